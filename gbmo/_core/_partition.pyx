@@ -1,0 +1,66 @@
+"""Splitting a node's row indices into its left and right children in place."""
+from cython.parallel cimport prange
+from libc.string cimport memcpy
+
+from .common cimport ROW_t, X_BINNED_t
+
+
+def split_rows(ROW_t[::1] rows,
+               const X_BINNED_t[::1] column,
+               int threshold_bin,
+               bint missing_left,
+               X_BINNED_t missing_bin,
+               ROW_t[::1] left_buffer,
+               ROW_t[::1] right_buffer,
+               int n_threads):
+    """Reorders rows so that those going left come first, each side keeping its
+    order; returns how many go left. Buffers are scratch space of at least
+    len(rows). Each thread partitions one contiguous chunk into the buffers at
+    the chunk's offset, then the chunks are copied back in order."""
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef int n_chunks = n_threads if n >= n_threads else 1
+    cdef Py_ssize_t chunk_size = (n + n_chunks - 1) // n_chunks
+    cdef Py_ssize_t[64] n_left_of, n_right_of, left_offset, right_offset
+    cdef int c
+    cdef Py_ssize_t i, start, stop, n_l, n_r, total_left
+    cdef X_BINNED_t b
+    cdef ROW_t r
+    if n == 0:
+        return 0
+    if n_chunks > 64:
+        n_chunks = 64
+        chunk_size = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads):
+        start = c * chunk_size
+        stop = start + chunk_size
+        if stop > n:
+            stop = n
+        n_l = 0
+        n_r = 0
+        for i in range(start, stop):
+            r = rows[i]
+            b = column[r]
+            if (b == missing_bin and missing_left) or (b != missing_bin and b <= threshold_bin):
+                left_buffer[start + n_l] = r
+                n_l = n_l + 1
+            else:
+                right_buffer[start + n_r] = r
+                n_r = n_r + 1
+        n_left_of[c] = n_l
+        n_right_of[c] = n_r
+
+    total_left = 0
+    for c in range(n_chunks):
+        left_offset[c] = total_left
+        total_left += n_left_of[c]
+    right_offset[0] = total_left
+    for c in range(1, n_chunks):
+        right_offset[c] = right_offset[c - 1] + n_right_of[c - 1]
+
+    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads):
+        start = c * chunk_size
+        if n_left_of[c] > 0:
+            memcpy(&rows[left_offset[c]], &left_buffer[start], n_left_of[c] * sizeof(ROW_t))
+        if n_right_of[c] > 0:
+            memcpy(&rows[right_offset[c]], &right_buffer[start], n_right_of[c] * sizeof(ROW_t))
+    return total_left

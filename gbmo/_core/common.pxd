@@ -1,0 +1,9 @@
+# The dtypes shared by every kernel; gbmo/_core/__init__.py mirrors them for Python.
+from numpy cimport uint8_t, float32_t, float64_t, int32_t, int64_t, uint32_t
+
+ctypedef uint8_t X_BINNED_t     # a binned feature value; the last bin holds NaN
+ctypedef float32_t G_H_t        # gradients and hessians
+ctypedef float64_t HIST_t       # histogram sums
+ctypedef float64_t X_t          # raw feature values
+ctypedef uint32_t ROW_t         # a row index inside the training set
+ctypedef int32_t NODE_t         # a node index inside a tree

@@ -1,0 +1,207 @@
+"""Booster: the trained model. Predicts, saves to versioned JSON and loads back."""
+import json
+import os
+
+import numpy as np
+
+from ._core import NODE_DTYPE
+from ._core._predict import predict_leaf_raw, predict_raw
+from .losses import make_loss
+from .tree import Tree, TreeFormatError
+from .validation import check_features
+
+MODEL_FORMAT = "gbmo"
+MODEL_VERSION = 1
+
+
+class ModelFormatError(ValueError):
+    """A model file is corrupt, truncated, or from a newer gbmo."""
+
+
+class _PackedForest:
+    """The node arrays of trees[:n] concatenated, with child and leaf indices
+    offset, in the form the prediction kernels take."""
+
+    def __init__(self, trees):
+        node_offsets = np.cumsum([0] + [t.n_nodes for t in trees])
+        leaf_offsets = np.cumsum([0] + [t.n_leaves for t in trees])
+        self.tree_roots = np.ascontiguousarray(node_offsets[:-1], dtype=NODE_DTYPE)
+
+        def offset(name, offsets):
+            parts = []
+            for tree, base in zip(trees, offsets):
+                values = getattr(tree, name)
+                parts.append(np.where(values >= 0, values + base, -1))
+            return np.ascontiguousarray(np.concatenate(parts), dtype=NODE_DTYPE)
+
+        def concat(name):
+            return np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]))
+
+        self.node_left = offset("node_left", node_offsets)
+        self.node_right = offset("node_right", node_offsets)
+        self.node_value = offset("node_value", leaf_offsets)
+        self.node_feature = concat("node_feature")
+        self.node_threshold = concat("node_threshold")
+        self.node_bin = concat("node_bin")
+        self.node_missing_left = concat("node_missing_left")
+        self.values = np.ascontiguousarray(np.concatenate([t.leaf_values for t in trees]))
+
+    def raw_arguments(self):
+        return (self.tree_roots, self.node_feature, self.node_threshold,
+                self.node_missing_left, self.node_left, self.node_right, self.node_value)
+
+
+class Booster:
+    """A trained gbmo model: `Booster(model_file=path)` or `Booster(model_str=text)`
+    loads one; `gbmo.train` makes one."""
+
+    def __init__(self, params=None, model_file=None, model_str=None):
+        self.trees = []
+        self.best_iteration = None
+        self.evals_result = {}
+        self._forests = {}
+        if model_file is not None:
+            with open(model_file, encoding="utf-8") as f:
+                model_str = f.read()
+        if model_str is not None:
+            self._load(model_str)
+        else:
+            self.params = dict(params or {})
+
+    def _start(self, params, loss, n_features, n_outputs, init_score, feature_names):
+        self.params = params
+        self.loss = loss
+        self.n_features = n_features
+        self.n_outputs = n_outputs
+        self.init_score = np.asarray(init_score, dtype=np.float64)
+        self.feature_names = feature_names
+
+    def _add_tree(self, tree):
+        self.trees.append(tree)
+
+    @property
+    def num_trees(self):
+        return len(self.trees)
+
+    def current_iteration(self):
+        return len(self.trees)
+
+    def _n_trees_used(self, num_iteration):
+        if num_iteration is None:
+            num_iteration = self.best_iteration
+        if num_iteration is None or num_iteration <= 0:
+            return len(self.trees)
+        return min(int(num_iteration), len(self.trees))
+
+    def _forest(self, n_trees):
+        if n_trees not in self._forests:
+            self._forests = {n_trees: _PackedForest(self.trees[:n_trees])}
+        return self._forests[n_trees]
+
+    def _check_X(self, X):
+        X, _ = check_features(X)
+        if X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
+            )
+        return X
+
+    def _n_threads(self, n_threads):
+        return n_threads if n_threads is not None else self.params.get("n_threads") or os.cpu_count()
+
+    def predict(self, X, raw_score=False, num_iteration=None, n_threads=None):
+        """Predictions (n, d): raw scores, or the objective's transform of them
+        (probabilities for softmax / sigmoid). num_iteration defaults to the best
+        iteration when early stopping found one, else all trees."""
+        X = self._check_X(X)
+        out = np.tile(self.init_score, (X.shape[0], 1))
+        n_trees = self._n_trees_used(num_iteration)
+        if n_trees:
+            forest = self._forest(n_trees)
+            predict_raw(X, *forest.raw_arguments(), forest.values, out, self._n_threads(n_threads))
+        return out if raw_score else self.loss.transform(out)
+
+    def predict_leaf(self, X, num_iteration=None, n_threads=None):
+        """(n, n_trees) int32: the leaf index (within its tree) each row reaches."""
+        X = self._check_X(X)
+        n_trees = self._n_trees_used(num_iteration)
+        out = np.zeros((X.shape[0], n_trees), dtype=NODE_DTYPE)
+        if n_trees:
+            forest = self._forest(n_trees)
+            predict_leaf_raw(X, *forest.raw_arguments(), out, self._n_threads(n_threads))
+            leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[: n_trees - 1]])
+            out -= leaf_offsets.astype(NODE_DTYPE)
+        return out
+
+    # -- persistence --------------------------------------------------------
+    def dump_model(self):
+        return {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "objective": self.loss.name,
+            "num_class": getattr(self.loss, "num_class", None),
+            "params": self.params,
+            "n_features": self.n_features,
+            "n_outputs": self.n_outputs,
+            "feature_names": self.feature_names,
+            "init_score": self.init_score.tolist(),
+            "best_iteration": self.best_iteration,
+            "trees": [tree.to_dict() for tree in self.trees],
+        }
+
+    def model_to_string(self):
+        return json.dumps(self.dump_model())
+
+    def save_model(self, filename):
+        with open(filename, "w", encoding="utf-8") as f:
+            f.write(self.model_to_string())
+        return self
+
+    def _load(self, text):
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ModelFormatError(f"model is not valid JSON (corrupt or truncated?): {err}") from None
+        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+            raise ModelFormatError("not a gbmo model: the 'format' field is missing or wrong")
+        version = data.get("version")
+        if not isinstance(version, int) or version < 1:
+            raise ModelFormatError(f"model field 'version' is invalid: {version!r}")
+        if version > MODEL_VERSION:
+            raise ModelFormatError(
+                f"model version {version} is newer than this gbmo reads ({MODEL_VERSION}); "
+                "upgrade gbmo to load it"
+            )
+        try:
+            n_features, n_outputs = int(data["n_features"]), int(data["n_outputs"])
+            if n_features < 1 or n_outputs < 1:
+                raise ModelFormatError("model fields 'n_features' and 'n_outputs' must be >= 1")
+            loss = make_loss(data["objective"], data.get("num_class"))
+            init_score = np.asarray(data["init_score"], dtype=np.float64)
+            if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
+                raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite numbers")
+            trees = data["trees"]
+            if not isinstance(trees, list):
+                raise ModelFormatError("model field 'trees' must be a list")
+            trees = [Tree.from_dict(t, n_features, n_outputs) for t in trees]
+            params = data["params"]
+            feature_names = data.get("feature_names")
+            best_iteration = data.get("best_iteration")
+        except KeyError as missing:
+            raise ModelFormatError(f"model is missing the field {missing}") from None
+        except TreeFormatError as err:
+            raise ModelFormatError(f"model has an invalid tree: {err}") from None
+        except (TypeError, ValueError) as err:
+            if isinstance(err, ModelFormatError):
+                raise
+            raise ModelFormatError(f"model has a malformed field: {err}") from None
+        self._start(params, loss, n_features, n_outputs, init_score, feature_names)
+        self.trees = trees
+        self.best_iteration = best_iteration
+
+    def __getstate__(self):
+        return {"model": self.model_to_string(), "evals_result": self.evals_result}
+
+    def __setstate__(self, state):
+        self.__init__(model_str=state["model"])
+        self.evals_result = state["evals_result"]

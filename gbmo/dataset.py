@@ -1,0 +1,61 @@
+"""Dataset: features, targets and weights, binned once and shared by validation sets."""
+import numpy as np
+
+from .binning import BinMapper
+from .validation import check_features, check_target, check_weight
+
+
+class Dataset:
+    """Training or validation data.
+
+    X is (n, p) numeric (numpy or a pandas DataFrame, whose column names become
+    feature names); Y is (n,) or (n, d): regression targets, class indices for
+    softmax, 0/1 labels for sigmoid. Binning happens once, on first use, with
+    the training parameters; a validation set made by create_valid reuses the
+    training set's bin edges.
+    """
+
+    def __init__(self, X, Y, weight=None, feature_names=None, reference=None):
+        self.X, names = check_features(X)
+        if self.X.shape[0] < 2 and reference is None:
+            raise ValueError(
+                f"X has {self.X.shape[0]} row; training needs at least 2 rows"
+            )
+        self.Y = check_target(Y, self.X.shape[0])
+        self.weight = check_weight(weight, self.X.shape[0])
+        self.feature_names = list(feature_names) if feature_names is not None else names
+        if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:
+            raise ValueError(
+                f"{len(self.feature_names)} feature names for {self.X.shape[1]} features"
+            )
+        self.reference = reference
+        if reference is not None and self.X.shape[1] != reference.X.shape[1]:
+            raise ValueError(
+                f"validation X has {self.X.shape[1]} features, training X has {reference.X.shape[1]}"
+            )
+        self.bin_mapper = None
+        self.X_binned = None
+
+    @property
+    def n_rows(self):
+        return self.X.shape[0]
+
+    @property
+    def n_features(self):
+        return self.X.shape[1]
+
+    def create_valid(self, X, Y, weight=None):
+        return Dataset(X, Y, weight, feature_names=self.feature_names, reference=self)
+
+    def construct(self, params):
+        """Bins X (training sets fit the edges, validation sets take the reference's)."""
+        if self.X_binned is not None:
+            return self
+        if self.reference is not None:
+            self.bin_mapper = self.reference.construct(params).bin_mapper
+        else:
+            self.bin_mapper = BinMapper(
+                params["max_bins"], params["bin_subsample"], params["seed"], params["n_threads"]
+            ).fit(self.X)
+        self.X_binned = self.bin_mapper.transform(self.X)
+        return self

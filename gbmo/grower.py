@@ -1,0 +1,275 @@
+"""TreeGrower: grows one multi-output tree best-first (leaf-wise) on binned data.
+
+Python decides which node to split next; the Cython kernels build the
+histograms, search the splits and partition the rows. Only the smaller child's
+histogram is built; the larger one is the parent's minus it, as long as the
+parent's histogram is still in the bounded cache.
+"""
+import heapq
+
+import numpy as np
+
+from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
+from ._core._histogram import build_histograms, gather_gradients, subtract_histograms
+from ._core._partition import split_rows
+from ._core._split import find_best_splits
+from .tree import Tree
+
+
+class _Node:
+    __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
+                 "bin", "missing_left", "left", "right", "index")
+
+    def __init__(self, start, stop, depth, sums):
+        self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
+        self.histogram = None
+        self.gain = -1.0
+        self.left = self.right = None
+
+    @property
+    def count(self):
+        return self.stop - self.start
+
+
+class _HistogramPool:
+    """Recycles histogram buffers and bounds how many are alive at once."""
+
+    def __init__(self, shape, capacity):
+        self.shape, self.capacity = shape, capacity
+        self.free = []
+        self.n_alive = 0
+
+    def take(self):
+        self.n_alive += 1
+        return self.free.pop() if self.free else np.empty(self.shape, dtype=HIST_DTYPE)
+
+    def give_back(self, histogram):
+        self.n_alive -= 1
+        self.free.append(histogram)
+
+
+class TreeGrower:
+    """Grows one tree. grad (n, d) and hess (n, k) are float32 with k in {1, d};
+    a constant hessian column should be passed as hess_constant with k = 0 instead.
+
+    After grow(), `rows` holds the training rows grouped by leaf and
+    `leaf_ranges` the [start, stop) of each leaf in it, so raw scores can be
+    updated without traversing X again.
+    """
+
+    def __init__(self, X_binned, bin_mapper, features, grad, hess, hess_constant,
+                 params, workspace):
+        self.X_binned = X_binned
+        self.bin_mapper = bin_mapper
+        self.features = features
+        self.grad, self.hess, self.hess_constant = grad, hess, hess_constant
+        self.n_outputs = grad.shape[1]
+        self.hess_width = hess.shape[1]
+        self.width = self.n_outputs + self.hess_width + 1
+        self.params = params
+        self.n_threads = params["n_threads"]
+        self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
+        self.workspace = workspace
+        n_features = X_binned.shape[0]
+        self.pool = _HistogramPool(
+            (n_features, bin_mapper.missing_bin + 1, self.width), params["hist_cache"]
+        )
+        self.split_gain = np.empty(n_features, dtype=np.float64)
+        self.split_bin = np.empty(n_features, dtype=np.int32)
+        self.split_missing_left = np.empty(n_features, dtype=np.uint8)
+
+    # -- histograms ---------------------------------------------------------
+    def _build(self, node):
+        rows = self.workspace.rows[node.start:node.stop]
+        ordered = self.workspace.ordered(node.count, self.width)
+        gather_gradients(self.grad, self.hess, rows, ordered, self.n_threads)
+        histogram = self.pool.take()
+        build_histograms(self.X_binned, rows, ordered, self.features, histogram, self.n_threads)
+        return histogram
+
+    def _release(self, node):
+        if node.histogram is not None:
+            self.pool.give_back(node.histogram)
+            node.histogram = None
+
+    def _evict_one(self, candidates):
+        """Frees the histogram of the waiting node least likely to be split next;
+        False when no waiting node holds one."""
+        holders = [node for _, _, node in candidates if node.histogram is not None]
+        if not holders:
+            return False
+        self._release(min(holders, key=lambda node: node.gain))
+        return True
+
+    # -- splits -------------------------------------------------------------
+    def _can_split(self, node):
+        return (node.depth < self.max_depth and len(self.features) > 0
+                and node.count >= 2 * self.params["min_samples_leaf"])
+
+    def _find_split(self, node):
+        params = self.params
+        find_best_splits(
+            node.histogram, self.features, self.bin_mapper.n_bins_non_missing_, node.sums,
+            self.n_outputs, self.hess_width, self.hess_constant, params["lambda_l2"],
+            params["min_samples_leaf"], params["min_child_weight"],
+            self.split_gain, self.split_bin, self.split_missing_left, self.n_threads,
+        )
+        gains = self.split_gain[self.features]
+        best = int(np.argmax(gains))
+        gain = gains[best]
+        if gain <= 0 or gain / self.n_outputs <= params["min_gain"]:
+            return
+        node.gain = float(gain)
+        node.feature = int(self.features[best])
+        node.bin = int(self.split_bin[node.feature])
+        node.missing_left = bool(self.split_missing_left[node.feature])
+
+    def _left_sums(self, node):
+        feature_hist = node.histogram[node.feature]
+        sums = feature_hist[: node.bin + 1].sum(axis=0)
+        if node.missing_left:
+            sums += feature_hist[-1]
+        return sums
+
+    def _split(self, node):
+        left_sums = self._left_sums(node)
+        rows = self.workspace.rows[node.start:node.stop]
+        n_left = split_rows(
+            rows, self.X_binned[node.feature], node.bin, node.missing_left,
+            self.bin_mapper.missing_bin, self.workspace.left_buffer,
+            self.workspace.right_buffer, self.n_threads,
+        )
+        middle = node.start + n_left
+        node.left = _Node(node.start, middle, node.depth + 1, left_sums)
+        node.right = _Node(middle, node.stop, node.depth + 1, node.sums - left_sums)
+        return node.left, node.right
+
+    def _prepare_children(self, parent, left, right):
+        """Histograms of both children (smaller built, larger subtracted when the
+        parent's is cached) and their best splits."""
+        splittable = [child for child in (left, right) if self._can_split(child)]
+        if not splittable:
+            self._release(parent)
+            return
+        small, large = (left, right) if left.count <= right.count else (right, left)
+        if parent.histogram is not None and large in splittable:
+            small.histogram = self._build(small)
+            large.histogram = parent.histogram
+            parent.histogram = None
+            subtract_histograms(large.histogram, small.histogram, self.features,
+                                large.histogram, self.n_threads)
+        else:
+            self._release(parent)
+            for child in splittable:
+                child.histogram = self._build(child)
+        for child in (left, right):
+            if child in splittable:
+                self._find_split(child)
+            if child.gain <= 0:
+                self._release(child)
+
+    # -- growth -------------------------------------------------------------
+    def grow(self):
+        params = self.params
+        n_rows = self.grad.shape[0]
+        self.workspace.reset_rows()
+        root_sums = np.zeros(self.width)
+        root = _Node(0, n_rows, 0, root_sums)
+        if self._can_split(root):
+            root.histogram = self._build(root)
+            root.sums = root.histogram[self.features[0]].sum(axis=0)
+            self._find_split(root)
+        else:
+            root.sums = self._gathered_sums(root)
+        candidates = []  # heap of (-gain, order, node)
+        order = 0
+        if root.gain > 0:
+            heapq.heappush(candidates, (-root.gain, order, root))
+        n_leaves = 1
+        while candidates and n_leaves < params["max_leaves"]:
+            _, _, node = heapq.heappop(candidates)
+            left, right = self._split(node)
+            n_leaves += 1
+            if n_leaves < params["max_leaves"]:
+                self._prepare_children(node, left, right)
+            else:
+                self._release(node)
+            for child in (left, right):
+                if child.gain > 0:
+                    order += 1
+                    heapq.heappush(candidates, (-child.gain, order, child))
+            while self.pool.n_alive > self.pool.capacity and self._evict_one(candidates):
+                pass
+        for _, _, node in candidates:
+            self._release(node)
+        return self._to_tree(root)
+
+    def _gathered_sums(self, node):
+        rows = self.workspace.rows[node.start:node.stop]
+        ordered = self.workspace.ordered(node.count, self.width)
+        gather_gradients(self.grad, self.hess, rows, ordered, self.n_threads)
+        return ordered.sum(axis=0, dtype=np.float64)
+
+    def _leaf_value(self, sums):
+        d, k = self.n_outputs, self.hess_width
+        if k == 0:
+            hessian = self.hess_constant * sums[d]
+        elif k == 1:
+            hessian = sums[d]
+        else:
+            hessian = sums[d:2 * d]
+        return -sums[:d] / (hessian + self.params["lambda_l2"])
+
+    def _to_tree(self, root):
+        """Numbers nodes breadth-first (children after parents) and collects leaves."""
+        nodes, leaves = [root], []
+        for node in nodes:
+            if node.left is not None:
+                nodes.extend((node.left, node.right))
+        for index, node in enumerate(nodes):
+            node.index = index
+        n = len(nodes)
+        arrays = {name: np.zeros(n, dtype) for name, dtype in (
+            ("node_feature", np.int32), ("node_threshold", np.float64),
+            ("node_bin", np.uint8), ("node_missing_left", np.uint8),
+            ("node_gain", np.float64), ("node_count", np.int64))}
+        arrays["node_left"] = np.full(n, -1, NODE_DTYPE)
+        arrays["node_right"] = np.full(n, -1, NODE_DTYPE)
+        arrays["node_value"] = np.full(n, -1, NODE_DTYPE)
+        self.leaf_ranges = []
+        for node in nodes:
+            i = node.index
+            arrays["node_count"][i] = node.count
+            if node.left is None:
+                arrays["node_value"][i] = len(leaves)
+                leaves.append(self._leaf_value(node.sums))
+                self.leaf_ranges.append((node.start, node.stop))
+                continue
+            arrays["node_feature"][i] = node.feature
+            arrays["node_bin"][i] = node.bin
+            arrays["node_threshold"][i] = self.bin_mapper.bin_threshold(node.feature, node.bin)
+            arrays["node_missing_left"][i] = node.missing_left
+            arrays["node_gain"][i] = node.gain
+            arrays["node_left"][i] = node.left.index
+            arrays["node_right"][i] = node.right.index
+        return Tree(np.array(leaves), **arrays)
+
+
+class GrowerWorkspace:
+    """Buffers reused by every tree of one training run: the row partition,
+    the partition scratch space and the gathered-gradient block."""
+
+    def __init__(self, n_rows):
+        self.n_rows = n_rows
+        self.rows = np.arange(n_rows, dtype=ROW_DTYPE)
+        self.left_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
+        self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
+        self._ordered = np.empty(0, dtype=G_H_DTYPE)
+
+    def reset_rows(self):
+        self.rows[:] = np.arange(self.n_rows, dtype=ROW_DTYPE)
+
+    def ordered(self, n_rows, width):
+        if self._ordered.size < n_rows * width:
+            self._ordered = np.empty(self.n_rows * width, dtype=G_H_DTYPE)
+        return self._ordered[: n_rows * width].reshape(n_rows, width)

@@ -1,0 +1,188 @@
+"""The Loss protocol and the built-in losses.
+
+A loss turns targets and raw scores (n, d) into float32 gradients (n, d) and
+hessians (n, d), or (n, 1) when one hessian serves every output; a constant
+(n, 1) hessian lets the histograms count rows instead of summing hessians.
+"""
+import numpy as np
+from scipy.special import expit, logit, softmax
+
+from ._core import G_H_DTYPE
+
+# Hessians of saturated probabilities are floored so leaf values stay finite.
+_MIN_HESSIAN = 1e-16
+
+
+def _as_column_weight(weight, n_rows):
+    return np.ones((n_rows, 1)) if weight is None else weight[:, None]
+
+
+class Loss:
+    """Base of every loss. Subclasses set `name` and `default_metric` and
+    implement the methods below; targets reach them already validated."""
+
+    name = None
+    default_metric = None
+
+    def prepare_target(self, y):
+        """Validates y for this loss and returns it in the form the other methods take."""
+        raise NotImplementedError
+
+    def n_outputs(self, y):
+        raise NotImplementedError
+
+    def init_score(self, y, weight):
+        """The constant raw score (d,) that the first tree starts from."""
+        raise NotImplementedError
+
+    def gradients(self, y, raw, weight):
+        raise NotImplementedError
+
+    def transform(self, raw):
+        """Raw scores -> predictions (identity, probabilities, ...)."""
+        return raw
+
+
+def _require_finite(y, loss_name):
+    if not np.all(np.isfinite(y)):
+        raise ValueError(
+            f"the target contains NaN or infinite values; objective '{loss_name}' "
+            "needs finite targets"
+        )
+
+
+class SquaredError(Loss):
+    """Multi-output regression: 1/2 sum_j (raw_j - y_j)^2; hessian 1 (times the weight)."""
+
+    name = "mse"
+    default_metric = "rmse"
+
+    def prepare_target(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        _require_finite(y, self.name)
+        return y.reshape(-1, 1) if y.ndim == 1 else y
+
+    def n_outputs(self, y):
+        return y.shape[1]
+
+    def init_score(self, y, weight):
+        return np.average(y, axis=0, weights=weight)
+
+    def gradients(self, y, raw, weight):
+        grad = raw - y
+        if weight is not None:
+            grad *= weight[:, None]
+        hess = _as_column_weight(weight, len(y)).astype(G_H_DTYPE)
+        return grad.astype(G_H_DTYPE), hess
+
+
+class SoftmaxCrossEntropy(Loss):
+    """Multi-class: y holds class indices 0 .. d-1; raw scores are logits.
+    Diagonal hessian p (1 - p), as in GBDT-MO section III-A."""
+
+    name = "softmax"
+    default_metric = "logloss"
+
+    def __init__(self, num_class=None):
+        self.num_class = num_class
+
+    def prepare_target(self, y):
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(
+                f"objective 'softmax' takes a 1-D array of class indices, got shape {y.shape}"
+            )
+        if y.dtype.kind not in "iub" and not (
+            y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))
+        ):
+            raise ValueError(
+                "objective 'softmax' takes integer class indices 0 .. num_class - 1; "
+                "encode string or float labels first (e.g. numpy.unique(y, return_inverse=True))"
+            )
+        y = y.astype(np.int64)
+        if y.size and y.min() < 0:
+            raise ValueError(f"class indices must be >= 0, got {y.min()}")
+        if self.num_class is not None and y.size and y.max() >= self.num_class:
+            raise ValueError(
+                f"class index {y.max()} is out of range for num_class={self.num_class}"
+            )
+        return y
+
+    def n_outputs(self, y):
+        n_classes = self.num_class if self.num_class is not None else int(y.max()) + 1
+        return max(n_classes, 2)
+
+    def _one_hot(self, y, n_classes):
+        encoded = np.zeros((len(y), n_classes))
+        encoded[np.arange(len(y)), y] = 1.0
+        return encoded
+
+    def init_score(self, y, weight):
+        n_classes = self.n_outputs(y)
+        prior = np.bincount(y, weights=weight, minlength=n_classes)
+        prior = np.maximum(prior / prior.sum(), 1e-12)
+        log_prior = np.log(prior)
+        return log_prior - log_prior.mean()
+
+    def gradients(self, y, raw, weight):
+        proba = softmax(raw, axis=1)
+        hess = np.maximum(proba * (1.0 - proba), _MIN_HESSIAN)
+        proba[np.arange(len(y)), y] -= 1.0
+        if weight is not None:
+            proba *= weight[:, None]
+            hess *= weight[:, None]
+        return proba.astype(G_H_DTYPE), hess.astype(G_H_DTYPE)
+
+    def transform(self, raw):
+        return softmax(raw, axis=1)
+
+
+class SigmoidCrossEntropy(Loss):
+    """Binary and multi-label: y (n,) or (n, d) with values in [0, 1], each
+    output an independent logistic loss."""
+
+    name = "sigmoid"
+    default_metric = "logloss"
+
+    def prepare_target(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        _require_finite(y, self.name)
+        if y.size and (y.min() < 0 or y.max() > 1):
+            raise ValueError(
+                f"objective 'sigmoid' takes targets in [0, 1], got values in "
+                f"[{y.min()}, {y.max()}]"
+            )
+        return y.reshape(-1, 1) if y.ndim == 1 else y
+
+    def n_outputs(self, y):
+        return y.shape[1]
+
+    def init_score(self, y, weight):
+        mean = np.clip(np.average(y, axis=0, weights=weight), 1e-12, 1 - 1e-12)
+        return logit(mean)
+
+    def gradients(self, y, raw, weight):
+        proba = expit(raw)
+        hess = np.maximum(proba * (1.0 - proba), _MIN_HESSIAN)
+        grad = proba - y
+        if weight is not None:
+            grad *= weight[:, None]
+            hess *= weight[:, None]
+        return grad.astype(G_H_DTYPE), hess.astype(G_H_DTYPE)
+
+    def transform(self, raw):
+        return expit(raw)
+
+
+BUILTIN_LOSSES = {loss.name: loss for loss in (SquaredError, SoftmaxCrossEntropy, SigmoidCrossEntropy)}
+
+
+def make_loss(objective, num_class=None):
+    if objective not in BUILTIN_LOSSES:
+        raise ValueError(
+            f"unknown objective {objective!r}; known objectives: {', '.join(sorted(BUILTIN_LOSSES))}"
+        )
+    if objective == "softmax":
+        return SoftmaxCrossEntropy(num_class)
+    return BUILTIN_LOSSES[objective]()
+

@@ -1,0 +1,112 @@
+"""The training parameters: names, aliases, defaults and allowed ranges,
+validated once at the boundary so kernels never see a bad value."""
+import difflib
+import numbers
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Spec:
+    default: object
+    kind: type              # int, float or str
+    low: float = None
+    high: float = None
+    low_open: bool = False  # low itself is not allowed
+    choices: tuple = None
+    allow_none: bool = False
+    doc: str = ""
+
+
+PARAMS = {
+    "objective": Spec("mse", str, doc="loss: mse, softmax or sigmoid"),
+    "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
+                      doc="number of classes for softmax (default: max label + 1)"),
+    "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
+    "max_leaves": Spec(31, int, 2, 2**20, doc="leaves per tree (best-first growth)"),
+    "max_depth": Spec(-1, int, -1, 2**10,
+                      doc="depth limit of a tree; -1 or 0 means no limit"),
+    "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values"),
+    "bin_subsample": Spec(200_000, int, 1, 2**62, doc="rows sampled to find the bin edges"),
+    "lambda_l2": Spec(1.0, float, 0.0, 1e300, doc="L2 penalty on leaf values (lambda)"),
+    "min_samples_leaf": Spec(20, int, 1, 2**62, doc="fewest training rows in a leaf"),
+    "min_child_weight": Spec(1e-3, float, 0.0, 1e300,
+                             doc="smallest hessian sum, averaged over outputs, in a leaf"),
+    "min_gain": Spec(0.0, float, 0.0, 1e300,
+                     doc="smallest split gain, averaged over outputs, to split a node"),
+    "hist_cache": Spec(64, int, 1, 2**20,
+                       doc="node histograms kept for subtraction; evicted ones are rebuilt"),
+    "metric": Spec(None, str, allow_none=True,
+                   doc="evaluation metric (default: the objective's)"),
+    "n_threads": Spec(None, int, -1, 4096, allow_none=True,
+                      doc="OpenMP threads; None or -1 means all cores"),
+    "seed": Spec(0, int, 0, 2**63 - 1, doc="random seed (bin subsampling)"),
+    "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log"),
+}
+
+ALIASES = {
+    "num_leaves": "max_leaves",
+    "max_bin": "max_bins",
+    "reg_lambda": "lambda_l2",
+    "lambda": "lambda_l2",
+    "min_data_in_leaf": "min_samples_leaf",
+    "min_sum_hessian_in_leaf": "min_child_weight",
+    "min_split_gain": "min_gain",
+    "eta": "learning_rate",
+    "num_threads": "n_threads",
+    "nthread": "n_threads",
+    "random_state": "seed",
+    "loss": "objective",
+}
+
+
+def _check_value(name, value, spec):
+    if value is None:
+        if spec.allow_none:
+            return None
+        raise ValueError(f"parameter {name!r} must not be None")
+    if spec.kind is str:
+        if not isinstance(value, str):
+            raise TypeError(f"parameter {name!r} must be a string, got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"parameter {name!r} must be a number, got {value!r}")
+    if spec.kind is int:
+        if value != int(value):
+            raise ValueError(f"parameter {name!r} must be an integer, got {value!r}")
+        value = int(value)
+    else:
+        value = float(value)
+    too_low = value <= spec.low if spec.low_open else value < spec.low
+    if too_low or value > spec.high or value != value:
+        bracket = "(" if spec.low_open else "["
+        raise ValueError(
+            f"parameter {name!r} = {value!r} is out of range; allowed: "
+            f"{bracket}{spec.low}, {spec.high}]"
+        )
+    return value
+
+
+def resolve_params(params):
+    """User parameters (aliases allowed) -> a complete dict of canonical names."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    resolved = {}
+    for key, value in params.items():
+        name = ALIASES.get(key, key)
+        if name not in PARAMS:
+            close = difflib.get_close_matches(key, list(PARAMS) + list(ALIASES), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(
+                f"unknown parameter {key!r}{hint} Known parameters: {', '.join(PARAMS)}"
+            )
+        if name in resolved:
+            raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
+        resolved[name] = _check_value(name, value, PARAMS[name])
+    for name, spec in PARAMS.items():
+        resolved.setdefault(name, spec.default)
+    if resolved["n_threads"] in (None, -1, 0):
+        resolved["n_threads"] = os.cpu_count() or 1
+    return resolved

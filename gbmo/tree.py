@@ -1,0 +1,125 @@
+"""Tree: one grown tree as flat node arrays plus an (n_leaves, d) leaf-value matrix.
+
+Node 0 is the root; children always come after their parent, so a tree that
+validates has no cycle. node_left is -1 for a leaf, whose vector is
+leaf_values[node_value[node]]; internal nodes send a row left when its value
+is <= node_threshold (binned: bin <= node_bin) and a missing value left iff
+node_missing_left.
+"""
+import numpy as np
+
+from ._core import NODE_DTYPE, X_DTYPE
+
+_NODE_ARRAYS = {
+    "node_feature": np.int32,
+    "node_threshold": X_DTYPE,
+    "node_bin": np.uint8,
+    "node_missing_left": np.uint8,
+    "node_left": NODE_DTYPE,
+    "node_right": NODE_DTYPE,
+    "node_value": NODE_DTYPE,
+    "node_gain": np.float64,
+    "node_count": np.int64,
+}
+
+
+class TreeFormatError(ValueError):
+    """A tree's arrays do not describe a valid tree."""
+
+
+class Tree:
+    def __init__(self, leaf_values, **node_arrays):
+        missing = set(_NODE_ARRAYS) - set(node_arrays)
+        if missing:
+            raise TreeFormatError(f"tree is missing the field(s) {sorted(missing)}")
+        for name, dtype in _NODE_ARRAYS.items():
+            setattr(self, name, np.ascontiguousarray(node_arrays[name], dtype=dtype))
+        self.leaf_values = np.ascontiguousarray(leaf_values, dtype=np.float64)
+
+    @property
+    def n_nodes(self):
+        return len(self.node_left)
+
+    @property
+    def n_leaves(self):
+        return self.leaf_values.shape[0]
+
+    def validate(self, n_features, n_outputs):
+        """Raises TreeFormatError naming the field when the arrays do not form a tree
+        that prediction can traverse safely."""
+        n = self.n_nodes
+        if n == 0:
+            raise TreeFormatError("tree has no nodes")
+        for name in _NODE_ARRAYS:
+            if len(getattr(self, name)) != n:
+                raise TreeFormatError(
+                    f"field {name!r} has {len(getattr(self, name))} entries, expected {n}"
+                )
+        if self.leaf_values.ndim != 2 or self.leaf_values.shape[1] != n_outputs:
+            raise TreeFormatError(
+                f"field 'leaf_values' has shape {self.leaf_values.shape}, expected (n_leaves, {n_outputs})"
+            )
+        if not np.all(np.isfinite(self.leaf_values)):
+            raise TreeFormatError("field 'leaf_values' contains NaN or infinite values")
+        is_leaf = self.node_left < 0
+        internal = ~is_leaf
+        ids = np.arange(n)
+        for name in ("node_left", "node_right"):
+            children = getattr(self, name)[internal]
+            if np.any(children <= ids[internal]) or np.any(children >= n):
+                raise TreeFormatError(
+                    f"field {name!r} has a child index that is not after its parent "
+                    f"or not below {n} (a cycle or a dangling pointer)"
+                )
+        if np.any(self.node_right[is_leaf] >= 0):
+            raise TreeFormatError("field 'node_right' names a child of a leaf")
+        parents = np.concatenate([self.node_left[internal], self.node_right[internal]])
+        if np.any(np.bincount(parents, minlength=n)[1:] != 1) or (n > 1 and 0 in parents):
+            raise TreeFormatError(
+                "fields 'node_left'/'node_right' do not give every node but the root exactly one parent"
+            )
+        features = self.node_feature[internal]
+        if np.any(features < 0) or np.any(features >= n_features):
+            raise TreeFormatError(f"field 'node_feature' has an index outside [0, {n_features})")
+        if np.any(np.isnan(self.node_threshold[internal])):
+            raise TreeFormatError("field 'node_threshold' contains NaN")
+        values = self.node_value[is_leaf]
+        if np.any(values < 0) or np.any(values >= self.n_leaves):
+            raise TreeFormatError(f"field 'node_value' has a leaf index outside [0, {self.n_leaves})")
+        if len(np.unique(values)) != self.n_leaves:
+            raise TreeFormatError("field 'node_value' does not name every leaf exactly once")
+
+    def to_dict(self):
+        out = {name: getattr(self, name).tolist() for name in _NODE_ARRAYS}
+        out["leaf_values"] = self.leaf_values.tolist()
+        return out
+
+    @classmethod
+    def from_dict(cls, data, n_features, n_outputs):
+        if not isinstance(data, dict):
+            raise TreeFormatError(f"a tree must be a JSON object, got {type(data).__name__}")
+        try:
+            arrays = {name: np.asarray(data[name]) for name in _NODE_ARRAYS}
+            leaf_values = np.asarray(data["leaf_values"], dtype=np.float64)
+            for name, values in arrays.items():
+                if values.ndim != 1 or (values.size and values.dtype.kind not in "iufb"):
+                    raise TreeFormatError(f"field {name!r} must be a list of numbers")
+                if _NODE_ARRAYS[name] is not X_DTYPE and values.size and (
+                    values.dtype.kind == "f" or np.abs(values).max() > 2**62
+                ):
+                    raise TreeFormatError(f"field {name!r} must hold integers in range")
+        except KeyError as missing:
+            raise TreeFormatError(f"tree is missing the field {missing}") from None
+        except (TypeError, ValueError) as err:
+            if isinstance(err, TreeFormatError):
+                raise
+            raise TreeFormatError(f"a tree field is malformed: {err}") from None
+        for name in ("node_feature", "node_left", "node_right", "node_value"):
+            if arrays[name].size and np.abs(arrays[name]).max() >= 2**31:
+                raise TreeFormatError(f"field {name!r} has an index out of range")
+        for name in ("node_bin", "node_missing_left"):
+            if arrays[name].size and (arrays[name].min() < 0 or arrays[name].max() > 255):
+                raise TreeFormatError(f"field {name!r} must hold values in [0, 255]")
+        tree = cls(leaf_values, **arrays)
+        tree.validate(n_features, n_outputs)
+        return tree

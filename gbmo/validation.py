@@ -1,0 +1,69 @@
+"""Checks of user arrays at the boundary, before any work is done."""
+import numpy as np
+
+
+def check_features(X, name="X"):
+    """X as a 2-D float32/float64 array (any memory order) plus its column names.
+
+    pandas DataFrames of numeric columns keep their names; bool and integer
+    data become float64; object, string, datetime and complex data raise.
+    """
+    feature_names = None
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        feature_names = [str(c) for c in X.columns]
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if np.dtype(t).kind not in "biuf"]
+        if bad:
+            raise TypeError(
+                f"{name} has non-numeric columns {bad}; gbmo takes numeric (int, float, bool) "
+                "columns only: encode categories as numbers first"
+            )
+        X = X.to_numpy(dtype=np.float64)
+    elif hasattr(X, "tocsr") or hasattr(X, "toarray"):
+        raise TypeError(f"{name} is a sparse matrix; pass a dense numpy array")
+    try:
+        X = np.asarray(X)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} cannot be read as a numeric array: {err}") from None
+    if X.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} has dtype {X.dtype}; gbmo takes numeric (int, float, bool) data only"
+        )
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {X.shape}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X, feature_names
+
+
+def check_target(y, n_rows, name="y"):
+    """y as a 1-D or 2-D numeric array with n_rows rows."""
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} has dtype {y.dtype}; targets must be numeric "
+            "(encode class labels as integers 0 .. n_classes - 1)"
+        )
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{name} has {y.shape[0]} rows but X has {n_rows}")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError(f"{name} has no outputs: shape {y.shape}")
+    return y
+
+
+def check_weight(weight, n_rows, name="weight"):
+    if weight is None:
+        return None
+    weight = np.asarray(weight, dtype=np.float64)
+    if weight.shape != (n_rows,):
+        raise ValueError(f"{name} must have shape ({n_rows},), got {weight.shape}")
+    if not np.all(np.isfinite(weight)) or np.any(weight < 0):
+        raise ValueError(f"{name} must be finite and >= 0")
+    if weight.sum() <= 0:
+        raise ValueError(f"{name} sums to 0: no sample would count")
+    return weight
