@@ -3,6 +3,7 @@ import numpy as np
 
 from ._core import X_BINNED_DTYPE, X_DTYPE
 from ._core._binning import map_to_bins
+from .parallel import threads_for
 
 
 def _distinct_value_edges(distinct):
@@ -74,7 +75,8 @@ class BinMapper:
     def transform(self, X):
         """X (n_rows, n_features) float32/float64 -> bins (n_features, n_rows) uint8."""
         out = np.empty((X.shape[1], X.shape[0]), dtype=X_BINNED_DTYPE)
-        map_to_bins(X, self.edges_, self.n_edges_, self.missing_bin, out, self.n_threads)
+        threads = threads_for(self.n_threads, X.size)
+        map_to_bins(X, self.edges_, self.n_edges_, self.missing_bin, out, threads)
         return out
 
     def bin_threshold(self, feature, bin_index):

@@ -7,6 +7,7 @@ import numpy as np
 from ._core import NODE_DTYPE
 from ._core._predict import predict_leaf_raw, predict_raw
 from .losses import make_loss
+from .parallel import threads_for
 from .tree import Tree, TreeFormatError
 from .validation import check_features
 
@@ -118,7 +119,8 @@ class Booster:
         n_trees = self._n_trees_used(num_iteration)
         if n_trees:
             forest = self._forest(n_trees)
-            predict_raw(X, *forest.raw_arguments(), forest.values, out, self._n_threads(n_threads))
+            threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
+            predict_raw(X, *forest.raw_arguments(), forest.values, out, threads)
         return out if raw_score else self.loss.transform(out)
 
     def predict_leaf(self, X, num_iteration=None, n_threads=None):
@@ -128,7 +130,8 @@ class Booster:
         out = np.zeros((X.shape[0], n_trees), dtype=NODE_DTYPE)
         if n_trees:
             forest = self._forest(n_trees)
-            predict_leaf_raw(X, *forest.raw_arguments(), out, self._n_threads(n_threads))
+            threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
+            predict_leaf_raw(X, *forest.raw_arguments(), out, threads)
             leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[: n_trees - 1]])
             out -= leaf_offsets.astype(NODE_DTYPE)
         return out
@@ -140,7 +143,8 @@ class Booster:
             "version": MODEL_VERSION,
             "objective": self.loss.name,
             "num_class": getattr(self.loss, "num_class", None),
-            "params": self.params,
+            # The thread count belongs to the machine that predicts, not the model.
+            "params": {k: v for k, v in self.params.items() if k != "n_threads"},
             "n_features": self.n_features,
             "n_outputs": self.n_outputs,
             "feature_names": self.feature_names,

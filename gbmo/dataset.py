@@ -35,6 +35,7 @@ class Dataset:
             )
         self.bin_mapper = None
         self.X_binned = None
+        self._binning = None
 
     @property
     def n_rows(self):
@@ -48,9 +49,12 @@ class Dataset:
         return Dataset(X, Y, weight, feature_names=self.feature_names, reference=self)
 
     def construct(self, params):
-        """Bins X (training sets fit the edges, validation sets take the reference's)."""
-        if self.X_binned is not None:
+        """Bins X (training sets fit the edges, validation sets take the reference's);
+        bins again only when a binning parameter changed."""
+        binning = (params["max_bins"], params["bin_subsample"], params["seed"])
+        if self.X_binned is not None and self._binning == binning:
             return self
+        self._binning = binning
         if self.reference is not None:
             self.bin_mapper = self.reference.construct(params).bin_mapper
         else:

@@ -8,6 +8,7 @@ from .dataset import Dataset
 from .grower import GrowerWorkspace, TreeGrower
 from .losses import make_loss
 from .metrics import get_metric
+from .parallel import threads_for
 from .params import resolve_params
 
 
@@ -96,11 +97,13 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         tree = grower.grow()
         tree.leaf_values *= learning_rate
         leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
-        add_leaf_values(workspace.rows, leaf_start, leaf_stop, tree.leaf_values, raw, n_threads)
+        add_leaf_values(workspace.rows, leaf_start, leaf_stop, tree.leaf_values, raw,
+                        threads_for(n_threads, raw.size))
         booster._add_tree(tree)
         messages = []
         for eval_set in eval_sets:
-            eval_set.add_tree(tree, bin_mapper.missing_bin, n_threads)
+            eval_set.add_tree(tree, bin_mapper.missing_bin,
+                              threads_for(n_threads, eval_set.raw.size * 8))
             value = metric(eval_set.y, loss.transform(eval_set.raw), eval_set.dataset.weight)
             booster.evals_result[eval_set.name][metric_name].append(value)
             messages.append(f"{eval_set.name}'s {metric_name}: {value:.6g}")

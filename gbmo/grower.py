@@ -13,6 +13,7 @@ from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
 from ._core._histogram import build_histograms, gather_gradients, subtract_histograms
 from ._core._partition import split_rows
 from ._core._split import find_best_splits
+from .parallel import threads_for
 from .tree import Tree
 
 
@@ -78,13 +79,18 @@ class TreeGrower:
         self.split_bin = np.empty(n_features, dtype=np.int32)
         self.split_missing_left = np.empty(n_features, dtype=np.uint8)
 
+    def _threads_for(self, work):
+        return threads_for(self.n_threads, work)
+
     # -- histograms ---------------------------------------------------------
     def _build(self, node):
         rows = self.workspace.rows[node.start:node.stop]
         ordered = self.workspace.ordered(node.count, self.width)
-        gather_gradients(self.grad, self.hess, rows, ordered, self.n_threads)
+        gather_gradients(self.grad, self.hess, rows, ordered,
+                         self._threads_for(node.count * self.width))
         histogram = self.pool.take()
-        build_histograms(self.X_binned, rows, ordered, self.features, histogram, self.n_threads)
+        build_histograms(self.X_binned, rows, ordered, self.features, histogram,
+                         self._threads_for(node.count * self.width * len(self.features)))
         return histogram
 
     def _release(self, node):
@@ -112,7 +118,8 @@ class TreeGrower:
             node.histogram, self.features, self.bin_mapper.n_bins_non_missing_, node.sums,
             self.n_outputs, self.hess_width, self.hess_constant, params["lambda_l2"],
             params["min_samples_leaf"], params["min_child_weight"],
-            self.split_gain, self.split_bin, self.split_missing_left, self.n_threads,
+            self.split_gain, self.split_bin, self.split_missing_left,
+            self._threads_for(node.histogram[0].size * len(self.features)),
         )
         gains = self.split_gain[self.features]
         best = int(np.argmax(gains))
@@ -137,7 +144,7 @@ class TreeGrower:
         n_left = split_rows(
             rows, self.X_binned[node.feature], node.bin, node.missing_left,
             self.bin_mapper.missing_bin, self.workspace.left_buffer,
-            self.workspace.right_buffer, self.n_threads,
+            self.workspace.right_buffer, self._threads_for(node.count),
         )
         middle = node.start + n_left
         node.left = _Node(node.start, middle, node.depth + 1, left_sums)
@@ -157,7 +164,8 @@ class TreeGrower:
             large.histogram = parent.histogram
             parent.histogram = None
             subtract_histograms(large.histogram, small.histogram, self.features,
-                                large.histogram, self.n_threads)
+                                large.histogram,
+                                self._threads_for(small.histogram[0].size * len(self.features)))
         else:
             self._release(parent)
             for child in splittable:
@@ -207,7 +215,7 @@ class TreeGrower:
     def _gathered_sums(self, node):
         rows = self.workspace.rows[node.start:node.stop]
         ordered = self.workspace.ordered(node.count, self.width)
-        gather_gradients(self.grad, self.hess, rows, ordered, self.n_threads)
+        gather_gradients(self.grad, self.hess, rows, ordered, self._threads_for(node.count))
         return ordered.sum(axis=0, dtype=np.float64)
 
     def _leaf_value(self, sums):

@@ -87,6 +87,21 @@ def _check_value(name, value, spec):
     return value
 
 
+def _check_names(resolved):
+    from .losses import BUILTIN_LOSSES
+    from .metrics import METRICS
+
+    if resolved["objective"] not in BUILTIN_LOSSES:
+        raise ValueError(
+            f"unknown objective {resolved['objective']!r}; known objectives: "
+            f"{', '.join(sorted(BUILTIN_LOSSES))}"
+        )
+    if resolved["metric"] is not None and resolved["metric"] not in METRICS:
+        raise ValueError(
+            f"unknown metric {resolved['metric']!r}; known metrics: {', '.join(sorted(METRICS))}"
+        )
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:
@@ -107,6 +122,7 @@ def resolve_params(params):
         resolved[name] = _check_value(name, value, PARAMS[name])
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
+    _check_names(resolved)
     if resolved["n_threads"] in (None, -1, 0):
         resolved["n_threads"] = os.cpu_count() or 1
     return resolved

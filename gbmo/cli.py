@@ -1,0 +1,491 @@
+"""The ``gbmo`` command line: ``gbmo demo``, ``gbmo train`` and ``gbmo predict``.
+
+    gbmo demo [--rounds N] [--threads T]
+    gbmo train --data train.csv --target COLS --output model.json
+               [--objective mse|softmax|sigmoid] [--param key=value ...]
+               [--rounds N] [--valid valid.csv] [--delimiter ,] [--threads T]
+    gbmo predict --model model.json --data test.csv --output pred.csv
+               [--raw] [--delimiter ,] [--threads T]
+
+CSV files have a header row. ``--target`` names the target columns (names or
+0-based indices, comma-separated); every other column is a numeric feature.
+An empty cell, ``NA`` or ``NaN`` is a missing value. ``predict`` takes the
+columns named in the model's ``feature_names`` (so a file that still holds
+the targets or an id column works) and writes one column per output:
+``class_0 ..`` (probabilities) for softmax, ``output_0 ..`` otherwise.
+
+Errors in the input print one line ``gbmo: error: ...`` to stderr and give
+exit code 2; ``main`` returns the exit code instead of exiting, so it can be
+called in-process.
+"""
+import argparse
+import csv
+import sys
+import time
+
+import numpy as np
+
+from . import __version__
+from .booster import Booster
+from .dataset import Dataset
+from .engine import train as _train
+from .losses import make_loss
+from .params import resolve_params
+
+_MISSING = {"", "na", "nan"}
+
+
+class CLIError(Exception):
+    """A problem with the user's input: reported as one line, exit code 2."""
+
+
+def _guard(what, fn, *args, **kwargs):
+    """Calls into gbmo, turning its ValueError/TypeError into a CLIError."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, TypeError) as err:
+        raise CLIError(f"{what}: {err}") from None
+
+
+# -- CSV ------------------------------------------------------------------------
+class _Table:
+    """A CSV file read as strings: header names, rows, and each row's line number."""
+
+    def __init__(self, path, header, rows, lines):
+        self.path = path
+        self.header = header
+        self.rows = rows
+        self.lines = lines
+
+    def index(self, name):
+        return self.header.index(name)
+
+    def missing(self, names):
+        present = set(self.header)
+        return [name for name in names if name not in present]
+
+    def numbers(self, columns, allow_missing=True):
+        """The float64 array (n_rows, len(columns)) of the given column indices."""
+        out = np.empty((len(self.rows), len(columns)), dtype=np.float64)
+        for r, row in enumerate(self.rows):
+            for c, col in enumerate(columns):
+                cell = row[col].strip()
+                if cell.lower() in _MISSING:
+                    if not allow_missing:
+                        raise CLIError(
+                            f"{self.path}, line {self.lines[r]}, column {self.header[col]!r}: "
+                            "the target is missing; every row needs a target value"
+                        )
+                    out[r, c] = np.nan
+                    continue
+                try:
+                    out[r, c] = float(cell)
+                except ValueError:
+                    raise CLIError(
+                        f"{self.path}, line {self.lines[r]}, column {self.header[col]!r}: "
+                        f"{_short(row[col])!r} is not a number"
+                    ) from None
+        return out
+
+
+def _short(text, limit=40):
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _delimiter(text):
+    text = {"\\t": "\t", "tab": "\t"}.get(text, text)
+    if len(text) != 1:
+        raise CLIError(f"--delimiter must be one character, got {text!r}")
+    return text
+
+
+def _read_csv(path, delimiter):
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader = csv.reader(f, delimiter=delimiter)
+            header = None
+            rows, lines = [], []
+            for record in reader:
+                if not record or (len(record) == 1 and not record[0].strip()):
+                    continue  # blank line
+                if header is None:
+                    header = [name.strip() for name in record]
+                    continue
+                if len(record) != len(header):
+                    raise CLIError(
+                        f"{path}, line {reader.line_num}: {len(record)} fields, but the "
+                        f"header has {len(header)} (is --delimiter {delimiter!r} right?)"
+                    )
+                rows.append(record)
+                lines.append(reader.line_num)
+    except FileNotFoundError:
+        raise CLIError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CLIError(f"{path}: is a directory, not a CSV file") from None
+    except UnicodeDecodeError as err:
+        raise CLIError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except csv.Error as err:
+        raise CLIError(f"{path}: malformed CSV: {err}") from None
+    except OSError as err:
+        raise CLIError(f"{path}: cannot read: {err.strerror or err}") from None
+    if header is None:
+        raise CLIError(f"{path}: the file is empty; a header row is needed")
+    seen = set()
+    for name in header:
+        if name in seen:
+            raise CLIError(f"{path}: the column name {name!r} appears twice in the header")
+        seen.add(name)
+    if not rows:
+        raise CLIError(f"{path}: no data rows after the header")
+    return _Table(path, header, rows, lines)
+
+
+def _write_csv(path, header, values, delimiter):
+    def write(f):
+        writer = csv.writer(f, delimiter=delimiter, lineterminator="\n")
+        writer.writerow(header)
+        for row in values.tolist():
+            writer.writerow([repr(v) for v in row])  # shortest exact float text
+
+    if path == "-":
+        write(sys.stdout)
+        return
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            write(f)
+    except OSError as err:
+        raise CLIError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+# -- argument helpers ---------------------------------------------------------
+def _parse_value(text):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return None if text in ("None", "none", "null") else text
+
+
+def _parse_params(items):
+    params = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise CLIError(f"bad --param {item!r}: expected key=value, e.g. learning_rate=0.05")
+        if key in params:
+            raise CLIError(f"--param {key!r} is given twice")
+        params[key] = _parse_value(value.strip())
+    return params
+
+
+def _target_columns(spec, table):
+    columns = []
+    for token in spec.split(","):
+        token = token.strip()
+        if not token:
+            raise CLIError(f"--target {spec!r} has an empty column name")
+        if token in table.header:
+            col = table.index(token)
+        elif token.isdigit() and int(token) < len(table.header):
+            col = int(token)
+        else:
+            raise CLIError(
+                f"--target: {table.path} has no column {token!r}; its columns are "
+                f"{', '.join(table.header)} (or indices 0..{len(table.header) - 1})"
+            )
+        if col in columns:
+            raise CLIError(f"--target names the column {table.header[col]!r} twice")
+        columns.append(col)
+    if len(columns) == len(table.header):
+        raise CLIError(f"--target takes every column of {table.path}; no feature column is left")
+    return columns
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _positive_int(text):
+    value = _non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+# -- commands -----------------------------------------------------------------
+def _cmd_train(args):
+    delimiter = _delimiter(args.delimiter)
+    params = _parse_params(args.param)
+    objective_keys = [k for k in params if k in ("objective", "loss")]
+    if args.objective is not None:
+        if objective_keys:
+            raise CLIError("give the objective once: --objective or --param objective=..., not both")
+        params["objective"] = args.objective
+    if args.threads is not None:
+        if any(k in params for k in ("n_threads", "num_threads", "nthread")):
+            raise CLIError("give the thread count once: --threads or --param n_threads=..., not both")
+        params["n_threads"] = args.threads
+    resolved = _guard("bad parameters", resolve_params, params)
+    _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"])
+
+    table = _read_csv(args.data, delimiter)
+    target_cols = _target_columns(args.target, table)
+    feature_cols = [c for c in range(len(table.header)) if c not in target_cols]
+    feature_names = [table.header[c] for c in feature_cols]
+    target_names = [table.header[c] for c in target_cols]
+    X = table.numbers(feature_cols)
+    Y = table.numbers(target_cols, allow_missing=False)
+    if Y.shape[1] == 1:
+        Y = Y[:, 0]
+    train_set = _guard(args.data, Dataset, X, Y, feature_names=feature_names)
+
+    valid_sets, valid_names = [], []
+    if args.valid is not None:
+        vtable = _read_csv(args.valid, delimiter)
+        absent = vtable.missing(feature_names + target_names)
+        if absent:
+            raise CLIError(f"{args.valid} lacks the training columns {', '.join(absent)}")
+        Xv = vtable.numbers([vtable.index(n) for n in feature_names])
+        Yv = vtable.numbers([vtable.index(n) for n in target_names], allow_missing=False)
+        if Yv.shape[1] == 1:
+            Yv = Yv[:, 0]
+        valid_sets.append(_guard(args.valid, train_set.create_valid, Xv, Yv))
+        valid_names.append("valid")
+
+    start = time.perf_counter()
+    booster = _guard("training failed", _train, params, train_set, args.rounds,
+                     valid_sets=valid_sets, valid_names=valid_names)
+    seconds = time.perf_counter() - start
+    try:
+        booster.save_model(args.output)
+    except OSError as err:
+        raise CLIError(f"{args.output}: cannot write: {err.strerror or err}") from None
+    summary = (f"trained {booster.num_trees} rounds on {X.shape[0]} rows x {X.shape[1]} features, "
+               f"{booster.n_outputs} output(s), objective {booster.loss.name}, in {seconds:.2f} s")
+    for name, metrics in booster.evals_result.items():
+        for metric, values in metrics.items():
+            if values:
+                summary += f"; {name} {metric} {values[-1]:.6g}"
+    print(summary)
+    print(f"model saved to {args.output}")
+    return 0
+
+
+def _cmd_predict(args):
+    delimiter = _delimiter(args.delimiter)
+    try:
+        booster = Booster(model_file=args.model)
+    except FileNotFoundError:
+        raise CLIError(f"{args.model}: no such model file") from None
+    except IsADirectoryError:
+        raise CLIError(f"{args.model}: is a directory, not a model file") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{args.model}: not a gbmo model (not UTF-8 text)") from None
+    except OSError as err:
+        raise CLIError(f"{args.model}: cannot read: {err.strerror or err}") from None
+    except ValueError as err:  # ModelFormatError
+        raise CLIError(f"{args.model}: {err}") from None
+
+    table = _read_csv(args.data, delimiter)
+    names = booster.feature_names
+    if names:
+        absent = table.missing(names)
+        if absent:
+            shown = ", ".join(absent[:10]) + (f" and {len(absent) - 10} more" if len(absent) > 10 else "")
+            raise CLIError(f"{args.data} lacks the model's feature columns {shown}")
+        columns = [table.index(n) for n in names]
+    else:
+        if len(table.header) != booster.n_features:
+            raise CLIError(
+                f"{args.data} has {len(table.header)} columns, but the model (saved without "
+                f"feature names) takes {booster.n_features} features"
+            )
+        columns = list(range(len(table.header)))
+    X = table.numbers(columns)
+    prediction = _guard("prediction failed", booster.predict, X, raw_score=args.raw,
+                        n_threads=args.threads)
+    prediction = np.asarray(prediction, dtype=np.float64).reshape(X.shape[0], -1)
+    prefix = "class" if booster.loss.name == "softmax" and not args.raw else "output"
+    header = [f"{prefix}_{j}" for j in range(prediction.shape[1])]
+    _write_csv(args.output, header, prediction, delimiter)
+    if args.output != "-":
+        print(f"wrote {prediction.shape[0]} predictions x {prediction.shape[1]} columns to {args.output}")
+    return 0
+
+
+def _split(n, seed=0, train_fraction=0.7):
+    order = np.random.default_rng(seed).permutation(n)
+    n_train = int(round(train_fraction * n))
+    return order[:n_train], order[n_train:]
+
+
+def _demo_log(name, booster, every=10):
+    for set_name, metrics in booster.evals_result.items():
+        for metric, values in metrics.items():
+            for i, value in enumerate(values, start=1):
+                if i % every == 0 or i == 1 or i == len(values):
+                    print(f"  [{i:4d}] {name} {set_name} {metric}: {value:.5f}")
+
+
+def _cmd_demo(args):
+    from .datasets import load_student, load_yeast
+
+    base = dict(learning_rate=0.1, max_leaves=15, min_samples_leaf=5,
+                n_threads=args.threads, seed=0, verbosity=0)
+    print(f"gbmo {__version__} demo: {args.rounds} rounds, learning_rate 0.1, max_leaves 15, "
+          f"min_samples_leaf 5, {args.threads} thread(s); 70/30 train/test split, seed 0")
+    rows = []
+
+    # yeast: 10-class softmax, one tree of 10-vector leaves per round
+    yeast = load_yeast()
+    tr, te = _split(len(yeast.target))
+    n_class = len(yeast.target_names)
+    params = dict(base, objective="softmax", num_class=n_class)
+    train_set = Dataset(yeast.data[tr], yeast.target[tr], feature_names=yeast.feature_names)
+    valid = train_set.create_valid(yeast.data[te], yeast.target[te])
+    print(f"\nyeast: {len(tr)} train / {len(te)} test rows, {yeast.data.shape[1]} features, "
+          f"{n_class} classes")
+    start = time.perf_counter()
+    booster = _train(params, train_set, args.rounds, valid_sets=[valid], valid_names=["test"])
+    seconds = time.perf_counter() - start
+    _demo_log("yeast", booster)
+    proba = booster.predict(yeast.data[te])
+    y_te = yeast.target[te]
+    accuracy = float(np.mean(proba.argmax(axis=1) == y_te))
+    logloss = float(-np.mean(np.log(np.clip(proba[np.arange(len(y_te)), y_te], 1e-15, 1.0))))
+    rows.append(("yeast", f"softmax, {n_class} classes", len(tr), len(te), n_class,
+                 f"accuracy {accuracy:.3f}, logloss {logloss:.3f}", seconds))
+
+    # student: 3-output regression, one tree of 3-vector leaves per round
+    student = load_student()
+    tr, te = _split(len(student.target))
+    params = dict(base, objective="mse")
+    train_set = Dataset(student.data[tr], student.target[tr], feature_names=student.feature_names)
+    valid = train_set.create_valid(student.data[te], student.target[te])
+    n_out = student.target.shape[1]
+    print(f"\nstudent: {len(tr)} train / {len(te)} test rows, {student.data.shape[1]} features, "
+          f"{n_out} outputs ({', '.join(student.target_names)})")
+    start = time.perf_counter()
+    booster = _train(params, train_set, args.rounds, valid_sets=[valid], valid_names=["test"])
+    seconds = time.perf_counter() - start
+    _demo_log("student", booster)
+    squared = (booster.predict(student.data[te]) - student.target[te]) ** 2
+    per_grade = np.sqrt(squared.mean(axis=0))
+    overall = float(np.sqrt(squared.mean()))
+    metric = "RMSE " + " ".join(f"{g} {v:.2f}" for g, v in zip(student.target_names, per_grade))
+    rows.append(("student", f"mse, {n_out} outputs", len(tr), len(te), n_out,
+                 f"{metric}, all {overall:.2f}", seconds))
+
+    header = ("data set", "task", "train", "test", "outputs", "test metrics", "seconds")
+    cells = [header] + [(r[0], r[1], str(r[2]), str(r[3]), str(r[4]), r[5], f"{r[6]:.2f}")
+                        for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    right = {2, 3, 4, 6}
+
+    def line(row):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    print()
+    print(line(header))
+    print("  ".join("-" * w for w in widths))
+    for row in cells[1:]:
+        print(line(row))
+    print("(student grades are on a 0..20 scale)")
+    return 0
+
+
+# -- parser -------------------------------------------------------------------
+def _build_parser():
+    parser = argparse.ArgumentParser(
+        prog="gbmo",
+        description="Gradient boosting with multi-output (vector-leaf) trees.",
+    )
+    parser.add_argument("--version", action="version", version=f"gbmo {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = commands.add_parser(
+        "demo", help="train on the shipped yeast and student data sets and show test quality",
+        description="Train on the shipped yeast (10-class softmax) and student (3-output "
+                    "regression) data sets with a seeded 70/30 split and print test metrics.")
+    demo.add_argument("--rounds", type=_non_negative_int, default=100,
+                      help="boosting rounds per data set (default 100)")
+    demo.add_argument("--threads", type=_positive_int, default=1,
+                      help="OpenMP threads (default 1: the shipped sets are small, and more "
+                           "threads mostly add overhead there)")
+    demo.set_defaults(func=_cmd_demo)
+
+    train = commands.add_parser(
+        "train", help="train a model on a CSV file and save it as JSON",
+        description="Train on a CSV file with a header row. --target names the target "
+                    "columns; every other column is a numeric feature (empty, NA or NaN "
+                    "cells are missing values).")
+    train.add_argument("--data", required=True, metavar="CSV", help="training data")
+    train.add_argument("--target", required=True, metavar="COLS",
+                       help="comma-separated target column names or 0-based indices; "
+                            "one column gives a 1-D target (class indices for softmax)")
+    train.add_argument("--output", required=True, metavar="MODEL", help="model file to write (JSON)")
+    train.add_argument("--objective", default=None,
+                       help="mse (default), softmax or sigmoid")
+    train.add_argument("--param", action="extend", nargs="+", metavar="KEY=VALUE",
+                       help="a training parameter, e.g. learning_rate=0.05 max_leaves=15; "
+                            "values are read as int, float, or else string")
+    train.add_argument("--rounds", type=_non_negative_int, default=100,
+                       help="boosting rounds (default 100)")
+    train.add_argument("--valid", metavar="CSV",
+                       help="validation data with the same columns; its metric is logged each "
+                            "round (set --param verbosity=0 to silence)")
+    train.add_argument("--delimiter", default=",", help="CSV field separator (default ','; '\\t' for tab)")
+    train.add_argument("--threads", type=_positive_int, default=None,
+                       help="OpenMP threads (default: all cores)")
+    train.set_defaults(func=_cmd_train)
+
+    predict = commands.add_parser(
+        "predict", help="predict a CSV file with a saved model",
+        description="Predict with a saved model. The feature columns are found by the "
+                    "model's feature names, so other columns (targets, ids) are ignored; a "
+                    "model without feature names takes every column in order.")
+    predict.add_argument("--model", required=True, metavar="MODEL", help="model file (JSON)")
+    predict.add_argument("--data", required=True, metavar="CSV", help="data to predict")
+    predict.add_argument("--output", required=True, metavar="CSV",
+                         help="predictions to write ('-' for stdout): class_0.. probabilities "
+                              "for softmax, output_0.. otherwise")
+    predict.add_argument("--raw", action="store_true",
+                         help="write raw scores (before the softmax / sigmoid)")
+    predict.add_argument("--delimiter", default=",",
+                         help="CSV field separator of both files (default ',')")
+    predict.add_argument("--threads", type=_positive_int, default=None,
+                         help="OpenMP threads (default: the model's n_threads)")
+    predict.set_defaults(func=_cmd_predict)
+    return parser
+
+
+def main(argv=None):
+    """Runs the gbmo command line on argv (default sys.argv[1:]); returns the exit code."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or a usage error argparse reported
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    try:
+        return args.func(args)
+    except CLIError as err:
+        message = " ".join(str(err).split("\n"))
+        print(f"gbmo: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gbmo: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,332 @@
+import csv
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gbmo
+from gbmo.cli import main
+
+
+def write_csv(path, header, rows, delimiter=","):
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, delimiter=delimiter)
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([repr(v) if isinstance(v, float) else v for v in row])
+    return str(path)
+
+
+def read_predictions(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], np.array(rows[1:], dtype=np.float64)
+
+
+@pytest.fixture
+def regression_csv(tmp_path):
+    """60 rows: features a, b, c (with a few missing values) and targets y1, y2."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    X[::7, 1] = np.nan
+    Y = np.column_stack([X[:, 0] * 2 + np.nan_to_num(X[:, 1]), X[:, 2] - X[:, 0]])
+    rows = []
+    for x, y in zip(X, Y):
+        cells = ["" if np.isnan(v) else float(v) for v in x]
+        rows.append([float(y[0])] + cells + [float(y[1])])
+    path = write_csv(tmp_path / "train.csv", ["y1", "a", "b", "c", "y2"], rows)
+    return path, X, Y
+
+
+def run_error(argv, capsys):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("gbmo: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# -- demo ---------------------------------------------------------------------
+def test_demo_prints_table_and_reaches_quality(capsys):
+    assert main(["demo", "--rounds", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "data set" in out and "seconds" in out
+    assert "yeast test logloss" in out and "student test rmse" in out
+    yeast_row = next(line for line in out.splitlines() if line.startswith("yeast "))
+    student_row = next(line for line in out.splitlines() if line.startswith("student "))
+    assert "1039" in yeast_row and "445" in yeast_row and " 10 " in yeast_row
+    assert "454" in student_row and "195" in student_row
+    accuracy = float(re.search(r"accuracy ([0-9.]+)", yeast_row).group(1))
+    logloss = float(re.search(r"logloss ([0-9.]+)", yeast_row).group(1))
+    overall = float(re.search(r"all ([0-9.]+)", student_row).group(1))
+    per_grade = [float(v) for v in re.findall(r"G\d ([0-9.]+)", student_row)]
+    assert accuracy > 0.5
+    assert 0 < logloss < 1.5
+    assert overall < 4
+    assert len(per_grade) == 3 and all(v < 4.5 for v in per_grade)
+
+
+def test_demo_is_deterministic(capsys):
+    main(["demo", "--rounds", "3"])
+    first = capsys.readouterr().out
+    main(["demo", "--rounds", "3"])
+    second = capsys.readouterr().out
+
+    def strip_seconds(text):
+        return [line.rsplit(None, 1)[0] for line in text.splitlines() if line.startswith(("yeast ", "student "))]
+
+    assert strip_seconds(first) == strip_seconds(second)
+
+
+def test_module_entry_point_runs():
+    result = subprocess.run([sys.executable, "-m", "gbmo.cli", "demo", "--rounds", "5"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "yeast" in result.stdout and "student" in result.stdout
+
+    result = subprocess.run([sys.executable, "-m", "gbmo.cli", "--help"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    for command in ("demo", "train", "predict"):
+        assert command in result.stdout
+
+
+def test_help_and_usage_errors_return_codes(capsys):
+    assert main(["--help"]) == 0
+    assert "demo" in capsys.readouterr().out
+    assert main([]) == 2                       # no command
+    assert main(["train", "--data", "x.csv"]) == 2  # missing required options
+    assert main(["demo", "--rounds", "-1"]) == 2
+    capsys.readouterr()
+
+
+# -- train / predict ------------------------------------------------------------
+def test_train_predict_round_trip_multi_output(regression_csv, tmp_path, capsys):
+    path, X, Y = regression_csv
+    model = str(tmp_path / "model.json")
+    code = main(["train", "--data", path, "--target", "y1,y2", "--output", model,
+                 "--rounds", "20", "--param", "max_leaves=7", "min_samples_leaf=3",
+                 "--param", "learning_rate=0.2", "--threads", "1"])
+    assert code == 0, capsys.readouterr().err
+    assert "model saved" in capsys.readouterr().out
+
+    saved = json.load(open(model))
+    assert saved["feature_names"] == ["a", "b", "c"]
+    assert saved["n_outputs"] == 2 and len(saved["trees"]) == 20
+    assert saved["params"]["max_leaves"] == 7
+    assert saved["params"]["learning_rate"] == 0.2
+
+    # the training file still holds the targets: predict picks a, b, c by name
+    pred_path = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", path, "--output", pred_path]) == 0
+    header, pred = read_predictions(pred_path)
+    assert header == ["output_0", "output_1"]
+    expected = gbmo.Booster(model_file=model).predict(X)
+    np.testing.assert_array_equal(pred, expected)
+    assert np.sqrt(np.mean((pred - Y) ** 2)) < np.std(Y)
+
+
+def test_predict_uses_feature_names_not_column_order(regression_csv, tmp_path):
+    path, X, _ = regression_csv
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", path, "--target", "0,4", "--output", model, "--rounds", "5"]) == 0
+    rows = [[float(x[2]), "id%d" % i, "" if np.isnan(x[1]) else float(x[1]), float(x[0])]
+            for i, x in enumerate(X)]
+    shuffled = write_csv(tmp_path / "shuffled.csv", ["c", "id", "b", "a"], rows)
+    pred_path = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", shuffled, "--output", pred_path]) == 0
+    _, pred = read_predictions(pred_path)
+    np.testing.assert_array_equal(pred, gbmo.Booster(model_file=model).predict(X))
+
+
+def test_softmax_train_valid_predict(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(90, 2))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)
+    rows = [[float(a), float(b), int(c)] for (a, b), c in zip(X, y)]
+    train = write_csv(tmp_path / "train.tsv", ["x0", "x1", "label"], rows[:60], delimiter="\t")
+    valid = write_csv(tmp_path / "valid.tsv", ["label", "x1", "x0"],
+                      [[r[2], r[1], r[0]] for r in rows[60:]], delimiter="\t")
+    model = str(tmp_path / "model.json")
+    code = main(["train", "--data", train, "--target", "label", "--objective", "softmax",
+                 "--valid", valid, "--rounds", "4", "--delimiter", "\\t", "--output", model,
+                 "--param", "min_samples_leaf=2"])
+    assert code == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "[4]" in out and "valid's logloss" in out   # gbmo's per-round log
+    booster = gbmo.Booster(model_file=model)
+    assert booster.loss.name == "softmax" and booster.n_outputs == 3
+
+    pred_path = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", valid, "--output", pred_path,
+                 "--delimiter", "tab"]) == 0
+    with open(pred_path) as f:
+        header = f.readline().rstrip("\n").split("\t")
+    assert header == ["class_0", "class_1", "class_2"]
+    pred = np.loadtxt(pred_path, delimiter="\t", skiprows=1)
+    np.testing.assert_array_equal(pred, booster.predict(X[60:]))
+    np.testing.assert_allclose(pred.sum(axis=1), 1.0)
+
+    raw_path = str(tmp_path / "raw.csv")
+    assert main(["predict", "--model", model, "--data", valid, "--output", raw_path,
+                 "--delimiter", "tab", "--raw"]) == 0
+    raw = np.loadtxt(raw_path, delimiter="\t", skiprows=1)
+    np.testing.assert_array_equal(raw, booster.predict(X[60:], raw_score=True))
+    with open(raw_path) as f:
+        assert f.readline().startswith("output_0")
+
+
+def test_single_target_is_one_dimensional(regression_csv, tmp_path, capsys):
+    path, X, _ = regression_csv
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", path, "--target", "y2", "--output", model, "--rounds", "3"]) == 0
+    booster = gbmo.Booster(model_file=model)
+    assert booster.n_outputs == 1
+    assert booster.feature_names == ["y1", "a", "b", "c"]
+    capsys.readouterr()
+    assert main(["predict", "--model", model, "--data", path, "--output", "-"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "output_0"
+    Xf = np.column_stack([np.loadtxt(path, delimiter=",", skiprows=1, usecols=0), X])
+    np.testing.assert_array_equal(np.array(out[1:], dtype=float), booster.predict(Xf)[:, 0])
+
+
+# -- errors ---------------------------------------------------------------------
+def test_error_missing_data_file(tmp_path, capsys):
+    missing = str(tmp_path / "nope.csv")
+    line = run_error(["train", "--data", missing, "--target", "y", "--output", "m.json"], capsys)
+    assert "nope.csv" in line and "no such file" in line
+
+
+def test_error_missing_model_file(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    line = run_error(["predict", "--model", str(tmp_path / "absent.json"), "--data", path,
+                      "--output", str(tmp_path / "p.csv")], capsys)
+    assert "absent.json" in line
+
+
+def test_error_corrupt_model_file(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "gbmo", "vers')
+    line = run_error(["predict", "--model", str(bad), "--data", path,
+                      "--output", str(tmp_path / "p.csv")], capsys)
+    assert "bad.json" in line and "JSON" in line
+
+
+def test_error_unknown_target_column(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    line = run_error(["train", "--data", path, "--target", "y1,zz", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "'zz'" in line and "y1, a, b, c, y2" in line
+    line = run_error(["train", "--data", path, "--target", "9", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "'9'" in line
+
+
+def test_error_target_takes_every_column(tmp_path, capsys):
+    path = write_csv(tmp_path / "t.csv", ["a", "b"], [[1.0, 2.0], [3.0, 4.0]])
+    line = run_error(["train", "--data", path, "--target", "a,b", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "no feature column" in line
+
+
+def test_error_non_numeric_cell_names_line_and_column(tmp_path, capsys):
+    rows = [[1.0, 2.0, 0.5], [2.0, "abc", 1.5], [3.0, 1.0, 2.5]]
+    path = write_csv(tmp_path / "t.csv", ["f0", "f1", "y"], rows)
+    line = run_error(["train", "--data", path, "--target", "y", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "line 3" in line and "'f1'" in line and "'abc'" in line
+
+
+def test_error_missing_target_value(tmp_path, capsys):
+    rows = [[1.0, 0.5], [2.0, ""], [3.0, 2.5]]
+    path = write_csv(tmp_path / "t.csv", ["f0", "y"], rows)
+    line = run_error(["train", "--data", path, "--target", "y", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "line 3" in line and "'y'" in line and "missing" in line
+
+
+def test_error_ragged_row(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,y\n1,2,3\n4,5\n")
+    line = run_error(["train", "--data", str(path), "--target", "y", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "line 3" in line and "2 fields" in line
+
+
+@pytest.mark.parametrize("bad", ["learning_rate", "=3", "max_leaves:4"])
+def test_error_bad_param_syntax(regression_csv, tmp_path, capsys, bad):
+    path, _, _ = regression_csv
+    line = run_error(["train", "--data", path, "--target", "y1", "--output",
+                      str(tmp_path / "m.json"), "--param", bad], capsys)
+    assert "--param" in line and repr(bad) in line and "key=value" in line
+
+
+def test_error_unknown_or_out_of_range_param(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    line = run_error(["train", "--data", path, "--target", "y1", "--output",
+                      str(tmp_path / "m.json"), "--param", "learning_rat=0.1"], capsys)
+    assert "learning_rat" in line and "learning_rate" in line
+    line = run_error(["train", "--data", path, "--target", "y1", "--output",
+                      str(tmp_path / "m.json"), "--param", "max_leaves=1"], capsys)
+    assert "max_leaves" in line
+
+
+def test_error_unknown_objective(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    line = run_error(["train", "--data", path, "--target", "y1", "--output",
+                      str(tmp_path / "m.json"), "--objective", "hinge"], capsys)
+    assert "hinge" in line and "softmax" in line
+
+
+def test_error_bad_target_for_objective(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    line = run_error(["train", "--data", path, "--target", "y1", "--output",
+                      str(tmp_path / "m.json"), "--objective", "sigmoid"], capsys)
+    assert "sigmoid" in line
+
+
+def test_error_predict_lacks_feature_columns(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--output", model, "--rounds", "2"]) == 0
+    capsys.readouterr()
+    other = write_csv(tmp_path / "other.csv", ["a", "c"], [[1.0, 2.0]])
+    line = run_error(["predict", "--model", model, "--data", other,
+                      "--output", str(tmp_path / "p.csv")], capsys)
+    assert "other.csv" in line and "b" in line.split("columns")[-1]
+
+
+def test_error_valid_lacks_columns(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    valid = write_csv(tmp_path / "valid.csv", ["a", "b", "c"], [[1.0, 2.0, 3.0]])
+    line = run_error(["train", "--data", path, "--target", "y1,y2", "--valid", valid,
+                      "--output", str(tmp_path / "m.json")], capsys)
+    assert "valid.csv" in line and "y1" in line
+
+
+def test_error_empty_file_and_no_rows(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    line = run_error(["train", "--data", str(empty), "--target", "y", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "empty" in line
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("a,y\n")
+    line = run_error(["train", "--data", str(header_only), "--target", "y", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert "no data rows" in line
+
+
+def test_error_unwritable_output(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    line = run_error(["train", "--data", path, "--target", "y1", "--rounds", "1", "--output",
+                      str(tmp_path / "no_dir" / "m.json")], capsys)
+    assert "m.json" in line and "cannot write" in line

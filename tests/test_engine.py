@@ -1,0 +1,159 @@
+"""Learning on data where the answer is known, determinism and thread independence."""
+import numpy as np
+import pytest
+
+import gbmo
+
+
+def _friedman1_copies(n, noise, seed):
+    """The paper's synthetic problem: friedman1 with five noisy copies of one target."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 10))
+    target = (10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2
+              + 10 * X[:, 3] + 5 * X[:, 4])
+    Y = target[:, None] + noise * rng.normal(size=(n, 5))
+    return X, Y
+
+
+def test_friedman1_reaches_the_noise_floor():
+    noise = 1.0
+    X, Y = _friedman1_copies(6000, noise, seed=0)
+    X_test, Y_test = _friedman1_copies(2000, noise, seed=1)
+    booster = gbmo.train({"learning_rate": 0.1, "max_leaves": 15, "verbosity": 0},
+                         gbmo.Dataset(X, Y), num_boost_round=300)
+    rmse = np.sqrt(np.mean((booster.predict(X_test) - Y_test) ** 2))
+    # The best possible RMSE is the noise sd; a constant predictor gets about 5.
+    assert rmse < 1.15 * noise
+
+
+def test_validation_metric_recorded_each_round_and_decreasing():
+    X, Y = _friedman1_copies(2000, 0.5, seed=2)
+    train = gbmo.Dataset(X[:1500], Y[:1500])
+    valid = train.create_valid(X[1500:], Y[1500:])
+    booster = gbmo.train({"verbosity": 0}, train, 40, valid_sets=[valid], valid_names=["test"])
+    history = booster.evals_result["test"]["rmse"]
+    assert len(history) == 40
+    assert history[-1] < 0.5 * history[0]
+    expected = np.sqrt(np.mean((booster.predict(X[1500:]) - Y[1500:]) ** 2))
+    assert history[-1] == pytest.approx(expected, rel=1e-9)
+
+
+def test_softmax_on_digits_matches_lightgbm_accuracy():
+    datasets = pytest.importorskip("sklearn.datasets")
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = datasets.load_digits(return_X_y=True)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(y))
+    train_idx, test_idx = order[:1200], order[1200:]
+    rounds, leaves = 100, 15
+    booster = gbmo.train(
+        {"objective": "softmax", "max_leaves": leaves, "learning_rate": 0.1, "verbosity": 0},
+        gbmo.Dataset(X[train_idx], y[train_idx]), rounds)
+    proba = booster.predict(X[test_idx])
+    assert proba.shape == (len(test_idx), 10)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    ours = np.mean(proba.argmax(axis=1) == y[test_idx])
+    peer = lightgbm.LGBMClassifier(n_estimators=rounds, num_leaves=leaves, learning_rate=0.1,
+                                   verbose=-1).fit(X[train_idx], y[train_idx])
+    theirs = np.mean(peer.predict(X[test_idx]) == y[test_idx])
+    assert ours >= theirs - 0.01
+
+
+def test_sigmoid_multilabel_beats_all_negative_baseline():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 8))
+    logits = np.stack([X[:, 0] + X[:, 1], X[:, 2] - X[:, 0], 2 * X[:, 3], X[:, 4] * X[:, 5]], axis=1)
+    Y = (logits + 0.3 * rng.normal(size=logits.shape) > 0.5).astype(float)
+    booster = gbmo.train({"objective": "sigmoid", "verbosity": 0},
+                         gbmo.Dataset(X[:2000], Y[:2000]), 100)
+    proba = booster.predict(X[2000:])
+    assert proba.shape == (1000, 4) and np.all((proba > 0) & (proba < 1))
+    ours = np.mean((proba > 0.5) != Y[2000:])
+    baseline = np.mean(Y[2000:] != 0)
+    assert ours < 0.5 * baseline
+
+
+def test_binary_sigmoid_with_1d_labels():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    booster = gbmo.train({"objective": "sigmoid", "verbosity": 0}, gbmo.Dataset(X, y), 30)
+    assert np.mean((booster.predict(X)[:, 0] > 0.5) == y) > 0.97
+
+
+def test_sample_weights_shift_the_fit():
+    """With weight 0 on one half, the model fits only the other half's target."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 2))
+    y = np.where(np.arange(2000) < 1000, 1.0, -1.0)
+    weight = np.where(np.arange(2000) < 1000, 1.0, 0.0)
+    booster = gbmo.train({"verbosity": 0, "learning_rate": 0.5}, gbmo.Dataset(X, y, weight), 20)
+    np.testing.assert_allclose(booster.predict(X), 1.0, atol=1e-3)
+
+
+def test_leaf_count_and_depth_limits():
+    X, Y = _friedman1_copies(3000, 0.5, seed=6)
+    booster = gbmo.train({"max_leaves": 7, "verbosity": 0}, gbmo.Dataset(X, Y), 5)
+    assert all(tree.n_leaves == 7 for tree in booster.trees)
+    booster = gbmo.train({"max_leaves": 64, "max_depth": 3, "verbosity": 0}, gbmo.Dataset(X, Y), 5)
+    for tree in booster.trees:
+        assert tree.n_leaves <= 8
+        assert np.max(booster.predict_leaf(X)) < 8
+
+
+def test_min_samples_leaf_is_respected():
+    X, Y = _friedman1_copies(2000, 0.5, seed=7)
+    booster = gbmo.train({"min_samples_leaf": 150, "max_leaves": 63, "verbosity": 0},
+                         gbmo.Dataset(X, Y), 3)
+    for t, tree in enumerate(booster.trees):
+        leaves = booster.predict_leaf(X)[:, t]
+        assert np.bincount(leaves).min() >= 150
+
+
+def _same_model(a, b):
+    assert len(a.trees) == len(b.trees)
+    for ta, tb in zip(a.trees, b.trees):
+        np.testing.assert_array_equal(ta.node_feature, tb.node_feature)
+        np.testing.assert_array_equal(ta.node_bin, tb.node_bin)
+
+
+def test_same_seed_same_model_and_threads_do_not_matter():
+    X, Y = _friedman1_copies(4000, 0.5, seed=8)
+    X[::7, 2] = np.nan
+    params = {"max_leaves": 31, "verbosity": 0, "bin_subsample": 1000, "seed": 3}
+    one = gbmo.train({**params, "n_threads": 1}, gbmo.Dataset(X, Y), 10)
+    two = gbmo.train({**params, "n_threads": 2}, gbmo.Dataset(X, Y), 10)
+    again = gbmo.train({**params, "n_threads": 2}, gbmo.Dataset(X, Y), 10)
+    _same_model(one, two)
+    _same_model(two, again)
+    np.testing.assert_array_equal(two.predict(X), again.predict(X))
+    np.testing.assert_allclose(one.predict(X), two.predict(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(two.predict(X, n_threads=1), two.predict(X, n_threads=2))
+
+
+def test_missing_values_learned_direction():
+    """The target depends only on whether feature 0 is missing."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(2000, 2))
+    missing = rng.random(2000) < 0.3
+    X[missing, 0] = np.nan
+    y = np.where(missing, 5.0, 0.0)
+    booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "lambda_l2": 0.0},
+                         gbmo.Dataset(X, y), 1)
+    np.testing.assert_allclose(booster.predict(X)[:, 0], y, atol=1e-6)
+
+
+def test_num_iteration_uses_a_prefix_of_the_trees():
+    X, Y = _friedman1_copies(1000, 0.5, seed=10)
+    booster = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, Y), 10)
+    short = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, Y), 4)
+    np.testing.assert_array_equal(booster.predict(X, num_iteration=4), short.predict(X))
+
+
+def test_pandas_feature_names_are_kept():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"age": rng.normal(size=200), "height": rng.normal(size=200)})
+    booster = gbmo.train({"verbosity": 0}, gbmo.Dataset(frame, frame["age"] * 2), 3)
+    assert booster.feature_names == ["age", "height"]
+    np.testing.assert_array_equal(booster.predict(frame), booster.predict(frame.to_numpy()))
