@@ -98,28 +98,28 @@ class Tree:
     def from_dict(cls, data, n_features, n_outputs):
         if not isinstance(data, dict):
             raise TreeFormatError(f"a tree must be a JSON object, got {type(data).__name__}")
-        try:
-            arrays = {name: np.asarray(data[name]) for name in _NODE_ARRAYS}
-            leaf_values = np.asarray(data["leaf_values"], dtype=np.float64)
-            for name, values in arrays.items():
-                if values.ndim != 1 or (values.size and values.dtype.kind not in "iufb"):
-                    raise TreeFormatError(f"field {name!r} must be a list of numbers")
-                if _NODE_ARRAYS[name] is not X_DTYPE and values.size and (
-                    values.dtype.kind == "f" or np.abs(values).max() > 2**62
-                ):
-                    raise TreeFormatError(f"field {name!r} must hold integers in range")
-        except KeyError as missing:
-            raise TreeFormatError(f"tree is missing the field {missing}") from None
-        except (TypeError, ValueError) as err:
-            if isinstance(err, TreeFormatError):
-                raise
-            raise TreeFormatError(f"a tree field is malformed: {err}") from None
-        for name in ("node_feature", "node_left", "node_right", "node_value"):
-            if arrays[name].size and np.abs(arrays[name]).max() >= 2**31:
-                raise TreeFormatError(f"field {name!r} has an index out of range")
-        for name in ("node_bin", "node_missing_left"):
-            if arrays[name].size and (arrays[name].min() < 0 or arrays[name].max() > 255):
-                raise TreeFormatError(f"field {name!r} must hold values in [0, 255]")
+        arrays = {name: _read_field(data, name, dtype) for name, dtype in _NODE_ARRAYS.items()}
+        leaf_values = _read_field(data, "leaf_values", np.float64, ndim=2)
         tree = cls(leaf_values, **arrays)
         tree.validate(n_features, n_outputs)
         return tree
+
+
+def _read_field(data, name, dtype, ndim=1):
+    """A JSON list as an array of dtype, refusing values the dtype cannot hold."""
+    if name not in data:
+        raise TreeFormatError(f"tree is missing the field {name!r}")
+    try:
+        values = np.asarray(data[name], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TreeFormatError(f"field {name!r} must be a list of numbers") from None
+    if values.ndim != ndim and values.size:
+        raise TreeFormatError(f"field {name!r} must be a {ndim}-D list of numbers")
+    if np.dtype(dtype).kind in "iu" and values.size:
+        info = np.iinfo(dtype)
+        if not np.all(np.isfinite(values)) or np.any(values != np.round(values)) \
+                or values.min() < info.min or values.max() > info.max:
+            raise TreeFormatError(
+                f"field {name!r} must hold integers in [{info.min}, {info.max}]"
+            )
+    return values.astype(dtype).reshape(values.shape if values.size else (0,) * ndim)

@@ -2,6 +2,14 @@
 import numpy as np
 
 
+def _is_numeric_dtype(dtype):
+    """pandas extension dtypes (strings, categories) are not numpy dtypes at all."""
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:
+        return False
+
+
 def check_features(X, name="X"):
     """X as a 2-D float32/float64 array (any memory order) plus its column names.
 
@@ -11,7 +19,7 @@ def check_features(X, name="X"):
     feature_names = None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
         feature_names = [str(c) for c in X.columns]
-        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if np.dtype(t).kind not in "biuf"]
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
         if bad:
             raise TypeError(
                 f"{name} has non-numeric columns {bad}; gbmo takes numeric (int, float, bool) "
