@@ -19,7 +19,7 @@ from .tree import Tree
 
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
-                 "bin", "missing_left", "left", "right", "index")
+                 "bin", "missing_left", "left_sums", "left", "right", "index")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
@@ -78,6 +78,7 @@ class TreeGrower:
         self.split_gain = np.empty(n_features, dtype=np.float64)
         self.split_bin = np.empty(n_features, dtype=np.int32)
         self.split_missing_left = np.empty(n_features, dtype=np.uint8)
+        self.candidates = []  # heap of (-gain, order, node) waiting to be split
 
     def _threads_for(self, work):
         return threads_for(self.n_threads, work)
@@ -88,6 +89,8 @@ class TreeGrower:
         ordered = self.workspace.ordered(node.count, self.width)
         gather_gradients(self.grad, self.hess, rows, ordered,
                          self._threads_for(node.count * self.width))
+        while self.pool.n_alive >= self.pool.capacity and self._evict_one():
+            pass
         histogram = self.pool.take()
         build_histograms(self.X_binned, rows, ordered, self.features, histogram,
                          self._threads_for(node.count * self.width * len(self.features)))
@@ -98,10 +101,10 @@ class TreeGrower:
             self.pool.give_back(node.histogram)
             node.histogram = None
 
-    def _evict_one(self, candidates):
+    def _evict_one(self):
         """Frees the histogram of the waiting node least likely to be split next;
         False when no waiting node holds one."""
-        holders = [node for _, _, node in candidates if node.histogram is not None]
+        holders = [node for _, _, node in self.candidates if node.histogram is not None]
         if not holders:
             return False
         self._release(min(holders, key=lambda node: node.gain))
@@ -130,16 +133,14 @@ class TreeGrower:
         node.feature = int(self.features[best])
         node.bin = int(self.split_bin[node.feature])
         node.missing_left = bool(self.split_missing_left[node.feature])
-
-    def _left_sums(self, node):
+        # Kept with the split because the histogram may be evicted before it is applied.
         feature_hist = node.histogram[node.feature]
-        sums = feature_hist[: node.bin + 1].sum(axis=0)
+        node.left_sums = feature_hist[: node.bin + 1].sum(axis=0)
         if node.missing_left:
-            sums += feature_hist[-1]
-        return sums
+            node.left_sums += feature_hist[-1]
 
     def _split(self, node):
-        left_sums = self._left_sums(node)
+        left_sums = node.left_sums
         rows = self.workspace.rows[node.start:node.stop]
         n_left = split_rows(
             rows, self.X_binned[node.feature], node.bin, node.missing_left,
@@ -189,7 +190,7 @@ class TreeGrower:
             self._find_split(root)
         else:
             root.sums = self._gathered_sums(root)
-        candidates = []  # heap of (-gain, order, node)
+        candidates = self.candidates
         order = 0
         if root.gain > 0:
             heapq.heappush(candidates, (-root.gain, order, root))
@@ -206,8 +207,6 @@ class TreeGrower:
                 if child.gain > 0:
                     order += 1
                     heapq.heappush(candidates, (-child.gain, order, child))
-            while self.pool.n_alive > self.pool.capacity and self._evict_one(candidates):
-                pass
         for _, _, node in candidates:
             self._release(node)
         return self._to_tree(root)

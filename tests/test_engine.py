@@ -157,3 +157,34 @@ def test_pandas_feature_names_are_kept():
     booster = gbmo.train({"verbosity": 0}, gbmo.Dataset(frame, frame["age"] * 2), 3)
     assert booster.feature_names == ["age", "height"]
     np.testing.assert_array_equal(booster.predict(frame), booster.predict(frame.to_numpy()))
+
+
+def test_bounded_histogram_cache_grows_the_same_trees():
+    """Evicted histograms are rebuilt instead of subtracted: same splits, same leaves."""
+    X, Y = _friedman1_copies(3000, 0.5, seed=12)
+    params = {"max_leaves": 31, "verbosity": 0}
+    unbounded = gbmo.train(params, gbmo.Dataset(X, Y), 5)
+    for cache in (1, 2, 5):
+        bounded = gbmo.train({**params, "hist_cache": cache}, gbmo.Dataset(X, Y), 5)
+        _same_model(unbounded, bounded)
+        np.testing.assert_allclose(bounded.predict(X), unbounded.predict(X), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("cache, bound", [(1, 2), (3, 3), (8, 8)])
+def test_histogram_pool_never_exceeds_its_bound(monkeypatch, cache, bound):
+    """At most hist_cache histograms are alive, and never fewer than the two a
+    split needs (the parent's, reused by the larger child, and the smaller child's)."""
+    from gbmo import grower
+
+    peak = {"alive": 0}
+    take = grower._HistogramPool.take
+
+    def counting_take(pool):
+        histogram = take(pool)
+        peak["alive"] = max(peak["alive"], pool.n_alive)
+        return histogram
+
+    monkeypatch.setattr(grower._HistogramPool, "take", counting_take)
+    X, Y = _friedman1_copies(3000, 0.5, seed=13)
+    gbmo.train({"max_leaves": 63, "hist_cache": cache, "verbosity": 0}, gbmo.Dataset(X, Y), 2)
+    assert peak["alive"] == bound
