@@ -84,14 +84,15 @@ def test_demo_is_deterministic(capsys):
     assert strip_seconds(first) == strip_seconds(second)
 
 
-def test_module_entry_point_runs():
+def test_module_entry_point_runs(tmp_path):
+    # Run outside the source tree so the installed (compiled) package is imported.
     result = subprocess.run([sys.executable, "-m", "gbmo.cli", "demo", "--rounds", "5"],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "yeast" in result.stdout and "student" in result.stdout
 
     result = subprocess.run([sys.executable, "-m", "gbmo.cli", "--help"],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert result.returncode == 0
     for command in ("demo", "train", "predict"):
         assert command in result.stdout
