@@ -1,0 +1,229 @@
+"""gather_gradients, build_histograms and subtract_histograms against numpy references."""
+import numpy as np
+import pytest
+
+from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core._histogram import build_histograms, gather_gradients, subtract_histograms
+
+SENTINEL = -12345.5
+
+
+def make_data(rng, n_rows, n_features, n_bins, d, k):
+    """Binned X (n_features, n_rows) uint8, float32 grad (n, d), hess (n, k)."""
+    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(X_BINNED_DTYPE)
+    grad = rng.normal(size=(n_rows, d)).astype(G_H_DTYPE)
+    hess = rng.uniform(0.1, 2.0, size=(n_rows, k)).astype(G_H_DTYPE)
+    return X_binned, grad, hess
+
+
+def hess_width(kind, d):
+    return {"0": 0, "1": 1, "d": d}[kind]
+
+
+def reference_gather(grad, hess, rows):
+    n = len(rows)
+    out = np.empty((n, grad.shape[1] + hess.shape[1] + 1), dtype=G_H_DTYPE)
+    for i, r in enumerate(rows):
+        out[i] = np.concatenate([grad[r], hess[r], [1.0]])
+    return out
+
+
+def reference_histograms(X_binned, rows, ordered, features, n_bins, n_features):
+    """np.add.at over the node rows; NaN for the features that are not asked for."""
+    width = ordered.shape[1]
+    hist = np.full((n_features, n_bins, width), np.nan)
+    for f in features:
+        hist[f] = 0.0
+        np.add.at(hist[f], X_binned[f, rows].astype(np.intp), ordered.astype(np.float64))
+    return hist
+
+
+def gathered(grad, hess, rows, n_threads=2):
+    out = np.empty((len(rows), grad.shape[1] + hess.shape[1] + 1), dtype=G_H_DTYPE)
+    gather_gradients(grad, hess, rows, out, n_threads)
+    return out
+
+
+def kernel_histograms(X_binned, rows, ordered, features, n_bins, n_threads, fill=SENTINEL):
+    hist = np.full((X_binned.shape[0], n_bins, ordered.shape[1]), fill, dtype=HIST_DTYPE)
+    build_histograms(X_binned, rows, ordered, features, hist, n_threads)
+    return hist
+
+
+def random_rows(rng, n_rows, size):
+    """A subset of the rows in a random (not sorted) order, like a node's rows."""
+    return rng.permutation(n_rows)[:size].astype(ROW_DTYPE)
+
+
+# -- gather_gradients ---------------------------------------------------------
+@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("d", [1, 3, 8])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_gather_gradients_layout(k_kind, d, n_threads):
+    rng = np.random.default_rng(d * 10 + len(k_kind))
+    n_rows = 57
+    k = hess_width(k_kind, d)
+    _, grad, hess = make_data(rng, n_rows, 1, 4, d, k)
+    rows = random_rows(rng, n_rows, 31)
+    out = np.full((len(rows), d + k + 1), np.nan, dtype=G_H_DTYPE)
+    gather_gradients(grad, hess, rows, out, n_threads)
+    np.testing.assert_array_equal(out, reference_gather(grad, hess, rows))
+    np.testing.assert_array_equal(out[:, :d], grad[rows])
+    np.testing.assert_array_equal(out[:, d:d + k], hess[rows])
+    np.testing.assert_array_equal(out[:, -1], 1.0)
+
+
+def test_gather_gradients_repeated_and_empty_rows():
+    rng = np.random.default_rng(1)
+    _, grad, hess = make_data(rng, 10, 1, 2, 4, 4)
+    rows = np.array([3, 3, 0, 9, 3], dtype=ROW_DTYPE)
+    out = np.empty((5, 9), dtype=G_H_DTYPE)
+    gather_gradients(grad, hess, rows, out, 2)
+    np.testing.assert_array_equal(out, reference_gather(grad, hess, rows))
+    empty = np.empty((0, 9), dtype=G_H_DTYPE)
+    gather_gradients(grad, hess, np.empty(0, dtype=ROW_DTYPE), empty, 2)
+    assert empty.shape == (0, 9)
+
+
+# -- build_histograms ---------------------------------------------------------
+@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("d", [1, 4])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_build_histograms_matches_add_at(k_kind, d, seed):
+    rng = np.random.default_rng(seed)
+    n_rows, n_features, n_bins = 200, 7, 9
+    k = hess_width(k_kind, d)
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins, d, k)
+    rows = random_rows(rng, n_rows, 150)
+    features = np.array([5, 0, 2, 6], dtype=np.int32)
+    ordered = gathered(grad, hess, rows)
+    hist = kernel_histograms(X_binned, rows, ordered, features, n_bins, 2)
+    expected = reference_histograms(X_binned, rows, ordered, features, n_bins, n_features)
+    for f in features:
+        # counts are exact
+        np.testing.assert_array_equal(
+            hist[f, :, -1], np.bincount(X_binned[f, rows], minlength=n_bins))
+        np.testing.assert_allclose(hist[f], expected[f], rtol=1e-10, atol=1e-10)
+        # every feature sees every node row once
+        np.testing.assert_allclose(hist[f].sum(axis=0),
+                                   ordered.astype(np.float64).sum(axis=0), rtol=1e-10, atol=1e-9)
+    # the features not listed are untouched
+    others = np.setdiff1d(np.arange(n_features), features)
+    assert np.all(hist[others] == SENTINEL)
+
+
+def test_build_histograms_overwrites_stale_buffer():
+    """A recycled buffer holds an old node's histogram: the listed slices must be reset."""
+    rng = np.random.default_rng(2)
+    X_binned, grad, hess = make_data(rng, 80, 3, 5, 2, 2)
+    features = np.arange(3, dtype=np.int32)
+    rows = random_rows(rng, 80, 40)
+    ordered = gathered(grad, hess, rows)
+    stale = kernel_histograms(X_binned, rows, ordered, features, 5, 1, fill=777.0)
+    fresh = kernel_histograms(X_binned, rows, ordered, features, 5, 1, fill=0.0)
+    np.testing.assert_array_equal(stale, fresh)
+    # reuse of the same buffer for other rows
+    rows2 = random_rows(rng, 80, 13)
+    ordered2 = gathered(grad, hess, rows2)
+    build_histograms(X_binned, rows2, ordered2, features, stale, 2)
+    expected = reference_histograms(X_binned, rows2, ordered2, features, 5, 3)
+    np.testing.assert_allclose(stale, expected, rtol=1e-10, atol=1e-10)
+
+
+def test_build_histograms_uses_the_gathered_order():
+    """ordered[i] belongs to rows[i]: permuting rows and ordered together changes nothing,
+    permuting only ordered does."""
+    rng = np.random.default_rng(3)
+    X_binned, grad, hess = make_data(rng, 60, 2, 6, 3, 0)
+    rows = random_rows(rng, 60, 60)
+    features = np.array([0, 1], dtype=np.int32)
+    base = kernel_histograms(X_binned, rows, gathered(grad, hess, rows), features, 6, 2)
+    perm = rng.permutation(60)
+    rows_p = np.ascontiguousarray(rows[perm])
+    permuted = kernel_histograms(X_binned, rows_p, gathered(grad, hess, rows_p), features, 6, 2)
+    np.testing.assert_allclose(permuted, base, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(permuted[..., -1], base[..., -1])
+
+
+def test_build_histograms_empty_node_and_missing_bin():
+    rng = np.random.default_rng(4)
+    n_bins = 256  # bins 0..254 plus missing 255, the largest layout
+    X_binned, grad, hess = make_data(rng, 300, 3, 255, 2, 1)
+    X_binned[:, ::7] = 255
+    features = np.array([0, 1, 2], dtype=np.int32)
+    rows = random_rows(rng, 300, 300)
+    ordered = gathered(grad, hess, rows)
+    hist = kernel_histograms(X_binned, rows, ordered, features, n_bins, 2)
+    expected = reference_histograms(X_binned, rows, ordered, features, n_bins, 3)
+    np.testing.assert_allclose(hist, expected, rtol=1e-10, atol=1e-10)
+    for f in features:
+        assert hist[f, 255, -1] == np.count_nonzero(X_binned[f] == 255)
+    empty_rows = np.empty(0, dtype=ROW_DTYPE)
+    hist = kernel_histograms(X_binned, empty_rows, np.empty((0, 4), dtype=G_H_DTYPE),
+                             features[:2], n_bins, 2)
+    assert np.all(hist[:2] == 0.0)
+    assert np.all(hist[2] == SENTINEL)
+
+
+@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+def test_build_histograms_threads_agree(k_kind):
+    rng = np.random.default_rng(5)
+    d = 5
+    k = hess_width(k_kind, d)
+    X_binned, grad, hess = make_data(rng, 500, 11, 17, d, k)
+    rows = random_rows(rng, 500, 420)
+    features = np.array([10, 3, 4, 0, 7, 8, 1], dtype=np.int32)
+    results = []
+    for n_threads in (1, 2, 3):
+        ordered = gathered(grad, hess, rows, n_threads)
+        results.append(kernel_histograms(X_binned, rows, ordered, features, 17, n_threads))
+    for other in results[1:]:
+        np.testing.assert_array_equal(other[..., -1], results[0][..., -1])
+        np.testing.assert_allclose(other, results[0], rtol=1e-12, atol=1e-12)
+
+
+# -- subtract_histograms ------------------------------------------------------
+@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_subtraction_equals_direct_sibling(k_kind, n_threads):
+    rng = np.random.default_rng(6)
+    d, n_rows, n_features, n_bins = 3, 250, 6, 12
+    k = hess_width(k_kind, d)
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins, d, k)
+    parent_rows = random_rows(rng, n_rows, 200)
+    go_left = X_binned[2, parent_rows] <= 5
+    left_rows = np.ascontiguousarray(parent_rows[go_left])
+    right_rows = np.ascontiguousarray(parent_rows[~go_left])
+    features = np.array([0, 2, 3, 5], dtype=np.int32)
+
+    def hist_of(rows):
+        return kernel_histograms(X_binned, rows, gathered(grad, hess, rows), features,
+                                 n_bins, n_threads)
+
+    parent, left, right = hist_of(parent_rows), hist_of(left_rows), hist_of(right_rows)
+    sibling = np.full_like(parent, SENTINEL)
+    subtract_histograms(parent, left, features, sibling, n_threads)
+    np.testing.assert_allclose(sibling[features], right[features], rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(sibling[features][..., -1], right[features][..., -1])
+    others = np.setdiff1d(np.arange(n_features), features)
+    assert np.all(sibling[others] == SENTINEL)
+    # in place, as the grower does it: the parent's buffer becomes the sibling
+    in_place = parent.copy()
+    subtract_histograms(in_place, left, features, in_place, n_threads)
+    np.testing.assert_allclose(in_place[features], right[features], rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(in_place[others], parent[others])
+
+
+def test_subtraction_reference_elementwise():
+    rng = np.random.default_rng(7)
+    parent = rng.normal(size=(4, 5, 3))
+    child = rng.normal(size=(4, 5, 3))
+    features = np.array([3, 1], dtype=np.int32)
+    out = np.zeros_like(parent)
+    subtract_histograms(parent, child, features, out, 2)
+    expected = np.zeros_like(parent)
+    for f in features:
+        for b in range(5):
+            for j in range(3):
+                expected[f, b, j] = parent[f, b, j] - child[f, b, j]
+    np.testing.assert_array_equal(out, expected)

@@ -1,0 +1,144 @@
+"""split_rows against a stable numpy partition."""
+import numpy as np
+import pytest
+
+from gbmo._core import ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core._partition import split_rows
+
+MISSING_BIN = 255
+
+
+def reference_split(rows, column, threshold_bin, missing_left, missing_bin):
+    """Left rows in their order, then right rows in their order; and the left count."""
+    left, right = [], []
+    for r in rows:
+        b = column[r]
+        if b == missing_bin:
+            goes_left = missing_left
+        else:
+            goes_left = b <= threshold_bin
+        (left if goes_left else right).append(r)
+    return np.array(left + right, dtype=ROW_DTYPE), len(left)
+
+
+def run_split(rows, column, threshold_bin, missing_left, n_threads, missing_bin=MISSING_BIN,
+              buffer_size=None):
+    rows = np.array(rows, dtype=ROW_DTYPE)
+    size = len(rows) if buffer_size is None else buffer_size
+    left_buffer = np.full(size, 4242, dtype=ROW_DTYPE)
+    right_buffer = np.full(size, 4242, dtype=ROW_DTYPE)
+    n_left = split_rows(rows, column, threshold_bin, missing_left, missing_bin,
+                        left_buffer, right_buffer, n_threads)
+    return rows, n_left
+
+
+def make_column(rng, n_rows, n_bins, missing_fraction):
+    column = rng.integers(0, n_bins, size=n_rows).astype(X_BINNED_DTYPE)
+    column[rng.random(n_rows) < missing_fraction] = MISSING_BIN
+    return column
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("missing_left", [False, True])
+@pytest.mark.parametrize("n_rows", [0, 1, 2, 3, 5, 17, 64, 1000])
+def test_matches_stable_partition(n_threads, missing_left, n_rows):
+    rng = np.random.default_rng(n_rows * 4 + n_threads * 2 + missing_left)
+    column = make_column(rng, max(n_rows, 1) + 10, 12, 0.25)
+    rows = rng.permutation(len(column))[:n_rows]
+    for threshold_bin in (-1, 0, 5, 11, 254):
+        got, n_left = run_split(rows, column, threshold_bin, missing_left, n_threads)
+        expected, expected_left = reference_split(rows, column, threshold_bin, missing_left,
+                                                  MISSING_BIN)
+        assert n_left == expected_left, (threshold_bin, n_left, expected_left)
+        np.testing.assert_array_equal(got, expected, err_msg=f"threshold {threshold_bin}")
+        # the same as numpy's stable partition
+        goes_left = np.where(column[rows] == MISSING_BIN, missing_left,
+                             column[rows].astype(int) <= threshold_bin)
+        np.testing.assert_array_equal(
+            got, np.concatenate([rows[goes_left], rows[~goes_left]]).astype(ROW_DTYPE))
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, 2])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_tiny_inputs_every_case(n_rows, n_threads):
+    """Every combination of bins (value left / value right / missing) for 0, 1, 2 rows."""
+    bins_choices = [0, 3, MISSING_BIN]
+    for bins in np.array(np.meshgrid(*[bins_choices] * n_rows)).reshape(n_rows, -1).T \
+            if n_rows else [np.array([], dtype=int)]:
+        column = np.array(list(bins) + [1], dtype=X_BINNED_DTYPE)
+        rows = np.arange(n_rows)[::-1]
+        for missing_left in (False, True):
+            got, n_left = run_split(rows, column, 1, missing_left, n_threads)
+            expected, expected_left = reference_split(rows, column, 1, missing_left, MISSING_BIN)
+            assert n_left == expected_left
+            np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3, 7, 70])
+def test_slice_of_larger_array_and_larger_buffers(n_threads):
+    """The grower partitions a node's slice of the full row array with full-size buffers."""
+    rng = np.random.default_rng(n_threads)
+    n_total = 500
+    column = make_column(rng, n_total, 30, 0.1)
+    all_rows = rng.permutation(n_total).astype(ROW_DTYPE)
+    before = all_rows.copy()
+    start, stop = 123, 401
+    node_rows = all_rows[start:stop]
+    left_buffer = np.empty(n_total, dtype=ROW_DTYPE)
+    right_buffer = np.empty(n_total, dtype=ROW_DTYPE)
+    n_left = split_rows(node_rows, column, 14, True, MISSING_BIN, left_buffer, right_buffer,
+                        n_threads)
+    expected, expected_left = reference_split(before[start:stop], column, 14, True, MISSING_BIN)
+    assert n_left == expected_left
+    np.testing.assert_array_equal(all_rows[start:stop], expected)
+    np.testing.assert_array_equal(all_rows[:start], before[:start])
+    np.testing.assert_array_equal(all_rows[stop:], before[stop:])
+
+
+def test_all_left_all_right_and_only_missing():
+    rng = np.random.default_rng(9)
+    column = make_column(rng, 100, 5, 0.0)
+    rows = rng.permutation(100)
+    for n_threads in (1, 2, 3):
+        got, n_left = run_split(rows, column, 4, False, n_threads)
+        assert n_left == 100
+        np.testing.assert_array_equal(got, rows)
+        got, n_left = run_split(rows, column, -1, True, n_threads)
+        assert n_left == 0
+        np.testing.assert_array_equal(got, rows)
+    missing = np.full(50, MISSING_BIN, dtype=X_BINNED_DTYPE)
+    rows = rng.permutation(50)
+    for missing_left, expected_left in ((True, 50), (False, 0)):
+        got, n_left = run_split(rows, missing, 200, missing_left, 2)
+        assert n_left == expected_left
+        np.testing.assert_array_equal(got, rows)
+
+
+def test_other_missing_bin_value():
+    """missing_bin is max_bins, not always 255: a smaller one must still be special."""
+    rng = np.random.default_rng(10)
+    missing_bin = 16
+    column = rng.integers(0, 17, size=300).astype(X_BINNED_DTYPE)
+    rows = rng.permutation(300)
+    for missing_left in (False, True):
+        for threshold_bin in (3, 15, 16):
+            for n_threads in (1, 2, 3):
+                got, n_left = run_split(rows, column, threshold_bin, missing_left, n_threads,
+                                        missing_bin=missing_bin)
+                expected, expected_left = reference_split(rows, column, threshold_bin,
+                                                          missing_left, missing_bin)
+                assert n_left == expected_left
+                np.testing.assert_array_equal(got, expected)
+
+
+def test_threads_agree_on_large_input():
+    rng = np.random.default_rng(11)
+    column = make_column(rng, 20_000, 255, 0.05)
+    rows = rng.permutation(20_000)[:15_001]
+    results = [run_split(rows, column, 100, True, n) for n in (1, 2, 3, 4)]
+    for got, n_left in results[1:]:
+        assert n_left == results[0][1]
+        np.testing.assert_array_equal(got, results[0][0])
+    expected, expected_left = reference_split(rows, column, 100, True, MISSING_BIN)
+    assert results[0][1] == expected_left
+    np.testing.assert_array_equal(results[0][0], expected)

@@ -1,0 +1,407 @@
+"""Prediction kernels against a pure-Python traversal of hand-built and trained trees."""
+import numpy as np
+import pytest
+
+import gbmo
+import gbmo.engine
+from gbmo._core import NODE_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core._predict import add_leaf_values, predict_binned, predict_leaf_raw, predict_raw
+from gbmo.binning import BinMapper
+from gbmo.booster import _PackedForest
+from gbmo.tree import Tree
+
+
+# -- trees ----------------------------------------------------------------------
+def random_tree(rng, n_features, d, max_depth, thresholds_of, n_bins, p_split=0.75):
+    """A random tree with children numbered after their parents. thresholds_of(f)
+    gives the candidate raw thresholds of feature f; node_bin is drawn in [0, n_bins)."""
+    feature, threshold, bin_, missing_left, left, right, value, depth = [], [], [], [], [], [], [], []
+    leaves = []
+
+    def new_node(dep):
+        for lst, v in ((feature, 0), (threshold, 0.0), (bin_, 0), (missing_left, 0),
+                       (left, -1), (right, -1), (value, -1), (depth, dep)):
+            lst.append(v)
+        return len(left) - 1
+
+    queue = [new_node(0)]
+    while queue:
+        node = queue.pop(0)
+        if depth[node] < max_depth and (node == 0 or rng.random() < p_split):
+            f = int(rng.integers(n_features))
+            feature[node] = f
+            threshold[node] = float(rng.choice(thresholds_of(f)))
+            bin_[node] = int(rng.integers(0, n_bins))
+            missing_left[node] = int(rng.integers(2))
+            left[node] = new_node(depth[node] + 1)
+            right[node] = new_node(depth[node] + 1)
+            queue += [left[node], right[node]]
+        else:
+            value[node] = len(leaves)
+            leaves.append(rng.normal(size=d))
+    # shuffle the leaf numbering so that node_value is not simply increasing
+    perm = rng.permutation(len(leaves))
+    value = [int(perm[v]) if v >= 0 else -1 for v in value]
+    leaf_values = np.empty((len(leaves), d))
+    leaf_values[perm] = np.array(leaves)
+    n = len(left)
+    tree = Tree(leaf_values, node_feature=feature, node_threshold=threshold, node_bin=bin_,
+                node_missing_left=missing_left, node_left=left, node_right=right,
+                node_value=value, node_gain=np.zeros(n), node_count=np.zeros(n, dtype=np.int64))
+    tree.validate(n_features, d)
+    return tree
+
+
+def reference_leaf_raw(tree, x):
+    """Node index of the leaf a raw row reaches, by the documented rule."""
+    node = 0
+    while tree.node_left[node] >= 0:
+        v = float(x[tree.node_feature[node]])
+        if np.isnan(v):
+            go_left = bool(tree.node_missing_left[node])
+        else:
+            go_left = v <= float(tree.node_threshold[node])
+        node = tree.node_left[node] if go_left else tree.node_right[node]
+    return node
+
+
+def reference_leaf_binned(tree, bins, missing_bin):
+    node = 0
+    while tree.node_left[node] >= 0:
+        b = int(bins[tree.node_feature[node]])
+        if b == missing_bin:
+            go_left = bool(tree.node_missing_left[node])
+        else:
+            go_left = b <= int(tree.node_bin[node])
+        node = tree.node_left[node] if go_left else tree.node_right[node]
+    return node
+
+
+def reference_predict_raw(trees, X, start=None):
+    X = np.asarray(X)
+    d = trees[0].leaf_values.shape[1]
+    out = np.zeros((X.shape[0], d)) if start is None else start.copy()
+    for i in range(X.shape[0]):
+        for tree in trees:
+            out[i] += tree.leaf_values[tree.node_value[reference_leaf_raw(tree, X[i])]]
+    return out
+
+
+def reference_leaf_indices(trees, X):
+    """Global leaf index (into the packed values) per row and tree."""
+    offsets = np.cumsum([0] + [t.n_leaves for t in trees])
+    out = np.empty((X.shape[0], len(trees)), dtype=np.int64)
+    for i in range(X.shape[0]):
+        for t, tree in enumerate(trees):
+            out[i, t] = offsets[t] + tree.node_value[reference_leaf_raw(tree, X[i])]
+    return out
+
+
+def reference_predict_binned(trees, X_binned, missing_bin, start=None):
+    n = X_binned.shape[1]
+    d = trees[0].leaf_values.shape[1]
+    out = np.zeros((n, d)) if start is None else start.copy()
+    for i in range(n):
+        for tree in trees:
+            leaf = reference_leaf_binned(tree, X_binned[:, i], missing_bin)
+            out[i] += tree.leaf_values[tree.node_value[leaf]]
+    return out
+
+
+def make_X(rng, n_rows, n_features, nan_fraction=0.15):
+    """Values on a coarse grid (so rows hit thresholds exactly), NaN and infinities."""
+    X = np.round(rng.normal(size=(n_rows, n_features)) * 4) / 4
+    X[rng.random(X.shape) < 0.03] = np.inf
+    X[rng.random(X.shape) < 0.03] = -np.inf
+    X[rng.random(X.shape) < nan_fraction] = np.nan
+    return X
+
+
+def grid_thresholds(f):
+    return np.concatenate([np.arange(-8, 9) / 4, [np.inf, -np.inf]])
+
+
+def forest_of(rng, n_trees, n_features, d, n_bins=16, max_depth=5):
+    return [random_tree(rng, n_features, d, max_depth, grid_thresholds, n_bins)
+            for _ in range(n_trees)]
+
+
+def kernel_raw(forest, X, start, n_threads=2):
+    out = start.copy()
+    predict_raw(X, *forest.raw_arguments(), forest.values, out, n_threads)
+    return out
+
+
+# -- hand-built trees ---------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("d", [1, 4])
+def test_predict_raw_matches_traversal(seed, d):
+    rng = np.random.default_rng(seed)
+    trees = forest_of(rng, 6, 5, d)
+    forest = _PackedForest(trees)
+    X = make_X(rng, 120, 5)
+    start = rng.normal(size=(120, d))  # the kernel adds to out
+    expected = reference_predict_raw(trees, X, start)
+    for n_threads in (1, 2, 3):
+        np.testing.assert_allclose(kernel_raw(forest, X, start, n_threads), expected,
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["C64", "F64", "C32", "F32", "strided64", "strided32",
+                                    "reversed64", "transposed32"])
+def test_predict_raw_dtypes_and_memory_layouts(layout):
+    rng = np.random.default_rng(3)
+    d, n_features = 3, 6
+    trees = forest_of(rng, 5, n_features, d)
+    forest = _PackedForest(trees)
+    big = make_X(rng, 150, 2 * n_features)
+    dtype = np.float32 if layout.endswith("32") else np.float64
+    big = big.astype(dtype)  # the grid values are exact in float32
+    if layout.startswith("C"):
+        X = np.ascontiguousarray(big[:, :n_features])
+    elif layout.startswith("F"):
+        X = np.asfortranarray(big[:, :n_features])
+    elif layout.startswith("strided"):
+        X = big[::3, ::2]
+    elif layout.startswith("reversed"):
+        X = big[::-2, ::-2]
+    else:
+        X = np.ascontiguousarray(big[:, :n_features].T).T  # F order via a transpose
+    assert X.shape[1] == n_features
+    start = np.zeros((X.shape[0], d))
+    expected = reference_predict_raw(trees, X.astype(np.float64), start)
+    np.testing.assert_allclose(kernel_raw(forest, X, start), expected, rtol=1e-12, atol=1e-12)
+    # read-only arrays (e.g. from pandas or np.broadcast_to) are accepted
+    X_ro = X.copy(order="K")
+    X_ro.setflags(write=False)
+    np.testing.assert_array_equal(kernel_raw(forest, X_ro, start), kernel_raw(forest, X, start))
+    # the same values in C-ordered float64 give the same result
+    C = np.ascontiguousarray(X, dtype=np.float64)
+    np.testing.assert_array_equal(kernel_raw(forest, X, start), kernel_raw(forest, C, start))
+
+
+def test_float32_values_compared_in_double():
+    """A float32 value just above a float64 threshold goes right even when the threshold
+    rounds to that float32 value."""
+    x32 = np.float32(0.1)
+    threshold = float(np.nextafter(np.float64(x32), -np.inf))  # just below float64(x32)
+    tree = Tree(np.array([[1.0], [2.0]]), node_feature=[0, 0, 0], node_threshold=[threshold, 0, 0],
+                node_bin=[0, 0, 0], node_missing_left=[1, 0, 0], node_left=[1, -1, -1],
+                node_right=[2, -1, -1], node_value=[-1, 0, 1], node_gain=[0, 0, 0],
+                node_count=[0, 0, 0])
+    forest = _PackedForest([tree])
+    X32 = np.array([[x32], [np.nextafter(x32, np.float32(0))], [np.nan]], dtype=np.float32)
+    out = kernel_raw(forest, X32, np.zeros((3, 1)))
+    np.testing.assert_array_equal(out, reference_predict_raw([tree], X32.astype(np.float64)))
+    np.testing.assert_array_equal(out[:, 0], [2.0, 1.0, 1.0])
+
+
+def test_predict_raw_empty_inputs():
+    rng = np.random.default_rng(4)
+    trees = forest_of(rng, 2, 3, 2)
+    forest = _PackedForest(trees)
+    out = np.zeros((0, 2))
+    predict_raw(np.zeros((0, 3)), *forest.raw_arguments(), forest.values, out, 2)
+    assert out.shape == (0, 2)
+    # a forest whose only tree is a single leaf adds that leaf to every row
+    stump = Tree(np.array([[1.5, -2.0]]), node_feature=[0], node_threshold=[0.0], node_bin=[0],
+                 node_missing_left=[0], node_left=[-1], node_right=[-1], node_value=[0],
+                 node_gain=[0.0], node_count=[0])
+    forest = _PackedForest([stump])
+    X = make_X(rng, 7, 3)
+    out = kernel_raw(forest, X, np.ones((7, 2)))
+    np.testing.assert_array_equal(out, np.tile([2.5, -1.0], (7, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_predict_leaf_raw_matches_traversal(dtype, order):
+    rng = np.random.default_rng(5)
+    trees = forest_of(rng, 4, 5, 2)
+    forest = _PackedForest(trees)
+    X = np.asarray(make_X(rng, 90, 5).astype(dtype), order=order)
+    expected = reference_leaf_indices(trees, X.astype(np.float64))
+    for n_threads in (1, 2):
+        out = np.full((90, 4), -7, dtype=NODE_DTYPE)
+        predict_leaf_raw(X, *forest.raw_arguments(), out, n_threads)
+        np.testing.assert_array_equal(out, expected)
+    # strided view
+    Xs = np.asarray(make_X(rng, 90, 10).astype(dtype), order=order)[::2, 1::2]
+    out = np.empty((45, 4), dtype=NODE_DTYPE)
+    predict_leaf_raw(Xs, *forest.raw_arguments(), out, 2)
+    np.testing.assert_array_equal(out, reference_leaf_indices(trees, Xs.astype(np.float64)))
+    # leaf indices index the packed values: summing them gives predict_raw
+    summed = forest.values[out].sum(axis=1)
+    np.testing.assert_allclose(summed, kernel_raw(forest, Xs, np.zeros((45, 2))),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("missing_bin", [16, 255])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_predict_binned_matches_traversal(missing_bin, n_threads):
+    rng = np.random.default_rng(missing_bin + n_threads)
+    d, n_features, n_rows = 3, 4, 130
+    trees = forest_of(rng, 5, n_features, d, n_bins=missing_bin)
+    forest = _PackedForest(trees)
+    X_binned = rng.integers(0, missing_bin + 1, size=(n_features, n_rows)).astype(X_BINNED_DTYPE)
+    X_binned[:, ::5] = missing_bin
+    start = rng.normal(size=(n_rows, d))
+    out = start.copy()
+    predict_binned(X_binned, missing_bin, forest.tree_roots, forest.node_feature,
+                   forest.node_bin, forest.node_missing_left, forest.node_left,
+                   forest.node_right, forest.node_value, forest.values, out, n_threads)
+    np.testing.assert_allclose(out, reference_predict_binned(trees, X_binned, missing_bin, start),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_binned_and_raw_prediction_agree_through_bin_thresholds():
+    """Trees whose raw thresholds are BinMapper.bin_threshold of their bins predict the
+    same on raw X as on the binned X."""
+    rng = np.random.default_rng(6)
+    n_features, d = 4, 2
+    X = make_X(rng, 300, n_features)
+    X[:, 0] = rng.normal(size=300)  # one continuous feature: quantile bins
+    X[rng.random(300) < 0.1, 0] = np.nan
+    mapper = BinMapper(max_bins=12).fit(X)
+    trees = []
+    for _ in range(6):
+        tree = random_tree(rng, n_features, d, 5, grid_thresholds, 12)
+        for node in np.flatnonzero(tree.node_left >= 0):
+            f = tree.node_feature[node]
+            t = int(rng.integers(0, mapper.n_bins_non_missing_[f]))
+            tree.node_bin[node] = t
+            tree.node_threshold[node] = mapper.bin_threshold(f, t)
+        trees.append(tree)
+    forest = _PackedForest(trees)
+    X_binned = mapper.transform(X)
+    binned_out = np.zeros((300, d))
+    predict_binned(X_binned, mapper.missing_bin, forest.tree_roots, forest.node_feature,
+                   forest.node_bin, forest.node_missing_left, forest.node_left,
+                   forest.node_right, forest.node_value, forest.values, binned_out, 2)
+    raw_out = kernel_raw(forest, X, np.zeros((300, d)))
+    np.testing.assert_allclose(raw_out, binned_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(raw_out, reference_predict_raw(trees, X), rtol=1e-12, atol=1e-12)
+
+
+# -- add_leaf_values ------------------------------------------------------------
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("d", [1, 5])
+def test_add_leaf_values_matches_loop(n_threads, d):
+    rng = np.random.default_rng(7 + d)
+    n_rows, n_leaves = 103, 9
+    rows = rng.permutation(n_rows).astype(ROW_DTYPE)
+    cuts = np.sort(rng.choice(np.arange(1, n_rows), n_leaves - 1, replace=False))
+    bounds = np.concatenate([[0], cuts, [n_rows]])
+    # leaves in an order unrelated to their position in rows; one leaf empty
+    order = rng.permutation(n_leaves)
+    leaf_start = np.ascontiguousarray(bounds[:-1][order], dtype=np.intp)
+    leaf_stop = np.ascontiguousarray(bounds[1:][order], dtype=np.intp)
+    leaf_stop[0] = leaf_start[0]
+    leaf_values = rng.normal(size=(n_leaves, d))
+    raw = rng.normal(size=(n_rows, d))
+    expected = raw.copy()
+    for leaf in range(n_leaves):
+        for s in range(leaf_start[leaf], leaf_stop[leaf]):
+            expected[rows[s]] += leaf_values[leaf]
+    add_leaf_values(rows, leaf_start, leaf_stop, leaf_values, raw, n_threads)
+    np.testing.assert_allclose(raw, expected, rtol=1e-15, atol=0)
+
+
+# -- trained trees --------------------------------------------------------------
+def training_problem(objective, rng, n_rows=300, n_features=5, dtype=np.float64):
+    X = rng.normal(size=(n_rows, n_features))
+    X[:, 1] = np.round(X[:, 1] * 2)  # few distinct values
+    X[rng.random(X.shape) < 0.1] = np.nan
+    signal = np.nan_to_num(X[:, :3], nan=1.0)
+    weight = None
+    if objective == "mse":
+        Y = signal @ rng.normal(size=(3, 3)) + 0.1 * rng.normal(size=(n_rows, 3))
+    elif objective == "mse_weighted":   # a non-constant (n, 1) hessian
+        Y = signal @ rng.normal(size=(3, 2))
+        weight = rng.uniform(0.5, 2.0, size=n_rows)
+    elif objective == "softmax":        # an (n, d) hessian
+        Y = np.argmax(signal + 0.3 * rng.normal(size=(n_rows, 3)), axis=1)
+    else:                               # sigmoid, multi-label
+        Y = (signal[:, :2] + 0.3 * rng.normal(size=(n_rows, 2)) > 0).astype(float)
+    return X.astype(dtype), Y, weight
+
+
+def train(objective, X, Y, weight, rounds=6, **extra):
+    params = {"objective": "mse" if objective == "mse_weighted" else objective,
+              "max_leaves": 8, "min_samples_leaf": 5, "max_bins": 16, "learning_rate": 0.3,
+              "verbosity": 0, "n_threads": 2}
+    params.update(extra)
+    return gbmo.train(params, gbmo.Dataset(X, Y, weight=weight), num_boost_round=rounds)
+
+
+@pytest.mark.parametrize("objective", ["mse", "mse_weighted", "softmax", "sigmoid"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_trained_trees_predict_like_traversal(objective, dtype):
+    rng = np.random.default_rng(8)
+    X, Y, weight = training_problem(objective, rng, dtype=dtype)
+    booster = train(objective, X, Y, weight)
+    trees = booster.trees
+    assert len(trees) == 6 and any(t.n_leaves > 2 for t in trees)
+    X_test = training_problem(objective, np.random.default_rng(9), n_rows=80, dtype=dtype)[0]
+    for data in (X, X_test, np.asfortranarray(X_test), X_test[::-1, :]):
+        start = np.tile(booster.init_score, (data.shape[0], 1))
+        expected = reference_predict_raw(trees, data.astype(np.float64), start)
+        np.testing.assert_allclose(booster.predict(data, raw_score=True), expected,
+                                   rtol=1e-12, atol=1e-12)
+        leaf_offsets = np.cumsum([0] + [t.n_leaves for t in trees[:-1]])
+        np.testing.assert_array_equal(
+            booster.predict_leaf(data),
+            reference_leaf_indices(trees, data.astype(np.float64)) - leaf_offsets)
+
+
+@pytest.mark.parametrize("objective", ["mse", "mse_weighted", "softmax", "sigmoid"])
+@pytest.mark.parametrize("max_leaves,hist_cache,dtype,bin_subsample", [
+    (8, 64, np.float64, 200_000),
+    (2, 64, np.float64, 200_000),
+    (10, 64, np.float32, 60),      # float32 X, edges fitted on a subsample
+    (12, 1, np.float64, 200_000),  # a histogram cache smaller than the candidate queue
+])
+def test_training_update_equals_prediction(objective, max_leaves, hist_cache, dtype,
+                                           bin_subsample, monkeypatch):
+    """The raw scores training keeps (from the grower's partition, no traversal) and those
+    of a validation set (predict_binned) equal booster.predict(X, raw_score=True)."""
+    captured = {}
+    real_add, real_binned = gbmo.engine.add_leaf_values, gbmo.engine.predict_binned
+
+    def spy_add(rows, leaf_start, leaf_stop, leaf_values, raw, n_threads):
+        # the leaves' ranges partition the rows: every training row gets one leaf
+        covered = np.zeros(len(rows), dtype=int)
+        for a, b in zip(leaf_start, leaf_stop):
+            covered[a:b] += 1
+        assert np.all(covered == 1)
+        assert np.array_equal(np.sort(rows), np.arange(len(rows)))
+        captured["train"] = raw
+        return real_add(rows, leaf_start, leaf_stop, leaf_values, raw, n_threads)
+
+    def spy_binned(X_binned, missing_bin, roots, *args):
+        captured["valid"] = args[-2]
+        return real_binned(X_binned, missing_bin, roots, *args)
+
+    monkeypatch.setattr(gbmo.engine, "add_leaf_values", spy_add)
+    monkeypatch.setattr(gbmo.engine, "predict_binned", spy_binned)
+    rng = np.random.default_rng(10)
+    X, Y, weight = training_problem(objective, rng, dtype=dtype)
+    X_valid, Y_valid, _ = training_problem(objective, np.random.default_rng(11), n_rows=70,
+                                           dtype=dtype)
+    params = {"objective": "mse" if objective == "mse_weighted" else objective,
+              "max_leaves": max_leaves, "min_samples_leaf": 3, "max_bins": 8,
+              "learning_rate": 0.5, "verbosity": 0, "n_threads": 2, "hist_cache": hist_cache,
+              "bin_subsample": bin_subsample}
+    train_set = gbmo.Dataset(X, Y, weight=weight)
+    booster = gbmo.train(params, train_set, num_boost_round=5,
+                         valid_sets=[train_set.create_valid(X_valid, Y_valid)])
+    assert booster.num_trees == 5
+    assert max(t.n_leaves for t in booster.trees) == max_leaves
+    np.testing.assert_allclose(captured["train"], booster.predict(X, raw_score=True),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(captured["valid"], booster.predict(X_valid, raw_score=True),
+                               rtol=1e-12, atol=1e-12)
+    start = np.tile(booster.init_score, (X.shape[0], 1))
+    np.testing.assert_allclose(captured["train"],
+                               reference_predict_raw(booster.trees, X.astype(np.float64), start),
+                               rtol=1e-12, atol=1e-12)
