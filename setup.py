@@ -15,7 +15,7 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_binning", "_histogram", "_split", "_partition", "_predict"]
+KERNELS = ["_binning", "_histogram", "_split", "_partition", "_predict", "_losses"]
 
 OPENMP_PROBE = r"""
 #include <omp.h>

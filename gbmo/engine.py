@@ -66,7 +66,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         valid_names = [f"valid_{i}" for i in range(len(valid_sets))]
     if len(valid_names) != len(valid_sets):
         raise ValueError(f"{len(valid_names)} valid_names for {len(valid_sets)} valid_sets")
-    loss = make_loss(params["objective"], params["num_class"])
+    loss = make_loss(params["objective"], params["num_class"], params["n_threads"])
     metric_name = params["metric"] or loss.default_metric
     metric = get_metric(metric_name)
     y = loss.prepare_target(train_set.Y)

@@ -8,13 +8,14 @@ import numpy as np
 from scipy.special import expit, logit, softmax
 
 from ._core import G_H_DTYPE
+from ._core._losses import sigmoid_gradients, softmax_gradients, squared_error_gradients
+from .parallel import threads_for
 
-# Hessians of saturated probabilities are floored so leaf values stay finite.
-_MIN_HESSIAN = 1e-16
+_UNIT_WEIGHT = np.empty(0)
 
 
-def _as_column_weight(weight, n_rows):
-    return np.ones((n_rows, 1)) if weight is None else weight[:, None]
+def _kernel_weight(weight):
+    return _UNIT_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
 
 
 class Loss:
@@ -23,6 +24,12 @@ class Loss:
 
     name = None
     default_metric = None
+
+    def __init__(self, n_threads=1):
+        self.n_threads = n_threads
+
+    def _threads(self, raw):
+        return threads_for(self.n_threads, raw.size * 8)
 
     def prepare_target(self, y):
         """Validates y for this loss and returns it in the form the other methods take."""
@@ -60,7 +67,7 @@ class SquaredError(Loss):
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
         _require_finite(y, self.name)
-        return y.reshape(-1, 1) if y.ndim == 1 else y
+        return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 
     def n_outputs(self, y):
         return y.shape[1]
@@ -69,11 +76,10 @@ class SquaredError(Loss):
         return np.average(y, axis=0, weights=weight)
 
     def gradients(self, y, raw, weight):
-        grad = raw - y
-        if weight is not None:
-            grad *= weight[:, None]
-        hess = _as_column_weight(weight, len(y)).astype(G_H_DTYPE)
-        return grad.astype(G_H_DTYPE), hess
+        grad = np.empty(raw.shape, dtype=G_H_DTYPE)
+        squared_error_gradients(y, raw, _kernel_weight(weight), grad, self._threads(raw))
+        hess = np.ones((len(y), 1)) if weight is None else weight[:, None]
+        return grad, hess.astype(G_H_DTYPE)
 
 
 class SoftmaxCrossEntropy(Loss):
@@ -83,7 +89,8 @@ class SoftmaxCrossEntropy(Loss):
     name = "softmax"
     default_metric = "logloss"
 
-    def __init__(self, num_class=None):
+    def __init__(self, num_class=None, n_threads=1):
+        super().__init__(n_threads)
         self.num_class = num_class
 
     def prepare_target(self, y):
@@ -112,11 +119,6 @@ class SoftmaxCrossEntropy(Loss):
         n_classes = self.num_class if self.num_class is not None else int(y.max()) + 1
         return max(n_classes, 2)
 
-    def _one_hot(self, y, n_classes):
-        encoded = np.zeros((len(y), n_classes))
-        encoded[np.arange(len(y)), y] = 1.0
-        return encoded
-
     def init_score(self, y, weight):
         n_classes = self.n_outputs(y)
         prior = np.bincount(y, weights=weight, minlength=n_classes)
@@ -125,13 +127,10 @@ class SoftmaxCrossEntropy(Loss):
         return log_prior - log_prior.mean()
 
     def gradients(self, y, raw, weight):
-        proba = softmax(raw, axis=1)
-        hess = np.maximum(proba * (1.0 - proba), _MIN_HESSIAN)
-        proba[np.arange(len(y)), y] -= 1.0
-        if weight is not None:
-            proba *= weight[:, None]
-            hess *= weight[:, None]
-        return proba.astype(G_H_DTYPE), hess.astype(G_H_DTYPE)
+        grad = np.empty(raw.shape, dtype=G_H_DTYPE)
+        hess = np.empty(raw.shape, dtype=G_H_DTYPE)
+        softmax_gradients(y, raw, _kernel_weight(weight), grad, hess, self._threads(raw))
+        return grad, hess
 
     def transform(self, raw):
         return softmax(raw, axis=1)
@@ -152,7 +151,7 @@ class SigmoidCrossEntropy(Loss):
                 f"objective 'sigmoid' takes targets in [0, 1], got values in "
                 f"[{y.min()}, {y.max()}]"
             )
-        return y.reshape(-1, 1) if y.ndim == 1 else y
+        return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 
     def n_outputs(self, y):
         return y.shape[1]
@@ -162,13 +161,10 @@ class SigmoidCrossEntropy(Loss):
         return logit(mean)
 
     def gradients(self, y, raw, weight):
-        proba = expit(raw)
-        hess = np.maximum(proba * (1.0 - proba), _MIN_HESSIAN)
-        grad = proba - y
-        if weight is not None:
-            grad *= weight[:, None]
-            hess *= weight[:, None]
-        return grad.astype(G_H_DTYPE), hess.astype(G_H_DTYPE)
+        grad = np.empty(raw.shape, dtype=G_H_DTYPE)
+        hess = np.empty(raw.shape, dtype=G_H_DTYPE)
+        sigmoid_gradients(y, raw, _kernel_weight(weight), grad, hess, self._threads(raw))
+        return grad, hess
 
     def transform(self, raw):
         return expit(raw)
@@ -177,12 +173,12 @@ class SigmoidCrossEntropy(Loss):
 BUILTIN_LOSSES = {loss.name: loss for loss in (SquaredError, SoftmaxCrossEntropy, SigmoidCrossEntropy)}
 
 
-def make_loss(objective, num_class=None):
+def make_loss(objective, num_class=None, n_threads=1):
     if objective not in BUILTIN_LOSSES:
         raise ValueError(
             f"unknown objective {objective!r}; known objectives: {', '.join(sorted(BUILTIN_LOSSES))}"
         )
     if objective == "softmax":
-        return SoftmaxCrossEntropy(num_class)
-    return BUILTIN_LOSSES[objective]()
+        return SoftmaxCrossEntropy(num_class, n_threads)
+    return BUILTIN_LOSSES[objective](n_threads)
 

@@ -1,0 +1,75 @@
+"""Gradients and hessians of the built-in losses, fused into one pass over the
+rows (numpy needs several temporaries of shape (n, d) per round).
+
+weight has n entries, or none for unit weights."""
+from cython.parallel cimport prange
+from libc.math cimport exp
+
+from .common cimport G_H_t
+
+# Hessians of saturated probabilities are floored so leaf values stay finite.
+cdef double MIN_HESSIAN = 1e-16
+
+
+def squared_error_gradients(const double[:, ::1] y,
+                            const double[:, ::1] raw,
+                            const double[::1] weight,
+                            G_H_t[:, ::1] grad,
+                            int n_threads):
+    """grad = weight * (raw - y); the hessian is the weight, set by the caller."""
+    cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
+    cdef bint weighted = weight.shape[0] > 0
+    cdef Py_ssize_t i, j
+    cdef double w
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+        w = weight[i] if weighted else 1.0
+        for j in range(d):
+            grad[i, j] = <G_H_t>(w * (raw[i, j] - y[i, j]))
+
+
+def softmax_gradients(const long long[::1] y,
+                      const double[:, ::1] raw,
+                      const double[::1] weight,
+                      G_H_t[:, ::1] grad,
+                      G_H_t[:, ::1] hess,
+                      int n_threads):
+    """grad = weight * (p - onehot(y)), hess = weight * max(p (1 - p), MIN_HESSIAN),
+    with p the softmax of the row's raw scores."""
+    cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
+    cdef bint weighted = weight.shape[0] > 0
+    cdef Py_ssize_t i, j
+    cdef double w, top, total, p, h
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+        w = weight[i] if weighted else 1.0
+        top = raw[i, 0]
+        for j in range(1, d):
+            if raw[i, j] > top:
+                top = raw[i, j]
+        total = 0.0
+        for j in range(d):
+            total = total + exp(raw[i, j] - top)
+        for j in range(d):
+            p = exp(raw[i, j] - top) / total
+            h = p * (1.0 - p)
+            hess[i, j] = <G_H_t>(w * (h if h > MIN_HESSIAN else MIN_HESSIAN))
+            grad[i, j] = <G_H_t>(w * (p - (1.0 if y[i] == j else 0.0)))
+
+
+def sigmoid_gradients(const double[:, ::1] y,
+                      const double[:, ::1] raw,
+                      const double[::1] weight,
+                      G_H_t[:, ::1] grad,
+                      G_H_t[:, ::1] hess,
+                      int n_threads):
+    """grad = weight * (p - y), hess = weight * max(p (1 - p), MIN_HESSIAN), p = sigmoid(raw)."""
+    cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
+    cdef bint weighted = weight.shape[0] > 0
+    cdef Py_ssize_t i, j
+    cdef double w, p, h
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+        w = weight[i] if weighted else 1.0
+        for j in range(d):
+            p = 1.0 / (1.0 + exp(-raw[i, j]))
+            h = p * (1.0 - p)
+            hess[i, j] = <G_H_t>(w * (h if h > MIN_HESSIAN else MIN_HESSIAN))
+            grad[i, j] = <G_H_t>(w * (p - y[i, j]))
