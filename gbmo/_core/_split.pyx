@@ -43,23 +43,60 @@ cdef inline double mean_hessian(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
     return total / d
 
 
-cdef inline double split_gain(const HIST_t* left, HIST_t* right, const HIST_t* parent,
-                              Py_ssize_t d, Py_ssize_t k, double hess_constant,
-                              double lambda_l2, double parent_score,
-                              double min_samples_leaf, double min_child_weight) noexcept nogil:
+cdef struct SplitContext:
+    Py_ssize_t n_outputs
+    Py_ssize_t hess_width
+    double hess_constant
+    double lambda_l2
+    double min_samples_leaf
+    double min_child_weight
+    const HIST_t* parent
+    double parent_score
+
+
+cdef struct Candidate:
+    double gain
+    int bin
+    unsigned char missing_left
+    double left_count
+
+
+cdef inline double split_gain(const SplitContext* c, const HIST_t* left, HIST_t* right) noexcept nogil:
     """Gain of parent -> (left, parent - left); -1 when a child breaks a constraint.
     Fills right as a side effect."""
-    cdef Py_ssize_t width = d + k + 1
+    cdef Py_ssize_t d = c.n_outputs, k = c.hess_width
     cdef Py_ssize_t j
+    for j in range(d + k + 1):
+        right[j] = c.parent[j] - left[j]
+    if left[d + k] < c.min_samples_leaf or right[d + k] < c.min_samples_leaf:
+        return -1.0
+    if (mean_hessian(left, d, k, c.hess_constant) < c.min_child_weight or
+            mean_hessian(right, d, k, c.hess_constant) < c.min_child_weight):
+        return -1.0
+    return 0.5 * (score(left, d, k, c.hess_constant, c.lambda_l2)
+                  + score(right, d, k, c.hess_constant, c.lambda_l2) - c.parent_score)
+
+
+cdef inline void scan_thresholds(const SplitContext* c, const HIST_t* feature_hist,
+                                 Py_ssize_t n_thresholds, const HIST_t* initial_left,
+                                 unsigned char missing_left, HIST_t* left, HIST_t* right,
+                                 Candidate* best) noexcept nogil:
+    """Tries "bins <= t go left" for t < n_thresholds, the left side starting from
+    initial_left (the missing bin's sums, or NULL for none); keeps the best in best."""
+    cdef Py_ssize_t width = c.n_outputs + c.hess_width + 1
+    cdef Py_ssize_t t, j
+    cdef double gain
     for j in range(width):
-        right[j] = parent[j] - left[j]
-    if left[d + k] < min_samples_leaf or right[d + k] < min_samples_leaf:
-        return -1.0
-    if (mean_hessian(left, d, k, hess_constant) < min_child_weight or
-            mean_hessian(right, d, k, hess_constant) < min_child_weight):
-        return -1.0
-    return 0.5 * (score(left, d, k, hess_constant, lambda_l2)
-                  + score(right, d, k, hess_constant, lambda_l2) - parent_score)
+        left[j] = initial_left[j] if initial_left != NULL else 0.0
+    for t in range(n_thresholds):
+        for j in range(width):
+            left[j] += feature_hist[t * width + j]
+        gain = split_gain(c, left, right)
+        if gain > best.gain:
+            best.gain = gain
+            best.bin = <int>t
+            best.missing_left = missing_left
+            best.left_count = left[width - 1]
 
 
 def find_best_splits(const HIST_t[:, :, ::1] hist,
@@ -78,18 +115,22 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      int n_threads):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
-    when no split of f satisfies the constraints. When the node has no missing
-    value of f, missing goes to the child with more rows, as seen in training."""
-    cdef Py_ssize_t d = n_outputs
-    cdef Py_ssize_t k = hess_width
-    cdef Py_ssize_t width = d + k + 1
-    cdef Py_ssize_t count = d + k
+    (and best_bin[f] -1) when no split of f satisfies the constraints with a
+    gain above -1; the grower only takes positive gains. When the node has no
+    missing value of f, missing goes to the child with more rows."""
+    cdef SplitContext context
+    context.n_outputs = n_outputs
+    context.hess_width = hess_width
+    context.hess_constant = hess_constant
+    context.lambda_l2 = lambda_l2
+    context.min_samples_leaf = min_samples_leaf
+    context.min_child_weight = min_child_weight
+    context.parent = &parent[0]
+    context.parent_score = score(&parent[0], n_outputs, hess_width, hess_constant, lambda_l2)
+    cdef Py_ssize_t width = n_outputs + hess_width + 1
     cdef Py_ssize_t missing_bin = hist.shape[1] - 1
-    cdef double parent_score = score(&parent[0], d, k, hess_constant, lambda_l2)
-    cdef Py_ssize_t fi, f, t, j, n_bins
-    cdef double gain, best, best_left_count, n_missing
-    cdef int chosen_bin
-    cdef unsigned char missing_left
+    cdef Py_ssize_t fi, f, n_bins
+    cdef Candidate* best
     cdef const HIST_t* missing
     cdef HIST_t* left
     cdef HIST_t* right
@@ -97,48 +138,28 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     with nogil, parallel(num_threads=n_threads):
         left = <HIST_t*> malloc(width * sizeof(HIST_t))
         right = <HIST_t*> malloc(width * sizeof(HIST_t))
+        # Per-thread scratch: a struct assigned field by field inside prange
+        # would be shared between threads.
+        best = <Candidate*> malloc(sizeof(Candidate))
         for fi in prange(features.shape[0], schedule="dynamic"):
             f = features[fi]
             n_bins = n_bins_non_missing[f]
             missing = &hist[f, missing_bin, 0]
-            n_missing = missing[count]
-            best = -1.0
-            chosen_bin = -1
-            missing_left = 0
-            best_left_count = 0.0
-
-            # Missing values go right: every threshold, and with missing values
-            # present also "all non-missing left".
-            for j in range(width):
-                left[j] = 0.0
-            for t in range(n_bins if n_missing > 0 else n_bins - 1):
-                for j in range(width):
-                    left[j] = left[j] + hist[f, t, j]
-                gain = split_gain(left, right, &parent[0], d, k, hess_constant, lambda_l2,
-                                  parent_score, min_samples_leaf, min_child_weight)
-                if gain > best:
-                    best = gain
-                    chosen_bin = t
-                    missing_left = 0
-                    best_left_count = left[count]
-
-            if n_missing > 0:
-                for j in range(width):
-                    left[j] = missing[j]
-                for t in range(n_bins - 1):
-                    for j in range(width):
-                        left[j] = left[j] + hist[f, t, j]
-                    gain = split_gain(left, right, &parent[0], d, k, hess_constant, lambda_l2,
-                                      parent_score, min_samples_leaf, min_child_weight)
-                    if gain > best:
-                        best = gain
-                        chosen_bin = t
-                        missing_left = 1
-            elif chosen_bin >= 0:
-                missing_left = best_left_count >= parent[count] - best_left_count
-
-            best_gain[f] = best
-            best_bin[f] = chosen_bin
-            best_missing_left[f] = missing_left
+            best.gain = -1.0
+            best.bin = -1
+            best.missing_left = 0
+            if missing[width - 1] > 0:
+                # Missing right: every threshold including "all values left";
+                # missing left: every threshold that leaves some values right.
+                scan_thresholds(&context, &hist[f, 0, 0], n_bins, NULL, 0, left, right, best)
+                scan_thresholds(&context, &hist[f, 0, 0], n_bins - 1, missing, 1, left, right, best)
+            else:
+                scan_thresholds(&context, &hist[f, 0, 0], n_bins - 1, NULL, 0, left, right, best)
+                if best.bin >= 0:
+                    best.missing_left = best.left_count >= parent[width - 1] - best.left_count
+            best_gain[f] = best.gain
+            best_bin[f] = best.bin
+            best_missing_left[f] = best.missing_left
         free(left)
         free(right)
+        free(best)
