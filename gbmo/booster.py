@@ -59,6 +59,7 @@ class Booster:
     def __init__(self, params=None, model_file=None, model_str=None):
         self.trees = []
         self.best_iteration = None
+        self.best_score = None
         self.evals_result = {}
         self._forests = {}
         if model_file is not None:

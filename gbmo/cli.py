@@ -272,7 +272,7 @@ def _cmd_train(args):
                f"{booster.n_outputs} output(s), objective {booster.loss.name}, in {seconds:.2f} s")
     for name, metrics in booster.evals_result.items():
         for metric, values in metrics.items():
-            if values:
+            if values and not metric.endswith("_per_output"):
                 summary += f"; {name} {metric} {values[-1]:.6g}"
     print(summary)
     print(f"model saved to {args.output}")
@@ -330,6 +330,8 @@ def _split(n, seed=0, train_fraction=0.7):
 def _demo_log(name, booster, every=10):
     for set_name, metrics in booster.evals_result.items():
         for metric, values in metrics.items():
+            if metric.endswith("_per_output"):
+                continue
             for i, value in enumerate(values, start=1):
                 if i % every == 0 or i == 1 or i == len(values):
                     print(f"  [{i:4d}] {name} {set_name} {metric}: {value:.5f}")

@@ -4,10 +4,11 @@ import numpy as np
 from ._core import G_H_DTYPE
 from ._core._predict import add_leaf_values, predict_binned
 from .booster import Booster
+from .callback import CallbackEnv, EarlyStopException, log_evaluation
 from .dataset import Dataset
 from .grower import GrowerWorkspace, TreeGrower
 from .losses import make_loss
-from .metrics import get_metric
+from .metrics import HIGHER_IS_BETTER, evaluate
 from .parallel import threads_for
 from .params import resolve_params
 
@@ -28,33 +29,28 @@ def _active_features(bin_mapper):
 
 
 class _EvalSet:
-    """A validation set with its raw scores, updated by one tree per round."""
+    """A data set evaluated every round, with raw scores kept up to date: the
+    training set shares the loop's raw scores, a validation set adds one tree
+    a round."""
 
-    def __init__(self, name, dataset, loss, init_score, params):
-        dataset.construct(params)
-        self.name = name
-        self.dataset = dataset
-        self.y = loss.prepare_target(dataset.Y)
-        self.raw = np.tile(init_score, (dataset.n_rows, 1))
+    def __init__(self, name, dataset, y, raw):
+        self.name, self.dataset, self.y, self.raw = name, dataset, y, raw
 
     def add_tree(self, tree, missing_bin, n_threads):
         predict_binned(
             self.dataset.X_binned, missing_bin, np.zeros(1, dtype=np.int32),
             tree.node_feature, tree.node_bin, tree.node_missing_left, tree.node_left,
-            tree.node_right, tree.node_value, tree.leaf_values, self.raw, n_threads,
+            tree.node_right, tree.node_value, tree.leaf_values, self.raw,
+            threads_for(n_threads, self.raw.size * 8),
         )
 
 
-def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None):
-    """Trains a Booster on train_set (a Dataset) for num_boost_round rounds,
-    evaluating the metric on each of valid_sets every round."""
-    params = resolve_params(params)
+def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
             or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
-    valid_sets = list(valid_sets or [])
     for valid in valid_sets:
         if not isinstance(valid, Dataset):
             raise TypeError(f"valid_sets must hold gbmo.Dataset objects, got {type(valid).__name__}")
@@ -62,32 +58,61 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             raise ValueError(
                 f"a validation set has {valid.n_features} features, the training set {train_set.n_features}"
             )
-    if valid_names is None:
-        valid_names = [f"valid_{i}" for i in range(len(valid_sets))]
-    if len(valid_names) != len(valid_sets):
+    if valid_names is not None and len(valid_names) != len(valid_sets):
         raise ValueError(f"{len(valid_names)} valid_names for {len(valid_sets)} valid_sets")
+
+
+def _metric_names(params, loss):
+    metrics = params["metric"] or loss.default_metric
+    return metrics if isinstance(metrics, list) else [metrics]
+
+
+def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None,
+          callbacks=None):
+    """Trains a Booster on train_set (a Dataset) for num_boost_round rounds.
+
+    Every round each of valid_sets (train_set itself may be one) is evaluated
+    with each metric, averaged over outputs; booster.evals_result holds the
+    history, with per-output values under "<metric>_per_output". callbacks
+    are called after every round with a CallbackEnv (see gbmo.callback);
+    with verbosity > 0 and no log_evaluation among them, every round is logged.
+    """
+    params = resolve_params(params)
+    valid_sets = list(valid_sets or [])
+    _check_arguments(train_set, num_boost_round, valid_sets, valid_names)
+    valid_names = list(valid_names or [
+        "training" if valid is train_set else f"valid_{i}" for i, valid in enumerate(valid_sets)])
+    callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
+    if params["verbosity"] > 0 and not any(
+            getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
+        callbacks.insert(0, log_evaluation(1))
+
     loss = make_loss(params["objective"], params["num_class"], params["n_threads"])
-    metric_name = params["metric"] or loss.default_metric
-    metric = get_metric(metric_name)
+    metric_names = _metric_names(params, loss)
     y = loss.prepare_target(train_set.Y)
     n_outputs = loss.n_outputs(y)
     weight = train_set.weight
-
     train_set.construct(params)
     bin_mapper = train_set.bin_mapper
-    features = _active_features(bin_mapper)
     init_score = loss.init_score(y, weight)
+    raw = np.tile(init_score, (train_set.n_rows, 1))
+
+    eval_sets = []
+    for name, valid in zip(valid_names, valid_sets):
+        if valid is train_set:
+            eval_sets.append(_EvalSet(name, valid, y, raw))
+        else:
+            valid.construct(params)
+            eval_sets.append(_EvalSet(name, valid, loss.prepare_target(valid.Y),
+                                      np.tile(init_score, (valid.n_rows, 1))))
+
     booster = Booster()
     booster._start(params, loss, train_set.n_features, n_outputs, init_score,
                    train_set.feature_names)
-    eval_sets = [_EvalSet(name, valid, loss, init_score, params)
-                 for name, valid in zip(valid_names, valid_sets)]
-    booster.evals_result = {s.name: {metric_name: []} for s in eval_sets}
-
-    raw = np.tile(init_score, (train_set.n_rows, 1))
+    booster.evals_result = {s.name: {} for s in eval_sets}
+    features = _active_features(bin_mapper)
     workspace = GrowerWorkspace(train_set.n_rows)
     n_threads = params["n_threads"]
-    learning_rate = params["learning_rate"]
     for iteration in range(num_boost_round):
         grad, hess = loss.gradients(y, raw, weight)
         hess, hess_constant = _split_hessian(hess)
@@ -95,18 +120,30 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                             np.ascontiguousarray(grad, dtype=G_H_DTYPE), hess, hess_constant,
                             params, workspace)
         tree = grower.grow()
-        tree.leaf_values *= learning_rate
+        tree.leaf_values *= params["learning_rate"]
         leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
         add_leaf_values(workspace.rows, leaf_start, leaf_stop, tree.leaf_values, raw,
                         threads_for(n_threads, raw.size))
         booster._add_tree(tree)
-        messages = []
+
+        results = []
         for eval_set in eval_sets:
-            eval_set.add_tree(tree, bin_mapper.missing_bin,
-                              threads_for(n_threads, eval_set.raw.size * 8))
-            value = metric(eval_set.y, loss.transform(eval_set.raw), eval_set.dataset.weight)
-            booster.evals_result[eval_set.name][metric_name].append(value)
-            messages.append(f"{eval_set.name}'s {metric_name}: {value:.6g}")
-        if params["verbosity"] > 0 and messages:
-            print(f"[{iteration + 1}]\t" + "\t".join(messages))
+            if eval_set.raw is not raw:
+                eval_set.add_tree(tree, bin_mapper.missing_bin, n_threads)
+            prediction = loss.transform(eval_set.raw)
+            history = booster.evals_result[eval_set.name]
+            for metric in metric_names:
+                value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight)
+                history.setdefault(metric, []).append(value)
+                if per_output is not None:
+                    history.setdefault(f"{metric}_per_output", []).append(per_output.tolist())
+                results.append((eval_set.name, metric, value, metric in HIGHER_IS_BETTER))
+        env = CallbackEnv(booster, params, iteration, 0, num_boost_round, results)
+        try:
+            for callback in callbacks:
+                callback(env)
+        except EarlyStopException as stop:
+            booster.best_iteration = stop.best_iteration
+            booster.best_score = stop.best_score
+            break
     return booster

@@ -15,6 +15,7 @@ class Spec:
     low_open: bool = False  # low itself is not allowed
     choices: tuple = None
     allow_none: bool = False
+    many: bool = False      # a list of values is allowed too
     doc: str = ""
 
 
@@ -36,8 +37,8 @@ PARAMS = {
                      doc="smallest split gain, averaged over outputs, to split a node"),
     "hist_cache": Spec(64, int, 1, 2**20,
                        doc="node histograms kept for subtraction; evicted ones are rebuilt"),
-    "metric": Spec(None, str, allow_none=True,
-                   doc="evaluation metric (default: the objective's)"),
+    "metric": Spec(None, str, allow_none=True, many=True,
+                   doc="evaluation metric or list of metrics (default: the objective's)"),
     "n_threads": Spec(None, int, -1, 4096, allow_none=True,
                       doc="OpenMP threads; None or -1 means all cores"),
     "seed": Spec(0, int, 0, 2**63 - 1, doc="random seed (bin subsampling)"),
@@ -61,6 +62,8 @@ ALIASES = {
 
 
 def _check_value(name, value, spec):
+    if spec.many and isinstance(value, (list, tuple)):
+        return [_check_value(name, v, spec) for v in value]
     if value is None:
         if spec.allow_none:
             return None
@@ -96,10 +99,12 @@ def _check_names(resolved):
             f"unknown objective {resolved['objective']!r}; known objectives: "
             f"{', '.join(sorted(BUILTIN_LOSSES))}"
         )
-    if resolved["metric"] is not None and resolved["metric"] not in METRICS:
-        raise ValueError(
-            f"unknown metric {resolved['metric']!r}; known metrics: {', '.join(sorted(METRICS))}"
-        )
+    metrics = resolved["metric"]
+    for metric in metrics if isinstance(metrics, list) else [metrics]:
+        if metric is not None and metric not in METRICS:
+            raise ValueError(
+                f"unknown metric {metric!r}; known metrics: {', '.join(sorted(METRICS))}"
+            )
 
 
 def resolve_params(params):

@@ -1,0 +1,80 @@
+"""Training callbacks, as in LightGBM: plain callables that receive a
+CallbackEnv after every round; raising EarlyStopException ends training."""
+from dataclasses import dataclass
+
+
+@dataclass
+class CallbackEnv:
+    model: object
+    params: dict
+    iteration: int            # 0-based index of the round just finished
+    begin_iteration: int
+    end_iteration: int
+    evaluation_result_list: list  # (data name, metric name, value, higher is better)
+
+
+class EarlyStopException(Exception):
+    def __init__(self, best_iteration, best_score):
+        super().__init__(best_iteration, best_score)
+        self.best_iteration = best_iteration
+        self.best_score = best_score
+
+
+def log_evaluation(period=1):
+    """Prints the evaluation results every `period` rounds (and never for period <= 0)."""
+
+    def _callback(env):
+        if period > 0 and env.evaluation_result_list and (env.iteration + 1) % period == 0:
+            results = "\t".join(f"{data}'s {metric}: {value:g}"
+                                for data, metric, value, _ in env.evaluation_result_list)
+            print(f"[{env.iteration + 1}]\t{results}")
+
+    _callback.order = 10
+    return _callback
+
+
+def record_evaluation(eval_result):
+    """Fills the dict eval_result[data name][metric name] with one value per round."""
+    if not isinstance(eval_result, dict):
+        raise TypeError("record_evaluation takes a dict")
+    eval_result.clear()
+
+    def _callback(env):
+        for data, metric, value, _ in env.evaluation_result_list:
+            eval_result.setdefault(data, {}).setdefault(metric, []).append(value)
+
+    _callback.order = 20
+    return _callback
+
+
+def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verbose=True):
+    """Stops when no metric on the last validation set improved by more than
+    min_delta for stopping_rounds rounds; the booster then predicts with the
+    best round (booster.best_iteration)."""
+    if not isinstance(stopping_rounds, int) or stopping_rounds < 1:
+        raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
+    if min_delta < 0:
+        raise ValueError(f"min_delta must be >= 0, got {min_delta!r}")
+    best = {}
+
+    def _callback(env):
+        results = env.evaluation_result_list
+        if not results:
+            raise ValueError("early stopping needs at least one validation set (valid_sets)")
+        last_set = results[-1][0]
+        watched = [r for r in results if r[0] == last_set]
+        if first_metric_only:
+            watched = watched[:1]
+        for data, metric, value, higher_is_better in watched:
+            score = value if higher_is_better else -value
+            if metric not in best or score > best[metric][0] + min_delta:
+                best[metric] = (score, env.iteration, value)
+        for metric, (_, iteration, value) in best.items():
+            if env.iteration - iteration >= stopping_rounds:
+                if verbose:
+                    print(f"Early stopping: best round {iteration + 1}, "
+                          f"{last_set}'s {metric}: {value:g}")
+                raise EarlyStopException(iteration + 1, value)
+
+    _callback.order = 30
+    return _callback

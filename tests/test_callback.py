@@ -1,0 +1,103 @@
+"""Callbacks: early stopping, evaluation logging and recording."""
+import numpy as np
+import pytest
+
+import gbmo
+
+
+def _noisy_regression(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(800, 5))
+    y = X[:, 0] + rng.normal(scale=2.0, size=800)  # mostly noise: overfits quickly
+    train = gbmo.Dataset(X[:400], y[:400])
+    return train, train.create_valid(X[400:], y[400:]), X[400:], y[400:]
+
+
+PARAMS = {"max_leaves": 31, "min_samples_leaf": 2, "learning_rate": 0.3, "verbosity": 0}
+
+
+def test_early_stopping_stops_at_the_best_round_and_predicts_with_it():
+    train, valid, X_valid, y_valid = _noisy_regression()
+    booster = gbmo.train(PARAMS, train, 500, valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(10, verbose=False)])
+    history = booster.evals_result["valid_0"]["rmse"]
+    best = int(np.argmin(history)) + 1
+    assert booster.best_iteration == best
+    assert len(history) == best + 10 < 500
+    assert booster.best_score == pytest.approx(min(history))
+    np.testing.assert_array_equal(booster.predict(X_valid),
+                                  booster.predict(X_valid, num_iteration=best))
+    rmse = np.sqrt(np.mean((booster.predict(X_valid)[:, 0] - y_valid) ** 2))
+    assert rmse == pytest.approx(min(history), rel=1e-9)
+
+
+def test_early_stopping_survives_save_and_load(tmp_path):
+    train, valid, X_valid, _ = _noisy_regression(1)
+    booster = gbmo.train(PARAMS, train, 500, valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(5, verbose=False)])
+    booster.save_model(tmp_path / "m.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "m.json")
+    assert loaded.best_iteration == booster.best_iteration
+    np.testing.assert_array_equal(loaded.predict(X_valid), booster.predict(X_valid))
+
+
+def test_min_delta_stops_earlier():
+    train, valid, _, _ = _noisy_regression(2)
+    plain = gbmo.train(PARAMS, train, 300, valid_sets=[valid],
+                       callbacks=[gbmo.early_stopping(10, verbose=False)])
+    strict = gbmo.train(PARAMS, train, 300, valid_sets=[valid],
+                        callbacks=[gbmo.early_stopping(10, min_delta=0.05, verbose=False)])
+    assert strict.num_trees <= plain.num_trees
+
+
+def test_early_stopping_watches_the_last_validation_set():
+    train, valid, _, _ = _noisy_regression(3)
+    booster = gbmo.train(PARAMS, train, 300, valid_sets=[train, valid],
+                         callbacks=[gbmo.early_stopping(10, verbose=False)])
+    training = booster.evals_result["training"]["rmse"]
+    assert training[-1] < training[0]  # the training error kept falling
+    assert booster.num_trees < 300
+
+
+def test_early_stopping_needs_a_validation_set():
+    train, _, _, _ = _noisy_regression()
+    with pytest.raises(ValueError, match="validation set"):
+        gbmo.train(PARAMS, train, 5, callbacks=[gbmo.early_stopping(3)])
+
+
+def test_higher_is_better_metric():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 0] + rng.normal(scale=1.5, size=600) > 0).astype(int)
+    train = gbmo.Dataset(X[:300], y[:300])
+    valid = train.create_valid(X[300:], y[300:])
+    booster = gbmo.train({**PARAMS, "objective": "softmax", "metric": "accuracy"}, train, 300,
+                         valid_sets=[valid], callbacks=[gbmo.early_stopping(15, verbose=False)])
+    history = booster.evals_result["valid_0"]["accuracy"]
+    assert booster.best_iteration == int(np.argmax(history)) + 1
+
+
+def test_record_and_log_evaluation(capsys):
+    train, valid, _, _ = _noisy_regression()
+    recorded = {}
+    gbmo.train({**PARAMS, "metric": ["rmse", "mae"]}, train, 6, valid_sets=[valid],
+               valid_names=["holdout"],
+               callbacks=[gbmo.record_evaluation(recorded), gbmo.log_evaluation(3)])
+    assert set(recorded["holdout"]) == {"rmse", "mae"}
+    assert len(recorded["holdout"]["mae"]) == 6
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split("]")[0] for line in lines] == ["[3", "[6"]
+    assert "holdout's rmse" in lines[0] and "holdout's mae" in lines[0]
+
+
+def test_verbosity_logs_every_round_without_log_callback(capsys):
+    train, valid, _, _ = _noisy_regression()
+    gbmo.train({**PARAMS, "verbosity": 1}, train, 4, valid_sets=[valid])
+    assert len(capsys.readouterr().out.strip().splitlines()) == 4
+
+
+def test_bad_early_stopping_arguments():
+    with pytest.raises(ValueError, match="stopping_rounds"):
+        gbmo.early_stopping(0)
+    with pytest.raises(ValueError, match="min_delta"):
+        gbmo.early_stopping(5, min_delta=-1)
