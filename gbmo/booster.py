@@ -8,7 +8,7 @@ from ._core import NODE_DTYPE
 from ._core._predict import predict_leaf_raw, predict_raw
 from .losses import make_loss
 from .parallel import threads_for
-from .tree import Tree, TreeFormatError
+from .tree import LeafArrays, Tree, TreeFormatError
 from .validation import check_features
 
 MODEL_FORMAT = "gbmo"
@@ -43,9 +43,9 @@ class _PackedForest:
         self.node_value = offset("node_value", leaf_offsets)
         self.node_feature = concat("node_feature")
         self.node_threshold = concat("node_threshold")
-        self.node_bin = concat("node_bin")
         self.node_missing_left = concat("node_missing_left")
-        self.values = np.ascontiguousarray(np.concatenate([t.leaf_values for t in trees]))
+        self.node_bin = concat("node_bin")
+        self.leaves = LeafArrays.concatenate([t.leaf_arrays() for t in trees])
 
     def raw_arguments(self):
         return (self.tree_roots, self.node_feature, self.node_threshold,
@@ -70,8 +70,10 @@ class Booster:
         else:
             self.params = dict(params or {})
 
-    def _start(self, params, loss, n_features, n_outputs, init_score, feature_names):
+    def _start(self, params, loss, n_features, n_outputs, init_score, feature_names,
+               trees_per_round=1):
         self.params = params
+        self.trees_per_round = trees_per_round
         self.loss = loss
         self.n_features = n_features
         self.n_outputs = n_outputs
@@ -86,14 +88,15 @@ class Booster:
         return len(self.trees)
 
     def current_iteration(self):
-        return len(self.trees)
+        """Boosting rounds done (a round has one tree per output in single_output mode)."""
+        return len(self.trees) // self.trees_per_round
 
     def _n_trees_used(self, num_iteration):
         if num_iteration is None:
             num_iteration = self.best_iteration
         if num_iteration is None or num_iteration <= 0:
             return len(self.trees)
-        return min(int(num_iteration), len(self.trees))
+        return min(int(num_iteration) * self.trees_per_round, len(self.trees))
 
     def _forest(self, n_trees):
         if n_trees not in self._forests:
@@ -121,7 +124,7 @@ class Booster:
         if n_trees:
             forest = self._forest(n_trees)
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
-            predict_raw(X, *forest.raw_arguments(), forest.values, out, threads)
+            predict_raw(X, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out, threads)
         return out if raw_score else self.loss.transform(out)
 
     def predict_leaf(self, X, num_iteration=None, n_threads=None):
@@ -148,6 +151,7 @@ class Booster:
             "params": {k: v for k, v in self.params.items() if k != "n_threads"},
             "n_features": self.n_features,
             "n_outputs": self.n_outputs,
+            "trees_per_round": self.trees_per_round,
             "feature_names": self.feature_names,
             "init_score": self.init_score.tolist(),
             "best_iteration": self.best_iteration,
@@ -179,8 +183,10 @@ class Booster:
             )
         try:
             n_features, n_outputs = int(data["n_features"]), int(data["n_outputs"])
-            if n_features < 1 or n_outputs < 1:
-                raise ModelFormatError("model fields 'n_features' and 'n_outputs' must be >= 1")
+            trees_per_round = int(data["trees_per_round"])
+            if n_features < 1 or n_outputs < 1 or trees_per_round < 1:
+                raise ModelFormatError(
+                    "model fields 'n_features', 'n_outputs' and 'trees_per_round' must be >= 1")
             loss = make_loss(data["objective"], data.get("num_class"))
             init_score = np.asarray(data["init_score"], dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
@@ -200,7 +206,8 @@ class Booster:
             if isinstance(err, ModelFormatError):
                 raise
             raise ModelFormatError(f"model has a malformed field: {err}") from None
-        self._start(params, loss, n_features, n_outputs, init_score, feature_names)
+        self._start(params, loss, n_features, n_outputs, init_score, feature_names,
+                    trees_per_round)
         self.trees = trees
         self.best_iteration = best_iteration
 

@@ -21,6 +21,18 @@ def _split_hessian(hess):
     return np.ascontiguousarray(hess, dtype=G_H_DTYPE), 1.0
 
 
+def _per_tree_gradients(grad, hess, single_output):
+    """The (grad, hess) of each tree of a round: all outputs at once, or one
+    output per tree (a shared hessian column serves every output)."""
+    if not single_output:
+        yield np.ascontiguousarray(grad, dtype=G_H_DTYPE), hess
+        return
+    for j in range(grad.shape[1]):
+        column = j if hess.shape[1] > 1 else 0
+        yield (np.ascontiguousarray(grad[:, j:j + 1], dtype=G_H_DTYPE),
+               np.ascontiguousarray(hess[:, column:column + 1]))
+
+
 def _active_features(bin_mapper):
     """Features with more than one bin observed (values or missing) can be split on."""
     return np.ascontiguousarray(
@@ -40,7 +52,7 @@ class _EvalSet:
         predict_binned(
             self.dataset.X_binned, missing_bin, np.zeros(1, dtype=np.int32),
             tree.node_feature, tree.node_bin, tree.node_missing_left, tree.node_left,
-            tree.node_right, tree.node_value, tree.leaf_values, self.raw,
+            tree.node_right, tree.node_value, *tree.leaf_arrays().kernel_arguments(), self.raw,
             threads_for(n_threads, self.raw.size * 8),
         )
 
@@ -106,30 +118,41 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             eval_sets.append(_EvalSet(name, valid, loss.prepare_target(valid.Y),
                                       np.tile(init_score, (valid.n_rows, 1))))
 
+    single_output = params["tree_mode"] == "single_output"
     booster = Booster()
     booster._start(params, loss, train_set.n_features, n_outputs, init_score,
-                   train_set.feature_names)
+                   train_set.feature_names, n_outputs if single_output else 1)
     booster.evals_result = {s.name: {} for s in eval_sets}
     features = _active_features(bin_mapper)
     workspace = GrowerWorkspace(train_set.n_rows)
     n_threads = params["n_threads"]
     for iteration in range(num_boost_round):
         grad, hess = loss.gradients(y, raw, weight)
-        hess, hess_constant = _split_hessian(hess)
-        grower = TreeGrower(train_set.X_binned, bin_mapper, features,
-                            np.ascontiguousarray(grad, dtype=G_H_DTYPE), hess, hess_constant,
-                            params, workspace)
-        tree = grower.grow()
-        tree.leaf_values *= params["learning_rate"]
-        leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
-        add_leaf_values(workspace.rows, leaf_start, leaf_stop, tree.leaf_values, raw,
-                        threads_for(n_threads, raw.size))
-        booster._add_tree(tree)
+        new_trees = []
+        for output, (tree_grad, tree_hess) in enumerate(
+                _per_tree_gradients(grad, hess, single_output)):
+            tree_hess, hess_constant = _split_hessian(tree_hess)
+            grower = TreeGrower(train_set.X_binned, bin_mapper, features, tree_grad, tree_hess,
+                                hess_constant, params, workspace)
+            tree = grower.grow()
+            tree.leaf_values *= params["learning_rate"]
+            if single_output:
+                tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
+            leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
+            # Raw scores change only after the round: every tree of a round
+            # sees the same gradients.
+            new_trees.append((tree, leaf_start, leaf_stop, workspace.rows.copy()
+                              if single_output else workspace.rows))
+        for tree, leaf_start, leaf_stop, rows in new_trees:
+            add_leaf_values(rows, leaf_start, leaf_stop, *tree.leaf_arrays().kernel_arguments(),
+                            raw, threads_for(n_threads, raw.size))
+            booster._add_tree(tree)
 
         results = []
         for eval_set in eval_sets:
             if eval_set.raw is not raw:
-                eval_set.add_tree(tree, bin_mapper.missing_bin, n_threads)
+                for tree, _, _, _ in new_trees:
+                    eval_set.add_tree(tree, bin_mapper.missing_bin, n_threads)
             prediction = loss.transform(eval_set.raw)
             history = booster.evals_result[eval_set.name]
             for metric in metric_names:

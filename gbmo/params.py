@@ -24,7 +24,11 @@ PARAMS = {
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax (default: max label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
-    "max_leaves": Spec(31, int, 2, 2**20, doc="leaves per tree (best-first growth)"),
+    "tree_mode": Spec("multi_output", str, choices=("multi_output", "single_output"),
+                      doc="one vector-leaf tree a round, or one single-output tree per output"),
+    "growth": Spec("bestfirst", str, choices=("bestfirst", "depthwise"),
+                   doc="leaf-wise (best gain first) or level by level"),
+    "max_leaves": Spec(31, int, 2, 2**20, doc="leaves per tree"),
     "max_depth": Spec(-1, int, -1, 2**10,
                       doc="depth limit of a tree; -1 or 0 means no limit"),
     "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values"),
@@ -71,6 +75,10 @@ def _check_value(name, value, spec):
     if spec.kind is str:
         if not isinstance(value, str):
             raise TypeError(f"parameter {name!r} must be a string, got {value!r}")
+        if spec.choices is not None and value not in spec.choices:
+            raise ValueError(
+                f"parameter {name!r} = {value!r} is not allowed; allowed: {', '.join(spec.choices)}"
+            )
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"parameter {name!r} must be a number, got {value!r}")

@@ -1,11 +1,17 @@
-"""Tree: one grown tree as flat node arrays plus an (n_leaves, d) leaf-value matrix.
+"""Tree: one grown tree as flat node arrays plus its leaf values.
 
 Node 0 is the root; children always come after their parent, so a tree that
-validates has no cycle. node_left is -1 for a leaf, whose vector is
-leaf_values[node_value[node]]; internal nodes send a row left when its value
+validates has no cycle. node_left is -1 for a leaf, whose values are row
+node_value[node] of leaf_values; internal nodes send a row left when its value
 is <= node_threshold (binned: bin <= node_bin) and a missing value left iff
 node_missing_left.
+
+Dense leaves: leaf_values is (n_leaves, d). Sparse leaves (top-k splits, one
+tree per output): leaf_values is (n_leaves, k) and leaf_outputs (n_leaves, k)
+names the outputs they hold, in increasing order; the other outputs are 0.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._core import NODE_DTYPE, X_DTYPE
@@ -27,14 +33,66 @@ class TreeFormatError(ValueError):
     """A tree's arrays do not describe a valid tree."""
 
 
+@dataclass
+class LeafArrays:
+    """Leaves in the flat form the prediction kernels take (see _predict.pyx):
+    leaf l's values are values[value_start[l]:value_start[l + 1]], for the
+    outputs at outputs[output_start[l]:] or, when output_start[l] < 0, all."""
+    value_start: np.ndarray
+    output_start: np.ndarray
+    values: np.ndarray
+    outputs: np.ndarray
+
+    def kernel_arguments(self):
+        # A kernel takes &outputs[0] even when no leaf is sparse.
+        outputs = self.outputs if self.outputs.size else np.zeros(1, dtype=np.int32)
+        return self.value_start, self.output_start, self.values, outputs
+
+    @classmethod
+    def concatenate(cls, parts):
+        value_offsets = np.cumsum([0] + [p.values.size for p in parts[:-1]])
+        output_offsets = np.cumsum([0] + [p.outputs.size for p in parts[:-1]])
+        starts = [p.value_start[:-1] + offset for p, offset in zip(parts, value_offsets)]
+        starts.append([sum(p.values.size for p in parts)])
+        return cls(
+            np.ascontiguousarray(np.concatenate(starts), dtype=np.int64),
+            np.ascontiguousarray(np.concatenate(
+                [np.where(p.output_start >= 0, p.output_start + offset, -1)
+                 for p, offset in zip(parts, output_offsets)]), dtype=np.int64),
+            np.ascontiguousarray(np.concatenate([p.values for p in parts]), dtype=np.float64),
+            np.ascontiguousarray(np.concatenate([p.outputs for p in parts]), dtype=np.int32),
+        )
+
+
 class Tree:
-    def __init__(self, leaf_values, **node_arrays):
+    def __init__(self, leaf_values, leaf_outputs=None, **node_arrays):
         missing = set(_NODE_ARRAYS) - set(node_arrays)
         if missing:
             raise TreeFormatError(f"tree is missing the field(s) {sorted(missing)}")
         for name, dtype in _NODE_ARRAYS.items():
             setattr(self, name, np.ascontiguousarray(node_arrays[name], dtype=dtype))
         self.leaf_values = np.ascontiguousarray(leaf_values, dtype=np.float64)
+        self.leaf_outputs = (None if leaf_outputs is None
+                             else np.ascontiguousarray(leaf_outputs, dtype=np.int32))
+
+    def leaf_arrays(self):
+        n_leaves, width = self.leaf_values.shape
+        value_start = np.arange(n_leaves + 1, dtype=np.int64) * width
+        if self.leaf_outputs is None:
+            output_start = np.full(n_leaves, -1, dtype=np.int64)
+            outputs = np.zeros(0, dtype=np.int32)
+        else:
+            output_start = value_start[:-1].copy()
+            outputs = self.leaf_outputs.ravel()
+        return LeafArrays(value_start, output_start, self.leaf_values.ravel(), outputs)
+
+    def dense_leaf_values(self, n_outputs):
+        """(n_leaves, n_outputs) leaf values, zeros where a sparse leaf holds nothing."""
+        if self.leaf_outputs is None:
+            return self.leaf_values
+        dense = np.zeros((self.n_leaves, n_outputs))
+        np.put_along_axis(dense, self.leaf_outputs.astype(np.intp), self.leaf_values, axis=1)
+        return dense
 
     @property
     def n_nodes(self):
@@ -55,10 +113,7 @@ class Tree:
                 raise TreeFormatError(
                     f"field {name!r} has {len(getattr(self, name))} entries, expected {n}"
                 )
-        if self.leaf_values.ndim != 2 or self.leaf_values.shape[1] != n_outputs:
-            raise TreeFormatError(
-                f"field 'leaf_values' has shape {self.leaf_values.shape}, expected (n_leaves, {n_outputs})"
-            )
+        self._validate_leaves(n_outputs)
         if not np.all(np.isfinite(self.leaf_values)):
             raise TreeFormatError("field 'leaf_values' contains NaN or infinite values")
         is_leaf = self.node_left < 0
@@ -89,9 +144,31 @@ class Tree:
         if len(np.unique(values)) != self.n_leaves:
             raise TreeFormatError("field 'node_value' does not name every leaf exactly once")
 
+    def _validate_leaves(self, n_outputs):
+        values, outputs = self.leaf_values, self.leaf_outputs
+        if outputs is None:
+            if values.ndim != 2 or values.shape[1] != n_outputs:
+                raise TreeFormatError(
+                    f"field 'leaf_values' has shape {values.shape}, expected (n_leaves, {n_outputs})"
+                )
+            return
+        if values.ndim != 2 or outputs.shape != values.shape or values.shape[1] > n_outputs:
+            raise TreeFormatError(
+                f"fields 'leaf_outputs' {outputs.shape} and 'leaf_values' {values.shape} must "
+                f"have one shape (n_leaves, k) with k <= {n_outputs}"
+            )
+        if outputs.size and (outputs.min() < 0 or outputs.max() >= n_outputs
+                             or np.any(np.diff(outputs, axis=1) <= 0)):
+            raise TreeFormatError(
+                f"field 'leaf_outputs' must list distinct outputs in [0, {n_outputs}) "
+                "in increasing order"
+            )
+
     def to_dict(self):
         out = {name: getattr(self, name).tolist() for name in _NODE_ARRAYS}
         out["leaf_values"] = self.leaf_values.tolist()
+        if self.leaf_outputs is not None:
+            out["leaf_outputs"] = self.leaf_outputs.tolist()
         return out
 
     @classmethod
@@ -100,7 +177,9 @@ class Tree:
             raise TreeFormatError(f"a tree must be a JSON object, got {type(data).__name__}")
         arrays = {name: _read_field(data, name, dtype) for name, dtype in _NODE_ARRAYS.items()}
         leaf_values = _read_field(data, "leaf_values", np.float64, ndim=2)
-        tree = cls(leaf_values, **arrays)
+        leaf_outputs = (_read_field(data, "leaf_outputs", np.int32, ndim=2)
+                        if data.get("leaf_outputs") is not None else None)
+        tree = cls(leaf_values, leaf_outputs, **arrays)
         tree.validate(n_features, n_outputs)
         return tree
 

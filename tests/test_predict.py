@@ -8,7 +8,7 @@ from gbmo._core import NODE_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
 from gbmo._core._predict import add_leaf_values, predict_binned, predict_leaf_raw, predict_raw
 from gbmo.binning import BinMapper
 from gbmo.booster import _PackedForest
-from gbmo.tree import Tree
+from gbmo.tree import LeafArrays, Tree
 
 
 # -- trees ----------------------------------------------------------------------
@@ -128,7 +128,7 @@ def forest_of(rng, n_trees, n_features, d, n_bins=16, max_depth=5):
 
 def kernel_raw(forest, X, start, n_threads=2):
     out = start.copy()
-    predict_raw(X, *forest.raw_arguments(), forest.values, out, n_threads)
+    predict_raw(X, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out, n_threads)
     return out
 
 
@@ -201,7 +201,7 @@ def test_predict_raw_empty_inputs():
     trees = forest_of(rng, 2, 3, 2)
     forest = _PackedForest(trees)
     out = np.zeros((0, 2))
-    predict_raw(np.zeros((0, 3)), *forest.raw_arguments(), forest.values, out, 2)
+    predict_raw(np.zeros((0, 3)), *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out, 2)
     assert out.shape == (0, 2)
     # a forest whose only tree is a single leaf adds that leaf to every row
     stump = Tree(np.array([[1.5, -2.0]]), node_feature=[0], node_threshold=[0.0], node_bin=[0],
@@ -231,7 +231,7 @@ def test_predict_leaf_raw_matches_traversal(dtype, order):
     predict_leaf_raw(Xs, *forest.raw_arguments(), out, 2)
     np.testing.assert_array_equal(out, reference_leaf_indices(trees, Xs.astype(np.float64)))
     # leaf indices index the packed values: summing them gives predict_raw
-    summed = forest.values[out].sum(axis=1)
+    summed = forest.leaves.values.reshape(-1, 2)[out].sum(axis=1)
     np.testing.assert_allclose(summed, kernel_raw(forest, Xs, np.zeros((45, 2))),
                                rtol=1e-12, atol=1e-12)
 
@@ -249,7 +249,7 @@ def test_predict_binned_matches_traversal(missing_bin, n_threads):
     out = start.copy()
     predict_binned(X_binned, missing_bin, forest.tree_roots, forest.node_feature,
                    forest.node_bin, forest.node_missing_left, forest.node_left,
-                   forest.node_right, forest.node_value, forest.values, out, n_threads)
+                   forest.node_right, forest.node_value, *forest.leaves.kernel_arguments(), out, n_threads)
     np.testing.assert_allclose(out, reference_predict_binned(trees, X_binned, missing_bin, start),
                                rtol=1e-12, atol=1e-12)
 
@@ -277,7 +277,7 @@ def test_binned_and_raw_prediction_agree_through_bin_thresholds():
     binned_out = np.zeros((300, d))
     predict_binned(X_binned, mapper.missing_bin, forest.tree_roots, forest.node_feature,
                    forest.node_bin, forest.node_missing_left, forest.node_left,
-                   forest.node_right, forest.node_value, forest.values, binned_out, 2)
+                   forest.node_right, forest.node_value, *forest.leaves.kernel_arguments(), binned_out, 2)
     raw_out = kernel_raw(forest, X, np.zeros((300, d)))
     np.testing.assert_allclose(raw_out, binned_out, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(raw_out, reference_predict_raw(trees, X), rtol=1e-12, atol=1e-12)
@@ -303,7 +303,9 @@ def test_add_leaf_values_matches_loop(n_threads, d):
     for leaf in range(n_leaves):
         for s in range(leaf_start[leaf], leaf_stop[leaf]):
             expected[rows[s]] += leaf_values[leaf]
-    add_leaf_values(rows, leaf_start, leaf_stop, leaf_values, raw, n_threads)
+    leaves = LeafArrays(np.arange(n_leaves + 1, dtype=np.int64) * d, np.full(n_leaves, -1, dtype=np.int64),
+                        leaf_values.ravel(), np.zeros(0, dtype=np.int32))
+    add_leaf_values(rows, leaf_start, leaf_stop, *leaves.kernel_arguments(), raw, n_threads)
     np.testing.assert_allclose(raw, expected, rtol=1e-15, atol=0)
 
 
@@ -368,15 +370,15 @@ def test_training_update_equals_prediction(objective, max_leaves, hist_cache, dt
     captured = {}
     real_add, real_binned = gbmo.engine.add_leaf_values, gbmo.engine.predict_binned
 
-    def spy_add(rows, leaf_start, leaf_stop, leaf_values, raw, n_threads):
+    def spy_add(rows, leaf_start, leaf_stop, *leaf_arrays_raw_threads):
         # the leaves' ranges partition the rows: every training row gets one leaf
         covered = np.zeros(len(rows), dtype=int)
         for a, b in zip(leaf_start, leaf_stop):
             covered[a:b] += 1
         assert np.all(covered == 1)
         assert np.array_equal(np.sort(rows), np.arange(len(rows)))
-        captured["train"] = raw
-        return real_add(rows, leaf_start, leaf_stop, leaf_values, raw, n_threads)
+        captured["train"] = leaf_arrays_raw_threads[-2]
+        return real_add(rows, leaf_start, leaf_stop, *leaf_arrays_raw_threads)
 
     def spy_binned(X_binned, missing_bin, roots, *args):
         captured["valid"] = args[-2]

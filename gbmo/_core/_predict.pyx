@@ -1,9 +1,15 @@
 """Forest traversal, in parallel over rows.
 
 A forest is packed into flat node arrays shared by all its trees: node_left[i]
-is -1 for a leaf, whose vector is values[node_value[i]]. Internal nodes send a
-row left when its value is <= node_threshold[i] (binned: bin <= node_bin[i]),
-and a missing value (NaN, or the missing bin) left iff node_missing_left[i].
+is -1 for a leaf, and node_value[i] is then the leaf's index l. Internal nodes
+send a row left when its value is <= node_threshold[i] (binned: bin <=
+node_bin[i]), and a missing value (NaN, or the missing bin) left iff
+node_missing_left[i].
+
+Leaf l's values are values[value_start[l]:value_start[l + 1]]. A dense leaf
+(output_start[l] < 0) holds all d outputs in order; a sparse leaf holds only
+the outputs listed at outputs[output_start[l]:], so adding it costs its k
+values rather than d.
 """
 from cython.parallel cimport prange
 from libc.math cimport isnan
@@ -34,6 +40,21 @@ cdef inline NODE_t reach_leaf_raw(const char* row, Py_ssize_t feature_stride, bi
     return node
 
 
+cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
+                          const long long* value_start, const long long* output_start,
+                          const double* values, const int* outputs) noexcept nogil:
+    cdef long long first = value_start[leaf]
+    cdef long long n_values = value_start[leaf + 1] - first
+    cdef long long listed = output_start[leaf]
+    cdef Py_ssize_t m
+    if listed < 0:
+        for m in range(d):
+            out_row[m] += values[first + m]
+    else:
+        for m in range(n_values):
+            out_row[outputs[listed + m]] += values[first + m]
+
+
 def predict_raw(const X_IN_t[:, :] X,
                 const NODE_t[::1] tree_roots,
                 const int[::1] node_feature,
@@ -42,17 +63,19 @@ def predict_raw(const X_IN_t[:, :] X,
                 const NODE_t[::1] node_left,
                 const NODE_t[::1] node_right,
                 const NODE_t[::1] node_value,
-                const double[:, ::1] values,
+                const long long[::1] value_start,
+                const long long[::1] output_start,
+                const double[::1] values,
+                const int[::1] outputs,
                 double[:, ::1] out,
                 int n_threads):
-    """out[i] += sum over trees of the leaf vector row i reaches. X may have any strides."""
+    """out[i] += sum over trees of the leaf row i reaches. X may have any strides."""
     cdef Py_ssize_t n = X.shape[0]
-    cdef Py_ssize_t d = values.shape[1]
+    cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t feature_stride = X.strides[1]
     cdef bint is_double = X_IN_t is double
-    cdef Py_ssize_t i, t, j
+    cdef Py_ssize_t i, t
     cdef NODE_t node
-    cdef const double* leaf
     if n == 0 or tree_roots.shape[0] == 0:
         return
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
@@ -60,9 +83,8 @@ def predict_raw(const X_IN_t[:, :] X,
             node = reach_leaf_raw(<const char*> &X[i, 0], feature_stride, is_double,
                                   tree_roots[t], &node_feature[0], &node_threshold[0],
                                   &node_missing_left[0], &node_left[0], &node_right[0])
-            leaf = &values[node_value[node], 0]
-            for j in range(d):
-                out[i, j] += leaf[j]
+            add_leaf(&out[i, 0], d, node_value[node], &value_start[0], &output_start[0],
+                     &values[0], &outputs[0])
 
 
 def predict_leaf_raw(const X_IN_t[:, :] X,
@@ -100,17 +122,19 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
                    const NODE_t[::1] node_left,
                    const NODE_t[::1] node_right,
                    const NODE_t[::1] node_value,
-                   const double[:, ::1] values,
+                   const long long[::1] value_start,
+                   const long long[::1] output_start,
+                   const double[::1] values,
+                   const int[::1] outputs,
                    double[:, ::1] out,
                    int n_threads):
     """predict_raw for X_binned of shape (n_features, n_rows), binned with the
     edges the trees were grown on."""
     cdef Py_ssize_t n = X_binned.shape[1]
-    cdef Py_ssize_t d = values.shape[1]
-    cdef Py_ssize_t i, t, j
+    cdef Py_ssize_t d = out.shape[1]
+    cdef Py_ssize_t i, t
     cdef NODE_t node
     cdef X_BINNED_t b
-    cdef const double* leaf
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
         for t in range(tree_roots.shape[0]):
             node = tree_roots[t]
@@ -122,24 +146,24 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
                     node = node_left[node]
                 else:
                     node = node_right[node]
-            leaf = &values[node_value[node], 0]
-            for j in range(d):
-                out[i, j] += leaf[j]
+            add_leaf(&out[i, 0], d, node_value[node], &value_start[0], &output_start[0],
+                     &values[0], &outputs[0])
 
 
 def add_leaf_values(const ROW_t[::1] rows,
                     const Py_ssize_t[::1] leaf_start,
                     const Py_ssize_t[::1] leaf_stop,
-                    const double[:, ::1] leaf_values,
+                    const long long[::1] value_start,
+                    const long long[::1] output_start,
+                    const double[::1] values,
+                    const int[::1] outputs,
                     double[:, ::1] raw,
                     int n_threads):
-    """raw[rows[s]] += leaf_values[l] for every s in [leaf_start[l], leaf_stop[l]):
+    """Adds leaf l to raw[rows[s]] for every s in [leaf_start[l], leaf_stop[l]):
     the training rows' update from the grower's final partition, no traversal."""
-    cdef Py_ssize_t d = leaf_values.shape[1]
-    cdef Py_ssize_t l, s, j
-    cdef ROW_t r
+    cdef Py_ssize_t d = raw.shape[1]
+    cdef Py_ssize_t l, s
     for l in prange(leaf_start.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads):
         for s in range(leaf_start[l], leaf_stop[l]):
-            r = rows[s]
-            for j in range(d):
-                raw[r, j] += leaf_values[l, j]
+            add_leaf(&raw[rows[s], 0], d, l, &value_start[0], &output_start[0],
+                     &values[0], &outputs[0])

@@ -1,0 +1,98 @@
+"""One tree per output (GBDT-SO) and sparse leaves."""
+import json
+
+import numpy as np
+import pytest
+
+import gbmo
+from gbmo.tree import Tree
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1500, 6))
+X[::9, 3] = np.nan
+Y = np.column_stack([np.sin(X[:, 0]) + X[:, 1], X[:, 2] ** 2, np.nan_to_num(X[:, 3]) - X[:, 4]])
+Y += 0.1 * rng.normal(size=Y.shape)
+PARAMS = {"verbosity": 0, "max_leaves": 15, "min_samples_leaf": 5}
+
+
+def test_single_output_with_one_output_equals_multi_output():
+    so = gbmo.train({**PARAMS, "tree_mode": "single_output"}, gbmo.Dataset(X, Y[:, 0]), 10)
+    mo = gbmo.train(PARAMS, gbmo.Dataset(X, Y[:, 0]), 10)
+    np.testing.assert_array_equal(so.predict(X), mo.predict(X))
+
+
+def test_single_output_trees_equal_separate_models_per_column():
+    so = gbmo.train({**PARAMS, "tree_mode": "single_output"}, gbmo.Dataset(X, Y), 8)
+    assert so.num_trees == 8 * 3 and so.current_iteration() == 8
+    for j in range(3):
+        alone = gbmo.train(PARAMS, gbmo.Dataset(X, Y[:, j]), 8)
+        for rounds in (3, 8):
+            np.testing.assert_allclose(so.predict(X, num_iteration=rounds)[:, j],
+                                       alone.predict(X, num_iteration=rounds)[:, 0],
+                                       rtol=1e-12, atol=1e-12)
+
+
+def test_single_output_softmax_learns_and_round_trips(tmp_path):
+    labels = np.argmax(Y, axis=1)
+    so = gbmo.train({**PARAMS, "objective": "softmax", "tree_mode": "single_output"},
+                    gbmo.Dataset(X, labels), 20)
+    assert np.mean(so.predict(X).argmax(axis=1) == labels) > 0.9
+    so.save_model(tmp_path / "so.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "so.json")
+    np.testing.assert_array_equal(loaded.predict(X), so.predict(X))
+    np.testing.assert_array_equal(loaded.predict(X, num_iteration=5), so.predict(X, num_iteration=5))
+    assert all(t.leaf_outputs.shape == (t.n_leaves, 1) for t in loaded.trees)
+
+
+def test_single_output_validation_log_matches_prediction():
+    train = gbmo.Dataset(X[:1000], Y[:1000])
+    valid = train.create_valid(X[1000:], Y[1000:])
+    so = gbmo.train({**PARAMS, "tree_mode": "single_output"}, train, 6, valid_sets=[valid])
+    per_output = np.sqrt(np.mean((so.predict(X[1000:]) - Y[1000:]) ** 2, axis=0))
+    np.testing.assert_allclose(so.evals_result["valid_0"]["rmse_per_output"][-1], per_output)
+
+
+def _sparse_copy(tree, k, rng):
+    """The same tree with each leaf keeping k random outputs."""
+    d = tree.leaf_values.shape[1]
+    outputs = np.sort(np.array([rng.choice(d, k, replace=False) for _ in range(tree.n_leaves)]), axis=1)
+    arrays = {name: getattr(tree, name) for name in (
+        "node_feature", "node_threshold", "node_bin", "node_missing_left", "node_left",
+        "node_right", "node_value", "node_gain", "node_count")}
+    return Tree(np.take_along_axis(tree.leaf_values, outputs, axis=1), outputs, **arrays)
+
+
+def test_sparse_leaves_predict_like_their_dense_equivalent(tmp_path):
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 6)
+    local = np.random.default_rng(1)
+    booster.trees = [_sparse_copy(t, 2, local) if i % 2 else t for i, t in enumerate(booster.trees)]
+    booster._forests = {}
+    expected = np.tile(booster.init_score, (len(X), 1))
+    leaves = booster.predict_leaf(X)
+    for t, tree in enumerate(booster.trees):
+        expected += tree.dense_leaf_values(3)[leaves[:, t]]
+    np.testing.assert_allclose(booster.predict(X, raw_score=True), expected, rtol=1e-12)
+    booster.save_model(tmp_path / "sparse.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "sparse.json")
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+
+
+@pytest.mark.parametrize("outputs, message", [
+    ([[0, 0]], "increasing"),
+    ([[2, 1]], "increasing"),
+    ([[0, 3]], r"\[0, 3\)"),
+    ([[0]], "one shape"),
+])
+def test_bad_leaf_outputs_are_rejected(outputs, message):
+    booster = gbmo.train({**PARAMS, "max_leaves": 2}, gbmo.Dataset(X, Y), 1)
+    data = json.loads(booster.model_to_string())
+    tree = data["trees"][0]
+    tree["leaf_outputs"] = outputs * len(tree["leaf_values"])
+    tree["leaf_values"] = [[0.1, 0.2]] * len(tree["leaf_values"])
+    with pytest.raises(gbmo.ModelFormatError, match=message):
+        gbmo.Booster(model_str=json.dumps(data))
+
+
+def test_tree_mode_is_validated():
+    with pytest.raises(ValueError, match="'tree_mode' = 'forest' is not allowed; allowed: multi_output, single_output"):
+        gbmo.train({"tree_mode": "forest"}, gbmo.Dataset(X, Y), 1)
