@@ -1,4 +1,5 @@
-"""TreeGrower: grows one multi-output tree best-first (leaf-wise) on binned data.
+"""TreeGrower: grows one multi-output tree on binned data, best-first (leaf-wise)
+or depth-wise (level by level).
 
 Python decides which node to split next; the Cython kernels build the
 histograms, search the splits and partition the rows. Only the smaller child's
@@ -78,7 +79,7 @@ class TreeGrower:
         self.split_gain = np.empty(n_features, dtype=np.float64)
         self.split_bin = np.empty(n_features, dtype=np.int32)
         self.split_missing_left = np.empty(n_features, dtype=np.uint8)
-        self.candidates = []  # heap of (-gain, order, node) waiting to be split
+        self.candidates = []  # heap of (priority, order, node) waiting to be split
 
     def _threads_for(self, work):
         return threads_for(self.n_threads, work)
@@ -107,7 +108,7 @@ class TreeGrower:
         holders = [node for _, _, node in self.candidates if node.histogram is not None]
         if not holders:
             return False
-        self._release(min(holders, key=lambda node: node.gain))
+        self._release(max(holders, key=self._priority))
         return True
 
     # -- splits -------------------------------------------------------------
@@ -178,6 +179,13 @@ class TreeGrower:
                 self._release(child)
 
     # -- growth -------------------------------------------------------------
+    def _priority(self, node):
+        """Best-first splits the largest gain next; depth-wise finishes a level
+        (largest gain first within it) before the next."""
+        if self.params["growth"] == "depthwise":
+            return (node.depth, -node.gain)
+        return (0, -node.gain)
+
     def grow(self):
         params = self.params
         n_rows = self.grad.shape[0]
@@ -193,7 +201,7 @@ class TreeGrower:
         candidates = self.candidates
         order = 0
         if root.gain > 0:
-            heapq.heappush(candidates, (-root.gain, order, root))
+            heapq.heappush(candidates, (self._priority(root), order, root))
         n_leaves = 1
         while candidates and n_leaves < params["max_leaves"]:
             _, _, node = heapq.heappop(candidates)
@@ -206,7 +214,7 @@ class TreeGrower:
             for child in (left, right):
                 if child.gain > 0:
                     order += 1
-                    heapq.heappush(candidates, (-child.gain, order, child))
+                    heapq.heappush(candidates, (self._priority(child), order, child))
         for _, _, node in candidates:
             self._release(node)
         return self._to_tree(root)

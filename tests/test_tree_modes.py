@@ -96,3 +96,40 @@ def test_bad_leaf_outputs_are_rejected(outputs, message):
 def test_tree_mode_is_validated():
     with pytest.raises(ValueError, match="'tree_mode' = 'forest' is not allowed; allowed: multi_output, single_output"):
         gbmo.train({"tree_mode": "forest"}, gbmo.Dataset(X, Y), 1)
+
+
+def _structure(booster):
+    return [(t.node_feature.tolist(), t.node_bin.tolist(), t.node_left.tolist()) for t in booster.trees]
+
+
+def test_depthwise_equals_bestfirst_when_every_node_may_split():
+    """With max_leaves = 2^max_depth both grow the full tree; nodes are numbered
+    breadth-first, so the arrays agree."""
+    params = {**PARAMS, "max_depth": 3, "max_leaves": 8, "min_samples_leaf": 1}
+    best_first = gbmo.train(params, gbmo.Dataset(X, Y), 4)
+    depth_wise = gbmo.train({**params, "growth": "depthwise"}, gbmo.Dataset(X, Y), 4)
+    assert max(t.n_leaves for t in depth_wise.trees) == 8
+    assert _structure(best_first) == _structure(depth_wise)
+    np.testing.assert_array_equal(best_first.predict(X), depth_wise.predict(X))
+
+
+def test_depthwise_fills_levels_in_order():
+    """With a leaf budget smaller than a full level, depth-wise never opens a
+    deeper level before the current one is finished, unlike best-first."""
+    params = {**PARAMS, "max_leaves": 6, "min_samples_leaf": 1}
+    depth_wise = gbmo.train({**params, "growth": "depthwise"}, gbmo.Dataset(X, Y), 3)
+    for tree in depth_wise.trees:
+        depth = np.zeros(tree.n_nodes, dtype=int)
+        for node in range(tree.n_nodes):
+            if tree.node_left[node] >= 0:
+                depth[tree.node_left[node]] = depth[tree.node_right[node]] = depth[node] + 1
+        leaf_depths = depth[tree.node_left < 0]
+        # 6 leaves level by level: the 4 of depth 2, two of them split into depth 3.
+        assert sorted(leaf_depths.tolist()) == [2, 2, 3, 3, 3, 3]
+
+
+def test_depthwise_with_bounded_cache_grows_the_same_trees():
+    params = {**PARAMS, "growth": "depthwise", "max_leaves": 31}
+    unbounded = gbmo.train(params, gbmo.Dataset(X, Y), 3)
+    bounded = gbmo.train({**params, "hist_cache": 2}, gbmo.Dataset(X, Y), 3)
+    assert _structure(unbounded) == _structure(bounded)
