@@ -1,5 +1,6 @@
 """Training callbacks, as in LightGBM: plain callables that receive a
 CallbackEnv after every round; raising EarlyStopException ends training."""
+import numbers
 from dataclasses import dataclass
 
 
@@ -50,14 +51,18 @@ def record_evaluation(eval_result):
 def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verbose=True):
     """Stops when no metric on the last validation set improved by more than
     min_delta for stopping_rounds rounds; the booster then predicts with the
-    best round (booster.best_iteration)."""
-    if not isinstance(stopping_rounds, int) or stopping_rounds < 1:
+    best round (booster.best_iteration). When every round runs, the best round
+    of the first watched metric is kept all the same, as in LightGBM."""
+    if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral) \
+            or stopping_rounds < 1:
         raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
     if min_delta < 0:
         raise ValueError(f"min_delta must be >= 0, got {min_delta!r}")
-    best = {}
+    best = {}  # metric -> (score, higher is better; iteration; value)
 
     def _callback(env):
+        if env.iteration == env.begin_iteration:
+            best.clear()
         results = env.evaluation_result_list
         if not results:
             raise ValueError("early stopping needs at least one validation set (valid_sets)")
@@ -75,6 +80,9 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
                     print(f"Early stopping: best round {iteration + 1}, "
                           f"{last_set}'s {metric}: {value:g}")
                 raise EarlyStopException(iteration + 1, value)
+        if env.iteration == env.end_iteration - 1:
+            _, iteration, value = next(iter(best.values()))
+            raise EarlyStopException(iteration + 1, value)
 
     _callback.order = 30
     return _callback

@@ -101,3 +101,21 @@ def test_bad_early_stopping_arguments():
         gbmo.early_stopping(0)
     with pytest.raises(ValueError, match="min_delta"):
         gbmo.early_stopping(5, min_delta=-1)
+
+
+def test_early_stopping_that_never_triggers_keeps_the_best_round():
+    train, valid, X_valid, _ = _noisy_regression(5)
+    booster = gbmo.train(PARAMS, train, 25, valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(1000, verbose=False)])
+    history = booster.evals_result["valid_0"]["rmse"]
+    assert len(history) == 25
+    assert booster.best_iteration == int(np.argmin(history)) + 1
+    np.testing.assert_array_equal(booster.predict(X_valid),
+                                  booster.predict(X_valid, num_iteration=booster.best_iteration))
+
+
+def test_early_stopping_accepts_numpy_integers():
+    train, valid, _, _ = _noisy_regression(6)
+    booster = gbmo.train(PARAMS, train, 300, valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(np.int64(5), verbose=False)])
+    assert booster.num_trees < 300

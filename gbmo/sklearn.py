@@ -1,0 +1,411 @@
+"""scikit-learn estimators: GBMORegressor and GBMOClassifier.
+
+scikit-learn is an optional dependency: this module imports it, `import gbmo`
+does not import this module. Use it as
+
+    from gbmo.sklearn import GBMORegressor, GBMOClassifier
+
+Both estimators are thin wrappers around `gbmo.train` and `gbmo.Booster`:
+the constructor stores the parameters unchanged, `fit` validates them through
+gbmo's own parameter checks (errors name the parameter) and trains one booster,
+available afterwards as `booster_`.
+
+Choices written down here (see also the class docstrings):
+
+- `n_estimators` is the number of boosting rounds; `n_iter_` the rounds that
+  were actually run (fewer with early stopping); `best_iteration_` the number
+  of rounds that `predict` uses: the best round found by early stopping, or
+  `n_iter_` without it.
+- Early stopping (`early_stopping_rounds`) watches the last set of `eval_set`
+  when one is given, otherwise a held-out `validation_fraction` of the
+  training data (stratified for classes, seeded by `random_state`), named
+  "validation" in `evals_result_`. User eval sets are named "valid_0",
+  "valid_1", ... as in LightGBM.
+- The defaults are gbmo's (`min_samples_leaf=20` etc.). On very small data
+  sets (tens of rows) such a model cannot split at all; lower
+  `min_samples_leaf` there.
+"""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.model_selection import train_test_split
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, check_random_state, column_or_1d
+
+from .callback import early_stopping
+from .dataset import Dataset
+from .engine import train
+from .params import resolve_params
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    def _validate_data(estimator, *args, **kwargs):
+        kwargs["force_all_finite"] = kwargs.pop("ensure_all_finite", True)
+        return estimator._validate_data(*args, **kwargs)
+
+__all__ = ["GBMORegressor", "GBMOClassifier"]
+
+_VALIDATION_NAME = "validation"
+_X_DTYPES = [np.float64, np.float32]
+
+
+def _check_sample_weight(sample_weight, n_rows):
+    """sample_weight (None, a number or an array-like) as float64 (n_rows,), or None."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_rows, sample_weight, dtype=np.float64)
+    try:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"sample_weight must be numeric: {err}") from None
+    if sample_weight.shape != (n_rows,):
+        raise ValueError(
+            f"sample_weight must have shape ({n_rows},), got {sample_weight.shape}"
+        )
+    if not np.all(np.isfinite(sample_weight)):
+        raise ValueError("sample_weight contains NaN or infinite values")
+    if np.any(sample_weight < 0):
+        raise ValueError("sample_weight must be >= 0 (negative weights are not allowed)")
+    if not np.any(sample_weight > 0):
+        raise ValueError("sample_weight must contain at least one non-zero weight")
+    return sample_weight
+
+
+def _check_int_param(name, value, low, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(
+            f"parameter {name!r} must be an integer >= {low}"
+            f"{' or None' if allow_none else ''}, got {value!r}"
+        )
+    return int(value)
+
+
+class _GBMOModel(BaseEstimator):
+    """The parameters, fit and predict machinery shared by both estimators."""
+
+    def __init__(
+        self,
+        n_estimators=100,
+        learning_rate=0.1,
+        max_leaves=31,
+        max_depth=-1,
+        max_bins=255,
+        lambda_l2=1.0,
+        min_samples_leaf=20,
+        min_child_weight=1e-3,
+        min_gain=0.0,
+        early_stopping_rounds=None,
+        validation_fraction=0.1,
+        n_threads=None,
+        random_state=None,
+        verbosity=0,
+    ):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_leaves = max_leaves
+        self.max_depth = max_depth
+        self.max_bins = max_bins
+        self.lambda_l2 = lambda_l2
+        self.min_samples_leaf = min_samples_leaf
+        self.min_child_weight = min_child_weight
+        self.min_gain = min_gain
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.n_threads = n_threads
+        self.random_state = random_state
+        self.verbosity = verbosity
+
+    # -- to be provided by the subclasses -----------------------------------
+    def _prepare_target(self, y):
+        """Validated y -> (encoded target for gbmo, objective params, stratify labels or None)."""
+        raise NotImplementedError
+
+    def _encode_eval_target(self, y, n_rows):
+        raise NotImplementedError
+
+    # -- parameters ---------------------------------------------------------
+    def _random(self):
+        """(numpy RandomState for the validation split, gbmo seed)."""
+        try:
+            rng = check_random_state(self.random_state)
+        except ValueError as err:
+            raise ValueError(f"parameter 'random_state' is invalid: {err}") from None
+        if isinstance(self.random_state, numbers.Integral):
+            return rng, int(self.random_state)
+        return rng, int(rng.randint(np.iinfo(np.int32).max))
+
+    def _gbmo_params(self, seed, objective_params):
+        params = {
+            "learning_rate": self.learning_rate,
+            "max_leaves": self.max_leaves,
+            "max_depth": self.max_depth,
+            "max_bins": self.max_bins,
+            "lambda_l2": self.lambda_l2,
+            "min_samples_leaf": self.min_samples_leaf,
+            "min_child_weight": self.min_child_weight,
+            "min_gain": self.min_gain,
+            "n_threads": self.n_threads,
+            "seed": seed,
+            "verbosity": self.verbosity,
+        }
+        params.update(objective_params)
+        resolve_params(params)  # raises errors that name the parameter
+        return params
+
+    def _check_own_params(self):
+        n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
+        rounds = _check_int_param(
+            "early_stopping_rounds", self.early_stopping_rounds, 1, allow_none=True
+        )
+        fraction = self.validation_fraction
+        if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) \
+                or not 0.0 < fraction < 1.0:
+            raise ValueError(
+                f"parameter 'validation_fraction' must be a number in (0, 1), got {fraction!r}"
+            )
+        return n_estimators, rounds, float(fraction)
+
+    # -- fit ----------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None):
+        """Trains the model.
+
+        eval_set: a list of (X, y) pairs evaluated every round and recorded in
+        `evals_result_` ("valid_0", "valid_1", ...); with
+        `early_stopping_rounds`, the last one decides when to stop (no
+        `validation_fraction` split is made then). callbacks: gbmo callbacks
+        (plain callables receiving a `gbmo.callback.CallbackEnv`).
+        """
+        n_estimators, rounds, fraction = self._check_own_params()
+        X, y = _validate_data(
+            self, X, y, reset=True, dtype=_X_DTYPES, ensure_all_finite="allow-nan",
+            multi_output=True, ensure_min_samples=2, y_numeric=self._y_numeric,
+        )
+        sample_weight = _check_sample_weight(sample_weight, X.shape[0])
+        rng, seed = self._random()
+        self._gbmo_params(seed, {})  # parameter errors before any work on y
+        target, objective_params, stratify = self._prepare_target(y)
+        params = self._gbmo_params(seed, objective_params)
+        feature_names = (list(map(str, self.feature_names_in_))
+                         if hasattr(self, "feature_names_in_") else None)
+
+        valid_data, valid_names = [], []
+        if eval_set is not None:
+            if isinstance(eval_set, tuple) and len(eval_set) == 2 \
+                    and not isinstance(eval_set[0], tuple):
+                eval_set = [eval_set]
+            for i, pair in enumerate(eval_set):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise ValueError("eval_set must be a list of (X, y) pairs")
+                X_valid = _validate_data(self, pair[0], reset=False, dtype=_X_DTYPES,
+                                         ensure_all_finite="allow-nan")
+                valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
+                                   None))
+                valid_names.append(f"valid_{i}")
+        elif rounds is not None:
+            parts = train_test_split(
+                X, target, *([] if sample_weight is None else [sample_weight]),
+                test_size=fraction, stratify=stratify, random_state=rng,
+            )
+            X, X_valid, target, y_valid = parts[:4]
+            weight_valid = None
+            if sample_weight is not None:
+                sample_weight, weight_valid = parts[4], parts[5]
+            valid_data.append((X_valid, y_valid, weight_valid))
+            valid_names.append(_VALIDATION_NAME)
+
+        train_set = Dataset(X, target, weight=sample_weight, feature_names=feature_names)
+        valid_sets = [train_set.create_valid(Xv, yv, wv) for Xv, yv, wv in valid_data]
+        all_callbacks = list(callbacks or [])
+        if rounds is not None:
+            all_callbacks.append(early_stopping(rounds, verbose=self.verbosity > 0))
+        booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
+                        valid_names=valid_names, callbacks=all_callbacks)
+
+        self.booster_ = booster
+        self.n_iter_ = booster.current_iteration()
+        self.best_iteration_ = (self.n_iter_ if booster.best_iteration is None
+                                else int(booster.best_iteration))
+        self.evals_result_ = booster.evals_result
+        return self
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "booster_")
+
+    # -- predict ------------------------------------------------------------
+    def _check_predict_X(self, X):
+        check_is_fitted(self)
+        return _validate_data(self, X, reset=False, dtype=_X_DTYPES,
+                              ensure_all_finite="allow-nan")
+
+    def _staged_raw(self, X):
+        X = self._check_predict_X(X)
+        for i in range(1, self.best_iteration_ + 1):
+            yield self.booster_.predict(X, num_iteration=i)
+
+
+class GBMORegressor(RegressorMixin, _GBMOModel):
+    """Gradient boosting with vector-leaf trees for single- and multi-output regression.
+
+    One tree per round serves all outputs: y of shape (n,) gives predictions
+    of shape (n,), y of shape (n, d) predictions of shape (n, d). Squared
+    error loss. `score` is R² averaged uniformly over the outputs.
+
+    Parameters (gbmo names in brackets where they differ): n_estimators
+    (num_boost_round), learning_rate, max_leaves, max_depth, max_bins,
+    lambda_l2, min_samples_leaf, min_child_weight, min_gain,
+    early_stopping_rounds, validation_fraction, n_threads, random_state
+    (seed), verbosity. Missing values (NaN) in X are supported.
+
+    Attributes: booster_, n_features_in_, feature_names_in_ (when X had string
+    column names), n_outputs_, n_iter_, best_iteration_, evals_result_.
+    """
+
+    _y_numeric = True
+
+    def _prepare_target(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        self._y_is_1d = y.ndim == 1
+        self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
+        return y, {"objective": "mse"}, None
+
+    def _encode_eval_target(self, y, n_rows):
+        y = np.asarray(y, dtype=np.float64)
+        expected = (n_rows,) if self._y_is_1d else (n_rows, self.n_outputs_)
+        if y.shape != expected and not (self._y_is_1d and y.shape == (n_rows, 1)):
+            raise ValueError(f"eval_set y must have shape {expected}, got {y.shape}")
+        return y
+
+    def _format(self, raw):
+        return raw[:, 0] if self._y_is_1d else raw
+
+    def predict(self, X):
+        """Predictions (n,) for a 1-D training target, else (n, d)."""
+        X = self._check_predict_X(X)
+        return self._format(self.booster_.predict(X))
+
+    def staged_predict(self, X):
+        """Yields the predictions after each round, up to best_iteration_
+        (the last one equals predict(X))."""
+        for prediction in self._staged_raw(X):
+            yield self._format(prediction)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class GBMOClassifier(ClassifierMixin, _GBMOModel):
+    """Gradient boosting with vector-leaf trees for classification.
+
+    - 1-D labels of any type (strings, ints, bools) are encoded with
+      `classes_` (sorted unique labels). Two classes: objective "sigmoid" with
+      one output, predict_proba (n, 2). More: objective "softmax" with one
+      output per class, predict_proba (n, n_classes).
+    - A 2-D 0/1 indicator matrix (n, d), d >= 2: multi-label, one independent
+      sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
+      predict_proba the (n, d) probabilities of the 1s; classes_ is
+      arange(d) and n_classes_ = d.
+
+    `score` is the accuracy (subset accuracy for multi-label). Parameters and
+    attributes as GBMORegressor, plus classes_ and n_classes_; n_outputs_ is
+    the number of target columns (1 for labels, d for multi-label).
+    """
+
+    _y_numeric = False
+
+    def _prepare_target(self, y):
+        if hasattr(y, "toarray"):
+            y = y.toarray()
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self._multilabel = y.ndim == 2
+        if self._multilabel:
+            if type_of_target(y) != "multilabel-indicator":
+                raise ValueError(
+                    "a 2-D y must be a multi-label indicator matrix of 0/1 values "
+                    f"(got target type {type_of_target(y)!r}); multi-class multi-output "
+                    "targets are not supported"
+                )
+            self._y_dtype = y.dtype
+            self.classes_ = np.arange(y.shape[1])
+            self.n_classes_ = y.shape[1]
+            self.n_outputs_ = y.shape[1]
+            return y.astype(np.float64), {"objective": "sigmoid"}, None
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        self.n_classes_ = len(self.classes_)
+        self.n_outputs_ = 1
+        if self.n_classes_ < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in y; "
+                f"got only one class: {self.classes_[0]!r}"
+            )
+        encoded = encoded.reshape(-1)
+        if self.n_classes_ == 2:
+            return encoded.astype(np.float64), {"objective": "sigmoid"}, encoded
+        return encoded.astype(np.int64), {"objective": "softmax",
+                                          "num_class": self.n_classes_}, encoded
+
+    def _encode_eval_target(self, y, n_rows):
+        if hasattr(y, "toarray"):
+            y = y.toarray()
+        y = np.asarray(y)
+        if self._multilabel:
+            if y.shape != (n_rows, self.n_classes_) or not np.isin(y, (0, 1)).all():
+                raise ValueError(
+                    f"eval_set y must be a 0/1 matrix of shape ({n_rows}, {self.n_classes_})"
+                )
+            return y.astype(np.float64)
+        y = column_or_1d(y)
+        if y.shape != (n_rows,):
+            raise ValueError(f"eval_set y must have shape ({n_rows},), got {y.shape}")
+        unseen = ~np.isin(y, self.classes_)
+        if unseen.any():
+            raise ValueError(f"eval_set y has labels not seen in training: {np.unique(y[unseen])}")
+        encoded = np.searchsorted(self.classes_, y)
+        return encoded.astype(np.float64 if self.n_classes_ == 2 else np.int64)
+
+    def _proba(self, raw):
+        if self.n_classes_ == 2 and not self._multilabel:
+            return np.column_stack([1.0 - raw[:, 0], raw[:, 0]])
+        return raw
+
+    def _labels(self, proba):
+        if self._multilabel:
+            return (proba > 0.5).astype(self._y_dtype)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def predict_proba(self, X):
+        """Class probabilities (n, n_classes); (n, d) probabilities of 1 for multi-label."""
+        X = self._check_predict_X(X)
+        return self._proba(self.booster_.predict(X))
+
+    def predict(self, X):
+        """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label."""
+        return self._labels(self.predict_proba(X))
+
+    def staged_predict_proba(self, X):
+        """Yields predict_proba after each round, up to best_iteration_."""
+        for prediction in self._staged_raw(X):
+            yield self._proba(prediction)
+
+    def staged_predict(self, X):
+        """Yields predict after each round, up to best_iteration_ (the last one
+        equals predict(X))."""
+        for proba in self.staged_predict_proba(X):
+            yield self._labels(proba)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags

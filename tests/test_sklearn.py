@@ -1,0 +1,403 @@
+"""scikit-learn estimators: GBMORegressor, GBMOClassifier."""
+import inspect
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn", minversion="1.6")
+
+import joblib  # noqa: E402  (a scikit-learn dependency)
+from sklearn.base import clone  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from gbmo.sklearn import GBMOClassifier, GBMORegressor  # noqa: E402
+
+# -- scikit-learn's estimator checks ----------------------------------------
+
+_WEIGHTS_ARE_NOT_REPETITIONS = (
+    "sample_weight is not equivalent to removing/repeating samples: a row of weight 0 "
+    "still takes part in the bin edges (so in where thresholds fall) and counts towards "
+    "min_samples_leaf, which counts rows; scikit-learn's HistGradientBoosting* estimators "
+    "list this check for the same reason"
+)
+
+
+def _expected_failed_checks(estimator):
+    if estimator.min_samples_leaf >= 20:
+        # With gbmo's default min_samples_leaf=20 the check's 15-row data set cannot
+        # be split at all, so every fit is the weighted mean and the check passes.
+        return {}
+    return {"check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ARE_NOT_REPETITIONS}
+
+
+_CHECK_OPTIONS = {"expected_failed_checks": _expected_failed_checks}
+if "xfail_strict" in inspect.signature(parametrize_with_checks).parameters:
+    _CHECK_OPTIONS["xfail_strict"] = True  # the list above is exact, not a superset
+
+
+@parametrize_with_checks(
+    [
+        # Small models that do learn on the checks' tiny data sets ...
+        GBMORegressor(n_estimators=10, min_samples_leaf=1),
+        GBMOClassifier(n_estimators=10, min_samples_leaf=1),
+        # ... and the defaults, unchanged.
+        GBMORegressor(),
+        GBMOClassifier(),
+    ],
+    **_CHECK_OPTIONS,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# -- data -------------------------------------------------------------------
+
+def _multi_output_regression(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 5))
+    Y = np.column_stack([
+        X[:, 0] * X[:, 1],                 # an interaction: stumps cannot fit it
+        np.sin(2 * X[:, 2]) + X[:, 3],
+        np.where(X[:, 0] > 0, X[:, 4], -X[:, 4]),
+    ])
+    return X, Y + rng.normal(scale=0.05, size=Y.shape)
+
+
+def _noisy_regression(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    return X, X[:, 0] + rng.normal(scale=2.0, size=n)  # mostly noise: overfits quickly
+
+
+def _blobs(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    score = np.column_stack([X[:, 0], X[:, 1], -X[:, 0] - X[:, 1]])
+    return X, score.argmax(axis=1)
+
+
+SMALL = {"n_estimators": 30, "min_samples_leaf": 5, "learning_rate": 0.3, "random_state": 0}
+
+
+# -- regressor --------------------------------------------------------------
+
+def test_regressor_shapes_follow_the_target():
+    X, Y = _multi_output_regression(200)
+    multi = GBMORegressor(**SMALL).fit(X, Y)
+    assert multi.predict(X).shape == (200, 3)
+    assert multi.n_outputs_ == 3 and multi.booster_.n_outputs == 3
+    single = GBMORegressor(**SMALL).fit(X, Y[:, 0])
+    assert single.predict(X).shape == (200,) and single.n_outputs_ == 1
+    column = GBMORegressor(**SMALL).fit(X, Y[:, :1])
+    assert column.predict(X).shape == (200, 1)
+    np.testing.assert_allclose(column.predict(X)[:, 0], single.predict(X))
+    # R^2 averaged uniformly over outputs
+    from sklearn.metrics import r2_score
+    assert multi.score(X, Y) == pytest.approx(r2_score(Y, multi.predict(X)))
+    assert multi.score(X, Y) > 0.9
+
+
+def test_grid_search_over_leaves_and_learning_rate_on_multi_output():
+    X, Y = _multi_output_regression(400)
+    search = GridSearchCV(
+        GBMORegressor(n_estimators=40, min_samples_leaf=5, random_state=0, n_threads=1),
+        {"max_leaves": [2, 15], "learning_rate": [0.01, 0.3]}, cv=3, n_jobs=1,
+    )
+    search.fit(X, Y)
+    # stumps cannot model the interaction, 40 rounds at 0.01 cannot get anywhere
+    assert search.best_params_ == {"max_leaves": 15, "learning_rate": 0.3}
+    assert search.predict(X).shape == (400, 3)
+    assert search.best_estimator_.score(X, Y) > 0.9
+    scores = search.cv_results_["mean_test_score"]
+    assert scores.max() - scores.min() > 0.3
+
+
+def test_pipeline_with_scaler_matches_unscaled_model():
+    X, Y = _multi_output_regression(300)
+    X = X * np.array([1.0, 100.0, 1e-3, 5.0, 1e4]) + 7.0
+    pipe = make_pipeline(StandardScaler(), GBMORegressor(**SMALL)).fit(X, Y)
+    plain = GBMORegressor(**SMALL).fit(X, Y)
+    assert pipe.predict(X).shape == (300, 3)
+    assert pipe.score(X, Y) > 0.9
+    # trees only see the order of each feature: scaling does not change the model
+    np.testing.assert_allclose(pipe.predict(X), plain.predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_nan_features_are_supported():
+    X, Y = _multi_output_regression(300)
+    X[::7, 0] = np.nan
+    model = GBMORegressor(**SMALL).fit(X, Y)
+    prediction = model.predict(X)
+    assert np.all(np.isfinite(prediction))
+    assert model.score(X, Y) > 0.8
+
+
+def test_feature_names_in_only_with_string_column_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _noisy_regression(200)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    named = GBMORegressor(n_estimators=5).fit(frame, y)
+    assert list(named.feature_names_in_) == [f"f{i}" for i in range(5)]
+    assert named.booster_.feature_names == [f"f{i}" for i in range(5)]
+    assert named.n_features_in_ == 5
+    plain = GBMORegressor(n_estimators=5).fit(X, y)
+    assert not hasattr(plain, "feature_names_in_")
+    np.testing.assert_array_equal(named.predict(frame), plain.predict(X))
+    with pytest.raises(ValueError, match="features"):
+        plain.predict(X[:, :4])
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"max_leaves": 1}, "max_leaves"),
+    ({"learning_rate": -0.1}, "learning_rate"),
+    ({"min_samples_leaf": 0}, "min_samples_leaf"),
+    ({"n_estimators": 0}, "n_estimators"),
+    ({"early_stopping_rounds": 0}, "early_stopping_rounds"),
+    ({"validation_fraction": 1.5, "early_stopping_rounds": 5}, "validation_fraction"),
+])
+def test_bad_parameters_are_named_at_fit(params, name):
+    model = GBMORegressor(**params)  # stored unchanged, no error yet
+    assert model.get_params()[next(iter(params))] == next(iter(params.values()))
+    X, y = _noisy_regression(50)
+    with pytest.raises(ValueError, match=name):
+        model.fit(X, y)
+
+
+# -- classifier -------------------------------------------------------------
+
+def test_classifier_with_string_labels_is_multiclass_softmax():
+    X, y = _blobs()
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    model = GBMOClassifier(**SMALL).fit(X, names)
+    np.testing.assert_array_equal(model.classes_, ["setosa", "versicolor", "virginica"])
+    assert model.n_classes_ == 3 and model.n_outputs_ == 1
+    assert model.booster_.loss.name == "softmax" and model.booster_.n_outputs == 3
+    proba = model.predict_proba(X)
+    assert proba.shape == (300, 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    prediction = model.predict(X)
+    assert prediction.dtype == names.dtype
+    np.testing.assert_array_equal(prediction, model.classes_[proba.argmax(axis=1)])
+    assert model.score(X, names) > 0.9
+
+
+def test_classifier_with_two_classes_uses_one_sigmoid_output():
+    X, y = _blobs()
+    labels = np.where(y == 0, -1, 1)
+    model = GBMOClassifier(**SMALL).fit(X, labels)
+    np.testing.assert_array_equal(model.classes_, [-1, 1])
+    assert model.booster_.loss.name == "sigmoid" and model.booster_.n_outputs == 1
+    proba = model.predict_proba(X)
+    assert proba.shape == (300, 2)
+    np.testing.assert_allclose(proba[:, 1], model.booster_.predict(X)[:, 0])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.predict(X), np.where(proba[:, 1] > 0.5, 1, -1))
+    assert model.score(X, labels) > 0.9
+    # booleans are labels too
+    as_bool = GBMOClassifier(**SMALL).fit(X, labels == 1)
+    np.testing.assert_array_equal(as_bool.classes_, [False, True])
+    np.testing.assert_array_equal(as_bool.predict(X), model.predict(X) == 1)
+
+
+def test_classifier_with_multilabel_indicator_matrix():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0, X[:, 3] > 1]).astype(np.int64)
+    model = GBMOClassifier(**SMALL).fit(X, Y)
+    assert model.booster_.loss.name == "sigmoid" and model.booster_.n_outputs == 3
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    assert model.n_outputs_ == 3
+    proba = model.predict_proba(X)
+    assert proba.shape == (400, 3) and np.all((proba >= 0) & (proba <= 1))
+    prediction = model.predict(X)
+    assert prediction.shape == (400, 3) and prediction.dtype == Y.dtype
+    np.testing.assert_array_equal(prediction, (proba > 0.5).astype(int))
+    assert np.mean(prediction == Y, axis=0).min() > 0.9
+    assert model.score(X, Y) == pytest.approx(np.mean(np.all(prediction == Y, axis=1)))
+
+
+def test_classifier_rejects_one_class_and_continuous_targets():
+    X, _ = _blobs(50)
+    with pytest.raises(ValueError, match="class"):
+        GBMOClassifier().fit(X, np.zeros(50))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        GBMOClassifier().fit(X, np.linspace(0, 1, 50))
+
+
+# -- early stopping, eval_set, callbacks -----------------------------------
+
+def test_early_stopping_with_validation_fraction_predicts_with_best_iteration():
+    X, y = _noisy_regression()
+    model = GBMORegressor(n_estimators=500, early_stopping_rounds=10, validation_fraction=0.2,
+                          learning_rate=0.3, min_samples_leaf=2, random_state=0).fit(X, y)
+    history = model.evals_result_["validation"]["rmse"]
+    assert model.best_iteration_ < model.n_estimators
+    assert model.best_iteration_ == int(np.argmin(history)) + 1
+    assert model.n_iter_ == len(history) == model.best_iteration_ + 10
+    assert model.booster_.num_trees == model.n_iter_
+    np.testing.assert_array_equal(
+        model.predict(X), model.booster_.predict(X, num_iteration=model.best_iteration_)[:, 0])
+    assert not np.array_equal(
+        model.predict(X), model.booster_.predict(X, num_iteration=model.n_iter_)[:, 0])
+    # the held-out split is seeded: same random_state, same model
+    again = clone(model).fit(X, y)
+    assert again.best_iteration_ == model.best_iteration_
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_early_stopping_that_never_triggers_still_uses_the_best_round():
+    X, y = _noisy_regression(seed=1)
+    model = GBMORegressor(n_estimators=40, early_stopping_rounds=100, learning_rate=0.5,
+                          min_samples_leaf=2, random_state=0).fit(X, y)
+    history = model.evals_result_["validation"]["rmse"]
+    assert model.n_iter_ == 40 == len(history)
+    assert model.best_iteration_ == int(np.argmin(history)) + 1 < 40
+    np.testing.assert_array_equal(
+        model.predict(X), model.booster_.predict(X, num_iteration=model.best_iteration_)[:, 0])
+
+
+def test_classifier_early_stopping_split_is_stratified_and_seeded():
+    X, y = _blobs(200)
+    y = np.where(np.arange(200) < 20, 3, y)  # a rare class of 20 rows
+    seen = []
+    model = GBMOClassifier(n_estimators=200, early_stopping_rounds=5, validation_fraction=0.1,
+                           min_samples_leaf=3, random_state=0)
+    model.fit(X, y, callbacks=[lambda env: seen.append(env.model)])
+    assert seen and seen[0] is model.booster_  # user callbacks run too
+    history = model.evals_result_["validation"]["logloss"]
+    assert model.best_iteration_ < model.n_iter_ == len(seen) == len(history)
+    # The held-out rows are the stratified split seeded by random_state: 2 of the 20
+    # validation rows are of the rare class, and the recorded logloss is theirs.
+    from sklearn.model_selection import train_test_split
+    _, X_valid, _, y_valid = train_test_split(X, y, test_size=0.1, stratify=y,
+                                              random_state=np.random.RandomState(0))
+    assert np.sum(y_valid == 3) == 2
+    for k in (1, model.n_iter_):
+        proba = model.booster_.predict(X_valid, num_iteration=k)
+        logloss = -np.mean(np.log(proba[np.arange(len(y_valid)), y_valid]))
+        assert history[k - 1] == pytest.approx(logloss, rel=1e-9)
+
+
+def test_eval_set_is_recorded_per_round():
+    X, Y = _multi_output_regression(400)
+    model = GBMORegressor(**SMALL).fit(X[:300], Y[:300],
+                                       eval_set=[(X[:300], Y[:300]), (X[300:], Y[300:])])
+    assert set(model.evals_result_) == {"valid_0", "valid_1"}
+    valid = model.evals_result_["valid_1"]
+    assert len(valid["rmse"]) == model.n_iter_ == 30
+    assert len(valid["rmse_per_output"][-1]) == 3
+    per_output = np.sqrt(np.mean((model.predict(X[300:]) - Y[300:]) ** 2, axis=0))
+    np.testing.assert_allclose(valid["rmse_per_output"][-1], per_output, rtol=1e-9)
+    assert valid["rmse"][-1] == pytest.approx(per_output.mean())
+    training = model.evals_result_["valid_0"]["rmse"]
+    assert training[-1] < training[0]
+    assert model.best_iteration_ == model.n_iter_  # no early stopping asked for
+
+
+def test_early_stopping_watches_the_given_eval_set():
+    X, y = _noisy_regression()
+    model = GBMORegressor(n_estimators=500, early_stopping_rounds=10, learning_rate=0.3,
+                          min_samples_leaf=2, random_state=0)
+    model.fit(X[:400], y[:400], eval_set=[(X[400:], y[400:])])
+    assert "validation" not in model.evals_result_
+    history = model.evals_result_["valid_0"]["rmse"]
+    assert model.best_iteration_ == int(np.argmin(history)) + 1 < 500
+
+
+def test_classifier_eval_set_labels_are_encoded():
+    X, y = _blobs()
+    names = np.array(["a", "b", "c"])[y]
+    model = GBMOClassifier(**SMALL).fit(X[:200], names[:200], eval_set=[(X[200:], names[200:])])
+    logloss = model.evals_result_["valid_0"]["logloss"]
+    proba = model.predict_proba(X[200:])
+    expected = -np.mean(np.log(proba[np.arange(100), y[200:]]))
+    assert logloss[-1] == pytest.approx(expected, rel=1e-9)
+    with pytest.raises(ValueError, match="not seen"):
+        model.fit(X[:200], names[:200], eval_set=[(X[200:], np.full(100, "z"))])
+
+
+# -- sample_weight ----------------------------------------------------------
+
+def test_zero_sample_weight_on_half_the_data_changes_the_fit():
+    rng = np.random.default_rng(0)
+    X = np.tile(rng.uniform(-2, 2, size=(200, 3)), (2, 1))  # every row twice ...
+    first = np.arange(400) < 200
+    y = np.where(first, X[:, 0], -X[:, 0])  # ... with opposite targets
+    weight = first.astype(float)
+    weighted = GBMORegressor(**SMALL).fit(X, y, sample_weight=list(weight))  # any array-like
+    unweighted = GBMORegressor(**SMALL).fit(X, y)
+    assert weighted.score(X[first], y[first]) > 0.9
+    assert unweighted.score(X[first], y[first]) < 0.5
+    assert not np.allclose(weighted.predict(X), unweighted.predict(X))
+    with pytest.raises(ValueError, match="sample_weight"):
+        GBMORegressor().fit(X, y, sample_weight=np.ones(5))
+
+
+# -- persistence, clone, staged_predict ------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda: (GBMORegressor(**SMALL), _multi_output_regression(200)),
+    lambda: (GBMOClassifier(**SMALL), (_blobs(200)[0], np.array(["x", "y", "z"])[_blobs(200)[1]])),
+])
+def test_pickle_joblib_and_clone_round_trips(make, tmp_path):
+    model, (X, y) = make()
+    model.fit(X, y)
+    expected = model.predict(X)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X), expected)
+    assert restored.best_iteration_ == model.best_iteration_
+    assert restored.evals_result_ == model.evals_result_
+    joblib.dump(model, tmp_path / "model.joblib")
+    np.testing.assert_array_equal(joblib.load(tmp_path / "model.joblib").predict(X), expected)
+    if hasattr(model, "predict_proba"):
+        np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
+    fresh = clone(model)
+    assert fresh.get_params() == model.get_params()
+    assert not hasattr(fresh, "booster_")
+    np.testing.assert_array_equal(fresh.fit(X, y).predict(X), expected)  # deterministic
+
+
+def test_staged_predict_ends_at_predict():
+    X, Y = _multi_output_regression(200)
+    model = GBMORegressor(**SMALL).fit(X, Y)
+    stages = list(model.staged_predict(X))
+    assert len(stages) == model.best_iteration_ == 30
+    np.testing.assert_array_equal(stages[-1], model.predict(X))
+    errors = [np.mean((s - Y) ** 2) for s in stages]
+    assert errors[-1] < errors[0]
+
+    X, y = _blobs(200)
+    classifier = GBMOClassifier(**SMALL).fit(X, np.array(["a", "b", "c"])[y])
+    labels = list(classifier.staged_predict(X))
+    probas = list(classifier.staged_predict_proba(X))
+    assert len(labels) == len(probas) == 30
+    np.testing.assert_array_equal(labels[-1], classifier.predict(X))
+    np.testing.assert_array_equal(probas[-1], classifier.predict_proba(X))
+    assert not np.array_equal(probas[0], probas[-1])
+
+
+def test_staged_predict_with_early_stopping_stops_at_best_iteration():
+    X, y = _noisy_regression()
+    model = GBMORegressor(n_estimators=300, early_stopping_rounds=5, learning_rate=0.3,
+                          min_samples_leaf=2, random_state=0).fit(X, y)
+    stages = list(model.staged_predict(X))
+    assert len(stages) == model.best_iteration_ < model.n_iter_
+    np.testing.assert_array_equal(stages[-1], model.predict(X))
+
+
+def test_import_gbmo_does_not_need_scikit_learn():
+    code = ("import sys; sys.modules['sklearn'] = None; import gbmo; "
+            "assert 'gbmo.sklearn' not in sys.modules; "
+            "import importlib\n"
+            "try:\n    importlib.import_module('gbmo.sklearn')\n"
+            "except ImportError:\n    print('ok')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
