@@ -1,11 +1,18 @@
-"""Dense GBDT-MO split search (Algorithm 4): for every feature the bin threshold
-and missing-value direction with the largest gain summed over outputs.
+"""GBDT-MO split search: for every feature the bin threshold and missing-value
+direction with the largest gain.
+
+- dense (Algorithm 4, find_best_splits): the gain is summed over all outputs;
+- sparse top-k (Algorithms 5 and 6, find_best_sparse_splits): each child keeps
+  only k outputs (its own k, or one set shared by both children), and the gain
+  sums the improvements G_j^2 / (H_j + lambda) of the kept outputs only;
+- select_top_k / select_top_k_shared: the k outputs a sparse leaf keeps.
 
 Histogram rows have the layout of _histogram: d gradient sums, k hessian sums
 (k = 0: every hessian is hess_constant, so the count stands in; k = 1: one
 hessian shared by the outputs; k = d), then the row count.
 """
 from cython.parallel cimport parallel, prange
+from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
 from .common cimport HIST_t
@@ -43,6 +50,179 @@ cdef inline double mean_hessian(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
     return total / d
 
 
+cdef inline void improvements(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
+                              double hess_constant, double lambda_l2,
+                              double* out) noexcept nogil:
+    """out[j] = G_j^2 / (H_j + lambda) for the d outputs of one sums row."""
+    cdef Py_ssize_t j
+    cdef double inverse
+    if k <= 1:
+        if k == 0:
+            inverse = 1.0 / (hess_constant * sums[d] + lambda_l2)
+        else:
+            inverse = 1.0 / (sums[d] + lambda_l2)
+        for j in range(d):
+            out[j] = sums[j] * sums[j] * inverse
+    else:
+        for j in range(d):
+            out[j] = sums[j] * sums[j] / (sums[d + j] + lambda_l2)
+
+
+cdef inline void paired_improvements(const HIST_t* left, const HIST_t* right, Py_ssize_t d,
+                                     Py_ssize_t k, double hess_constant, double lambda_l2,
+                                     double* out) noexcept nogil:
+    """out[j] = improvement of output j in left + in right (restricted selection key)."""
+    cdef Py_ssize_t j
+    cdef double inverse_left, inverse_right
+    if k <= 1:
+        if k == 0:
+            inverse_left = 1.0 / (hess_constant * left[d] + lambda_l2)
+            inverse_right = 1.0 / (hess_constant * right[d] + lambda_l2)
+        else:
+            inverse_left = 1.0 / (left[d] + lambda_l2)
+            inverse_right = 1.0 / (right[d] + lambda_l2)
+        for j in range(d):
+            out[j] = left[j] * left[j] * inverse_left + right[j] * right[j] * inverse_right
+    else:
+        for j in range(d):
+            out[j] = (left[j] * left[j] / (left[d + j] + lambda_l2)
+                      + right[j] * right[j] / (right[d + j] + lambda_l2))
+
+
+cdef struct TopK:
+    # a bounded selection's state, one per thread and child (see top_k_sum)
+    double* heap               # top_k values, a min-heap
+    Py_ssize_t* heap_index     # their outputs
+    bint seeded                # heap_index holds the previous call's winners
+
+
+cdef inline void sift_down(double* heap, Py_ssize_t* heap_index, Py_ssize_t size,
+                           Py_ssize_t pos, double x, Py_ssize_t index) noexcept nogil:
+    """Puts (x, index) at pos of a min-heap of values and sifts it down."""
+    cdef Py_ssize_t child
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[child] >= x:
+            break
+        heap[pos] = heap[child]
+        heap_index[pos] = heap_index[child]
+        pos = child
+    heap[pos] = x
+    heap_index[pos] = index
+
+
+cdef inline double top_k_sum(double* values, Py_ssize_t n, Py_ssize_t top_k,
+                             TopK* sel) noexcept nogil:
+    """Sum of the top_k largest of values[0:n] (1 <= top_k <= n), kept in a min-heap of
+    size top_k: O(n log top_k) at worst. values is scratch: its heap seeds are
+    overwritten with -inf.
+
+    When sel.seeded, the heap starts from the outputs that won the previous call (the
+    previous threshold of the same scan, whose children differ by one bin), so its
+    minimum is near final from the start. The seeds' entries are then set to -inf,
+    so a value passes the comparison with the heap's minimum only when it really
+    enters the heap (rarely), and eight comparisons are OR-ed into one branch.
+    Correct for any seed: every value is offered once, and a value pushed out has
+    top_k values at least as large. The seed is reset at the start of every
+    threshold scan, so results do not depend on which thread scanned what; the
+    same values with the same seed give the same heap, hence the bit-identical sum
+    that first-best-wins relies on for thresholds that make the same partition."""
+    cdef double* heap = sel.heap
+    cdef Py_ssize_t* heap_index = sel.heap_index
+    cdef Py_ssize_t i, j
+    cdef double x, threshold
+    cdef double total = 0.0
+    if not sel.seeded:
+        for i in range(top_k):
+            heap_index[i] = i
+        sel.seeded = True
+    for i in range(top_k):
+        j = heap_index[i]
+        heap[i] = values[j]
+        values[j] = -INFINITY
+    for i in range(top_k // 2 - 1, -1, -1):   # heapify (a no-op on an unchanged heap)
+        sift_down(heap, heap_index, top_k, i, heap[i], heap_index[i])
+    threshold = heap[0]
+    j = 0
+    while j + 8 <= n:
+        if ((values[j] > threshold) | (values[j + 1] > threshold)
+                | (values[j + 2] > threshold) | (values[j + 3] > threshold)
+                | (values[j + 4] > threshold) | (values[j + 5] > threshold)
+                | (values[j + 6] > threshold) | (values[j + 7] > threshold)):
+            for i in range(j, j + 8):
+                x = values[i]
+                if x > threshold:
+                    sift_down(heap, heap_index, top_k, 0, x, i)
+                    threshold = heap[0]
+        j += 8
+    for i in range(j, n):
+        x = values[i]
+        if x > threshold:
+            sift_down(heap, heap_index, top_k, 0, x, i)
+            threshold = heap[0]
+    for i in range(top_k):
+        total += heap[i]
+    return total
+
+
+cdef inline bint ranks_below(double value_a, Py_ssize_t index_a,
+                             double value_b, Py_ssize_t index_b) noexcept nogil:
+    """True when output a ranks below output b: smaller improvement, or equal
+    improvement and larger index (ties go to the smaller index)."""
+    return value_a < value_b or (value_a == value_b and index_a > index_b)
+
+
+cdef void top_k_indices(const double* values, Py_ssize_t n, Py_ssize_t top_k,
+                        double* heap, Py_ssize_t* heap_index,
+                        Py_ssize_t* out) noexcept nogil:
+    """Indices of the top_k largest values (ties: smaller index first), written to
+    out in increasing index order: an unseeded min-heap as in top_k_sum, ordered by
+    (value, -index) so that ties are deterministic. Once per leaf, not per candidate."""
+    cdef Py_ssize_t i, pos, child, parent_pos, index
+    cdef double x
+    for i in range(n):
+        x = values[i]
+        if i < top_k:
+            pos = i
+            while pos > 0:
+                parent_pos = (pos - 1) >> 1
+                if not ranks_below(x, i, heap[parent_pos], heap_index[parent_pos]):
+                    break
+                heap[pos] = heap[parent_pos]
+                heap_index[pos] = heap_index[parent_pos]
+                pos = parent_pos
+            heap[pos] = x
+            heap_index[pos] = i
+        elif ranks_below(heap[0], heap_index[0], x, i):
+            pos = 0
+            while True:
+                child = 2 * pos + 1
+                if child >= top_k:
+                    break
+                if child + 1 < top_k and ranks_below(heap[child + 1], heap_index[child + 1],
+                                                     heap[child], heap_index[child]):
+                    child += 1
+                if not ranks_below(heap[child], heap_index[child], x, i):
+                    break
+                heap[pos] = heap[child]
+                heap_index[pos] = heap_index[child]
+                pos = child
+            heap[pos] = x
+            heap_index[pos] = i
+    # insertion sort of the top_k indices (top_k is small)
+    for i in range(top_k):
+        index = heap_index[i]
+        pos = i
+        while pos > 0 and out[pos - 1] > index:
+            out[pos] = out[pos - 1]
+            pos -= 1
+        out[pos] = index
+
+
 cdef struct SplitContext:
     Py_ssize_t n_outputs
     Py_ssize_t hess_width
@@ -52,6 +232,19 @@ cdef struct SplitContext:
     double min_child_weight
     const HIST_t* parent
     double parent_score
+    # sparse top-k search only (top_k == 0: dense)
+    Py_ssize_t top_k
+    bint restricted
+
+
+cdef struct Scratch:
+    # per-thread buffers, allocated once per thread
+    HIST_t* left               # width
+    HIST_t* right              # width
+    double* improvement        # n_outputs (sparse only)
+    double* improvement_right  # n_outputs (unrestricted only)
+    TopK* select_left          # sparse only: the left child's / the shared selection
+    TopK* select_right         # unrestricted only
 
 
 cdef struct Candidate:
@@ -61,42 +254,146 @@ cdef struct Candidate:
     double left_count
 
 
-cdef inline double split_gain(const SplitContext* c, const HIST_t* left, HIST_t* right) noexcept nogil:
-    """Gain of parent -> (left, parent - left); -1 when a child breaks a constraint.
-    Fills right as a side effect."""
+cdef inline bint children_valid(const SplitContext* c, const HIST_t* left,
+                                HIST_t* right) noexcept nogil:
+    """Fills right = parent - left; False when a child breaks min_samples_leaf or
+    min_child_weight (the mean hessian over all outputs, in every mode)."""
     cdef Py_ssize_t d = c.n_outputs, k = c.hess_width
     cdef Py_ssize_t j
     for j in range(d + k + 1):
         right[j] = c.parent[j] - left[j]
     if left[d + k] < c.min_samples_leaf or right[d + k] < c.min_samples_leaf:
-        return -1.0
+        return False
     if (mean_hessian(left, d, k, c.hess_constant) < c.min_child_weight or
             mean_hessian(right, d, k, c.hess_constant) < c.min_child_weight):
+        return False
+    return True
+
+
+cdef inline double split_gain(const SplitContext* c, const HIST_t* left, HIST_t* right,
+                              Scratch* s) noexcept nogil:
+    """Gain of parent -> (left, parent - left); -1 when a child breaks a constraint.
+    Fills right as a side effect."""
+    cdef Py_ssize_t d = c.n_outputs, k = c.hess_width
+    if not children_valid(c, left, right):
         return -1.0
-    return 0.5 * (score(left, d, k, c.hess_constant, c.lambda_l2)
-                  + score(right, d, k, c.hess_constant, c.lambda_l2) - c.parent_score)
+    if c.top_k == 0:
+        return 0.5 * (score(left, d, k, c.hess_constant, c.lambda_l2)
+                      + score(right, d, k, c.hess_constant, c.lambda_l2) - c.parent_score)
+    if c.restricted:
+        paired_improvements(left, right, d, k, c.hess_constant, c.lambda_l2, s.improvement)
+        return 0.5 * (top_k_sum(s.improvement, d, c.top_k, s.select_left) - c.parent_score)
+    improvements(left, d, k, c.hess_constant, c.lambda_l2, s.improvement)
+    improvements(right, d, k, c.hess_constant, c.lambda_l2, s.improvement_right)
+    return 0.5 * (top_k_sum(s.improvement, d, c.top_k, s.select_left)
+                  + top_k_sum(s.improvement_right, d, c.top_k, s.select_right)
+                  - c.parent_score)
 
 
 cdef inline void scan_thresholds(const SplitContext* c, const HIST_t* feature_hist,
                                  Py_ssize_t n_thresholds, const HIST_t* initial_left,
-                                 unsigned char missing_left, HIST_t* left, HIST_t* right,
+                                 unsigned char missing_left, Scratch* s,
                                  Candidate* best) noexcept nogil:
     """Tries "bins <= t go left" for t < n_thresholds, the left side starting from
     initial_left (the missing bin's sums, or NULL for none); keeps the best in best."""
     cdef Py_ssize_t width = c.n_outputs + c.hess_width + 1
     cdef Py_ssize_t t, j
     cdef double gain
+    cdef HIST_t* left = s.left
+    if s.select_left != NULL:
+        s.select_left.seeded = False
+    if s.select_right != NULL:
+        s.select_right.seeded = False
     for j in range(width):
         left[j] = initial_left[j] if initial_left != NULL else 0.0
     for t in range(n_thresholds):
         for j in range(width):
             left[j] += feature_hist[t * width + j]
-        gain = split_gain(c, left, right)
+        gain = split_gain(c, left, s.right, s)
         if gain > best.gain:
             best.gain = gain
             best.bin = <int>t
             best.missing_left = missing_left
             best.left_count = left[width - 1]
+
+
+cdef TopK* new_top_k(Py_ssize_t top_k) noexcept nogil:
+    cdef TopK* sel = <TopK*> malloc(sizeof(TopK))
+    sel.heap = <double*> malloc(top_k * sizeof(double))
+    sel.heap_index = <Py_ssize_t*> malloc(top_k * sizeof(Py_ssize_t))
+    sel.seeded = False
+    return sel
+
+
+cdef void free_top_k(TopK* sel) noexcept nogil:
+    if sel != NULL:
+        free(sel.heap)
+        free(sel.heap_index)
+        free(sel)
+
+
+cdef void search_features(const SplitContext* context,
+                          const HIST_t[:, :, ::1] hist,
+                          const int[::1] features,
+                          const int[::1] n_bins_non_missing,
+                          double[::1] best_gain,
+                          int[::1] best_bin,
+                          unsigned char[::1] best_missing_left,
+                          int n_threads) noexcept nogil:
+    """The per-feature search shared by the dense and the sparse entry points."""
+    cdef Py_ssize_t d = context.n_outputs
+    cdef Py_ssize_t width = d + context.hess_width + 1
+    cdef Py_ssize_t missing_bin = hist.shape[1] - 1
+    cdef double parent_count = context.parent[width - 1]
+    cdef Py_ssize_t fi, f, n_bins
+    cdef Candidate* best
+    cdef Scratch* s
+    cdef const HIST_t* missing
+
+    with parallel(num_threads=n_threads):
+        # Per-thread scratch: a struct assigned field by field inside prange
+        # would be shared between threads.
+        best = <Candidate*> malloc(sizeof(Candidate))
+        s = <Scratch*> malloc(sizeof(Scratch))
+        s.left = <HIST_t*> malloc(width * sizeof(HIST_t))
+        s.right = <HIST_t*> malloc(width * sizeof(HIST_t))
+        s.improvement = NULL
+        s.improvement_right = NULL
+        s.select_left = NULL
+        s.select_right = NULL
+        if context.top_k > 0:
+            s.improvement = <double*> malloc(d * sizeof(double))
+            s.select_left = new_top_k(context.top_k)
+            if not context.restricted:
+                s.improvement_right = <double*> malloc(d * sizeof(double))
+                s.select_right = new_top_k(context.top_k)
+        for fi in prange(features.shape[0], schedule="dynamic"):
+            f = features[fi]
+            n_bins = n_bins_non_missing[f]
+            missing = &hist[f, missing_bin, 0]
+            best.gain = -1.0
+            best.bin = -1
+            best.missing_left = 0
+            if missing[width - 1] > 0:
+                # Missing right: every threshold including "all values left";
+                # missing left: every threshold that leaves some values right.
+                scan_thresholds(context, &hist[f, 0, 0], n_bins, NULL, 0, s, best)
+                scan_thresholds(context, &hist[f, 0, 0], n_bins - 1, missing, 1, s, best)
+            else:
+                scan_thresholds(context, &hist[f, 0, 0], n_bins - 1, NULL, 0, s, best)
+                if best.bin >= 0:
+                    best.missing_left = best.left_count >= parent_count - best.left_count
+            best_gain[f] = best.gain
+            best_bin[f] = best.bin
+            best_missing_left[f] = best.missing_left
+        free(s.left)
+        free(s.right)
+        free(s.improvement)
+        free(s.improvement_right)
+        free_top_k(s.select_left)
+        free_top_k(s.select_right)
+        free(s)
+        free(best)
 
 
 def find_best_splits(const HIST_t[:, :, ::1] hist,
@@ -127,39 +424,172 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     context.min_child_weight = min_child_weight
     context.parent = &parent[0]
     context.parent_score = score(&parent[0], n_outputs, hess_width, hess_constant, lambda_l2)
-    cdef Py_ssize_t width = n_outputs + hess_width + 1
-    cdef Py_ssize_t missing_bin = hist.shape[1] - 1
-    cdef Py_ssize_t fi, f, n_bins
-    cdef Candidate* best
-    cdef const HIST_t* missing
-    cdef HIST_t* left
-    cdef HIST_t* right
+    context.top_k = 0
+    context.restricted = False
+    with nogil:
+        search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
+                        best_missing_left, n_threads)
 
-    with nogil, parallel(num_threads=n_threads):
-        left = <HIST_t*> malloc(width * sizeof(HIST_t))
-        right = <HIST_t*> malloc(width * sizeof(HIST_t))
-        # Per-thread scratch: a struct assigned field by field inside prange
-        # would be shared between threads.
-        best = <Candidate*> malloc(sizeof(Candidate))
-        for fi in prange(features.shape[0], schedule="dynamic"):
-            f = features[fi]
-            n_bins = n_bins_non_missing[f]
-            missing = &hist[f, missing_bin, 0]
-            best.gain = -1.0
-            best.bin = -1
-            best.missing_left = 0
-            if missing[width - 1] > 0:
-                # Missing right: every threshold including "all values left";
-                # missing left: every threshold that leaves some values right.
-                scan_thresholds(&context, &hist[f, 0, 0], n_bins, NULL, 0, left, right, best)
-                scan_thresholds(&context, &hist[f, 0, 0], n_bins - 1, missing, 1, left, right, best)
-            else:
-                scan_thresholds(&context, &hist[f, 0, 0], n_bins - 1, NULL, 0, left, right, best)
-                if best.bin >= 0:
-                    best.missing_left = best.left_count >= parent[width - 1] - best.left_count
-            best_gain[f] = best.gain
-            best_bin[f] = best.bin
-            best_missing_left[f] = best.missing_left
-        free(left)
-        free(right)
-        free(best)
+
+def _check_top_k(Py_ssize_t n_outputs, Py_ssize_t hess_width, Py_ssize_t top_k):
+    if hess_width != 0 and hess_width != 1 and hess_width != n_outputs:
+        raise ValueError(f"hess_width must be 0, 1 or n_outputs={n_outputs}, got {hess_width}")
+    if top_k < 1:
+        raise ValueError(f"top_k must be >= 1, got {top_k}")
+
+
+def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
+                            const int[::1] features,
+                            const int[::1] n_bins_non_missing,
+                            const HIST_t[::1] parent,
+                            Py_ssize_t n_outputs,
+                            Py_ssize_t hess_width,
+                            double hess_constant,
+                            double lambda_l2,
+                            double min_samples_leaf,
+                            double min_child_weight,
+                            Py_ssize_t top_k,
+                            bint restricted,
+                            double[::1] best_gain,
+                            int[::1] best_bin,
+                            unsigned char[::1] best_missing_left,
+                            int n_threads):
+    """Sparse top-k split search (GBDT-MO Algorithms 5 and 6). Same arguments,
+    outputs, thresholds, missing-value handling, constraints and tie-breaking as
+    find_best_splits, plus top_k (>= 1) and restricted.
+
+    With imp_j(node) = G_j^2 / (H_j + lambda) and topk(v) = the sum of the top_k
+    largest entries of v:
+
+    - unrestricted (restricted=False, Algorithm 5): each child keeps its own
+      top_k outputs;
+          gain = 0.5 * (topk(imp(left)) + topk(imp(right)) - topk(imp(parent)))
+    - restricted (restricted=True, Algorithm 6): both children keep one set S
+      of top_k outputs, the one with the largest imp_j(left) + imp_j(right);
+          gain = 0.5 * (topk(imp(left) + imp(right)) - topk(imp(parent)))
+
+    The parent score in both modes is topk(imp(parent)), computed here from
+    parent: the objective of the parent as a sparse leaf with its own top_k
+    outputs. It is one constant per node, so it changes no choice inside the
+    node, only the gain's level (best-first order, min_gain).
+
+    The gain is the raw sum; the caller compares gain / min(top_k, n_outputs)
+    with min_gain (the gain averaged over the kept outputs, paper appendix B),
+    where the dense split divides by n_outputs. min_child_weight is the mean
+    hessian over all n_outputs, as in the dense search.
+
+    When top_k >= n_outputs every output is kept and this is exactly
+    find_best_splits (same call, bit-identical results)."""
+    _check_top_k(n_outputs, hess_width, top_k)
+    if hist.shape[2] != n_outputs + hess_width + 1 or parent.shape[0] != hist.shape[2]:
+        raise ValueError(f"hist rows and parent must have n_outputs + hess_width + 1 = "
+                         f"{n_outputs + hess_width + 1} entries, got {hist.shape[2]} and "
+                         f"{parent.shape[0]}")
+    if top_k >= n_outputs:
+        find_best_splits(hist, features, n_bins_non_missing, parent, n_outputs, hess_width,
+                         hess_constant, lambda_l2, min_samples_leaf, min_child_weight,
+                         best_gain, best_bin, best_missing_left, n_threads)
+        return
+    cdef SplitContext context
+    context.n_outputs = n_outputs
+    context.hess_width = hess_width
+    context.hess_constant = hess_constant
+    context.lambda_l2 = lambda_l2
+    context.min_samples_leaf = min_samples_leaf
+    context.min_child_weight = min_child_weight
+    context.parent = &parent[0]
+    context.top_k = top_k
+    context.restricted = restricted
+    context.parent_score = _top_k_score(&parent[0], n_outputs, hess_width, hess_constant,
+                                        lambda_l2, top_k)
+    with nogil:
+        search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
+                        best_missing_left, n_threads)
+
+
+cdef double _top_k_score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
+                         double hess_constant, double lambda_l2, Py_ssize_t top_k) except -1.0:
+    """The sparse score of one node: what select_top_k returns for its sums."""
+    cdef Py_ssize_t* indices = <Py_ssize_t*> malloc(top_k * sizeof(Py_ssize_t))
+    cdef double total
+    if indices == NULL:
+        raise MemoryError()
+    try:
+        total = _select(sums, NULL, d, k, hess_constant, lambda_l2, top_k, indices)
+    finally:
+        free(indices)
+    return total
+
+
+cdef double _select(const HIST_t* first, const HIST_t* second, Py_ssize_t d, Py_ssize_t k,
+                    double hess_constant, double lambda_l2, Py_ssize_t top_k,
+                    Py_ssize_t* out) except -1.0:
+    """out = the top_k outputs by imp(first) (+ imp(second) when second != NULL), in
+    increasing index order; returns the sum of their keys."""
+    cdef double* values = <double*> malloc((d + top_k) * sizeof(double))
+    cdef Py_ssize_t* heap_index = <Py_ssize_t*> malloc(top_k * sizeof(Py_ssize_t))
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    if values == NULL or heap_index == NULL:
+        free(values)
+        free(heap_index)
+        raise MemoryError()
+    if second == NULL:
+        improvements(first, d, k, hess_constant, lambda_l2, values)
+    else:
+        paired_improvements(first, second, d, k, hess_constant, lambda_l2, values)
+    top_k_indices(values, d, top_k, values + d, heap_index, out)
+    for i in range(top_k):
+        total += values[out[i]]
+    free(values)
+    free(heap_index)
+    return total
+
+
+def _check_selection(Py_ssize_t sums_size, Py_ssize_t n_outputs, Py_ssize_t hess_width,
+                     Py_ssize_t top_k, Py_ssize_t out_size):
+    _check_top_k(n_outputs, hess_width, top_k)
+    if top_k > n_outputs:
+        raise ValueError(f"top_k must be <= n_outputs={n_outputs}, got {top_k}")
+    if sums_size != n_outputs + hess_width + 1:
+        raise ValueError(f"a sums row must have n_outputs + hess_width + 1 = "
+                         f"{n_outputs + hess_width + 1} entries, got {sums_size}")
+    if out_size != top_k:
+        raise ValueError(f"out_indices must have top_k={top_k} entries, got {out_size}")
+
+
+def select_top_k(const HIST_t[::1] sums,
+                 Py_ssize_t n_outputs,
+                 Py_ssize_t hess_width,
+                 double hess_constant,
+                 double lambda_l2,
+                 Py_ssize_t top_k,
+                 Py_ssize_t[::1] out_indices):
+    """The outputs an unrestricted sparse leaf keeps. sums is one node's row in the
+    histogram layout; writes to out_indices (np.intp, length top_k, 1 <= top_k <=
+    n_outputs) the top_k outputs j with the largest G_j^2 / (H_j + lambda), in
+    increasing index order; equal improvements go to the smaller index. Returns
+    the sum of their improvements (the leaf's sparse score, as used by
+    find_best_sparse_splits)."""
+    _check_selection(sums.shape[0], n_outputs, hess_width, top_k, out_indices.shape[0])
+    return _select(&sums[0], NULL, n_outputs, hess_width, hess_constant, lambda_l2, top_k,
+                   &out_indices[0])
+
+
+def select_top_k_shared(const HIST_t[::1] left_sums,
+                        const HIST_t[::1] right_sums,
+                        Py_ssize_t n_outputs,
+                        Py_ssize_t hess_width,
+                        double hess_constant,
+                        double lambda_l2,
+                        Py_ssize_t top_k,
+                        Py_ssize_t[::1] out_indices):
+    """The one set of outputs both children of a restricted sparse split keep: the
+    top_k outputs j with the largest imp_j(left) + imp_j(right), in increasing
+    index order, ties to the smaller index (same contract as select_top_k).
+    Returns the sum of their keys (twice the gain plus the parent score)."""
+    _check_selection(left_sums.shape[0], n_outputs, hess_width, top_k, out_indices.shape[0])
+    if right_sums.shape[0] != left_sums.shape[0]:
+        raise ValueError("left_sums and right_sums must have the same length")
+    return _select(&left_sums[0], &right_sums[0], n_outputs, hess_width, hess_constant,
+                   lambda_l2, top_k, &out_indices[0])
