@@ -13,18 +13,20 @@ import numpy as np
 from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
 from ._core._histogram import build_histograms, gather_gradients, subtract_histograms
 from ._core._partition import split_rows
-from ._core._split import find_best_splits
+from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
+                           select_top_k_shared)
 from .parallel import threads_for
 from .tree import Tree
 
 
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
-                 "bin", "missing_left", "left_sums", "left", "right", "index")
+                 "bin", "missing_left", "left_sums", "left", "right", "index", "outputs")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
         self.histogram = None
+        self.outputs = None  # the outputs a sparse leaf keeps, when its parent chose them
         self.gain = -1.0
         self.left = self.right = None
 
@@ -71,6 +73,10 @@ class TreeGrower:
         self.params = params
         self.n_threads = params["n_threads"]
         self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
+        # Sparse leaves only when they keep fewer outputs than there are.
+        sparse = params["split"] != "dense" and params["top_k"] < self.n_outputs
+        self.top_k = params["top_k"] if sparse else None
+        self.restricted = params["split"] == "sparse_restricted"
         self.workspace = workspace
         n_features = X_binned.shape[0]
         self.pool = _HistogramPool(
@@ -118,17 +124,21 @@ class TreeGrower:
 
     def _find_split(self, node):
         params = self.params
-        find_best_splits(
-            node.histogram, self.features, self.bin_mapper.n_bins_non_missing_, node.sums,
-            self.n_outputs, self.hess_width, self.hess_constant, params["lambda_l2"],
-            params["min_samples_leaf"], params["min_child_weight"],
-            self.split_gain, self.split_bin, self.split_missing_left,
-            self._threads_for(node.histogram[0].size * len(self.features)),
-        )
+        common = (node.histogram, self.features, self.bin_mapper.n_bins_non_missing_, node.sums,
+                  self.n_outputs, self.hess_width, self.hess_constant, params["lambda_l2"],
+                  params["min_samples_leaf"], params["min_child_weight"])
+        results = (self.split_gain, self.split_bin, self.split_missing_left,
+                   self._threads_for(node.histogram[0].size * len(self.features)))
+        if self.top_k is None:
+            find_best_splits(*common, *results)
+        else:
+            find_best_sparse_splits(*common, self.top_k, self.restricted, *results)
         gains = self.split_gain[self.features]
         best = int(np.argmax(gains))
         gain = gains[best]
-        if gain <= 0 or gain / self.n_outputs <= params["min_gain"]:
+        # The threshold compares the gain averaged over the outputs it involves.
+        involved = self.n_outputs if self.top_k is None else self.top_k
+        if gain <= 0 or gain / involved <= params["min_gain"]:
             return
         node.gain = float(gain)
         node.feature = int(self.features[best])
@@ -151,6 +161,11 @@ class TreeGrower:
         middle = node.start + n_left
         node.left = _Node(node.start, middle, node.depth + 1, left_sums)
         node.right = _Node(middle, node.stop, node.depth + 1, node.sums - left_sums)
+        if self.top_k is not None and self.restricted:
+            shared = np.empty(self.top_k, dtype=np.intp)
+            select_top_k_shared(node.left.sums, node.right.sums, *self._selection_arguments(),
+                                shared)
+            node.left.outputs = node.right.outputs = shared
         return node.left, node.right
 
     def _prepare_children(self, parent, left, right):
@@ -225,19 +240,32 @@ class TreeGrower:
         gather_gradients(self.grad, self.hess, rows, ordered, self._threads_for(node.count))
         return ordered.sum(axis=0, dtype=np.float64)
 
-    def _leaf_value(self, sums):
-        d, k = self.n_outputs, self.hess_width
+    def _selection_arguments(self):
+        return (self.n_outputs, self.hess_width, self.hess_constant, self.params["lambda_l2"],
+                self.top_k)
+
+    def _leaf(self, node):
+        """The leaf's values, and for a sparse leaf the outputs they belong to:
+        its parent's shared set (restricted) or its own top k (unrestricted, root)."""
+        d, k, sums = self.n_outputs, self.hess_width, node.sums
         if k == 0:
             hessian = self.hess_constant * sums[d]
         elif k == 1:
             hessian = sums[d]
         else:
             hessian = sums[d:2 * d]
-        return -sums[:d] / (hessian + self.params["lambda_l2"])
+        values = -sums[:d] / (hessian + self.params["lambda_l2"])
+        if self.top_k is None:
+            return values, None
+        outputs = node.outputs
+        if outputs is None:
+            outputs = np.empty(self.top_k, dtype=np.intp)
+            select_top_k(sums, *self._selection_arguments(), outputs)
+        return values[outputs], outputs
 
     def _to_tree(self, root):
         """Numbers nodes breadth-first (children after parents) and collects leaves."""
-        nodes, leaves = [root], []
+        nodes, leaves, leaf_outputs = [root], [], []
         for node in nodes:
             if node.left is not None:
                 nodes.extend((node.left, node.right))
@@ -257,7 +285,9 @@ class TreeGrower:
             arrays["node_count"][i] = node.count
             if node.left is None:
                 arrays["node_value"][i] = len(leaves)
-                leaves.append(self._leaf_value(node.sums))
+                values, outputs = self._leaf(node)
+                leaves.append(values)
+                leaf_outputs.append(outputs)
                 self.leaf_ranges.append((node.start, node.stop))
                 continue
             arrays["node_feature"][i] = node.feature
@@ -267,7 +297,8 @@ class TreeGrower:
             arrays["node_gain"][i] = node.gain
             arrays["node_left"][i] = node.left.index
             arrays["node_right"][i] = node.right.index
-        return Tree(np.array(leaves), **arrays)
+        return Tree(np.array(leaves), None if self.top_k is None else np.array(leaf_outputs),
+                    **arrays)
 
 
 class GrowerWorkspace:

@@ -26,6 +26,11 @@ PARAMS = {
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
     "tree_mode": Spec("multi_output", str, choices=("multi_output", "single_output"),
                       doc="one vector-leaf tree a round, or one single-output tree per output"),
+    "split": Spec("dense", str, choices=("dense", "sparse", "sparse_restricted"),
+                  doc="split finder: dense (all outputs), or top_k outputs per leaf, "
+                      "chosen per child (sparse) or shared by both children (sparse_restricted)"),
+    "top_k": Spec(None, int, 1, 2**31 - 1, allow_none=True,
+                  doc="outputs kept per leaf by the sparse split finders"),
     "growth": Spec("bestfirst", str, choices=("bestfirst", "depthwise"),
                    doc="leaf-wise (best gain first) or level by level"),
     "max_leaves": Spec(31, int, 2, 2**20, doc="leaves per tree"),
@@ -136,6 +141,11 @@ def resolve_params(params):
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
     _check_names(resolved)
+    if resolved["split"] != "dense" and resolved["top_k"] is None:
+        raise ValueError(
+            f"parameter 'top_k' is required with split={resolved['split']!r}: "
+            "the number of outputs each leaf keeps (an integer >= 1)"
+        )
     if resolved["n_threads"] in (None, -1, 0):
         resolved["n_threads"] = os.cpu_count() or 1
     return resolved
