@@ -396,6 +396,28 @@ cdef void search_features(const SplitContext* context,
         free(best)
 
 
+cdef SplitContext _context(const HIST_t* parent, Py_ssize_t n_outputs, Py_ssize_t hess_width,
+                           double hess_constant, double lambda_l2, double min_samples_leaf,
+                           double min_child_weight, Py_ssize_t top_k, bint restricted):
+    """top_k = 0 means dense: the parent scores all outputs, else its top_k."""
+    cdef SplitContext context
+    context.n_outputs = n_outputs
+    context.hess_width = hess_width
+    context.hess_constant = hess_constant
+    context.lambda_l2 = lambda_l2
+    context.min_samples_leaf = min_samples_leaf
+    context.min_child_weight = min_child_weight
+    context.parent = parent
+    context.top_k = top_k
+    context.restricted = restricted
+    if top_k == 0:
+        context.parent_score = score(parent, n_outputs, hess_width, hess_constant, lambda_l2)
+    else:
+        context.parent_score = _top_k_score(parent, n_outputs, hess_width, hess_constant,
+                                            lambda_l2, top_k)
+    return context
+
+
 def find_best_splits(const HIST_t[:, :, ::1] hist,
                      const int[::1] features,
                      const int[::1] n_bins_non_missing,
@@ -415,17 +437,8 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
     gain above -1; the grower only takes positive gains. When the node has no
     missing value of f, missing goes to the child with more rows."""
-    cdef SplitContext context
-    context.n_outputs = n_outputs
-    context.hess_width = hess_width
-    context.hess_constant = hess_constant
-    context.lambda_l2 = lambda_l2
-    context.min_samples_leaf = min_samples_leaf
-    context.min_child_weight = min_child_weight
-    context.parent = &parent[0]
-    context.parent_score = score(&parent[0], n_outputs, hess_width, hess_constant, lambda_l2)
-    context.top_k = 0
-    context.restricted = False
+    cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
+                                         lambda_l2, min_samples_leaf, min_child_weight, 0, False)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)
@@ -490,18 +503,9 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                          hess_constant, lambda_l2, min_samples_leaf, min_child_weight,
                          best_gain, best_bin, best_missing_left, n_threads)
         return
-    cdef SplitContext context
-    context.n_outputs = n_outputs
-    context.hess_width = hess_width
-    context.hess_constant = hess_constant
-    context.lambda_l2 = lambda_l2
-    context.min_samples_leaf = min_samples_leaf
-    context.min_child_weight = min_child_weight
-    context.parent = &parent[0]
-    context.top_k = top_k
-    context.restricted = restricted
-    context.parent_score = _top_k_score(&parent[0], n_outputs, hess_width, hess_constant,
-                                        lambda_l2, top_k)
+    cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
+                                         lambda_l2, min_samples_leaf, min_child_weight,
+                                         top_k, restricted)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)
