@@ -11,7 +11,8 @@ import heapq
 import numpy as np
 
 from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
-from ._core._histogram import build_histograms, gather_gradients, subtract_histograms
+from ._core._histogram import (build_histograms, build_histograms_of_nodes, gather_gradients,
+                               subtract_histograms)
 from ._core._partition import split_rows
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
                            select_top_k_shared)
@@ -86,6 +87,10 @@ class TreeGrower:
         self.split_bin = np.empty(n_features, dtype=np.int32)
         self.split_missing_left = np.empty(n_features, dtype=np.uint8)
         self.candidates = []  # heap of (priority, order, node) waiting to be split
+        # A batch of parents holds its histograms while its children's are built
+        # (up to two per parent), so a third of the cache bounds it.
+        self.level_batch = (max(1, params["hist_cache"] // 3)
+                            if params["growth"] == "depthwise" else 1)
 
     def _threads_for(self, work):
         return threads_for(self.n_threads, work)
@@ -168,30 +173,59 @@ class TreeGrower:
             node.left.outputs = node.right.outputs = shared
         return node.left, node.right
 
-    def _prepare_children(self, parent, left, right):
-        """Histograms of both children (smaller built, larger subtracted when the
-        parent's is cached) and their best splits."""
-        splittable = [child for child in (left, right) if self._can_split(child)]
-        if not splittable:
-            self._release(parent)
+    def _build_all(self, nodes):
+        """Histograms of several nodes: one kernel pass over every (node, feature)
+        pair when there are several, so small nodes still use every thread."""
+        while self.pool.n_alive + len(nodes) > self.pool.capacity and self._evict_one():
+            pass
+        if len(nodes) == 1:
+            nodes[0].histogram = self._build(nodes[0])
             return
-        small, large = (left, right) if left.count <= right.count else (right, left)
-        if parent.histogram is not None and large in splittable:
-            small.histogram = self._build(small)
+        all_rows = self.workspace.rows
+        rows = np.concatenate([all_rows[node.start:node.stop] for node in nodes])
+        offsets = np.cumsum([0] + [node.count for node in nodes]).astype(np.intp)
+        ordered = self.workspace.ordered(len(rows), self.width)
+        gather_gradients(self.grad, self.hess, rows, ordered,
+                         self._threads_for(len(rows) * self.width))
+        histograms = np.empty((len(nodes),) + self.pool.shape, dtype=HIST_DTYPE)
+        build_histograms_of_nodes(self.X_binned, rows, offsets, ordered, self.features,
+                                  histograms,
+                                  self._threads_for(len(rows) * self.width * len(self.features)))
+        for node, histogram in zip(nodes, histograms):
+            node.histogram = histogram
+        self.pool.n_alive += len(nodes)
+
+    def _prepare_children(self, splits):
+        """For each (parent, left, right): the children's histograms (the smaller
+        built, the larger the parent's minus it while the parent's is cached),
+        all built in one pass, then the children's best splits."""
+        to_build, subtractions = [], []
+        for parent, left, right in splits:
+            splittable = [child for child in (left, right) if self._can_split(child)]
+            if not splittable:
+                self._release(parent)
+                continue
+            small, large = (left, right) if left.count <= right.count else (right, left)
+            if parent.histogram is not None and large in splittable:
+                to_build.append(small)
+                subtractions.append((parent, small, large))
+            else:
+                self._release(parent)
+                to_build.extend(splittable)
+        if to_build:
+            self._build_all(to_build)
+        for parent, small, large in subtractions:
             large.histogram = parent.histogram
             parent.histogram = None
             subtract_histograms(large.histogram, small.histogram, self.features,
                                 large.histogram,
                                 self._threads_for(small.histogram[0].size * len(self.features)))
-        else:
-            self._release(parent)
-            for child in splittable:
-                child.histogram = self._build(child)
-        for child in (left, right):
-            if child in splittable:
-                self._find_split(child)
-            if child.gain <= 0:
-                self._release(child)
+        for _, left, right in splits:
+            for child in (left, right):
+                if child.histogram is not None and self._can_split(child):
+                    self._find_split(child)
+                if child.gain <= 0:
+                    self._release(child)
 
     # -- growth -------------------------------------------------------------
     def _priority(self, node):
@@ -218,18 +252,27 @@ class TreeGrower:
         if root.gain > 0:
             heapq.heappush(candidates, (self._priority(root), order, root))
         n_leaves = 1
-        while candidates and n_leaves < params["max_leaves"]:
-            _, _, node = heapq.heappop(candidates)
-            left, right = self._split(node)
-            n_leaves += 1
-            if n_leaves < params["max_leaves"]:
-                self._prepare_children(node, left, right)
+        max_leaves = params["max_leaves"]
+        while candidates and n_leaves < max_leaves:
+            batch = [heapq.heappop(candidates)[2]]
+            # Depth-wise splits the nodes of a level together (as many as the
+            # histogram cache allows) so their children's histograms take one pass.
+            while (self.level_batch > 1 and candidates and len(batch) < self.level_batch
+                   and candidates[0][2].depth == batch[0].depth
+                   and n_leaves + len(batch) < max_leaves):
+                batch.append(heapq.heappop(candidates)[2])
+            splits = [(node, *self._split(node)) for node in batch]
+            n_leaves += len(batch)
+            if n_leaves < max_leaves:
+                self._prepare_children(splits)
             else:
-                self._release(node)
-            for child in (left, right):
-                if child.gain > 0:
-                    order += 1
-                    heapq.heappush(candidates, (self._priority(child), order, child))
+                for node in batch:
+                    self._release(node)
+            for _, left, right in splits:
+                for child in (left, right):
+                    if child.gain > 0:
+                        order += 1
+                        heapq.heappush(candidates, (self._priority(child), order, child))
         for _, _, node in candidates:
             self._release(node)
         return self._to_tree(root)

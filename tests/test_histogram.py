@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
-from gbmo._core._histogram import build_histograms, gather_gradients, subtract_histograms
+from gbmo._core._histogram import (build_histograms, build_histograms_of_nodes, gather_gradients,
+                                   subtract_histograms)
 
 SENTINEL = -12345.5
 
@@ -227,3 +228,26 @@ def test_subtraction_reference_elementwise():
             for j in range(3):
                 expected[f, b, j] = parent[f, b, j] - child[f, b, j]
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_histograms_of_several_nodes_equal_one_node_at_a_time(n_threads):
+    """build_histograms_of_nodes (one pass over every (node, feature) pair) gives
+    each node the histogram build_histograms gives it alone."""
+    rng = np.random.default_rng(41)
+    n_rows, n_features, n_bins, width = 300, 5, 9, 4
+    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(np.uint8)
+    sizes = [0, 1, 57, 120, 7]
+    rows = rng.permutation(n_rows)[: sum(sizes)].astype(np.uint32)
+    offsets = np.cumsum([0] + sizes).astype(np.intp)
+    ordered = rng.normal(size=(len(rows), width)).astype(np.float32)
+    features = np.array([0, 2, 3, 4], dtype=np.int32)
+    together = np.full((len(sizes), n_features, n_bins, width), np.nan)
+    build_histograms_of_nodes(X_binned, rows, offsets, ordered, features, together, n_threads)
+    for m in range(len(sizes)):
+        alone = np.full((n_features, n_bins, width), np.nan)
+        part = slice(offsets[m], offsets[m + 1])
+        build_histograms(X_binned, np.ascontiguousarray(rows[part]),
+                         np.ascontiguousarray(ordered[part]), features, alone, 1)
+        np.testing.assert_allclose(together[m][features], alone[features], rtol=1e-12, atol=1e-12)
+        assert np.all(np.isnan(together[m][1]))  # unlisted feature untouched

@@ -33,6 +33,23 @@ def gather_gradients(const G_H_t[:, ::1] grad,
         out[i, d + k] = 1.0
 
 
+cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
+                                    Py_ssize_t n_rows, const G_H_t* ordered, Py_ssize_t width,
+                                    Py_ssize_t n_bins, HIST_t* feature_hist) noexcept nogil:
+    """One feature's histogram of one node: zeroed, then every row's gathered
+    block added to the bin of its value."""
+    cdef Py_ssize_t i, j
+    cdef HIST_t* bin_row
+    cdef const G_H_t* grad_row
+    for j in range(n_bins * width):
+        feature_hist[j] = 0.0
+    for i in range(n_rows):
+        bin_row = feature_hist + column[rows[i]] * width
+        grad_row = ordered + i * width
+        for j in range(width):
+            bin_row[j] += grad_row[j]
+
+
 def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                      const ROW_t[::1] rows,
                      const G_H_t[:, ::1] ordered,
@@ -41,25 +58,46 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                      int n_threads):
     """hist[f, b, :] = sum of ordered[i] over node rows i whose feature f is in bin b,
     for every f in features (other features' slices are left untouched)."""
-    cdef Py_ssize_t n = rows.shape[0]
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
-    cdef Py_ssize_t fi, f, i, j, b
-    cdef const X_BINNED_t* column
-    cdef HIST_t* feature_hist
-    cdef HIST_t* bin_row
-    cdef const G_H_t* grad_row
+    cdef Py_ssize_t fi, f
+    if rows.shape[0] == 0:
+        for fi in range(features.shape[0]):
+            hist[features[fi], :, :] = 0.0
+        return
     for fi in prange(features.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads):
         f = features[fi]
-        column = &X_binned[f, 0]
-        feature_hist = &hist[f, 0, 0]
-        for j in range(n_bins * width):
-            feature_hist[j] = 0.0
-        for i in range(n):
-            bin_row = feature_hist + column[rows[i]] * width
-            grad_row = &ordered[i, 0]
-            for j in range(width):
-                bin_row[j] += grad_row[j]
+        accumulate_feature(&X_binned[f, 0], &rows[0], rows.shape[0], &ordered[0, 0], width,
+                           n_bins, &hist[f, 0, 0])
+
+
+def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
+                              const ROW_t[::1] rows,
+                              const Py_ssize_t[::1] node_offsets,
+                              const G_H_t[:, ::1] ordered,
+                              const int[::1] features,
+                              HIST_t[:, :, :, ::1] hists,
+                              int n_threads):
+    """build_histograms for several nodes in one parallel pass over (node, feature)
+    pairs, so that many small nodes (a level of depth-wise growth) keep every
+    thread busy. Node m's rows are rows[node_offsets[m]:node_offsets[m + 1]] and
+    its gathered gradients the same rows of ordered; its histogram is hists[m]."""
+    cdef Py_ssize_t n_features = features.shape[0]
+    cdef Py_ssize_t n_bins = hists.shape[2]
+    cdef Py_ssize_t width = hists.shape[3]
+    cdef Py_ssize_t pair, m, f, first
+    if n_features == 0 or hists.shape[0] == 0:
+        return
+    if rows.shape[0] == 0:
+        hists[:, :, :, :] = 0.0
+        return
+    for pair in prange(hists.shape[0] * n_features, nogil=True, schedule="dynamic",
+                       num_threads=n_threads):
+        m = pair // n_features
+        f = features[pair % n_features]
+        first = node_offsets[m]
+        accumulate_feature(&X_binned[f, 0], &rows[0] + first, node_offsets[m + 1] - first,
+                           &ordered[0, 0] + first * width, width, n_bins, &hists[m, f, 0, 0])
 
 
 def subtract_histograms(const HIST_t[:, :, ::1] parent,
