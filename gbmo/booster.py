@@ -148,7 +148,8 @@ class Booster:
             "objective": self.loss.name,
             "num_class": getattr(self.loss, "num_class", None),
             # The thread count belongs to the machine that predicts, not the model.
-            "params": {k: v for k, v in self.params.items() if k != "n_threads"},
+            "params": {k: (self.loss.name if k == "objective" else v)
+                       for k, v in self.params.items() if k != "n_threads"},
             "n_features": self.n_features,
             "n_outputs": self.n_outputs,
             "trees_per_round": self.trees_per_round,

@@ -170,10 +170,65 @@ class SigmoidCrossEntropy(Loss):
         return expit(raw)
 
 
+class CustomObjective(Loss):
+    """A user's objective(y_true, raw_pred) -> (grad, hess), as in LightGBM and
+    XGBoost: y_true as given (2-D (n, d), or 1-D), raw_pred (n, d); grad (n, d)
+    and hess (n, d) or (n, 1). Sample weights multiply what it returns.
+
+    Predictions are raw scores. A saved model names the objective "custom" and
+    loads without the function (it predicts, it cannot be trained further)."""
+
+    name = "custom"
+    default_metric = None
+
+    def __init__(self, function=None, num_class=None, n_threads=1):
+        super().__init__(n_threads)
+        self.function = function
+        self.num_class = num_class
+
+    def prepare_target(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        _require_finite(y, self.name)
+        return y if y.ndim == 2 or self.num_class is not None else y.reshape(-1, 1)
+
+    def n_outputs(self, y):
+        return self.num_class if self.num_class is not None else y.shape[1]
+
+    def init_score(self, y, weight):
+        return np.zeros(self.n_outputs(y))
+
+    def gradients(self, y, raw, weight):
+        if self.function is None:
+            raise ValueError("this model's custom objective was not saved with it; pass "
+                             "objective=<your function> to train again")
+        grad, hess = (np.asarray(a) for a in self.function(y, raw))
+        n, d = raw.shape
+        if grad.shape != (n, d):
+            raise ValueError(f"the custom objective returned grad of shape {grad.shape}, "
+                             f"expected {(n, d)}")
+        if hess.shape not in ((n, d), (n, 1)):
+            raise ValueError(f"the custom objective returned hess of shape {hess.shape}, "
+                             f"expected {(n, d)} or {(n, 1)}")
+        for label, array in (("grad", grad), ("hess", hess)):
+            if array.dtype.kind not in "biuf" or not np.all(np.isfinite(array)):
+                raise ValueError(f"the custom objective returned a {label} that is not "
+                                 "all finite numbers")
+        if weight is not None:
+            grad, hess = grad * weight[:, None], hess * weight[:, None]
+        return (np.ascontiguousarray(grad, dtype=G_H_DTYPE),
+                np.ascontiguousarray(hess, dtype=G_H_DTYPE))
+
+
 BUILTIN_LOSSES = {loss.name: loss for loss in (SquaredError, SoftmaxCrossEntropy, SigmoidCrossEntropy)}
+# Names a saved model may carry besides the trainable losses.
+LOADABLE_ONLY = {CustomObjective.name: CustomObjective}
 
 
 def make_loss(objective, num_class=None, n_threads=1):
+    if callable(objective):
+        return CustomObjective(objective, num_class, n_threads)
+    if objective in LOADABLE_ONLY:
+        return LOADABLE_ONLY[objective](num_class=num_class, n_threads=n_threads)
     if objective not in BUILTIN_LOSSES:
         raise ValueError(
             f"unknown objective {objective!r}; known objectives: {', '.join(sorted(BUILTIN_LOSSES))}"

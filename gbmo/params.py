@@ -20,7 +20,8 @@ class Spec:
 
 
 PARAMS = {
-    "objective": Spec("mse", str, doc="loss: mse, softmax or sigmoid"),
+    "objective": Spec("mse", str, doc="loss: mse, softmax, sigmoid, or a function "
+                                      "(y_true, raw_pred) -> (grad, hess)"),
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax (default: max label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
@@ -77,6 +78,8 @@ def _check_value(name, value, spec):
         if spec.allow_none:
             return None
         raise ValueError(f"parameter {name!r} must not be None")
+    if name == "objective" and callable(value):
+        return value
     if spec.kind is str:
         if not isinstance(value, str):
             raise TypeError(f"parameter {name!r} must be a string, got {value!r}")
@@ -107,7 +110,7 @@ def _check_names(resolved):
     from .losses import BUILTIN_LOSSES
     from .metrics import METRICS
 
-    if resolved["objective"] not in BUILTIN_LOSSES:
+    if not callable(resolved["objective"]) and resolved["objective"] not in BUILTIN_LOSSES:
         raise ValueError(
             f"unknown objective {resolved['objective']!r}; known objectives: "
             f"{', '.join(sorted(BUILTIN_LOSSES))}"
