@@ -7,200 +7,19 @@ Algorithm 5), one shared subset for the restricted split (Algorithm 6). The
 parent's score is its own top-k sum in both modes. Gradients are continuous
 random numbers, so every argmax is unique.
 """
-from itertools import combinations
-
 import numpy as np
 import pytest
 
-from gbmo._core import G_H_DTYPE, HIST_DTYPE, X_BINNED_DTYPE
-from gbmo._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
-                               select_top_k_shared)
+from gbmo._core import HIST_DTYPE
+from gbmo._core._split import find_best_sparse_splits, select_top_k, select_top_k_shared
 
-LAMBDA = 1.0
-
-
-# -- data -----------------------------------------------------------------------
-def make_node(rng, n_rows, n_bins_per_feature, missing_features, max_bins, d, hess_width,
-              hess_scales=None):
-    """Rows of a node: bins per feature (every value bin populated, some rows in the
-    missing bin for missing_features), float32 gradients whose outputs react to
-    feature 0 with different strengths, positive float32 hessians (n, hess_width)."""
-    missing_bin = max_bins
-    X_binned = np.empty((len(n_bins_per_feature), n_rows), dtype=X_BINNED_DTYPE)
-    for f, n_bins in enumerate(n_bins_per_feature):
-        col = rng.permutation(np.concatenate(
-            [np.arange(n_bins), rng.integers(0, n_bins, n_rows - n_bins)]))
-        if f in missing_features:
-            spare = np.flatnonzero(np.bincount(col, minlength=n_bins)[col] > 1)
-            chosen = rng.choice(spare, size=max(1, len(spare) // 6), replace=False)
-            col[chosen] = missing_bin
-        X_binned[f] = col
-    signal = (X_binned[0].astype(float) / max(1, n_bins_per_feature[0]))[:, None]
-    grad = (rng.normal(size=(n_rows, d)) * rng.uniform(0.5, 2.0, size=d)
-            + signal * rng.normal(scale=2.0, size=d)).astype(G_H_DTYPE)
-    if hess_scales is None:
-        hess_scales = np.ones(hess_width)
-    hess = (rng.uniform(0.2, 1.5, size=(n_rows, hess_width)) * hess_scales).astype(G_H_DTYPE)
-    return X_binned, grad, hess
-
-
-def node_histogram(X_binned, grad, hess, max_bins):
-    """(n_features, max_bins + 1, d + hess_width + 1): [G, H, count] per bin."""
-    rows = np.hstack([grad, hess, np.ones((grad.shape[0], 1), dtype=G_H_DTYPE)])
-    rows = rows.astype(np.float64)
-    hist = np.zeros((X_binned.shape[0], max_bins + 1, rows.shape[1]), dtype=HIST_DTYPE)
-    for f in range(X_binned.shape[0]):
-        np.add.at(hist[f], X_binned[f].astype(np.intp), rows)
-    return hist, rows.sum(axis=0)
-
-
-# -- brute force ----------------------------------------------------------------
-def child_stats(grad, hess, mask, hess_width, hess_constant):
-    """(G (d,), H (d,), count) straight from the rows in mask."""
-    G = grad[mask].astype(np.float64).sum(axis=0)
-    count = int(mask.sum())
-    if hess_width == 0:
-        H = np.full(grad.shape[1], hess_constant * count)
-    elif hess_width == 1:
-        H = np.full(grad.shape[1], hess[mask, 0].astype(np.float64).sum())
-    else:
-        H = hess[mask].astype(np.float64).sum(axis=0)
-    return G, H, count
-
-
-def improvement(G, H):
-    return G * G / (H + LAMBDA)
-
-
-def best_subset(values, top_k):
-    """(largest sum over every subset of top_k outputs, that subset)."""
-    subset = max(combinations(range(len(values)), top_k), key=lambda s: values[list(s)].sum())
-    return float(values[list(subset)].sum()), subset
-
-
-def brute_force_feature(bins, n_bins, missing_bin, grad, hess, hess_width, hess_constant,
-                        min_samples_leaf, min_child_weight, top_k, restricted):
-    """Every (threshold, missing direction) with two non-empty children, in the
-    kernel's scan order (missing right, then missing left). Returns
-    (gain, bin, missing_left, (left subset, right subset)), candidates, parent score."""
-    everything = np.ones(len(bins), dtype=bool)
-    parent_score, _ = best_subset(improvement(*child_stats(grad, hess, everything, hess_width,
-                                                           hess_constant)[:2]), top_k)
-    is_missing = bins == missing_bin
-    has_missing = bool(is_missing.any())
-    candidates = []
-    for missing_left in ((False, True) if has_missing else (False,)):
-        for t in range(n_bins):
-            left = ((bins <= t) & ~is_missing) | (is_missing & missing_left)
-            n_left = int(left.sum())
-            if n_left == 0 or n_left == len(bins):
-                continue
-            GL, HL, nL = child_stats(grad, hess, left, hess_width, hess_constant)
-            GR, HR, nR = child_stats(grad, hess, ~left, hess_width, hess_constant)
-            valid = (nL >= min_samples_leaf and nR >= min_samples_leaf
-                     and HL.mean() >= min_child_weight and HR.mean() >= min_child_weight)
-            if restricted:
-                total, subset = best_subset(improvement(GL, HL) + improvement(GR, HR), top_k)
-                subsets = (subset, subset)
-            else:
-                total_left, subset_left = best_subset(improvement(GL, HL), top_k)
-                total_right, subset_right = best_subset(improvement(GR, HR), top_k)
-                total = total_left + total_right
-                subsets = (subset_left, subset_right)
-            gain = 0.5 * (total - parent_score)
-            direction = missing_left if has_missing else nL >= nR
-            candidates.append((gain, t, direction, valid, nL, nR, subsets))
-    valid = [c for c in candidates if c[3]]
-    best = max(valid, key=lambda c: c[0]) if valid else None
-    if best is None or best[0] <= -1.0:  # the kernel's "no split" marker
-        return (-1.0, -1, False, None), candidates, parent_score
-    return (best[0], best[1], best[2], best[6]), candidates, parent_score
-
-
-# -- kernel calls -----------------------------------------------------------------
-def run_sparse(hist, features, n_bins, parent, d, hess_width, hess_constant, min_samples_leaf,
-               min_child_weight, top_k, restricted, n_threads=2):
-    n_features = hist.shape[0]
-    gain = np.full(n_features, 99.0)
-    bin_ = np.full(n_features, 99, dtype=np.int32)
-    missing_left = np.full(n_features, 99, dtype=np.uint8)
-    find_best_sparse_splits(hist, features, np.asarray(n_bins, dtype=np.int32), parent, d,
-                            hess_width, hess_constant, LAMBDA, min_samples_leaf,
-                            min_child_weight, top_k, restricted, gain, bin_, missing_left,
-                            n_threads)
-    return gain, bin_, missing_left
-
-
-def run_dense(hist, features, n_bins, parent, d, hess_width, hess_constant, min_samples_leaf,
-              min_child_weight, n_threads=2):
-    n_features = hist.shape[0]
-    gain = np.full(n_features, 99.0)
-    bin_ = np.full(n_features, 99, dtype=np.int32)
-    missing_left = np.full(n_features, 99, dtype=np.uint8)
-    find_best_splits(hist, features, np.asarray(n_bins, dtype=np.int32), parent, d, hess_width,
-                     hess_constant, LAMBDA, min_samples_leaf, min_child_weight, gain, bin_,
-                     missing_left, n_threads)
-    return gain, bin_, missing_left
-
-
-def split_sums(hist, parent, f, bin_, missing_left):
-    """(left sums, right sums) of the split the kernel chose, from the histogram."""
-    left = hist[f, : bin_ + 1].sum(axis=0)
-    if missing_left:
-        left = left + hist[f, -1]
-    return left, parent - left
-
-
-def kernel_subsets(left, right, d, hess_width, hess_constant, top_k, restricted):
-    out_left = np.empty(top_k, dtype=np.intp)
-    if restricted:
-        total = select_top_k_shared(left, right, d, hess_width, hess_constant, LAMBDA, top_k,
-                                    out_left)
-        return (tuple(out_left), tuple(out_left)), total
-    out_right = np.empty(top_k, dtype=np.intp)
-    total = (select_top_k(left, d, hess_width, hess_constant, LAMBDA, top_k, out_left)
-             + select_top_k(right, d, hess_width, hess_constant, LAMBDA, top_k, out_right))
-    return (tuple(out_left), tuple(out_right)), total
-
-
-def check_against_brute_force(X_binned, grad, hess, max_bins, n_bins_per_feature, features,
-                              hess_width, hess_constant, min_samples_leaf, min_child_weight,
-                              top_k, restricted, n_threads=2):
-    d = grad.shape[1]
-    hist, parent = node_histogram(X_binned, grad, hess, max_bins)
-    gain, bin_, missing_left = run_sparse(hist, features, n_bins_per_feature, parent, d,
-                                          hess_width, hess_constant, min_samples_leaf,
-                                          min_child_weight, top_k, restricted, n_threads)
-    all_candidates = {}
-    for f in features:
-        (ref_gain, ref_bin, ref_left, ref_subsets), candidates, parent_score = \
-            brute_force_feature(X_binned[f], n_bins_per_feature[f], max_bins, grad, hess,
-                                hess_width, hess_constant, min_samples_leaf, min_child_weight,
-                                top_k, restricted)
-        assert bin_[f] == ref_bin, (f, bin_[f], ref_bin)
-        assert bool(missing_left[f]) == ref_left, (f, missing_left[f], ref_left)
-        tolerance = dict(rtol=1e-8, atol=1e-10 * max(parent_score, 1.0))
-        np.testing.assert_allclose(gain[f], ref_gain, **tolerance)
-        if ref_bin >= 0:
-            # the outputs the children keep, and the gain they imply
-            left, right = split_sums(hist, parent, f, bin_[f], missing_left[f])
-            subsets, total = kernel_subsets(left, right, d, hess_width, hess_constant, top_k,
-                                            restricted)
-            assert subsets == ref_subsets, (f, subsets, ref_subsets)
-            np.testing.assert_allclose(0.5 * (total - parent_score), gain[f], **tolerance)
-        all_candidates[int(f)] = candidates
-    untouched = np.setdiff1d(np.arange(hist.shape[0]), features)
-    assert np.all(gain[untouched] == 99.0)
-    assert np.all(bin_[untouched] == 99)
-    assert np.all(missing_left[untouched] == 99)
-    return gain, bin_, missing_left, all_candidates
-
-
-HESS_WIDTHS = ["0", "1", "d"]
-
-
-def hess_width_of(kind, d):
-    return {"0": 0, "1": 1, "d": d}[kind]
+# the shared reference helpers (tests/split_reference.py); rewritten asserts there report
+# their values on failure as they would here
+pytest.register_assert_rewrite("split_reference")
+from split_reference import (  # noqa: E402
+    HESS_WIDTHS, LAMBDA, brute_force_feature, check_against_brute_force, check_min_child_weight,
+    check_min_samples_leaf, hess_width_of, kernel_subsets, make_node, node_histogram,
+    run_dense, run_sparse, split_sums)
 
 
 # -- split search against brute force ----------------------------------------------
@@ -215,7 +34,7 @@ def test_matches_brute_force(restricted, k_kind, hess_kind, d, seed):
     max_bins = 12
     n_bins_per_feature = [7, 12, 1, 4, 2, 9, 1]
     X_binned, grad, hess = make_node(rng, 160, n_bins_per_feature, {1, 2, 3, 5}, max_bins, d,
-                                     hess_width)
+                                     hess_width, varied_outputs=True)
     hess_constant = 0.7 if hess_width == 0 else 1.0
     features = np.arange(7, dtype=np.int32)
     gain, bin_, missing_left, _ = check_against_brute_force(
@@ -238,7 +57,7 @@ def test_missing_directions_and_larger_child(hess_kind, top_k):
     n_bins_per_feature = [10, 10, 6, 6, 10, 7, 9]
     n_rows = 241  # odd: the children never tie
     X_binned, grad, hess = make_node(rng, n_rows, n_bins_per_feature, {0, 1, 2, 3},
-                                     max_bins, d, hess_width)
+                                     max_bins, d, hess_width, varied_outputs=True)
     for f in range(4):
         missing = X_binned[f] == max_bins
         low = X_binned[f] < n_bins_per_feature[f] // 2
@@ -267,25 +86,15 @@ def test_min_samples_leaf_respected(restricted, hess_kind):
     n_bins_per_feature = [16, 10, 6, 16]
     n_rows = 200
     X_binned, grad, hess = make_node(rng, n_rows, n_bins_per_feature, {1, 3}, max_bins, d,
-                                     hess_width)
+                                     hess_width, varied_outputs=True)
     features = np.arange(4, dtype=np.int32)
     min_samples_leaf = 70
     gain, bin_, missing_left, candidates = check_against_brute_force(
         X_binned, grad, hess, max_bins, n_bins_per_feature, features, hess_width, 1.0,
         min_samples_leaf=min_samples_leaf, min_child_weight=0.0, top_k=top_k,
         restricted=restricted)
-    binding = 0
-    for f in features:
-        if bin_[f] >= 0:
-            bins = X_binned[f]
-            left = ((bins <= bin_[f]) & (bins != max_bins)) | (
-                (bins == max_bins) & bool(missing_left[f]))
-            assert min_samples_leaf <= left.sum() <= n_rows - min_samples_leaf
-        unconstrained = max(candidates[int(f)], key=lambda c: c[0])
-        if min(unconstrained[4], unconstrained[5]) < min_samples_leaf:
-            binding += 1
-            assert gain[f] < unconstrained[0]
-    assert binding > 0, "the constraint should change at least one feature's best split"
+    check_min_samples_leaf(X_binned, max_bins, features, gain, bin_, missing_left, candidates,
+                           min_samples_leaf)
 
 
 @pytest.mark.parametrize("restricted", [False, True], ids=["unrestricted", "restricted"])
@@ -297,27 +106,18 @@ def test_min_child_weight_is_mean_hessian_over_all_outputs(restricted, hess_kind
     max_bins = 16
     n_bins_per_feature = [16, 12, 8]
     X_binned, grad, hess = make_node(rng, 150, n_bins_per_feature, {1}, max_bins, d,
-                                     hess_width,
-                                     hess_scales=np.array([0.1, 1.0, 5.0])[:hess_width])
+                                     hess_width, hess_scales=np.array([0.1, 1.0, 5.0])[:hess_width],
+                                     varied_outputs=True)
     hess_constant = 0.5
     per_row = hess_constant if hess_width == 0 else float(hess.mean())
     min_child_weight = 45 * per_row
+    features = np.arange(3, dtype=np.int32)
     gain, bin_, missing_left, candidates = check_against_brute_force(
-        X_binned, grad, hess, max_bins, n_bins_per_feature, np.arange(3, dtype=np.int32),
-        hess_width, hess_constant, min_samples_leaf=1, min_child_weight=min_child_weight,
-        top_k=top_k, restricted=restricted)
-    binding = 0
-    for f in range(3):
-        if bin_[f] >= 0:
-            bins = X_binned[f]
-            left = ((bins <= bin_[f]) & (bins != max_bins)) | (
-                (bins == max_bins) & bool(missing_left[f]))
-            for mask in (left, ~left):
-                _, H, _ = child_stats(grad, hess, mask, hess_width, hess_constant)
-                assert H.mean() >= min_child_weight
-        if not max(candidates[f], key=lambda c: c[0])[3]:
-            binding += 1
-    assert binding > 0
+        X_binned, grad, hess, max_bins, n_bins_per_feature, features, hess_width,
+        hess_constant, min_samples_leaf=1, min_child_weight=min_child_weight, top_k=top_k,
+        restricted=restricted)
+    check_min_child_weight(X_binned, grad, hess, max_bins, features, bin_, missing_left,
+                           candidates, hess_width, hess_constant, min_child_weight)
 
 
 @pytest.mark.parametrize("restricted", [False, True], ids=["unrestricted", "restricted"])
@@ -325,7 +125,8 @@ def test_no_valid_split(restricted):
     rng = np.random.default_rng(41)
     max_bins = 8
     n_bins_per_feature = [8, 3, 1]
-    X_binned, grad, hess = make_node(rng, 40, n_bins_per_feature, {1, 2}, max_bins, 3, 3)
+    X_binned, grad, hess = make_node(rng, 40, n_bins_per_feature, {1, 2}, max_bins, 3, 3,
+                                     varied_outputs=True)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     features = np.arange(3, dtype=np.int32)
     for min_samples_leaf, min_child_weight in ((21, 0.0), (1, 1e9)):
@@ -345,7 +146,8 @@ def test_empty_bins_first_best_wins(restricted, hess_kind):
     d, top_k, max_bins = 6, 2, 20
     hess_width = hess_width_of(hess_kind, d)
     n_bins_per_feature = [20, 20, 15]
-    X_binned, grad, hess = make_node(rng, 200, [10, 10, 10], {1}, max_bins, d, hess_width)
+    X_binned, grad, hess = make_node(rng, 200, [10, 10, 10], {1}, max_bins, d, hess_width,
+                                     varied_outputs=True)
     X_binned[X_binned != max_bins] *= 2   # only even bins populated
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     gain, bin_, missing_left = run_sparse(hist, np.arange(3, dtype=np.int32),
@@ -413,7 +215,7 @@ def test_many_outputs_against_sorting(restricted, hess_kind, top_k):
     max_bins = 32
     n_bins_per_feature = [32, 20, 9, 32, 5]
     X_binned, grad, hess = make_node(rng, 500, n_bins_per_feature, {1, 3}, max_bins, d,
-                                     hess_width)
+                                     hess_width, varied_outputs=True)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     features = np.arange(5, dtype=np.int32)
     gain, bin_, missing_left = run_sparse(hist, features, n_bins_per_feature, parent, d,
@@ -434,7 +236,7 @@ def test_top_k_at_least_d_is_the_dense_split(restricted, hess_kind, d):
     max_bins = 16
     n_bins_per_feature = [16, 12, 1, 7, 3]
     X_binned, grad, hess = make_node(rng, 200, n_bins_per_feature, {1, 2}, max_bins, d,
-                                     hess_width)
+                                     hess_width, varied_outputs=True)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     features = np.array([4, 0, 1, 2], dtype=np.int32)
     for min_samples_leaf, min_child_weight in ((1, 0.0), (40, 0.0), (1, 30.0)):
@@ -456,7 +258,7 @@ def test_unrestricted_gain_at_least_restricted(hess_kind):
     max_bins = 20
     n_bins_per_feature = [20, 14, 6, 20]
     X_binned, grad, hess = make_node(rng, 300, n_bins_per_feature, {1}, max_bins, d,
-                                     hess_width)
+                                     hess_width, varied_outputs=True)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     features = np.arange(4, dtype=np.int32)
     for top_k in (1, 3, 6):
@@ -477,7 +279,7 @@ def test_threads_do_not_change_results(restricted, hess_kind):
     max_bins = 20
     n_bins_per_feature = [20, 5, 13, 3, 8, 17, 20, 11]
     X_binned, grad, hess = make_node(rng, 300, n_bins_per_feature, {0, 2, 4}, max_bins, d,
-                                     hess_width)
+                                     hess_width, varied_outputs=True)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     features = np.array([4, 0, 5, 2, 7, 6], dtype=np.int32)
     results = [run_sparse(hist, features, n_bins_per_feature, parent, d, hess_width, 1.0, 3,
@@ -572,7 +374,7 @@ def test_select_top_k_is_the_parent_score_of_the_split_search():
     of right - select score of the parent): the documented parent score."""
     rng = np.random.default_rng(71)
     d, top_k, max_bins = 10, 3, 16
-    X_binned, grad, hess = make_node(rng, 200, [16, 9], {1}, max_bins, d, d)
+    X_binned, grad, hess = make_node(rng, 200, [16, 9], {1}, max_bins, d, d, varied_outputs=True)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     out = np.empty(top_k, dtype=np.intp)
     parent_score = select_top_k(parent, d, d, 1.0, LAMBDA, top_k, out)

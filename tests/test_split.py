@@ -3,146 +3,21 @@ missing direction, computed from the rows themselves (not from the histogram).""
 import numpy as np
 import pytest
 
-from gbmo._core import G_H_DTYPE, HIST_DTYPE, X_BINNED_DTYPE
-from gbmo._core._split import find_best_splits
-
-LAMBDA = 1.0
-
-
-# -- data -----------------------------------------------------------------------
-def make_node(rng, n_rows, n_bins_per_feature, missing_features, max_bins, d, k,
-              hess_scales=None):
-    """Rows of a node: bins per feature (every value bin populated), float32 gradients
-    with some signal, positive float32 hessians (n, k)."""
-    n_features = len(n_bins_per_feature)
-    missing_bin = max_bins
-    X_binned = np.empty((n_features, n_rows), dtype=X_BINNED_DTYPE)
-    for f, n_bins in enumerate(n_bins_per_feature):
-        col = np.concatenate([np.arange(n_bins), rng.integers(0, n_bins, n_rows - n_bins)])
-        col = rng.permutation(col)
-        if f in missing_features:
-            # keep every value bin populated, put some rows in the missing bin
-            spare = np.flatnonzero(np.bincount(col, minlength=n_bins)[col] > 1)
-            chosen = rng.choice(spare, size=max(1, len(spare) // 6), replace=False)
-            col[chosen] = missing_bin
-        X_binned[f] = col
-    signal = (X_binned[0].astype(float) / max(1, n_bins_per_feature[0]))[:, None]
-    grad = (rng.normal(size=(n_rows, d)) + signal * rng.normal(size=d)).astype(G_H_DTYPE)
-    if hess_scales is None:
-        hess_scales = np.ones(k)
-    hess = (rng.uniform(0.2, 1.5, size=(n_rows, k)) * hess_scales).astype(G_H_DTYPE)
-    return X_binned, grad, hess
-
-
-def node_histogram(X_binned, grad, hess, max_bins):
-    """(n_features, max_bins + 1, d + k + 1) with np.add.at: [G, H, count] per bin."""
-    rows = np.hstack([grad, hess, np.ones((grad.shape[0], 1), dtype=G_H_DTYPE)])
-    rows = rows.astype(np.float64)
-    hist = np.zeros((X_binned.shape[0], max_bins + 1, rows.shape[1]), dtype=HIST_DTYPE)
-    for f in range(X_binned.shape[0]):
-        np.add.at(hist[f], X_binned[f].astype(np.intp), rows)
-    parent = rows.sum(axis=0)
-    return hist, parent
-
-
-# -- brute force --------------------------------------------------------------
-def score(G, H, lambda_l2):
-    return float(np.sum(G * G / (H + lambda_l2)))
-
-
-def child_stats(grad, hess, mask, k, hess_constant):
-    """(G (d,), H (d,) broadcastable, count) straight from the rows in mask."""
-    G = grad[mask].astype(np.float64).sum(axis=0)
-    count = int(mask.sum())
-    if k == 0:
-        H = np.full(grad.shape[1], hess_constant * count)
-    elif k == 1:
-        H = np.full(grad.shape[1], hess[mask, 0].astype(np.float64).sum())
-    else:
-        H = hess[mask].astype(np.float64).sum(axis=0)
-    return G, H, count
-
-
-def brute_force_feature(bins, n_bins, missing_bin, grad, hess, k, hess_constant,
-                        lambda_l2, min_samples_leaf, min_child_weight):
-    """Every (threshold, missing direction) whose children are both non-empty.
-    Returns (gain, bin, missing_left, all_candidates); gain -1 / bin -1 when none
-    passes the constraints."""
-    everything = np.ones(len(bins), dtype=bool)
-    GP, HP, _ = child_stats(grad, hess, everything, k, hess_constant)
-    parent_score = score(GP, HP, lambda_l2)
-    is_missing = bins == missing_bin
-    has_missing = bool(is_missing.any())
-    candidates = []
-    for missing_left in ((False, True) if has_missing else (False,)):
-        for t in range(n_bins):
-            left = ((bins <= t) & ~is_missing) | (is_missing & missing_left)
-            n_left = int(left.sum())
-            if n_left == 0 or n_left == len(bins):
-                continue
-            GL, HL, nL = child_stats(grad, hess, left, k, hess_constant)
-            GR, HR, nR = child_stats(grad, hess, ~left, k, hess_constant)
-            valid = (nL >= min_samples_leaf and nR >= min_samples_leaf
-                     and HL.mean() >= min_child_weight and HR.mean() >= min_child_weight)
-            gain = 0.5 * (score(GL, HL, lambda_l2) + score(GR, HR, lambda_l2) - parent_score)
-            if not has_missing:
-                # no missing value seen: missing follows the child with more rows
-                direction = nL >= nR
-            else:
-                direction = missing_left
-            candidates.append((gain, t, direction, valid, nL, nR))
-    valid = [c for c in candidates if c[3]]
-    if not valid:
-        return -1.0, -1, False, candidates, parent_score
-    best = max(valid, key=lambda c: c[0])
-    if best[0] <= -1.0:  # the kernel's "no split" marker wins over worse gains
-        return -1.0, -1, False, candidates, parent_score
-    return best[0], best[1], best[2], candidates, parent_score
-
-
-def run_kernel(hist, features, n_bins_non_missing, parent, d, k, hess_constant,
-               lambda_l2, min_samples_leaf, min_child_weight, n_threads):
-    n_features = hist.shape[0]
-    gain = np.full(n_features, 99.0)
-    bin_ = np.full(n_features, 99, dtype=np.int32)
-    missing_left = np.full(n_features, 99, dtype=np.uint8)
-    find_best_splits(hist, features, n_bins_non_missing, parent, d, k, hess_constant,
-                     lambda_l2, min_samples_leaf, min_child_weight, gain, bin_,
-                     missing_left, n_threads)
-    return gain, bin_, missing_left
-
-
-def check_against_brute_force(X_binned, grad, hess, max_bins, n_bins_per_feature, features,
-                              k, hess_constant, min_samples_leaf, min_child_weight,
-                              n_threads=2):
-    d = grad.shape[1]
-    hist, parent = node_histogram(X_binned, grad, hess, max_bins)
-    n_bins = np.asarray(n_bins_per_feature, dtype=np.int32)
-    gain, bin_, missing_left = run_kernel(hist, features, n_bins, parent, d, k, hess_constant,
-                                          LAMBDA, min_samples_leaf, min_child_weight, n_threads)
-    results = {}
-    for f in features:
-        ref_gain, ref_bin, ref_left, candidates, parent_score = brute_force_feature(
-            X_binned[f], n_bins[f], max_bins, grad, hess, k, hess_constant, LAMBDA,
-            min_samples_leaf, min_child_weight)
-        assert bin_[f] == ref_bin, (f, bin_[f], ref_bin)
-        assert bool(missing_left[f]) == ref_left, (f, missing_left[f], ref_left)
-        np.testing.assert_allclose(gain[f], ref_gain, rtol=1e-8, atol=1e-10 * parent_score)
-        results[int(f)] = candidates
-    untouched = np.setdiff1d(np.arange(hist.shape[0]), features)
-    assert np.all(gain[untouched] == 99.0)
-    assert np.all(bin_[untouched] == 99)
-    assert np.all(missing_left[untouched] == 99)
-    return gain, bin_, missing_left, results
+# the shared reference helpers (tests/split_reference.py); rewritten asserts there report
+# their values on failure as they would here
+pytest.register_assert_rewrite("split_reference")
+from split_reference import (  # noqa: E402
+    HESS_WIDTHS, brute_force_feature, check_against_brute_force, check_min_child_weight,
+    check_min_samples_leaf, hess_width_of, make_node, node_histogram, rows_left, run_dense)
 
 
 # -- tests ----------------------------------------------------------------------
-@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 @pytest.mark.parametrize("d", [1, 3])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_matches_brute_force(k_kind, d, seed):
     rng = np.random.default_rng(seed * 7 + d)
-    k = {"0": 0, "1": 1, "d": d}[k_kind]
+    k = hess_width_of(k_kind, d)
     max_bins = 12
     n_bins_per_feature = [7, 12, 1, 4, 2, 9, 1]
     missing_features = {1, 2, 3, 5}
@@ -160,14 +35,14 @@ def test_matches_brute_force(k_kind, d, seed):
     # the best over all features agrees with the overall brute-force best
     assert np.argmax(gain[features]) == np.argmax(
         [brute_force_feature(X_binned[f], n_bins_per_feature[f], max_bins, grad, hess, k,
-                             hess_constant, LAMBDA, 1, 0.0)[0] for f in features])
+                             hess_constant, 1, 0.0)[0][0] for f in features])
 
 
-@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 def test_subset_of_features_and_threads(k_kind):
     rng = np.random.default_rng(21)
     d = 4
-    k = {"0": 0, "1": 1, "d": d}[k_kind]
+    k = hess_width_of(k_kind, d)
     max_bins = 20
     n_bins_per_feature = [20, 5, 13, 3, 8, 17]
     X_binned, grad, hess = make_node(rng, 300, n_bins_per_feature, {0, 2, 4}, max_bins, d, k)
@@ -182,12 +57,12 @@ def test_subset_of_features_and_threads(k_kind):
             np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 @pytest.mark.parametrize("seed", [3, 4])
 def test_min_samples_leaf_respected(k_kind, seed):
     rng = np.random.default_rng(seed)
     d = 2
-    k = {"0": 0, "1": 1, "d": d}[k_kind]
+    k = hess_width_of(k_kind, d)
     max_bins = 16
     n_bins_per_feature = [16, 10, 6, 16]
     n_rows = 200
@@ -197,25 +72,15 @@ def test_min_samples_leaf_respected(k_kind, seed):
     gain, bin_, missing_left, candidates = check_against_brute_force(
         X_binned, grad, hess, max_bins, n_bins_per_feature, features, k, 1.0,
         min_samples_leaf=min_samples_leaf, min_child_weight=0.0)
-    binding = 0
-    for f in features:
-        if bin_[f] >= 0:
-            bins = X_binned[f]
-            left = ((bins <= bin_[f]) & (bins != max_bins)) | (
-                (bins == max_bins) & bool(missing_left[f]))
-            assert min_samples_leaf <= left.sum() <= n_rows - min_samples_leaf
-        unconstrained = max(candidates[int(f)], key=lambda c: c[0])
-        if min(unconstrained[4], unconstrained[5]) < min_samples_leaf:
-            binding += 1
-            assert gain[f] < unconstrained[0]
-    assert binding > 0, "the constraint should change at least one feature's best split"
+    check_min_samples_leaf(X_binned, max_bins, features, gain, bin_, missing_left, candidates,
+                           min_samples_leaf)
 
 
-@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 def test_min_child_weight_is_mean_hessian_over_outputs(k_kind):
     rng = np.random.default_rng(31)
     d = 3
-    k = {"0": 0, "1": 1, "d": d}[k_kind]
+    k = hess_width_of(k_kind, d)
     max_bins = 16
     n_bins_per_feature = [16, 12, 8]
     # outputs with very different hessian scales: mean != min != max != sum
@@ -234,19 +99,8 @@ def test_min_child_weight_is_mean_hessian_over_outputs(k_kind):
     gain, bin_, missing_left, candidates = check_against_brute_force(
         X_binned, grad, hess, max_bins, n_bins_per_feature, features, k, hess_constant,
         min_samples_leaf=1, min_child_weight=min_child_weight)
-    binding = 0
-    for f in features:
-        if bin_[f] >= 0:
-            bins = X_binned[f]
-            left = ((bins <= bin_[f]) & (bins != max_bins)) | (
-                (bins == max_bins) & bool(missing_left[f]))
-            for mask in (left, ~left):
-                _, H, _ = child_stats(grad, hess, mask, k, hess_constant)
-                assert H.mean() >= min_child_weight
-        unconstrained = max(candidates[int(f)], key=lambda c: c[0])
-        if not unconstrained[3]:
-            binding += 1
-    assert binding > 0
+    check_min_child_weight(X_binned, grad, hess, max_bins, features, bin_, missing_left,
+                           candidates, k, hess_constant, min_child_weight)
 
 
 def test_no_valid_split():
@@ -256,24 +110,24 @@ def test_no_valid_split():
     X_binned, grad, hess = make_node(rng, 40, n_bins_per_feature, {1, 2}, max_bins, 2, 2)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     features = np.arange(3, dtype=np.int32)
-    gain, bin_, _ = run_kernel(hist, features, np.array(n_bins_per_feature, dtype=np.int32),
-                               parent, 2, 2, 1.0, LAMBDA, 21, 0.0, 2)
+    gain, bin_, _ = run_dense(hist, features, np.array(n_bins_per_feature, dtype=np.int32),
+                              parent, 2, 2, 1.0, 21, 0.0, 2)
     np.testing.assert_array_equal(gain, -1.0)
     np.testing.assert_array_equal(bin_, -1)
-    gain, bin_, _ = run_kernel(hist, features, np.array(n_bins_per_feature, dtype=np.int32),
-                               parent, 2, 2, 1.0, LAMBDA, 1, 1e9, 2)
+    gain, bin_, _ = run_dense(hist, features, np.array(n_bins_per_feature, dtype=np.int32),
+                              parent, 2, 2, 1.0, 1, 1e9, 2)
     np.testing.assert_array_equal(gain, -1.0)
     np.testing.assert_array_equal(bin_, -1)
 
 
-@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 @pytest.mark.parametrize("seed", [5, 6, 7, 8])
 def test_missing_values_in_both_directions(k_kind, seed):
     """Missing rows with strongly negative or positive gradients: the best direction
     differs between features, and the kernel finds it."""
     rng = np.random.default_rng(seed)
     d = 2
-    k = {"0": 0, "1": 1, "d": d}[k_kind]
+    k = hess_width_of(k_kind, d)
     max_bins = 10
     n_bins_per_feature = [10, 10, 6, 6, 10, 10]
     X_binned, grad, hess = make_node(rng, 240, n_bins_per_feature, set(range(6)),
@@ -291,12 +145,12 @@ def test_missing_values_in_both_directions(k_kind, seed):
     assert set(missing_left[features].tolist()) == {0, 1}
 
 
-@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 @pytest.mark.parametrize("seed", [9, 10, 11])
 def test_no_missing_values_direction_follows_larger_child(k_kind, seed):
     rng = np.random.default_rng(seed)
     d = 3
-    k = {"0": 0, "1": 1, "d": d}[k_kind]
+    k = hess_width_of(k_kind, d)
     max_bins = 12
     n_bins_per_feature = [12, 9, 5, 12, 7, 3]
     n_rows = 151  # odd: the children never tie
@@ -326,17 +180,12 @@ def test_empty_bins_choose_an_optimal_threshold():
     X_binned[X_binned != max_bins] *= 2   # only even bins populated
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
     features = np.arange(3, dtype=np.int32)
-    gain, bin_, missing_left = run_kernel(
+    gain, bin_, missing_left = run_dense(
         hist, features, np.array(n_bins_per_feature, dtype=np.int32), parent, d, k, 1.0,
-        LAMBDA, 1, 0.0, 2)
+        1, 0.0, 2)
     for f in features:
-        ref_gain, ref_bin, ref_left, candidates, parent_score = brute_force_feature(
-            X_binned[f], n_bins_per_feature[f], max_bins, grad, hess, k, 1.0, LAMBDA, 1, 0.0)
+        (ref_gain, ref_bin, ref_left, _), _, parent_score = brute_force_feature(
+            X_binned[f], n_bins_per_feature[f], max_bins, grad, hess, k, 1.0, 1, 0.0)
         np.testing.assert_allclose(gain[f], ref_gain, rtol=1e-8, atol=1e-10 * parent_score)
-        bins = X_binned[f]
-
-        def partition(t, left_missing):
-            return ((bins <= t) & (bins != max_bins)) | ((bins == max_bins) & left_missing)
-
-        np.testing.assert_array_equal(partition(bin_[f], bool(missing_left[f])),
-                                      partition(ref_bin, ref_left))
+        np.testing.assert_array_equal(rows_left(X_binned[f], bin_[f], missing_left[f], max_bins),
+                                      rows_left(X_binned[f], ref_bin, ref_left, max_bins))
