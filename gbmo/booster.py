@@ -8,6 +8,7 @@ from ._core import NODE_DTYPE
 from ._core._predict import predict_leaf_raw, predict_raw
 from .losses import make_loss
 from .parallel import threads_for
+from .registry import PluginError
 from .tree import LeafArrays, Tree, TreeFormatError
 from .validation import check_features
 
@@ -50,6 +51,19 @@ class _PackedForest:
     def raw_arguments(self):
         return (self.tree_roots, self.node_feature, self.node_threshold,
                 self.node_missing_left, self.node_left, self.node_right, self.node_value)
+
+
+def _load_loss(objective, num_class):
+    """The loss a model file names: only registered names are looked up, nothing
+    in the file is imported or run. A plugin that fails to import says so itself."""
+    if not isinstance(objective, str):
+        raise ModelFormatError(f"model field 'objective' must be a name, got {objective!r}")
+    try:
+        return make_loss(objective, num_class)
+    except PluginError:
+        raise
+    except (TypeError, ValueError) as err:
+        raise ModelFormatError(f"model's objective {objective!r} cannot be used: {err}") from None
 
 
 class Booster:
@@ -188,7 +202,7 @@ class Booster:
             if n_features < 1 or n_outputs < 1 or trees_per_round < 1:
                 raise ModelFormatError(
                     "model fields 'n_features', 'n_outputs' and 'trees_per_round' must be >= 1")
-            loss = make_loss(data["objective"], data.get("num_class"))
+            loss = _load_loss(data["objective"], data.get("num_class"))
             init_score = np.asarray(data["init_score"], dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
                 raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite numbers")

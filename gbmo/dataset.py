@@ -1,5 +1,4 @@
 """Dataset: features, targets and weights, binned once and shared by validation sets."""
-import numpy as np
 
 from .binning import BinMapper
 from .validation import check_features, check_target, check_weight

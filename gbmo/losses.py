@@ -225,15 +225,12 @@ LOADABLE_ONLY = {CustomObjective.name: CustomObjective}
 
 
 def make_loss(objective, num_class=None, n_threads=1):
+    """A loss instance: a user's function, or a loss registered by name (gbmo's
+    own and any plugin's, see gbmo.registry)."""
     if callable(objective):
         return CustomObjective(objective, num_class, n_threads)
     if objective in LOADABLE_ONLY:
         return LOADABLE_ONLY[objective](num_class=num_class, n_threads=n_threads)
-    if objective not in BUILTIN_LOSSES:
-        raise ValueError(
-            f"unknown objective {objective!r}; known objectives: {', '.join(sorted(BUILTIN_LOSSES))}"
-        )
-    if objective == "softmax":
-        return SoftmaxCrossEntropy(num_class, n_threads)
-    return BUILTIN_LOSSES[objective](n_threads)
+    from . import registry
 
+    return registry.create_loss(objective, num_class=num_class, n_threads=n_threads)

@@ -107,13 +107,13 @@ def _check_value(name, value, spec):
 
 
 def _check_names(resolved):
-    from .losses import BUILTIN_LOSSES
     from .metrics import METRICS
+    from .registry import LOSSES
 
-    if not callable(resolved["objective"]) and resolved["objective"] not in BUILTIN_LOSSES:
+    objective = resolved["objective"]
+    if not callable(objective) and objective not in LOSSES:
         raise ValueError(
-            f"unknown objective {resolved['objective']!r}; known objectives: "
-            f"{', '.join(sorted(BUILTIN_LOSSES))}"
+            f"unknown objective {objective!r}; known objectives: {', '.join(LOSSES.names())}"
         )
     metrics = resolved["metric"]
     for metric in metrics if isinstance(metrics, list) else [metrics]:

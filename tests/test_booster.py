@@ -108,7 +108,8 @@ def test_wrong_init_score_length(trained):
 def test_unknown_objective_in_file(trained):
     data = _model(trained)
     data["objective"] = "os.system"
-    assert "unknown objective" in _load_error(data)
+    message = _load_error(data)
+    assert "'os.system' cannot be used" in message and "unknown loss" in message
 
 
 def test_string_where_numbers_belong(trained):

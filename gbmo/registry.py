@@ -1,0 +1,577 @@
+"""Plugin registry for losses and gradient ensemblers.
+
+Any installed distribution can add a loss or an ensembler by declaring an
+entry point, e.g. in its ``pyproject.toml``::
+
+    [project.entry-points."gbmo.losses"]
+    huber = "gbmo_losses.huber:Huber"
+
+    [project.entry-points."gbmo.ensemblers"]
+    my_sketch = "my_pkg.sketch:MySketch"
+
+gbmo's own losses register through the very same table in gbmo's
+``pyproject.toml``. Code that is not a package registers with the decorators::
+
+    @gbmo.registry.register_loss("my_loss")
+    class MyLoss(gbmo.losses.Loss): ...
+
+Lifecycle of a name
+-------------------
+* Nothing happens at ``import gbmo``. The first ``get``/``names``/``in`` on a
+  registry lists the entry points of its group with
+  ``importlib.metadata.entry_points(group=...)`` -- listing reads metadata
+  only, it imports no plugin module -- and caches the list.
+* A plugin's module is imported (``EntryPoint.load()``) on the first ``get`` of
+  its name, its object is checked against the contract, and the result (the
+  object or the failure) is cached. An installed plugin that is broken but
+  never used costs nothing.
+* A plugin that fails to import raises :class:`PluginLoadError` (a subclass of
+  ``ImportError``) naming the entry point, its distribution and the cause, on
+  every use of that name; other names keep working.
+* An object that breaks the contract raises :class:`PluginContractError` (a
+  subclass of ``TypeError``) with the reason: at registration for code
+  registrations, at load for entry points.
+* An unknown name raises ``ValueError`` listing the available names.
+
+Names claimed twice
+-------------------
+A :class:`PluginConflictWarning` (a ``UserWarning``) names both sources, and
+the winner is, in this order of precedence:
+
+1. an explicit registration in code (``register``/``register_loss``/
+   ``register_ensembler``) beats any entry point; between two code
+   registrations the later one replaces the earlier (re-registering the same
+   object, or a class of the same module and qualified name -- a re-run
+   notebook cell, a reloaded module -- is silent);
+2. gbmo's own built-ins beat entry points of other distributions;
+3. between two other distributions, the first one ``importlib.metadata``
+   lists wins, i.e. the one earlier on ``sys.path`` (the same rule by which
+   Python chooses between two copies of a module).
+
+Off switch
+----------
+``GBMO_DISABLE_PLUGINS=1`` (also ``true``/``yes``/``on``), read when a
+registry first discovers, turns entry-point discovery off: only gbmo's own
+built-ins (from :data:`_BUILTINS`, without reading any metadata) and explicit
+code registrations are available. The same built-in list fills in any
+built-in that gbmo's installed metadata does not declare, so a plain source
+checkout that is not pip-installed still has ``mse``, ``softmax`` and
+``sigmoid``.
+
+Contracts
+---------
+Loss: a class (or a factory callable) whose instances have callable
+``prepare_target(y)``, ``n_outputs(y)``, ``init_score(y, weight)``,
+``gradients(y, raw, weight)`` and ``transform(raw)``, a ``default_metric`` that
+is one of gbmo's metrics, and a ``name`` (a string, or None to take the name
+it is registered under; a saved model records it, so it must be a registered
+name). Subclasses of :class:`gbmo.losses.Loss` must override the methods the
+base leaves unimplemented (``transform`` has a default). Classes are checked
+when registered or loaded; the instances a plain factory returns are checked
+by :func:`create_loss`.
+
+Ensembler: either a class whose instances are callable as
+``ensembler(grad, hess, context)``, constructed by :func:`create_ensembler`
+with the user's parameters, or a plain function
+``ensembler(grad, hess, context)`` used as is (it takes no parameters).
+"""
+import importlib
+import importlib.metadata
+import inspect
+import os
+import threading
+import warnings
+
+__all__ = [
+    "ENSEMBLERS", "LOSSES", "PluginConflictWarning", "PluginContractError", "PluginError",
+    "PluginLoadError", "Registry", "create_ensembler", "create_loss", "plugins_disabled",
+    "register_ensembler", "register_loss",
+]
+
+DISABLE_ENV = "GBMO_DISABLE_PLUGINS"
+_TRUE = {"1", "true", "yes", "on"}
+_GBMO_DIST = "gbmo"
+
+# gbmo's own entry points, used without reading any metadata when discovery is
+# off, and to fill in those missing from the installed metadata (a source
+# checkout that is not pip-installed, a stale install). Keep in step with the
+# [project.entry-points.*] tables of pyproject.toml (a test checks it).
+_BUILTINS = {
+    "gbmo.losses": {
+        "mse": "gbmo.losses:SquaredError",
+        "softmax": "gbmo.losses:SoftmaxCrossEntropy",
+        "sigmoid": "gbmo.losses:SigmoidCrossEntropy",
+    },
+    "gbmo.ensemblers": {},
+}
+
+
+class PluginError(Exception):
+    """Base of the registry's errors."""
+
+
+class PluginLoadError(PluginError, ImportError):
+    """A plugin's entry point could not be loaded (its module failed to import,
+    or the object it names does not exist). ``__cause__`` is the original error."""
+
+
+class PluginContractError(PluginError, TypeError):
+    """A registered object does not satisfy the loss / ensembler contract."""
+
+
+class PluginConflictWarning(UserWarning):
+    """Two sources claim the same name; the message names both and the winner."""
+
+
+def plugins_disabled():
+    return os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
+
+
+def _plural(kind):
+    return kind + ("es" if kind.endswith("s") else "s")
+
+
+def _describe_cause(err):
+    return f"{type(err).__name__}: {err}"
+
+
+def _dist_name(ep):
+    dist = getattr(ep, "dist", None)
+    name = None
+    if dist is not None:
+        try:
+            name = dist.name or dist.metadata["Name"]
+        except Exception:
+            name = None
+    return name
+
+
+def _dist_label(ep):
+    dist = getattr(ep, "dist", None)
+    name = _dist_name(ep)
+    if name is None:
+        return "an unknown distribution"
+    version = getattr(dist, "version", None)
+    return f"distribution {name!r}" + (f" {version}" if version else "")
+
+
+def _normalize(dist_name):
+    return (dist_name or "").lower().replace("_", "-").replace(".", "-")
+
+
+class _Entry:
+    """One name: where it comes from, and, once used, its object or its failure."""
+
+    __slots__ = ("name", "source", "ep", "obj", "error", "explicit", "builtin", "loaded")
+
+    def __init__(self, name, source, ep=None, obj=None, explicit=False, builtin=False):
+        self.name = name
+        self.source = source
+        self.ep = ep
+        self.obj = obj
+        self.error = None
+        self.explicit = explicit
+        self.builtin = builtin
+        self.loaded = obj is not None
+
+
+# --------------------------------------------------------------------------- contracts
+
+def _has_own_call(cls):
+    return any("__call__" in vars(k) for k in cls.__mro__ if k is not object)
+
+
+def _known_metrics():
+    from .metrics import METRICS
+
+    return METRICS
+
+
+_LOSS_METHODS = ("prepare_target", "n_outputs", "init_score", "gradients", "transform")
+
+
+def _check_loss_target(target, what):
+    """Reasons `target` (a loss class or instance) breaks the loss contract."""
+    from .losses import Loss
+
+    cls = target if isinstance(target, type) else type(target)
+    problems = []
+    for method in _LOSS_METHODS:
+        attr = getattr(target, method, None)
+        if attr is None:
+            problems.append(f"{what} has no method {method}()")
+        elif not callable(attr):
+            problems.append(f"{what}.{method} is not callable")
+        elif (issubclass(cls, Loss) and method != "transform"
+              and getattr(cls, method) is getattr(Loss, method)):
+            problems.append(
+                f"{what} does not implement {method}() (gbmo.losses.Loss leaves it abstract)")
+    metric = getattr(target, "default_metric", None)
+    if not isinstance(metric, str) or not metric:
+        problems.append(f"{what}.default_metric must be a metric name, got {metric!r}")
+    else:
+        known = _known_metrics()
+        if metric not in known:
+            problems.append(f"{what}.default_metric {metric!r} is not a known metric "
+                            f"(known: {', '.join(sorted(known))})")
+    if not hasattr(target, "name"):
+        problems.append(f"{what} has no 'name' attribute (a string, or None for the "
+                        "registered name)")
+    elif target.name is not None and not (isinstance(target.name, str) and target.name):
+        problems.append(f"{what}.name must be a non-empty string or None, got {target.name!r}")
+    return problems
+
+
+def check_loss(obj):
+    """Reasons a registered loss object breaks the contract ([] when it is fine)."""
+    if isinstance(obj, type):
+        return _check_loss_target(obj, f"loss class {obj.__qualname__}")
+    if callable(obj):
+        return []  # a factory: its instances are checked by create_loss
+    return [f"a loss must be a class or a factory callable, got {type(obj).__name__} {obj!r}"]
+
+
+def _accepts_three_positional(func):
+    try:
+        inspect.signature(func).bind(None, None, None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature available (some builtins): give it the benefit
+        return True
+    return True
+
+
+def check_ensembler(obj):
+    """Reasons a registered ensembler object breaks the contract ([] when it is fine)."""
+    if isinstance(obj, type):
+        if not _has_own_call(obj):
+            return [f"ensembler class {obj.__qualname__} does not define __call__(grad, hess, "
+                    "context); its instances must be callable"]
+        if not _accepts_three_positional(_call_without_self(obj)):
+            return [f"{obj.__qualname__}.__call__ must take (grad, hess, context)"]
+        return []
+    if callable(obj):
+        if not _accepts_three_positional(obj):
+            return [f"ensembler function {getattr(obj, '__qualname__', obj)!r} must take "
+                    "(grad, hess, context)"]
+        return []
+    return [f"an ensembler must be a class or a function, got {type(obj).__name__} {obj!r}"]
+
+
+def _call_without_self(cls):
+    """Something whose signature is cls.__call__'s without `self`."""
+    try:
+        sig = inspect.signature(cls.__call__)
+    except (TypeError, ValueError):
+        return cls.__call__
+    return _SignatureOnly(sig.replace(parameters=list(sig.parameters.values())[1:]))
+
+
+class _SignatureOnly:
+    def __init__(self, sig):
+        self.__signature__ = sig
+
+    def __call__(self, *args, **kwargs):  # pragma: no cover - never called
+        raise NotImplementedError
+
+
+def check_metric(obj):
+    if callable(obj):
+        return []
+    return [f"a metric must be callable as metric(y, prediction, weight), got {obj!r}"]
+
+
+_CHECKS = {"loss": check_loss, "ensembler": check_ensembler, "metric": check_metric}
+
+
+# --------------------------------------------------------------------------- registry
+
+class Registry:
+    """Names -> plugin objects (classes or factories) of one entry-point group.
+
+    ``get(name)`` returns the registered object, importing its plugin on first
+    use; ``names()`` lists every available name (sorted) without importing
+    anything; ``register(name, obj)`` adds one from code (also usable as a
+    decorator: ``@registry.register(name)``).
+    """
+
+    def __init__(self, group, kind, check=None):
+        self.group = group
+        self.kind = kind
+        self._check = check if check is not None else _CHECKS.get(kind, lambda obj: [])
+        self._lock = threading.RLock()
+        self._entries = None     # name -> _Entry from discovery; None until discovered
+        self._explicit = {}      # name -> _Entry from register()
+        self.disabled = None     # whether discovery was off when it ran
+
+    # ------------------------------------------------------------ discovery
+    def _discover(self):
+        if self._entries is not None:
+            return self._entries
+        with self._lock:
+            if self._entries is not None:
+                return self._entries
+            entries = {}
+            self.disabled = plugins_disabled()
+            from_gbmo = set()
+            if not self.disabled:
+                try:
+                    eps = list(importlib.metadata.entry_points(group=self.group))
+                except Exception as err:  # malformed metadata somewhere on sys.path
+                    warnings.warn(
+                        f"gbmo could not list the {self.group!r} entry points "
+                        f"({_describe_cause(err)}); only gbmo's built-in {_plural(self.kind)} "
+                        f"are available. Set {DISABLE_ENV}=1 to silence this.",
+                        PluginConflictWarning, stacklevel=3)
+                    eps = []
+                for ep in eps:
+                    is_gbmo = _normalize(_dist_name(ep)) == _GBMO_DIST
+                    if is_gbmo:
+                        from_gbmo.add(ep.name)
+                    entry = _Entry(ep.name, self._ep_source(ep), ep=ep, builtin=is_gbmo)
+                    self._add_discovered(entries, entry)
+            for name, value in _BUILTINS.get(self.group, {}).items():
+                if name in from_gbmo:
+                    continue
+                ep = importlib.metadata.EntryPoint(name=name, value=value, group=self.group)
+                entry = _Entry(name, f"gbmo built-in ({name} = {value})", ep=ep, builtin=True)
+                self._add_discovered(entries, entry)
+            for name, explicit in self._explicit.items():
+                if name in entries:
+                    self._warn_conflict(name, winner=explicit, loser=entries[name])
+            self._entries = entries
+            return entries
+
+    def _ep_source(self, ep):
+        return f"{_dist_label(ep)} (entry point '{ep.name} = {ep.value}' in group {self.group!r})"
+
+    def _add_discovered(self, entries, entry):
+        old = entries.get(entry.name)
+        if old is None:
+            entries[entry.name] = entry
+            return
+        if old.ep is not None and entry.ep is not None and old.ep.value == entry.ep.value \
+                and _normalize(_dist_name(old.ep)) == _normalize(_dist_name(entry.ep)):
+            return  # the same declaration seen twice
+        if entry.builtin and not old.builtin:
+            entries[entry.name] = entry
+            self._warn_conflict(entry.name, winner=entry, loser=old)
+        else:
+            self._warn_conflict(entry.name, winner=old, loser=entry)
+
+    def _warn_conflict(self, name, winner, loser):
+        warnings.warn(
+            f"{self.kind} {name!r} is claimed twice: by {winner.source} and by {loser.source}; "
+            f"using the one from {winner.source}",
+            PluginConflictWarning, stacklevel=4)
+
+    # ------------------------------------------------------------ lookup
+    def _entry(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"a {self.kind} name must be a string, got {type(name).__name__}")
+        with self._lock:
+            entries = self._discover()
+            entry = self._explicit.get(name) or entries.get(name)
+        if entry is None:
+            raise ValueError(self._unknown_message(name))
+        return entry
+
+    def _unknown_message(self, name):
+        import difflib
+
+        available = self.names()
+        close = difflib.get_close_matches(name, available, n=3)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        listing = ", ".join(available) if available else "(none)"
+        off = (f" (plugin discovery is off: {DISABLE_ENV} is set)" if self.disabled else "")
+        return (f"unknown {self.kind} {name!r}{hint}; available {_plural(self.kind)}: "
+                f"{listing}{off}")
+
+    def get(self, name):
+        """The object registered under `name`, importing its plugin on first use."""
+        entry = self._entry(name)
+        if entry.loaded:
+            return entry.obj
+        with self._lock:
+            if not entry.loaded and entry.error is None:
+                self._load(entry)
+        if entry.error is not None:
+            err = type(entry.error)(*entry.error.args)
+            raise err from entry.error.__cause__
+        return entry.obj
+
+    def _load(self, entry):
+        ep = entry.ep
+        try:
+            obj = ep.load()
+        except Exception as cause:
+            dist = _dist_label(ep)
+            hint = (f"fix or uninstall {dist}, or set {DISABLE_ENV}=1 to use only gbmo's "
+                    "built-ins" if not entry.builtin else "gbmo itself is broken")
+            err = PluginLoadError(
+                f"{self.kind} {entry.name!r} could not be loaded: entry point "
+                f"'{ep.name} = {ep.value}' (group {self.group!r}) of {dist} failed: "
+                f"{_describe_cause(cause)}; {hint}", name=ep.value.split(":")[0])
+            err.__cause__ = cause
+            entry.error = err
+            return
+        problems = self._check(obj)
+        if problems:
+            err = PluginContractError(
+                f"{self.kind} {entry.name!r} from {entry.source} does not satisfy the "
+                f"{self.kind} contract: " + "; ".join(problems))
+            entry.error = err
+            return
+        entry.obj = obj
+        entry.loaded = True
+
+    def names(self):
+        """Every available name, sorted; imports nothing."""
+        with self._lock:
+            return sorted(set(self._discover()) | set(self._explicit))
+
+    def __contains__(self, name):
+        return isinstance(name, str) and name in self.names()
+
+    def __iter__(self):
+        return iter(self.names())
+
+    def sources(self):
+        """name -> where it comes from (the winning source), imports nothing."""
+        with self._lock:
+            found = {name: e.source for name, e in self._discover().items()}
+            found.update({name: e.source for name, e in self._explicit.items()})
+            return dict(sorted(found.items()))
+
+    # ------------------------------------------------------------ registration
+    def register(self, name, obj=None, source=None):
+        """Registers `obj` under `name` from code; with `obj` omitted, returns a
+        decorator. Checks the contract now (PluginContractError) and wins over
+        any entry point of the same name (with a PluginConflictWarning)."""
+        if obj is None:
+            def decorator(target):
+                self.register(name, target, source=source)
+                return target
+            return decorator
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a {self.kind} name must be a non-empty string, got {name!r}")
+        problems = self._check(obj)
+        if problems:
+            raise PluginContractError(
+                f"cannot register {self.kind} {name!r}: it does not satisfy the {self.kind} "
+                "contract: " + "; ".join(problems))
+        if source is None:
+            where = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+            source = f"code registration of {where}"
+        entry = _Entry(name, source, obj=obj, explicit=True)
+        with self._lock:
+            old = self._explicit.get(name)
+            if old is not None and not _same_object(old.obj, obj):
+                self._warn_conflict(name, winner=entry, loser=old)
+            elif old is None and self._entries is not None and name in self._entries:
+                self._warn_conflict(name, winner=entry, loser=self._entries[name])
+            self._explicit[name] = entry
+        return obj
+
+    def unregister(self, name):
+        """Removes a code registration (entry points cannot be removed)."""
+        with self._lock:
+            if self._explicit.pop(name, None) is None:
+                raise ValueError(f"{self.kind} {name!r} was not registered from code")
+
+    def reset(self, explicit=False):
+        """Forgets the discovered entry points and every cached load, so the next
+        use discovers again (and re-reads the environment variable); with
+        explicit=True forgets the code registrations too."""
+        with self._lock:
+            self._entries = None
+            self.disabled = None
+            if explicit:
+                self._explicit.clear()
+
+    def __repr__(self):
+        state = "not yet discovered" if self._entries is None else f"{len(self.names())} names"
+        return f"Registry({self.group!r}, {self.kind!r}; {state})"
+
+
+def _same_object(a, b):
+    if a is b:
+        return True
+    key = lambda o: (getattr(o, "__module__", None), getattr(o, "__qualname__", None))
+    return key(a)[1] is not None and key(a) == key(b)
+
+
+LOSSES = Registry("gbmo.losses", "loss")
+ENSEMBLERS = Registry("gbmo.ensemblers", "ensembler")
+
+
+def register_loss(name):
+    """Class decorator: ``@register_loss("huber") class Huber(Loss): ...``."""
+    return LOSSES.register(name)
+
+
+def register_ensembler(name):
+    """Decorator for an ensembler class or function."""
+    return ENSEMBLERS.register(name)
+
+
+# --------------------------------------------------------------------------- construction
+
+def _call_with_supported(factory, soft, strict, what):
+    """factory(**soft_that_it_accepts, **strict); `soft` keyword arguments are
+    passed only when the signature takes them, `strict` ones always."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = None
+    if params is None:
+        kwargs = dict(strict)
+    elif any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        kwargs = {**soft, **strict}
+    else:
+        kwargs = {k: v for k, v in soft.items() if k in params}
+        unknown = [k for k in strict if k not in params]
+        if unknown:
+            accepted = [k for k, p in params.items()
+                        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            raise TypeError(f"{what} takes no parameter(s) {', '.join(map(repr, unknown))}; "
+                            f"it takes: {', '.join(accepted) if accepted else 'none'}")
+        kwargs.update(strict)
+    return factory(**kwargs)
+
+
+def create_loss(name, num_class=None, n_threads=1, **params):
+    """A ready loss instance for objective `name`.
+
+    `num_class` and `n_threads` are passed only to losses whose constructor
+    takes them; any other `params` are passed as keyword arguments and must be
+    accepted. The instance is checked against the contract; a loss whose
+    ``name`` is None gets the registered name (saved models record it)."""
+    factory = LOSSES.get(name)
+    loss = _call_with_supported(factory, {"num_class": num_class, "n_threads": n_threads},
+                                params, f"loss {name!r}")
+    problems = _check_loss_target(loss, f"loss {name!r} instance")
+    if not problems and loss.name is None:
+        try:
+            loss.name = name
+        except AttributeError as err:
+            problems.append(f"its name is None and cannot be set ({err})")
+    if not problems and loss.name != name and loss.name not in LOSSES:
+        problems.append(f"its name {loss.name!r} is not a registered loss, so a saved model "
+                        f"could not be loaded again; make it {name!r}")
+    if problems:
+        raise PluginContractError(f"loss {name!r} does not satisfy the loss contract: "
+                                  + "; ".join(problems))
+    return loss
+
+
+def create_ensembler(name, **params):
+    """A ready ensembler callable for `name`: an instance of a registered class
+    built with `params`, or a registered function (which takes no params)."""
+    obj = ENSEMBLERS.get(name)
+    if isinstance(obj, type):
+        return _call_with_supported(obj, {}, params, f"ensembler {name!r}")
+    if params:
+        raise TypeError(f"ensembler {name!r} is a function and takes no parameters, got "
+                        f"{', '.join(map(repr, params))}; register a class to take parameters")
+    return obj

@@ -1,0 +1,530 @@
+"""Plugin registry: entry-point discovery (gbmo's own installed distribution and
+fake *.dist-info directories on sys.path), lazy import, broken plugins,
+duplicate and unknown names, contract checks, the off switch, construction."""
+import importlib.metadata
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+import warnings
+
+import numpy as np
+import pytest
+
+from gbmo import registry
+from gbmo.losses import Loss, SigmoidCrossEntropy, SoftmaxCrossEntropy, SquaredError
+from gbmo.registry import (
+    PluginConflictWarning, PluginContractError, PluginLoadError, Registry,
+)
+
+BUILTIN_NAMES = ["mse", "sigmoid", "softmax"]
+
+GOOD_LOSS = """
+import numpy as np
+
+class HalfSquared:
+    name = "{name}"
+    default_metric = "rmse"
+
+    def __init__(self, n_threads=1):
+        self.n_threads = n_threads
+
+    def prepare_target(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        return y.reshape(-1, 1) if y.ndim == 1 else y
+
+    def n_outputs(self, y):
+        return y.shape[1]
+
+    def init_score(self, y, weight):
+        return np.average(y, axis=0, weights=weight)
+
+    def gradients(self, y, raw, weight):
+        return (raw - y).astype(np.float32), np.ones((len(y), 1), np.float32)
+
+    def transform(self, raw):
+        return raw
+"""
+
+
+@pytest.fixture(autouse=True)
+def _plugins_on(monkeypatch):
+    monkeypatch.delenv(registry.DISABLE_ENV, raising=False)
+
+
+@pytest.fixture
+def fake_dist(tmp_path, monkeypatch):
+    """make(dist, entry_points={group: {name: value}}, modules={module: source})
+    writes <dist>-<version>.dist-info and the modules into a new directory put
+    at the front of sys.path; the modules are dropped from sys.modules after."""
+    modules_made = []
+
+    def make(dist, entry_points, modules=(), version="1.0"):
+        root = tmp_path / f"site_{uuid.uuid4().hex[:8]}"
+        info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        lines = []
+        for group, eps in entry_points.items():
+            lines.append(f"[{group}]")
+            lines += [f"{name} = {value}" for name, value in eps.items()]
+        (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+        for module, source in dict(modules).items():
+            (root / f"{module}.py").write_text(textwrap.dedent(source))
+            modules_made.append(module)
+        monkeypatch.syspath_prepend(str(root))
+        return root
+
+    yield make
+    for module in modules_made:
+        sys.modules.pop(module, None)
+
+
+def _unique(prefix):
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+# ------------------------------------------------------------ gbmo's own distribution
+
+def test_gbmo_declares_its_losses_as_installed_entry_points():
+    eps = importlib.metadata.entry_points(group="gbmo.losses")
+    ours = {ep.name: ep.value for ep in eps if ep.dist is not None and ep.dist.name == "gbmo"}
+    assert ours == registry._BUILTINS["gbmo.losses"], (
+        "gbmo's installed entry points are stale: run pip install -e . --no-build-isolation")
+
+
+def test_builtins_are_discovered_through_gbmo_distribution():
+    reg = Registry("gbmo.losses", "loss")
+    assert reg.names() == BUILTIN_NAMES
+    assert reg.get("mse") is SquaredError
+    assert reg.get("softmax") is SoftmaxCrossEntropy
+    assert reg.get("sigmoid") is SigmoidCrossEntropy
+    for name, source in reg.sources().items():
+        assert "distribution 'gbmo'" in source and name in source
+
+
+def test_fallback_list_matches_the_installed_entry_points():
+    """The built-in list used without metadata is the one pyproject.toml installs."""
+    installed = importlib.metadata.distribution("gbmo").entry_points
+    for group, builtins in registry._BUILTINS.items():
+        table = {ep.name: ep.value for ep in installed if ep.group == group}
+        assert table == builtins, group
+
+
+def test_builtins_work_without_installed_metadata(monkeypatch):
+    """A source checkout that is not pip-installed: no gbmo entry points at all."""
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [])
+    reg = Registry("gbmo.losses", "loss")
+    assert reg.names() == BUILTIN_NAMES
+    assert reg.get("softmax") is SoftmaxCrossEntropy
+    assert "gbmo built-in" in reg.sources()["mse"]
+
+
+def test_discovery_failure_warns_and_keeps_builtins(monkeypatch):
+    def broken(**kw):
+        raise ValueError("malformed entry_points.txt")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", broken)
+    reg = Registry("gbmo.losses", "loss")
+    with pytest.warns(UserWarning, match="malformed entry_points.txt"):
+        assert reg.names() == BUILTIN_NAMES
+    assert reg.get("mse") is SquaredError
+
+
+def test_discovery_is_lazy_and_cached(monkeypatch):
+    calls = []
+    real = importlib.metadata.entry_points
+
+    def counting(**kw):
+        calls.append(kw)
+        return real(**kw)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", counting)
+    reg = Registry("gbmo.losses", "loss")
+    assert calls == []
+    reg.names()
+    reg.get("mse")
+    assert "mse" in reg
+    assert calls == [{"group": "gbmo.losses"}]
+    reg.reset()
+    reg.names()
+    assert len(calls) == 2
+
+
+# ------------------------------------------------------------ fake distributions
+
+def test_fake_dist_info_plugin_is_discovered_and_imported_on_first_use(fake_dist):
+    module = _unique("plug_good")
+    fake_dist("fake-good", {"gbmo.losses": {"halfsq": f"{module}:HalfSquared"}},
+              {module: GOOD_LOSS.format(name="halfsq")})
+    reg = Registry("gbmo.losses", "loss")
+    assert reg.names() == sorted(BUILTIN_NAMES + ["halfsq"])
+    assert "distribution 'fake-good' 1.0" in reg.sources()["halfsq"]
+    assert module not in sys.modules  # listed, not imported
+    cls = reg.get("halfsq")
+    assert module in sys.modules
+    assert cls.__name__ == "HalfSquared" and cls.__module__ == module
+    assert reg.get("halfsq") is cls  # cached
+
+
+def test_broken_plugin_fails_only_on_use_naming_entry_point_and_distribution(fake_dist):
+    good, bad = _unique("plug_good"), _unique("plug_broken")
+    fake_dist("fake-plugins", {"gbmo.losses": {"halfsq": f"{good}:HalfSquared",
+                                               "exploding": f"{bad}:Exploding"}},
+              {good: GOOD_LOSS.format(name="halfsq"),
+               bad: "raise RuntimeError('boom at import time')\n"})
+    reg = Registry("gbmo.losses", "loss")
+    assert "exploding" in reg.names()  # listing costs nothing
+    assert reg.get("halfsq").__name__ == "HalfSquared"
+    assert reg.get("mse") is SquaredError
+    assert bad not in sys.modules  # the unused broken plugin was never imported
+    with pytest.raises(PluginLoadError) as info:
+        reg.get("exploding")
+    message = str(info.value)
+    assert "'exploding'" in message
+    assert f"exploding = {bad}:Exploding" in message
+    assert "fake-plugins" in message
+    assert "RuntimeError: boom at import time" in message
+    assert isinstance(info.value, ImportError)
+    assert isinstance(info.value.__cause__, RuntimeError)
+    with pytest.raises(PluginLoadError, match="boom at import time"):
+        reg.get("exploding")  # the failure is cached and raised again
+    assert reg.get("halfsq").__name__ == "HalfSquared"  # others keep working
+
+
+def test_missing_object_in_plugin_module_is_a_load_error(fake_dist):
+    module = _unique("plug_empty")
+    fake_dist("fake-empty", {"gbmo.losses": {"ghost": f"{module}:Nothing"}},
+              {module: "x = 1\n"})
+    reg = Registry("gbmo.losses", "loss")
+    with pytest.raises(PluginLoadError, match=r"fake-empty.*AttributeError"):
+        reg.get("ghost")
+
+
+def test_import_gbmo_survives_a_broken_plugin(fake_dist):
+    bad = _unique("plug_broken")
+    root = fake_dist("fake-broken", {"gbmo.losses": {"exploding": f"{bad}:Exploding"}},
+                     {bad: "raise RuntimeError('boom')\n"})
+    code = ("import gbmo, gbmo.registry as r, sys; names = r.LOSSES.names(); "
+            f"assert 'exploding' in names and 'mse' in names; assert {bad!r} not in sys.modules; "
+            "print(r.create_loss('mse').name)\n"
+            "try:\n    r.LOSSES.get('exploding')\n"
+            "except r.PluginLoadError as e:\n    print('LOADERROR', e)\n")
+    # The installed gbmo is imported: the subprocess runs outside the source tree.
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop(registry.DISABLE_ENV, None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("mse\nLOADERROR")
+    assert "fake-broken" in out.stdout and "boom" in out.stdout
+
+
+def test_entry_point_object_breaking_the_contract_is_rejected_at_load(fake_dist):
+    module = _unique("plug_bad_contract")
+    fake_dist("fake-contract", {"gbmo.losses": {"nograd": f"{module}:NoGradients"}},
+              {module: GOOD_LOSS.format(name="nograd").replace("def gradients", "def _gradients")
+               .replace("class HalfSquared", "class NoGradients")})
+    reg = Registry("gbmo.losses", "loss")
+    assert "nograd" in reg.names()
+    with pytest.raises(PluginContractError, match=r"fake-contract.*no method gradients\(\)"):
+        reg.get("nograd")
+
+
+# ------------------------------------------------------------ duplicate names
+
+def test_two_distributions_claiming_a_name_warn_and_first_on_path_wins(fake_dist):
+    first, second = _unique("plug_a"), _unique("plug_b")
+    fake_dist("fake-second", {"gbmo.losses": {"dup": f"{second}:HalfSquared"}},
+              {second: GOOD_LOSS.format(name="dup")})
+    fake_dist("fake-first", {"gbmo.losses": {"dup": f"{first}:HalfSquared"}},
+              {first: GOOD_LOSS.format(name="dup")})  # prepended last: first on sys.path
+    reg = Registry("gbmo.losses", "loss")
+    with pytest.warns(PluginConflictWarning) as record:
+        reg.names()
+    messages = [str(w.message) for w in record if "'dup'" in str(w.message)]
+    assert len(messages) == 1
+    assert "fake-first" in messages[0] and "fake-second" in messages[0]
+    assert "using the one from distribution 'fake-first'" in messages[0]
+    assert reg.get("dup").__module__ == first
+    assert second not in sys.modules
+
+
+def test_a_distribution_cannot_silently_replace_a_builtin(fake_dist):
+    module = _unique("plug_mse")
+    fake_dist("fake-hijack", {"gbmo.losses": {"mse": f"{module}:HalfSquared"}},
+              {module: GOOD_LOSS.format(name="mse")})
+    reg = Registry("gbmo.losses", "loss")
+    with pytest.warns(PluginConflictWarning, match=r"'mse' is claimed twice.*fake-hijack"):
+        reg.names()
+    assert reg.get("mse") is SquaredError
+
+
+def test_decorator_and_distribution_claiming_a_name_warn_and_the_decorator_wins(fake_dist):
+    module = _unique("plug_c")
+    fake_dist("fake-clash", {"gbmo.losses": {"clash": f"{module}:HalfSquared"}},
+              {module: GOOD_LOSS.format(name="clash")})
+    reg = Registry("gbmo.losses", "loss")
+
+    @reg.register("clash")
+    class Mine(SquaredError):
+        name = "clash"
+
+    with pytest.warns(PluginConflictWarning) as record:
+        assert reg.get("clash") is Mine
+    message = str(record[0].message)
+    assert "fake-clash" in message and "Mine" in message
+    assert "using the one from code registration" in message
+    assert module not in sys.modules
+
+    # registering after discovery warns at once
+    with pytest.warns(PluginConflictWarning, match="'mse' is claimed twice"):
+        reg.register("mse", Mine)
+    assert reg.get("mse") is Mine
+
+
+def test_code_registrations_later_wins_and_same_class_is_silent():
+    reg = Registry("gbmo.losses", "loss")
+
+    class A(SquaredError):
+        pass
+
+    class B(SquaredError):
+        pass
+
+    reg.register("mine", A)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg.register("mine", A)  # the same object again: no warning
+    with pytest.warns(PluginConflictWarning, match=r"claimed twice.*B.*A"):
+        reg.register("mine", B)
+    assert reg.get("mine") is B
+    reg.unregister("mine")
+    assert "mine" not in reg
+
+
+# ------------------------------------------------------------ unknown names and contracts
+
+def test_unknown_name_lists_available_names(fake_dist):
+    module = _unique("plug_listed")
+    fake_dist("fake-listed", {"gbmo.losses": {"halfsq": f"{module}:HalfSquared"}},
+              {module: GOOD_LOSS.format(name="halfsq")})
+    reg = Registry("gbmo.losses", "loss")
+    with pytest.raises(ValueError) as info:
+        reg.get("msee")
+    message = str(info.value)
+    assert "unknown loss 'msee'" in message
+    assert "available losses: halfsq, mse, sigmoid, softmax" in message
+    assert "did you mean 'mse'" in message
+    empty = Registry("gbmo.ensemblers", "ensembler")
+    with pytest.raises(ValueError, match="unknown ensembler 'x'; available ensemblers"):
+        empty.get("x")
+    with pytest.raises(TypeError, match="must be a string"):
+        reg.get(None)
+
+
+def test_contract_violations_are_rejected_at_registration_with_the_reason():
+    reg = Registry("gbmo.losses", "loss")
+
+    class NoGradients:
+        name, default_metric = "x", "rmse"
+        prepare_target = n_outputs = init_score = transform = staticmethod(lambda *a: None)
+
+    with pytest.raises(PluginContractError, match=r"no method gradients\(\)"):
+        reg.register("x", NoGradients)
+
+    class Abstract(Loss):
+        name, default_metric = "x", "rmse"
+
+        def gradients(self, y, raw, weight):
+            return raw, raw
+
+    with pytest.raises(PluginContractError) as info:
+        reg.register("x", Abstract)
+    for method in ("prepare_target", "n_outputs", "init_score"):
+        assert f"does not implement {method}()" in str(info.value)
+    assert "gradients" not in str(info.value)
+
+    class UnknownMetric(SquaredError):
+        default_metric = "huber_score"
+
+    with pytest.raises(PluginContractError, match="'huber_score' is not a known metric"):
+        reg.register("x", UnknownMetric)
+
+    class NotCallable(SquaredError):
+        transform = 3
+
+    with pytest.raises(PluginContractError, match="transform is not callable"):
+        reg.register("x", NotCallable)
+
+    with pytest.raises(PluginContractError, match="class or a factory"):
+        reg.register("x", 42)
+    assert "x" not in reg.names()
+
+    ens = Registry("gbmo.ensemblers", "ensembler")
+
+    class NotCallableEnsembler:
+        pass
+
+    with pytest.raises(PluginContractError, match="does not define __call__"):
+        ens.register("e", NotCallableEnsembler)
+    with pytest.raises(PluginContractError, match=r"must take \(grad, hess, context\)"):
+        ens.register("e", lambda grad: grad)
+    assert ens.names() == []
+
+
+def test_module_level_decorators_register_and_check(monkeypatch):
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    monkeypatch.setattr(registry, "ENSEMBLERS", Registry("gbmo.ensemblers", "ensembler"))
+
+    @registry.register_loss("doubled")
+    class Doubled(SquaredError):
+        name = "doubled"
+
+    @registry.register_ensembler("identity")
+    def identity(grad, hess, context):
+        return grad, hess, grad, hess
+
+    assert registry.LOSSES.get("doubled") is Doubled
+    assert registry.ENSEMBLERS.get("identity") is identity
+    assert registry.LOSSES.names() == sorted(BUILTIN_NAMES + ["doubled"])
+    with pytest.raises(PluginContractError):
+        registry.register_loss("bad")(object)
+
+
+# ------------------------------------------------------------ off switch
+
+def test_off_switch_keeps_builtins_and_code_registrations_only(fake_dist, monkeypatch):
+    module = _unique("plug_off")
+    fake_dist("fake-off", {"gbmo.losses": {"halfsq": f"{module}:HalfSquared"}},
+              {module: GOOD_LOSS.format(name="halfsq")})
+    assert "halfsq" in Registry("gbmo.losses", "loss").names()  # on: found
+
+    real_entry_points = importlib.metadata.entry_points
+
+    def forbidden(**kw):
+        raise AssertionError("entry points read while plugins are disabled")
+
+    monkeypatch.setenv(registry.DISABLE_ENV, "1")
+    monkeypatch.setattr(importlib.metadata, "entry_points", forbidden)
+    reg = Registry("gbmo.losses", "loss")
+    assert reg.names() == BUILTIN_NAMES
+    assert reg.get("mse") is SquaredError and reg.get("softmax") is SoftmaxCrossEntropy
+    with pytest.raises(ValueError, match=r"unknown loss 'halfsq'.*GBMO_DISABLE_PLUGINS"):
+        reg.get("halfsq")
+    assert module not in sys.modules
+
+    class Mine(SquaredError):
+        name = "mine"
+
+    reg.register("mine", Mine)  # code registrations are not plugin discovery
+    assert reg.get("mine") is Mine
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", real_entry_points)
+    monkeypatch.setenv(registry.DISABLE_ENV, "0")
+    reg.reset()  # re-reads the variable: discovery is on again
+    assert reg.names() == sorted(BUILTIN_NAMES + ["halfsq", "mine"])
+
+
+# ------------------------------------------------------------ construction
+
+def test_create_loss_passes_only_the_arguments_a_loss_takes(monkeypatch):
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    softmax = registry.create_loss("softmax", num_class=4, n_threads=3)
+    assert isinstance(softmax, SoftmaxCrossEntropy)
+    assert (softmax.num_class, softmax.n_threads) == (4, 3)
+    mse = registry.create_loss("mse", num_class=4, n_threads=2)  # num_class ignored
+    assert isinstance(mse, SquaredError) and mse.n_threads == 2
+
+    @registry.register_loss("pinball")
+    class Pinball(SquaredError):
+        name = "pinball"
+
+        def __init__(self, alpha=0.5, n_threads=1):
+            super().__init__(n_threads)
+            self.alpha = alpha
+
+    assert registry.create_loss("pinball", alpha=0.9).alpha == 0.9
+    with pytest.raises(TypeError, match=r"takes no parameter\(s\) 'delta'; it takes: alpha"):
+        registry.create_loss("pinball", delta=1.0)
+
+
+def test_create_loss_checks_factory_products_and_names(monkeypatch):
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+
+    class Anonymous(SquaredError):
+        name = None
+
+    registry.register_loss("anon")(lambda n_threads=1: Anonymous(n_threads))
+    loss = registry.create_loss("anon")
+    assert loss.name == "anon"  # what a saved model records
+    y = loss.prepare_target(np.arange(6.0))
+    grad, hess = loss.gradients(y, np.zeros_like(y), None)
+    np.testing.assert_allclose(grad, -y)
+
+    registry.register_loss("returns_junk")(lambda: object())
+    with pytest.raises(PluginContractError, match="returns_junk.*no method gradients"):
+        registry.create_loss("returns_junk")
+
+    class WrongName(SquaredError):
+        name = "not_registered"
+
+    registry.register_loss("wrongname")(WrongName)
+    with pytest.raises(PluginContractError, match="'not_registered' is not a registered loss"):
+        registry.create_loss("wrongname")
+
+
+def test_create_ensembler(monkeypatch):
+    monkeypatch.setattr(registry, "ENSEMBLERS", Registry("gbmo.ensemblers", "ensembler"))
+
+    @registry.register_ensembler("scaled")
+    class Scaled:
+        def __init__(self, factor=1.0):
+            self.factor = factor
+
+        def __call__(self, grad, hess, context):
+            return grad * self.factor, hess, grad, hess
+
+    @registry.register_ensembler("plain")
+    def plain(grad, hess, context):
+        return grad, hess, grad, hess
+
+    g = np.ones((3, 2), np.float32)
+    split_grad, *_ = registry.create_ensembler("scaled", factor=2.0)(g, g, None)
+    np.testing.assert_array_equal(split_grad, 2 * g)
+    assert registry.create_ensembler("plain") is plain
+    with pytest.raises(TypeError, match="is a function and takes no parameters"):
+        registry.create_ensembler("plain", factor=2.0)
+
+
+def test_a_loss_registered_in_code_trains_saves_and_loads(tmp_path):
+    """End to end through the registry: train by name, save, load by name."""
+    import gbmo
+    from gbmo import registry
+    from gbmo.losses import SquaredError
+
+    class HalfSquaredError(SquaredError):
+        name = "half_mse_for_test"
+
+        def gradients(self, y, raw, weight):
+            grad, hess = super().gradients(y, raw, weight)
+            return grad * 0.5, hess * 0.5
+
+    gbmo.register_loss("half_mse_for_test")(HalfSquaredError)
+    try:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(300, 3))
+        y = X[:, 0] * 2
+        booster = gbmo.train({"objective": "half_mse_for_test", "verbosity": 0},
+                             gbmo.Dataset(X, y), 20)
+        assert booster.loss.name == "half_mse_for_test"
+        assert np.corrcoef(booster.predict(X)[:, 0], y)[0, 1] > 0.95
+        booster.save_model(tmp_path / "m.json")
+        np.testing.assert_array_equal(gbmo.Booster(model_file=tmp_path / "m.json").predict(X),
+                                      booster.predict(X))
+    finally:
+        registry.LOSSES.unregister("half_mse_for_test")
+    with pytest.raises(gbmo.ModelFormatError, match="half_mse_for_test"):
+        gbmo.Booster(model_file=tmp_path / "m.json")
