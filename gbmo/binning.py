@@ -76,6 +76,8 @@ class BinMapper:
         self.n_bins_non_missing_ = np.array(
             [len(e) + 1 for e in edges_per_feature], dtype=np.int32
         )
+        # A feature with one value and some NaN can still split "missing or not".
+        self.has_missing_ = np.isnan(X).any(axis=0) if n_features else np.zeros(0, bool)
         width = max(1, max(len(e) for e in edges_per_feature)) if n_features else 1
         self.edges_ = np.full((n_features, width), np.inf, dtype=X_DTYPE)
         for f, e in enumerate(edges_per_feature):

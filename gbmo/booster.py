@@ -14,6 +14,7 @@ from .validation import check_features
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 1
+MAX_THREADS = 4096
 
 
 class ModelFormatError(ValueError):
@@ -64,6 +65,13 @@ def _load_loss(objective, num_class):
         raise
     except (TypeError, ValueError) as err:
         raise ModelFormatError(f"model's objective {objective!r} cannot be used: {err}") from None
+
+
+def _count_field(data, name):
+    value = data[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelFormatError(f"model field {name!r} must be an integer, got {value!r}")
+    return value
 
 
 class Booster:
@@ -126,7 +134,17 @@ class Booster:
         return X
 
     def _n_threads(self, n_threads):
-        return n_threads if n_threads is not None else self.params.get("n_threads") or os.cpu_count()
+        """The thread count for a prediction: the argument, else the training
+        parameter, else all cores; -1 or 0 also mean all cores."""
+        if n_threads is None:
+            n_threads = self.params.get("n_threads")
+        if n_threads is None:
+            return os.cpu_count() or 1
+        if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
+                or not -1 <= n_threads <= MAX_THREADS:
+            raise ValueError(f"n_threads = {n_threads!r} is out of range; allowed: an integer "
+                             f"in [-1, {MAX_THREADS}] (-1 or 0: all cores)")
+        return int(n_threads) if n_threads > 0 else os.cpu_count() or 1
 
     def predict(self, X, raw_score=False, num_iteration=None, n_threads=None):
         """Predictions (n, d): raw scores, or the objective's transform of them
@@ -184,6 +202,8 @@ class Booster:
     def _load(self, text):
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise ModelFormatError("model JSON is nested too deeply") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise ModelFormatError(f"model is not valid JSON (corrupt or truncated?): {err}") from None
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
@@ -197,8 +217,8 @@ class Booster:
                 "upgrade gbmo to load it"
             )
         try:
-            n_features, n_outputs = int(data["n_features"]), int(data["n_outputs"])
-            trees_per_round = int(data["trees_per_round"])
+            n_features, n_outputs, trees_per_round = (
+                _count_field(data, name) for name in ("n_features", "n_outputs", "trees_per_round"))
             if n_features < 1 or n_outputs < 1 or trees_per_round < 1:
                 raise ModelFormatError(
                     "model fields 'n_features', 'n_outputs' and 'trees_per_round' must be >= 1")
@@ -211,13 +231,21 @@ class Booster:
                 raise ModelFormatError("model field 'trees' must be a list")
             trees = [Tree.from_dict(t, n_features, n_outputs) for t in trees]
             params = data["params"]
+            if not isinstance(params, dict):
+                raise ModelFormatError("model field 'params' must be an object")
+            # The thread count belongs to the machine that predicts, never to a file.
+            params = {k: v for k, v in params.items() if k != "n_threads"}
             feature_names = data.get("feature_names")
             best_iteration = data.get("best_iteration")
+            if best_iteration is not None and (
+                    isinstance(best_iteration, bool) or not isinstance(best_iteration, int)
+                    or best_iteration < 1):
+                raise ModelFormatError("model field 'best_iteration' must be null or an integer >= 1")
         except KeyError as missing:
             raise ModelFormatError(f"model is missing the field {missing}") from None
         except TreeFormatError as err:
             raise ModelFormatError(f"model has an invalid tree: {err}") from None
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, OverflowError) as err:
             if isinstance(err, ModelFormatError):
                 raise
             raise ModelFormatError(f"model has a malformed field: {err}") from None

@@ -36,7 +36,8 @@ def _per_tree_gradients(grad, hess, single_output):
 def _active_features(bin_mapper):
     """Features with more than one bin observed (values or missing) can be split on."""
     return np.ascontiguousarray(
-        np.flatnonzero(bin_mapper.n_bins_non_missing_ > 1), dtype=np.int32
+        np.flatnonzero((bin_mapper.n_bins_non_missing_ > 1) | bin_mapper.has_missing_),
+        dtype=np.int32,
     )
 
 

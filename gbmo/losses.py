@@ -50,11 +50,20 @@ class Loss:
         return raw
 
 
+# Gradients are float32: targets beyond this would overflow them into inf/NaN.
+_MAX_TARGET = 1e30
+
+
 def _require_finite(y, loss_name):
     if not np.all(np.isfinite(y)):
         raise ValueError(
             f"the target contains NaN or infinite values; objective '{loss_name}' "
             "needs finite targets"
+        )
+    if y.size and np.abs(y).max() > _MAX_TARGET:
+        raise ValueError(
+            f"the target has values of magnitude {np.abs(y).max():.3g}; objective "
+            f"'{loss_name}' takes |y| <= {_MAX_TARGET:g} (gradients are float32): rescale it"
         )
 
 
@@ -215,8 +224,11 @@ class CustomObjective(Loss):
                                  "all finite numbers")
         if weight is not None:
             grad, hess = grad * weight[:, None], hess * weight[:, None]
-        return (np.ascontiguousarray(grad, dtype=G_H_DTYPE),
-                np.ascontiguousarray(hess, dtype=G_H_DTYPE))
+        grad = np.ascontiguousarray(grad, dtype=G_H_DTYPE)
+        hess = np.ascontiguousarray(hess, dtype=G_H_DTYPE)
+        if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
+            raise ValueError("the custom objective returned values beyond float32's range")
+        return grad, hess
 
 
 BUILTIN_LOSSES = {loss.name: loss for loss in (SquaredError, SoftmaxCrossEntropy, SigmoidCrossEntropy)}

@@ -190,7 +190,7 @@ def _read_field(data, name, dtype, ndim=1):
         raise TreeFormatError(f"tree is missing the field {name!r}")
     try:
         values = np.asarray(data[name], dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise TreeFormatError(f"field {name!r} must be a list of numbers") from None
     if values.ndim != ndim and values.size:
         raise TreeFormatError(f"field {name!r} must be a {ndim}-D list of numbers")
