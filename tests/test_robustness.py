@@ -5,6 +5,7 @@ several parameter combinations."""
 import contextlib
 import json
 import subprocess
+import tempfile
 import sys
 import textwrap
 
@@ -468,8 +469,9 @@ _PREDICT_SCRIPT = textwrap.dedent("""
 
 
 def _run_predict_script(mode, value):
+    # Run outside the source tree so the installed (compiled) package is imported.
     return subprocess.run([sys.executable, "-c", _PREDICT_SCRIPT, mode, json.dumps(value)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, cwd=tempfile.gettempdir())
 
 
 @pytest.mark.parametrize("value", [-1, 0, 1, 2])

@@ -2,6 +2,7 @@
 import inspect
 import pickle
 import subprocess
+import tempfile
 import sys
 
 import numpy as np
@@ -397,7 +398,8 @@ def test_import_gbmo_does_not_need_scikit_learn():
             "import importlib\n"
             "try:\n    importlib.import_module('gbmo.sklearn')\n"
             "except ImportError:\n    print('ok')\n")
+    # Run outside the source tree so the installed (compiled) package is imported.
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+                            timeout=60, cwd=tempfile.gettempdir())
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
