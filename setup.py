@@ -15,7 +15,8 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_binning", "_histogram", "_split", "_partition", "_predict", "_losses"]
+KERNELS = ["_binning", "_histogram", "_split", "_partition", "_predict", "_losses",
+           "_leaf_values"]
 
 OPENMP_PROBE = r"""
 #include <omp.h>

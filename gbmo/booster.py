@@ -54,13 +54,17 @@ class _PackedForest:
                 self.node_missing_left, self.node_left, self.node_right, self.node_value)
 
 
-def _load_loss(objective, num_class):
+def _load_loss(objective, num_class, objective_params):
     """The loss a model file names: only registered names are looked up, nothing
-    in the file is imported or run. A plugin that fails to import says so itself."""
+    in the file is imported or run (its parameters are plain JSON values). A
+    plugin that fails to import says so itself."""
     if not isinstance(objective, str):
         raise ModelFormatError(f"model field 'objective' must be a name, got {objective!r}")
+    if objective_params is not None and not isinstance(objective_params, dict):
+        raise ModelFormatError(f"model field 'params.objective_params' must be an object, "
+                               f"got {objective_params!r}")
     try:
-        return make_loss(objective, num_class)
+        return make_loss(objective, num_class, objective_params=objective_params)
     except PluginError:
         raise
     except (TypeError, ValueError) as err:
@@ -180,8 +184,7 @@ class Booster:
             "objective": self.loss.name,
             "num_class": getattr(self.loss, "num_class", None),
             # The thread count belongs to the machine that predicts, not the model.
-            "params": {k: (self.loss.name if k == "objective" else v)
-                       for k, v in self.params.items() if k != "n_threads"},
+            "params": self._saved_params(),
             "n_features": self.n_features,
             "n_outputs": self.n_outputs,
             "trees_per_round": self.trees_per_round,
@@ -190,6 +193,18 @@ class Booster:
             "best_iteration": self.best_iteration,
             "trees": [tree.to_dict() for tree in self.trees],
         }
+
+    def _saved_params(self):
+        """The parameters as JSON values: objects given for the objective or the
+        ensembler are recorded by name (a Loss instance also by its parameters)."""
+        saved = {k: v for k, v in self.params.items() if k != "n_threads"}
+        saved["objective"] = self.loss.name
+        if hasattr(self.loss, "get_params"):
+            saved["objective_params"] = self.loss.get_params()
+        ensembler = saved.get("ensembler")
+        if ensembler is not None and not isinstance(ensembler, str):
+            saved["ensembler"] = getattr(ensembler, "name", None) or "custom"
+        return saved
 
     def model_to_string(self):
         return json.dumps(self.dump_model())
@@ -222,7 +237,11 @@ class Booster:
             if n_features < 1 or n_outputs < 1 or trees_per_round < 1:
                 raise ModelFormatError(
                     "model fields 'n_features', 'n_outputs' and 'trees_per_round' must be >= 1")
-            loss = _load_loss(data["objective"], data.get("num_class"))
+            params = data["params"]
+            if not isinstance(params, dict):
+                raise ModelFormatError("model field 'params' must be an object")
+            loss = _load_loss(data["objective"], data.get("num_class"),
+                              params.get("objective_params"))
             init_score = np.asarray(data["init_score"], dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
                 raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite numbers")
@@ -230,9 +249,6 @@ class Booster:
             if not isinstance(trees, list):
                 raise ModelFormatError("model field 'trees' must be a list")
             trees = [Tree.from_dict(t, n_features, n_outputs) for t in trees]
-            params = data["params"]
-            if not isinstance(params, dict):
-                raise ModelFormatError("model field 'params' must be an object")
             # The thread count belongs to the machine that predicts, never to a file.
             params = {k: v for k, v in params.items() if k != "n_threads"}
             feature_names = data.get("feature_names")

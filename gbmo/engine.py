@@ -2,6 +2,7 @@
 import numpy as np
 
 from ._core import G_H_DTYPE
+from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values, predict_binned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
@@ -9,6 +10,7 @@ from .dataset import Dataset
 from .grower import GrowerWorkspace, TreeGrower
 from .losses import make_loss
 from .metrics import HIGHER_IS_BETTER, evaluate
+from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import threads_for
 from .params import resolve_params
 
@@ -31,6 +33,46 @@ def _per_tree_gradients(grad, hess, single_output):
         column = j if hess.shape[1] > 1 else 0
         yield (np.ascontiguousarray(grad[:, j:j + 1], dtype=G_H_DTYPE),
                np.ascontiguousarray(hess[:, column:column + 1]))
+
+
+def _make_ensembler(params):
+    """The ensembler callable and the name its errors use, or (None, None)."""
+    ensembler = params["ensembler"]
+    if ensembler is None:
+        return None, None
+    if isinstance(ensembler, str):
+        from .registry import create_ensembler
+
+        return (create_ensembler(ensembler, **(params["ensembler_params"] or {})),
+                f"ensembler {ensembler!r}")
+    return ensembler, f"ensembler {getattr(ensembler, '__qualname__', ensembler)!r}"
+
+
+def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
+    """(split_grad, split_hess, update) of a round: update is None when the
+    split gradients set the leaves too (GBDT-MO), else the (grad, hess) that do."""
+    gradients = loss.gradients(y, raw, weight)
+    if isinstance(gradients, ObjectiveResult):
+        if ensembler is not None:
+            raise ValueError("the objective returned an ObjectiveResult (split and update "
+                             "gradients) and an ensembler is set too; use one or the other")
+        result = gradients
+    elif ensembler is not None:
+        result = check_objective_result(ensembler(*gradients, context), *raw.shape,
+                                         ensembler_name)
+    else:
+        return (*gradients, None)
+    return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
+
+
+def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, n_threads):
+    """Leaf values -G / (H + lambda) from the per-leaf sums of the update gradients."""
+    grad, hess = update
+    grad_sums = np.empty((len(leaf_start), grad.shape[1]))
+    hess_sums = np.empty((len(leaf_start), hess.shape[1]))
+    leaf_gradient_sums(rows, leaf_start, leaf_stop, grad, hess, grad_sums, hess_sums,
+                       threads_for(n_threads, grad.size))
+    return -grad_sums / (hess_sums + lambda_l2)
 
 
 def _active_features(bin_mapper):
@@ -102,7 +144,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
         callbacks.insert(0, log_evaluation(1))
 
-    loss = make_loss(params["objective"], params["num_class"], params["n_threads"])
+    loss = make_loss(params["objective"], params["num_class"], params["n_threads"],
+                     params["objective_params"])
+    ensembler, ensembler_name = _make_ensembler(params)
     metric_names = _metric_names(params, loss)
     y = loss.prepare_target(train_set.Y)
     n_outputs = loss.n_outputs(y)
@@ -129,8 +173,14 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     features = _active_features(bin_mapper)
     workspace = GrowerWorkspace(train_set.n_rows)
     n_threads = params["n_threads"]
+    rng = np.random.default_rng(params["seed"])
     for iteration in range(num_boost_round):
-        grad, hess = loss.gradients(y, raw, weight)
+        context = EnsemblerContext(iteration, rng, y, raw, weight)
+        grad, hess, update = _round_gradients(loss, ensembler, ensembler_name, y, raw, weight,
+                                              context)
+        if update is not None and (single_output or params["split"] != "dense"):
+            raise ValueError("split and update gradients need split='dense' and "
+                             "tree_mode='multi_output'")
         new_trees = []
         for output, (tree_grad, tree_hess) in enumerate(
                 _per_tree_gradients(grad, hess, single_output)):
@@ -138,10 +188,13 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             grower = TreeGrower(train_set.X_binned, bin_mapper, features, tree_grad, tree_hess,
                                 hess_constant, params, workspace)
             tree = grower.grow()
+            leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
+            if update is not None:
+                tree.leaf_values = _leaf_values(update, workspace.rows, leaf_start, leaf_stop,
+                                                params["lambda_l2"], n_threads)
             tree.leaf_values *= params["learning_rate"]
             if single_output:
                 tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
-            leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
             # Raw scores change only after the round: every tree of a round
             # sees the same gradients.
             new_trees.append((tree, leaf_start, leaf_stop, workspace.rows.copy()

@@ -5,10 +5,11 @@ hessians (n, d), or (n, 1) when one hessian serves every output; a constant
 (n, 1) hessian lets the histograms count rows instead of summing hessians.
 """
 import numpy as np
-from scipy.special import expit, logit, softmax
+from scipy.special import expit, logit, logsumexp, softmax
 
 from ._core import G_H_DTYPE
 from ._core._losses import sigmoid_gradients, softmax_gradients, squared_error_gradients
+from .multitask import ObjectiveResult, check_objective_result
 from .parallel import threads_for
 
 _UNIT_WEIGHT = np.empty(0)
@@ -24,6 +25,9 @@ class Loss:
 
     name = None
     default_metric = None
+    # True when a NaN target at (i, j) means "label missing": it then gets zero
+    # gradient and hessian and the row still trains the other outputs.
+    masks_missing_targets = False
 
     def __init__(self, n_threads=1):
         self.n_threads = n_threads
@@ -49,46 +53,78 @@ class Loss:
         """Raw scores -> predictions (identity, probabilities, ...)."""
         return raw
 
+    # Optional: value(y, raw) -> the loss summed over rows and outputs (unweighted),
+    # whose derivatives gradients() returns; tests check them by finite differences.
+
 
 # Gradients are float32: targets beyond this would overflow them into inf/NaN.
 _MAX_TARGET = 1e30
 
 
-def _require_finite(y, loss_name):
-    if not np.all(np.isfinite(y)):
+def _require_finite(y, loss_name, allow_missing=False):
+    """Targets must be finite numbers within float32's reach; a loss that masks
+    missing targets takes NaN (not inf) and needs an observed value per output."""
+    bad = np.isinf(y) if allow_missing else ~np.isfinite(y)
+    if np.any(bad):
+        allowed = "NaN marks a missing label, infinities are not allowed" if allow_missing \
+            else "it needs finite targets"
+        raise ValueError(f"the target contains {'infinite' if allow_missing else 'NaN or infinite'}"
+                         f" values; objective '{loss_name}': {allowed}")
+    magnitude = np.nanmax(np.abs(y)) if y.size and not np.all(np.isnan(y)) else 0.0
+    if magnitude > _MAX_TARGET:
         raise ValueError(
-            f"the target contains NaN or infinite values; objective '{loss_name}' "
-            "needs finite targets"
-        )
-    if y.size and np.abs(y).max() > _MAX_TARGET:
-        raise ValueError(
-            f"the target has values of magnitude {np.abs(y).max():.3g}; objective "
+            f"the target has values of magnitude {magnitude:.3g}; objective "
             f"'{loss_name}' takes |y| <= {_MAX_TARGET:g} (gradients are float32): rescale it"
         )
+    if allow_missing and y.size:
+        unobserved = np.flatnonzero(np.all(np.isnan(y.reshape(len(y), -1)), axis=0))
+        if unobserved.size:
+            raise ValueError(f"objective '{loss_name}': output(s) {unobserved.tolist()} have no "
+                             "observed target (every value is NaN)")
+
+
+def _observed_mean(y, weight):
+    """Per-output weighted mean over the observed (non-NaN) targets."""
+    observed = ~np.isnan(y)
+    w = observed * (1.0 if weight is None else weight[:, None])
+    return (np.where(observed, y, 0.0) * w).sum(axis=0) / np.maximum(w.sum(axis=0), 1e-300)
+
+
+def _masked_hessian(y, weight):
+    """(n, 1) weights when every target is observed, else (n, d) with 0 where
+    y is missing."""
+    column = np.ones((len(y), 1)) if weight is None else weight[:, None]
+    if not np.isnan(np.sum(y)):
+        return column.astype(G_H_DTYPE)
+    return (~np.isnan(y) * column).astype(G_H_DTYPE)
 
 
 class SquaredError(Loss):
-    """Multi-output regression: 1/2 sum_j (raw_j - y_j)^2; hessian 1 (times the weight)."""
+    """Multi-output regression: 1/2 sum_j (raw_j - y_j)^2; hessian 1 (times the
+    weight). NaN targets are missing labels."""
 
     name = "mse"
     default_metric = "rmse"
+    masks_missing_targets = True
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
-        _require_finite(y, self.name)
+        _require_finite(y, self.name, allow_missing=True)
         return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 
     def n_outputs(self, y):
         return y.shape[1]
 
     def init_score(self, y, weight):
-        return np.average(y, axis=0, weights=weight)
+        return _observed_mean(y, weight)
+
+    def value(self, y, raw):
+        return 0.5 * np.nansum((raw - y) ** 2)
 
     def gradients(self, y, raw, weight):
         grad = np.empty(raw.shape, dtype=G_H_DTYPE)
         squared_error_gradients(y, raw, _kernel_weight(weight), grad, self._threads(raw))
-        hess = np.ones((len(y), 1)) if weight is None else weight[:, None]
-        return grad, hess.astype(G_H_DTYPE)
+        return grad, _masked_hessian(y, weight)
 
 
 class SoftmaxCrossEntropy(Loss):
@@ -141,24 +177,28 @@ class SoftmaxCrossEntropy(Loss):
         softmax_gradients(y, raw, _kernel_weight(weight), grad, hess, self._threads(raw))
         return grad, hess
 
+    def value(self, y, raw):
+        return float(np.sum(logsumexp(raw, axis=1) - raw[np.arange(len(y)), y]))
+
     def transform(self, raw):
         return softmax(raw, axis=1)
 
 
 class SigmoidCrossEntropy(Loss):
     """Binary and multi-label: y (n,) or (n, d) with values in [0, 1], each
-    output an independent logistic loss."""
+    output an independent logistic loss. NaN targets are missing labels."""
 
     name = "sigmoid"
     default_metric = "logloss"
+    masks_missing_targets = True
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
-        _require_finite(y, self.name)
-        if y.size and (y.min() < 0 or y.max() > 1):
+        _require_finite(y, self.name, allow_missing=True)
+        if y.size and (np.nanmin(y) < 0 or np.nanmax(y) > 1):
             raise ValueError(
                 f"objective 'sigmoid' takes targets in [0, 1], got values in "
-                f"[{y.min()}, {y.max()}]"
+                f"[{np.nanmin(y)}, {np.nanmax(y)}]"
             )
         return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 
@@ -166,8 +206,11 @@ class SigmoidCrossEntropy(Loss):
         return y.shape[1]
 
     def init_score(self, y, weight):
-        mean = np.clip(np.average(y, axis=0, weights=weight), 1e-12, 1 - 1e-12)
-        return logit(mean)
+        return logit(np.clip(_observed_mean(y, weight), 1e-12, 1 - 1e-12))
+
+    def value(self, y, raw):
+        # log(1 + e^raw) - y raw, stable for large |raw|
+        return np.nansum(np.logaddexp(0.0, raw) - y * raw)
 
     def gradients(self, y, raw, weight):
         grad = np.empty(raw.shape, dtype=G_H_DTYPE)
@@ -210,7 +253,13 @@ class CustomObjective(Loss):
         if self.function is None:
             raise ValueError("this model's custom objective was not saved with it; pass "
                              "objective=<your function> to train again")
-        grad, hess = (np.asarray(a) for a in self.function(y, raw))
+        result = self.function(y, raw)
+        if isinstance(result, ObjectiveResult):
+            return self._weighted_result(result, raw.shape, weight)
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise ValueError("the custom objective must return (grad, hess) or an "
+                             f"ObjectiveResult, got {type(result).__name__}")
+        grad, hess = (np.asarray(a) for a in result)
         n, d = raw.shape
         if grad.shape != (n, d):
             raise ValueError(f"the custom objective returned grad of shape {grad.shape}, "
@@ -230,19 +279,33 @@ class CustomObjective(Loss):
             raise ValueError("the custom objective returned values beyond float32's range")
         return grad, hess
 
+    @staticmethod
+    def _weighted_result(result, shape, weight):
+        result = check_objective_result(result, *shape, "the custom objective")
+        if weight is None:
+            return result
+        column = weight[:, None].astype(G_H_DTYPE)
+        return check_objective_result(tuple(a * column for a in result), *shape,
+                                      "the custom objective (times the sample weights)")
+
 
 BUILTIN_LOSSES = {loss.name: loss for loss in (SquaredError, SoftmaxCrossEntropy, SigmoidCrossEntropy)}
 # Names a saved model may carry besides the trainable losses.
 LOADABLE_ONLY = {CustomObjective.name: CustomObjective}
 
 
-def make_loss(objective, num_class=None, n_threads=1):
-    """A loss instance: a user's function, or a loss registered by name (gbmo's
-    own and any plugin's, see gbmo.registry)."""
+def make_loss(objective, num_class=None, n_threads=1, objective_params=None):
+    """A loss instance: a user's function, a Loss instance, or a loss registered
+    by name (gbmo's own and any plugin's, see gbmo.registry) built with
+    objective_params."""
+    if isinstance(objective, Loss):
+        objective.n_threads = n_threads
+        return objective
     if callable(objective):
         return CustomObjective(objective, num_class, n_threads)
     if objective in LOADABLE_ONLY:
         return LOADABLE_ONLY[objective](num_class=num_class, n_threads=n_threads)
     from . import registry
 
-    return registry.create_loss(objective, num_class=num_class, n_threads=n_threads)
+    return registry.create_loss(objective, num_class=num_class, n_threads=n_threads,
+                                **(objective_params or {}))

@@ -1,5 +1,7 @@
 """Evaluation metrics on transformed predictions.
 
+NaN targets (missing labels) are left out of every metric.
+
 Every metric takes (y, prediction, weight) with y in the form the loss
 prepared it: 2-D (n, d) for regression and sigmoid, 1-D class indices with
 (n, d) probabilities for softmax. For 2-D targets a metric returns one value
@@ -12,8 +14,18 @@ _EPS = 1e-15
 
 
 def _column_mean(values, weight):
-    """Weighted mean over rows: per output for 2-D values, a scalar for 1-D."""
-    return np.average(values, axis=0, weights=weight)
+    """Weighted mean over rows: per output for 2-D values, a scalar for 1-D.
+    NaN entries (missing targets) are left out; an output with none observed is NaN."""
+    observed = ~np.isnan(values)
+    w = observed if weight is None else observed * (
+        weight[:, None] if values.ndim == 2 else weight)
+    total = np.where(observed, values, 0.0) * w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total.sum(axis=0) / w.sum(axis=0)
+
+
+def _missing_as_nan(values, y):
+    return np.where(np.isnan(y), np.nan, values) if y.dtype.kind == "f" else values
 
 
 def rmse(y, prediction, weight=None):
@@ -34,7 +46,8 @@ def logloss(y, prediction, weight=None):
 def error(y, prediction, weight=None):
     if y.ndim == 1:
         return _column_mean((prediction.argmax(axis=1) != y).astype(float), weight)
-    return _column_mean(((prediction > 0.5) != (y > 0.5)).astype(float), weight)
+    return _column_mean(_missing_as_nan(((prediction > 0.5) != (y > 0.5)).astype(float), y),
+                        weight)
 
 
 def accuracy(y, prediction, weight=None):

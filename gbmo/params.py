@@ -9,7 +9,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Spec:
     default: object
-    kind: type              # int, float or str
+    kind: type              # int, float, str or dict
     low: float = None
     high: float = None
     low_open: bool = False  # low itself is not allowed
@@ -22,6 +22,14 @@ class Spec:
 PARAMS = {
     "objective": Spec("mse", str, doc="loss: mse, softmax, sigmoid, or a function "
                                       "(y_true, raw_pred) -> (grad, hess)"),
+    "objective_params": Spec(None, dict, allow_none=True,
+                             doc="keyword arguments of a registered objective (e.g. huber's delta)"),
+    "ensembler": Spec(None, str, allow_none=True,
+                      doc="gradient ensembler: None (GBDT-MO), a registered name (mtgbm, "
+                          "sketch_topk, sketch_random, sketch_projection, weighted_sum, ...) "
+                          "or a function (grad, hess, context) -> 4 arrays"),
+    "ensembler_params": Spec(None, dict, allow_none=True,
+                             doc="keyword arguments of a registered ensembler (e.g. k)"),
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax (default: max label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
@@ -71,6 +79,17 @@ ALIASES = {
 }
 
 
+def _is_loss_object(value):
+    from .losses import Loss
+
+    return callable(value) or isinstance(value, Loss)
+
+
+# Parameters that also take an object instead of a name: a function or a Loss
+# instance for the objective, a function or callable instance for the ensembler.
+_ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable}
+
+
 def _check_value(name, value, spec):
     if spec.many and isinstance(value, (list, tuple)):
         return [_check_value(name, v, spec) for v in value]
@@ -78,8 +97,12 @@ def _check_value(name, value, spec):
         if spec.allow_none:
             return None
         raise ValueError(f"parameter {name!r} must not be None")
-    if name == "objective" and callable(value):
+    if name in _ALLOW_OBJECTS and _ALLOW_OBJECTS[name](value):
         return value
+    if spec.kind is dict:
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise TypeError(f"parameter {name!r} must be a dict of keyword arguments, got {value!r}")
+        return dict(value)
     if spec.kind is str:
         if not isinstance(value, str):
             raise TypeError(f"parameter {name!r} must be a string, got {value!r}")
@@ -108,13 +131,17 @@ def _check_value(name, value, spec):
 
 def _check_names(resolved):
     from .metrics import METRICS
-    from .registry import LOSSES
+    from .registry import ENSEMBLERS, LOSSES
 
     objective = resolved["objective"]
-    if not callable(objective) and objective not in LOSSES:
+    if isinstance(objective, str) and objective not in LOSSES:
         raise ValueError(
             f"unknown objective {objective!r}; known objectives: {', '.join(LOSSES.names())}"
         )
+    ensembler = resolved["ensembler"]
+    if isinstance(ensembler, str) and ensembler not in ENSEMBLERS:
+        raise ValueError(f"unknown ensembler {ensembler!r}; known ensemblers: "
+                         f"{', '.join(ENSEMBLERS.names())}")
     metrics = resolved["metric"]
     for metric in metrics if isinstance(metrics, list) else [metrics]:
         if metric is not None and metric not in METRICS:
@@ -149,6 +176,15 @@ def resolve_params(params):
             f"parameter 'top_k' is required with split={resolved['split']!r}: "
             "the number of outputs each leaf keeps (an integer >= 1)"
         )
+    if resolved["ensembler"] is not None and (resolved["split"] != "dense"
+                                              or resolved["tree_mode"] != "multi_output"):
+        raise ValueError(
+            "parameter 'ensembler' needs split='dense' and tree_mode='multi_output': its split "
+            "columns are not outputs, so they cannot choose sparse leaves or per-output trees; "
+            f"got split={resolved['split']!r}, tree_mode={resolved['tree_mode']!r}"
+        )
+    if resolved["ensembler_params"] and resolved["ensembler"] is None:
+        raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")
     if resolved["n_threads"] in (None, -1, 0):
         resolved["n_threads"] = os.cpu_count() or 1
     return resolved

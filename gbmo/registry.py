@@ -102,7 +102,13 @@ _BUILTINS = {
         "softmax": "gbmo.losses:SoftmaxCrossEntropy",
         "sigmoid": "gbmo.losses:SigmoidCrossEntropy",
     },
-    "gbmo.ensemblers": {},
+    "gbmo.ensemblers": {
+        "mtgbm": "gbmo.multitask:MTGBM",
+        "sketch_topk": "gbmo.multitask:SketchTopK",
+        "sketch_random": "gbmo.multitask:SketchRandom",
+        "sketch_projection": "gbmo.multitask:SketchProjection",
+        "weighted_sum": "gbmo.multitask:WeightedSum",
+    },
 }
 
 

@@ -43,12 +43,24 @@ def test_bad_target_shape_or_type(bad_y, message):
         gbmo.Dataset(X, bad_y)
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_target(bad):
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_infinite_target(bad):
     y_bad = y.copy()
     y_bad[3] = bad
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="infinite values.*infinities are not allowed"):
         _train(y=y_bad)
+
+
+def test_nan_target_is_refused_by_a_loss_that_does_not_mask():
+    y_bad = np.arange(50) % 3
+    with pytest.raises(ValueError, match="integer class indices"):
+        _train(y=np.where(np.arange(50) == 3, np.nan, y_bad), params={"objective": "softmax"})
+
+
+def test_output_without_any_observed_target():
+    Y = np.c_[y, np.full(50, np.nan)]
+    with pytest.raises(ValueError, match=r"output\(s\) \[1\] have no observed target"):
+        _train(y=Y)
 
 
 def test_bad_weights():

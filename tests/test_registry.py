@@ -372,7 +372,7 @@ def test_contract_violations_are_rejected_at_registration_with_the_reason():
         ens.register("e", NotCallableEnsembler)
     with pytest.raises(PluginContractError, match=r"must take \(grad, hess, context\)"):
         ens.register("e", lambda grad: grad)
-    assert ens.names() == []
+    assert "e" not in ens.names()
 
 
 def test_module_level_decorators_register_and_check(monkeypatch):

@@ -1,7 +1,8 @@
 """Gradients and hessians of the built-in losses, fused into one pass over the
 rows (numpy needs several temporaries of shape (n, d) per round).
 
-weight has n entries, or none for unit weights."""
+weight has n entries, or none for unit weights. A NaN target (a missing
+label of a loss that masks them) gives zero gradient and hessian."""
 from cython.parallel cimport prange
 from libc.math cimport exp
 
@@ -16,7 +17,8 @@ def squared_error_gradients(const double[:, ::1] y,
                             const double[::1] weight,
                             G_H_t[:, ::1] grad,
                             int n_threads):
-    """grad = weight * (raw - y); the hessian is the weight, set by the caller."""
+    """grad = weight * (raw - y), 0 where y is NaN; the hessian is the weight
+    (0 where y is NaN), set by the caller."""
     cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
     cdef bint weighted = weight.shape[0] > 0
     cdef Py_ssize_t i, j
@@ -24,7 +26,10 @@ def squared_error_gradients(const double[:, ::1] y,
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
         w = weight[i] if weighted else 1.0
         for j in range(d):
-            grad[i, j] = <G_H_t>(w * (raw[i, j] - y[i, j]))
+            if y[i, j] != y[i, j]:
+                grad[i, j] = 0.0
+            else:
+                grad[i, j] = <G_H_t>(w * (raw[i, j] - y[i, j]))
 
 
 def softmax_gradients(const long long[::1] y,
@@ -61,7 +66,8 @@ def sigmoid_gradients(const double[:, ::1] y,
                       G_H_t[:, ::1] grad,
                       G_H_t[:, ::1] hess,
                       int n_threads):
-    """grad = weight * (p - y), hess = weight * max(p (1 - p), MIN_HESSIAN), p = sigmoid(raw)."""
+    """grad = weight * (p - y), hess = weight * max(p (1 - p), MIN_HESSIAN), p = sigmoid(raw);
+    both 0 where y is NaN."""
     cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
     cdef bint weighted = weight.shape[0] > 0
     cdef Py_ssize_t i, j
@@ -69,6 +75,10 @@ def sigmoid_gradients(const double[:, ::1] y,
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
         w = weight[i] if weighted else 1.0
         for j in range(d):
+            if y[i, j] != y[i, j]:
+                grad[i, j] = 0.0
+                hess[i, j] = 0.0
+                continue
             p = 1.0 / (1.0 + exp(-raw[i, j]))
             h = p * (1.0 - p)
             hess[i, j] = <G_H_t>(w * (h if h > MIN_HESSIAN else MIN_HESSIAN))

@@ -1,0 +1,252 @@
+"""Gradient ensemblers: split gradients that choose a tree's structure,
+update gradients that set its leaf values.
+
+An ensembler is called every round as ``ensembler(grad, hess, context)`` with
+the loss's float32 grad (n, d) and hess (n, d) or (n, 1), and returns
+``(split_grad, split_hess, update_grad, update_hess)``: split arrays (n, s)
+(split_hess may be (n, 1), shared by the s columns), update arrays (n, d)
+(update_hess may be (n, 1)). The grower builds histograms and searches splits
+on the s split columns only; each leaf's d values are then
+-sum(update_grad) / (sum(update_hess) + lambda_l2) over its rows.
+
+Built-ins (registered as entry points of gbmo itself):
+
+* ``mtgbm``: MT-GBM (Ying et al. 2022), Algorithms 2 and 3, s = 1;
+* ``sketch_topk``, ``sketch_random``, ``sketch_projection``: output sketching
+  (SketchBoost, Iosipoi & Vakhrushev 2022), s = k;
+* ``weighted_sum``: a fixed task-weight vector, s = 1.
+"""
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ._core import G_H_DTYPE
+
+
+class ObjectiveResult(NamedTuple):
+    """What a custom objective or an ensembler may return to separate the
+    gradients that choose the splits (n, s) from those that set the leaves (n, d)."""
+
+    split_grad: np.ndarray
+    split_hess: np.ndarray
+    update_grad: np.ndarray
+    update_hess: np.ndarray
+
+
+@dataclass
+class EnsemblerContext:
+    """What an ensembler sees besides the gradients: the round (0-based), a
+    generator seeded from the training seed (so a run is reproducible), the
+    prepared targets, the current raw scores (n, d) and the sample weights."""
+
+    iteration: int
+    rng: np.random.Generator
+    y: np.ndarray
+    raw: np.ndarray
+    weight: np.ndarray = None
+
+
+def _as_gradient(array, label, who, n_rows, widths):
+    array = np.asarray(array)
+    if array.ndim != 2 or array.shape[0] != n_rows or array.shape[1] not in widths:
+        allowed = " or ".join(f"({n_rows}, {w})" for w in widths)
+        raise ValueError(f"{who} returned {label} of shape {array.shape}, expected {allowed}")
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{who} returned {label} of dtype {array.dtype}, expected numbers")
+    array = np.ascontiguousarray(array, dtype=G_H_DTYPE)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{who} returned a {label} that is not all finite float32 numbers")
+    return array
+
+
+def check_objective_result(result, n_rows, n_outputs, who):
+    """The four arrays of an ensembler or objective, validated and as float32."""
+    if not isinstance(result, tuple) or len(result) != 4:
+        raise ValueError(f"{who} must return (split_grad, split_hess, update_grad, "
+                         f"update_hess), got {type(result).__name__}")
+    split_grad = np.asarray(result[0])
+    if split_grad.ndim != 2 or split_grad.shape[0] != n_rows or split_grad.shape[1] < 1:
+        raise ValueError(f"{who} returned split_grad of shape {split_grad.shape}, "
+                         f"expected ({n_rows}, s) with s >= 1")
+    n_split = split_grad.shape[1]
+    return ObjectiveResult(
+        _as_gradient(split_grad, "split_grad", who, n_rows, (n_split,)),
+        _as_gradient(result[1], "split_hess", who, n_rows, sorted({n_split, 1})),
+        _as_gradient(result[2], "update_grad", who, n_rows, (n_outputs,)),
+        _as_gradient(result[3], "update_hess", who, n_rows, sorted({n_outputs, 1})),
+    )
+
+
+def _check_k(k, name):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"ensembler {name!r}: k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _columns(hess, columns):
+    """The hessian of the chosen output columns; a shared column serves them all."""
+    return hess if hess.shape[1] == 1 else hess[:, columns]
+
+
+class SketchTopK:
+    """Splits on the k outputs whose gradient columns have the largest norm."""
+
+    name = "sketch_topk"
+
+    def __init__(self, k=5):
+        self.k = _check_k(k, self.name)
+
+    def _chosen(self, grad, context):
+        norms = np.einsum("ij,ij->j", grad, grad, dtype=np.float64)
+        k = min(self.k, grad.shape[1])
+        return np.sort(np.argpartition(-norms, k - 1)[:k])
+
+    def __call__(self, grad, hess, context):
+        chosen = self._chosen(grad, context)
+        return grad[:, chosen], _columns(hess, chosen), grad, hess
+
+
+class SketchRandom(SketchTopK):
+    """Splits on k outputs drawn without replacement with probability
+    proportional to their squared gradient norm (outputs with zero gradient
+    only when fewer than k others have any)."""
+
+    name = "sketch_random"
+
+    def _chosen(self, grad, context):
+        weights = np.einsum("ij,ij->j", grad, grad, dtype=np.float64)
+        k = min(self.k, grad.shape[1])
+        n_positive = int(np.count_nonzero(weights))
+        if n_positive <= k:
+            return np.sort(np.argsort(-weights, kind="stable")[:k])
+        return np.sort(context.rng.choice(grad.shape[1], size=k, replace=False,
+                                          p=weights / weights.sum()))
+
+
+class SketchProjection:
+    """Splits on k Gaussian random projections of the gradient rows (a new
+    projection every round); the split hessian is the row's mean hessian."""
+
+    name = "sketch_projection"
+
+    def __init__(self, k=5):
+        self.k = _check_k(k, self.name)
+
+    def __call__(self, grad, hess, context):
+        projection = context.rng.standard_normal((grad.shape[1], self.k)) / np.sqrt(self.k)
+        split_grad = grad @ projection.astype(G_H_DTYPE)
+        split_hess = hess.mean(axis=1, keepdims=True, dtype=np.float64)
+        return split_grad, split_hess, grad, hess
+
+
+class WeightedSum:
+    """Splits on one column: the task-weighted sum of the gradients and hessians."""
+
+    name = "weighted_sum"
+
+    def __init__(self, weights=None):
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        if self.weights is not None and (self.weights.ndim != 1 or not self.weights.size
+                                         or not np.all(np.isfinite(self.weights))
+                                         or np.any(self.weights < 0)):
+            raise ValueError("ensembler 'weighted_sum': weights must be a 1-D list of finite "
+                             f"numbers >= 0, got {weights!r}")
+
+    def __call__(self, grad, hess, context):
+        d = grad.shape[1]
+        weights = np.ones(d) if self.weights is None else self.weights
+        if weights.shape != (d,):
+            raise ValueError(f"ensembler 'weighted_sum' has {weights.size} weights for "
+                             f"{d} outputs")
+        split_grad = grad @ weights[:, None]
+        split_hess = (hess * weights.sum() if hess.shape[1] == 1 else hess @ weights[:, None])
+        return split_grad, split_hess, grad, hess
+
+
+def _standardize(values, observed, mean, sd):
+    """Per column: the observed entries rescaled to the given mean and
+    standard deviation; unobserved entries (masked targets) stay 0."""
+    out = np.zeros(values.shape, dtype=np.float64)
+    for j in range(values.shape[1]):
+        seen = observed[:, j]
+        column = values[seen, j].astype(np.float64)
+        if not column.size:
+            continue
+        spread = column.std()
+        centred = column - column.mean()
+        out[seen, j] = mean + (sd * centred / spread if spread > 0 else 0.0)
+    return out
+
+
+class MTGBM:
+    """MT-GBM (Ying et al. 2022).
+
+    Split gradient (Algorithm 2): each task's gradients are standardised to
+    mean 0.05 and sd 0.01 and its hessians to mean 1.0 and sd 0.1 (so tasks on
+    different scales count alike); each round `n_emphasized` tasks, drawn with
+    probabilities `task_probabilities` (uniform by default), get a weight gamma
+    drawn from [gamma_low, gamma_high], the others 1; `main_task`, when given,
+    is emphasised every round. The split gradient is the weighted mean: s = 1.
+
+    Update gradient (Algorithm 3): task t's gradients scaled by
+    clip(corr(g_t, split gradient), 0.5, 1), so a task that disagrees with
+    the shared structure takes smaller steps; `correlation=False` keeps the
+    task's own gradients. Entries with zero hessian (masked targets) are left
+    out of the statistics.
+    """
+
+    name = "mtgbm"
+
+    def __init__(self, main_task=None, n_emphasized=1, gamma_low=10.0, gamma_high=100.0,
+                 task_probabilities=None, correlation=True):
+        if not 0 < gamma_low <= gamma_high:
+            raise ValueError(f"ensembler 'mtgbm': need 0 < gamma_low <= gamma_high, got "
+                             f"{gamma_low!r}, {gamma_high!r}")
+        if isinstance(n_emphasized, bool) or not isinstance(n_emphasized, (int, np.integer)) \
+                or n_emphasized < 0:
+            raise ValueError(f"ensembler 'mtgbm': n_emphasized must be an integer >= 0, got "
+                             f"{n_emphasized!r}")
+        self.main_task, self.n_emphasized = main_task, int(n_emphasized)
+        self.gamma_low, self.gamma_high = float(gamma_low), float(gamma_high)
+        self.task_probabilities = task_probabilities
+        self.correlation = bool(correlation)
+
+    def _task_weights(self, d, rng):
+        if self.main_task is not None and not (
+                isinstance(self.main_task, (int, np.integer)) and 0 <= self.main_task < d):
+            raise ValueError(f"ensembler 'mtgbm': main_task must be an output index in "
+                             f"[0, {d}), got {self.main_task!r}")
+        probabilities = None
+        if self.task_probabilities is not None:
+            probabilities = np.asarray(self.task_probabilities, dtype=np.float64)
+            if probabilities.shape != (d,) or np.any(probabilities < 0) \
+                    or not probabilities.sum() > 0:
+                raise ValueError(f"ensembler 'mtgbm': task_probabilities must be {d} numbers "
+                                 ">= 0 with a positive sum")
+            probabilities = probabilities / probabilities.sum()
+        emphasized = rng.choice(d, size=min(self.n_emphasized, d), replace=False,
+                                p=probabilities)
+        if self.main_task is not None:
+            emphasized = np.union1d(emphasized, [self.main_task])
+        weights = np.ones(d)
+        weights[emphasized] = rng.uniform(self.gamma_low, self.gamma_high, size=len(emphasized))
+        return weights / weights.sum()
+
+    def __call__(self, grad, hess, context):
+        n, d = grad.shape
+        full_hess = np.broadcast_to(hess, (n, d))
+        observed = full_hess > 0
+        weights = self._task_weights(d, context.rng)
+        split_grad = _standardize(grad, observed, 0.05, 0.01) @ weights
+        split_hess = _standardize(full_hess, observed, 1.0, 0.1) @ weights
+        update_grad = grad
+        if self.correlation:
+            scale = np.ones(d)
+            for j in range(d):
+                seen = observed[:, j]
+                if seen.sum() > 1 and grad[seen, j].std() > 0 and split_grad[seen].std() > 0:
+                    corr = np.corrcoef(grad[seen, j], split_grad[seen])[0, 1]
+                    scale[j] = np.clip(corr, 0.5, 1.0)
+            update_grad = grad * scale.astype(G_H_DTYPE)
+        return split_grad[:, None], split_hess[:, None], update_grad, hess
