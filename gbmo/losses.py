@@ -227,6 +227,9 @@ class CustomObjective(Loss):
     XGBoost: y_true as given (2-D (n, d), or 1-D), raw_pred (n, d); grad (n, d)
     and hess (n, d) or (n, 1). Sample weights multiply what it returns.
 
+    NaN targets reach the function as they are (it decides what they mean). It
+    may also return an ObjectiveResult to separate split and update gradients.
+
     Predictions are raw scores. A saved model names the objective "custom" and
     loads without the function (it predicts, it cannot be trained further)."""
 
@@ -240,7 +243,7 @@ class CustomObjective(Loss):
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
-        _require_finite(y, self.name)
+        _require_finite(y, self.name, allow_missing=True)
         return y if y.ndim == 2 or self.num_class is not None else y.reshape(-1, 1)
 
     def n_outputs(self, y):

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from scipy.special import expit, log_softmax, softmax
 
+import gbmo
 from gbmo.losses import make_loss
 
 rng = np.random.default_rng(0)
@@ -94,3 +95,96 @@ def test_init_scores():
     np.testing.assert_allclose(softmax(init), [0.75, 0.25])
     sigmoid_loss = make_loss("sigmoid")
     np.testing.assert_allclose(expit(sigmoid_loss.init_score(np.array([[1.0], [0.0], [1.0], [1.0]]), None)), [0.75])
+
+
+def _finite_difference_check(loss, y, raw, check_hessian=True, step=1e-5):
+    """grad = d value / d raw and hess = d grad / d raw (diagonal), entry by entry."""
+    grad, hess = loss.gradients(y, raw, None)
+    hess = np.broadcast_to(hess, raw.shape)
+    for i, j in np.ndindex(raw.shape):
+        up, down = raw.copy(), raw.copy()
+        up[i, j] += step
+        down[i, j] -= step
+        numeric_grad = (loss.value(y, up) - loss.value(y, down)) / (2 * step)
+        assert grad[i, j] == pytest.approx(numeric_grad, rel=1e-3, abs=1e-4)
+        if check_hessian:
+            numeric_hess = (loss.gradients(y, up, None)[0][i, j].astype(np.float64)
+                            - loss.gradients(y, down, None)[0][i, j]) / (2 * step)
+            assert hess[i, j] == pytest.approx(numeric_hess, rel=2e-2, abs=2e-2)
+
+
+@pytest.mark.parametrize("name", ["mse", "softmax", "sigmoid"])
+def test_gradients_and_hessians_are_derivatives_of_the_value(name):
+    rng = np.random.default_rng(3)
+    raw = rng.normal(size=(6, 3))
+    y = {"mse": rng.normal(size=(6, 3)), "softmax": rng.integers(0, 3, 6),
+         "sigmoid": rng.integers(0, 2, (6, 3)).astype(float)}[name]
+    loss = make_loss(name)
+    _finite_difference_check(loss, loss.prepare_target(y), raw)
+
+
+@pytest.mark.parametrize("name", ["mse", "sigmoid"])
+def test_missing_targets_get_zero_gradient_and_hessian(name):
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, (30, 3)).astype(float)
+    missing = rng.random(y.shape) < 0.3
+    y[missing] = np.nan
+    loss = make_loss(name)
+    grad, hess = loss.gradients(loss.prepare_target(y), rng.normal(size=y.shape), None)
+    hess = np.broadcast_to(hess, y.shape)
+    assert np.all(grad[missing] == 0) and np.all(hess[missing] == 0)
+    assert np.all(hess[~missing] > 0) and np.count_nonzero(grad[~missing]) > 0
+    start = loss.init_score(loss.prepare_target(y), None)
+    expected = np.nanmean(y, axis=0)
+    np.testing.assert_allclose(loss.transform(start[None])[0], expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["mse", "sigmoid"])
+def test_missing_targets_train_like_zero_weight_rows(name):
+    """With one output, a missing label is exactly a row of weight 0."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(float) if name == "sigmoid" else X[:, 0] + X[:, 1]
+    missing = rng.random(300) < 0.4
+    params = {"objective": name, "verbosity": 0, "min_samples_leaf": 5}
+    masked = gbmo.train(params, gbmo.Dataset(X, np.where(missing, np.nan, y)), 10)
+    weighted = gbmo.train(params, gbmo.Dataset(X, y, weight=(~missing).astype(float)), 10)
+    np.testing.assert_allclose(masked.predict(X), weighted.predict(X), rtol=1e-6, atol=1e-9)
+
+
+def test_missing_targets_leave_the_observed_entries_trained_and_the_rest_ignored():
+    """A model with NaN labels equals the one a custom objective trains with
+    zero gradient and hessian at those entries, and still learns every output."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(500, 4))
+    truth = np.c_[X[:, 0] + X[:, 1], X[:, 0] - X[:, 2]]
+    y = truth.copy()
+    missing = rng.random(y.shape) < 0.5
+    y[missing] = np.nan
+    params = {"verbosity": 0, "min_samples_leaf": 5, "learning_rate": 0.3}
+    masked = gbmo.train(params, gbmo.Dataset(X, y), 40)
+
+    def masked_squared_error(y_true, raw):
+        observed = ~np.isnan(y_true)
+        return np.where(observed, raw - y_true, 0.0), observed.astype(float)
+
+    # A custom objective starts from 0: shifting its target by mse's start
+    # score gives it the same gradients every round.
+    reference = gbmo.train({**params, "objective": masked_squared_error},
+                           gbmo.Dataset(X, y - masked.init_score), 40)
+    np.testing.assert_allclose(masked.predict(X), reference.predict(X) + masked.init_score,
+                               atol=1e-5)
+    error_on_missing = np.abs(masked.predict(X) - truth)[missing]
+    assert error_on_missing.mean() < 0.3 * np.abs(truth - truth.mean(axis=0))[missing].mean()
+
+
+def test_metrics_leave_missing_targets_out():
+    from gbmo.metrics import evaluate
+
+    y = np.array([[1.0, np.nan], [3.0, 2.0], [np.nan, 4.0]])
+    prediction = np.array([[2.0, 100.0], [3.0, 1.0], [100.0, 4.0]])
+    value, per_output = evaluate("rmse", y, prediction)
+    np.testing.assert_allclose(per_output, [np.sqrt(0.5), np.sqrt(0.5)])
+    _, per_output = evaluate("error", np.array([[1.0, np.nan]]), np.array([[0.2, 0.9]]))
+    np.testing.assert_array_equal(per_output[0], 1.0)
+    assert np.isnan(per_output[1])
