@@ -3,9 +3,12 @@ from .booster import Booster, ModelFormatError
 from .callback import EarlyStopException, early_stopping, log_evaluation, record_evaluation
 from .dataset import Dataset
 from .engine import train
+from .losses import Loss, MultiTaskLoss
+from .multitask import EnsemblerContext, ObjectiveResult
 from .registry import PluginContractError, PluginLoadError, register_ensembler, register_loss
 
 __version__ = "0.1.0"
-__all__ = ["Booster", "Dataset", "EarlyStopException", "ModelFormatError", "PluginContractError",
+__all__ = ["Booster", "Dataset", "EarlyStopException", "EnsemblerContext", "Loss",
+           "ModelFormatError", "MultiTaskLoss", "ObjectiveResult", "PluginContractError",
            "PluginLoadError", "early_stopping", "log_evaluation", "record_evaluation",
            "register_ensembler", "register_loss", "train", "__version__"]

@@ -9,7 +9,7 @@ from .callback import CallbackEnv, EarlyStopException, log_evaluation
 from .dataset import Dataset
 from .grower import GrowerWorkspace, TreeGrower
 from .losses import make_loss
-from .metrics import HIGHER_IS_BETTER, evaluate
+from .metrics import evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import threads_for
 from .params import resolve_params
@@ -216,7 +216,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                 history.setdefault(metric, []).append(value)
                 if per_output is not None:
                     history.setdefault(f"{metric}_per_output", []).append(per_output.tolist())
-                results.append((eval_set.name, metric, value, metric in HIGHER_IS_BETTER))
+                results.append((eval_set.name, metric, value, higher_is_better(metric)))
         env = CallbackEnv(booster, params, iteration, 0, num_boost_round, results)
         try:
             for callback in callbacks:

@@ -292,6 +292,127 @@ class CustomObjective(Loss):
                                       "the custom objective (times the sample weights)")
 
 
+def _task_spec(task, position):
+    """(loss name, output columns, loss parameters) of one task of a MultiTaskLoss."""
+    if not isinstance(task, (tuple, list)) or len(task) not in (2, 3):
+        raise ValueError(f"MultiTaskLoss task {position} must be (loss name, columns) or "
+                         f"(loss name, columns, parameters), got {task!r}")
+    name, columns, params = (*task, None) if len(task) == 2 else task
+    if not isinstance(name, str):
+        raise ValueError(f"MultiTaskLoss task {position}: the loss must be a registered name "
+                         f"(so a saved model can be loaded), got {name!r}")
+    columns = [columns] if isinstance(columns, (int, np.integer)) else columns
+    if not isinstance(columns, (list, tuple, np.ndarray)) or not len(columns) or not all(
+            isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c >= 0
+            for c in columns):
+        raise ValueError(f"MultiTaskLoss task {position} ({name}): columns must be a non-empty "
+                         f"list of output indices >= 0, got {columns!r}")
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"MultiTaskLoss task {position} ({name}): parameters must be a dict, "
+                         f"got {params!r}")
+    return name, [int(c) for c in columns], params
+
+
+class MultiTaskLoss(Loss):
+    """Different losses for different outputs of one model, e.g. a main
+    classification task with auxiliary regression tasks (MT-GBM's setting):
+
+        MultiTaskLoss([("sigmoid", [0]), ("mse", [1, 2])], weights=[1.0, 0.5])
+
+    Each task is (registered loss name, its output columns[, its parameters]);
+    the columns of all tasks cover the outputs 0 .. d-1 once each, and each
+    task's loss maps one target column to one output (softmax, whose targets
+    are class indices, cannot be a task). A task's weight multiplies its
+    gradients and hessians, so it counts more or less in the split gains.
+    Transforms and default metrics are per task ("logloss[0]", "rmse[1,2]").
+    Also reachable by name: objective="multitask", objective_params={"tasks": ...}.
+    """
+
+    name = "multitask"
+
+    def __init__(self, tasks, weights=None, n_threads=1):
+        super().__init__(n_threads)
+        if not isinstance(tasks, (list, tuple)) or not tasks:
+            raise ValueError(f"MultiTaskLoss takes a non-empty list of tasks, got {tasks!r}")
+        specs = [_task_spec(task, i) for i, task in enumerate(tasks)]
+        claimed = [c for _, columns, _ in specs for c in columns]
+        if len(set(claimed)) != len(claimed):
+            raise ValueError(f"MultiTaskLoss: an output belongs to two tasks (columns {claimed})")
+        if sorted(claimed) != list(range(len(claimed))):
+            raise ValueError(f"MultiTaskLoss: the tasks' columns must cover the outputs 0 .. "
+                             f"{len(claimed) - 1} once each, got {sorted(claimed)}")
+        weights = np.ones(len(specs)) if weights is None else np.asarray(weights, dtype=float)
+        if weights.shape != (len(specs),) or not np.all(np.isfinite(weights)) \
+                or np.any(weights <= 0):
+            raise ValueError(f"MultiTaskLoss: weights must be {len(specs)} finite numbers > 0, "
+                             f"got {weights.tolist()}")
+        self.specs, self.weights = specs, weights
+        self.losses = [make_loss(name, n_threads=n_threads, objective_params=params)
+                       for name, _, params in specs]
+        for loss in self.losses:
+            if isinstance(loss, SoftmaxCrossEntropy):
+                raise ValueError("'softmax' cannot be a task of a MultiTaskLoss: its target is "
+                                 "one column of class indices for several outputs; use "
+                                 "'sigmoid' per class column instead")
+        self.masks_missing_targets = all(loss.masks_missing_targets for loss in self.losses)
+
+    def get_params(self):
+        return {"tasks": [[name, columns, params] for name, columns, params in self.specs],
+                "weights": self.weights.tolist()}
+
+    @property
+    def default_metric(self):
+        return [f"{loss.default_metric}[{','.join(map(str, columns))}]"
+                for loss, (_, columns, _) in zip(self.losses, self.specs)]
+
+    def _tasks(self):
+        return zip(self.losses, (columns for _, columns, _ in self.specs), self.weights)
+
+    def prepare_target(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        d = sum(len(columns) for _, columns, _ in self.specs)
+        if y.ndim != 2 or y.shape[1] != d:
+            raise ValueError(f"this MultiTaskLoss covers {d} outputs, so it takes targets of "
+                             f"shape (n, {d}); got {y.shape}")
+        prepared = np.empty_like(y)
+        for loss, columns, _ in self._tasks():
+            part = np.asarray(loss.prepare_target(np.ascontiguousarray(y[:, columns])))
+            if part.shape != (len(y), len(columns)) or part.dtype != np.float64:
+                raise ValueError(f"loss {loss.name!r} cannot be a task of a MultiTaskLoss: it "
+                                 "must map each target column to one output")
+            prepared[:, columns] = part
+        return prepared
+
+    def n_outputs(self, y):
+        return y.shape[1]
+
+    def init_score(self, y, weight):
+        score = np.empty(y.shape[1])
+        for loss, columns, _ in self._tasks():
+            score[columns] = loss.init_score(np.ascontiguousarray(y[:, columns]), weight)
+        return score
+
+    def gradients(self, y, raw, weight):
+        grad = np.empty(raw.shape, dtype=G_H_DTYPE)
+        hess = np.empty(raw.shape, dtype=G_H_DTYPE)
+        for loss, columns, task_weight in self._tasks():
+            task_grad, task_hess = loss.gradients(np.ascontiguousarray(y[:, columns]),
+                                                  np.ascontiguousarray(raw[:, columns]), weight)
+            grad[:, columns] = task_weight * task_grad
+            hess[:, columns] = task_weight * task_hess
+        return grad, hess
+
+    def value(self, y, raw):
+        return sum(weight * loss.value(y[:, columns], raw[:, columns])
+                   for loss, columns, weight in self._tasks())
+
+    def transform(self, raw):
+        out = np.empty(raw.shape)
+        for loss, columns, _ in self._tasks():
+            out[:, columns] = loss.transform(raw[:, columns])
+        return out
+
+
 BUILTIN_LOSSES = {loss.name: loss for loss in (SquaredError, SoftmaxCrossEntropy, SigmoidCrossEntropy)}
 # Names a saved model may carry besides the trainable losses.
 LOADABLE_ONLY = {CustomObjective.name: CustomObjective}

@@ -2,12 +2,17 @@
 
 NaN targets (missing labels) are left out of every metric.
 
+A metric name may select outputs: "rmse[1,2]" is rmse on outputs 1 and 2 only
+(a multi-task model's default metrics are spelled this way).
+
 Every metric takes (y, prediction, weight) with y in the form the loss
 prepared it: 2-D (n, d) for regression and sigmoid, 1-D class indices with
 (n, d) probabilities for softmax. For 2-D targets a metric returns one value
 per output (as scikit-learn's multioutput="raw_values"); `evaluate` averages
 them, which is what logs and early stopping use.
 """
+import re
+
 import numpy as np
 
 _EPS = 1e-15
@@ -58,13 +63,44 @@ METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "error": error, "accura
 HIGHER_IS_BETTER = {"accuracy"}
 
 
+_SELECTION = re.compile(r"^(\w+)\[(\d+(?:, ?\d+)*)\]$")
+
+
+def parse_metric(name):
+    """(metric name, selected outputs or None) of "rmse" or "rmse[1,2]"."""
+    match = _SELECTION.match(name) if isinstance(name, str) else None
+    if match is None:
+        return name, None
+    return match.group(1), [int(c) for c in match.group(2).split(",")]
+
+
+def is_known(name):
+    return parse_metric(name)[0] in METRICS
+
+
+def unknown_metric_message(name):
+    return (f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}, each "
+            "optionally restricted to outputs as in 'rmse[0,2]'")
+
+
+def higher_is_better(name):
+    return parse_metric(name)[0] in HIGHER_IS_BETTER
+
+
 def get_metric(name):
     if name not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}")
+        raise ValueError(unknown_metric_message(name))
     return METRICS[name]
 
 
 def evaluate(name, y, prediction, weight=None):
     """(value averaged over outputs, per-output values or None for a single value)."""
-    values = np.atleast_1d(get_metric(name)(y, prediction, weight))
+    base, outputs = parse_metric(name)
+    metric = get_metric(base)
+    if outputs is not None:
+        if y.ndim != 2 or max(outputs) >= y.shape[1]:
+            raise ValueError(f"metric {name!r} selects outputs {outputs}, but the targets have "
+                             f"{y.shape[1] if y.ndim == 2 else 'no'} output columns")
+        y, prediction = y[:, outputs], prediction[:, outputs]
+    values = np.atleast_1d(metric(y, prediction, weight))
     return float(values.mean()), (values if values.size > 1 else None)

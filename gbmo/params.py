@@ -130,7 +130,7 @@ def _check_value(name, value, spec):
 
 
 def _check_names(resolved):
-    from .metrics import METRICS
+    from .metrics import is_known, unknown_metric_message
     from .registry import ENSEMBLERS, LOSSES
 
     objective = resolved["objective"]
@@ -144,10 +144,8 @@ def _check_names(resolved):
                          f"{', '.join(ENSEMBLERS.names())}")
     metrics = resolved["metric"]
     for metric in metrics if isinstance(metrics, list) else [metrics]:
-        if metric is not None and metric not in METRICS:
-            raise ValueError(
-                f"unknown metric {metric!r}; known metrics: {', '.join(sorted(METRICS))}"
-            )
+        if metric is not None and not is_known(metric):
+            raise ValueError(unknown_metric_message(metric))
 
 
 def resolve_params(params):

@@ -101,6 +101,7 @@ _BUILTINS = {
         "mse": "gbmo.losses:SquaredError",
         "softmax": "gbmo.losses:SoftmaxCrossEntropy",
         "sigmoid": "gbmo.losses:SigmoidCrossEntropy",
+        "multitask": "gbmo.losses:MultiTaskLoss",
     },
     "gbmo.ensemblers": {
         "mtgbm": "gbmo.multitask:MTGBM",
@@ -187,13 +188,21 @@ def _has_own_call(cls):
     return any("__call__" in vars(k) for k in cls.__mro__ if k is not object)
 
 
-def _known_metrics():
-    from .metrics import METRICS
-
-    return METRICS
-
-
 _LOSS_METHODS = ("prepare_target", "n_outputs", "init_score", "gradients", "transform")
+
+
+def _default_metric_problems(target, what):
+    """A metric name or a non-empty list of them; a property is checked on instances."""
+    from .metrics import METRICS, is_known
+
+    if isinstance(target, type) and isinstance(vars(target).get("default_metric"), property):
+        return []
+    metric = getattr(target, "default_metric", None)
+    names = metric if isinstance(metric, list) and metric else [metric]
+    if not all(isinstance(name, str) and name for name in names):
+        return [f"{what}.default_metric must be a metric name or a list of them, got {metric!r}"]
+    return [f"{what}.default_metric {name!r} is not a known metric "
+            f"(known: {', '.join(sorted(METRICS))})" for name in names if not is_known(name)]
 
 
 def _check_loss_target(target, what):
@@ -212,14 +221,7 @@ def _check_loss_target(target, what):
               and getattr(cls, method) is getattr(Loss, method)):
             problems.append(
                 f"{what} does not implement {method}() (gbmo.losses.Loss leaves it abstract)")
-    metric = getattr(target, "default_metric", None)
-    if not isinstance(metric, str) or not metric:
-        problems.append(f"{what}.default_metric must be a metric name, got {metric!r}")
-    else:
-        known = _known_metrics()
-        if metric not in known:
-            problems.append(f"{what}.default_metric {metric!r} is not a known metric "
-                            f"(known: {', '.join(sorted(known))})")
+    problems.extend(_default_metric_problems(target, what))
     if not hasattr(target, "name"):
         problems.append(f"{what} has no 'name' attribute (a string, or None for the "
                         "registered name)")
