@@ -6,6 +6,7 @@ import numpy as np
 
 from ._core import NODE_DTYPE
 from ._core._predict import predict_leaf_raw, predict_raw
+from .importance import OutputImportance
 from .losses import make_loss
 from .parallel import threads_for
 from .registry import PluginError
@@ -87,6 +88,7 @@ class Booster:
         self.best_iteration = None
         self.best_score = None
         self.evals_result = {}
+        self.output_importance = None
         self._forests = {}
         if model_file is not None:
             with open(model_file, encoding="utf-8") as f:
@@ -176,6 +178,48 @@ class Booster:
             out -= leaf_offsets.astype(NODE_DTYPE)
         return out
 
+    # -- introspection ------------------------------------------------------
+    IMPORTANCE_TYPES = ("split", "gain", "average_gain")
+
+    def feature_importance(self, importance_type="split", per_output=False, iteration=None):
+        """Importance of each feature: "split" (how many splits use it), "gain"
+        (the total gain of those splits) or "average_gain" (gain / splits), as in
+        LightGBM and XGBoost. iteration limits it to the first rounds (default:
+        the best iteration when early stopping found one, else all).
+
+        per_output=True gives an (n_features, n_outputs) array: each output's
+        share of the gain (the columns sum to the overall gain), and for "split"
+        the splits that involved the output (all of a dense split's outputs,
+        those a sparse split keeps, the output of a single-output tree). It
+        covers every tree trained, and is not available for models trained with
+        an ensembler (their splits are chosen on split columns, not outputs)."""
+        if importance_type not in self.IMPORTANCE_TYPES:
+            raise ValueError(f"importance_type {importance_type!r} is not one of "
+                             f"{', '.join(self.IMPORTANCE_TYPES)}")
+        if per_output:
+            return self._per_output_importance(importance_type, iteration)
+        splits = np.zeros(self.n_features, dtype=np.int64)
+        gain = np.zeros(self.n_features)
+        for tree in self.trees[:self._n_trees_used(iteration)]:
+            internal = tree.node_left >= 0
+            np.add.at(splits, tree.node_feature[internal], 1)
+            np.add.at(gain, tree.node_feature[internal], tree.node_gain[internal])
+        if importance_type == "split":
+            return splits
+        return gain if importance_type == "gain" else gain / np.maximum(splits, 1)
+
+    def _per_output_importance(self, importance_type, iteration):
+        if self.output_importance is None:
+            raise ValueError("per-output importance is not available: the model was trained "
+                             "with an ensembler (splits chosen on split columns, not outputs) "
+                             "or saved by a gbmo that did not record it")
+        if iteration is not None and iteration < self.current_iteration():
+            raise ValueError("per-output importance covers every tree; iteration must be None")
+        splits, gain = self.output_importance.splits, self.output_importance.gain
+        if importance_type == "split":
+            return splits.copy()
+        return gain.copy() if importance_type == "gain" else gain / np.maximum(splits, 1)
+
     # -- persistence --------------------------------------------------------
     def dump_model(self):
         return {
@@ -191,6 +235,8 @@ class Booster:
             "feature_names": self.feature_names,
             "init_score": self.init_score.tolist(),
             "best_iteration": self.best_iteration,
+            "output_importance": (None if self.output_importance is None
+                                  else self.output_importance.to_dict()),
             "trees": [tree.to_dict() for tree in self.trees],
         }
 
@@ -257,6 +303,9 @@ class Booster:
                     isinstance(best_iteration, bool) or not isinstance(best_iteration, int)
                     or best_iteration < 1):
                 raise ModelFormatError("model field 'best_iteration' must be null or an integer >= 1")
+            importance = data.get("output_importance")
+            if importance is not None:
+                importance = OutputImportance.from_dict(importance, n_features, n_outputs)
         except KeyError as missing:
             raise ModelFormatError(f"model is missing the field {missing}") from None
         except TreeFormatError as err:
@@ -269,6 +318,7 @@ class Booster:
                     trees_per_round)
         self.trees = trees
         self.best_iteration = best_iteration
+        self.output_importance = importance
 
     def __getstate__(self):
         return {"model": self.model_to_string(), "evals_result": self.evals_result}

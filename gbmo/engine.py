@@ -1,13 +1,14 @@
 """train(): the boosting loop."""
 import numpy as np
 
-from ._core import G_H_DTYPE
+from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values, predict_binned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
 from .dataset import Dataset
 from .grower import GrowerWorkspace, TreeGrower
+from .importance import OutputImportance
 from .losses import make_loss
 from .metrics import evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
@@ -73,6 +74,19 @@ def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, n_threads):
     leaf_gradient_sums(rows, leaf_start, leaf_stop, grad, hess, grad_sums, hess_sums,
                        threads_for(n_threads, grad.size))
     return -grad_sums / (hess_sums + lambda_l2)
+
+
+def _draw_rows(rng, n_rows, fraction):
+    """A sorted sample of round(fraction * n_rows) rows (at least one)."""
+    size = max(1, int(round(fraction * n_rows)))
+    return np.sort(rng.choice(n_rows, size=size, replace=False)).astype(ROW_DTYPE)
+
+
+def _draw_features(rng, features, fraction):
+    if fraction >= 1.0 or len(features) == 0:
+        return features
+    size = max(1, int(round(fraction * len(features))))
+    return np.sort(rng.choice(features, size=size, replace=False))
 
 
 def _active_features(bin_mapper):
@@ -156,6 +170,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     init_score = loss.init_score(y, weight)
     raw = np.tile(init_score, (train_set.n_rows, 1))
 
+    training_set = _EvalSet("training", train_set, y, raw)
     eval_sets = []
     for name, valid in zip(valid_names, valid_sets):
         if valid is train_set:
@@ -174,7 +189,14 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     workspace = GrowerWorkspace(train_set.n_rows)
     n_threads = params["n_threads"]
     rng = np.random.default_rng(params["seed"])
+    # Per-output gains exist when the split columns are the outputs (no ensembler).
+    importance = OutputImportance(train_set.n_features, n_outputs)
+    booster.output_importance = importance
+    bagging = params["subsample"] < 1.0
+    row_sample = None
     for iteration in range(num_boost_round):
+        if bagging and iteration % params["subsample_freq"] == 0:
+            row_sample = _draw_rows(rng, train_set.n_rows, params["subsample"])
         context = EnsemblerContext(iteration, rng, y, raw, weight)
         grad, hess, update = _round_gradients(loss, ensembler, ensembler_name, y, raw, weight,
                                               context)
@@ -185,13 +207,20 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         for output, (tree_grad, tree_hess) in enumerate(
                 _per_tree_gradients(grad, hess, single_output)):
             tree_hess, hess_constant = _split_hessian(tree_hess)
-            grower = TreeGrower(train_set.X_binned, bin_mapper, features, tree_grad, tree_hess,
-                                hess_constant, params, workspace)
+            grower = TreeGrower(train_set.X_binned, bin_mapper,
+                                _draw_features(rng, features, params["colsample_bytree"]),
+                                tree_grad, tree_hess, hess_constant, params, workspace,
+                                row_sample, rng)
             tree = grower.grow()
             leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
             if update is not None:
                 tree.leaf_values = _leaf_values(update, workspace.rows, leaf_start, leaf_stop,
                                                 params["lambda_l2"], n_threads)
+                booster.output_importance = None
+            else:
+                covered = slice(output, output + 1) if single_output else slice(None)
+                for feature, gains, involved in grower.split_output_gains:
+                    importance.add(feature, gains, involved, covered)
             tree.leaf_values *= params["learning_rate"]
             if single_output:
                 tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
@@ -200,8 +229,12 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             new_trees.append((tree, leaf_start, leaf_stop, workspace.rows.copy()
                               if single_output else workspace.rows))
         for tree, leaf_start, leaf_stop, rows in new_trees:
-            add_leaf_values(rows, leaf_start, leaf_stop, *tree.leaf_arrays().kernel_arguments(),
-                            raw, threads_for(n_threads, raw.size))
+            if bagging:  # rows out of the bag are in no leaf range: traverse them all
+                training_set.add_tree(tree, bin_mapper.missing_bin, n_threads)
+            else:
+                add_leaf_values(rows, leaf_start, leaf_stop,
+                                *tree.leaf_arrays().kernel_arguments(), raw,
+                                threads_for(n_threads, raw.size))
             booster._add_tree(tree)
 
         results = []

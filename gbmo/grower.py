@@ -57,14 +57,20 @@ class TreeGrower:
     """Grows one tree. grad (n, d) and hess (n, k) are float32 with k in {1, d};
     a constant hessian column should be passed as hess_constant with k = 0 instead.
 
+    features are those the tree may split on; row_sample, when given, the
+    (sorted) training rows it is grown on.
+
     After grow(), `rows` holds the training rows grouped by leaf and
     `leaf_ranges` the [start, stop) of each leaf in it, so raw scores can be
-    updated without traversing X again.
+    updated without traversing X again; `split_output_gains` holds each
+    split's (feature, gain per output, outputs involved) for importance.
     """
 
     def __init__(self, X_binned, bin_mapper, features, grad, hess, hess_constant,
-                 params, workspace):
+                 params, workspace, row_sample=None, rng=None):
         self.X_binned = X_binned
+        self.row_sample = row_sample  # sorted rows to grow on, None for all
+        self.rng = rng  # draws the features of each node when colsample_bynode < 1
         self.bin_mapper = bin_mapper
         self.features = features
         self.grad, self.hess, self.hess_constant = grad, hess, hess_constant
@@ -129,16 +135,17 @@ class TreeGrower:
 
     def _find_split(self, node):
         params = self.params
-        common = (node.histogram, self.features, self.bin_mapper.n_bins_non_missing_, node.sums,
+        features = self._node_features()
+        common = (node.histogram, features, self.bin_mapper.n_bins_non_missing_, node.sums,
                   self.n_outputs, self.hess_width, self.hess_constant, params["lambda_l2"],
                   params["min_samples_leaf"], params["min_child_weight"])
         results = (self.split_gain, self.split_bin, self.split_missing_left,
-                   self._threads_for(node.histogram[0].size * len(self.features)))
+                   self._threads_for(node.histogram[0].size * len(features)))
         if self.top_k is None:
             find_best_splits(*common, *results)
         else:
             find_best_sparse_splits(*common, self.top_k, self.restricted, *results)
-        gains = self.split_gain[self.features]
+        gains = self.split_gain[features]
         best = int(np.argmax(gains))
         gain = gains[best]
         # The threshold compares the gain averaged over the outputs it involves.
@@ -146,7 +153,7 @@ class TreeGrower:
         if gain <= 0 or gain / involved <= params["min_gain"]:
             return
         node.gain = float(gain)
-        node.feature = int(self.features[best])
+        node.feature = int(features[best])
         node.bin = int(self.split_bin[node.feature])
         node.missing_left = bool(self.split_missing_left[node.feature])
         # Kept with the split because the histogram may be evicted before it is applied.
@@ -154,6 +161,15 @@ class TreeGrower:
         node.left_sums = feature_hist[: node.bin + 1].sum(axis=0)
         if node.missing_left:
             node.left_sums += feature_hist[-1]
+
+    def _node_features(self):
+        """The features a node may split on: all of the tree's, or a sorted
+        draw of colsample_bynode of them (at least one)."""
+        fraction = self.params["colsample_bynode"]
+        if fraction >= 1.0:
+            return self.features
+        size = max(1, int(round(fraction * len(self.features))))
+        return np.sort(self.rng.choice(self.features, size=size, replace=False))
 
     def _split(self, node):
         left_sums = node.left_sums
@@ -237,8 +253,7 @@ class TreeGrower:
 
     def grow(self):
         params = self.params
-        n_rows = self.grad.shape[0]
-        self.workspace.reset_rows()
+        n_rows = self.workspace.reset_rows(self.row_sample)
         root_sums = np.zeros(self.width)
         root = _Node(0, n_rows, 0, root_sums)
         if self._can_split(root):
@@ -287,17 +302,42 @@ class TreeGrower:
         return (self.n_outputs, self.hess_width, self.hess_constant, self.params["lambda_l2"],
                 self.top_k)
 
-    def _leaf(self, node):
-        """The leaf's values, and for a sparse leaf the outputs they belong to:
-        its parent's shared set (restricted) or its own top k (unrestricted, root)."""
-        d, k, sums = self.n_outputs, self.hess_width, node.sums
+    def _regularized_hessian(self, sums):
+        """Per output H_j + lambda of a node from its [G, H, count] sums."""
+        d, k = self.n_outputs, self.hess_width
         if k == 0:
             hessian = self.hess_constant * sums[d]
         elif k == 1:
             hessian = sums[d]
         else:
             hessian = sums[d:2 * d]
-        values = -sums[:d] / (hessian + self.params["lambda_l2"])
+        return hessian + self.params["lambda_l2"]
+
+    def _top_k_mask(self, improvement):
+        mask = np.zeros(self.n_outputs, dtype=bool)
+        mask[np.argpartition(-improvement, self.top_k - 1)[:self.top_k]] = True
+        return mask
+
+    def _output_gains(self, node):
+        """The split's gain per output (summing to node.gain) and which outputs
+        it involves: all for dense, those a side or the parent keeps for sparse."""
+        left, right, parent = (child.sums[:self.n_outputs] ** 2 / self._regularized_hessian(
+            child.sums) for child in (node.left, node.right, node))
+        if self.top_k is None:
+            return 0.5 * (left + right - parent), np.ones(self.n_outputs, dtype=bool)
+        keep_parent = self._top_k_mask(parent)
+        if self.restricted:
+            keep_left = keep_right = self._top_k_mask(left + right)
+        else:
+            keep_left, keep_right = self._top_k_mask(left), self._top_k_mask(right)
+        gains = 0.5 * (left * keep_left + right * keep_right - parent * keep_parent)
+        return gains, keep_left | keep_right | keep_parent
+
+    def _leaf(self, node):
+        """The leaf's values, and for a sparse leaf the outputs they belong to:
+        its parent's shared set (restricted) or its own top k (unrestricted, root)."""
+        sums = node.sums
+        values = -sums[:self.n_outputs] / self._regularized_hessian(sums)
         if self.top_k is None:
             return values, None
         outputs = node.outputs
@@ -323,6 +363,7 @@ class TreeGrower:
         arrays["node_right"] = np.full(n, -1, NODE_DTYPE)
         arrays["node_value"] = np.full(n, -1, NODE_DTYPE)
         self.leaf_ranges = []
+        self.split_output_gains = []  # (feature, gain per output, outputs involved)
         for node in nodes:
             i = node.index
             arrays["node_count"][i] = node.count
@@ -340,6 +381,7 @@ class TreeGrower:
             arrays["node_gain"][i] = node.gain
             arrays["node_left"][i] = node.left.index
             arrays["node_right"][i] = node.right.index
+            self.split_output_gains.append((node.feature, *self._output_gains(node)))
         return Tree(np.array(leaves), None if self.top_k is None else np.array(leaf_outputs),
                     **arrays)
 
@@ -355,8 +397,13 @@ class GrowerWorkspace:
         self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
 
-    def reset_rows(self):
-        self.rows[:] = np.arange(self.n_rows, dtype=ROW_DTYPE)
+    def reset_rows(self, row_sample=None):
+        """Puts every row, or the sample's, at the front; returns how many."""
+        if row_sample is None:
+            self.rows[:] = np.arange(self.n_rows, dtype=ROW_DTYPE)
+            return self.n_rows
+        self.rows[:len(row_sample)] = row_sample
+        return len(row_sample)
 
     def ordered(self, n_rows, width):
         if self._ordered.size < n_rows * width:

@@ -47,6 +47,15 @@ PARAMS = {
                       doc="depth limit of a tree; -1 or 0 means no limit"),
     "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values"),
     "bin_subsample": Spec(200_000, int, 1, 2**62, doc="rows sampled to find the bin edges"),
+    "subsample": Spec(1.0, float, 0.0, 1.0, low_open=True,
+                      doc="fraction of the rows each tree is grown on, drawn anew every "
+                          "subsample_freq rounds (bagging)"),
+    "subsample_freq": Spec(1, int, 1, 2**31 - 1,
+                           doc="rounds between two row draws when subsample < 1"),
+    "colsample_bytree": Spec(1.0, float, 0.0, 1.0, low_open=True,
+                             doc="fraction of the features each tree may split on"),
+    "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,
+                             doc="fraction of the tree's features each node may split on"),
     "lambda_l2": Spec(1.0, float, 0.0, 1e300, doc="L2 penalty on leaf values (lambda)"),
     "min_samples_leaf": Spec(20, int, 1, 2**62, doc="fewest training rows in a leaf"),
     "min_child_weight": Spec(1e-3, float, 0.0, 1e300,
@@ -59,7 +68,8 @@ PARAMS = {
                    doc="evaluation metric or list of metrics (default: the objective's)"),
     "n_threads": Spec(None, int, -1, 4096, allow_none=True,
                       doc="OpenMP threads; None or -1 means all cores"),
-    "seed": Spec(0, int, 0, 2**63 - 1, doc="random seed (bin subsampling)"),
+    "seed": Spec(0, int, 0, 2**63 - 1,
+                 doc="random seed (bin, row and column subsampling, ensemblers)"),
     "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log"),
 }
 
@@ -76,6 +86,10 @@ ALIASES = {
     "nthread": "n_threads",
     "random_state": "seed",
     "loss": "objective",
+    "bagging_fraction": "subsample",
+    "bagging_freq": "subsample_freq",
+    "feature_fraction": "colsample_bytree",
+    "feature_fraction_bynode": "colsample_bynode",
 }
 
 

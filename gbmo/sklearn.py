@@ -33,6 +33,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, check_random_state, column_or_1d
 
+from .booster import Booster
 from .callback import early_stopping
 from .dataset import Dataset
 from .engine import train
@@ -99,11 +100,22 @@ class _GBMOModel(BaseEstimator):
         min_samples_leaf=20,
         min_child_weight=1e-3,
         min_gain=0.0,
+        subsample=1.0,
+        subsample_freq=1,
+        colsample_bytree=1.0,
+        colsample_bynode=1.0,
+        tree_mode="multi_output",
+        split="dense",
+        top_k=None,
+        growth="bestfirst",
+        ensembler=None,
+        ensembler_params=None,
         early_stopping_rounds=None,
         validation_fraction=0.1,
         n_threads=None,
         random_state=None,
         verbosity=0,
+        importance_type="gain",
     ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -114,11 +126,22 @@ class _GBMOModel(BaseEstimator):
         self.min_samples_leaf = min_samples_leaf
         self.min_child_weight = min_child_weight
         self.min_gain = min_gain
+        self.subsample = subsample
+        self.subsample_freq = subsample_freq
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
+        self.tree_mode = tree_mode
+        self.split = split
+        self.top_k = top_k
+        self.growth = growth
+        self.ensembler = ensembler
+        self.ensembler_params = ensembler_params
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
         self.n_threads = n_threads
         self.random_state = random_state
         self.verbosity = verbosity
+        self.importance_type = importance_type
 
     # -- to be provided by the subclasses -----------------------------------
     def _prepare_target(self, y):
@@ -149,6 +172,16 @@ class _GBMOModel(BaseEstimator):
             "min_samples_leaf": self.min_samples_leaf,
             "min_child_weight": self.min_child_weight,
             "min_gain": self.min_gain,
+            "subsample": self.subsample,
+            "subsample_freq": self.subsample_freq,
+            "colsample_bytree": self.colsample_bytree,
+            "colsample_bynode": self.colsample_bynode,
+            "tree_mode": self.tree_mode,
+            "split": self.split,
+            "top_k": self.top_k,
+            "growth": self.growth,
+            "ensembler": self.ensembler,
+            "ensembler_params": self.ensembler_params,
             "n_threads": self.n_threads,
             "seed": seed,
             "verbosity": self.verbosity,
@@ -159,6 +192,9 @@ class _GBMOModel(BaseEstimator):
 
     def _check_own_params(self):
         n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
+        if self.importance_type not in Booster.IMPORTANCE_TYPES:
+            raise ValueError(f"parameter 'importance_type' = {self.importance_type!r} is not "
+                             f"allowed; allowed: {', '.join(Booster.IMPORTANCE_TYPES)}")
         rounds = _check_int_param(
             "early_stopping_rounds", self.early_stopping_rounds, 1, allow_none=True
         )
@@ -236,6 +272,17 @@ class _GBMOModel(BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")
 
+    @property
+    def feature_importances_(self):
+        """Feature importance of `importance_type` ("gain", "split" or
+        "average_gain") over the rounds predict uses, normalised to sum to 1
+        (as scikit-learn's ensembles; all zeros when no split was made)."""
+        check_is_fitted(self)
+        importance = self.booster_.feature_importance(self.importance_type,
+                                                      iteration=self.best_iteration_)
+        total = importance.sum()
+        return importance / total if total > 0 else importance.astype(float)
+
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
@@ -257,11 +304,14 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
 
     Parameters (gbmo names in brackets where they differ): n_estimators
     (num_boost_round), learning_rate, max_leaves, max_depth, max_bins,
-    lambda_l2, min_samples_leaf, min_child_weight, min_gain,
+    lambda_l2, min_samples_leaf, min_child_weight, min_gain, subsample,
+    subsample_freq, colsample_bytree, colsample_bynode, tree_mode, split,
+    top_k, growth, ensembler, ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state
-    (seed), verbosity. Missing values (NaN) in X are supported.
+    (seed), verbosity, importance_type (of feature_importances_). Missing
+    values (NaN) in X are supported.
 
-    Attributes: booster_, n_features_in_, feature_names_in_ (when X had string
+    Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
     column names), n_outputs_, n_iter_, best_iteration_, evals_result_.
     """
 

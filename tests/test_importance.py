@@ -1,0 +1,115 @@
+"""Feature importance: split counts, gains, per-output gains, the estimators'
+feature_importances_, and their place in the model file."""
+import numpy as np
+import pytest
+
+import gbmo
+
+RNG = np.random.default_rng(21)
+X = RNG.normal(size=(1500, 5))
+# feature 0 drives outputs 0 and 1, feature 3 only output 2; 1, 2, 4 are noise
+Y = np.c_[2 * X[:, 0], np.sin(2 * X[:, 0]), X[:, 3] ** 2] + 0.05 * RNG.normal(size=(1500, 3))
+PARAMS = {"verbosity": 0, "min_samples_leaf": 10}
+
+
+def _train(params=None, rounds=20):
+    return gbmo.train({**PARAMS, **(params or {})}, gbmo.Dataset(X, Y), rounds)
+
+
+def _reference(booster, n_trees):
+    splits, gain = np.zeros(X.shape[1]), np.zeros(X.shape[1])
+    for tree in booster.trees[:n_trees]:
+        for node in range(tree.n_nodes):
+            if tree.node_left[node] >= 0:
+                splits[tree.node_feature[node]] += 1
+                gain[tree.node_feature[node]] += tree.node_gain[node]
+    return splits, gain
+
+
+def test_split_and_gain_count_the_trees_splits():
+    booster = _train()
+    for iteration in (None, 5):
+        splits, gain = _reference(booster, 20 if iteration is None else 5)
+        np.testing.assert_array_equal(booster.feature_importance("split", iteration=iteration),
+                                      splits)
+        np.testing.assert_allclose(booster.feature_importance("gain", iteration=iteration), gain)
+        np.testing.assert_allclose(
+            booster.feature_importance("average_gain", iteration=iteration),
+            gain / np.maximum(splits, 1))
+
+
+def test_noise_features_get_near_zero_gain():
+    gain = _train().feature_importance("gain")
+    assert gain[[1, 2, 4]].sum() < 0.01 * gain.sum()
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"split": "sparse", "top_k": 1}, {"split": "sparse_restricted", "top_k": 2},
+    {"tree_mode": "single_output"}, {"growth": "depthwise", "max_depth": 3},
+])
+def test_per_output_gain_sums_to_the_total_and_finds_each_outputs_driver(params):
+    booster = _train(params)
+    per_output = booster.feature_importance("gain", per_output=True)
+    assert per_output.shape == (5, 3)
+    np.testing.assert_allclose(per_output.sum(axis=1), booster.feature_importance("gain"),
+                               rtol=1e-9, atol=1e-6)
+    assert np.argmax(per_output[:, 0]) == 0 and np.argmax(per_output[:, 1]) == 0
+    assert np.argmax(per_output[:, 2]) == 3
+    # feature 3 only drives output 2: the others take almost none of its gain
+    assert per_output[3, :2].sum() < 0.02 * per_output[3, 2]
+
+
+def test_per_output_split_counts():
+    dense = _train()
+    counts = dense.feature_importance("split", per_output=True)
+    splits = dense.feature_importance("split")
+    np.testing.assert_array_equal(counts, np.repeat(splits[:, None], 3, axis=1))
+    single = _train({"tree_mode": "single_output"})
+    counts = single.feature_importance("split", per_output=True)
+    np.testing.assert_array_equal(counts.sum(axis=1), single.feature_importance("split"))
+    sparse = _train({"split": "sparse", "top_k": 1})
+    counts = sparse.feature_importance("split", per_output=True)
+    assert np.all(counts <= sparse.feature_importance("split")[:, None])
+    assert np.any(counts < sparse.feature_importance("split")[:, None])
+
+
+def test_per_output_importance_round_trips_and_its_limits(tmp_path):
+    booster = _train()
+    path = tmp_path / "model.json"
+    booster.save_model(path)
+    loaded = gbmo.Booster(model_file=path)
+    for kind in ("split", "gain", "average_gain"):
+        np.testing.assert_array_equal(loaded.feature_importance(kind, per_output=True),
+                                      booster.feature_importance(kind, per_output=True))
+    with pytest.raises(ValueError, match="iteration must be None"):
+        booster.feature_importance("gain", per_output=True, iteration=3)
+    with pytest.raises(ValueError, match="importance_type 'weight' is not one of split, gain"):
+        booster.feature_importance("weight")
+    sketched = _train({"ensembler": "sketch_topk", "ensembler_params": {"k": 1}})
+    assert sketched.feature_importance("gain").sum() > 0
+    with pytest.raises(ValueError, match="trained with an ensembler"):
+        sketched.feature_importance("gain", per_output=True)
+
+
+def test_model_file_with_a_bad_importance_field_is_refused():
+    data = _train(rounds=2).dump_model()
+    data["output_importance"]["features"] = [99]
+    import json
+
+    with pytest.raises(gbmo.ModelFormatError, match="output_importance.features"):
+        gbmo.Booster(model_str=json.dumps(data))
+
+
+def test_estimator_feature_importances():
+    from gbmo.sklearn import GBMORegressor
+
+    model = GBMORegressor(n_estimators=10, min_samples_leaf=10).fit(X, Y)
+    importances = model.feature_importances_
+    assert importances.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(importances, model.booster_.feature_importance("gain")
+                               / model.booster_.feature_importance("gain").sum())
+    split_model = GBMORegressor(n_estimators=10, importance_type="split").fit(X, Y)
+    splits = split_model.booster_.feature_importance("split")
+    np.testing.assert_allclose(split_model.feature_importances_, splits / splits.sum())
+    with pytest.raises(ValueError, match="'importance_type' = 'cover' is not allowed"):
+        GBMORegressor(importance_type="cover").fit(X, Y)
