@@ -138,6 +138,140 @@ def _metric_names(params, loss):
     return metrics if isinstance(metrics, list) else [metrics]
 
 
+class _Trainer:
+    """One training run, a round at a time: train() steps one, cv() steps one
+    per fold in lockstep so callbacks see the folds' mean every round."""
+
+    def __init__(self, params, train_set, valid_sets, valid_names):
+        self.params = params
+        self.loss = loss = make_loss(params["objective"], params["num_class"],
+                                     params["n_threads"], params["objective_params"])
+        self.ensembler, self.ensembler_name = _make_ensembler(params)
+        self.metric_names = _metric_names(params, loss)
+        self.train_set = train_set
+        self.y = y = loss.prepare_target(train_set.Y)
+        n_outputs = loss.n_outputs(y)
+        train_set.construct(params)
+        self.bin_mapper = train_set.bin_mapper
+        init_score = loss.init_score(y, train_set.weight)
+        self.raw = raw = np.tile(init_score, (train_set.n_rows, 1))
+
+        self.training_set = _EvalSet("training", train_set, y, raw)
+        self.eval_sets = []
+        for name, valid in zip(valid_names, valid_sets):
+            if valid is train_set:
+                self.eval_sets.append(_EvalSet(name, valid, y, raw))
+            else:
+                valid.construct(params)
+                self.eval_sets.append(_EvalSet(name, valid, loss.prepare_target(valid.Y),
+                                               np.tile(init_score, (valid.n_rows, 1))))
+
+        self.single_output = params["tree_mode"] == "single_output"
+        self.booster = booster = Booster()
+        booster._start(params, loss, train_set.n_features, n_outputs, init_score,
+                       train_set.feature_names, n_outputs if self.single_output else 1)
+        booster.evals_result = {s.name: {} for s in self.eval_sets}
+        self.features = _active_features(self.bin_mapper)
+        self.workspace = GrowerWorkspace(train_set.n_rows)
+        self.rng = np.random.default_rng(params["seed"])
+        # Per-output gains exist when the split columns are the outputs (no ensembler).
+        self.importance = OutputImportance(train_set.n_features, n_outputs)
+        booster.output_importance = self.importance
+        self.bagging = params["subsample"] < 1.0
+        self.row_sample = None
+
+    def step(self, iteration):
+        """Grows the round's trees, updates every raw score and returns the
+        evaluation results [(data name, metric, value, higher is better)]."""
+        params, rng, raw = self.params, self.rng, self.raw
+        n_rows, n_threads = self.train_set.n_rows, params["n_threads"]
+        if self.bagging and iteration % params["subsample_freq"] == 0:
+            self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
+        weight = self.train_set.weight
+        context = EnsemblerContext(iteration, rng, self.y, raw, weight)
+        grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
+                                              self.y, raw, weight, context)
+        if update is not None and (self.single_output or params["split"] != "dense"):
+            raise ValueError("split and update gradients need split='dense' and "
+                             "tree_mode='multi_output'")
+        new_trees = [self._grow(output, tree_grad, tree_hess, update) for output, (
+            tree_grad, tree_hess) in enumerate(_per_tree_gradients(grad, hess,
+                                                                   self.single_output))]
+        missing_bin = self.bin_mapper.missing_bin
+        for tree, leaf_start, leaf_stop, rows in new_trees:
+            if self.bagging:  # rows out of the bag are in no leaf range: traverse them all
+                self.training_set.add_tree(tree, missing_bin, n_threads)
+            else:
+                add_leaf_values(rows, leaf_start, leaf_stop,
+                                *tree.leaf_arrays().kernel_arguments(), raw,
+                                threads_for(n_threads, raw.size))
+            self.booster._add_tree(tree)
+        return self._evaluate([tree for tree, _, _, _ in new_trees])
+
+    def _grow(self, output, grad, hess, update):
+        """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf)."""
+        params, workspace = self.params, self.workspace
+        hess, hess_constant = _split_hessian(hess)
+        grower = TreeGrower(self.train_set.X_binned, self.bin_mapper,
+                            _draw_features(self.rng, self.features, params["colsample_bytree"]),
+                            grad, hess, hess_constant, params, workspace, self.row_sample,
+                            self.rng)
+        tree = grower.grow()
+        leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
+        if update is not None:
+            tree.leaf_values = _leaf_values(update, workspace.rows, leaf_start, leaf_stop,
+                                            params["lambda_l2"], params["n_threads"])
+            self.booster.output_importance = None
+        else:
+            covered = slice(output, output + 1) if self.single_output else slice(None)
+            for feature, gains, involved in grower.split_output_gains:
+                self.importance.add(feature, gains, involved, covered)
+        tree.leaf_values *= params["learning_rate"]
+        if self.single_output:
+            tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
+        # Raw scores change only after the round: every tree of a round sees
+        # the same gradients, so each keeps its own copy of the partition.
+        return (tree, leaf_start, leaf_stop,
+                workspace.rows.copy() if self.single_output else workspace.rows)
+
+    def _evaluate(self, new_trees):
+        results = []
+        for eval_set in self.eval_sets:
+            if eval_set.raw is not self.raw:
+                for tree in new_trees:
+                    eval_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"])
+            prediction = self.loss.transform(eval_set.raw)
+            history = self.booster.evals_result[eval_set.name]
+            for metric in self.metric_names:
+                value, per_output = evaluate(metric, eval_set.y, prediction,
+                                             eval_set.dataset.weight)
+                history.setdefault(metric, []).append(value)
+                if per_output is not None:
+                    history.setdefault(f"{metric}_per_output", []).append(per_output.tolist())
+                results.append((eval_set.name, metric, value, higher_is_better(metric)))
+        return results
+
+
+def _prepare_callbacks(callbacks, params):
+    """Sorted by their `order`; with verbosity > 0 and no log_evaluation among
+    them, every round is logged."""
+    callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
+    if params["verbosity"] > 0 and not any(
+            getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
+        callbacks.insert(0, log_evaluation(1))
+    return callbacks
+
+
+def run_callbacks(callbacks, env):
+    """Calls every callback; the EarlyStopException one raises, or None."""
+    try:
+        for callback in callbacks:
+            callback(env)
+    except EarlyStopException as stop:
+        return stop
+    return None
+
+
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None,
           callbacks=None):
     """Trains a Booster on train_set (a Dataset) for num_boost_round rounds.
@@ -153,108 +287,14 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     _check_arguments(train_set, num_boost_round, valid_sets, valid_names)
     valid_names = list(valid_names or [
         "training" if valid is train_set else f"valid_{i}" for i, valid in enumerate(valid_sets)])
-    callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
-    if params["verbosity"] > 0 and not any(
-            getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
-        callbacks.insert(0, log_evaluation(1))
-
-    loss = make_loss(params["objective"], params["num_class"], params["n_threads"],
-                     params["objective_params"])
-    ensembler, ensembler_name = _make_ensembler(params)
-    metric_names = _metric_names(params, loss)
-    y = loss.prepare_target(train_set.Y)
-    n_outputs = loss.n_outputs(y)
-    weight = train_set.weight
-    train_set.construct(params)
-    bin_mapper = train_set.bin_mapper
-    init_score = loss.init_score(y, weight)
-    raw = np.tile(init_score, (train_set.n_rows, 1))
-
-    training_set = _EvalSet("training", train_set, y, raw)
-    eval_sets = []
-    for name, valid in zip(valid_names, valid_sets):
-        if valid is train_set:
-            eval_sets.append(_EvalSet(name, valid, y, raw))
-        else:
-            valid.construct(params)
-            eval_sets.append(_EvalSet(name, valid, loss.prepare_target(valid.Y),
-                                      np.tile(init_score, (valid.n_rows, 1))))
-
-    single_output = params["tree_mode"] == "single_output"
-    booster = Booster()
-    booster._start(params, loss, train_set.n_features, n_outputs, init_score,
-                   train_set.feature_names, n_outputs if single_output else 1)
-    booster.evals_result = {s.name: {} for s in eval_sets}
-    features = _active_features(bin_mapper)
-    workspace = GrowerWorkspace(train_set.n_rows)
-    n_threads = params["n_threads"]
-    rng = np.random.default_rng(params["seed"])
-    # Per-output gains exist when the split columns are the outputs (no ensembler).
-    importance = OutputImportance(train_set.n_features, n_outputs)
-    booster.output_importance = importance
-    bagging = params["subsample"] < 1.0
-    row_sample = None
+    callbacks = _prepare_callbacks(callbacks, params)
+    trainer = _Trainer(params, train_set, valid_sets, valid_names)
+    booster = trainer.booster
     for iteration in range(num_boost_round):
-        if bagging and iteration % params["subsample_freq"] == 0:
-            row_sample = _draw_rows(rng, train_set.n_rows, params["subsample"])
-        context = EnsemblerContext(iteration, rng, y, raw, weight)
-        grad, hess, update = _round_gradients(loss, ensembler, ensembler_name, y, raw, weight,
-                                              context)
-        if update is not None and (single_output or params["split"] != "dense"):
-            raise ValueError("split and update gradients need split='dense' and "
-                             "tree_mode='multi_output'")
-        new_trees = []
-        for output, (tree_grad, tree_hess) in enumerate(
-                _per_tree_gradients(grad, hess, single_output)):
-            tree_hess, hess_constant = _split_hessian(tree_hess)
-            grower = TreeGrower(train_set.X_binned, bin_mapper,
-                                _draw_features(rng, features, params["colsample_bytree"]),
-                                tree_grad, tree_hess, hess_constant, params, workspace,
-                                row_sample, rng)
-            tree = grower.grow()
-            leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
-            if update is not None:
-                tree.leaf_values = _leaf_values(update, workspace.rows, leaf_start, leaf_stop,
-                                                params["lambda_l2"], n_threads)
-                booster.output_importance = None
-            else:
-                covered = slice(output, output + 1) if single_output else slice(None)
-                for feature, gains, involved in grower.split_output_gains:
-                    importance.add(feature, gains, involved, covered)
-            tree.leaf_values *= params["learning_rate"]
-            if single_output:
-                tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
-            # Raw scores change only after the round: every tree of a round
-            # sees the same gradients.
-            new_trees.append((tree, leaf_start, leaf_stop, workspace.rows.copy()
-                              if single_output else workspace.rows))
-        for tree, leaf_start, leaf_stop, rows in new_trees:
-            if bagging:  # rows out of the bag are in no leaf range: traverse them all
-                training_set.add_tree(tree, bin_mapper.missing_bin, n_threads)
-            else:
-                add_leaf_values(rows, leaf_start, leaf_stop,
-                                *tree.leaf_arrays().kernel_arguments(), raw,
-                                threads_for(n_threads, raw.size))
-            booster._add_tree(tree)
-
-        results = []
-        for eval_set in eval_sets:
-            if eval_set.raw is not raw:
-                for tree, _, _, _ in new_trees:
-                    eval_set.add_tree(tree, bin_mapper.missing_bin, n_threads)
-            prediction = loss.transform(eval_set.raw)
-            history = booster.evals_result[eval_set.name]
-            for metric in metric_names:
-                value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight)
-                history.setdefault(metric, []).append(value)
-                if per_output is not None:
-                    history.setdefault(f"{metric}_per_output", []).append(per_output.tolist())
-                results.append((eval_set.name, metric, value, higher_is_better(metric)))
-        env = CallbackEnv(booster, params, iteration, 0, num_boost_round, results)
-        try:
-            for callback in callbacks:
-                callback(env)
-        except EarlyStopException as stop:
+        results = trainer.step(iteration)
+        stop = run_callbacks(callbacks, CallbackEnv(booster, params, iteration, 0,
+                                                    num_boost_round, results))
+        if stop is not None:
             booster.best_iteration = stop.best_iteration
             booster.best_score = stop.best_score
             break
