@@ -1,0 +1,124 @@
+"""cv(): k-fold cross-validation with the folds trained in lockstep, so early
+stopping and other callbacks see the metric averaged over folds every round
+(as LightGBM's cv does)."""
+import numbers
+
+import numpy as np
+
+from .callback import CallbackEnv
+from .dataset import Dataset
+from .engine import _prepare_callbacks, _Trainer, run_callbacks
+from .params import resolve_params
+
+_CLASS_OBJECTIVES = ("softmax", "sigmoid")
+
+
+def _fold_indices(y, nfold, stratified, shuffle, seed):
+    """[(train rows, validation rows)] for nfold folds; stratified deals each
+    class's rows round robin over the folds so every fold keeps the class mix."""
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    order = rng.permutation(n) if shuffle else np.arange(n)
+    fold_of = np.empty(n, dtype=np.int64)
+    if stratified:
+        _, labels = np.unique(y[order], return_inverse=True)
+        # stable sort by class keeps the shuffled order within each class
+        by_class = order[np.argsort(labels, kind="stable")]
+        fold_of[by_class] = np.arange(n) % nfold
+    else:
+        fold_of[order] = np.arange(n) * nfold // n
+    return [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(nfold)]
+
+
+def _check_folds(folds, n_rows):
+    pairs = []
+    for i, pair in enumerate(folds):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"folds[{i}] must be a (train rows, validation rows) pair")
+        train_rows, valid_rows = (np.asarray(rows) for rows in pair)
+        for name, rows in (("train", train_rows), ("validation", valid_rows)):
+            if rows.ndim != 1 or not rows.size or rows.dtype.kind not in "iu" \
+                    or rows.min() < 0 or rows.max() >= n_rows:
+                raise ValueError(f"folds[{i}] {name} rows must be a non-empty 1-D array of row "
+                                 f"indices in [0, {n_rows})")
+        pairs.append((train_rows, valid_rows))
+    if not pairs:
+        raise ValueError("folds is empty")
+    return pairs
+
+
+def _rows(array, rows):
+    return None if array is None else array[rows]
+
+
+def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
+       folds=None, callbacks=None, seed=0, return_boosters=False):
+    """Cross-validates params on train_set (a Dataset).
+
+    Each fold bins its own training rows (no information from its validation
+    rows) and is evaluated on its validation rows every round. nfold folds are
+    drawn with `seed` (shuffled unless shuffle=False), stratified by class by
+    default for softmax and for sigmoid with 1-D labels; `folds` may give the
+    (train rows, validation rows) pairs instead, or an object with a
+    scikit-learn style split(X, y) method.
+
+    Returns {"valid <metric>-mean": [...], "valid <metric>-stdv": [...]} with
+    one value per round (metrics averaged over outputs, then over folds), cut
+    at the best round when early stopping ended the run; with
+    return_boosters=True also "boosters", one per fold. Callbacks receive the
+    fold means as ("valid", metric, mean, higher is better) results and the
+    list of fold boosters as env.model.
+    """
+    params = resolve_params(params)
+    if not isinstance(train_set, Dataset):
+        raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
+    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, numbers.Integral) \
+            or num_boost_round < 1:
+        raise ValueError(f"num_boost_round must be an integer >= 1, got {num_boost_round!r}")
+    n_rows = train_set.n_rows
+    y = np.asarray(train_set.Y)
+    if folds is None:
+        if isinstance(nfold, bool) or not isinstance(nfold, numbers.Integral) \
+                or not 2 <= nfold <= n_rows:
+            raise ValueError(f"nfold must be an integer in [2, {n_rows}] (the number of rows), "
+                             f"got {nfold!r}")
+        if stratified is None:
+            stratified = params["objective"] in _CLASS_OBJECTIVES and y.ndim == 1
+        if stratified and y.ndim != 1:
+            raise ValueError("stratified folds need 1-D class labels; pass stratified=False")
+        pairs = _fold_indices(y, int(nfold), stratified, shuffle, seed)
+    else:
+        if hasattr(folds, "split"):
+            folds = list(folds.split(train_set.X, y))
+        pairs = _check_folds(folds, n_rows)
+
+    trainers = []
+    for train_rows, valid_rows in pairs:
+        fold_train = Dataset(train_set.X[train_rows], train_set.Y[train_rows],
+                             _rows(train_set.weight, train_rows),
+                             feature_names=train_set.feature_names)
+        fold_valid = fold_train.create_valid(train_set.X[valid_rows], train_set.Y[valid_rows],
+                                             _rows(train_set.weight, valid_rows))
+        trainers.append(_Trainer(params, fold_train, [fold_valid], ["valid"]))
+    boosters = [trainer.booster for trainer in trainers]
+    callbacks = _prepare_callbacks(callbacks, params)
+
+    history = {}
+    for iteration in range(num_boost_round):
+        per_fold = [trainer.step(iteration) for trainer in trainers]
+        results = []
+        for position, (_, metric, _, higher_is_better) in enumerate(per_fold[0]):
+            values = np.array([fold[position][2] for fold in per_fold])
+            history.setdefault(f"valid {metric}-mean", []).append(float(values.mean()))
+            history.setdefault(f"valid {metric}-stdv", []).append(float(values.std()))
+            results.append(("valid", metric, float(values.mean()), higher_is_better))
+        stop = run_callbacks(callbacks, CallbackEnv(boosters, params, iteration, 0,
+                                                    num_boost_round, results))
+        if stop is not None:
+            history = {key: values[:stop.best_iteration] for key, values in history.items()}
+            for booster in boosters:
+                booster.best_iteration = stop.best_iteration
+            break
+    if return_boosters:
+        history["boosters"] = boosters
+    return history

@@ -1,0 +1,101 @@
+"""cv(): folds, per-round mean and standard deviation, stratification, early
+stopping on the fold mean."""
+import numpy as np
+import pytest
+
+import gbmo
+from gbmo.cv import _fold_indices
+
+RNG = np.random.default_rng(41)
+X = RNG.normal(size=(600, 5))
+Y = np.c_[X[:, 0] + X[:, 1], X[:, 2]] + 0.3 * RNG.normal(size=(600, 2))
+LABELS = (X[:, 0] + 0.5 * RNG.normal(size=600) > 0.8).astype(int) + (X[:, 1] > 1).astype(int)
+PARAMS = {"verbosity": 0, "min_samples_leaf": 5, "max_leaves": 8}
+
+
+def test_folds_partition_the_rows():
+    for stratified in (False, True):
+        pairs = _fold_indices(LABELS, 4, stratified, True, 0)
+        valid = np.concatenate([v for _, v in pairs])
+        assert np.array_equal(np.sort(valid), np.arange(600))
+        for train_rows, valid_rows in pairs:
+            assert len(np.intersect1d(train_rows, valid_rows)) == 0
+            assert len(train_rows) + len(valid_rows) == 600
+
+
+def test_stratified_folds_keep_the_class_mix():
+    counts = np.bincount(LABELS)
+    for _, valid_rows in _fold_indices(LABELS, 5, True, True, 3):
+        fold_counts = np.bincount(LABELS[valid_rows], minlength=len(counts))
+        assert np.all(np.abs(fold_counts - counts / 5) <= 1)
+
+
+def test_mean_and_stdv_equal_training_each_fold_alone():
+    folds = _fold_indices(Y[:, 0], 3, False, True, 7)
+    result = gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 12, folds=folds)
+    assert set(result) == {"valid rmse-mean", "valid rmse-stdv"}
+    curves = []
+    for train_rows, valid_rows in folds:
+        train = gbmo.Dataset(X[train_rows], Y[train_rows])
+        valid = train.create_valid(X[valid_rows], Y[valid_rows])
+        booster = gbmo.train(PARAMS, train, 12, valid_sets=[valid])
+        curves.append(booster.evals_result["valid_0"]["rmse"])
+    curves = np.array(curves)
+    np.testing.assert_allclose(result["valid rmse-mean"], curves.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(result["valid rmse-stdv"], curves.std(axis=0), rtol=1e-9)
+
+
+def test_seeded_nfold_is_reproducible_and_takes_scikit_learn_splitters():
+    from sklearn.model_selection import KFold
+
+    a = gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 5, nfold=3, seed=1)
+    b = gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 5, nfold=3, seed=1)
+    assert a == b
+    c = gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 5, nfold=3, seed=2)
+    assert a != c
+    splitter = KFold(3, shuffle=True, random_state=0)
+    by_splitter = gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 5, folds=splitter)
+    by_pairs = gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 5, folds=list(splitter.split(X)))
+    assert by_splitter == by_pairs
+
+
+def test_early_stopping_on_the_fold_mean():
+    params = {**PARAMS, "learning_rate": 0.5, "max_leaves": 31, "min_samples_leaf": 2}
+    full = gbmo.cv(params, gbmo.Dataset(X, Y), 80, nfold=3, seed=0)
+    mean = np.array(full["valid rmse-mean"])
+    stopped = gbmo.cv(params, gbmo.Dataset(X, Y), 80, nfold=3, seed=0,
+                      callbacks=[gbmo.early_stopping(5, verbose=False)], return_boosters=True)
+    best = len(stopped["valid rmse-mean"])
+    assert best < 80
+    # the best round is the minimum of the mean curve up to where the run stopped
+    assert mean[best - 1] == pytest.approx(mean[:best + 5].min())
+    np.testing.assert_allclose(stopped["valid rmse-mean"], mean[:best])
+    assert all(booster.best_iteration == best for booster in stopped["boosters"])
+    assert all(booster.current_iteration() == best + 5 for booster in stopped["boosters"])
+
+
+def test_classification_is_stratified_by_default():
+    result = gbmo.cv({**PARAMS, "objective": "softmax", "metric": ["logloss", "accuracy"]},
+                     gbmo.Dataset(X, LABELS), 5, nfold=4, return_boosters=True)
+    assert result["valid accuracy-mean"][-1] > 0.6
+    assert len(result["boosters"]) == 4
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"nfold": 1}, ValueError, r"nfold must be an integer in \[2, 600\]"),
+    ({"nfold": 3, "stratified": True}, ValueError, "stratified folds need 1-D class labels"),
+    ({"folds": [(np.arange(10), np.arange(700, 710))]}, ValueError,
+     r"folds\[0\] validation rows must be .* in \[0, 600\)"),
+    ({"folds": [np.arange(10)]}, ValueError, r"folds\[0\] must be a \(train rows"),
+    ({"folds": []}, ValueError, "folds is empty"),
+    ({"num_boost_round": 0}, ValueError, "num_boost_round must be an integer >= 1"),
+])
+def test_argument_errors(kwargs, error, message):
+    kwargs = {"num_boost_round": 3, **kwargs}
+    with pytest.raises(error, match=message):
+        gbmo.cv(PARAMS, gbmo.Dataset(X, Y), **kwargs)
+
+
+def test_train_set_must_be_a_dataset():
+    with pytest.raises(TypeError, match="train_set must be a gbmo.Dataset"):
+        gbmo.cv(PARAMS, X, 3)
