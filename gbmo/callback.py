@@ -1,6 +1,9 @@
 """Training callbacks, as in LightGBM: plain callables that receive a
-CallbackEnv after every round; raising EarlyStopException ends training."""
+CallbackEnv after every round; raising EarlyStopException ends training. A
+callback with a `close()` method has it called once training ends (however
+it ends), e.g. to finish a progress bar."""
 import numbers
+import sys
 from dataclasses import dataclass
 
 
@@ -85,4 +88,59 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
             raise EarlyStopException(iteration + 1, value)
 
     _callback.order = 30
+    return _callback
+
+
+class _PlainProgress:
+    """A one-line progress display for when tqdm is not installed."""
+
+    def __init__(self, total, stream):
+        self.total, self.stream, self.count = total, stream, 0
+        self.postfix = ""
+
+    def update(self, count):
+        self.count += count
+        self.stream.write(f"\r[{self.count}/{self.total}] {self.postfix}")
+        self.stream.flush()
+
+    def set_postfix_str(self, text, refresh=True):
+        self.postfix = text
+
+    def close(self):
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def progress_bar(show_metrics=True, stream=None, use_tqdm=True):
+    """Shows training progress: a tqdm bar when tqdm is installed (and use_tqdm),
+    else a plain line rewritten in place; with show_metrics, the latest
+    evaluation results beside it. Writes to stream (default sys.stderr)."""
+
+    state = {}
+
+    def _callback(env):
+        if "bar" not in state:
+            total = env.end_iteration - env.begin_iteration
+            out = stream or sys.stderr
+            try:
+                if not use_tqdm:
+                    raise ImportError
+                from tqdm.auto import tqdm
+
+                state["bar"] = tqdm(total=total, file=out, unit="round")
+            except ImportError:
+                state["bar"] = _PlainProgress(total, out)
+        bar = state["bar"]
+        if show_metrics and env.evaluation_result_list:
+            bar.set_postfix_str(", ".join(f"{data} {metric} {value:.4g}" for data, metric, value, _
+                                          in env.evaluation_result_list), refresh=False)
+        bar.update(1)
+
+    def close():
+        bar = state.pop("bar", None)
+        if bar is not None:
+            bar.close()
+
+    _callback.close = close
+    _callback.order = 5
     return _callback

@@ -7,7 +7,7 @@ import numpy as np
 
 from .callback import CallbackEnv
 from .dataset import Dataset
-from .engine import _prepare_callbacks, _Trainer, run_callbacks
+from .engine import _prepare_callbacks, _Trainer, close_callbacks, run_callbacks
 from .params import resolve_params
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid")
@@ -103,6 +103,16 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     boosters = [trainer.booster for trainer in trainers]
     callbacks = _prepare_callbacks(callbacks, params)
 
+    try:
+        history = _run_folds(trainers, boosters, params, num_boost_round, callbacks)
+    finally:
+        close_callbacks(callbacks)
+    if return_boosters:
+        history["boosters"] = boosters
+    return history
+
+
+def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
     history = {}
     for iteration in range(num_boost_round):
         per_fold = [trainer.step(iteration) for trainer in trainers]
@@ -119,6 +129,4 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             for booster in boosters:
                 booster.best_iteration = stop.best_iteration
             break
-    if return_boosters:
-        history["boosters"] = boosters
     return history

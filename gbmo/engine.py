@@ -262,6 +262,13 @@ def _prepare_callbacks(callbacks, params):
     return callbacks
 
 
+def close_callbacks(callbacks):
+    for callback in callbacks:
+        close = getattr(callback, "close", None)
+        if callable(close):
+            close()
+
+
 def run_callbacks(callbacks, env):
     """Calls every callback; the EarlyStopException one raises, or None."""
     try:
@@ -290,12 +297,15 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     callbacks = _prepare_callbacks(callbacks, params)
     trainer = _Trainer(params, train_set, valid_sets, valid_names)
     booster = trainer.booster
-    for iteration in range(num_boost_round):
-        results = trainer.step(iteration)
-        stop = run_callbacks(callbacks, CallbackEnv(booster, params, iteration, 0,
-                                                    num_boost_round, results))
-        if stop is not None:
-            booster.best_iteration = stop.best_iteration
-            booster.best_score = stop.best_score
-            break
+    try:
+        for iteration in range(num_boost_round):
+            results = trainer.step(iteration)
+            stop = run_callbacks(callbacks, CallbackEnv(booster, params, iteration, 0,
+                                                        num_boost_round, results))
+            if stop is not None:
+                booster.best_iteration = stop.best_iteration
+                booster.best_score = stop.best_score
+                break
+    finally:
+        close_callbacks(callbacks)
     return booster

@@ -119,3 +119,62 @@ def test_early_stopping_accepts_numpy_integers():
     booster = gbmo.train(PARAMS, train, 300, valid_sets=[valid],
                          callbacks=[gbmo.early_stopping(np.int64(5), verbose=False)])
     assert booster.num_trees < 300
+
+
+def _progress_data():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    data = gbmo.Dataset(X, X[:, 0])
+    return data
+
+
+def test_plain_progress_line_counts_rounds_and_shows_metrics():
+    import io
+
+    stream = io.StringIO()
+    data = _progress_data()
+    gbmo.train({"verbosity": 0}, data, 3, valid_sets=[data],
+               callbacks=[gbmo.progress_bar(stream=stream, use_tqdm=False)])
+    lines = stream.getvalue().split("\r")[1:]
+    assert [line.split("]")[0] for line in lines] == ["[1/3", "[2/3", "[3/3"]
+    assert "training rmse" in lines[-1] and stream.getvalue().endswith("\n")
+
+
+def test_tqdm_progress_bar_is_closed_when_early_stopping_ends_training():
+    import io
+
+    stream = io.StringIO()
+    data = _progress_data()
+    booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "min_samples_leaf": 1}, data,
+                         200, valid_sets=[data],
+                         callbacks=[gbmo.progress_bar(stream=stream),
+                                    gbmo.early_stopping(1, verbose=False)])
+    rounds = booster.current_iteration()
+    assert rounds < 200
+    assert f"{rounds}/200" in stream.getvalue()
+    assert stream.getvalue().endswith("\n")  # tqdm.close() ends the line
+
+
+def test_progress_bar_is_closed_when_a_callback_interrupts_training():
+    import io
+
+    stream = io.StringIO()
+
+    def interrupt(env):
+        if env.iteration == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        gbmo.train({"verbosity": 0}, _progress_data(), 10,
+                   callbacks=[gbmo.progress_bar(stream=stream, use_tqdm=False), interrupt])
+    # a plain callback (order 0) runs before the bar's update of the same round
+    assert stream.getvalue().endswith("[1/10] \n")
+
+
+def test_cv_closes_the_progress_bar():
+    import io
+
+    stream = io.StringIO()
+    gbmo.cv({"verbosity": 0}, _progress_data(), 4, nfold=2,
+            callbacks=[gbmo.progress_bar(stream=stream, use_tqdm=False)])
+    assert "[4/4] valid rmse" in stream.getvalue() and stream.getvalue().endswith("\n")
