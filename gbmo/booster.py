@@ -220,6 +220,13 @@ class Booster:
             return splits.copy()
         return gain.copy() if importance_type == "gain" else gain / np.maximum(splits, 1)
 
+    def trees_to_dataframe(self):
+        """Every node of every tree as a row of a pandas DataFrame (see
+        gbmo.introspection.trees_to_dataframe for the columns)."""
+        from .introspection import trees_to_dataframe
+
+        return trees_to_dataframe(self)
+
     # -- persistence --------------------------------------------------------
     def dump_model(self):
         return {

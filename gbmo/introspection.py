@@ -1,0 +1,56 @@
+"""Booster.trees_to_dataframe(): every node of every tree as a row of a pandas
+DataFrame (pandas is optional), as LightGBM's method of the same name, with
+the leaf vectors."""
+import numpy as np
+
+COLUMNS = ["tree_index", "node_index", "node_depth", "parent_index", "is_leaf", "left_child",
+           "right_child", "split_feature", "split_index", "threshold", "missing_direction",
+           "split_gain", "count", "leaf_index", "value"]
+
+_NULLABLE_INTEGERS = ("left_child", "right_child", "split_index", "leaf_index")
+
+
+def _depths_and_parents(tree):
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    parent = np.full(tree.n_nodes, -1, dtype=np.int64)
+    # Children are numbered after their parents, so one forward pass suffices.
+    for node in range(tree.n_nodes):
+        for child in (tree.node_left[node], tree.node_right[node]):
+            if child >= 0:
+                depth[child], parent[child] = depth[node] + 1, node
+    return depth, parent
+
+
+def _tree_rows(tree_index, tree, feature_names, n_outputs):
+    depth, parent = _depths_and_parents(tree)
+    leaf_values = tree.dense_leaf_values(n_outputs)
+    for node in range(tree.n_nodes):
+        leaf = tree.node_left[node] < 0
+        feature = int(tree.node_feature[node])
+        yield (tree_index, node, int(depth[node]), int(parent[node]), bool(leaf),
+               None if leaf else int(tree.node_left[node]),
+               None if leaf else int(tree.node_right[node]),
+               None if leaf else feature_names[feature], None if leaf else feature,
+               None if leaf else float(tree.node_threshold[node]),
+               None if leaf else ("left" if tree.node_missing_left[node] else "right"),
+               None if leaf else float(tree.node_gain[node]), int(tree.node_count[node]),
+               int(tree.node_value[node]) if leaf else None,
+               leaf_values[tree.node_value[node]].copy() if leaf else None)
+
+
+def trees_to_dataframe(booster):
+    """One row per node: its tree, index, depth and parent; for splits the
+    feature (name and index), threshold (x <= threshold goes left), where
+    missing values go and the gain; for leaves the leaf index and the leaf's
+    value vector (a numpy array of n_outputs, zeros where a sparse leaf
+    stores nothing); the training rows that reached it in `count`."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("trees_to_dataframe needs pandas: pip install pandas") from None
+    names = booster.feature_names or [f"f{i}" for i in range(booster.n_features)]
+    rows = [row for index, tree in enumerate(booster.trees)
+            for row in _tree_rows(index, tree, names, booster.n_outputs)]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    # Integer columns with gaps (leaves have no children) stay integers.
+    return frame.astype({name: "Int64" for name in _NULLABLE_INTEGERS})
