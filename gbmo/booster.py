@@ -215,10 +215,10 @@ class Booster:
                              "or saved by a gbmo that did not record it")
         if iteration is not None and iteration < self.current_iteration():
             raise ValueError("per-output importance covers every tree; iteration must be None")
-        splits, gain = self.output_importance.splits, self.output_importance.gain
+        gain, splits = self.output_importance.dense()
         if importance_type == "split":
-            return splits.copy()
-        return gain.copy() if importance_type == "gain" else gain / np.maximum(splits, 1)
+            return splits
+        return gain if importance_type == "gain" else gain / np.maximum(splits, 1)
 
     def trees_to_dataframe(self):
         """Every node of every tree as a row of a pandas DataFrame (see

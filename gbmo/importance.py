@@ -3,38 +3,73 @@
 A multi-output split's gain is a sum over outputs (dense: 0.5 (G_Lj^2/(H_Lj+l)
 + G_Rj^2/(H_Rj+l) - G_j^2/(H_j+l)) for each j; sparse: over the outputs each
 side keeps), so each output's share is known at every split. Trees keep only
-their total gain per node; the (features x outputs) sums live here, once per
-model, instead of a d-vector per node in every tree.
+their total gain per node; the per-output sums live here, once per model,
+instead of a d-vector per node in every tree.
+
+Only features that were split on get a row: at large p most never are, and a
+model file's n_features is not trusted to size an allocation at load.
 """
 import numpy as np
 
 
 class OutputImportance:
-    """gain[f, j]: the gain output j took from splits on feature f; splits[f, j]:
-    how many splits on f involved output j."""
+    """For each feature split on: the gain each output took from its splits and
+    how many of its splits involved each output."""
 
     def __init__(self, n_features, n_outputs):
-        self.gain = np.zeros((n_features, n_outputs))
-        self.splits = np.zeros((n_features, n_outputs), dtype=np.int64)
+        self.n_features = n_features
+        self.n_outputs = n_outputs
+        self._row_of_feature = {}
+        self._gain = np.zeros((0, n_outputs))
+        self._splits = np.zeros((0, n_outputs), dtype=np.int64)
 
     def add(self, feature, output_gain, involved, outputs=slice(None)):
         """One split: its per-output gains and involvement for the outputs it
         covers (all of them, or the one output of a single-output tree)."""
-        self.gain[feature, outputs] += output_gain
-        self.splits[feature, outputs] += involved
+        row = self._row(int(feature))
+        self._gain[row, outputs] += output_gain
+        self._splits[row, outputs] += involved
+
+    def _row(self, feature):
+        row = self._row_of_feature.get(feature)
+        if row is None:
+            row = len(self._row_of_feature)
+            if row == len(self._gain):
+                # Doubling keeps the appends of a whole training run linear.
+                extra = max(8, row)
+                self._gain = np.vstack([self._gain, np.zeros((extra, self.n_outputs))])
+                self._splits = np.vstack(
+                    [self._splits, np.zeros((extra, self.n_outputs), dtype=np.int64)])
+            self._row_of_feature[feature] = row
+        return row
+
+    def _used(self):
+        features = np.fromiter(self._row_of_feature, dtype=np.int64,
+                               count=len(self._row_of_feature))
+        rows = np.fromiter(self._row_of_feature.values(), dtype=np.int64,
+                           count=len(self._row_of_feature))
+        order = np.argsort(features)
+        return features[order], rows[order]
+
+    def dense(self):
+        """(gain, splits), each (n_features, n_outputs)."""
+        features, rows = self._used()
+        gain = np.zeros((self.n_features, self.n_outputs))
+        splits = np.zeros((self.n_features, self.n_outputs), dtype=np.int64)
+        gain[features] = self._gain[rows]
+        splits[features] = self._splits[rows]
+        return gain, splits
 
     def to_dict(self):
-        """Only the features that were split on: most are not, at large p."""
-        used = np.flatnonzero(self.splits.any(axis=1))
-        return {"features": used.tolist(), "gain": self.gain[used].tolist(),
-                "splits": self.splits[used].tolist()}
+        features, rows = self._used()
+        return {"features": features.tolist(), "gain": self._gain[rows].tolist(),
+                "splits": self._splits[rows].tolist()}
 
     @classmethod
     def from_dict(cls, data, n_features, n_outputs):
         """Raises ValueError naming what is wrong in a model file's field."""
         if not isinstance(data, dict):
             raise ValueError("'output_importance' must be an object")
-        importance = cls(n_features, n_outputs)
         features = np.asarray(data.get("features"), dtype=np.int64)
         gain = np.asarray(data.get("gain"), dtype=np.float64)
         splits = np.asarray(data.get("splits"), dtype=np.int64)
@@ -47,6 +82,8 @@ class OutputImportance:
                 != shape or not np.all(np.isfinite(gain)) or np.any(splits < 0):
             raise ValueError(f"'output_importance' gain and splits must be {shape} arrays of "
                              "finite gains and counts >= 0")
-        importance.gain[features] = gain.reshape(shape)
-        importance.splits[features] = splits.reshape(shape)
+        importance = cls(n_features, n_outputs)
+        importance._row_of_feature = {int(f): row for row, f in enumerate(features)}
+        importance._gain = gain.reshape(shape)
+        importance._splits = splits.reshape(shape)
         return importance

@@ -100,6 +100,22 @@ def test_model_file_with_a_bad_importance_field_is_refused():
         gbmo.Booster(model_str=json.dumps(data))
 
 
+def test_loading_sizes_importance_by_the_features_used_not_by_n_features():
+    """Found by the loader fuzz: a file claiming 2^31 - 1 features made the
+    loader allocate a 48 GiB (n_features x n_outputs) importance table."""
+    import json
+    import tracemalloc
+
+    data = _train(rounds=2).dump_model()
+    data["n_features"] = 2**31 - 1
+    tracemalloc.start()
+    loaded = gbmo.Booster(model_str=json.dumps(data))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 10 * 2**20
+    assert loaded.output_importance.to_dict() == data["output_importance"]
+
+
 def test_estimator_feature_importances():
     from gbmo.sklearn import GBMORegressor
 
