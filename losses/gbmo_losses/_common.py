@@ -1,0 +1,61 @@
+"""Checks and array helpers shared by the losses (numpy only, nothing from gbmo)."""
+import numbers
+
+import numpy as np
+
+# gbmo's gradients and hessians are float32: targets beyond this magnitude
+# would overflow them into inf.
+MAX_TARGET = 1e30
+
+
+def float_target(y, objective):
+    """y (n,) or (n, d) as a float64 C-contiguous (n, d) array of finite numbers
+    of magnitude <= MAX_TARGET; ValueError naming `objective` otherwise."""
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf":
+        raise ValueError(f"objective {objective!r} takes numeric targets, got dtype {y.dtype}")
+    if y.ndim not in (1, 2):
+        raise ValueError(f"objective {objective!r} takes targets of shape (n,) or (n, d), "
+                         f"got shape {y.shape}")
+    y = y.astype(np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"objective {objective!r}: the target contains NaN or infinite "
+                         "values; it takes finite numbers only (missing labels are not "
+                         "supported)")
+    magnitude = np.max(np.abs(y)) if y.size else 0.0
+    if magnitude > MAX_TARGET:
+        raise ValueError(f"objective {objective!r}: the target has values of magnitude "
+                         f"{magnitude:.3g}; it takes |y| <= {MAX_TARGET:g} (gradients are "
+                         "float32): rescale it")
+    return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
+
+
+def real_number(value, parameter, objective):
+    """`value` as a float; ValueError unless it is a finite real number (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not np.isfinite(value):
+        raise ValueError(f"objective {objective!r}: parameter {parameter!r} must be a finite "
+                         f"number, got {value!r}")
+    return float(value)
+
+
+def weighted(grad, hess, weight):
+    """(grad, hess) multiplied by the sample weights (when given), as float32
+    C-contiguous arrays."""
+    if weight is not None:
+        column = np.asarray(weight, dtype=np.float64)[:, None]
+        grad, hess = grad * column, hess * column
+    return (np.ascontiguousarray(grad, dtype=np.float32),
+            np.ascontiguousarray(hess, dtype=np.float32))
+
+
+def weighted_quantile(values, weight, q):
+    """Quantile(s) q of the 1-D `values`: the smallest value whose weighted
+    cumulative share reaches q (numpy's "inverted_cdf"; unit weights give
+    exactly numpy.quantile(values, q, method="inverted_cdf"))."""
+    if weight is None:
+        return np.quantile(values, q, method="inverted_cdf")
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(np.asarray(weight, dtype=np.float64)[order])
+    index = np.searchsorted(cumulative, np.asarray(q) * cumulative[-1], side="left")
+    return values[order][np.minimum(index, len(values) - 1)]

@@ -1,0 +1,77 @@
+"""Quantile (pinball) loss, several quantiles as the outputs of one model."""
+import numpy as np
+from gbmo.losses import Loss
+
+from ._common import float_target, real_number, weighted, weighted_quantile
+
+
+class Quantile(Loss):
+    """Quantile regression with the pinball loss, for quantile level a:
+
+        L(r) = a r          if r >= 0
+               (a - 1) r    otherwise,       r = y - raw.
+
+    `alpha` is one level or a list of levels, each strictly in (0, 1):
+
+    * several levels with a 1-D target y (n,) (or (n, 1)): one model whose
+      output j predicts the alphas[j] quantile of y (a prediction interval in
+      one model; its outputs share the trees' splits);
+    * one level with y (n, d): output j predicts that quantile of column j.
+
+    The prepared target keeps its own columns, (n, 1) in the first case: gbmo's
+    metrics broadcast it against the (n, d) predictions.
+
+    The gradient is 1 - a where raw > y, else -a; the hessian is 1 for every
+    row (the pinball loss has zero curvature almost everywhere), so a leaf
+    moves by the mean gradient times the learning rate. The start score is
+    the (weighted) quantile of the target. The default metric is mae, which is
+    twice the pinball loss at a = 0.5 (gbmo has no pinball metric).
+    """
+
+    name = "quantile"
+    default_metric = "mae"
+    exact_hessian = False
+
+    def __init__(self, alpha=0.5, n_threads=1):
+        super().__init__(n_threads)
+        several = isinstance(alpha, (list, tuple, np.ndarray))
+        levels = list(alpha) if several else [alpha]
+        if not levels:
+            raise ValueError("objective 'quantile': parameter 'alpha' is an empty list; give "
+                             "one quantile level or a list of them, each in (0, 1)")
+        levels = [real_number(level, "alpha", self.name) for level in levels]
+        outside = [level for level in levels if not 0 < level < 1]
+        if outside:
+            raise ValueError(f"objective 'quantile': every alpha must be strictly between 0 "
+                             f"and 1, got {outside}")
+        self.alpha = levels if several else levels[0]
+        self.alphas = np.array(levels, dtype=np.float64)
+
+    def get_params(self):
+        return {"alpha": self.alpha}
+
+    def prepare_target(self, y):
+        y = float_target(y, self.name)
+        if y.shape[1] > 1 and len(self.alphas) > 1:
+            raise ValueError(
+                f"objective 'quantile' with {len(self.alphas)} levels alpha takes one target "
+                f"column (each output predicts one level of it), got {y.shape[1]} columns; "
+                "for several target columns give a single alpha")
+        return y
+
+    def n_outputs(self, y):
+        return max(y.shape[1], len(self.alphas))
+
+    def init_score(self, y, weight):
+        if y.shape[1] == 1:
+            return np.asarray(weighted_quantile(y[:, 0], weight, self.alphas), dtype=np.float64)
+        return np.array([weighted_quantile(column, weight, self.alphas[0]) for column in y.T],
+                        dtype=np.float64)
+
+    def gradients(self, y, raw, weight):
+        grad = np.where(raw > y, 1.0 - self.alphas, -self.alphas)
+        return weighted(grad, np.ones((len(raw), 1)), weight)
+
+    def value(self, y, raw):
+        residual = y - raw
+        return float(np.sum(np.maximum(self.alphas * residual, (self.alphas - 1.0) * residual)))

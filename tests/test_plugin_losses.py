@@ -1,0 +1,405 @@
+"""The gbmo-losses plugin distribution (losses/): its objectives and ensembler
+are found through entry points, their gradients are the derivatives of their
+losses, they train through gbmo.train, survive a save/load round trip and
+refuse bad parameters and targets with clear messages.
+
+Assumes gbmo-losses is installed (the test command installs ./losses)."""
+import ast
+import importlib.metadata
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+
+import gbmo
+import gbmo_losses
+from gbmo.metrics import logloss
+from gbmo.multitask import EnsemblerContext
+from gbmo.registry import ENSEMBLERS, LOSSES, create_ensembler, create_loss
+
+PLUGIN_LOSSES = ["focal", "huber", "poisson", "quantile"]
+PLUGIN_ENSEMBLERS = ["sketch_svd"]
+DISTRIBUTION = "gbmo-losses"
+# Small trees, two threads and no per-round log keep every training test fast.
+FAST = {"verbosity": 0, "max_leaves": 8, "n_threads": 2, "learning_rate": 0.3}
+
+
+def _normalized(dist_name):
+    return re.sub(r"[-_.]+", "-", dist_name).lower()
+
+
+# --------------------------------------------------------------------- discovery
+
+@pytest.mark.parametrize("group, names", [("gbmo.losses", PLUGIN_LOSSES),
+                                          ("gbmo.ensemblers", PLUGIN_ENSEMBLERS)])
+def test_installed_metadata_declares_the_entry_points(group, names):
+    declared = {ep.name: _normalized(ep.dist.name)
+                for ep in importlib.metadata.entry_points(group=group)}
+    assert {name: declared.get(name) for name in names} == dict.fromkeys(names, DISTRIBUTION)
+
+
+@pytest.mark.parametrize("registry, names", [(LOSSES, PLUGIN_LOSSES),
+                                             (ENSEMBLERS, PLUGIN_ENSEMBLERS)])
+def test_registry_finds_each_plugin_in_gbmo_losses(registry, names):
+    sources = registry.sources()
+    for name in names:
+        assert f"distribution '{DISTRIBUTION}'" in sources[name]
+        plugin = registry.get(name)
+        assert plugin.__module__.startswith("gbmo_losses.")
+        assert plugin.name == name
+
+
+def test_plugin_imports_nothing_of_gbmo_but_the_loss_base_class():
+    imported = set()
+    for path in pathlib.Path(gbmo_losses.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {(alias.name, None) for alias in node.names
+                             if alias.name.split(".")[0] == "gbmo"}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "gbmo":
+                imported |= {(node.module, alias.name) for alias in node.names}
+    assert imported == {("gbmo.losses", "Loss")}
+
+
+# --------------------------------------------------------------------- derivatives
+
+def _cases(rng, n):
+    """objective -> (parameters, unprepared target) of n rows."""
+    return {
+        "huber": ({"delta": 0.7}, rng.normal(size=(n, 3))),
+        "quantile": ({"alpha": [0.1, 0.5, 0.9]}, rng.normal(size=n)),
+        "poisson": ({}, rng.poisson(2.0, size=(n, 3)).astype(float)),
+        "focal": ({"gamma": 2.0}, (rng.random((n, 3)) < 0.4).astype(float)),
+    }
+
+
+def _entry_differences(loss, y, raw, step):
+    """First and second central differences of value() in each entry raw[i, j]."""
+    first, second = np.empty(raw.shape), np.empty(raw.shape)
+    for i in range(raw.shape[0]):
+        row_y = y[i:i + 1]
+        centre = loss.value(row_y, raw[i:i + 1])
+        for j in range(raw.shape[1]):
+            up, down = raw[i:i + 1].copy(), raw[i:i + 1].copy()
+            up[0, j] += step
+            down[0, j] -= step
+            plus, minus = loss.value(row_y, up), loss.value(row_y, down)
+            first[i, j] = (plus - minus) / (2 * step)
+            second[i, j] = (plus - 2 * centre + minus) / step ** 2
+    return first, second
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("name", PLUGIN_LOSSES)
+def test_gradients_are_the_derivatives_of_the_loss(name, weighted):
+    rng = np.random.default_rng(7)
+    n = 25
+    params, target = _cases(rng, n)[name]
+    loss = create_loss(name, **params)
+    y = loss.prepare_target(target)
+    d = loss.n_outputs(y)
+    # Scores drawn around the start lie (almost surely) off the kinks of huber
+    # and quantile, where finite differences hold.
+    raw = loss.init_score(y, None) + rng.normal(size=(n, d))
+    weight = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    grad, hess = loss.gradients(y, raw, weight)
+
+    assert grad.dtype == hess.dtype == np.float32
+    assert grad.flags.c_contiguous and hess.flags.c_contiguous
+    assert grad.shape == (n, d) and hess.shape in ((n, d), (n, 1))
+    w = np.ones((n, 1)) if weight is None else weight[:, None]
+    first, second = _entry_differences(loss, y, raw, step=1e-4)
+    np.testing.assert_allclose(grad, w * first, rtol=1e-4, atol=1e-5)
+    if loss.exact_hessian:
+        np.testing.assert_allclose(np.broadcast_to(hess, (n, d)), w * second,
+                                   rtol=1e-3, atol=1e-4)
+    if weighted:  # weights multiply the unweighted arrays, nothing else
+        plain_grad, plain_hess = loss.gradients(y, raw, None)
+        np.testing.assert_allclose(grad, w * plain_grad, rtol=1e-6)
+        np.testing.assert_allclose(hess, w * plain_hess, rtol=1e-6)
+
+
+def test_huber_and_quantile_hessians_are_one_per_row():
+    rng = np.random.default_rng(0)
+    for name, params, target in [("huber", {"delta": 0.1}, 10 * rng.normal(size=(30, 2))),
+                                 ("quantile", {"alpha": 0.3}, rng.normal(size=30))]:
+        loss = create_loss(name, **params)
+        y = loss.prepare_target(target)
+        _, hess = loss.gradients(y, rng.normal(size=(30, loss.n_outputs(y))), None)
+        assert hess.shape == (30, 1) and np.all(hess == 1), name
+
+
+def test_huber_gradient_is_the_residual_clipped_at_delta():
+    loss = create_loss("huber", delta=2.0)
+    y = loss.prepare_target(np.zeros((5, 1)))
+    raw = np.array([[-10.0], [-1.5], [0.0], [0.5], [7.0]])
+    grad, _ = loss.gradients(y, raw, None)
+    np.testing.assert_array_equal(grad[:, 0], [-2.0, -1.5, 0.0, 0.5, 2.0])
+
+
+def test_quantile_gradient_per_output_level():
+    loss = create_loss("quantile", alpha=[0.1, 0.9])
+    y = loss.prepare_target(np.array([0.0, 0.0]))
+    raw = np.array([[1.0, 1.0], [-1.0, -1.0]])  # above, then below the target
+    grad, _ = loss.gradients(y, raw, None)
+    np.testing.assert_allclose(grad, [[0.9, 0.1], [-0.1, -0.9]])
+
+
+def test_focal_hessian_is_the_analytic_second_derivative_floored():
+    loss = create_loss("focal", gamma=2.0)
+    y = loss.prepare_target(np.ones((1, 41)))
+    # Positive labels from confidently wrong (raw = -8, negative curvature)
+    # to confidently right (raw = 8).
+    raw = np.linspace(-8.0, 8.0, 41)[None, :]
+    _, hess = loss.gradients(y, raw, None)
+    _, second = _entry_differences(loss, y, raw, step=1e-4)
+    curved = second > 1e-5
+    assert curved.any() and (second < 0).any()
+    np.testing.assert_allclose(hess[curved], second[curved], rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(hess[second < 0], 1e-6, rtol=1e-6)
+
+
+def test_focal_with_gamma_zero_is_the_logistic_loss():
+    rng = np.random.default_rng(1)
+    loss = create_loss("focal", gamma=0.0)
+    y = loss.prepare_target((rng.random((40, 3)) < 0.3).astype(float))
+    raw = 2 * rng.normal(size=(40, 3))
+    grad, hess = loss.gradients(y, raw, None)
+    p = expit(raw)
+    np.testing.assert_allclose(grad, p - y, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(hess, p * (1 - p), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(loss.init_score(y, None), logit(y.mean(axis=0)), rtol=1e-8)
+
+
+# --------------------------------------------------------------------- start scores
+
+def test_start_scores_are_weighted_quantiles_like_repeated_rows():
+    # Integer weights must act as repeated rows.
+    rng = np.random.default_rng(2)
+    target = rng.normal(size=(31, 2))
+    weight = rng.integers(1, 4, size=31).astype(float)
+    repeated = np.repeat(target, weight.astype(int), axis=0)
+    huber = create_loss("huber")
+    np.testing.assert_array_equal(
+        huber.init_score(huber.prepare_target(target), weight),
+        np.quantile(repeated, 0.5, axis=0, method="inverted_cdf"))
+    quantile = create_loss("quantile", alpha=[0.1, 0.5, 0.9])
+    np.testing.assert_array_equal(
+        quantile.init_score(quantile.prepare_target(target[:, 0]), weight),
+        np.quantile(repeated[:, 0], [0.1, 0.5, 0.9], method="inverted_cdf"))
+
+
+@pytest.mark.parametrize("name", ["poisson", "focal"])
+def test_smooth_losses_start_at_the_best_constant(name):
+    # The gradients of the weighted loss sum to 0 at the start score.
+    rng = np.random.default_rng(3)
+    params, target = _cases(rng, 200)[name]
+    loss = create_loss(name, **params)
+    y = loss.prepare_target(target)
+    weight = rng.uniform(0.5, 2.0, size=200)
+    start = np.tile(loss.init_score(y, weight), (200, 1))
+    grad, _ = loss.gradients(y, start, weight)
+    np.testing.assert_allclose(grad.sum(axis=0, dtype=np.float64), 0.0, atol=1e-3)
+
+
+@pytest.mark.parametrize("name, target", [("poisson", np.zeros((10, 2))),
+                                          ("focal", np.c_[np.zeros(10), np.ones(10)])])
+def test_start_scores_stay_finite_for_constant_targets(name, target):
+    loss = create_loss(name)
+    y = loss.prepare_target(target)
+    start = loss.init_score(y, None)
+    assert np.all(np.isfinite(start))
+    grad, hess = loss.gradients(y, np.tile(start, (10, 1)), None)
+    assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess)) and np.all(hess > 0)
+
+
+def test_poisson_scores_far_out_of_range_keep_finite_gradients():
+    loss = create_loss("poisson")
+    y = loss.prepare_target(np.array([[0.0, 3.0]]))
+    grad, hess = loss.gradients(y, np.array([[1000.0, -1000.0]]), np.array([1e6]))
+    assert np.all(np.isfinite(grad)) and np.all(hess > 0)
+
+
+# --------------------------------------------------------------------- training
+
+def test_huber_is_robust_to_outliers_where_mse_is_not():
+    rng = np.random.default_rng(1)
+
+    def truth(X):
+        return np.c_[np.sin(X[:, 0]) + X[:, 1], X[:, 2] - 0.5 * X[:, 3]]
+
+    X, X_test = rng.normal(size=(600, 4)), rng.normal(size=(400, 4))
+    Y = truth(X) + 0.1 * rng.normal(size=(600, 2))
+    outliers = rng.choice(600, size=30, replace=False)
+    Y[outliers] += 50 * rng.choice([-1.0, 1.0], size=(30, 1))
+    errors = {}
+    for objective in ("mse", "huber"):
+        booster = gbmo.train({**FAST, "objective": objective}, gbmo.Dataset(X, Y), 30)
+        errors[objective] = np.sqrt(np.mean((booster.predict(X_test) - truth(X_test)) ** 2))
+    assert errors["huber"] < 0.4 < 2.0 < errors["mse"], errors
+
+
+def test_quantile_outputs_cover_their_levels_on_held_out_data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(4000, 3))
+    noise_scale = 0.2 + 0.4 * (X[:, 1] + 1)
+    y = X[:, 0] + noise_scale * rng.normal(size=4000)
+    alphas = [0.1, 0.5, 0.9]
+    train = gbmo.Dataset(X[:2000], y[:2000])
+    valid = train.create_valid(X[2000:], y[2000:])
+    booster = gbmo.train({**FAST, "objective": "quantile", "objective_params": {"alpha": alphas},
+                          "min_samples_leaf": 100}, train, 60, valid_sets=[valid])
+    prediction = booster.predict(X[2000:])
+
+    assert prediction.shape == (2000, 3)
+    coverage = (y[2000:, None] <= prediction).mean(axis=0)
+    np.testing.assert_allclose(coverage, alphas, atol=0.05)
+    ordered = (prediction[:, 0] <= prediction[:, 1]) & (prediction[:, 1] <= prediction[:, 2])
+    assert ordered.mean() > 0.95
+    # The interval follows the noise: the data is heteroscedastic.
+    width = prediction[:, 2] - prediction[:, 0]
+    assert np.corrcoef(width, noise_scale[2000:])[0, 1] > 0.8
+    # The (n, 1) target broadcasts against the 3 outputs in the default metric.
+    assert len(booster.evals_result["valid_0"]["mae_per_output"][-1]) == 3
+
+
+def _poisson_deviance(y, mean):
+    return 2 * np.mean(y * np.log(np.where(y > 0, y, 1.0) / mean) - (y - mean))
+
+
+def test_poisson_recovers_the_mean_of_counts():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 3))
+    log_mean = np.c_[0.5 * X[:, 0] + 0.3 * X[:, 1], -0.5 + 0.4 * X[:, 2]]
+    Y = rng.poisson(np.exp(log_mean)).astype(float)
+    booster = gbmo.train({**FAST, "objective": "poisson"}, gbmo.Dataset(X[:1000], Y[:1000]), 20)
+    prediction = booster.predict(X[1000:])
+
+    assert np.all(prediction > 0)
+    model = _poisson_deviance(Y[1000:], prediction)
+    start = _poisson_deviance(Y[1000:], np.exp(booster.init_score) + 0 * prediction)
+    best = _poisson_deviance(Y[1000:], np.exp(log_mean[1000:]))
+    # At least half of the gap between the constant start and the truth is closed.
+    assert model - best < 0.5 * (start - best), (model, start, best)
+    for j in range(2):
+        assert np.corrcoef(np.log(prediction[:, j]), log_mean[1000:, j])[0, 1] > 0.7
+
+
+def test_focal_learns_multi_label_data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1500, 4))
+    logits = np.c_[2 * X[:, 0], 2 * X[:, 1] - 1.5, X[:, 2] + X[:, 3] - 2]
+    Y = (rng.random(logits.shape) < expit(logits)).astype(float)
+    booster = gbmo.train({**FAST, "objective": "focal"}, gbmo.Dataset(X[:1000], Y[:1000]), 40)
+    prediction = booster.predict(X[1000:])
+
+    assert prediction.shape == (500, 3) and np.all((prediction > 0) & (prediction < 1))
+    trained = logloss(Y[1000:], prediction).mean()
+    start = logloss(Y[1000:], np.broadcast_to(expit(booster.init_score), prediction.shape))
+    # The label frequencies are the best constant for logloss (focal's start
+    # score leans toward 0.5): beating them clearly takes the features.
+    base_rate = logloss(Y[1000:], np.broadcast_to(Y[:1000].mean(axis=0), prediction.shape))
+    assert trained < start.mean() and trained < base_rate.mean() - 0.05
+
+
+@pytest.mark.parametrize("name, params", [("huber", {"delta": 0.25}),
+                                          ("quantile", {"alpha": [0.2, 0.8]}),
+                                          ("poisson", {}),
+                                          ("focal", {"gamma": 1.5})])
+def test_save_and_load_keep_objective_parameters_and_predictions(name, params):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    _, target = _cases(rng, 200)[name]
+    booster = gbmo.train({**FAST, "objective": name, "objective_params": params},
+                         gbmo.Dataset(X, target), 5)
+    text = booster.model_to_string()
+    loaded = gbmo.Booster(model_str=text)
+
+    assert json.loads(text)["params"]["objective_params"] == params
+    assert loaded.loss.name == name and loaded.loss.get_params() == params
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+
+
+# --------------------------------------------------------------------- ensembler
+
+def _context(rng, n, d):
+    return EnsemblerContext(0, rng, np.zeros((n, d)), np.zeros((n, d)))
+
+
+@pytest.mark.parametrize("k, split_columns", [(2, 2), (5, 5), (9, 5)])
+def test_sketch_svd_projects_onto_orthonormal_leading_directions(k, split_columns):
+    rng = np.random.default_rng(5)
+    grad = (rng.normal(size=(60, 5)) * [5.0, 3.0, 1.0, 0.5, 0.1]).astype(np.float32)
+    hess = rng.uniform(0.5, 1.5, size=(60, 5)).astype(np.float32)
+    ensembler = create_ensembler("sketch_svd", k=k)
+    split_grad, split_hess, update_grad, update_hess = ensembler(grad, hess, _context(rng, 60, 5))
+    directions = ensembler.directions(grad)
+
+    assert directions.shape == (5, split_columns)
+    np.testing.assert_allclose(directions.T @ directions, np.eye(split_columns), atol=1e-10)
+    assert split_grad.shape == (60, split_columns) and split_hess.shape == (60, 1)
+    np.testing.assert_allclose(split_hess[:, 0], hess.mean(axis=1), rtol=1e-6)
+    assert update_grad is grad and update_hess is hess
+    # Each direction keeps at least as much of the gradients' norm as the next.
+    kept = np.sum(split_grad.astype(np.float64) ** 2, axis=0)
+    assert np.all(np.diff(kept) <= 1e-6 * kept[0])
+    if split_columns == 5:  # a rotation: the split columns span the gradients' space
+        np.testing.assert_allclose(split_grad @ directions.T, grad, atol=1e-4)
+
+
+def test_sketch_svd_trains_multi_output_regression():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(800, 5))
+    Y = np.tanh(X @ rng.normal(size=(5, 2))) @ rng.normal(size=(2, 6)) \
+        + 0.1 * rng.normal(size=(800, 6))
+    full = gbmo.train(FAST, gbmo.Dataset(X, Y), 20)
+    sketched = gbmo.train({**FAST, "ensembler": "sketch_svd", "ensembler_params": {"k": 2}},
+                          gbmo.Dataset(X, Y), 20)
+    spread = np.sqrt(np.mean((Y - Y.mean(axis=0)) ** 2))
+    assert np.sqrt(np.mean((sketched.predict(X) - Y) ** 2)) < 0.3 * spread
+    # With k = d the projection is a rotation: with one hessian per row the
+    # split gains, hence the trees, are those of the full gradients.
+    rotated = gbmo.train({**FAST, "ensembler": "sketch_svd", "ensembler_params": {"k": 6}},
+                         gbmo.Dataset(X, Y), 20)
+    np.testing.assert_allclose(rotated.predict(X), full.predict(X), rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------- errors
+
+def _train(objective, params, target):
+    X = np.arange(2 * len(target), dtype=float).reshape(len(target), 2)
+    return gbmo.train({"verbosity": 0, "objective": objective, "objective_params": params},
+                      gbmo.Dataset(X, target), 1)
+
+
+@pytest.mark.parametrize("objective, params, message", [
+    ("quantile", {"alpha": 1.5}, r"alpha must be strictly between 0 and 1, got \[1.5\]"),
+    ("quantile", {"alpha": [0.2, 0.0]}, r"strictly between 0 and 1, got \[0.0\]"),
+    ("quantile", {"alpha": []}, "'alpha' is an empty list"),
+    ("quantile", {"alpha": "0.5"}, "'alpha' must be a finite number"),
+    ("huber", {"delta": 0}, "'delta' must be > 0"),
+    ("huber", {"delta": float("nan")}, "'delta' must be a finite number"),
+    ("focal", {"gamma": -1}, "'gamma' must be >= 0"),
+])
+def test_bad_parameters_are_refused(objective, params, message):
+    with pytest.raises(ValueError, match=message):
+        _train(objective, params, np.ones(4))
+
+
+@pytest.mark.parametrize("objective, params, target, message", [
+    ("poisson", {}, [1.0, -2.0, 3.0, 0.0], r"'poisson' takes non-negative targets .* -2"),
+    ("focal", {}, [0.0, 1.0, 0.5, 1.0], r"'focal' takes labels 0 and 1 only, .*\[0.5\]"),
+    ("huber", {}, [1.0, np.nan, 3.0, 0.0], "'huber': the target contains NaN or infinite"),
+    ("quantile", {"alpha": [0.1, 0.9]}, np.ones((4, 2)), "takes one target column"),
+])
+def test_bad_targets_are_refused(objective, params, target, message):
+    with pytest.raises(ValueError, match=message):
+        _train(objective, params, np.asarray(target))
+
+
+def test_sketch_svd_refuses_a_bad_k():
+    with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
+        create_ensembler("sketch_svd", k=0)
