@@ -1,0 +1,302 @@
+"""Plots of a trained model, as LightGBM's plotting module, with the views a
+vector-leaf model adds: learning curves and feature importance per output,
+and trees whose leaves are drawn as small bar charts of their vectors.
+
+matplotlib is optional (`pip install gbmo[plot]`): each function imports it
+when called, so `import gbmo` never does. Every function draws on `ax` (a new
+figure when None) and returns the Axes.
+
+    from gbmo.plotting import plot_metric, plot_importance, plot_tree
+"""
+import numpy as np
+
+from .booster import Booster
+
+_LINESTYLES = ("-", "--", ":", "-.")
+
+
+def _axes(ax, figsize):
+    """ax, or the Axes of a new figure; the ImportError says how to get matplotlib."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("gbmo's plots need matplotlib: pip install matplotlib "
+                          "(or pip install gbmo[plot])") from None
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def _output_color(output):
+    # One color per output across plots, so a leaf's bar and a metric curve match.
+    return f"C{output % 10}"
+
+
+def _as_booster(model, caller, accepted="a gbmo.Booster or a fitted gbmo estimator"):
+    if isinstance(model, Booster):
+        return model
+    booster = getattr(model, "booster_", None)
+    if isinstance(booster, Booster):
+        return booster
+    raise TypeError(f"{caller} takes {accepted}, got {type(model).__module__}."
+                    f"{type(model).__qualname__}")
+
+
+def _feature_names(booster, feature_names):
+    names = feature_names if feature_names is not None else booster.feature_names
+    if names is None:
+        return [f"f{i}" for i in range(booster.n_features)]
+    if len(names) != booster.n_features:
+        raise ValueError(f"feature_names has {len(names)} names, but the model has "
+                         f"{booster.n_features} features")
+    return [str(name) for name in names]
+
+
+def _format(value, precision):
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.{precision}g}"
+
+
+def _apply_labels(ax, title, xlabel, ylabel, grid):
+    for setter, text in ((ax.set_title, title), (ax.set_xlabel, xlabel),
+                         (ax.set_ylabel, ylabel)):
+        if text is not None:
+            setter(text)
+    ax.grid(grid)
+
+
+# -- learning curves --------------------------------------------------------
+
+def _recorded_metrics(history):
+    return [key for key in history if not key.endswith("_per_output")]
+
+
+def _metric_curves(evals_result, metric, dataset_names, per_output):
+    """(metric, [(label, values, line style)]) after checking every name."""
+    if not evals_result or not any(evals_result.values()):
+        raise ValueError("evals_result is empty: no metric was recorded (train with "
+                         "valid_sets=[...] to record one)")
+    if dataset_names is None:
+        dataset_names = list(evals_result)
+    unknown = [name for name in dataset_names if name not in evals_result]
+    if unknown or not dataset_names:
+        raise ValueError(f"dataset_names {list(dataset_names)!r} must name recorded data sets; "
+                         f"available: {', '.join(evals_result)}")
+    if metric is None:
+        metric = next(iter(_recorded_metrics(evals_result[dataset_names[0]])), None)
+    curves = []
+    for style, name in enumerate(dataset_names):
+        history = evals_result[name]
+        if metric not in history:
+            raise ValueError(f"metric {metric!r} was not recorded for {name!r}; recorded: "
+                             f"{', '.join(_recorded_metrics(history)) or 'none'}")
+        if not per_output:
+            curves.append((name, np.asarray(history[metric], dtype=float), {}))
+            continue
+        key = f"{metric}_per_output"
+        if key not in history:
+            raise ValueError(f"metric {metric!r} has no per-output values for {name!r} "
+                             f"({key!r} is absent: a single-output or softmax model records "
+                             "one value per round)")
+        per_round = np.asarray(history[key], dtype=float)
+        curves.extend((f"{name} output {output}", values,
+                       {"color": _output_color(output),
+                        "linestyle": _LINESTYLES[style % len(_LINESTYLES)]})
+                      for output, values in enumerate(per_round.T))
+    return metric, curves
+
+
+def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, per_output=False,
+                ax=None, title="Metric during training", xlabel="Iterations", ylabel=None,
+                figsize=None, grid=True):
+    """One curve per data set of `metric` against the boosting round (1, 2, ...).
+
+    booster_or_evals_result: a Booster, a fitted estimator or an evals_result
+    dict ({data set: {metric: [per round], "<metric>_per_output": [[per
+    output] per round]}}). metric defaults to the first one recorded,
+    dataset_names to all recorded data sets. per_output=True draws one curve
+    per output (a color per output, a line style per data set). ylabel
+    defaults to the metric's name."""
+    evals_result = (booster_or_evals_result if isinstance(booster_or_evals_result, dict)
+                    else _as_booster(booster_or_evals_result, "plot_metric",
+                                     "a gbmo.Booster, a fitted gbmo estimator or an "
+                                     "evals_result dict").evals_result)
+    metric, curves = _metric_curves(evals_result, metric, dataset_names, per_output)
+    ax = _axes(ax, figsize)
+    from matplotlib.ticker import MaxNLocator  # _axes has made sure matplotlib is there
+
+    for label, values, style in curves:
+        ax.plot(np.arange(1, len(values) + 1), values, label=label, **style)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="best")
+    _apply_labels(ax, title, xlabel, metric if ylabel is None else ylabel, grid)
+    return ax
+
+
+# -- feature importance ------------------------------------------------------
+
+def _importance_columns(booster, importance_type, per_output, output):
+    """(n_features, n_series) importances and the series' legend labels (None for one)."""
+    if output is None and not per_output:
+        return booster.feature_importance(importance_type)[:, None], None
+    by_output = booster.feature_importance(importance_type, per_output=True)
+    if output is None:
+        return by_output, [f"output {j}" for j in range(booster.n_outputs)]
+    if not 0 <= output < booster.n_outputs:
+        raise ValueError(f"output {output!r} is out of range: the model has "
+                         f"{booster.n_outputs} outputs")
+    return by_output[:, [output]], None
+
+
+def plot_importance(booster, importance_type="gain", max_num_features=None, per_output=False,
+                    output=None, stacked=False, feature_names=None, ignore_zero=True,
+                    precision=3, height=0.6, ax=None, title="Feature importance",
+                    xlabel="Feature importance", ylabel="Features", figsize=None, grid=True):
+    """Horizontal bars of `booster.feature_importance(importance_type)`, the
+    most important feature on top, limited to the max_num_features most
+    important; features with zero importance are left out unless ignore_zero
+    is False.
+
+    per_output=True draws each output's importance (the per-output array,
+    whose "gain" columns sum to the overall gain), grouped bars per feature or
+    stacked with stacked=True, features ranked by their sum over outputs;
+    output=j draws output j's column alone. Values are written at the bar
+    ends with `precision` significant digits (a stack's total at its end;
+    grouped bars carry none; precision=None writes none). height is the
+    height of a feature's bar, or of its group of bars."""
+    if max_num_features is not None and max_num_features < 1:
+        raise ValueError(f"max_num_features must be None or >= 1, got {max_num_features!r}")
+    booster = _as_booster(booster, "plot_importance")
+    names = _feature_names(booster, feature_names)
+    importance, series_labels = _importance_columns(booster, importance_type, per_output, output)
+    totals = importance.sum(axis=1)
+    ranked = np.argsort(-totals, kind="stable")
+    if ignore_zero:
+        ranked = ranked[totals[ranked] != 0]
+        if not ranked.size:
+            raise ValueError("no feature has non-zero importance: the model made no split")
+    # Bars are drawn bottom up: the most important feature goes last, on top.
+    shown = ranked[:max_num_features][::-1]
+    ax = _axes(ax, figsize)
+    positions = np.arange(len(shown), dtype=float)
+    n_series = importance.shape[1]
+    bar_height = height if stacked else height / n_series
+    left = np.zeros(len(shown))
+    for series in range(n_series):
+        values = importance[shown, series]
+        offset = 0.0 if stacked else (series - (n_series - 1) / 2) * bar_height
+        bars = ax.barh(positions + offset, values, height=bar_height, left=left, align="center",
+                       label=None if series_labels is None else series_labels[series],
+                       color=None if series_labels is None else _output_color(series))
+        if stacked:
+            left = left + values
+        if precision is not None and (n_series == 1 or stacked and series == n_series - 1):
+            ax.bar_label(bars, labels=[_format(v, precision) for v in
+                                       (left if stacked else values)], padding=3)
+    ax.set_yticks(positions, [names[f] for f in shown])
+    if series_labels is not None:
+        ax.legend(loc="lower right")
+    _apply_labels(ax, title, xlabel, ylabel, grid)
+    return ax
+
+
+# -- one tree ----------------------------------------------------------------
+
+def _tree_layout(tree):
+    """x, depth of every node: leaves at 0, 1, 2, ... from left to right, each
+    internal node centred above its two children."""
+    x = np.zeros(tree.n_nodes)
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    next_leaf = 0
+    stack = [0]
+    # Depth first with an explicit stack: a tree may be deeper than Python's recursion limit.
+    while stack:
+        node = stack.pop()
+        left, right = tree.node_left[node], tree.node_right[node]
+        if left < 0:
+            x[node], next_leaf = next_leaf, next_leaf + 1
+            continue
+        depth[left] = depth[right] = depth[node] + 1
+        stack += [right, left]
+    # Children are numbered after their parents: a backward pass places every child first.
+    for node in range(tree.n_nodes - 1, -1, -1):
+        if tree.node_left[node] >= 0:
+            x[node] = (x[tree.node_left[node]] + x[tree.node_right[node]]) / 2
+    return x, depth
+
+
+def _split_text(tree, node, names, precision):
+    return (f"{names[tree.node_feature[node]]} <= "
+            f"{_format(tree.node_threshold[node], precision)}\n"
+            f"gain {_format(tree.node_gain[node], precision)}\n"
+            f"count {tree.node_count[node]}")
+
+
+def _draw_leaf(ax, x, y, values, caption, value_range, max_outputs, precision):
+    """An inset below (x, y): bars of the leaf vector on the tree's common
+    scale, or its first max_outputs values as text when it is longer."""
+    inset = ax.inset_axes([x - 0.35, y - 0.75, 0.7, 0.55], transform=ax.transData)
+    inset.set_title(caption, fontsize=6, pad=2)
+    if len(values) > max_outputs:
+        lines = [f"{j}: {_format(v, precision)}" for j, v in enumerate(values[:max_outputs])]
+        inset.text(0.5, 1.0, "\n".join(lines + ["..."]), ha="center", va="top",
+                   fontsize=6, transform=inset.transAxes)
+        inset.axis("off")
+        return
+    inset.bar(np.arange(len(values)), values,
+              color=[_output_color(j) for j in range(len(values))])
+    inset.axhline(0.0, color="black", linewidth=0.5)
+    inset.set_ylim(*value_range)
+    inset.set_xticks([])
+    inset.tick_params(axis="y", labelsize=5, length=2, pad=1)
+
+
+def plot_tree(booster, tree_index=0, feature_names=None, max_outputs=8, precision=3, ax=None,
+              figsize=None):
+    """Draws tree `tree_index` (an index into booster.trees) with matplotlib alone.
+
+    Internal nodes are boxes with "feature <= threshold", the split's gain and
+    its training row count; the edge to the left child is labelled "yes", the
+    other "no", and the side missing values take also "missing". Each leaf is
+    an inset Axes (in ax.child_axes, in node order) titled with its leaf index
+    and count: a bar per output on a scale shared by the tree's leaves, or
+    the first max_outputs values and "..." when the vector is longer."""
+    booster = _as_booster(booster, "plot_tree")
+    if not 0 <= tree_index < booster.num_trees:
+        raise IndexError(f"tree_index {tree_index!r} is out of range: the model has "
+                         f"{booster.num_trees} trees")
+    names = _feature_names(booster, feature_names)
+    tree = booster.trees[tree_index]
+    leaf_values = tree.dense_leaf_values(booster.n_outputs)
+    x, depth = _tree_layout(tree)
+    if figsize is None:
+        figsize = (max(6.0, 1.1 * tree.n_leaves), max(3.0, 1.4 * (depth.max() + 1)))
+    ax = _axes(ax, figsize)
+    # Leaves share one scale, with 0 in it, so their bars compare.
+    value_range = (min(leaf_values.min(), 0.0), max(leaf_values.max(), 0.0))
+    margin = 0.05 * (value_range[1] - value_range[0]) or 1.0
+    value_range = (value_range[0] - margin, value_range[1] + margin)
+    for node in range(tree.n_nodes):
+        left, right = tree.node_left[node], tree.node_right[node]
+        if left < 0:
+            leaf = tree.node_value[node]
+            _draw_leaf(ax, x[node], -depth[node], leaf_values[leaf],
+                       f"leaf {leaf}, count {tree.node_count[node]}", value_range,
+                       max_outputs, precision)
+            continue
+        ax.text(x[node], -depth[node], _split_text(tree, node, names, precision),
+                ha="center", va="center", fontsize=7, zorder=3,
+                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "gray"})
+        missing_left = bool(tree.node_missing_left[node])
+        for child, answer, takes_missing in ((left, "yes", missing_left),
+                                             (right, "no", not missing_left)):
+            ax.plot([x[node], x[child]], [-depth[node], -depth[child]], color="gray",
+                    linewidth=0.8, zorder=1)
+            ax.text((x[node] + x[child]) / 2, -(depth[node] + depth[child]) / 2,
+                    answer + (", missing" if takes_missing else ""), ha="center",
+                    va="center", fontsize=6, color="dimgray", zorder=2)
+    ax.set_xlim(-0.6, tree.n_leaves - 0.4)
+    ax.set_ylim(-depth.max() - 0.85, 0.45)
+    ax.axis("off")
+    return ax

@@ -1,0 +1,258 @@
+"""gbmo.plotting: every plot renders to a PNG, and its artists hold the model's numbers."""
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import gbmo  # noqa: E402
+from gbmo.plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(300, 6))
+X[:, 4:] = 1.0  # constant features are never split on: zero importance
+X[RNG.random(X.shape) < 0.05] = np.nan
+X_FILLED = np.nan_to_num(X)
+Y = np.c_[X_FILLED[:, 0], X_FILLED[:, 1] - X_FILLED[:, 2], 2 * X_FILLED[:, 3]]
+NAMES = ["alpha", "beta", "gamma", "delta", "const_a", "const_b"]
+ROUNDS = 6
+
+
+def _train(Y, rounds=ROUNDS, valid=True, **params):
+    train_set = gbmo.Dataset(X[:240], Y[:240], feature_names=NAMES)
+    valid_sets = [train_set, train_set.create_valid(X[240:], Y[240:])] if valid else []
+    return gbmo.train({"verbosity": 0, "max_leaves": 6, "min_samples_leaf": 10, **params},
+                      train_set, rounds, valid_sets=valid_sets)
+
+
+@pytest.fixture(scope="module")
+def booster():
+    return _train(Y, metric=["rmse", "mae"])
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def _assert_png(ax, tmp_path):
+    path = tmp_path / "plot.png"
+    ax.figure.savefig(path)
+    assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    # Empty axes ink about 1% of the pixels, a blank figure none.
+    inked = (plt.imread(path)[..., :3] < 0.8).any(axis=-1).mean()
+    assert inked > 0.02
+
+
+# -- plot_metric -------------------------------------------------------------
+
+def test_metric_curves_are_the_recorded_values(booster, tmp_path):
+    ax = plot_metric(booster)
+    _assert_png(ax, tmp_path)
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["training", "valid_1"]
+    for line, name in zip(lines, ["training", "valid_1"]):
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, ROUNDS + 1))
+        np.testing.assert_allclose(line.get_ydata(), booster.evals_result[name]["rmse"])
+    assert ax.get_ylabel() == "rmse" and ax.get_xlabel() == "Iterations"
+
+
+def test_metric_choice_and_data_set_choice(booster, tmp_path):
+    _, ax = plt.subplots()
+    assert plot_metric(booster.evals_result, metric="mae", dataset_names=["valid_1"],
+                       ax=ax) is ax
+    _assert_png(ax, tmp_path)
+    (line,) = ax.get_lines()
+    np.testing.assert_allclose(line.get_ydata(), booster.evals_result["valid_1"]["mae"])
+
+
+def test_metric_per_output_draws_a_line_per_output_and_data_set(booster, tmp_path):
+    ax = plot_metric(booster, per_output=True)
+    _assert_png(ax, tmp_path)
+    lines = ax.get_lines()
+    assert len(lines) == 2 * booster.n_outputs
+    for line, (name, output) in zip(lines, [(n, j) for n in ("training", "valid_1")
+                                            for j in range(booster.n_outputs)]):
+        assert line.get_label() == f"{name} output {output}"
+        expected = np.asarray(booster.evals_result[name]["rmse_per_output"])[:, output]
+        np.testing.assert_allclose(line.get_ydata(), expected)
+
+
+def test_metric_errors_name_what_is_available(booster):
+    with pytest.raises(ValueError, match=r"'logloss'.*recorded: rmse, mae"):
+        plot_metric(booster, metric="logloss")
+    with pytest.raises(ValueError, match=r"available: training, valid_1"):
+        plot_metric(booster, dataset_names=["valid_0"])
+    with pytest.raises(ValueError, match="evals_result is empty"):
+        plot_metric(_train(Y, rounds=1, valid=False))
+    with pytest.raises(ValueError, match="evals_result is empty"):
+        plot_metric({"valid_0": {}})
+    single_output = _train(Y[:, 0], rounds=2)
+    with pytest.raises(ValueError, match=r"metric 'rmse' has no per-output values"):
+        plot_metric(single_output, per_output=True)
+    with pytest.raises(TypeError, match="plot_metric takes .* got builtins.list"):
+        plot_metric([1.0, 0.5])
+
+
+# -- plot_importance ---------------------------------------------------------
+
+def _bar_widths(ax):
+    return np.array([bar.get_width() for bar in ax.patches])
+
+
+def test_importance_bars_in_order_without_zero_features(booster, tmp_path):
+    ax = plot_importance(booster)
+    _assert_png(ax, tmp_path)
+    gain = booster.feature_importance("gain")
+    used = np.flatnonzero(gain)
+    assert 0 < len(used) <= 4  # the two constant features are left out
+    # Bottom up: the most important feature is the last bar, on top.
+    ascending = used[np.argsort(gain[used], kind="stable")]
+    np.testing.assert_allclose(_bar_widths(ax), gain[ascending])
+    assert [t.get_text() for t in ax.get_yticklabels()] == [NAMES[f] for f in ascending]
+    assert [t.get_text() for t in ax.texts] == [f"{v:.3g}" for v in gain[ascending]]
+
+
+def test_importance_top_k_split_counts_and_all_features(booster, tmp_path):
+    splits = booster.feature_importance("split")
+    ax = plot_importance(booster, importance_type="split", max_num_features=2, precision=None)
+    _assert_png(ax, tmp_path)
+    np.testing.assert_array_equal(_bar_widths(ax), np.sort(splits)[-2:])
+    assert not ax.texts
+    ax = plot_importance(booster, ignore_zero=False, feature_names=list("abcdef"))
+    assert len(ax.patches) == booster.n_features
+    assert {t.get_text() for t in ax.get_yticklabels()} == set("abcdef")
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_importance_per_output_bars(booster, tmp_path, stacked):
+    ax = plot_importance(booster, per_output=True, stacked=stacked)
+    _assert_png(ax, tmp_path)
+    by_output = booster.feature_importance("gain", per_output=True)
+    totals = by_output.sum(axis=1)
+    used = np.flatnonzero(totals)
+    ascending = used[np.argsort(totals[used], kind="stable")]
+    assert len(ax.patches) == len(used) * booster.n_outputs
+    # One bar container per output, each with a bar per shown feature.
+    np.testing.assert_allclose(_bar_widths(ax), by_output[ascending].T.ravel())
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        f"output {j}" for j in range(booster.n_outputs)]
+    if stacked:
+        last = ax.patches[-len(used):]
+        np.testing.assert_allclose([bar.get_x() + bar.get_width() for bar in last],
+                                   totals[ascending])
+        assert len(ax.texts) == len(used)
+    else:
+        assert not ax.texts
+
+
+def test_importance_of_one_output(booster, tmp_path):
+    column = booster.feature_importance("gain", per_output=True)[:, 1]
+    ax = plot_importance(booster, output=1)
+    _assert_png(ax, tmp_path)
+    used = np.flatnonzero(column)
+    np.testing.assert_allclose(_bar_widths(ax), np.sort(column[used]))
+    with pytest.raises(ValueError, match="the model has 3 outputs"):
+        plot_importance(booster, output=3)
+
+
+def test_importance_errors(booster):
+    with pytest.raises(ValueError, match="feature_names has 2 names, but the model has 6"):
+        plot_importance(booster, feature_names=["a", "b"])
+    with pytest.raises(ValueError, match="max_num_features"):
+        plot_importance(booster, max_num_features=0)
+    with pytest.raises(ValueError, match="importance_type 'cover'"):
+        plot_importance(booster, importance_type="cover")
+    with pytest.raises(ValueError, match="no feature has non-zero importance"):
+        plot_importance(_train(Y, rounds=1, valid=False, min_samples_leaf=200))
+    with pytest.raises(TypeError, match="plot_importance takes a gbmo.Booster or a fitted"):
+        plot_importance("model.json")
+
+
+# -- plot_tree ---------------------------------------------------------------
+
+def _split_boxes(ax):
+    return [t.get_text() for t in ax.texts if t.get_bbox_patch() is not None]
+
+
+def test_tree_nodes_edges_and_leaf_bars(booster, tmp_path):
+    ax = plot_tree(booster, tree_index=2)
+    _assert_png(ax, tmp_path)
+    tree = booster.trees[2]
+    internal = np.flatnonzero(tree.node_left >= 0)
+    boxes = _split_boxes(ax)
+    assert len(boxes) == len(internal) == tree.n_leaves - 1
+    for text, node in zip(boxes, internal):
+        assert text.startswith(f"{NAMES[tree.node_feature[node]]} <= "
+                               f"{tree.node_threshold[node]:.3g}\n")
+    assert len(ax.get_lines()) == 2 * len(internal)
+    edge_labels = [t.get_text() for t in ax.texts if t.get_bbox_patch() is None]
+    assert sum("missing" in label for label in edge_labels) == len(internal)
+    leaves = np.flatnonzero(tree.node_left < 0)
+    assert len(ax.child_axes) == len(leaves)
+    values = tree.dense_leaf_values(booster.n_outputs)
+    for inset, node in zip(ax.child_axes, leaves):
+        np.testing.assert_allclose([bar.get_height() for bar in inset.patches],
+                                   values[tree.node_value[node]])
+        assert inset.get_title() == f"leaf {tree.node_value[node]}, count {tree.node_count[node]}"
+
+
+def test_tree_long_leaf_vectors_are_truncated_lists(tmp_path):
+    wide = _train(RNG.normal(size=(300, 12)), rounds=1, valid=False)
+    ax = plot_tree(wide, max_outputs=8)
+    _assert_png(ax, tmp_path)
+    tree = wide.trees[0]
+    for inset, node in zip(ax.child_axes, np.flatnonzero(tree.node_left < 0)):
+        assert not inset.patches
+        (text,) = inset.texts
+        values = tree.leaf_values[tree.node_value[node]]
+        assert text.get_text().splitlines() == [f"{j}: {v:.3g}" for j, v in
+                                                enumerate(values[:8])] + ["..."]
+    ax = plot_tree(wide, max_outputs=12)
+    assert all(len(inset.patches) == 12 for inset in ax.child_axes)
+
+
+def test_tree_of_a_single_leaf(tmp_path):
+    stump = _train(Y, rounds=1, valid=False, min_samples_leaf=200)
+    ax = plot_tree(stump)
+    _assert_png(ax, tmp_path)
+    assert not _split_boxes(ax) and len(ax.child_axes) == 1
+
+
+def test_tree_index_out_of_range_names_the_tree_count(booster):
+    with pytest.raises(IndexError, match=f"the model has {ROUNDS} trees"):
+        plot_tree(booster, tree_index=ROUNDS)
+    with pytest.raises(IndexError, match=f"the model has {ROUNDS} trees"):
+        plot_tree(booster, tree_index=-1)
+
+
+# -- inputs and the optional dependency --------------------------------------
+
+def test_a_fitted_estimator_is_accepted(tmp_path):
+    sklearn_api = pytest.importorskip("gbmo.sklearn")
+    model = sklearn_api.GBMORegressor(n_estimators=3, max_leaves=4, min_samples_leaf=10)
+    with pytest.raises(TypeError, match="fitted gbmo estimator.*got gbmo.sklearn.GBMORegressor"):
+        plot_tree(model)
+    model.fit(X_FILLED, Y, eval_set=[(X_FILLED, Y)])
+    for ax in (plot_metric(model), plot_importance(model), plot_tree(model, 1)):
+        _assert_png(ax, tmp_path)
+    assert len(plot_metric(model).get_lines()) == 1
+
+
+def test_gbmo_imports_without_matplotlib_and_plots_say_how_to_get_it():
+    code = ("import sys, gbmo, gbmo.plotting\n"
+            "assert 'matplotlib' not in sys.modules\n"
+            "sys.modules['matplotlib'] = sys.modules['matplotlib.pyplot'] = None\n"
+            "try:\n"
+            "    gbmo.plotting.plot_metric({'training': {'rmse': [1.0]}})\n"
+            "except ImportError as error:\n"
+            "    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert "pip install matplotlib" in result.stdout and "gbmo[plot]" in result.stdout
