@@ -1,11 +1,28 @@
-"""BinMapper: quantile bin edges per feature and the mapping of raw X to bins."""
+"""BinMapper: quantile bin edges per feature and the mapping of raw X to bins.
+
+Dense X is binned to a dense uint8 array (n_features, n_rows). scipy sparse X
+(CSR / CSC) is binned to a SparseBinned: features with few rows outside the
+bin of 0 (their *zero bin*) keep only those rows and bins, the others a dense
+uint8 row each, so the binned data never takes n_rows x n_features bytes.
+"""
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._core import X_BINNED_DTYPE, X_DTYPE
 from ._core._binning import map_to_bins
+from ._core._predict import predict_binned as _predict_binned_dense
+from ._core._sparse import (count_off_zero_bins, decompress_column, map_sparse_to_bins,
+                            predict_binned_mixed, scatter_binned)
 from .parallel import threads_for
+from .validation import check_sparse_features
+
+# A feature of sparse X is stored sparsely when at most this fraction of its
+# rows lie outside its zero bin: above it, a dense uint8 row is smaller than
+# 5 bytes (row index + bin) per stored row and its histograms, which read the
+# node's gathered gradients in order, are faster than random reads by row.
+SPARSE_MAX_DENSITY = 0.1
 
 
 def _distinct_value_edges(distinct):
@@ -43,6 +60,109 @@ def _feature_edges(column, max_bins):
     return _quantile_edges(ordered, max_bins)
 
 
+def _sparse_feature_edges(values, n_zeros, max_bins):
+    """_feature_edges of a column given as its stored values plus n_zeros zeros
+    that are not materialised: the same edges, bit for bit, as on the dense
+    column, at the cost of the stored values only."""
+    values = values[~np.isnan(values)]
+    if n_zeros == 0:
+        return _feature_edges(values, max_bins)
+    ordered = np.sort(values)
+    negative = ordered[: np.searchsorted(ordered, 0.0, side="left")]
+    positive = ordered[np.searchsorted(ordered, 0.0, side="right"):]
+    n_zeros += ordered.size - negative.size - positive.size  # stored zeros
+    distinct = [part[np.concatenate(([True], part[1:] != part[:-1]))] if part.size else part
+                for part in (negative, positive)]
+    if distinct[0].size + 1 + distinct[1].size <= max_bins:
+        return _distinct_value_edges(np.concatenate((distinct[0], [0.0], distinct[1])))
+    # The finite order statistics: negative finite values, the zeros, positive finite values.
+    negative = negative[np.isfinite(negative)]
+    positive = positive[np.isfinite(positive)]
+    n_negative, size = negative.size, negative.size + n_zeros + positive.size
+
+    def order_statistic(index):
+        out = np.zeros(index.shape, dtype=X_DTYPE)
+        low = index < n_negative
+        out[low] = negative[index[low]]
+        high = index >= n_negative + n_zeros
+        out[high] = positive[index[high] - n_negative - n_zeros]
+        return out
+
+    positions = np.linspace(0, size - 1, max_bins + 1)[1:-1]
+    middle = (order_statistic(np.floor(positions).astype(np.intp)) / 2
+              + order_statistic(np.ceil(positions).astype(np.intp)) / 2)
+    edges = np.unique(middle)
+    return edges[edges < order_statistic(np.array([size - 1]))[0]]
+
+
+class SparseBinned:
+    """Binned sparse X in a mixed layout, standing in for the dense
+    (n_features, n_rows) uint8 array (`shape` is the same).
+
+    Feature f is dense (is_sparse[f] == 0) as row column_of[f] of `dense`
+    (n_dense, n_rows), or sparse as column s = column_of[f] of a CSC-like
+    layout: indices[indptr[s]:indptr[s + 1]] (uint32, increasing) are the rows
+    outside its zero bin zero_bin[s], bins[...] their bins.
+    """
+
+    def __init__(self, n_rows, dense, is_sparse, column_of, indptr, indices, bins, zero_bin):
+        self.n_rows = n_rows
+        self.dense, self.is_sparse, self.column_of = dense, is_sparse, column_of
+        self.indptr, self.indices, self.bins, self.zero_bin = indptr, indices, bins, zero_bin
+        self.shape = (len(is_sparse), n_rows)
+
+    @property
+    def nnz(self):
+        return len(self.indices)
+
+    @property
+    def nbytes(self):
+        return sum(a.nbytes for a in (self.dense, self.is_sparse, self.column_of, self.indptr,
+                                      self.indices, self.bins, self.zero_bin))
+
+    def split_features(self, features):
+        """(dense features, their dense rows, sparse features, their sparse columns)."""
+        features = np.asarray(features, dtype=np.int32)
+        sparse = self.is_sparse[features].astype(bool)
+        parts = (features[~sparse], features[sparse])
+        return tuple(np.ascontiguousarray(a, dtype=np.int32) for part in parts
+                     for a in (part, self.column_of[part]))
+
+    def column(self, feature, out=None):
+        """Feature's bins for every row: a view of the dense row, or the sparse
+        column decompressed into out (n_rows uint8 scratch, allocated if None)."""
+        c = int(self.column_of[feature])
+        if not self.is_sparse[feature]:
+            return self.dense[c]
+        if out is None:
+            out = np.empty(self.n_rows, dtype=X_BINNED_DTYPE)
+        decompress_column(self.indptr, self.indices, self.bins, c, self.zero_bin[c], out)
+        return out
+
+    def __getitem__(self, feature):
+        return self.column(feature)
+
+    def toarray(self):
+        """The dense (n_features, n_rows) layout (for tests and small data only)."""
+        out = np.empty(self.shape, dtype=X_BINNED_DTYPE)
+        for f in range(self.shape[0]):
+            out[f] = self.column(f)
+        return out
+
+    def predict(self, missing_bin, *arguments):
+        """_predict.predict_binned's arguments after (X_binned, missing_bin)."""
+        predict_binned_mixed(self.dense, self.column_of, self.is_sparse, self.indptr,
+                             self.indices, self.bins, self.zero_bin, self.n_rows, missing_bin,
+                             *arguments)
+
+
+def predict_binned(X_binned, missing_bin, *arguments):
+    """_predict.predict_binned for a dense binned array or a SparseBinned."""
+    if isinstance(X_binned, SparseBinned):
+        return X_binned.predict(missing_bin, *arguments)
+    return _predict_binned_dense(X_binned, missing_bin, *arguments)
+
+
 class BinMapper:
     """Learns up to max_bins bins per feature from (a subsample of) X.
 
@@ -63,21 +183,29 @@ class BinMapper:
         return self.max_bins
 
     def fit(self, X):
+        """X: a dense array, or scipy sparse CSR / CSC (canonical, see
+        validation.check_sparse_features), whose edges come from the stored
+        values plus the count of implicit zeros: the same as on X densified."""
+        if sp.issparse(X):
+            X = check_sparse_features(X)
         n_rows, n_features = X.shape
         if self.subsample is not None and n_rows > self.subsample:
             rng = np.random.default_rng(self.seed)
             sample = np.sort(rng.choice(n_rows, self.subsample, replace=False))
             X = X[sample]
-        # numpy's sort releases the GIL, so features are binned in parallel threads.
-        with ThreadPoolExecutor(max(1, min(self.n_threads, n_features))) as pool:
-            edges_per_feature = list(pool.map(
-                lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE), self.max_bins),
-                range(n_features)))
+        if sp.issparse(X):
+            edges_per_feature, self.has_missing_ = self._sparse_edges(X)
+        else:
+            # numpy's sort releases the GIL, so features are binned in parallel threads.
+            with ThreadPoolExecutor(max(1, min(self.n_threads, n_features))) as pool:
+                edges_per_feature = list(pool.map(
+                    lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE), self.max_bins),
+                    range(n_features)))
+            # A feature with one value and some NaN can still split "missing or not".
+            self.has_missing_ = np.isnan(X).any(axis=0) if n_features else np.zeros(0, bool)
         self.n_bins_non_missing_ = np.array(
             [len(e) + 1 for e in edges_per_feature], dtype=np.int32
         )
-        # A feature with one value and some NaN can still split "missing or not".
-        self.has_missing_ = np.isnan(X).any(axis=0) if n_features else np.zeros(0, bool)
         width = max(1, max(len(e) for e in edges_per_feature)) if n_features else 1
         self.edges_ = np.full((n_features, width), np.inf, dtype=X_DTYPE)
         for f, e in enumerate(edges_per_feature):
@@ -85,12 +213,76 @@ class BinMapper:
         self.n_edges_ = np.ascontiguousarray(self.n_bins_non_missing_ - 1, dtype=np.int32)
         return self
 
-    def transform(self, X):
-        """X (n_rows, n_features) float32/float64 -> bins (n_features, n_rows) uint8."""
+    def _sparse_edges(self, X):
+        """Edges and has-missing flags of each column of sparse X, column by column."""
+        n_rows, n_features = X.shape
+        X = X.tocsc()
+        indptr, data = X.indptr, X.data
+
+        def edges_of(f):
+            values = np.asarray(data[indptr[f]:indptr[f + 1]], dtype=X_DTYPE)
+            return (_sparse_feature_edges(values, n_rows - values.size, self.max_bins),
+                    bool(np.isnan(values).any()))
+
+        # Features in chunks: one task per feature would cost more than its work.
+        chunks = np.array_split(np.arange(n_features), min(n_features, 16 * self.n_threads))
+        with ThreadPoolExecutor(max(1, min(self.n_threads, n_features))) as pool:
+            results = [r for chunk in pool.map(lambda c: [edges_of(f) for f in c], chunks)
+                       for r in chunk]
+        return [e for e, _ in results], np.array([m for _, m in results], dtype=bool)
+
+    @property
+    def zero_bin_(self):
+        """The bin of the value 0 for each feature (edges are padded with +inf)."""
+        return (self.edges_ < 0).sum(axis=1).astype(X_BINNED_DTYPE)
+
+    def transform(self, X, max_sparse_density=None):
+        """X (n_rows, n_features) float32/float64 -> bins (n_features, n_rows) uint8;
+        scipy sparse CSR / CSC X -> SparseBinned, whose features with at most
+        max_sparse_density (default SPARSE_MAX_DENSITY) of their rows outside
+        the zero bin are stored sparsely."""
+        if sp.issparse(X):
+            return self._transform_sparse(X, max_sparse_density)
         out = np.empty((X.shape[1], X.shape[0]), dtype=X_BINNED_DTYPE)
         threads = threads_for(self.n_threads, X.size)
         map_to_bins(X, self.edges_, self.n_edges_, self.missing_bin, out, threads)
         return out
+
+    def _transform_sparse(self, X, max_sparse_density):
+        if max_sparse_density is None:
+            max_sparse_density = SPARSE_MAX_DENSITY
+        X = check_sparse_features(X)
+        n_rows, n_features = X.shape
+        by_row = X.format == "csr"
+        indptr, indices = X.indptr, X.indices
+        if indptr.dtype not in (np.int32, np.int64):
+            indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
+        # 1. the bin of every stored value, 2. per feature, how many leave the zero bin
+        stored = np.empty(X.nnz, dtype=X_BINNED_DTYPE)
+        map_sparse_to_bins(X.data, indptr, indices, by_row, self.edges_, self.n_edges_,
+                           self.missing_bin, stored, threads_for(self.n_threads, X.nnz * 8))
+        zero_bin = self.zero_bin_
+        counts = np.zeros(n_features, dtype=np.int64)
+        count_off_zero_bins(stored, indptr, indices, by_row, zero_bin, counts)
+        # 3. the layout: sparse features' CSC-like arrays, dense features' rows
+        is_sparse = (counts <= max_sparse_density * n_rows).astype(np.uint8)
+        sparse_features = np.flatnonzero(is_sparse)
+        dense_features = np.flatnonzero(is_sparse == 0)
+        column_of = np.zeros(n_features, dtype=np.int32)
+        column_of[sparse_features] = np.arange(len(sparse_features))
+        column_of[dense_features] = np.arange(len(dense_features))
+        new_indptr = np.zeros(len(sparse_features) + 1, dtype=np.int64)
+        np.cumsum(counts[sparse_features], out=new_indptr[1:])
+        new_indices = np.empty(new_indptr[-1], dtype=np.uint32)
+        new_bins = np.empty(new_indptr[-1], dtype=X_BINNED_DTYPE)
+        dense = np.empty((len(dense_features), n_rows), dtype=X_BINNED_DTYPE)
+        dense[:] = zero_bin[dense_features, None]
+        # 4. every stored value outside its zero bin to its place
+        scatter_binned(stored, indptr, indices, by_row, zero_bin, is_sparse, column_of,
+                       new_indptr[:-1].copy(), new_indices, new_bins, dense)
+        del stored
+        return SparseBinned(n_rows, dense, is_sparse, column_of, new_indptr, new_indices,
+                            new_bins, np.ascontiguousarray(zero_bin[sparse_features]))
 
     def bin_threshold(self, feature, bin_index):
         """The raw threshold equivalent to 'bin <= bin_index' for feature."""

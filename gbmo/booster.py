@@ -6,6 +6,7 @@ import numpy as np
 
 from ._core import NODE_DTYPE
 from ._core._predict import predict_leaf_raw, predict_raw
+from ._core._sparse import predict_leaf_raw_csr, predict_raw_csr
 from .importance import OutputImportance
 from .losses import make_loss
 from .parallel import threads_for
@@ -132,12 +133,14 @@ class Booster:
         return self._forests[n_trees]
 
     def _check_X(self, X):
+        """X as a dense array, or scipy sparse X as canonical CSR, which the
+        kernels traverse row by row without densifying (absent entries are 0)."""
         X, _ = check_features(X)
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
             )
-        return X
+        return X.tocsr() if hasattr(X, "tocsr") else X
 
     def _n_threads(self, n_threads):
         """The thread count for a prediction: the argument, else the training
@@ -162,7 +165,10 @@ class Booster:
         if n_trees:
             forest = self._forest(n_trees)
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
-            predict_raw(X, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out, threads)
+            kernel, data = ((predict_raw_csr, (X.data, X.indices, X.indptr))
+                            if hasattr(X, "tocsr") else (predict_raw, (X,)))
+            kernel(*data, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out,
+                   threads)
         return out if raw_score else self.loss.transform(out)
 
     def predict_leaf(self, X, num_iteration=None, n_threads=None):
@@ -173,7 +179,9 @@ class Booster:
         if n_trees:
             forest = self._forest(n_trees)
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
-            predict_leaf_raw(X, *forest.raw_arguments(), out, threads)
+            kernel, data = ((predict_leaf_raw_csr, (X.data, X.indices, X.indptr))
+                            if hasattr(X, "tocsr") else (predict_leaf_raw, (X,)))
+            kernel(*data, *forest.raw_arguments(), out, threads)
             leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[: n_trees - 1]])
             out -= leaf_offsets.astype(NODE_DTYPE)
         return out

@@ -7,11 +7,13 @@ from .validation import check_features, check_target, check_weight
 class Dataset:
     """Training or validation data.
 
-    X is (n, p) numeric (numpy or a pandas DataFrame, whose column names become
-    feature names); Y is (n,) or (n, d): regression targets, class indices for
-    softmax, 0/1 labels for sigmoid. Binning happens once, on first use, with
-    the training parameters; a validation set made by create_valid reuses the
-    training set's bin edges.
+    X is (n, p) numeric (numpy, a pandas DataFrame, whose column names become
+    feature names, or a scipy sparse matrix / array: CSR and CSC are used as
+    they are, other formats become CSR; implicit entries are 0, stored NaN is
+    missing, and the binned data of sparse columns stays sparse); Y is (n,) or
+    (n, d): regression targets, class indices for softmax, 0/1 labels for
+    sigmoid. Binning happens once, on first use, with the training parameters;
+    a validation set made by create_valid reuses the training set's bin edges.
     """
 
     def __init__(self, X, Y, weight=None, feature_names=None, reference=None):

@@ -3,7 +3,8 @@ import numpy as np
 
 from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._leaf_values import leaf_gradient_sums
-from ._core._predict import add_leaf_values, predict_binned
+from ._core._predict import add_leaf_values
+from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
 from .dataset import Dataset

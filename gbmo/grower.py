@@ -5,6 +5,13 @@ Python decides which node to split next; the Cython kernels build the
 histograms, search the splits and partition the rows. Only the smaller child's
 histogram is built; the larger one is the parent's minus it, as long as the
 parent's histogram is still in the bounded cache.
+
+X_binned is the dense (n_features, n_rows) uint8 array, or a
+binning.SparseBinned (from scipy sparse X): its dense features take the same
+kernels, its sparse features' histograms iterate their stored rows that
+belong to the nodes being built (workspace.row_node holds each row's node
+id), their zero bin being the node's totals minus the other bins; a split on
+a sparse feature decompresses its column into an n_rows scratch.
 """
 import heapq
 
@@ -14,15 +21,25 @@ from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
 from ._core._histogram import (build_histograms, build_histograms_of_nodes, gather_gradients,
                                subtract_histograms)
 from ._core._partition import split_rows
+from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
                            select_top_k_shared)
 from .parallel import threads_for
 from .tree import Tree
 
+# With sparse binned data (a SparseBinned) the histograms, n_features x
+# (max_bins + 1) x width float64 each, not the data, dominate memory; they
+# are cached for subtraction up to this many bytes (at least 2 of them) and
+# hist_cache. Building a child costs about as much as a subtraction there
+# (its stored rows plus one pass over the histogram), so little time is lost
+# (100,000 x 10,000 at 1%: the same seconds per round with 2 cached as with 3).
+SPARSE_HIST_CACHE_BYTES = 128 * 2**20
+
 
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
-                 "bin", "missing_left", "left_sums", "left", "right", "index", "outputs")
+                 "bin", "missing_left", "left_sums", "left", "right", "index", "outputs",
+                 "id")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
@@ -49,8 +66,12 @@ class _HistogramPool:
         return self.free.pop() if self.free else np.empty(self.shape, dtype=HIST_DTYPE)
 
     def give_back(self, histogram):
+        """Keeps the buffer for reuse while alive + free stays within capacity;
+        views into a multi-node block are dropped, so the block is freed with
+        its last view instead of piling up unused."""
         self.n_alive -= 1
-        self.free.append(histogram)
+        if histogram.base is None and self.n_alive + len(self.free) < self.capacity:
+            self.free.append(histogram)
 
 
 class TreeGrower:
@@ -86,23 +107,68 @@ class TreeGrower:
         self.restricted = params["split"] == "sparse_restricted"
         self.workspace = workspace
         n_features = X_binned.shape[0]
-        self.pool = _HistogramPool(
-            (n_features, bin_mapper.missing_bin + 1, self.width), params["hist_cache"]
-        )
+        # A mixed dense / sparse binned layout (scipy sparse X).
+        self.mixed = not isinstance(X_binned, np.ndarray)
+        if self.mixed:
+            (self.dense_features, self.dense_columns, self.sparse_features,
+             self.sparse_columns) = X_binned.split_features(features)
+        self.n_node_ids = 0
+        shape = (n_features, bin_mapper.missing_bin + 1, self.width)
+        capacity = params["hist_cache"]
+        if self.mixed:
+            histogram_bytes = np.prod(shape) * np.dtype(HIST_DTYPE).itemsize
+            capacity = min(capacity, max(2, SPARSE_HIST_CACHE_BYTES // histogram_bytes))
+        self.pool = _HistogramPool(shape, capacity)
         self.split_gain = np.empty(n_features, dtype=np.float64)
         self.split_bin = np.empty(n_features, dtype=np.int32)
         self.split_missing_left = np.empty(n_features, dtype=np.uint8)
         self.candidates = []  # heap of (priority, order, node) waiting to be split
         # A batch of parents holds its histograms while its children's are built
         # (up to two per parent), so a third of the cache bounds it.
-        self.level_batch = (max(1, params["hist_cache"] // 3)
+        self.level_batch = (max(1, capacity // 3)
                             if params["growth"] == "depthwise" else 1)
 
     def _threads_for(self, work):
         return threads_for(self.n_threads, work)
 
+    def _new_node(self, start, stop, depth, sums):
+        node = _Node(start, stop, depth, sums)
+        node.id = self.n_node_ids
+        self.n_node_ids += 1
+        return node
+
     # -- histograms ---------------------------------------------------------
+    def _build_mixed(self, nodes, histograms):
+        """histograms[m] (a separate pool buffer each) of nodes[m], whose sums are
+        known, in the mixed layout: dense features with the dense kernel, node
+        by node, sparse ones in one pass over their stored rows for all nodes."""
+        X = self.X_binned
+        for node, histogram in zip(nodes, histograms) if len(self.dense_features) else ():
+            rows = self.workspace.rows[node.start:node.stop]
+            ordered = self.workspace.ordered(node.count, self.width)
+            gather_gradients(self.grad, self.hess, rows, ordered,
+                             self._threads_for(node.count * self.width))
+            build_histograms(X.dense, rows, ordered, self.dense_features, histogram,
+                             self._threads_for(node.count * self.width
+                                               * len(self.dense_features)),
+                             self.dense_columns)
+        if len(self.sparse_features):
+            node_slot = np.full(self.n_node_ids, -1, dtype=np.int32)
+            node_slot[[node.id for node in nodes]] = np.arange(len(nodes), dtype=np.int32)
+            totals = np.array([node.sums for node in nodes], dtype=HIST_DTYPE)
+            build_sparse_histograms(
+                X.indptr, X.indices, X.bins, X.zero_bin, self.sparse_features,
+                self.sparse_columns, self.workspace.row_node, node_slot, self.grad, self.hess,
+                totals, list(histograms),
+                self._threads_for(X.nnz * self.width + histograms[0].size * len(nodes)))
+
     def _build(self, node):
+        if self.mixed:
+            while self.pool.n_alive >= self.pool.capacity and self._evict_one():
+                pass
+            histogram = self.pool.take()
+            self._build_mixed([node], [histogram])
+            return histogram
         rows = self.workspace.rows[node.start:node.stop]
         ordered = self.workspace.ordered(node.count, self.width)
         gather_gradients(self.grad, self.hess, rows, ordered,
@@ -174,14 +240,22 @@ class TreeGrower:
     def _split(self, node):
         left_sums = node.left_sums
         rows = self.workspace.rows[node.start:node.stop]
+        if self.mixed:
+            column = self.X_binned.column(node.feature, self.workspace.column_scratch())
+        else:
+            column = self.X_binned[node.feature]
         n_left = split_rows(
-            rows, self.X_binned[node.feature], node.bin, node.missing_left,
+            rows, column, node.bin, node.missing_left,
             self.bin_mapper.missing_bin, self.workspace.left_buffer,
             self.workspace.right_buffer, self._threads_for(node.count),
         )
         middle = node.start + n_left
-        node.left = _Node(node.start, middle, node.depth + 1, left_sums)
-        node.right = _Node(middle, node.stop, node.depth + 1, node.sums - left_sums)
+        node.left = self._new_node(node.start, middle, node.depth + 1, left_sums)
+        node.right = self._new_node(middle, node.stop, node.depth + 1, node.sums - left_sums)
+        if self.mixed:
+            row_node = self.workspace.row_node
+            row_node[rows[:n_left]] = node.left.id
+            row_node[rows[n_left:]] = node.right.id
         if self.top_k is not None and self.restricted:
             shared = np.empty(self.top_k, dtype=np.intp)
             select_top_k_shared(node.left.sums, node.right.sums, *self._selection_arguments(),
@@ -197,6 +271,13 @@ class TreeGrower:
         if len(nodes) == 1:
             nodes[0].histogram = self._build(nodes[0])
             return
+        if self.mixed:  # a pool buffer per node, so memory stays within the cache
+            histograms = [self.pool.take() for _ in nodes]
+            self._build_mixed(nodes, histograms)
+            for node, histogram in zip(nodes, histograms):
+                node.histogram = histogram
+            return
+        self.pool.free.clear()  # the nodes get one new block: spare buffers go first
         all_rows = self.workspace.rows
         rows = np.concatenate([all_rows[node.start:node.stop] for node in nodes])
         offsets = np.cumsum([0] + [node.count for node in nodes]).astype(np.intp)
@@ -255,8 +336,12 @@ class TreeGrower:
         params = self.params
         n_rows = self.workspace.reset_rows(self.row_sample)
         root_sums = np.zeros(self.width)
-        root = _Node(0, n_rows, 0, root_sums)
+        root = self._new_node(0, n_rows, 0, root_sums)
+        if self.mixed:
+            self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):
+            if self.mixed:  # the sparse features' zero bins need the totals first
+                root.sums = self._gathered_sums(root)
             root.histogram = self._build(root)
             root.sums = root.histogram[self.features[0]].sum(axis=0)
             self._find_split(root)
@@ -396,6 +481,24 @@ class GrowerWorkspace:
         self.left_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
+        self.row_node = None  # node id of each row (sparse binned data only)
+        self._column = None
+
+    def reset_row_nodes(self, n_rows, sampled):
+        """Every row of the root (the first n_rows of rows) in node 0, others in none."""
+        if self.row_node is None:
+            self.row_node = np.empty(self.n_rows, dtype=np.int32)
+        if sampled:
+            self.row_node.fill(-1)
+            self.row_node[self.rows[:n_rows]] = 0
+        else:
+            self.row_node.fill(0)
+
+    def column_scratch(self):
+        """n_rows uint8 scratch for a decompressed sparse column."""
+        if self._column is None:
+            self._column = np.empty(self.n_rows, dtype=np.uint8)
+        return self._column
 
     def reset_rows(self, row_sample=None):
         """Puts every row, or the sample's, at the front; returns how many."""

@@ -50,6 +50,7 @@ __all__ = ["GBMORegressor", "GBMOClassifier"]
 
 _VALIDATION_NAME = "validation"
 _X_DTYPES = [np.float64, np.float32]
+_X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without densifying
 
 
 def _check_sample_weight(sample_weight, n_rows):
@@ -218,8 +219,9 @@ class _GBMOModel(BaseEstimator):
         """
         n_estimators, rounds, fraction = self._check_own_params()
         X, y = _validate_data(
-            self, X, y, reset=True, dtype=_X_DTYPES, ensure_all_finite="allow-nan",
-            multi_output=True, ensure_min_samples=2, y_numeric=self._y_numeric,
+            self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
+            ensure_all_finite="allow-nan", multi_output=True, ensure_min_samples=2,
+            y_numeric=self._y_numeric,
         )
         sample_weight = _check_sample_weight(sample_weight, X.shape[0])
         rng, seed = self._random()
@@ -238,7 +240,7 @@ class _GBMOModel(BaseEstimator):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
                 X_valid = _validate_data(self, pair[0], reset=False, dtype=_X_DTYPES,
-                                         ensure_all_finite="allow-nan")
+                                         accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
                                    None))
                 valid_names.append(f"valid_{i}")
@@ -286,7 +288,7 @@ class _GBMOModel(BaseEstimator):
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
-        return _validate_data(self, X, reset=False, dtype=_X_DTYPES,
+        return _validate_data(self, X, reset=False, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
                               ensure_all_finite="allow-nan")
 
     def _staged_raw(self, X):
@@ -347,6 +349,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         tags.target_tags.multi_output = True
         return tags
 
@@ -456,6 +459,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         tags.target_tags.multi_output = True
         tags.classifier_tags.multi_label = True
         return tags

@@ -1,5 +1,6 @@
 """Checks of user arrays at the boundary, before any work is done."""
 import numpy as np
+import scipy.sparse as sp
 
 
 def _is_numeric_dtype(dtype):
@@ -10,13 +11,44 @@ def _is_numeric_dtype(dtype):
         return False
 
 
+def check_sparse_features(X, name="X"):
+    """A scipy sparse matrix or array as canonical CSR or CSC (sorted indices,
+    no duplicates, indptr and indices of one integer dtype) of float32/float64.
+    Other formats (COO, LIL, DOK, BSR, DIA) become CSR; the input is copied
+    only when something has to change. Implicit entries are 0, stored NaN is
+    missing."""
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}")
+    if X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    if X.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} has dtype {X.dtype}; gbmo takes numeric (int, float, bool) data only"
+        )
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {X.shape}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    if X.indices.dtype != X.indptr.dtype:
+        X = X.copy()
+        X.indices = X.indices.astype(np.int64)
+        X.indptr = X.indptr.astype(np.int64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 def check_features(X, name="X"):
     """X as a 2-D float32/float64 array (any memory order) plus its column names.
 
     pandas DataFrames of numeric columns keep their names; bool and integer
     data become float64; object, string, datetime and complex data raise.
+    scipy sparse matrices and arrays stay sparse (see check_sparse_features).
     """
     feature_names = None
+    if sp.issparse(X):
+        return check_sparse_features(X, name), None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
         feature_names = [str(c) for c in X.columns]
         bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
@@ -27,7 +59,8 @@ def check_features(X, name="X"):
             )
         X = X.to_numpy(dtype=np.float64)
     elif hasattr(X, "tocsr") or hasattr(X, "toarray"):
-        raise TypeError(f"{name} is a sparse matrix; pass a dense numpy array")
+        raise TypeError(f"{name} is a sparse matrix of an unknown kind ({type(X).__name__}); "
+                        "pass a scipy.sparse matrix or array, or a dense numpy array")
     try:
         X = np.asarray(X)
     except (TypeError, ValueError) as err:

@@ -55,19 +55,24 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                      const G_H_t[:, ::1] ordered,
                      const int[::1] features,
                      HIST_t[:, :, ::1] hist,
-                     int n_threads):
+                     int n_threads,
+                     const int[::1] columns=None):
     """hist[f, b, :] = sum of ordered[i] over node rows i whose feature f is in bin b,
-    for every f in features (other features' slices are left untouched)."""
+    for every f in features (other features' slices are left untouched).
+    columns, when given, is the row of X_binned holding each of features (the
+    dense part of a mixed dense / sparse layout); else feature f is row f."""
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
-    cdef Py_ssize_t fi, f
+    cdef Py_ssize_t fi, f, c
+    cdef bint remapped = columns is not None
     if rows.shape[0] == 0:
         for fi in range(features.shape[0]):
             hist[features[fi], :, :] = 0.0
         return
     for fi in prange(features.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads):
         f = features[fi]
-        accumulate_feature(&X_binned[f, 0], &rows[0], rows.shape[0], &ordered[0, 0], width,
+        c = columns[fi] if remapped else f
+        accumulate_feature(&X_binned[c, 0], &rows[0], rows.shape[0], &ordered[0, 0], width,
                            n_bins, &hist[f, 0, 0])
 
 
@@ -77,15 +82,18 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
                               const G_H_t[:, ::1] ordered,
                               const int[::1] features,
                               HIST_t[:, :, :, ::1] hists,
-                              int n_threads):
+                              int n_threads,
+                              const int[::1] columns=None):
     """build_histograms for several nodes in one parallel pass over (node, feature)
     pairs, so that many small nodes (a level of depth-wise growth) keep every
     thread busy. Node m's rows are rows[node_offsets[m]:node_offsets[m + 1]] and
-    its gathered gradients the same rows of ordered; its histogram is hists[m]."""
+    its gathered gradients the same rows of ordered; its histogram is hists[m].
+    columns: as in build_histograms."""
     cdef Py_ssize_t n_features = features.shape[0]
     cdef Py_ssize_t n_bins = hists.shape[2]
     cdef Py_ssize_t width = hists.shape[3]
-    cdef Py_ssize_t pair, m, f, first
+    cdef Py_ssize_t pair, m, f, first, c
+    cdef bint remapped = columns is not None
     if n_features == 0 or hists.shape[0] == 0:
         return
     if rows.shape[0] == 0:
@@ -94,9 +102,14 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
     for pair in prange(hists.shape[0] * n_features, nogil=True, schedule="dynamic",
                        num_threads=n_threads):
         m = pair // n_features
-        f = features[pair % n_features]
+        c = pair % n_features
+        f = features[c]
+        if not remapped:
+            c = f
+        else:
+            c = columns[c]
         first = node_offsets[m]
-        accumulate_feature(&X_binned[f, 0], &rows[0] + first, node_offsets[m + 1] - first,
+        accumulate_feature(&X_binned[c, 0], &rows[0] + first, node_offsets[m + 1] - first,
                            &ordered[0, 0] + first * width, width, n_bins, &hists[m, f, 0, 0])
 
 

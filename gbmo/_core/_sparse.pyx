@@ -1,0 +1,439 @@
+"""Kernels for scipy sparse X (CSR / CSC): binning, the sparse binned layout,
+histograms, partition scratch and prediction, none of which densifies X.
+
+Binned layout of a sparse feature (CSC-like): the rows whose bin differs from
+the feature's *zero bin* (the bin of the value 0) in increasing order, with
+their bins; every other row is in the zero bin. Column s holds entries
+indptr[s] .. indptr[s + 1] - 1 of `indices` (uint32 rows) and `bins` (uint8).
+
+A sparse feature's histogram over a node's rows is built from its stored
+entries only: each entry whose row belongs to the node (row_node[row] is the
+node's id) adds that row's [g, h, 1] to its bin, reading grad/hess by row;
+the zero bin is then the node's [G, H, count] totals minus the other bins
+(summed as they are added). Entries are visited in increasing row order, as
+the dense kernel visits a node's rows, so every bin but the zero bin holds
+bit-for-bit the dense sums.
+"""
+from cython.parallel cimport prange
+from libc.math cimport isnan
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+
+from .common cimport G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t
+from numpy cimport int32_t, int64_t, uint32_t
+
+ctypedef fused X_IN_t:
+    float
+    double
+
+ctypedef fused INDEX_t:
+    int32_t
+    int64_t
+
+
+cdef inline X_BINNED_t bin_of_value(double x, const X_t* edges, int n_edges,
+                                    X_BINNED_t missing_bin) noexcept nogil:
+    """The number of edges strictly below x (as _binning.map_to_bins); NaN: missing_bin."""
+    cdef int lo = 0
+    cdef int hi = n_edges
+    cdef int mid
+    if isnan(x):
+        return missing_bin
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if edges[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return <X_BINNED_t>lo
+
+
+def map_sparse_to_bins(const X_IN_t[::1] data,
+                       const INDEX_t[::1] indptr,
+                       const INDEX_t[::1] indices,
+                       bint by_row,
+                       const X_t[:, ::1] edges,
+                       const int[::1] n_edges,
+                       X_BINNED_t missing_bin,
+                       X_BINNED_t[::1] out,
+                       int n_threads):
+    """out[k] = the bin of the stored value data[k]. by_row: CSR (indices are
+    features), else CSC (the feature of entry k is its column)."""
+    cdef Py_ssize_t n_major = indptr.shape[0] - 1
+    cdef Py_ssize_t major, k, f
+    for major in prange(n_major, nogil=True, schedule="dynamic", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
+        for k in range(indptr[major], indptr[major + 1]):
+            f = indices[k] if by_row else major
+            out[k] = bin_of_value(data[k], &edges[f, 0], n_edges[f], missing_bin)
+
+
+def count_off_zero_bins(const X_BINNED_t[::1] stored_bins,
+                        const INDEX_t[::1] indptr,
+                        const INDEX_t[::1] indices,
+                        bint by_row,
+                        const X_BINNED_t[::1] zero_bin,
+                        int64_t[::1] counts):
+    """counts[f] += the number of stored entries of feature f outside its zero bin."""
+    cdef Py_ssize_t n_major = indptr.shape[0] - 1
+    cdef Py_ssize_t major, k, f
+    with nogil:
+        for major in range(n_major):
+            for k in range(indptr[major], indptr[major + 1]):
+                f = indices[k] if by_row else major
+                if stored_bins[k] != zero_bin[f]:
+                    counts[f] += 1
+
+
+def scatter_binned(const X_BINNED_t[::1] stored_bins,
+                   const INDEX_t[::1] indptr,
+                   const INDEX_t[::1] indices,
+                   bint by_row,
+                   const X_BINNED_t[::1] zero_bin,
+                   const unsigned char[::1] is_sparse,
+                   const int[::1] column_of,
+                   int64_t[::1] cursor,
+                   uint32_t[::1] out_indices,
+                   X_BINNED_t[::1] out_bins,
+                   X_BINNED_t[:, ::1] dense):
+    """Writes every stored entry outside its feature's zero bin: to the sparse
+    layout (at cursor[column], which advances) or to dense[column, row]
+    (pre-filled with the zero bin). Entries arrive in increasing row order
+    within a feature (CSR rows in order, CSC with sorted indices)."""
+    cdef Py_ssize_t n_major = indptr.shape[0] - 1
+    cdef Py_ssize_t major, k, f, row, c
+    cdef int64_t pos
+    cdef X_BINNED_t b
+    with nogil:
+        for major in range(n_major):
+            for k in range(indptr[major], indptr[major + 1]):
+                if by_row:
+                    f = indices[k]
+                    row = major
+                else:
+                    f = major
+                    row = indices[k]
+                b = stored_bins[k]
+                if b == zero_bin[f]:
+                    continue
+                c = column_of[f]
+                if is_sparse[f]:
+                    pos = cursor[c]
+                    cursor[c] = pos + 1
+                    out_indices[pos] = <uint32_t>row
+                    out_bins[pos] = b
+                else:
+                    dense[c, row] = b
+
+
+def decompress_column(const int64_t[::1] indptr,
+                      const uint32_t[::1] indices,
+                      const X_BINNED_t[::1] bins,
+                      Py_ssize_t column,
+                      X_BINNED_t zero_bin,
+                      X_BINNED_t[::1] out):
+    """out[i] = the bin of row i in sparse column `column` (n_rows entries):
+    O(n_rows) bytes of scratch, reused across splits."""
+    cdef Py_ssize_t k
+    if out.shape[0] == 0:
+        return
+    with nogil:
+        memset(&out[0], zero_bin, out.shape[0])
+        for k in range(indptr[column], indptr[column + 1]):
+            out[indices[k]] = bins[k]
+
+
+def build_sparse_histograms(const int64_t[::1] indptr,
+                            const uint32_t[::1] indices,
+                            const X_BINNED_t[::1] bins,
+                            const X_BINNED_t[::1] zero_bin,
+                            const int[::1] features,
+                            const int[::1] columns,
+                            const int32_t[::1] row_node,
+                            const int32_t[::1] node_slot,
+                            const G_H_t[:, ::1] grad,
+                            const G_H_t[:, ::1] hess,
+                            const HIST_t[:, ::1] totals,
+                            list hists,
+                            int n_threads):
+    """hists[m][f] for every sparse feature f = features[i] (stored in sparse
+    column columns[i]) and every node m being built, in one pass over each
+    feature's stored rows: node id v has slot m = node_slot[v] (-1: not
+    built), and row r belongs to node row_node[r] (-1: in no node). hists is a
+    list of (n_features, n_bins, width) C-contiguous float64 arrays, one per
+    node (separate buffers, e.g. from a pool); totals[m] is node m's
+    [G, H, count] sum; width is d + k + 1 with k = hess.shape[1] (0 for a
+    constant hessian)."""
+    cdef Py_ssize_t n_nodes = len(hists)
+    cdef HIST_t[:, :, ::1] view
+    cdef Py_ssize_t n_bins, width
+    cdef HIST_t** node_hist
+    cdef Py_ssize_t feature_size
+    cdef Py_ssize_t d = grad.shape[1]
+    cdef Py_ssize_t kh = hess.shape[1]
+    cdef Py_ssize_t n_ids = node_slot.shape[0]
+    cdef Py_ssize_t fi, f, c, k, m, j, r
+    cdef int32_t node
+    cdef X_BINNED_t zb
+    cdef HIST_t* bin_row
+    cdef HIST_t* feature_hist
+    cdef HIST_t* zero_row
+    if n_nodes == 0 or features.shape[0] == 0:
+        return
+    if totals.shape[0] != n_nodes:
+        raise ValueError(f"{totals.shape[0]} node totals for {n_nodes} histograms")
+    view = hists[0]
+    n_bins = view.shape[1]
+    width = view.shape[2]
+    if width != d + kh + 1 or totals.shape[1] != width:
+        raise ValueError(f"histogram width {width}, totals width {totals.shape[1]}: "
+                         f"expected {d + kh + 1}")
+    feature_size = n_bins * width
+    node_hist = <HIST_t**> malloc(n_nodes * sizeof(HIST_t*))
+    if node_hist == NULL:
+        raise MemoryError()
+    try:
+        for m in range(n_nodes):
+            view = hists[m]
+            if view.shape[1] != n_bins or view.shape[2] != width:
+                raise ValueError("the node histograms differ in shape")
+            node_hist[m] = &view[0, 0, 0]
+        for fi in prange(features.shape[0], nogil=True, schedule="dynamic",
+                         num_threads=n_threads, use_threads_if=n_threads > 1):
+            f = features[fi]
+            c = columns[fi]
+            zb = zero_bin[c]
+            for m in range(n_nodes):
+                feature_hist = node_hist[m] + f * feature_size
+                for j in range(feature_size):
+                    feature_hist[j] = 0.0
+            # The zero bin's row collects the other bins' running sum, then
+            # becomes the totals minus it (stored entries are never in it).
+            for k in range(indptr[c], indptr[c + 1]):
+                r = indices[k]
+                node = row_node[r]
+                if node < 0 or node >= n_ids:
+                    continue
+                m = node_slot[node]
+                if m < 0:
+                    continue
+                feature_hist = node_hist[m] + f * feature_size
+                bin_row = feature_hist + bins[k] * width
+                zero_row = feature_hist + zb * width
+                for j in range(d):
+                    bin_row[j] += grad[r, j]
+                    zero_row[j] += grad[r, j]
+                for j in range(kh):
+                    bin_row[d + j] += hess[r, j]
+                    zero_row[d + j] += hess[r, j]
+                bin_row[d + kh] += 1.0
+                zero_row[d + kh] += 1.0
+            for m in range(n_nodes):
+                zero_row = node_hist[m] + f * feature_size + zb * width
+                for j in range(width):
+                    zero_row[j] = totals[m, j] - zero_row[j]
+    finally:
+        free(node_hist)
+
+
+cdef inline X_BINNED_t binned_value(Py_ssize_t i, Py_ssize_t f, const X_BINNED_t* dense,
+                                    Py_ssize_t n_rows, const int* column_of,
+                                    const unsigned char* is_sparse, const int64_t* indptr,
+                                    const uint32_t* indices, const X_BINNED_t* bins,
+                                    const X_BINNED_t* zero_bin) noexcept nogil:
+    """The bin of row i, feature f in the mixed layout: a dense read, or a binary
+    search of the row among the sparse column's stored rows."""
+    cdef Py_ssize_t c = column_of[f]
+    cdef int64_t lo, hi, mid
+    if not is_sparse[f]:
+        return dense[c * n_rows + i]
+    lo = indptr[c]
+    hi = indptr[c + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < <uint32_t>i:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < indptr[c + 1] and indices[lo] == <uint32_t>i:
+        return bins[lo]
+    return zero_bin[c]
+
+
+cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
+                          const long long* value_start, const long long* output_start,
+                          const double* values, const int* outputs) noexcept nogil:
+    """As _predict.add_leaf: a dense leaf adds all d values, a sparse one its k."""
+    cdef long long first = value_start[leaf]
+    cdef long long n_values = value_start[leaf + 1] - first
+    cdef long long listed = output_start[leaf]
+    cdef Py_ssize_t m
+    if listed < 0:
+        for m in range(d):
+            out_row[m] += values[first + m]
+    else:
+        for m in range(n_values):
+            out_row[outputs[listed + m]] += values[first + m]
+
+
+def predict_binned_mixed(const X_BINNED_t[:, ::1] dense,
+                         const int[::1] column_of,
+                         const unsigned char[::1] is_sparse,
+                         const int64_t[::1] indptr,
+                         const uint32_t[::1] indices,
+                         const X_BINNED_t[::1] bins,
+                         const X_BINNED_t[::1] zero_bin,
+                         Py_ssize_t n_rows,
+                         X_BINNED_t missing_bin,
+                         const NODE_t[::1] tree_roots,
+                         const int[::1] node_feature,
+                         const X_BINNED_t[::1] node_bin,
+                         const unsigned char[::1] node_missing_left,
+                         const NODE_t[::1] node_left,
+                         const NODE_t[::1] node_right,
+                         const NODE_t[::1] node_value,
+                         const long long[::1] value_start,
+                         const long long[::1] output_start,
+                         const double[::1] values,
+                         const int[::1] outputs,
+                         double[:, ::1] out,
+                         int n_threads):
+    """_predict.predict_binned for the mixed dense / sparse binned layout.
+    Arrays may be empty (no dense or no sparse feature): they are then never read."""
+    cdef Py_ssize_t d = out.shape[1]
+    cdef Py_ssize_t i, t
+    cdef NODE_t node
+    cdef X_BINNED_t b
+    cdef const X_BINNED_t* dense_ptr = NULL
+    cdef const uint32_t* indices_ptr = NULL
+    cdef const X_BINNED_t* bins_ptr = NULL
+    cdef const X_BINNED_t* zero_ptr = NULL
+    if n_rows == 0 or tree_roots.shape[0] == 0:
+        return
+    if dense.shape[0] > 0:
+        dense_ptr = &dense[0, 0]
+    if indices.shape[0] > 0:
+        indices_ptr = &indices[0]
+        bins_ptr = &bins[0]
+    if zero_bin.shape[0] > 0:
+        zero_ptr = &zero_bin[0]
+    for i in prange(n_rows, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
+        for t in range(tree_roots.shape[0]):
+            node = tree_roots[t]
+            while node_left[node] >= 0:
+                b = binned_value(i, node_feature[node], dense_ptr, n_rows, &column_of[0],
+                                 &is_sparse[0], &indptr[0], indices_ptr, bins_ptr, zero_ptr)
+                if b == missing_bin:
+                    node = node_left[node] if node_missing_left[node] else node_right[node]
+                elif b <= node_bin[node]:
+                    node = node_left[node]
+                else:
+                    node = node_right[node]
+            add_leaf(&out[i, 0], d, node_value[node], &value_start[0], &output_start[0],
+                     &values[0], &outputs[0])
+
+
+cdef inline NODE_t reach_leaf_csr(const X_IN_t* data, const INDEX_t* cols, Py_ssize_t nnz,
+                                  NODE_t node, const int* feature, const X_t* threshold,
+                                  const unsigned char* missing_left,
+                                  const NODE_t* left, const NODE_t* right) noexcept nogil:
+    """A CSR row (sorted column indices cols[:nnz], values data[:nnz]) down one
+    tree: a feature not stored is 0. Same comparisons as the dense traversal."""
+    cdef double x
+    cdef Py_ssize_t lo, hi, mid
+    cdef int f
+    while left[node] >= 0:
+        f = feature[node]
+        lo = 0
+        hi = nnz
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if cols[mid] < f:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < nnz and cols[lo] == f:
+            x = data[lo]
+        else:
+            x = 0.0
+        if isnan(x):
+            node = left[node] if missing_left[node] else right[node]
+        elif x <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+def predict_raw_csr(const X_IN_t[::1] data,
+                    const INDEX_t[::1] indices,
+                    const INDEX_t[::1] indptr,
+                    const NODE_t[::1] tree_roots,
+                    const int[::1] node_feature,
+                    const X_t[::1] node_threshold,
+                    const unsigned char[::1] node_missing_left,
+                    const NODE_t[::1] node_left,
+                    const NODE_t[::1] node_right,
+                    const NODE_t[::1] node_value,
+                    const long long[::1] value_start,
+                    const long long[::1] output_start,
+                    const double[::1] values,
+                    const int[::1] outputs,
+                    double[:, ::1] out,
+                    int n_threads):
+    """_predict.predict_raw for canonical CSR X (sorted indices, no duplicates),
+    traversed in place: each visited node binary-searches its feature in the row."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t d = out.shape[1]
+    cdef Py_ssize_t i, t
+    cdef NODE_t node
+    cdef const X_IN_t* data_ptr = NULL
+    cdef const INDEX_t* indices_ptr = NULL
+    if n <= 0 or tree_roots.shape[0] == 0:
+        return
+    if data.shape[0] > 0:
+        data_ptr = &data[0]
+        indices_ptr = &indices[0]
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
+        for t in range(tree_roots.shape[0]):
+            node = reach_leaf_csr(data_ptr + indptr[i], indices_ptr + indptr[i],
+                                  indptr[i + 1] - indptr[i], tree_roots[t], &node_feature[0],
+                                  &node_threshold[0], &node_missing_left[0], &node_left[0],
+                                  &node_right[0])
+            add_leaf(&out[i, 0], d, node_value[node], &value_start[0], &output_start[0],
+                     &values[0], &outputs[0])
+
+
+def predict_leaf_raw_csr(const X_IN_t[::1] data,
+                         const INDEX_t[::1] indices,
+                         const INDEX_t[::1] indptr,
+                         const NODE_t[::1] tree_roots,
+                         const int[::1] node_feature,
+                         const X_t[::1] node_threshold,
+                         const unsigned char[::1] node_missing_left,
+                         const NODE_t[::1] node_left,
+                         const NODE_t[::1] node_right,
+                         const NODE_t[::1] node_value,
+                         NODE_t[:, ::1] out,
+                         int n_threads):
+    """_predict.predict_leaf_raw for canonical CSR X."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t i, t
+    cdef NODE_t node
+    cdef const X_IN_t* data_ptr = NULL
+    cdef const INDEX_t* indices_ptr = NULL
+    if n <= 0 or tree_roots.shape[0] == 0:
+        return
+    if data.shape[0] > 0:
+        data_ptr = &data[0]
+        indices_ptr = &indices[0]
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
+        for t in range(tree_roots.shape[0]):
+            node = reach_leaf_csr(data_ptr + indptr[i], indices_ptr + indptr[i],
+                                  indptr[i + 1] - indptr[i], tree_roots[t], &node_feature[0],
+                                  &node_threshold[0], &node_missing_left[0], &node_left[0],
+                                  &node_right[0])
+            out[i, t] = node_value[node]
