@@ -38,10 +38,10 @@ def test_matches_brute_force(k_kind, d, seed):
                              hess_constant, 1, 0.0)[0][0] for f in features])
 
 
+@pytest.mark.parametrize("d", [1, 4])
 @pytest.mark.parametrize("k_kind", HESS_WIDTHS)
-def test_subset_of_features_and_threads(k_kind):
+def test_subset_of_features_and_threads(k_kind, d):
     rng = np.random.default_rng(21)
-    d = 4
     k = hess_width_of(k_kind, d)
     max_bins = 20
     n_bins_per_feature = [20, 5, 13, 3, 8, 17]
@@ -57,11 +57,11 @@ def test_subset_of_features_and_threads(k_kind):
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("d", [1, 2])
 @pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 @pytest.mark.parametrize("seed", [3, 4])
-def test_min_samples_leaf_respected(k_kind, seed):
+def test_min_samples_leaf_respected(k_kind, seed, d):
     rng = np.random.default_rng(seed)
-    d = 2
     k = hess_width_of(k_kind, d)
     max_bins = 16
     n_bins_per_feature = [16, 10, 6, 16]
@@ -76,10 +76,10 @@ def test_min_samples_leaf_respected(k_kind, seed):
                            min_samples_leaf)
 
 
+@pytest.mark.parametrize("d", [1, 3])
 @pytest.mark.parametrize("k_kind", HESS_WIDTHS)
-def test_min_child_weight_is_mean_hessian_over_outputs(k_kind):
+def test_min_child_weight_is_mean_hessian_over_outputs(k_kind, d):
     rng = np.random.default_rng(31)
-    d = 3
     k = hess_width_of(k_kind, d)
     max_bins = 16
     n_bins_per_feature = [16, 12, 8]
@@ -120,13 +120,13 @@ def test_no_valid_split():
     np.testing.assert_array_equal(bin_, -1)
 
 
+@pytest.mark.parametrize("d", [1, 2])
 @pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 @pytest.mark.parametrize("seed", [5, 6, 7, 8])
-def test_missing_values_in_both_directions(k_kind, seed):
+def test_missing_values_in_both_directions(k_kind, seed, d):
     """Missing rows with strongly negative or positive gradients: the best direction
     differs between features, and the kernel finds it."""
     rng = np.random.default_rng(seed)
-    d = 2
     k = hess_width_of(k_kind, d)
     max_bins = 10
     n_bins_per_feature = [10, 10, 6, 6, 10, 10]
@@ -145,11 +145,11 @@ def test_missing_values_in_both_directions(k_kind, seed):
     assert set(missing_left[features].tolist()) == {0, 1}
 
 
+@pytest.mark.parametrize("d", [1, 3])
 @pytest.mark.parametrize("k_kind", HESS_WIDTHS)
 @pytest.mark.parametrize("seed", [9, 10, 11])
-def test_no_missing_values_direction_follows_larger_child(k_kind, seed):
+def test_no_missing_values_direction_follows_larger_child(k_kind, seed, d):
     rng = np.random.default_rng(seed)
-    d = 3
     k = hess_width_of(k_kind, d)
     max_bins = 12
     n_bins_per_feature = [12, 9, 5, 12, 7, 3]
@@ -170,11 +170,12 @@ def test_no_missing_values_direction_follows_larger_child(k_kind, seed):
     assert set(missing_left[split].tolist()) == {0, 1}
 
 
-def test_empty_bins_choose_an_optimal_threshold():
+@pytest.mark.parametrize("d, k", [(2, 2), (1, 1), (1, 0)])
+def test_empty_bins_choose_an_optimal_threshold(d, k):
     """Thresholds around empty bins give identical partitions: whichever the kernel
     picks, its gain is the brute-force optimum and the partition is the optimal one."""
     rng = np.random.default_rng(51)
-    d, k, max_bins = 2, 2, 20
+    max_bins = 20
     n_bins_per_feature = [20, 20, 15]
     X_binned, grad, hess = make_node(rng, 200, [10, 10, 10], {1}, max_bins, d, k)
     X_binned[X_binned != max_bins] *= 2   # only even bins populated
