@@ -25,7 +25,8 @@ def map_to_bins(const X_IN_t[:, :] X,
     cdef Py_ssize_t i, f
     cdef int lo, hi, mid
     cdef double x
-    for i in prange(n_rows, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n_rows, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         for f in range(n_features):
             x = X[i, f]
             if isnan(x):

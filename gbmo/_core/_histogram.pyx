@@ -24,7 +24,8 @@ def gather_gradients(const G_H_t[:, ::1] grad,
     cdef Py_ssize_t d = grad.shape[1]
     cdef Py_ssize_t k = hess.shape[1]
     cdef Py_ssize_t i, j, r
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         r = rows[i]
         for j in range(d):
             out[i, j] = grad[r, j]
@@ -43,11 +44,27 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
     cdef const G_H_t* grad_row
     for j in range(n_bins * width):
         feature_hist[j] = 0.0
-    for i in range(n_rows):
-        bin_row = feature_hist + column[rows[i]] * width
-        grad_row = ordered + i * width
-        for j in range(width):
-            bin_row[j] += grad_row[j]
+    # One output (single-output trees, sketches of one column) has rows of 2 or
+    # 3 values: written out, the adds skip the inner loop's overhead.
+    if width == 2:
+        for i in range(n_rows):
+            bin_row = feature_hist + column[rows[i]] * 2
+            grad_row = ordered + i * 2
+            bin_row[0] += grad_row[0]
+            bin_row[1] += grad_row[1]
+    elif width == 3:
+        for i in range(n_rows):
+            bin_row = feature_hist + column[rows[i]] * 3
+            grad_row = ordered + i * 3
+            bin_row[0] += grad_row[0]
+            bin_row[1] += grad_row[1]
+            bin_row[2] += grad_row[2]
+    else:
+        for i in range(n_rows):
+            bin_row = feature_hist + column[rows[i]] * width
+            grad_row = ordered + i * width
+            for j in range(width):
+                bin_row[j] += grad_row[j]
 
 
 def build_histograms(const X_BINNED_t[:, ::1] X_binned,
@@ -69,7 +86,8 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
         for fi in range(features.shape[0]):
             hist[features[fi], :, :] = 0.0
         return
-    for fi in prange(features.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads):
+    for fi in prange(features.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         f = features[fi]
         c = columns[fi] if remapped else f
         accumulate_feature(&X_binned[c, 0], &rows[0], rows.shape[0], &ordered[0, 0], width,
@@ -100,7 +118,7 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
         hists[:, :, :, :] = 0.0
         return
     for pair in prange(hists.shape[0] * n_features, nogil=True, schedule="dynamic",
-                       num_threads=n_threads):
+                       num_threads=n_threads, use_threads_if=n_threads > 1):
         m = pair // n_features
         c = pair % n_features
         f = features[c]
@@ -124,7 +142,8 @@ def subtract_histograms(const HIST_t[:, :, ::1] parent,
     cdef const HIST_t* p
     cdef const HIST_t* c
     cdef HIST_t* s
-    for fi in prange(features.shape[0], nogil=True, schedule="static", num_threads=n_threads):
+    for fi in prange(features.shape[0], nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         f = features[fi]
         p = &parent[f, 0, 0]
         c = &child[f, 0, 0]

@@ -21,7 +21,8 @@ def leaf_gradient_sums(const ROW_t[::1] rows,
     hess_sums likewise, with as many columns as hess (1 or d)."""
     cdef Py_ssize_t d = grad.shape[1], k = hess.shape[1]
     cdef Py_ssize_t l, s, j, r
-    for l in prange(leaf_start.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads):
+    for l in prange(leaf_start.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         for j in range(d):
             grad_sums[l, j] = 0.0
         for j in range(k):

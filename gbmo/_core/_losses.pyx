@@ -23,7 +23,8 @@ def squared_error_gradients(const double[:, ::1] y,
     cdef bint weighted = weight.shape[0] > 0
     cdef Py_ssize_t i, j
     cdef double w
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         w = weight[i] if weighted else 1.0
         for j in range(d):
             if y[i, j] != y[i, j]:
@@ -44,7 +45,8 @@ def softmax_gradients(const long long[::1] y,
     cdef bint weighted = weight.shape[0] > 0
     cdef Py_ssize_t i, j
     cdef double w, top, total, p, h
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         w = weight[i] if weighted else 1.0
         top = raw[i, 0]
         for j in range(1, d):
@@ -72,7 +74,8 @@ def sigmoid_gradients(const double[:, ::1] y,
     cdef bint weighted = weight.shape[0] > 0
     cdef Py_ssize_t i, j
     cdef double w, p, h
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         w = weight[i] if weighted else 1.0
         for j in range(d):
             if y[i, j] != y[i, j]:

@@ -30,7 +30,8 @@ def split_rows(ROW_t[::1] rows,
     if n_chunks > 64:
         n_chunks = 64
         chunk_size = (n + n_chunks - 1) // n_chunks
-    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads):
+    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         start = c * chunk_size
         stop = start + chunk_size
         if stop > n:
@@ -57,7 +58,8 @@ def split_rows(ROW_t[::1] rows,
     for c in range(1, n_chunks):
         right_offset[c] = right_offset[c - 1] + n_right_of[c - 1]
 
-    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads):
+    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         start = c * chunk_size
         if n_left_of[c] > 0:
             memcpy(&rows[left_offset[c]], &left_buffer[start], n_left_of[c] * sizeof(ROW_t))

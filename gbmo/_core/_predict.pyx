@@ -78,7 +78,8 @@ def predict_raw(const X_IN_t[:, :] X,
     cdef NODE_t node
     if n == 0 or tree_roots.shape[0] == 0:
         return
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         for t in range(tree_roots.shape[0]):
             node = reach_leaf_raw(<const char*> &X[i, 0], feature_stride, is_double,
                                   tree_roots[t], &node_feature[0], &node_threshold[0],
@@ -105,7 +106,8 @@ def predict_leaf_raw(const X_IN_t[:, :] X,
     cdef NODE_t node
     if n == 0 or tree_roots.shape[0] == 0:
         return
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         for t in range(tree_roots.shape[0]):
             node = reach_leaf_raw(<const char*> &X[i, 0], feature_stride, is_double,
                                   tree_roots[t], &node_feature[0], &node_threshold[0],
@@ -135,7 +137,8 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
     cdef Py_ssize_t i, t
     cdef NODE_t node
     cdef X_BINNED_t b
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         for t in range(tree_roots.shape[0]):
             node = tree_roots[t]
             while node_left[node] >= 0:
@@ -163,7 +166,8 @@ def add_leaf_values(const ROW_t[::1] rows,
     the training rows' update from the grower's final partition, no traversal."""
     cdef Py_ssize_t d = raw.shape[1]
     cdef Py_ssize_t l, s
-    for l in prange(leaf_start.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads):
+    for l in prange(leaf_start.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
         for s in range(leaf_start[l], leaf_stop[l]):
             add_leaf(&raw[rows[s], 0], d, l, &value_start[0], &output_start[0],
                      &values[0], &outputs[0])
