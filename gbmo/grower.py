@@ -118,7 +118,7 @@ class TreeGrower:
         if self.mixed:
             histogram_bytes = np.prod(shape) * np.dtype(HIST_DTYPE).itemsize
             capacity = min(capacity, max(2, SPARSE_HIST_CACHE_BYTES // histogram_bytes))
-        self.pool = _HistogramPool(shape, capacity)
+        self.pool = workspace.histogram_pool(shape, capacity)
         self.split_gain = np.empty(n_features, dtype=np.float64)
         self.split_bin = np.empty(n_features, dtype=np.int32)
         self.split_missing_left = np.empty(n_features, dtype=np.uint8)
@@ -473,16 +473,30 @@ class TreeGrower:
 
 class GrowerWorkspace:
     """Buffers reused by every tree of one training run: the row partition,
-    the partition scratch space and the gathered-gradient block."""
+    the partition scratch space, the gathered-gradient block and the
+    histogram buffers."""
 
     def __init__(self, n_rows):
         self.n_rows = n_rows
+        self._pool = None
         self.rows = np.arange(n_rows, dtype=ROW_DTYPE)
         self.left_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
         self.row_node = None  # node id of each row (sparse binned data only)
         self._column = None
+
+    def histogram_pool(self, shape, capacity):
+        """The run's histogram pool, emptied of live buffers for a new tree.
+        Kept across trees because a fresh buffer costs its page faults on first
+        touch: at 2,000 rows that made building a histogram 7x slower than
+        the build itself."""
+        pool = self._pool
+        if pool is None or pool.shape != shape or pool.capacity != capacity:
+            pool = self._pool = _HistogramPool(shape, capacity)
+        # Buffers a finished tree did not give back are dropped, not counted.
+        pool.n_alive = 0
+        return pool
 
     def reset_row_nodes(self, n_rows, sampled):
         """Every row of the root (the first n_rows of rows) in node 0, others in none."""
