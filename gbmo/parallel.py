@@ -3,7 +3,7 @@
 # A parallel region costs tens of microseconds when the cores are free and
 # milliseconds when another process holds one, so calls with less work than
 # this (counted in inner-loop updates) run on one thread.
-PARALLEL_MIN_WORK = 1 << 18
+PARALLEL_MIN_WORK = 1 << 13
 
 
 def threads_for(n_threads, work):
