@@ -5,7 +5,6 @@ hessians (n, d), or (n, 1) when one hessian serves every output; a constant
 (n, 1) hessian lets the histograms count rows instead of summing hessians.
 """
 import numpy as np
-from scipy.special import expit, logit, logsumexp, softmax
 
 from ._core import G_H_DTYPE
 from ._core._losses import sigmoid_gradients, softmax_gradients, squared_error_gradients
@@ -178,9 +177,13 @@ class SoftmaxCrossEntropy(Loss):
         return grad, hess
 
     def value(self, y, raw):
+        from scipy.special import logsumexp  # imported on use: it costs `import gbmo` 0.25 s
+
         return float(np.sum(logsumexp(raw, axis=1) - raw[np.arange(len(y)), y]))
 
     def transform(self, raw):
+        from scipy.special import softmax
+
         return softmax(raw, axis=1)
 
 
@@ -206,6 +209,8 @@ class SigmoidCrossEntropy(Loss):
         return y.shape[1]
 
     def init_score(self, y, weight):
+        from scipy.special import logit
+
         return logit(np.clip(_observed_mean(y, weight), 1e-12, 1 - 1e-12))
 
     def value(self, y, raw):
@@ -219,6 +224,8 @@ class SigmoidCrossEntropy(Loss):
         return grad, hess
 
     def transform(self, raw):
+        from scipy.special import expit
+
         return expit(raw)
 
 
