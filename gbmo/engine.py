@@ -189,7 +189,7 @@ class _Trainer:
         if self.bagging and iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
         weight = self.train_set.weight
-        context = EnsemblerContext(iteration, rng, self.y, raw, weight)
+        context = EnsemblerContext(iteration, rng, self.y, raw, weight, n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
                                               self.y, raw, weight, context)
         if update is not None and (self.single_output or params["split"] != "dense"):

@@ -22,6 +22,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ._core import G_H_DTYPE
+from ._core._projection import project_rows
+from .parallel import threads_for
 
 
 class ObjectiveResult(NamedTuple):
@@ -38,13 +40,15 @@ class ObjectiveResult(NamedTuple):
 class EnsemblerContext:
     """What an ensembler sees besides the gradients: the round (0-based), a
     generator seeded from the training seed (so a run is reproducible), the
-    prepared targets, the current raw scores (n, d) and the sample weights."""
+    prepared targets, the current raw scores (n, d), the sample weights and
+    the training's thread count (for an ensembler with kernels of its own)."""
 
     iteration: int
     rng: np.random.Generator
     y: np.ndarray
     raw: np.ndarray
     weight: np.ndarray = None
+    n_threads: int = 1
 
 
 def _as_gradient(array, label, who, n_rows, widths):
@@ -135,7 +139,10 @@ class SketchProjection:
 
     def __call__(self, grad, hess, context):
         projection = context.rng.standard_normal((grad.shape[1], self.k)) / np.sqrt(self.k)
-        split_grad = grad @ projection.astype(G_H_DTYPE)
+        grad = np.ascontiguousarray(grad, dtype=G_H_DTYPE)
+        split_grad = np.empty((grad.shape[0], self.k), dtype=G_H_DTYPE)
+        project_rows(grad, np.ascontiguousarray(projection.T, dtype=G_H_DTYPE), split_grad,
+                     threads_for(context.n_threads, grad.size))
         split_hess = hess.mean(axis=1, keepdims=True, dtype=np.float64)
         return split_grad, split_hess, grad, hess
 
