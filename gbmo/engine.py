@@ -8,7 +8,7 @@ from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
 from .dataset import Dataset
-from .grower import GrowerWorkspace, TreeGrower
+from .grower import GrowerWorkspace, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .losses import make_loss
 from .metrics import evaluate, higher_is_better
@@ -74,7 +74,7 @@ def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, n_threads):
     hess_sums = np.empty((len(leaf_start), hess.shape[1]))
     leaf_gradient_sums(rows, leaf_start, leaf_stop, grad, hess, grad_sums, hess_sums,
                        threads_for(n_threads, grad.size))
-    return -grad_sums / (hess_sums + lambda_l2)
+    return leaf_values(grad_sums, hess_sums + lambda_l2)
 
 
 def _draw_rows(rng, n_rows, fraction):

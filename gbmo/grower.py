@@ -53,6 +53,15 @@ class _Node:
         return self.stop - self.start
 
 
+def leaf_values(grad_sums, regularized_hessian):
+    """-G / (H + lambda), and 0 where H + lambda is 0: a leaf of rows whose
+    weights are all 0 (a row sample can draw only those) with lambda_l2 = 0,
+    whose G is 0 too, so it has nothing to say."""
+    values = np.zeros(np.broadcast(grad_sums, regularized_hessian).shape)
+    np.divide(-grad_sums, regularized_hessian, out=values, where=regularized_hessian != 0)
+    return values
+
+
 class _HistogramPool:
     """Recycles histogram buffers and bounds how many are alive at once."""
 
@@ -422,7 +431,7 @@ class TreeGrower:
         """The leaf's values, and for a sparse leaf the outputs they belong to:
         its parent's shared set (restricted) or its own top k (unrestricted, root)."""
         sums = node.sums
-        values = -sums[:self.n_outputs] / self._regularized_hessian(sums)
+        values = leaf_values(sums[:self.n_outputs], self._regularized_hessian(sums))
         if self.top_k is None:
             return values, None
         outputs = node.outputs

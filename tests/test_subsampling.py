@@ -116,3 +116,18 @@ def test_estimator_passes_subsampling_on():
     b = GBMORegressor(n_estimators=5, random_state=0).fit(X, Y)
     assert a.booster_.trees[0].node_count[0] == 500
     assert b.booster_.trees[0].node_count[0] == 1000
+
+
+@pytest.mark.parametrize("tree_mode", ["multi_output", "single_output"])
+def test_a_sample_of_only_zero_weight_rows_gives_zero_leaves_not_nan(tree_mode):
+    """Found by the training fuzz: with lambda_l2 = 0, a round whose row sample
+    held only weight-0 rows made leaves of 0 / 0 and every prediction NaN."""
+    X = np.array([[4.0], [-3.0]])
+    y = np.array([[1.8, 0.5], [1.1, -0.5]])
+    params = {"verbosity": 0, "min_samples_leaf": 1, "lambda_l2": 0.0, "subsample": 0.5,
+              "subsample_freq": 1, "tree_mode": tree_mode}
+    booster = gbmo.train(params, gbmo.Dataset(X, y, weight=np.array([1.0, 0.0])), 30)
+    trees_on_the_zero_row = [t for t in booster.trees if t.node_count[0] == 1
+                             and np.all(t.leaf_values == 0)]
+    assert trees_on_the_zero_row, "no round drew the weight-0 row alone"
+    assert np.all(np.isfinite(booster.predict(X)))
