@@ -224,13 +224,33 @@ def training_cases(draw):
     if split != "dense":
         params["top_k"] = draw(st.integers(1, n_outputs + 1))
     rounds = draw(st.integers(1, 8))
+    params["subsample"] = draw(st.sampled_from([1.0, 1.0, 0.5, 0.1]))
+    params["subsample_freq"] = draw(st.sampled_from([1, 3]))
+    params["colsample_bytree"] = draw(st.sampled_from([1.0, 1.0, 0.5]))
+    params["colsample_bynode"] = draw(st.sampled_from([1.0, 1.0, 0.3]))
+    if split == "dense" and params["tree_mode"] == "multi_output":
+        ensembler = draw(st.sampled_from([None, None, None, "sketch_topk", "sketch_random",
+                                          "sketch_projection", "mtgbm", "weighted_sum"]))
+        if ensembler is not None:
+            params["ensembler"] = ensembler
+            if ensembler.startswith("sketch"):
+                params["ensembler_params"] = {"k": draw(st.integers(1, n_outputs))}
+    # scipy sparse X (implicit entries are 0): the same model as the dense array
+    sparse_format = None
+    if dtype in ("float64", "float32"):
+        sparse_format = draw(st.sampled_from([None, None, None, "csr", "csc"]))
+        if sparse_format is not None:
+            import scipy.sparse as sp
+
+            X = sp.csr_matrix(X) if sparse_format == "csr" else sp.csc_matrix(X)
     # Forcing the parallel regions on tiny inputs uses 3 threads: with libgomp's default
     # active waiting, a region of exactly as many threads as cores costs ~10 ms on a
     # loaded machine (vs ~0.05 ms with 3), which would blow the per-example deadline.
     force_parallel = params["n_threads"] == 3 and draw(st.booleans())
     description = dict(n=n, p=p, d=d, dtype=dtype, x_kind=x_kind, nan_pattern=nan_pattern,
                        nan_fraction=nan_fraction, layout=layout, weighting=weighting, seed=seed,
-                       rounds=rounds, force_parallel=force_parallel, params=params)
+                       rounds=rounds, force_parallel=force_parallel, params=params,
+                       sparse_format=sparse_format)
     return dict(X=X, y=y, weight=weight, params=params, rounds=rounds, n_outputs=n_outputs,
                 force_parallel=force_parallel, description=description)
 
@@ -238,9 +258,10 @@ def training_cases(draw):
 # --------------------------------------------------------------------------
 # Properties
 # --------------------------------------------------------------------------
-def check_tree_invariants(booster, X, n_rows):
+def check_tree_invariants(booster, X, n_rows, bagged=False):
     """Every tree validates, internal nodes have two children, leaves are
-    non-empty, leaf counts sum to n and equal a fresh traversal's counts."""
+    non-empty, leaf counts sum to n and equal a fresh traversal's counts
+    (bagged: trees grown on a sample of the rows count only the sample)."""
     leaves = booster.predict_leaf(X)
     assert leaves.shape == (n_rows, booster.num_trees)
     for t, tree in enumerate(booster.trees):
@@ -249,13 +270,16 @@ def check_tree_invariants(booster, X, n_rows):
         assert np.all((tree.node_right >= 0) == internal), f"tree {t}: a node with one child"
         is_leaf = ~internal
         assert np.all(tree.node_count[is_leaf] > 0), f"tree {t}: an empty leaf"
-        assert tree.node_count[is_leaf].sum() == n_rows, f"tree {t}: leaves do not hold every row"
-        assert tree.node_count[0] == n_rows
+        assert tree.node_count[is_leaf].sum() == tree.node_count[0], \
+            f"tree {t}: leaves do not hold every row"
+        assert tree.node_count[0] == n_rows or (bagged and 0 < tree.node_count[0] <= n_rows)
         for node in np.flatnonzero(internal):
             left, right = tree.node_left[node], tree.node_right[node]
             assert tree.node_count[left] + tree.node_count[right] == tree.node_count[node]
         per_leaf = np.zeros(tree.n_leaves, dtype=np.int64)
         per_leaf[tree.node_value[is_leaf]] = tree.node_count[is_leaf]
+        if bagged:
+            continue
         traversed = np.bincount(leaves[:, t], minlength=tree.n_leaves)
         np.testing.assert_array_equal(
             traversed, per_leaf,
@@ -289,7 +313,8 @@ def _check_train_save_load(case):
     np.testing.assert_array_equal(
         capture.prediction, prediction,
         err_msg="raw scores kept by the training loop differ from predict(X_train)")
-    check_tree_invariants(booster, X, n)
+    bagged = params.get("subsample", 1.0) < 1.0
+    check_tree_invariants(booster, X, n, bagged)
 
     text = booster.model_to_string()
     loaded = gbmo.Booster(model_str=text)
@@ -298,7 +323,8 @@ def _check_train_save_load(case):
     np.testing.assert_array_equal(loaded.predict_leaf(X), booster.predict_leaf(X))
     assert loaded.model_to_string() == text
     # Another memory layout of the same values predicts the same.
-    np.testing.assert_array_equal(loaded.predict(np.ascontiguousarray(X)), prediction)
+    dense = X.toarray() if hasattr(X, "toarray") else np.ascontiguousarray(X)
+    np.testing.assert_array_equal(loaded.predict(dense), prediction)
 
 
 # --------------------------------------------------------------------------
