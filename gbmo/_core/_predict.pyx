@@ -15,6 +15,7 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 
 from .common cimport NODE_t, ROW_t, X_BINNED_t, X_t
+from .leaves cimport add_leaf
 
 ctypedef fused X_IN_t:
     float
@@ -38,21 +39,6 @@ cdef inline NODE_t reach_leaf_raw(const char* row, Py_ssize_t feature_stride, bi
         else:
             node = right[node]
     return node
-
-
-cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
-                          const long long* value_start, const long long* output_start,
-                          const double* values, const int* outputs) noexcept nogil:
-    cdef long long first = value_start[leaf]
-    cdef long long n_values = value_start[leaf + 1] - first
-    cdef long long listed = output_start[leaf]
-    cdef Py_ssize_t m
-    if listed < 0:
-        for m in range(d):
-            out_row[m] += values[first + m]
-    else:
-        for m in range(n_values):
-            out_row[outputs[listed + m]] += values[first + m]
 
 
 def predict_raw(const X_IN_t[:, :] X,

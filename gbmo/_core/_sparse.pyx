@@ -20,6 +20,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from .common cimport G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t
+from .leaves cimport add_leaf
 from numpy cimport int32_t, int64_t, uint32_t
 
 ctypedef fused X_IN_t:
@@ -258,22 +259,6 @@ cdef inline X_BINNED_t binned_value(Py_ssize_t i, Py_ssize_t f, const X_BINNED_t
     if lo < indptr[c + 1] and indices[lo] == <uint32_t>i:
         return bins[lo]
     return zero_bin[c]
-
-
-cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
-                          const long long* value_start, const long long* output_start,
-                          const double* values, const int* outputs) noexcept nogil:
-    """As _predict.add_leaf: a dense leaf adds all d values, a sparse one its k."""
-    cdef long long first = value_start[leaf]
-    cdef long long n_values = value_start[leaf + 1] - first
-    cdef long long listed = output_start[leaf]
-    cdef Py_ssize_t m
-    if listed < 0:
-        for m in range(d):
-            out_row[m] += values[first + m]
-    else:
-        for m in range(n_values):
-            out_row[outputs[listed + m]] += values[first + m]
 
 
 def predict_binned_mixed(const X_BINNED_t[:, ::1] dense,

@@ -1,0 +1,20 @@
+# Adding a leaf's values to a row of raw scores, shared by the dense-X and the
+# CSR-X traversals (_predict.pyx, _sparse.pyx). Leaf l's values are
+# values[value_start[l]:value_start[l + 1]]: a dense leaf (output_start[l] < 0)
+# holds all d outputs in order, a sparse leaf only the outputs listed at
+# outputs[output_start[l]:], so adding it costs its k values rather than d.
+
+
+cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
+                          const long long* value_start, const long long* output_start,
+                          const double* values, const int* outputs) noexcept nogil:
+    cdef long long first = value_start[leaf]
+    cdef long long n_values = value_start[leaf + 1] - first
+    cdef long long listed = output_start[leaf]
+    cdef Py_ssize_t m
+    if listed < 0:
+        for m in range(d):
+            out_row[m] += values[first + m]
+    else:
+        for m in range(n_values):
+            out_row[outputs[listed + m]] += values[first + m]
