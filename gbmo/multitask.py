@@ -252,8 +252,12 @@ class MTGBM:
             scale = np.ones(d)
             for j in range(d):
                 seen = observed[:, j]
-                if seen.sum() > 1 and grad[seen, j].std() > 0 and split_grad[seen].std() > 0:
-                    corr = np.corrcoef(grad[seen, j], split_grad[seen])[0, 1]
-                    scale[j] = np.clip(corr, 0.5, 1.0)
+                if seen.sum() > 1:
+                    # A constant gradient column (e.g. a class no row has) has no
+                    # correlation: its update is left as it is.
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        corr = np.corrcoef(grad[seen, j], split_grad[seen])[0, 1]
+                    if np.isfinite(corr):
+                        scale[j] = np.clip(corr, 0.5, 1.0)
             update_grad = grad * scale.astype(G_H_DTYPE)
         return split_grad[:, None], split_hess[:, None], update_grad, hess

@@ -251,3 +251,16 @@ def test_ensembled_models_are_reproducible_and_save_by_name(tmp_path):
     assert loaded.params["ensembler"] == "custom"
     a.save_model(path)
     np.testing.assert_array_equal(gbmo.Booster(model_file=path).predict(X), a.predict(X))
+
+
+def test_mtgbm_with_a_constant_gradient_column_trains():
+    """Found by the long training fuzz: with num_class=3 but no row of class 2,
+    that class's gradient column is constant, its correlation 0/0, and MT-GBM
+    returned NaN update gradients (a ValueError out of train)."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(-5, 6, size=(19, 1)).astype(np.float64)
+    y = rng.integers(0, 2, size=19)
+    params = {"objective": "softmax", "num_class": 3, "verbosity": 0, "max_leaves": 2,
+              "min_samples_leaf": 1, "max_bins": 2, "lambda_l2": 0.0, "ensembler": "mtgbm"}
+    booster = gbmo.train(params, gbmo.Dataset(X, y), 3)
+    assert np.all(np.isfinite(booster.predict(X, raw_score=True)))
