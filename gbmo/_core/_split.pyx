@@ -18,20 +18,33 @@ from libc.stdlib cimport free, malloc
 from .common cimport HIST_t
 
 
+cdef inline double sum_of_squares(const HIST_t* values, Py_ssize_t n) noexcept nogil:
+    """In four partial sums: one running sum makes every add wait for the one
+    before it, which at d = 100 cost more than the multiplications."""
+    cdef Py_ssize_t j = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while j + 4 <= n:
+        s0 += values[j] * values[j]
+        s1 += values[j + 1] * values[j + 1]
+        s2 += values[j + 2] * values[j + 2]
+        s3 += values[j + 3] * values[j + 3]
+        j += 4
+    while j < n:
+        s0 += values[j] * values[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef inline double score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
                          double hess_constant, double lambda_l2) noexcept nogil:
     """sum_j G_j^2 / (H_j + lambda): twice the objective decrease of a leaf."""
     cdef Py_ssize_t j
     cdef double total = 0.0
-    cdef double squares = 0.0
     if k == 0:
-        for j in range(d):
-            squares += sums[j] * sums[j]
-        return squares / (hess_constant * sums[d] + lambda_l2)
+        return sum_of_squares(sums, d) / (hess_constant * sums[d] + lambda_l2)
     if k == 1:
-        for j in range(d):
-            squares += sums[j] * sums[j]
-        return squares / (sums[d] + lambda_l2)
+        return sum_of_squares(sums, d) / (sums[d] + lambda_l2)
+    # Here the divisions, not the adds, set the pace (partial sums measured slower).
     for j in range(d):
         total += sums[j] * sums[j] / (sums[d + j] + lambda_l2)
     return total
