@@ -52,15 +52,23 @@ cdef inline double score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
 
 cdef inline double mean_hessian(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
                                 double hess_constant) noexcept nogil:
-    cdef Py_ssize_t j
-    cdef double total = 0.0
+    cdef Py_ssize_t j = 0
+    cdef const HIST_t* hess = sums + d
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
     if k == 0:
         return hess_constant * sums[d]
     if k == 1:
         return sums[d]
-    for j in range(d):
-        total += sums[d + j]
-    return total / d
+    while j + 4 <= d:  # partial sums, as in sum_of_squares
+        s0 += hess[j]
+        s1 += hess[j + 1]
+        s2 += hess[j + 2]
+        s3 += hess[j + 3]
+        j += 4
+    while j < d:
+        s0 += hess[j]
+        j += 1
+    return ((s0 + s1) + (s2 + s3)) / d
 
 
 cdef inline void improvements(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
