@@ -188,3 +188,19 @@ def test_metrics_leave_missing_targets_out():
     _, per_output = evaluate("error", np.array([[1.0, np.nan]]), np.array([[0.2, 0.9]]))
     np.testing.assert_array_equal(per_output[0], 1.0)
     assert np.isnan(per_output[1])
+
+
+def test_a_region_without_labels_of_one_output_still_splits_at_lambda_zero():
+    """Where output 1 has no label, its hessian sums are 0; with lambda_l2 = 0
+    every gain there was 0/0 and output 0 went unlearned in that region."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = np.c_[np.sin(3 * X[:, 0]), X[:, 1]]
+    unlabelled = X[:, 0] > 0.5
+    y[unlabelled, 1] = np.nan
+    params = {"verbosity": 0, "lambda_l2": 0.0, "min_samples_leaf": 5, "max_leaves": 8}
+    booster = gbmo.train(params, gbmo.Dataset(X, y), 30)
+    error = booster.predict(X)[:, 0] - y[:, 0]
+    in_region = np.sqrt(np.mean(error[unlabelled] ** 2))
+    elsewhere = np.sqrt(np.mean(error[~unlabelled] ** 2))
+    assert in_region < 1.5 * elsewhere, (in_region, elsewhere)

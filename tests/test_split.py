@@ -190,3 +190,38 @@ def test_empty_bins_choose_an_optimal_threshold(d, k):
         np.testing.assert_allclose(gain[f], ref_gain, rtol=1e-8, atol=1e-10 * parent_score)
         np.testing.assert_array_equal(rows_left(X_binned[f], bin_[f], missing_left[f], max_bins),
                                       rows_left(X_binned[f], ref_bin, ref_left, max_bins))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_an_output_without_hessian_adds_nothing_at_lambda_zero(sparse):
+    """An output whose hessian sums are 0 in the node (all its labels missing)
+    with lambda_l2 = 0 made every gain 0/0 = NaN, so no split was ever taken:
+    it must add nothing, giving the gains of the other outputs alone."""
+    from gbmo._core._split import find_best_sparse_splits, find_best_splits
+
+    rng = np.random.default_rng(61)
+    d, max_bins = 3, 10
+    n_bins_per_feature = [10, 10, 6]
+    X_binned, grad, hess = make_node(rng, 200, n_bins_per_feature, {1}, max_bins, d, d)
+    grad[:, 2] = 0.0
+    hess[:, 2] = 0.0
+    features = np.arange(3, dtype=np.int32)
+    n_bins = np.array(n_bins_per_feature, dtype=np.int32)
+
+    def gains(grad, hess, d):
+        hist, parent = node_histogram(X_binned, grad, hess, max_bins)
+        gain, bin_, missing_left = (np.full(3, -7.0), np.full(3, -7, np.int32),
+                                    np.zeros(3, np.uint8))
+        if sparse:
+            find_best_sparse_splits(hist, features, n_bins, parent, d, d, 1.0, 0.0, 1, 0.0,
+                                    1, False, gain, bin_, missing_left, 1)
+        else:
+            find_best_splits(hist, features, n_bins, parent, d, d, 1.0, 0.0, 1, 0.0, gain,
+                             bin_, missing_left, 1)
+        return gain, bin_
+
+    with_empty_output = gains(grad, hess, d)
+    without_it = gains(np.ascontiguousarray(grad[:, :2]), np.ascontiguousarray(hess[:, :2]), 2)
+    assert np.all(np.isfinite(with_empty_output[0])) and np.all(with_empty_output[0] > 0)
+    np.testing.assert_allclose(with_empty_output[0], without_it[0], rtol=1e-12)
+    np.testing.assert_array_equal(with_empty_output[1], without_it[1])

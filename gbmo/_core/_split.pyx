@@ -18,6 +18,15 @@ from libc.stdlib cimport free, malloc
 from .common cimport HIST_t
 
 
+cdef inline double regularized(double hessian, double lambda_l2) noexcept nogil:
+    """H + lambda as a denominator; +inf when it is 0 (an output without any
+    hessian in a node, e.g. all its labels missing, with lambda_l2 = 0), so
+    that output adds 0 to a gain instead of 0 / 0 = NaN, which lost the split
+    for every output."""
+    cdef double total = hessian + lambda_l2
+    return total if total != 0.0 else INFINITY
+
+
 cdef inline double sum_of_squares(const HIST_t* values, Py_ssize_t n) noexcept nogil:
     """In four partial sums: one running sum makes every add wait for the one
     before it, which at d = 100 cost more than the multiplications."""
@@ -41,12 +50,12 @@ cdef inline double score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
     cdef Py_ssize_t j
     cdef double total = 0.0
     if k == 0:
-        return sum_of_squares(sums, d) / (hess_constant * sums[d] + lambda_l2)
+        return sum_of_squares(sums, d) / regularized(hess_constant * sums[d], lambda_l2)
     if k == 1:
-        return sum_of_squares(sums, d) / (sums[d] + lambda_l2)
+        return sum_of_squares(sums, d) / regularized(sums[d], lambda_l2)
     # Here the divisions, not the adds, set the pace (partial sums measured slower).
     for j in range(d):
-        total += sums[j] * sums[j] / (sums[d + j] + lambda_l2)
+        total += sums[j] * sums[j] / regularized(sums[d + j], lambda_l2)
     return total
 
 
@@ -79,14 +88,14 @@ cdef inline void improvements(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
     cdef double inverse
     if k <= 1:
         if k == 0:
-            inverse = 1.0 / (hess_constant * sums[d] + lambda_l2)
+            inverse = 1.0 / regularized(hess_constant * sums[d], lambda_l2)
         else:
-            inverse = 1.0 / (sums[d] + lambda_l2)
+            inverse = 1.0 / regularized(sums[d], lambda_l2)
         for j in range(d):
             out[j] = sums[j] * sums[j] * inverse
     else:
         for j in range(d):
-            out[j] = sums[j] * sums[j] / (sums[d + j] + lambda_l2)
+            out[j] = sums[j] * sums[j] / regularized(sums[d + j], lambda_l2)
 
 
 cdef inline void paired_improvements(const HIST_t* left, const HIST_t* right, Py_ssize_t d,
@@ -97,17 +106,17 @@ cdef inline void paired_improvements(const HIST_t* left, const HIST_t* right, Py
     cdef double inverse_left, inverse_right
     if k <= 1:
         if k == 0:
-            inverse_left = 1.0 / (hess_constant * left[d] + lambda_l2)
-            inverse_right = 1.0 / (hess_constant * right[d] + lambda_l2)
+            inverse_left = 1.0 / regularized(hess_constant * left[d], lambda_l2)
+            inverse_right = 1.0 / regularized(hess_constant * right[d], lambda_l2)
         else:
-            inverse_left = 1.0 / (left[d] + lambda_l2)
-            inverse_right = 1.0 / (right[d] + lambda_l2)
+            inverse_left = 1.0 / regularized(left[d], lambda_l2)
+            inverse_right = 1.0 / regularized(right[d], lambda_l2)
         for j in range(d):
             out[j] = left[j] * left[j] * inverse_left + right[j] * right[j] * inverse_right
     else:
         for j in range(d):
-            out[j] = (left[j] * left[j] / (left[d + j] + lambda_l2)
-                      + right[j] * right[j] / (right[d + j] + lambda_l2))
+            out[j] = (left[j] * left[j] / regularized(left[d + j], lambda_l2)
+                      + right[j] * right[j] / regularized(right[d + j], lambda_l2))
 
 
 cdef struct TopK:
@@ -393,8 +402,8 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
             hess_right_total = hess_constant * right_count
         if hess_left_total < c.min_child_weight or hess_right_total < c.min_child_weight:
             continue
-        gain = 0.5 * ((0.0 + left_grad * left_grad) / (hess_left_total + lambda_l2)
-                      + (0.0 + right_grad * right_grad) / (hess_right_total + lambda_l2)
+        gain = 0.5 * ((0.0 + left_grad * left_grad) / regularized(hess_left_total, lambda_l2)
+                      + (0.0 + right_grad * right_grad) / regularized(hess_right_total, lambda_l2)
                       - c.parent_score)
         if gain > best_gain:
             best_gain = gain
