@@ -415,8 +415,12 @@ class TreeGrower:
     def _output_gains(self, node):
         """The split's gain per output (summing to node.gain) and which outputs
         it involves: all for dense, those a side or the parent keeps for sparse."""
-        left, right, parent = (child.sums[:self.n_outputs] ** 2 / self._regularized_hessian(
-            child.sums) for child in (node.left, node.right, node))
+        # G^2 / (H + lambda) = -G w with w the leaf value, which is 0 where
+        # H + lambda is 0 (see leaf_values) instead of 0 / 0.
+        left, right, parent = (
+            -child.sums[:self.n_outputs] * leaf_values(child.sums[:self.n_outputs],
+                                                       self._regularized_hessian(child.sums))
+            for child in (node.left, node.right, node))
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(self.n_outputs, dtype=bool)
         keep_parent = self._top_k_mask(parent)
@@ -424,7 +428,8 @@ class TreeGrower:
             keep_left = keep_right = self._top_k_mask(left + right)
         else:
             keep_left, keep_right = self._top_k_mask(left), self._top_k_mask(right)
-        gains = 0.5 * (left * keep_left + right * keep_right - parent * keep_parent)
+        gains = 0.5 * (np.where(keep_left, left, 0.0) + np.where(keep_right, right, 0.0)
+                       - np.where(keep_parent, parent, 0.0))
         return gains, keep_left | keep_right | keep_parent
 
     def _leaf(self, node):

@@ -129,3 +129,21 @@ def test_estimator_feature_importances():
     np.testing.assert_allclose(split_model.feature_importances_, splits / splits.sum())
     with pytest.raises(ValueError, match="'importance_type' = 'cover' is not allowed"):
         GBMORegressor(importance_type="cover").fit(X, Y)
+
+
+@pytest.mark.parametrize("split", ["dense", "sparse"])
+def test_outputs_without_hessian_keep_importance_finite_and_the_model_loadable(split):
+    """Found by the long training fuzz: an output with no hessian in a child
+    (all its labels missing there) at lambda_l2 = 0 gave that output a 0/0
+    per-output gain, and the saved model was refused at load."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 3))
+    y = np.c_[np.sin(3 * X[:, 0]), X[:, 1], X[:, 2]]
+    y[X[:, 0] > 0.3, 1:] = np.nan
+    params = {"verbosity": 0, "lambda_l2": 0.0, "min_samples_leaf": 5, "split": split}
+    if split == "sparse":
+        params["top_k"] = 1
+    booster = gbmo.train(params, gbmo.Dataset(X, y), 10)
+    assert np.all(np.isfinite(booster.feature_importance("gain", per_output=True)))
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
