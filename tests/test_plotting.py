@@ -245,7 +245,7 @@ def test_a_fitted_estimator_is_accepted(tmp_path):
     assert len(plot_metric(model).get_lines()) == 1
 
 
-def test_gbmo_imports_without_matplotlib_and_plots_say_how_to_get_it():
+def test_gbmo_imports_without_matplotlib_and_plots_say_how_to_get_it(tmp_path):
     code = ("import sys, gbmo, gbmo.plotting\n"
             "assert 'matplotlib' not in sys.modules\n"
             "sys.modules['matplotlib'] = sys.modules['matplotlib.pyplot'] = None\n"
@@ -253,6 +253,7 @@ def test_gbmo_imports_without_matplotlib_and_plots_say_how_to_get_it():
             "    gbmo.plotting.plot_metric({'training': {'rmse': [1.0]}})\n"
             "except ImportError as error:\n"
             "    print(error)\n")
+    # Outside the source tree, where the installed (compiled) gbmo is imported.
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+                            check=True, cwd=tmp_path)
     assert "pip install matplotlib" in result.stdout and "gbmo[plot]" in result.stdout
