@@ -397,92 +397,101 @@ class TreeGrower:
                 self.top_k)
 
     def _regularized_hessian(self, sums):
-        """Per output H_j + lambda of a node from its [G, H, count] sums."""
+        """Per output H_j + lambda from [G, H, count] sums: of one node (1-D
+        sums) or of one node per row (2-D)."""
         d, k = self.n_outputs, self.hess_width
         if k == 0:
-            hessian = self.hess_constant * sums[d]
+            hessian = self.hess_constant * sums[..., d:d + 1]
         elif k == 1:
-            hessian = sums[d]
+            hessian = sums[..., d:d + 1]
         else:
-            hessian = sums[d:2 * d]
+            hessian = sums[..., d:2 * d]
         return hessian + self.params["lambda_l2"]
 
-    def _top_k_mask(self, improvement):
-        mask = np.zeros(self.n_outputs, dtype=bool)
-        mask[np.argpartition(-improvement, self.top_k - 1)[:self.top_k]] = True
+    def _values(self, sums):
+        """Leaf values -G / (H + lambda) of the nodes whose sums are the rows."""
+        return leaf_values(sums[..., :self.n_outputs], self._regularized_hessian(sums))
+
+    def _top_k_masks(self, improvement):
+        """Per row, the top_k largest improvements."""
+        mask = np.zeros(improvement.shape, dtype=bool)
+        chosen = np.argpartition(-improvement, self.top_k - 1, axis=1)[:, :self.top_k]
+        np.put_along_axis(mask, chosen, True, axis=1)
         return mask
 
-    def _output_gains(self, node):
-        """The split's gain per output (summing to node.gain) and which outputs
-        it involves: all for dense, those a side or the parent keeps for sparse."""
+    def _output_gains(self, splits):
+        """For each split node, its gain per output (summing to node.gain) and
+        which outputs it involves: all for dense, those a side or the parent
+        keeps for sparse. One pass over all the tree's splits."""
+        d = self.n_outputs
+        sums = np.array([node.sums for node in splits]
+                        + [node.left.sums for node in splits]
+                        + [node.right.sums for node in splits])
         # G^2 / (H + lambda) = -G w with w the leaf value, which is 0 where
         # H + lambda is 0 (see leaf_values) instead of 0 / 0.
-        left, right, parent = (
-            -child.sums[:self.n_outputs] * leaf_values(child.sums[:self.n_outputs],
-                                                       self._regularized_hessian(child.sums))
-            for child in (node.left, node.right, node))
+        parent, left, right = (-sums[:, :d] * self._values(sums)).reshape(3, len(splits), d)
         if self.top_k is None:
-            return 0.5 * (left + right - parent), np.ones(self.n_outputs, dtype=bool)
-        keep_parent = self._top_k_mask(parent)
+            return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
+        keep_parent = self._top_k_masks(parent)
         if self.restricted:
-            keep_left = keep_right = self._top_k_mask(left + right)
+            keep_left = keep_right = self._top_k_masks(left + right)
         else:
-            keep_left, keep_right = self._top_k_mask(left), self._top_k_mask(right)
+            keep_left, keep_right = self._top_k_masks(left), self._top_k_masks(right)
         gains = 0.5 * (np.where(keep_left, left, 0.0) + np.where(keep_right, right, 0.0)
                        - np.where(keep_parent, parent, 0.0))
         return gains, keep_left | keep_right | keep_parent
 
-    def _leaf(self, node):
-        """The leaf's values, and for a sparse leaf the outputs they belong to:
-        its parent's shared set (restricted) or its own top k (unrestricted, root)."""
-        sums = node.sums
-        values = leaf_values(sums[:self.n_outputs], self._regularized_hessian(sums))
-        if self.top_k is None:
-            return values, None
-        outputs = node.outputs
-        if outputs is None:
-            outputs = np.empty(self.top_k, dtype=np.intp)
-            select_top_k(sums, *self._selection_arguments(), outputs)
-        return values[outputs], outputs
+    def _leaf_outputs(self, node):
+        """The outputs a sparse leaf keeps: its parent's shared set
+        (restricted) or its own top k (unrestricted, root)."""
+        if node.outputs is not None:
+            return node.outputs
+        outputs = np.empty(self.top_k, dtype=np.intp)
+        select_top_k(node.sums, *self._selection_arguments(), outputs)
+        return outputs
 
     def _to_tree(self, root):
         """Numbers nodes breadth-first (children after parents) and collects leaves."""
-        nodes, leaves, leaf_outputs = [root], [], []
+        nodes = [root]
         for node in nodes:
             if node.left is not None:
                 nodes.extend((node.left, node.right))
         for index, node in enumerate(nodes):
             node.index = index
+        leaves = [node for node in nodes if node.left is None]
+        splits = [node for node in nodes if node.left is not None]
         n = len(nodes)
         arrays = {name: np.zeros(n, dtype) for name, dtype in (
             ("node_feature", np.int32), ("node_threshold", np.float64),
             ("node_bin", np.uint8), ("node_missing_left", np.uint8),
-            ("node_gain", np.float64), ("node_count", np.int64))}
+            ("node_gain", np.float64))}
+        arrays["node_count"] = np.array([node.count for node in nodes], dtype=np.int64)
         arrays["node_left"] = np.full(n, -1, NODE_DTYPE)
         arrays["node_right"] = np.full(n, -1, NODE_DTYPE)
         arrays["node_value"] = np.full(n, -1, NODE_DTYPE)
-        self.leaf_ranges = []
+        leaf_index = [node.index for node in leaves]
+        arrays["node_value"][leaf_index] = np.arange(len(leaves), dtype=NODE_DTYPE)
+        self.leaf_ranges = [(node.start, node.stop) for node in leaves]
+        values = self._values(np.array([node.sums for node in leaves]))
+        leaf_outputs = None
+        if self.top_k is not None:
+            leaf_outputs = np.array([self._leaf_outputs(node) for node in leaves])
+            values = np.take_along_axis(values, leaf_outputs, axis=1)
         self.split_output_gains = []  # (feature, gain per output, outputs involved)
-        for node in nodes:
-            i = node.index
-            arrays["node_count"][i] = node.count
-            if node.left is None:
-                arrays["node_value"][i] = len(leaves)
-                values, outputs = self._leaf(node)
-                leaves.append(values)
-                leaf_outputs.append(outputs)
-                self.leaf_ranges.append((node.start, node.stop))
-                continue
-            arrays["node_feature"][i] = node.feature
-            arrays["node_bin"][i] = node.bin
-            arrays["node_threshold"][i] = self.bin_mapper.bin_threshold(node.feature, node.bin)
-            arrays["node_missing_left"][i] = node.missing_left
-            arrays["node_gain"][i] = node.gain
-            arrays["node_left"][i] = node.left.index
-            arrays["node_right"][i] = node.right.index
-            self.split_output_gains.append((node.feature, *self._output_gains(node)))
-        return Tree(np.array(leaves), None if self.top_k is None else np.array(leaf_outputs),
-                    **arrays)
+        if splits:
+            index = [node.index for node in splits]
+            features = [node.feature for node in splits]
+            bins = [node.bin for node in splits]
+            arrays["node_feature"][index] = features
+            arrays["node_bin"][index] = bins
+            arrays["node_threshold"][index] = [self.bin_mapper.bin_threshold(f, b)
+                                               for f, b in zip(features, bins)]
+            arrays["node_missing_left"][index] = [node.missing_left for node in splits]
+            arrays["node_gain"][index] = [node.gain for node in splits]
+            arrays["node_left"][index] = [node.left.index for node in splits]
+            arrays["node_right"][index] = [node.right.index for node in splits]
+            self.split_output_gains = list(zip(features, *self._output_gains(splits)))
+        return Tree(values, leaf_outputs, **arrays)
 
 
 class GrowerWorkspace:
