@@ -217,18 +217,19 @@ class TreeGrower:
         results = (self.split_gain, self.split_bin, self.split_missing_left,
                    self._threads_for(node.histogram[0].size * len(features)))
         if self.top_k is None:
-            find_best_splits(*common, *results)
+            best = find_best_splits(*common, *results)
         else:
-            find_best_sparse_splits(*common, self.top_k, self.restricted, *results)
-        gains = self.split_gain[features]
-        best = int(np.argmax(gains))
-        gain = gains[best]
+            best = find_best_sparse_splits(*common, self.top_k, self.restricted, *results)
+        if best < 0:
+            return
+        feature = int(features[best])
+        gain = self.split_gain[feature]
         # The threshold compares the gain averaged over the outputs it involves.
         involved = self.n_outputs if self.top_k is None else self.top_k
         if gain <= 0 or gain / involved <= params["min_gain"]:
             return
         node.gain = float(gain)
-        node.feature = int(features[best])
+        node.feature = feature
         node.bin = int(self.split_bin[node.feature])
         node.missing_left = bool(self.split_missing_left[node.feature])
         # Kept with the split because the histogram may be evicted before it is applied.

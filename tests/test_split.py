@@ -225,3 +225,28 @@ def test_an_output_without_hessian_adds_nothing_at_lambda_zero(sparse):
     assert np.all(np.isfinite(with_empty_output[0])) and np.all(with_empty_output[0] > 0)
     np.testing.assert_allclose(with_empty_output[0], without_it[0], rtol=1e-12)
     np.testing.assert_array_equal(with_empty_output[1], without_it[1])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_search_returns_the_position_of_the_best_feature(sparse):
+    from gbmo._core._split import find_best_sparse_splits, find_best_splits
+
+    rng = np.random.default_rng(71)
+    d, max_bins = 3, 12
+    n_bins_per_feature = [12, 5, 1, 9, 7]
+    X_binned, grad, hess = make_node(rng, 150, n_bins_per_feature, {0, 3}, max_bins, d, d)
+    hist, parent = node_histogram(X_binned, grad, hess, max_bins)
+    n_bins = np.array(n_bins_per_feature, dtype=np.int32)
+    for features in ([4, 0, 3, 1], [2], [], [3, 2, 0]):
+        features = np.array(features, dtype=np.int32)
+        gain, bin_, missing_left = (np.full(5, -7.0), np.full(5, -7, np.int32),
+                                    np.zeros(5, np.uint8))
+        arguments = (hist, features, n_bins, parent, d, d, 1.0, 1.0, 1, 0.0)
+        if sparse:
+            best = find_best_sparse_splits(*arguments, 2, False, gain, bin_, missing_left, 1)
+        else:
+            best = find_best_splits(*arguments, gain, bin_, missing_left, 1)
+        if len(features) == 0:
+            assert best == -1
+        else:
+            assert best == int(np.argmax(gain[features]))

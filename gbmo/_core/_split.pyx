@@ -545,12 +545,30 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
     gain above -1; the grower only takes positive gains. When the node has no
-    missing value of f, missing goes to the child with more rows."""
+    missing value of f, missing goes to the child with more rows. Returns the
+    position in features of the best gain (the first on ties; NaN never wins),
+    -1 when there is none."""
     cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
                                          lambda_l2, min_samples_leaf, min_child_weight, 0, False)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)
+    return best_feature_position(features, best_gain)
+
+
+cdef Py_ssize_t best_feature_position(const int[::1] features,
+                                      const double[::1] best_gain) noexcept:
+    """The position in features of the largest gain (the first on ties), -1
+    when there is none (no features, or every gain NaN): the grower's choice
+    among the features, here because numpy's fancy indexing and argmax cost
+    more than the search on small nodes."""
+    cdef Py_ssize_t fi, best = -1
+    cdef double top = -INFINITY
+    for fi in range(features.shape[0]):
+        if best_gain[features[fi]] > top:
+            best = fi
+            top = best_gain[features[fi]]
+    return best
 
 
 def _check_top_k(Py_ssize_t n_outputs, Py_ssize_t hess_width, Py_ssize_t top_k):
@@ -608,16 +626,17 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                          f"{n_outputs + hess_width + 1} entries, got {hist.shape[2]} and "
                          f"{parent.shape[0]}")
     if top_k >= n_outputs:
-        find_best_splits(hist, features, n_bins_non_missing, parent, n_outputs, hess_width,
-                         hess_constant, lambda_l2, min_samples_leaf, min_child_weight,
-                         best_gain, best_bin, best_missing_left, n_threads)
-        return
+        return find_best_splits(hist, features, n_bins_non_missing, parent, n_outputs,
+                                hess_width, hess_constant, lambda_l2, min_samples_leaf,
+                                min_child_weight, best_gain, best_bin, best_missing_left,
+                                n_threads)
     cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
                                          lambda_l2, min_samples_leaf, min_child_weight,
                                          top_k, restricted)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)
+    return best_feature_position(features, best_gain)
 
 
 cdef double _top_k_score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
