@@ -4,11 +4,9 @@ import scipy.sparse as sp
 
 
 def _is_numeric_dtype(dtype):
-    """pandas extension dtypes (strings, categories) are not numpy dtypes at all."""
-    try:
-        return np.dtype(dtype).kind in "biuf"
-    except TypeError:
-        return False
+    """numpy numbers, and pandas' nullable Int64 / Float64 / boolean columns
+    (extension dtypes with a numeric kind); strings and categories are not."""
+    return getattr(dtype, "kind", "O") in "biuf"
 
 
 def check_sparse_features(X, name="X"):
@@ -57,7 +55,7 @@ def check_features(X, name="X"):
                 f"{name} has non-numeric columns {bad}; gbmo takes numeric (int, float, bool) "
                 "columns only: encode categories as numbers first"
             )
-        X = X.to_numpy(dtype=np.float64)
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)  # pandas.NA is missing
     elif hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError(f"{name} is a sparse matrix of an unknown kind ({type(X).__name__}); "
                         "pass a scipy.sparse matrix or array, or a dense numpy array")

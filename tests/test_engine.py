@@ -161,6 +161,26 @@ def test_pandas_feature_names_are_kept():
     np.testing.assert_array_equal(booster.predict(frame), booster.predict(frame.to_numpy()))
 
 
+def test_pandas_nullable_columns_are_numbers_with_na_missing():
+    """Int64 / Float64 / boolean columns with pandas.NA were refused as
+    non-numeric; they are numbers, and NA is a missing value."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(12)
+    values = rng.integers(0, 5, size=(300, 3)).astype(float)
+    values[rng.random(values.shape) < 0.2] = np.nan
+    frame = pd.DataFrame({"count": pd.array(values[:, 0], dtype="Float64").astype("Int64"),
+                          "ratio": pd.array(values[:, 1], dtype="Float64"),
+                          "flag": pd.array(values[:, 2] > 2, dtype="boolean")})
+    frame.loc[np.isnan(values[:, 2]), "flag"] = pd.NA
+    y = np.nan_to_num(values[:, 0]) + rng.normal(size=300)
+    booster = gbmo.train({"verbosity": 0}, gbmo.Dataset(frame, y), 5)
+    plain = frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    assert np.isnan(plain).any()
+    np.testing.assert_array_equal(booster.predict(frame), booster.predict(plain))
+    reference = gbmo.train({"verbosity": 0}, gbmo.Dataset(plain, y), 5)
+    np.testing.assert_array_equal(booster.predict(plain), reference.predict(plain))
+
+
 def test_bounded_histogram_cache_grows_the_same_trees():
     """Evicted histograms are rebuilt instead of subtracted: same splits, same leaves."""
     X, Y = _friedman1_copies(3000, 0.5, seed=12)
