@@ -452,26 +452,8 @@ class TreeGrower:
         return outputs
 
     def _to_tree(self, root):
-        """Numbers nodes breadth-first (children after parents) and collects leaves."""
-        nodes = [root]
-        for node in nodes:
-            if node.left is not None:
-                nodes.extend((node.left, node.right))
-        for index, node in enumerate(nodes):
-            node.index = index
-        leaves = [node for node in nodes if node.left is None]
-        splits = [node for node in nodes if node.left is not None]
-        n = len(nodes)
-        arrays = {name: np.zeros(n, dtype) for name, dtype in (
-            ("node_feature", np.int32), ("node_threshold", np.float64),
-            ("node_bin", np.uint8), ("node_missing_left", np.uint8),
-            ("node_gain", np.float64))}
-        arrays["node_count"] = np.array([node.count for node in nodes], dtype=np.int64)
-        arrays["node_left"] = np.full(n, -1, NODE_DTYPE)
-        arrays["node_right"] = np.full(n, -1, NODE_DTYPE)
-        arrays["node_value"] = np.full(n, -1, NODE_DTYPE)
-        leaf_index = [node.index for node in leaves]
-        arrays["node_value"][leaf_index] = np.arange(len(leaves), dtype=NODE_DTYPE)
+        """The Tree of the grown nodes, with leaf values and per-split output gains."""
+        arrays, leaves, splits = tree_structure(root, self.bin_mapper)
         self.leaf_ranges = [(node.start, node.stop) for node in leaves]
         values = self._values(np.array([node.sums for node in leaves]))
         leaf_outputs = None
@@ -480,19 +462,47 @@ class TreeGrower:
             values = np.take_along_axis(values, leaf_outputs, axis=1)
         self.split_output_gains = []  # (feature, gain per output, outputs involved)
         if splits:
-            index = [node.index for node in splits]
-            features = [node.feature for node in splits]
-            bins = [node.bin for node in splits]
-            arrays["node_feature"][index] = features
-            arrays["node_bin"][index] = bins
-            arrays["node_threshold"][index] = [self.bin_mapper.bin_threshold(f, b)
-                                               for f, b in zip(features, bins)]
-            arrays["node_missing_left"][index] = [node.missing_left for node in splits]
-            arrays["node_gain"][index] = [node.gain for node in splits]
-            arrays["node_left"][index] = [node.left.index for node in splits]
-            arrays["node_right"][index] = [node.right.index for node in splits]
-            self.split_output_gains = list(zip(features, *self._output_gains(splits)))
+            self.split_output_gains = list(zip([node.feature for node in splits],
+                                               *self._output_gains(splits)))
         return Tree(values, leaf_outputs, **arrays)
+
+
+def tree_structure(root, bin_mapper):
+    """(arrays, leaves, splits) of the nodes below root (each with left, right,
+    count and, when split, feature, bin, missing_left and gain), numbered
+    breadth-first so children come after parents: arrays holds Tree's node_*
+    fields; leaf l of the Tree is leaves[l]."""
+    nodes = [root]
+    for node in nodes:
+        if node.left is not None:
+            nodes.extend((node.left, node.right))
+    for index, node in enumerate(nodes):
+        node.index = index
+    leaves = [node for node in nodes if node.left is None]
+    splits = [node for node in nodes if node.left is not None]
+    n = len(nodes)
+    arrays = {name: np.zeros(n, dtype) for name, dtype in (
+        ("node_feature", np.int32), ("node_threshold", np.float64),
+        ("node_bin", np.uint8), ("node_missing_left", np.uint8),
+        ("node_gain", np.float64))}
+    arrays["node_count"] = np.array([node.count for node in nodes], dtype=np.int64)
+    for name in ("node_left", "node_right", "node_value"):
+        arrays[name] = np.full(n, -1, NODE_DTYPE)
+    arrays["node_value"][[node.index for node in leaves]] = np.arange(len(leaves),
+                                                                      dtype=NODE_DTYPE)
+    if splits:
+        index = [node.index for node in splits]
+        features = [node.feature for node in splits]
+        bins = [node.bin for node in splits]
+        arrays["node_feature"][index] = features
+        arrays["node_bin"][index] = bins
+        arrays["node_threshold"][index] = [bin_mapper.bin_threshold(f, b)
+                                           for f, b in zip(features, bins)]
+        arrays["node_missing_left"][index] = [node.missing_left for node in splits]
+        arrays["node_gain"][index] = [node.gain for node in splits]
+        arrays["node_left"][index] = [node.left.index for node in splits]
+        arrays["node_right"][index] = [node.right.index for node in splits]
+    return arrays, leaves, splits
 
 
 class GrowerWorkspace:
