@@ -104,3 +104,52 @@ def evaluate(name, y, prediction, weight=None):
         y, prediction = y[:, outputs], prediction[:, outputs]
     values = np.atleast_1d(metric(y, prediction, weight))
     return float(values.mean()), (values if values.size > 1 else None)
+
+
+# -- sparse labels (GBDT-sparse): Y a scipy CSR of 0/1, predictions top-k -----
+SPARSE_OUTPUT_METRICS = ("precision@1", "precision@3", "precision@5", "ndcg@1", "ndcg@3",
+                         "ndcg@5", "micro_f1", "macro_f1")
+
+
+def _hits(Y, top_labels):
+    """(n, k) bool: is top_labels[i, j] a label of row i."""
+    rows = np.repeat(np.arange(Y.shape[0]), top_labels.shape[1])
+    return np.asarray(Y[rows, top_labels.ravel()] != 0).reshape(top_labels.shape)
+
+
+def precision_at_k(Y, top_labels):
+    """Mean over rows of |top k ∩ labels| / k, k = top_labels.shape[1]
+    (top_labels (n, k): each row's predicted labels, best first)."""
+    return float(_hits(Y, top_labels).mean())
+
+
+def ndcg_at_k(Y, top_labels):
+    """Mean over rows of DCG@k / ideal DCG@k, with gain 1 / log2(rank + 1)
+    per hit; the ideal ranks min(k, the row's label count) hits first. A row
+    without labels scores 0."""
+    k = top_labels.shape[1]
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    dcg = _hits(Y, top_labels) @ discount
+    n_labels = np.minimum(np.diff(Y.indptr), k)
+    ideal = np.concatenate([[0.0], np.cumsum(discount)])[n_labels]
+    return float(np.mean(np.divide(dcg, ideal, out=np.zeros(len(dcg)), where=ideal > 0)))
+
+
+def f1_at_threshold(Y, predicted, average="micro"):
+    """F1 of predicted (a 0/1 sparse matrix of predicted positives) against Y.
+    micro: over all (row, label) pairs; macro: the mean per-label F1 over the
+    labels that are true or predicted somewhere (the others have no F1)."""
+    Y = (Y != 0).astype(np.float64).tocsr()
+    predicted = (predicted != 0).astype(np.float64).tocsr()
+    true_positive = np.asarray(Y.multiply(predicted).sum(axis=0)).ravel()
+    n_true = np.asarray(Y.sum(axis=0)).ravel()
+    n_predicted = np.asarray(predicted.sum(axis=0)).ravel()
+    if average == "micro":
+        denominator = n_true.sum() + n_predicted.sum()
+        return float(2 * true_positive.sum() / denominator) if denominator else 0.0
+    if average != "macro":
+        raise ValueError(f"average must be 'micro' or 'macro', got {average!r}")
+    seen = (n_true + n_predicted) > 0
+    if not seen.any():
+        return 0.0
+    return float(np.mean(2 * true_positive[seen] / (n_true[seen] + n_predicted[seen])))
