@@ -171,6 +171,14 @@ class Booster:
                    threads)
         return out if raw_score else self.loss.transform(out)
 
+    def predict_topk(self, X, k, raw_score=False, num_iteration=None, n_threads=None):
+        """(labels, scores), (n, k) each: every row's k best outputs by
+        decreasing score, without an (n, n_outputs) array; needs sparse leaves
+        (see gbmo.sparse_output.predict_topk)."""
+        from .sparse_output import predict_topk
+
+        return predict_topk(self, X, k, raw_score, num_iteration, n_threads)
+
     def predict_leaf(self, X, num_iteration=None, n_threads=None):
         """(n, n_trees) int32: the leaf index (within its tree) each row reaches."""
         X = self._check_X(X)

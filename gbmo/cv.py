@@ -7,6 +7,7 @@ import numpy as np
 
 from .callback import CallbackEnv
 from .dataset import Dataset
+from .sparse_output import is_sparse_labels
 from .engine import _prepare_callbacks, _Trainer, close_callbacks, run_callbacks
 from .params import resolve_params
 
@@ -69,6 +70,9 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     fold means as ("valid", metric, mean, higher is better) results and the
     list of fold boosters as env.model.
     """
+    if isinstance(train_set, Dataset) and is_sparse_labels(train_set.Y):
+        raise ValueError("cv does not take a sparse Y (the sparse-output path) yet; "
+                         "use train with valid_sets")
     params = resolve_params(params)
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")

@@ -1,6 +1,7 @@
 """Dataset: features, targets and weights, binned once and shared by validation sets."""
 
 from .binning import BinMapper
+from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import check_features, check_target, check_weight
 
 
@@ -12,7 +13,8 @@ class Dataset:
     they are, other formats become CSR; implicit entries are 0, stored NaN is
     missing, and the binned data of sparse columns stays sparse); Y is (n,) or
     (n, d): regression targets, class indices for softmax, 0/1 labels for
-    sigmoid. Binning happens once, on first use, with the training parameters;
+    sigmoid; or a scipy sparse (n, L) matrix of 0/1 labels, which trains the
+    sparse-output path (gbmo.sparse_output) and is never densified. Binning happens once, on first use, with the training parameters;
     a validation set made by create_valid reuses the training set's bin edges.
     """
 
@@ -22,7 +24,10 @@ class Dataset:
             raise ValueError(
                 f"X has {self.X.shape[0]} row; training needs at least 2 rows"
             )
-        self.Y = check_target(Y, self.X.shape[0])
+        if is_sparse_labels(Y):  # many labels, kept sparse (GBDT-sparse, gbmo.sparse_output)
+            self.Y = check_sparse_labels(Y, self.X.shape[0])
+        else:
+            self.Y = check_target(Y, self.X.shape[0])
         self.weight = check_weight(weight, self.X.shape[0])
         self.feature_names = list(feature_names) if feature_names is not None else names
         if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:

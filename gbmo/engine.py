@@ -7,7 +7,9 @@ from ._core._predict import add_leaf_values
 from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
+from . import sparse_output
 from .dataset import Dataset
+from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .losses import make_loss
@@ -280,6 +282,14 @@ def run_callbacks(callbacks, env):
     return None
 
 
+def _without_sparse_output_params(params, train_set):
+    """params without the sparse-output path's own values (its objectives and
+    metrics), which its trainer validates itself."""
+    if not isinstance(train_set, Dataset) or not is_sparse_labels(train_set.Y):
+        return params
+    return sparse_output.split_sparse_params(params)[0]
+
+
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None,
           callbacks=None):
     """Trains a Booster on train_set (a Dataset) for num_boost_round rounds.
@@ -290,18 +300,23 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     are called after every round with a CallbackEnv (see gbmo.callback);
     with verbosity > 0 and no log_evaluation among them, every round is logged.
     """
-    params = resolve_params(params)
+    raw_params = params
+    params = resolve_params(_without_sparse_output_params(params, train_set))
     valid_sets = list(valid_sets or [])
     _check_arguments(train_set, num_boost_round, valid_sets, valid_names)
     valid_names = list(valid_names or [
         "training" if valid is train_set else f"valid_{i}" for i, valid in enumerate(valid_sets)])
     callbacks = _prepare_callbacks(callbacks, params)
-    trainer = _Trainer(params, train_set, valid_sets, valid_names)
+    if is_sparse_labels(train_set.Y):
+        trainer = sparse_output.SparseOutputTrainer(raw_params, train_set, valid_sets,
+                                                    valid_names)
+    else:
+        trainer = _Trainer(params, train_set, valid_sets, valid_names)
     booster = trainer.booster
     try:
         for iteration in range(num_boost_round):
             results = trainer.step(iteration)
-            stop = run_callbacks(callbacks, CallbackEnv(booster, params, iteration, 0,
+            stop = run_callbacks(callbacks, CallbackEnv(booster, trainer.params, iteration, 0,
                                                         num_boost_round, results))
             if stop is not None:
                 booster.best_iteration = stop.best_iteration

@@ -1,0 +1,612 @@
+"""GBDT-sparse (Si et al. 2017) kernels: split search on sparse gradient rows
+and top-k prediction, with work proportional to the non-zeros touched, not to
+the number of labels L.
+
+Gradients are CSR-like: row r's entries are grad_label / grad / hess
+[grad_indptr[r]:grad_indptr[r + 1]]; a label without an entry has gradient
+and hessian 0 in that row.
+
+Per label q, imp_q = G_q^2 / (H_q + lambda). A child keeps its top_k labels
+(the unrestricted sparse split of GBDT-MO, Algorithm 5), so
+
+    gain = 0.5 * (topk(imp(left)) + topk(imp(right)) - parent_score)
+
+which is what _split.find_best_sparse_splits computes from dense histograms;
+here the histograms are never built: each thread sorts the node's rows by the
+feature's bin and adds their sparse gradient rows into an L-sized accumulator
+(with a list of the labels touched), bin after bin. The right side's labels
+that the left has not touched keep the parent's sums, so its top k comes from
+the touched labels plus the head of the parent's labels sorted by imp.
+"""
+from cython.parallel cimport parallel, prange
+from libc.math cimport INFINITY
+from libc.stdlib cimport free, malloc
+
+from .common cimport G_H_t, X_BINNED_t
+
+
+cdef inline double imp(double g, double h, double lambda_l2) noexcept nogil:
+    # H + lambda = 0 (no hessian, lambda 0) adds nothing, as in _split.regularized.
+    cdef double total = h + lambda_l2
+    if total == 0.0:
+        return 0.0
+    return g * g / total
+
+
+cdef struct Heap:
+    # An indexed max-heap of labels by key: pos[label] is its place in label_at.
+    int* label_at            # size entries
+    int* pos                 # L
+    double* key              # L
+    Py_ssize_t size
+
+
+cdef inline void heap_move(Heap* h, Py_ssize_t pos, int label) noexcept nogil:
+    """Sifts label (whose key changed, or new at pos) up or down to its place."""
+    cdef double x = h.key[label]
+    cdef Py_ssize_t parent, child
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if h.key[h.label_at[parent]] >= x:
+            break
+        h.label_at[pos] = h.label_at[parent]
+        h.pos[h.label_at[pos]] = pos
+        pos = parent
+    while True:
+        child = 2 * pos + 1
+        if child >= h.size:
+            break
+        if child + 1 < h.size and h.key[h.label_at[child + 1]] > h.key[h.label_at[child]]:
+            child += 1
+        if h.key[h.label_at[child]] <= x:
+            break
+        h.label_at[pos] = h.label_at[child]
+        h.pos[h.label_at[pos]] = pos
+        pos = child
+    h.label_at[pos] = label
+    h.pos[label] = pos
+
+
+cdef inline Py_ssize_t heap_top(const Heap* h, Py_ssize_t top_k, double* out,
+                                Py_ssize_t* frontier) noexcept nogil:
+    """The top_k largest keys into out, largest first (fewer when the heap is
+    smaller): a best-first walk from the root with a small max-heap `frontier`
+    of heap positions, O(top_k log top_k)."""
+    cdef Py_ssize_t n = 0, m = 0, pos, i, child, parent, c
+    cdef double x
+    if h.size == 0:
+        return 0
+    frontier[0] = 0
+    m = 1
+    while n < top_k and m > 0:
+        pos = frontier[0]
+        out[n] = h.key[h.label_at[pos]]
+        n += 1
+        # pop the frontier's root, then push pos's children
+        m -= 1
+        frontier_sift_down(h, frontier, m, frontier[m])
+        for c in range(2):
+            child = 2 * pos + 1 + c
+            if child < h.size:
+                i = m
+                m += 1
+                x = h.key[h.label_at[child]]
+                while i > 0:
+                    parent = (i - 1) >> 1
+                    if h.key[h.label_at[frontier[parent]]] >= x:
+                        break
+                    frontier[i] = frontier[parent]
+                    i = parent
+                frontier[i] = child
+    return n
+
+
+cdef inline void frontier_sift_down(const Heap* h, Py_ssize_t* frontier, Py_ssize_t m,
+                                    Py_ssize_t item) noexcept nogil:
+    cdef Py_ssize_t pos = 0, child
+    cdef double x
+    if m == 0:
+        return
+    x = h.key[h.label_at[item]]
+    while True:
+        child = 2 * pos + 1
+        if child >= m:
+            break
+        if child + 1 < m and (h.key[h.label_at[frontier[child + 1]]]
+                              > h.key[h.label_at[frontier[child]]]):
+            child += 1
+        if h.key[h.label_at[frontier[child]]] <= x:
+            break
+        frontier[pos] = frontier[child]
+        pos = child
+    frontier[pos] = item
+
+
+cdef struct Thread:
+    double* left_grad        # L, valid where stamp == current
+    double* left_hess        # L
+    double* parent_grad      # L, valid for the node's labels
+    double* parent_hess      # L
+    int* stamp               # L: the scan that last touched the label
+    int* dirty_stamp         # L: the bin that last changed the label
+    int* dirty               # labels changed by the current bin
+    Py_ssize_t n_dirty
+    int current
+    int current_bin
+    Heap left                # touched labels by imp(left)
+    Heap right               # touched labels by imp(parent - left)
+    int* rank                # L: a parent label's place in parent_sorted
+    Py_ssize_t* next_untouched   # n_parent + 1: a linked list of the untouched
+    Py_ssize_t* prev_untouched   # parent labels in parent_sorted order; n_parent = end
+    Py_ssize_t* frontier     # 2 top_k + 2
+    double* top_left         # top_k
+    double* top_right        # top_k
+    Py_ssize_t* order        # node rows sorted by bin
+    Py_ssize_t* bin_start    # missing_bin + 2
+
+
+cdef struct Node:
+    const X_BINNED_t* column_base
+    Py_ssize_t n_node_rows
+    Py_ssize_t top_k
+    double lambda_l2
+    double min_samples_leaf
+    double min_child_weight
+    double n_labels
+    double parent_score
+    double parent_hess_total
+    Py_ssize_t n_parent_labels
+
+
+cdef inline double side_sums(Thread* t, const Node* c, const double[::1] parent_sorted_imp,
+                             double* right_score) noexcept nogil:
+    """topk(imp(left)); right_score gets topk(imp(parent - left)): the best
+    touched labels merged with the best untouched ones, which keep the
+    parent's sums and head the linked list of untouched labels."""
+    cdef Py_ssize_t i, n_left, n_right, taken = 0, r
+    cdef double total = 0.0
+    n_left = heap_top(&t.left, c.top_k, t.top_left, t.frontier)
+    for i in range(n_left):
+        total += t.top_left[i]
+    n_right = heap_top(&t.right, c.top_k, t.top_right, t.frontier)
+    right_score[0] = 0.0
+    i = 0
+    r = t.next_untouched[c.n_parent_labels]
+    while taken < c.top_k and (i < n_right or r != c.n_parent_labels):
+        if r == c.n_parent_labels or (i < n_right and t.top_right[i] >= parent_sorted_imp[r]):
+            right_score[0] += t.top_right[i]
+            i += 1
+        else:
+            right_score[0] += parent_sorted_imp[r]
+            r = t.next_untouched[r]
+        taken += 1
+    return total
+
+
+cdef inline void add_rows(Thread* t, Py_ssize_t first, Py_ssize_t last,
+                          const unsigned int[::1] rows, const long long[::1] grad_indptr,
+                          const int[::1] grad_label, const G_H_t[::1] grad,
+                          const G_H_t[::1] hess, double* hess_total) noexcept nogil:
+    cdef Py_ssize_t i, e
+    cdef unsigned int row
+    cdef int label
+    for i in range(first, last):
+        row = rows[t.order[i]]
+        for e in range(grad_indptr[row], grad_indptr[row + 1]):
+            label = grad_label[e]
+            if t.stamp[label] != t.current:
+                t.stamp[label] = t.current
+                t.left_grad[label] = 0.0
+                t.left_hess[label] = 0.0
+                t.left.pos[label] = -1  # not in the heaps yet
+            if t.dirty_stamp[label] != t.current_bin:
+                t.dirty_stamp[label] = t.current_bin
+                t.dirty[t.n_dirty] = label
+                t.n_dirty += 1
+            t.left_grad[label] += grad[e]
+            t.left_hess[label] += hess[e]
+            hess_total[0] += hess[e]
+
+
+cdef inline void update_heaps(Thread* t, const Node* c) noexcept nogil:
+    """New keys for the labels the last rows changed; a newly touched label
+    enters both heaps and leaves the untouched list."""
+    cdef Py_ssize_t i, r
+    cdef int label
+    for i in range(t.n_dirty):
+        label = t.dirty[i]
+        t.left.key[label] = imp(t.left_grad[label], t.left_hess[label], c.lambda_l2)
+        t.right.key[label] = imp(t.parent_grad[label] - t.left_grad[label],
+                                 t.parent_hess[label] - t.left_hess[label], c.lambda_l2)
+        if t.left.pos[label] < 0:
+            r = t.rank[label]
+            t.next_untouched[t.prev_untouched[r]] = t.next_untouched[r]
+            t.prev_untouched[t.next_untouched[r]] = t.prev_untouched[r]
+            t.left.size += 1
+            heap_move(&t.left, t.left.size - 1, label)
+            t.right.size += 1
+            heap_move(&t.right, t.right.size - 1, label)
+        else:
+            heap_move(&t.left, t.left.pos[label], label)
+            heap_move(&t.right, t.right.pos[label], label)
+    t.n_dirty = 0
+    t.current_bin += 1
+
+
+cdef inline void start_scan(Thread* t, const Node* c) noexcept nogil:
+    """Nothing accumulated, every parent label untouched (n_parent: the list's end)."""
+    cdef Py_ssize_t r, n_parent = c.n_parent_labels
+    t.current += 1
+    t.current_bin += 1
+    t.n_dirty = 0
+    t.left.size = 0
+    t.right.size = 0
+    for r in range(n_parent + 1):
+        t.next_untouched[r] = r + 1 if r < n_parent else 0
+        t.prev_untouched[r] = r - 1 if r > 0 else n_parent
+
+
+cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresholds,
+                                   Py_ssize_t n_bins, bint with_missing, Py_ssize_t missing_bin,
+                                   const unsigned int[::1] rows,
+                                   const long long[::1] grad_indptr, const int[::1] grad_label,
+                                   const G_H_t[::1] grad, const G_H_t[::1] hess,
+                                   const double[::1] parent_sorted_imp,
+                                   double* best_gain, int* best_bin,
+                                   unsigned char* best_missing_left,
+                                   double* best_left_count) noexcept nogil:
+    """scan's candidates with the right side accumulated instead, bins from the
+    top down: far fewer entries when most rows sit in the low bins (a sparse
+    binary feature's 0). The gain is symmetric in the sides, so the heaps
+    serve as they are; the smallest threshold wins ties, as in scan."""
+    cdef Py_ssize_t b
+    cdef double right_count = 0.0, right_hess_total = 0.0, score_b, score_a, gain
+    cdef double parent_count = c.n_node_rows, scan_gain = -INFINITY, scan_left_count = 0.0
+    cdef int scan_bin = -1
+    start_scan(t, c)
+    if not with_missing:
+        add_rows(t, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], rows, grad_indptr,
+                 grad_label, grad, hess, &right_hess_total)
+        right_count += t.bin_start[missing_bin + 1] - t.bin_start[missing_bin]
+    for b in range(n_bins - 1, n_thresholds - 1, -1):  # bins right of every threshold
+        add_rows(t, t.bin_start[b], t.bin_start[b + 1], rows, grad_indptr, grad_label,
+                 grad, hess, &right_hess_total)
+        right_count += t.bin_start[b + 1] - t.bin_start[b]
+    for b in range(n_thresholds - 1, -1, -1):
+        if b < n_thresholds - 1:
+            add_rows(t, t.bin_start[b + 1], t.bin_start[b + 2], rows, grad_indptr, grad_label,
+                     grad, hess, &right_hess_total)
+            right_count += t.bin_start[b + 2] - t.bin_start[b + 1]
+        if b > 0 and t.bin_start[b + 1] == t.bin_start[b]:
+            continue  # the partition of b - 1, which comes next
+        if right_count < c.min_samples_leaf:
+            continue
+        if parent_count - right_count < c.min_samples_leaf:
+            break  # the left side only shrinks from here
+        if (right_hess_total / c.n_labels < c.min_child_weight or
+                (c.parent_hess_total - right_hess_total) / c.n_labels < c.min_child_weight):
+            continue
+        update_heaps(t, c)
+        score_a = side_sums(t, c, parent_sorted_imp, &score_b)
+        gain = 0.5 * (score_a + score_b - c.parent_score)
+        if gain >= scan_gain:
+            scan_gain = gain
+            scan_bin = <int>b
+            scan_left_count = parent_count - right_count
+    if scan_bin >= 0 and scan_gain > best_gain[0]:
+        best_gain[0] = scan_gain
+        best_bin[0] = scan_bin
+        best_missing_left[0] = with_missing
+        best_left_count[0] = scan_left_count
+
+
+cdef inline void scan_either(Thread* t, const Node* c, Py_ssize_t n_thresholds,
+                             Py_ssize_t n_bins, bint with_missing, Py_ssize_t missing_bin,
+                             const unsigned int[::1] rows,
+                             const long long[::1] grad_indptr, const int[::1] grad_label,
+                             const G_H_t[::1] grad, const G_H_t[::1] hess,
+                             const double[::1] parent_sorted_imp,
+                             double* best_gain, int* best_bin,
+                             unsigned char* best_missing_left,
+                             double* best_left_count) noexcept nogil:
+    """scan, or scan_from_the_top when more than half the rows are in bin 0."""
+    if 2 * (t.bin_start[1] - t.bin_start[0]) > c.n_node_rows:
+        scan_from_the_top(t, c, n_thresholds, n_bins, with_missing, missing_bin, rows,
+                          grad_indptr, grad_label, grad, hess, parent_sorted_imp, best_gain,
+                          best_bin, best_missing_left, best_left_count)
+    else:
+        scan(t, c, n_thresholds, with_missing, missing_bin, rows, grad_indptr, grad_label,
+             grad, hess, parent_sorted_imp, best_gain, best_bin, best_missing_left,
+             best_left_count)
+
+
+cdef inline void scan(Thread* t, const Node* c, Py_ssize_t n_thresholds, bint with_missing,
+                      Py_ssize_t missing_bin, const unsigned int[::1] rows,
+                      const long long[::1] grad_indptr, const int[::1] grad_label,
+                      const G_H_t[::1] grad, const G_H_t[::1] hess,
+                      const double[::1] parent_sorted_imp,
+                      double* best_gain, int* best_bin, unsigned char* best_missing_left,
+                      double* best_left_count) noexcept nogil:
+    """Tries "bins <= b go left" for b < n_thresholds, missing rows left iff
+    with_missing; the same candidates, order and constraints as _split.scan_thresholds."""
+    cdef Py_ssize_t b
+    cdef double left_count = 0.0, left_hess_total = 0.0, right_score, gain, left_score
+    cdef double parent_count = c.n_node_rows
+    start_scan(t, c)
+    if with_missing:
+        add_rows(t, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], rows, grad_indptr,
+                 grad_label, grad, hess, &left_hess_total)
+        left_count += t.bin_start[missing_bin + 1] - t.bin_start[missing_bin]
+    for b in range(n_thresholds):
+        if b > 0 and t.bin_start[b + 1] == t.bin_start[b]:
+            continue
+        add_rows(t, t.bin_start[b], t.bin_start[b + 1], rows, grad_indptr, grad_label,
+                 grad, hess, &left_hess_total)
+        left_count += t.bin_start[b + 1] - t.bin_start[b]
+        if parent_count - left_count < c.min_samples_leaf:
+            break
+        if left_count < c.min_samples_leaf:
+            continue
+        # min_child_weight is the mean hessian over all L labels, as in the dense search.
+        if (left_hess_total / c.n_labels < c.min_child_weight or
+                (c.parent_hess_total - left_hess_total) / c.n_labels < c.min_child_weight):
+            continue
+        update_heaps(t, c)
+        left_score = side_sums(t, c, parent_sorted_imp, &right_score)
+        gain = 0.5 * (left_score + right_score - c.parent_score)
+        if gain > best_gain[0]:
+            best_gain[0] = gain
+            best_bin[0] = <int>b
+            best_missing_left[0] = with_missing
+            best_left_count[0] = left_count
+
+
+def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
+                                   const unsigned int[::1] rows,
+                                   const int[::1] features,
+                                   const int[::1] n_bins_non_missing,
+                                   Py_ssize_t missing_bin,
+                                   const long long[::1] grad_indptr,
+                                   const int[::1] grad_label,
+                                   const G_H_t[::1] grad,
+                                   const G_H_t[::1] hess,
+                                   Py_ssize_t n_labels,
+                                   const int[::1] parent_labels,
+                                   const double[::1] parent_grad,
+                                   const double[::1] parent_hess,
+                                   const int[::1] parent_sorted,
+                                   const double[::1] parent_sorted_imp,
+                                   double parent_score,
+                                   Py_ssize_t top_k,
+                                   double lambda_l2,
+                                   double min_samples_leaf,
+                                   double min_child_weight,
+                                   double[::1] best_gain,
+                                   int[::1] best_bin,
+                                   unsigned char[::1] best_missing_left,
+                                   int n_threads):
+    """For each f in features, the best split of the node whose rows are rows:
+    same outputs and conventions as _split.find_best_sparse_splits (unrestricted,
+    per-label hessians): best_gain[f] -1 and best_bin[f] -1 when none is valid;
+    missing values go left iff best_missing_left[f] (with none in the node, to
+    the child with more rows).
+
+    parent_labels / parent_grad / parent_hess: the node's labels with non-zero
+    entries and their sums; parent_sorted / parent_sorted_imp: the same labels
+    by decreasing imp; parent_score: the sum of the top_k largest imp."""
+    if top_k < 1:
+        raise ValueError(f"top_k must be >= 1, got {top_k}")
+    if grad_indptr.shape[0] != X_binned.shape[1] + 1:
+        raise ValueError(f"grad_indptr must have n_rows + 1 = {X_binned.shape[1] + 1} "
+                         f"entries, got {grad_indptr.shape[0]}")
+    if not (grad_label.shape[0] == grad.shape[0] == hess.shape[0]):
+        raise ValueError("grad_label, grad and hess must have the same length")
+    cdef Node c
+    c.n_node_rows = rows.shape[0]
+    c.top_k = top_k
+    c.lambda_l2 = lambda_l2
+    c.min_samples_leaf = min_samples_leaf
+    c.min_child_weight = min_child_weight
+    c.n_labels = n_labels
+    c.parent_score = parent_score
+    c.n_parent_labels = parent_sorted.shape[0]
+    cdef double parent_hess_total = 0.0
+    cdef Py_ssize_t i
+    for i in range(parent_hess.shape[0]):
+        parent_hess_total += parent_hess[i]
+    c.parent_hess_total = parent_hess_total
+    cdef Py_ssize_t fi, f, b, r, n_bins, n_rows_node = rows.shape[0]
+    cdef Thread* t
+    cdef double gain, left_count
+    cdef int bin_
+    cdef unsigned char missing_left
+    with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
+        t = <Thread*> malloc(sizeof(Thread))
+        t.left_grad = <double*> malloc(n_labels * sizeof(double))
+        t.left_hess = <double*> malloc(n_labels * sizeof(double))
+        t.parent_grad = <double*> malloc(n_labels * sizeof(double))
+        t.parent_hess = <double*> malloc(n_labels * sizeof(double))
+        t.stamp = <int*> malloc(n_labels * sizeof(int))
+        t.dirty_stamp = <int*> malloc(n_labels * sizeof(int))
+        t.dirty = <int*> malloc(n_labels * sizeof(int))
+        t.left.label_at = <int*> malloc(n_labels * sizeof(int))
+        t.left.pos = <int*> malloc(n_labels * sizeof(int))
+        t.left.key = <double*> malloc(n_labels * sizeof(double))
+        t.right.label_at = <int*> malloc(n_labels * sizeof(int))
+        t.right.pos = <int*> malloc(n_labels * sizeof(int))
+        t.right.key = <double*> malloc(n_labels * sizeof(double))
+        t.rank = <int*> malloc(n_labels * sizeof(int))
+        t.next_untouched = <Py_ssize_t*> malloc((parent_sorted.shape[0] + 1) * sizeof(Py_ssize_t))
+        t.prev_untouched = <Py_ssize_t*> malloc((parent_sorted.shape[0] + 1) * sizeof(Py_ssize_t))
+        t.frontier = <Py_ssize_t*> malloc((2 * top_k + 2) * sizeof(Py_ssize_t))
+        t.top_left = <double*> malloc(top_k * sizeof(double))
+        t.top_right = <double*> malloc(top_k * sizeof(double))
+        t.order = <Py_ssize_t*> malloc((n_rows_node + 1) * sizeof(Py_ssize_t))
+        t.bin_start = <Py_ssize_t*> malloc((missing_bin + 2) * sizeof(Py_ssize_t))
+        t.current = 0
+        t.current_bin = 0
+        for i in range(n_labels):
+            t.stamp[i] = 0
+            t.dirty_stamp[i] = 0
+        for i in range(parent_sorted.shape[0]):
+            t.rank[parent_sorted[i]] = i
+        for i in range(parent_labels.shape[0]):
+            t.parent_grad[parent_labels[i]] = parent_grad[i]
+            t.parent_hess[parent_labels[i]] = parent_hess[i]
+        for fi in prange(features.shape[0], schedule="dynamic"):
+            f = features[fi]
+            n_bins = n_bins_non_missing[f]
+            # Counting sort of the node's rows by bin.
+            for b in range(missing_bin + 2):
+                t.bin_start[b] = 0
+            for r in range(n_rows_node):
+                t.bin_start[X_binned[f, rows[r]] + 1] += 1
+            for b in range(missing_bin + 1):
+                t.bin_start[b + 1] += t.bin_start[b]
+            for r in range(n_rows_node):
+                b = X_binned[f, rows[r]]
+                t.order[t.bin_start[b]] = r
+                t.bin_start[b] += 1
+            for b in range(missing_bin, 0, -1):
+                t.bin_start[b] = t.bin_start[b - 1]
+            t.bin_start[0] = 0
+            gain = -1.0
+            bin_ = -1
+            missing_left = 0
+            left_count = 0.0
+            if t.bin_start[missing_bin + 1] > t.bin_start[missing_bin]:
+                scan_either(t, &c, n_bins, n_bins, False, missing_bin, rows, grad_indptr,
+                            grad_label, grad,
+                            hess, parent_sorted_imp, &gain, &bin_, &missing_left,
+                            &left_count)
+                scan_either(t, &c, n_bins - 1, n_bins, True, missing_bin, rows, grad_indptr,
+                            grad_label, grad,
+                            hess, parent_sorted_imp, &gain, &bin_, &missing_left,
+                            &left_count)
+            else:
+                scan_either(t, &c, n_bins - 1, n_bins, False, missing_bin, rows, grad_indptr,
+                            grad_label, grad, hess, parent_sorted_imp, &gain, &bin_,
+                            &missing_left, &left_count)
+                if bin_ >= 0:
+                    missing_left = left_count >= n_rows_node - left_count
+            best_gain[f] = gain
+            best_bin[f] = bin_
+            best_missing_left[f] = missing_left
+        free(t.left_grad)
+        free(t.left_hess)
+        free(t.parent_grad)
+        free(t.parent_hess)
+        free(t.stamp)
+        free(t.dirty_stamp)
+        free(t.dirty)
+        free(t.left.label_at)
+        free(t.left.pos)
+        free(t.left.key)
+        free(t.right.label_at)
+        free(t.right.pos)
+        free(t.right.key)
+        free(t.rank)
+        free(t.next_untouched)
+        free(t.prev_untouched)
+        free(t.frontier)
+        free(t.top_left)
+        free(t.top_right)
+        free(t.order)
+        free(t.bin_start)
+        free(t)
+
+
+cdef void insert_sorted(const double* score, const int* touched, Py_ssize_t n_touched,
+                        Py_ssize_t top_k, int* labels, double* scores) noexcept nogil:
+    """labels / scores: the top_k of the touched labels by decreasing score,
+    ties to the smaller label, by insertion into a sorted list (k is small)."""
+    cdef Py_ssize_t j, pos, m = 0
+    cdef int label
+    cdef double x
+    for j in range(n_touched):
+        label = touched[j]
+        x = score[label]
+        if m == top_k and not (x > scores[m - 1] or (
+                x == scores[m - 1] and label < labels[m - 1])):
+            continue
+        pos = m if m < top_k else top_k - 1
+        while pos > 0 and (scores[pos - 1] < x or (
+                scores[pos - 1] == x and labels[pos - 1] > label)):
+            scores[pos] = scores[pos - 1]
+            labels[pos] = labels[pos - 1]
+            pos -= 1
+        scores[pos] = x
+        labels[pos] = label
+        if m < top_k:
+            m += 1
+
+
+def predict_top_k(const int[:, ::1] leaves,
+                  const long long[::1] tree_leaf_offset,
+                  const long long[::1] value_start,
+                  const int[::1] outputs,
+                  const double[::1] values,
+                  const double[::1] base_score,
+                  Py_ssize_t top_k,
+                  int[:, ::1] out_labels,
+                  double[:, ::1] out_scores,
+                  int n_threads):
+    """Per row, the top_k labels by score = base_score[q] + the sum of the
+    values its leaves hold for q (leaves[i, t]: the leaf of row i in tree t,
+    global leaf tree_leaf_offset[t] + leaves[i, t]; a leaf's (label, value)
+    pairs are outputs / values[value_start[l]:value_start[l + 1]]). Labels no
+    leaf touches score base_score[q]; they fill the places the touched labels
+    leave free, largest base first (ties: smaller label). Sorted by decreasing
+    score, ties to the smaller label."""
+    cdef Py_ssize_t n_rows = leaves.shape[0], n_trees = leaves.shape[1]
+    cdef Py_ssize_t n_labels = base_score.shape[0]
+    if top_k < 1 or top_k > n_labels:
+        raise ValueError(f"k must be in [1, {n_labels}] (the number of labels), got {top_k}")
+    if out_labels.shape[0] != n_rows or out_labels.shape[1] != top_k:
+        raise ValueError("out_labels must be (n_rows, k)")
+    cdef Py_ssize_t i, tr, e, j, pos, n_touched, m
+    cdef long long leaf
+    cdef int label
+    cdef double* score
+    cdef int* stamp
+    cdef int* touched
+    cdef double x
+    # Labels ranked by base score once (ties: smaller label) for the untouched ones.
+    import numpy as np
+    cdef int[::1] base_order = np.lexsort((np.arange(n_labels), -np.asarray(base_score))
+                                          ).astype(np.int32)
+    with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
+        score = <double*> malloc(n_labels * sizeof(double))
+        stamp = <int*> malloc(n_labels * sizeof(int))
+        touched = <int*> malloc(n_labels * sizeof(int))
+        for pos in range(n_labels):
+            stamp[pos] = -1
+        for i in prange(n_rows, schedule="static"):
+            n_touched = 0
+            for tr in range(n_trees):
+                leaf = tree_leaf_offset[tr] + leaves[i, tr]
+                for e in range(value_start[leaf], value_start[leaf + 1]):
+                    label = outputs[e]
+                    if stamp[label] != i:
+                        stamp[label] = i
+                        score[label] = base_score[label]
+                        touched[n_touched] = label
+                        n_touched = n_touched + 1
+                    score[label] += values[e]
+            # Untouched labels: the best k by base score join the candidates.
+            m = 0
+            for j in range(n_labels):
+                if m >= top_k:
+                    break
+                label = base_order[j]
+                if stamp[label] != i:
+                    stamp[label] = i
+                    score[label] = base_score[label]
+                    touched[n_touched] = label
+                    n_touched = n_touched + 1
+                    m = m + 1
+            insert_sorted(score, touched, n_touched, top_k, &out_labels[i, 0],
+                          &out_scores[i, 0])
+        free(score)
+        free(stamp)
+        free(touched)

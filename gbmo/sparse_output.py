@@ -1,0 +1,508 @@
+"""GBDT-sparse (Si et al. 2017): thousands of labels in a scipy CSR Y, with
+memory that grows with the non-zeros, never with n x L.
+
+- Raw scores are a scalar base (the same for every label, at or below the
+  loss's activity threshold) plus a CSR matrix D of per-row deltas: a label a
+  row's leaves never touched scores the base.
+- Losses keep gradients sparse (CSR-like: indptr, label, grad, hess), with
+  exact second-order hessians, which are sparse too:
+  * squared_hinge: y in {-1, +1}, loss max(0, 1 - y f)^2, grad -2 y (1 - y f),
+    hess 2 where 1 - y f > 0, else both 0. The base is -1 (the margin), so an
+    absent label scored at or below -1 contributes nothing and has no entry:
+    no clipping of scores is needed beyond starting at the margin.
+  * sigmoid: logistic loss restricted to the present labels and the absent
+    ones scored above sparse_threshold (raw score); grad p - y, hess p (1 - p).
+    The base is min(logit(label density), sparse_threshold), so absent,
+    untouched labels are outside the restricted set.
+- Trees: each leaf keeps top_k (label, value) pairs chosen by the largest
+  G_q^2 / (H_q + lambda) (GBDT-MO's unrestricted sparse split, Algorithm 5,
+  which is the L0-constrained leaf of Si et al.), stored as the sparse leaves
+  of gbmo.tree.Tree, so predict, predict_leaf and dumps work unchanged.
+- Split search: _core._sparse_output, per feature one pass over the node's
+  rows sorted by bin, accumulating their sparse gradient rows.
+"""
+import heapq
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._core import G_H_DTYPE, ROW_DTYPE
+from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
+from .losses import Loss, make_loss
+from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
+from .parallel import threads_for
+from .grower import tree_structure
+from .params import resolve_params
+from .tree import LeafArrays, Tree
+
+SPARSE_OBJECTIVES = ("squared_hinge", "sigmoid")
+DEFAULT_SPARSE_THRESHOLD = -2.0
+
+
+def is_sparse_labels(Y):
+    return sp.issparse(Y)
+
+
+def check_sparse_labels(Y, n_rows, name="Y"):
+    """Y as canonical CSR (n_rows, L) of 0/1 labels, stored entries being the positives."""
+    if Y.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_rows, n_labels), got shape {Y.shape}")
+    if Y.shape[0] != n_rows:
+        raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows}")
+    if Y.shape[1] == 0:
+        raise ValueError(f"{name} has no labels: shape {Y.shape}")
+    Y = sp.csr_matrix(Y, dtype=np.float64, copy=True)
+    Y.sum_duplicates()
+    Y.eliminate_zeros()
+    if not np.all(Y.data == 1.0):
+        bad = Y.data[Y.data != 1.0][0]
+        raise ValueError(f"sparse {name} must hold 0/1 labels (stored entries 1), found {bad!r}")
+    Y.sort_indices()
+    return Y
+
+
+# -- losses ---------------------------------------------------------------
+class SparseOutputLoss(Loss):
+    """A loss of the sparse-output path: scores on the union of Y's and D's
+    patterns in, sparse gradients out."""
+
+    def base_score(self, Y):
+        raise NotImplementedError
+
+    def entry_gradients(self, f, positive):
+        """(grad, hess, active) for scores f of entries whose label is present or not."""
+        raise NotImplementedError
+
+    def gradients(self, Y, D, base):
+        """CSR-like (indptr int64, label int32, grad, hess float32) over rows."""
+        rows, labels, f, positive = _union_scores(Y, D, base)
+        grad, hess, active = self.entry_gradients(f, positive)
+        rows, labels = rows[active], labels[active]
+        indptr = np.zeros(Y.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=Y.shape[0]), out=indptr[1:])
+        return (indptr, labels.astype(np.int32), grad[active].astype(G_H_DTYPE),
+                hess[active].astype(G_H_DTYPE))
+
+
+class SparseSquaredHinge(SparseOutputLoss):
+    name = "squared_hinge"
+    default_metric = "precision@1"
+    activity_threshold = 0.0  # F1 counts raw scores above 0 as predicted positive
+
+    def base_score(self, Y):
+        return -1.0
+
+    def entry_gradients(self, f, positive):
+        y = np.where(positive, 1.0, -1.0)
+        margin = 1.0 - y * f
+        active = margin > 0
+        return -2.0 * y * np.maximum(margin, 0.0), np.where(active, 2.0, 0.0), active
+
+    def transform(self, raw):
+        return raw
+
+
+class SparseSigmoid(SparseOutputLoss):
+    name = "sigmoid"
+    default_metric = "precision@1"
+
+    def __init__(self, threshold=DEFAULT_SPARSE_THRESHOLD):
+        super().__init__()
+        if not np.isfinite(threshold):
+            raise ValueError(f"sparse_threshold must be a finite raw score, got {threshold!r}")
+        self.threshold = float(threshold)
+
+    def base_score(self, Y):
+        density = min(max(Y.nnz / (Y.shape[0] * Y.shape[1]), 1e-12), 1 - 1e-12)
+        return min(float(np.log(density / (1 - density))), self.threshold)
+
+    def entry_gradients(self, f, positive):
+        p = 1.0 / (1.0 + np.exp(-f))
+        active = positive | (f > self.threshold)
+        return p - positive, p * (1.0 - p), active
+
+    def transform(self, raw):
+        return 1.0 / (1.0 + np.exp(-raw))
+
+
+def make_sparse_loss(objective, threshold):
+    if objective in ("squared_hinge", "mse"):  # mse: the default when none is named
+        return SparseSquaredHinge()
+    if objective == "sigmoid":
+        return SparseSigmoid(DEFAULT_SPARSE_THRESHOLD if threshold is None else threshold)
+    raise ValueError(f"objective {objective!r} does not take a sparse Y; the sparse-output "
+                     f"objectives are {', '.join(SPARSE_OBJECTIVES)}")
+
+
+def _union_scores(Y, D, base):
+    """(row, label, score, positive) of every entry in Y's or D's pattern,
+    ordered by row then label; score = base + D's value (0 where absent)."""
+    n_labels = Y.shape[1]
+    y_keys = _entry_keys(Y)
+    d_keys = _entry_keys(D)
+    keys = np.union1d(y_keys, d_keys)
+    score = np.full(keys.shape, base, dtype=np.float64)
+    if d_keys.size:
+        score[np.searchsorted(keys, d_keys)] += D.data
+    positive = np.zeros(keys.shape, dtype=bool)
+    positive[np.searchsorted(keys, y_keys)] = True
+    return keys // n_labels, (keys % n_labels), score, positive
+
+
+def _entry_keys(M):
+    rows = np.repeat(np.arange(M.shape[0], dtype=np.int64), np.diff(M.indptr))
+    return rows * M.shape[1] + M.indices
+
+
+# -- growing one tree ---------------------------------------------------------
+class _Node:
+    __slots__ = ("rows", "depth", "labels", "grad_sums", "hess_sums", "sorted_labels",
+                 "sorted_imp", "score", "gain", "feature", "bin", "missing_left", "left",
+                 "right", "index")
+
+    def __init__(self, rows, depth):
+        self.rows, self.depth = rows, depth
+        self.gain = -1.0
+        self.left = self.right = None
+
+    @property
+    def count(self):
+        return len(self.rows)
+
+
+class SparseOutputGrower:
+    """Grows one tree best-first on sparse gradients (see the module doc);
+    the same candidates, constraints and order as TreeGrower with
+    split="sparse" and a per-output hessian."""
+
+    def __init__(self, X_binned, bin_mapper, features, gradients, n_labels, params):
+        self.X_binned, self.bin_mapper, self.features = X_binned, bin_mapper, features
+        self.indptr, self.label, self.grad, self.hess = gradients
+        self.n_labels = n_labels
+        self.params = params
+        self.top_k = min(params["top_k"], n_labels)
+        self.lambda_l2 = params["lambda_l2"]
+        self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
+        n_features = X_binned.shape[0]
+        self.split_gain = np.empty(n_features, dtype=np.float64)
+        self.split_bin = np.empty(n_features, dtype=np.int32)
+        self.split_missing_left = np.empty(n_features, dtype=np.uint8)
+
+    def _improvement(self, grad_sums, hess_sums):
+        total = hess_sums + self.lambda_l2
+        out = np.zeros_like(grad_sums)
+        np.divide(grad_sums * grad_sums, total, out=out, where=total != 0)
+        return out
+
+    def _node(self, rows, depth):
+        """A node with the sums of its rows' sparse gradients: O(its entries)."""
+        node = _Node(rows, depth)
+        starts, stops = self.indptr[rows], self.indptr[rows.astype(np.int64) + 1]
+        lengths = stops - starts
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+        entries = offsets + np.arange(lengths.sum())
+        labels, inverse = np.unique(self.label[entries], return_inverse=True)
+        node.labels = labels.astype(np.int32)
+        node.grad_sums = np.bincount(inverse, self.grad[entries].astype(np.float64),
+                                     minlength=len(labels))
+        node.hess_sums = np.bincount(inverse, self.hess[entries].astype(np.float64),
+                                     minlength=len(labels))
+        improvement = self._improvement(node.grad_sums, node.hess_sums)
+        order = np.lexsort((node.labels, -improvement))  # ties: the smaller label first
+        node.sorted_labels = np.ascontiguousarray(node.labels[order])
+        node.sorted_imp = np.ascontiguousarray(improvement[order])
+        node.score = float(node.sorted_imp[:self.top_k].sum())
+        return node
+
+    def _can_split(self, node):
+        return (node.depth < self.max_depth and len(self.features) > 0
+                and len(node.rows) >= 2 * self.params["min_samples_leaf"])
+
+    def _find_split(self, node):
+        params = self.params
+        find_best_sparse_output_splits(
+            self.X_binned, node.rows, self.features, self.bin_mapper.n_bins_non_missing_,
+            self.bin_mapper.missing_bin, self.indptr, self.label, self.grad, self.hess,
+            self.n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
+            node.sorted_imp, node.score, self.top_k, self.lambda_l2,
+            params["min_samples_leaf"], params["min_child_weight"], self.split_gain,
+            self.split_bin, self.split_missing_left,
+            threads_for(params["n_threads"], len(node.rows) * len(self.features) * 8))
+        gains = self.split_gain[self.features]
+        best = int(np.argmax(gains))
+        gain = gains[best]
+        # As the dense grower: the gain averaged over the top_k outputs it involves.
+        if gain <= 0 or gain / self.top_k <= params["min_gain"]:
+            return
+        node.gain = float(gain)
+        node.feature = int(self.features[best])
+        node.bin = int(self.split_bin[node.feature])
+        node.missing_left = bool(self.split_missing_left[node.feature])
+
+    def _split(self, node):
+        column = self.X_binned[node.feature, node.rows]
+        missing = column == self.bin_mapper.missing_bin
+        go_left = np.where(missing, node.missing_left, column <= node.bin)
+        node.left = self._node(node.rows[go_left], node.depth + 1)
+        node.right = self._node(node.rows[~go_left], node.depth + 1)
+        return node.left, node.right
+
+    def grow(self, rows):
+        root = self._node(rows, 0)
+        if self._can_split(root):
+            self._find_split(root)
+        candidates, order, n_leaves = [], 0, 1
+        if root.gain > 0:
+            heapq.heappush(candidates, (-root.gain, order, root))
+        while candidates and n_leaves < self.params["max_leaves"]:
+            node = heapq.heappop(candidates)[2]
+            children = self._split(node)
+            n_leaves += 1
+            if n_leaves >= self.params["max_leaves"]:
+                break
+            for child in children:
+                if self._can_split(child):
+                    self._find_split(child)
+                if child.gain > 0:
+                    order += 1
+                    heapq.heappush(candidates, (-child.gain, order, child))
+        return self._to_tree(root)
+
+    def _leaf(self, node):
+        """The top_k labels (by improvement, ties to the smaller label; labels
+        without entries have improvement 0 and value 0) in increasing order,
+        and their values -G / (H + lambda)."""
+        chosen = node.sorted_labels[:self.top_k][node.sorted_imp[:self.top_k] > 0]
+        if len(chosen) < self.top_k:  # the zero-improvement labels with the smallest index
+            smallest = np.arange(min(self.n_labels, self.top_k + len(chosen)))
+            zero = np.setdiff1d(smallest, chosen)
+            chosen = np.concatenate([chosen, zero[:self.top_k - len(chosen)]])
+        chosen = np.sort(chosen).astype(np.int32)
+        values = np.zeros(len(chosen))
+        position = np.searchsorted(node.labels, chosen)
+        has_sums = position < len(node.labels)
+        has_sums[has_sums] = node.labels[position[has_sums]] == chosen[has_sums]
+        regularized = node.hess_sums[position[has_sums]] + self.lambda_l2
+        values[has_sums] = np.divide(-node.grad_sums[position[has_sums]], regularized,
+                                     out=np.zeros(len(regularized)), where=regularized != 0)
+        return chosen, values
+
+    def _to_tree(self, root):
+        """leaf_rows[l] are the training rows of the Tree's leaf l."""
+        arrays, leaves, _ = tree_structure(root, self.bin_mapper)
+        outputs, values = zip(*(self._leaf(node) for node in leaves))
+        self.leaf_rows = [node.rows for node in leaves]
+        return Tree(np.array(values), np.array(outputs), **arrays)
+
+
+# -- raw scores -----------------------------------------------------------
+def _add_leaf_deltas(D, tree, leaf_rows):
+    """D + each leaf's (label, value) pairs on its rows; zero values add no entry."""
+    rows, labels, values = [], [], []
+    for leaf, leaf_row in enumerate(leaf_rows):
+        keep = tree.leaf_values[leaf] != 0
+        k = int(keep.sum())
+        if k == 0 or len(leaf_row) == 0:
+            continue
+        rows.append(np.repeat(leaf_row.astype(np.int64), k))
+        labels.append(np.tile(tree.leaf_outputs[leaf][keep], len(leaf_row)))
+        values.append(np.tile(tree.leaf_values[leaf][keep], len(leaf_row)))
+    if not rows:
+        return D
+    update = sp.csr_matrix((np.concatenate(values), (np.concatenate(rows),
+                                                     np.concatenate(labels))), shape=D.shape)
+    D = (D + update).tocsr()
+    D.sort_indices()
+    return D
+
+
+def _binned_leaves(X_binned, tree, missing_bin):
+    """The leaf of every row of dense binned X, level by level in numpy."""
+    n_rows = X_binned.shape[1]
+    node = np.zeros(n_rows, dtype=np.int64)
+    index = np.arange(n_rows)
+    active = tree.node_left[node] >= 0
+    while active.any():
+        rows = index[active]
+        current = node[rows]
+        bins = X_binned[tree.node_feature[current], rows]
+        go_left = np.where(bins == missing_bin, tree.node_missing_left[current] == 1,
+                           bins <= tree.node_bin[current])
+        node[rows] = np.where(go_left, tree.node_left[current], tree.node_right[current])
+        active = tree.node_left[node] >= 0
+    return tree.node_value[node]
+
+
+def _rows_by_leaf(leaf_of_row, n_leaves):
+    order = np.argsort(leaf_of_row, kind="stable")
+    bounds = np.searchsorted(leaf_of_row[order], np.arange(n_leaves + 1))
+    return [order[bounds[l]:bounds[l + 1]].astype(ROW_DTYPE) for l in range(n_leaves)]
+
+
+def top_k_of_sparse_scores(D, base, k, n_threads=1):
+    """(labels, scores), each (n, k): the k best labels per row of base + D
+    (labels D does not hold score base; ties to the smaller label)."""
+    n_rows, n_labels = D.shape
+    labels = np.empty((n_rows, k), dtype=np.int32)
+    scores = np.empty((n_rows, k), dtype=np.float64)
+    # D as a forest of one tree whose leaf i holds row i's deltas.
+    predict_top_k(np.arange(n_rows, dtype=np.int32).reshape(-1, 1), np.zeros(1, np.int64),
+                  D.indptr.astype(np.int64), D.indices.astype(np.int32),
+                  D.data.astype(np.float64), np.full(n_labels, base, dtype=np.float64), k,
+                  labels, scores, threads_for(n_threads, D.nnz + n_rows * k))
+    return labels, scores
+
+
+def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=None):
+    """The k best labels per row and their scores, (n, k) each, sorted by
+    decreasing score (ties to the smaller label), without an n x L array.
+    Every tree must have sparse leaves (as the sparse-output path grows)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) \
+            or not 1 <= k <= booster.n_outputs:
+        raise ValueError(f"k must be an integer in [1, {booster.n_outputs}] (the number of "
+                         f"outputs), got {k!r}")
+    leaves = np.ascontiguousarray(booster.predict_leaf(X, num_iteration, n_threads),
+                                  dtype=np.int32)
+    trees = booster.trees[:leaves.shape[1]]
+    if any(tree.leaf_outputs is None for tree in trees):
+        raise ValueError("predict_topk needs sparse leaves in every tree (split='sparse' "
+                         "or the sparse-output path); use predict for dense leaves")
+    labels = np.empty((leaves.shape[0], k), dtype=np.int32)
+    scores = np.empty((leaves.shape[0], k), dtype=np.float64)
+    if trees:
+        forest = LeafArrays.concatenate([tree.leaf_arrays() for tree in trees])
+        offsets = np.cumsum([0] + [t.n_leaves for t in trees[:-1]]).astype(np.int64)
+        values, outputs = forest.values, forest.outputs
+    else:
+        forest = LeafArrays(np.zeros(1, np.int64), None, np.zeros(0), np.zeros(0, np.int32))
+        offsets, values, outputs = np.zeros(0, np.int64), forest.values, forest.outputs
+        leaves = np.zeros((leaves.shape[0], 0), dtype=np.int32)
+    predict_top_k(leaves, offsets, forest.value_start, np.ascontiguousarray(outputs),
+                  np.ascontiguousarray(values), booster.init_score, k, labels, scores,
+                  threads_for(booster._n_threads(n_threads), leaves.size * 8))
+    return labels, (scores if raw_score else booster.loss.transform(scores))
+
+
+def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1):
+    """A SPARSE_OUTPUT_METRICS value for raw scores base + D against labels Y;
+    F1 counts raw scores above threshold as predicted positives."""
+    if metric in ("micro_f1", "macro_f1"):
+        if base > threshold:
+            raise ValueError(f"F1 at raw score {threshold} needs the base score {base} "
+                             "at or below it (else every untouched label is positive)")
+        predicted = D.copy()
+        predicted.data = (base + predicted.data > threshold).astype(np.float64)
+        predicted.eliminate_zeros()
+        return f1_at_threshold(Y, predicted, average=metric.split("_")[0])
+    kind, k = metric.split("@")
+    labels, _ = top_k_of_sparse_scores(D, base, min(int(k), D.shape[1]), n_threads)
+    return (precision_at_k if kind == "precision" else ndcg_at_k)(Y, labels)
+
+
+# -- training loop ------------------------------------------------------------
+def split_sparse_params(params):
+    """(gbmo parameters, objective, sparse_threshold, metrics): the
+    sparse-only values are taken out before the shared validation."""
+    params = dict(params or {})
+    objective = params.pop("objective", params.pop("loss", "squared_hinge"))
+    threshold = params.pop("sparse_threshold", None)
+    metric = params.pop("metric", None)
+    if callable(objective) or not isinstance(objective, str):
+        raise ValueError(f"a sparse Y takes objective {' or '.join(SPARSE_OBJECTIVES)}, "
+                         f"got {objective!r}")
+    metrics = [] if metric is None else (metric if isinstance(metric, list) else [metric])
+    for name in metrics:
+        if name not in SPARSE_OUTPUT_METRICS:
+            raise ValueError(f"unknown metric {name!r} for a sparse Y; known: "
+                             f"{', '.join(SPARSE_OUTPUT_METRICS)}")
+    params.setdefault("split", "sparse")
+    return params, objective, threshold, metrics
+
+
+class SparseOutputTrainer:
+    """The sparse-output counterpart of engine._Trainer: one round per step."""
+
+    def __init__(self, params, train_set, valid_sets, valid_names):
+        from .booster import Booster
+        from .engine import _active_features
+
+        params, objective, threshold, metrics = split_sparse_params(params)
+        self.params = params = resolve_params(params)
+        if params["split"] != "sparse" or params["top_k"] is None:
+            raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "
+                             f"got split={params['split']!r}, top_k={params['top_k']!r}")
+        if params["tree_mode"] != "multi_output" or params["ensembler"] is not None:
+            raise ValueError("a sparse Y needs tree_mode='multi_output' and no ensembler")
+        if params["subsample"] < 1.0 or params["colsample_bynode"] < 1.0 \
+                or params["growth"] != "bestfirst":
+            raise ValueError("a sparse Y supports growth='bestfirst', subsample=1 and "
+                             "colsample_bynode=1 only (for now), got "
+                             f"growth={params['growth']!r}, subsample={params['subsample']}, "
+                             f"colsample_bynode={params['colsample_bynode']}")
+        for dataset in [train_set, *valid_sets]:
+            if dataset.weight is not None:
+                raise ValueError("a sparse Y does not take sample weights yet")
+            if not is_sparse_labels(dataset.Y):
+                raise ValueError("a validation set of a sparse-Y model needs a sparse Y too")
+        self.loss = loss = make_sparse_loss(objective, threshold)
+        self.metrics = metrics or [loss.default_metric]
+        self.train_set = train_set
+        self.n_labels = n_labels = train_set.Y.shape[1]
+        train_set.construct(params)
+        if not isinstance(train_set.X_binned, np.ndarray):
+            raise TypeError("a sparse Y needs dense X (numpy or pandas) for now")
+        self.bin_mapper = train_set.bin_mapper
+        self.base = loss.base_score(train_set.Y)
+        self.D = sp.csr_matrix(train_set.Y.shape, dtype=np.float64)
+        self.eval_sets = []
+        for name, valid in zip(valid_names, valid_sets):
+            if valid is not train_set:
+                valid.construct(params)
+                if valid.Y.shape[1] != n_labels:
+                    raise ValueError(f"a validation Y has {valid.Y.shape[1]} labels, "
+                                     f"the training Y {n_labels}")
+            self.eval_sets.append([name, valid, None])
+        self.booster = booster = Booster()
+        # The booster predicts with a registered loss of the same transform, so a
+        # saved model loads: sigmoid, or mse (the identity) for the squared hinge.
+        booster._start(params, make_loss("sigmoid" if loss.name == "sigmoid" else "mse"),
+                       train_set.n_features, n_labels,
+                       np.full(n_labels, self.base), train_set.feature_names)
+        booster.evals_result = {name: {} for name, _, _ in self.eval_sets}
+        self.features = _active_features(self.bin_mapper)
+        self.rng = np.random.default_rng(params["seed"])
+
+    def step(self, iteration):
+        from .engine import _draw_features
+
+        params = self.params
+        gradients = self.loss.gradients(self.train_set.Y, self.D, self.base)
+        features = _draw_features(self.rng, self.features, params["colsample_bytree"])
+        grower = SparseOutputGrower(self.train_set.X_binned, self.bin_mapper,
+                                    np.ascontiguousarray(features, dtype=np.int32), gradients,
+                                    self.n_labels, params)
+        tree = grower.grow(np.arange(self.train_set.n_rows, dtype=ROW_DTYPE))
+        tree.leaf_values *= params["learning_rate"]
+        self.D = _add_leaf_deltas(self.D, tree, grower.leaf_rows)
+        self.booster._add_tree(tree)
+        return self._evaluate(tree)
+
+    def _evaluate(self, tree):
+        results = []
+        for eval_set in self.eval_sets:
+            name, dataset, D = eval_set
+            if dataset is self.train_set:
+                D = self.D
+            else:
+                if D is None:
+                    D = sp.csr_matrix(dataset.Y.shape, dtype=np.float64)
+                leaf = _binned_leaves(dataset.X_binned, tree, self.bin_mapper.missing_bin)
+                D = eval_set[2] = _add_leaf_deltas(D, tree, _rows_by_leaf(leaf, tree.n_leaves))
+            history = self.booster.evals_result[name]
+            for metric in self.metrics:
+                value = evaluate_sparse_output(metric, dataset.Y, D, self.base,
+                                               n_threads=self.params["n_threads"])
+                history.setdefault(metric, []).append(value)
+                results.append((name, metric, value, True))
+        return results
+

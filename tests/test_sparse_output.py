@@ -1,0 +1,348 @@
+"""The sparse-output path (GBDT-sparse, issue 6): Y a scipy CSR of 0/1 labels."""
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import gbmo
+from gbmo._core._sparse_output import find_best_sparse_output_splits
+from gbmo.metrics import f1_at_threshold, ndcg_at_k, precision_at_k
+from gbmo.sparse_output import (SparseOutputGrower, SparseSigmoid, SparseSquaredHinge,
+                                top_k_of_sparse_scores)
+
+BASE_PARAMS = dict(split="sparse", top_k=3, max_leaves=8, min_samples_leaf=5,
+                   min_child_weight=0.0, learning_rate=0.3, verbosity=0, n_threads=1)
+
+
+def make_multilabel(n=300, p=6, n_labels=12, missing_fraction=0.0, seed=0,
+                    mostly_zero=False):
+    """mostly_zero: X of sparse counts (most rows in bin 0), whose splits the
+    kernel scans from the top bins down."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    if mostly_zero:
+        X = np.where(rng.random((n, p)) < 0.25, rng.integers(1, 4, size=(n, p)), 0.0)
+    logits = X @ rng.normal(size=(p, n_labels)) - 1.5
+    Y = (rng.random((n, n_labels)) < 1 / (1 + np.exp(-logits))).astype(float)
+    if missing_fraction:
+        X[rng.random(X.shape) < missing_fraction] = np.nan
+    return X, Y
+
+
+def dense_squared_hinge(base):
+    """The sparse path's squared hinge as a dense custom objective: raw scores
+    of the dense model start at 0, the sparse ones at base."""
+    def objective(y, raw):
+        f = raw + base
+        sign = np.where(y > 0, 1.0, -1.0)
+        margin = 1.0 - sign * f
+        return -2.0 * sign * np.maximum(margin, 0.0), np.where(margin > 0, 2.0, 0.0)
+    return objective
+
+
+def dense_restricted_sigmoid(base, threshold):
+    def objective(y, raw):
+        f = raw + base
+        p = 1.0 / (1.0 + np.exp(-f))
+        active = (y > 0) | (f > threshold)
+        return np.where(active, p - y, 0.0), np.where(active, p * (1 - p), 0.0)
+    return objective
+
+
+def assert_same_trees(sparse_booster, dense_booster):
+    assert sparse_booster.num_trees == dense_booster.num_trees
+    for tree, dense in zip(sparse_booster.trees, dense_booster.trees):
+        np.testing.assert_array_equal(tree.node_feature, dense.node_feature)
+        np.testing.assert_array_equal(tree.node_bin, dense.node_bin)
+        np.testing.assert_array_equal(tree.node_missing_left, dense.node_missing_left)
+        np.testing.assert_array_equal(tree.node_left, dense.node_left)
+        np.testing.assert_array_equal(tree.leaf_outputs, dense.leaf_outputs)
+        np.testing.assert_allclose(tree.leaf_values, dense.leaf_values, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tree.node_gain, dense.node_gain, rtol=1e-9)
+
+
+@pytest.mark.parametrize("missing_fraction, lambda_l2, min_samples_leaf, mostly_zero", [
+    (0.0, 1.0, 5, False), (0.1, 0.5, 3, False), (0.2, 2.0, 10, False), (0.0, 1.0, 5, True),
+    (0.1, 1.0, 3, True)])
+def test_squared_hinge_grows_the_trees_of_dense_gbdt_mo_with_the_sparse_split(
+        missing_fraction, lambda_l2, min_samples_leaf, mostly_zero):
+    X, Y = make_multilabel(missing_fraction=missing_fraction, mostly_zero=mostly_zero)
+    params = dict(BASE_PARAMS, lambda_l2=lambda_l2, min_samples_leaf=min_samples_leaf)
+    sparse_booster = gbmo.train(dict(params, objective="squared_hinge"),
+                                gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
+                               gbmo.Dataset(X, Y), 6)
+    assert sparse_booster.trees[0].n_leaves > 2  # the comparison covers real splits
+    assert_same_trees(sparse_booster, dense_booster)
+    np.testing.assert_allclose(sparse_booster.predict(X, raw_score=True),
+                               dense_booster.predict(X, raw_score=True) - 1.0, atol=1e-12)
+
+
+def test_restricted_sigmoid_grows_the_trees_of_the_dense_restricted_objective():
+    X, Y = make_multilabel(seed=3)
+    threshold = -1.0
+    base = SparseSigmoid(threshold).base_score(sp.csr_matrix(Y))
+    sparse_booster = gbmo.train(dict(BASE_PARAMS, objective="sigmoid",
+                                     sparse_threshold=threshold),
+                                gbmo.Dataset(X, sp.csr_matrix(Y)), 5)
+    dense_booster = gbmo.train(dict(BASE_PARAMS, objective=dense_restricted_sigmoid(
+        base, threshold)), gbmo.Dataset(X, Y), 5)
+    assert_same_trees(sparse_booster, dense_booster)
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    X, Y = make_multilabel(missing_fraction=0.1, seed=5)
+    boosters = [gbmo.train(dict(BASE_PARAMS, n_threads=threads),
+                           gbmo.Dataset(X, sp.csr_matrix(Y)), 4) for threads in (1, 2)]
+    assert_same_trees(*boosters)
+
+
+def test_squared_hinge_gradients_leave_out_absent_labels_scored_below_the_margin():
+    Y = sp.csr_matrix(np.array([[1, 0, 0], [0, 0, 1]], dtype=float))
+    # row 0: label 1 scored -0.5 (above the margin -1: active), label 2 at -1.5;
+    # row 1: label 2 present and scored 1.2 (beyond its margin +1: inactive).
+    D = sp.csr_matrix(np.array([[0.0, 0.5, -0.5], [0.0, 0.0, 2.2]]))
+    indptr, labels, grad, hess = SparseSquaredHinge().gradients(Y, D, -1.0)
+    np.testing.assert_array_equal(indptr, [0, 2, 2])
+    np.testing.assert_array_equal(labels, [0, 1])
+    # label 0 of row 0: y = +1, f = -1: grad -2 * 2; label 1: y = -1, f = -0.5: grad 2 * 0.5
+    np.testing.assert_allclose(grad, [-4.0, 1.0])
+    np.testing.assert_allclose(hess, [2.0, 2.0])
+
+
+def slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad, dense_hess, top_k,
+                     lambda_l2, min_samples_leaf):
+    """The unrestricted sparse split of every feature by brute force on dense
+    (n, L) gradients: every threshold, missing right then missing left."""
+    def top(values):
+        return np.sort(values)[::-1][:top_k].sum()
+
+    def improvement(mask):
+        G, H = dense_grad[rows][mask].sum(0), dense_hess[rows][mask].sum(0)
+        return G * G / (H + lambda_l2)
+
+    everything = np.ones(len(rows), dtype=bool)
+    parent_score = top(improvement(everything))
+    results = []
+    for f in range(X_binned.shape[0]):
+        column = X_binned[f, rows]
+        missing = column == missing_bin
+        best = (-1.0, -1, 0)
+        sides = [(n_bins[f], False), (n_bins[f] - 1, True)] if missing.any() else [
+            (n_bins[f] - 1, False)]
+        for n_thresholds, missing_left in sides:
+            for t in range(n_thresholds):
+                left = (column <= t) & ~missing | (missing & missing_left)
+                if t > 0 and not (column == t).any():
+                    continue
+                if left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
+                    continue
+                gain = 0.5 * (top(improvement(left)) + top(improvement(~left)) - parent_score)
+                if gain > best[0] + 1e-12:
+                    best = (gain, t, missing_left)
+        results.append(best)
+    return results
+
+
+def test_split_kernel_matches_a_brute_force_reference():
+    rng = np.random.default_rng(7)
+    n, p, n_labels, missing_bin = 80, 4, 9, 5
+    X_binned = rng.integers(0, missing_bin + 1, size=(p, n)).astype(np.uint8)
+    X_binned[1][X_binned[1] == missing_bin] = 0  # a feature without missing values
+    # Mostly bin 0 (scanned from the top bins down), with and without missing values.
+    X_binned[2][rng.random(n) < 0.7] = 0
+    X_binned[3][rng.random(n) < 0.7] = 0
+    X_binned[3][X_binned[3] == missing_bin] = 1
+    n_bins = np.full(p, missing_bin, dtype=np.int32)
+    dense_grad = np.where(rng.random((n, n_labels)) < 0.3,
+                          rng.normal(size=(n, n_labels)), 0.0).astype(np.float32)
+    dense_hess = np.where(dense_grad != 0, rng.uniform(0.5, 2, size=(n, n_labels)),
+                          0.0).astype(np.float32)
+    rows = np.sort(rng.choice(n, size=60, replace=False)).astype(np.uint32)
+    csr = sp.csr_matrix(dense_grad)
+    hess_entries = dense_hess[dense_grad != 0]  # same row-major order as csr.data
+    gradients = (csr.indptr.astype(np.int64), csr.indices.astype(np.int32),
+                 csr.data.astype(np.float32), hess_entries.astype(np.float32))
+
+    class Mapper:
+        n_bins_non_missing_ = n_bins
+
+    Mapper.missing_bin = missing_bin
+    params = dict(top_k=3, lambda_l2=1.0, max_depth=-1, min_samples_leaf=4,
+                  min_child_weight=0.0, n_threads=2, min_gain=0.0)
+    grower = SparseOutputGrower(X_binned, Mapper, np.arange(p, dtype=np.int32), gradients,
+                                n_labels, params)
+    node = grower._node(rows, 0)
+    gain = np.empty(p)
+    best_bin = np.empty(p, dtype=np.int32)
+    missing_left = np.empty(p, dtype=np.uint8)
+    find_best_sparse_output_splits(
+        X_binned, rows, np.arange(p, dtype=np.int32), n_bins, missing_bin, *gradients,
+        n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
+        node.sorted_imp, node.score, 3, 1.0, 4.0, 0.0, gain, best_bin, missing_left, 2)
+    expected = slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad.astype(float),
+                                dense_hess.astype(float), 3, 1.0, 4)
+    for f, (expected_gain, expected_bin, expected_missing_left) in enumerate(expected):
+        np.testing.assert_allclose(gain[f], expected_gain, rtol=1e-6)
+        assert best_bin[f] == expected_bin
+        if f not in (1, 3):  # without missing values the side is set by the child sizes
+            assert missing_left[f] == expected_missing_left
+
+
+def dense_top_k(scores, k):
+    """Top k per row by decreasing score, ties to the smaller label."""
+    order = np.lexsort((np.broadcast_to(np.arange(scores.shape[1]), scores.shape), -scores),
+                       axis=1)[:, :k]
+    return order, np.take_along_axis(scores, order, axis=1)
+
+
+@pytest.mark.parametrize("k", [1, 3, 12])
+def test_predict_topk_equals_the_top_k_of_the_dense_prediction(k):
+    X, Y = make_multilabel(missing_fraction=0.05, seed=11)
+    booster = gbmo.train(dict(BASE_PARAMS, n_threads=2), gbmo.Dataset(X, sp.csr_matrix(Y)), 4)
+    labels, scores = booster.predict_topk(X, k, raw_score=True)
+    expected_labels, expected_scores = dense_top_k(booster.predict(X, raw_score=True), k)
+    np.testing.assert_allclose(scores, expected_scores, atol=1e-12)
+    np.testing.assert_array_equal(labels, expected_labels)
+
+
+def test_predict_topk_ranks_untouched_labels_at_the_base_score():
+    # One round with one label per leaf leaves most labels at the base score -1.
+    X, Y = make_multilabel(seed=2)
+    booster = gbmo.train(dict(BASE_PARAMS, top_k=1, max_leaves=2), gbmo.Dataset(
+        X, sp.csr_matrix(Y)), 1)
+    labels, scores = booster.predict_topk(X, 5, raw_score=True)
+    expected_labels, expected_scores = dense_top_k(booster.predict(X, raw_score=True), 5)
+    np.testing.assert_array_equal(labels, expected_labels)
+    np.testing.assert_allclose(scores, expected_scores)
+    assert np.any(scores == -1.0)
+
+
+@pytest.mark.parametrize("objective", ["squared_hinge", "sigmoid"])
+def test_a_saved_model_predicts_the_same_top_k(objective):
+    X, Y = make_multilabel(seed=6)
+    booster = gbmo.train(dict(BASE_PARAMS, objective=objective),
+                         gbmo.Dataset(X, sp.csr_matrix(Y)), 3)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    for got, expected in zip(loaded.predict_topk(X, 4), booster.predict_topk(X, 4)):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_top_k_of_sparse_scores_matches_dense():
+    rng = np.random.default_rng(4)
+    D = sp.random(30, 15, density=0.2, random_state=5, format="csr")
+    D.data = rng.normal(size=D.nnz)
+    labels, scores = top_k_of_sparse_scores(D, -1.0, 4, n_threads=2)
+    expected_labels, expected_scores = dense_top_k(D.toarray() - 1.0, 4)
+    np.testing.assert_array_equal(labels, expected_labels)
+    np.testing.assert_allclose(scores, expected_scores)
+
+
+def test_training_memory_grows_with_the_labels_present_not_with_n_times_L():
+    rng = np.random.default_rng(0)
+    n, p, n_labels = 2000, 8, 50_000  # dense float64 Y alone: 800 MB
+    X = rng.normal(size=(n, p))
+    cluster = (X[:, 0] > 0).astype(int) * 2 + (X[:, 1] > 0)
+    labels = (cluster[:, None] * 1000 + rng.integers(0, 40, size=(n, 3))) % n_labels
+    Y = sp.csr_matrix((np.ones(labels.size), (np.repeat(np.arange(n), 3), labels.ravel())),
+                      shape=(n, n_labels))
+    Y.data[:] = 1.0
+    data = gbmo.Dataset(X, Y)
+    tracemalloc.start()
+    booster = gbmo.train(dict(BASE_PARAMS, top_k=5, max_leaves=8, n_threads=2), data, 3,
+                         valid_sets=[data], callbacks=[])
+    top_labels, _ = booster.predict_topk(X, 5)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # Dense Y alone would take 800 MB, an n x L bool mask 100 MB; measured 3 MiB.
+    assert peak < 16 * 2**20, f"peak {peak / 2**20:.1f} MiB"
+    assert precision_at_k(Y, top_labels[:, :1]) > 0.02  # it learned something (chance: 3/40000)
+
+
+def test_early_stopping_on_precision_at_3():
+    X, Y = make_multilabel(n=400, seed=8)
+    train = gbmo.Dataset(X[:300], sp.csr_matrix(Y[:300]))
+    valid = train.create_valid(X[300:], sp.csr_matrix(Y[300:]))
+    booster = gbmo.train(dict(BASE_PARAMS, metric=["ndcg@3", "precision@3"]), train, 60,
+                         valid_sets=[valid], callbacks=[gbmo.early_stopping(3, verbose=False)])
+    history = booster.evals_result["valid_0"]["precision@3"]
+    assert booster.best_iteration == int(np.argmax(history)) + 1
+    assert len(history) < 60
+    labels, _ = booster.predict_topk(X[300:], 3)
+    assert precision_at_k(sp.csr_matrix(Y[300:]), labels) == pytest.approx(max(history))
+
+
+def test_precision_and_ndcg_on_a_hand_computed_case():
+    Y = sp.csr_matrix(np.array([[1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0]], dtype=float))
+    top = np.array([[2, 1, 0], [0, 3, 1], [0, 1, 2]])
+    # hits: row 0 [1, 0, 1], row 1 [0, 0, 1], row 2 none
+    assert precision_at_k(Y, top[:, :1]) == pytest.approx(1 / 3)
+    assert precision_at_k(Y, top) == pytest.approx((2 / 3 + 1 / 3 + 0) / 3)
+    row0 = (1 + 1 / np.log2(4)) / (1 + 1 / np.log2(3))
+    row1 = (1 / np.log2(4)) / 1.0
+    assert ndcg_at_k(Y, top) == pytest.approx((row0 + row1 + 0) / 3)
+
+
+def test_f1_on_a_hand_computed_case():
+    Y = sp.csr_matrix(np.array([[1, 0, 1], [0, 1, 0]], dtype=float))
+    predicted = sp.csr_matrix(np.array([[1, 1, 0], [0, 1, 0]], dtype=float))
+    # TP 2, FP 1, FN 1: micro 4 / 6; per label: 1, 2/3, 0 (label 2: 1 true, 0 predicted)
+    assert f1_at_threshold(Y, predicted, "micro") == pytest.approx(4 / 6)
+    assert f1_at_threshold(Y, predicted, "macro") == pytest.approx((1 + 2 / 3 + 0) / 3)
+    with pytest.raises(ValueError, match="average"):
+        f1_at_threshold(Y, predicted, "weighted")
+
+
+def test_f1_metrics_during_training_are_recorded():
+    X, Y = make_multilabel(seed=9)
+    data = gbmo.Dataset(X, sp.csr_matrix(Y))
+    booster = gbmo.train(dict(BASE_PARAMS, metric=["micro_f1", "macro_f1"]), data, 3,
+                         valid_sets=[data])
+    history = booster.evals_result["training"]
+    assert 0 < history["micro_f1"][-1] <= 1 and 0 < history["macro_f1"][-1] <= 1
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(objective="mse_custom"), "sparse Y"),
+    (dict(objective="softmax"), "sparse-output objectives are squared_hinge, sigmoid"),
+    (dict(metric="precision@7"), "unknown metric 'precision@7'"),
+    (dict(split="dense"), "split='sparse' and top_k"),
+    (dict(growth="depthwise"), "growth='bestfirst'"),
+    (dict(objective="sigmoid", sparse_threshold=float("nan")), "sparse_threshold"),
+])
+def test_bad_parameters_for_a_sparse_y_are_named(params, message):
+    X, Y = make_multilabel(n=50)
+    with pytest.raises(ValueError, match=message):
+        gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
+
+
+def test_bad_sparse_labels_are_rejected():
+    X, Y = make_multilabel(n=50)
+    with pytest.raises(ValueError, match="0/1 labels"):
+        gbmo.Dataset(X, sp.csr_matrix(Y * 2))
+    with pytest.raises(ValueError, match="rows but X has 50"):
+        gbmo.Dataset(X, sp.csr_matrix(Y[:40]))
+    train = gbmo.Dataset(X, sp.csr_matrix(Y))
+    with pytest.raises(ValueError, match="validation set .* needs a sparse Y"):
+        gbmo.train(BASE_PARAMS, train, 1, valid_sets=[train.create_valid(X, Y)])
+    with pytest.raises(ValueError, match="validation Y has 5 labels"):
+        gbmo.train(BASE_PARAMS, train, 1, valid_sets=[
+            train.create_valid(X, sp.csr_matrix(Y[:, :5]))])
+
+
+def test_cv_refuses_a_sparse_y_by_name():
+    X, Y = make_multilabel(n=50)
+    with pytest.raises(ValueError, match="cv does not take a sparse Y"):
+        gbmo.cv(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y)), 2)
+
+
+def test_predict_topk_rejects_bad_k_and_dense_leaves():
+    X, Y = make_multilabel(n=60)
+    booster = gbmo.train(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
+    for k in (0, 13, 2.5):
+        with pytest.raises(ValueError, match=r"k must be an integer in \[1, 12\]"):
+            booster.predict_topk(X, k)
+    dense = gbmo.train(dict(verbosity=0, max_leaves=4), gbmo.Dataset(X, Y), 1)
+    with pytest.raises(ValueError, match="sparse leaves"):
+        dense.predict_topk(X, 2)
