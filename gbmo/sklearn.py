@@ -28,6 +28,7 @@ Choices written down here (see also the class docstrings):
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -38,6 +39,7 @@ from .callback import early_stopping
 from .dataset import Dataset
 from .engine import train
 from .params import resolve_params
+from .sparse_output import check_sparse_labels
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -51,6 +53,7 @@ __all__ = ["GBMORegressor", "GBMOClassifier"]
 _VALIDATION_NAME = "validation"
 _X_DTYPES = [np.float64, np.float32]
 _X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without densifying
+_PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
 
 
 def _check_sample_weight(sample_weight, n_rows):
@@ -365,6 +368,13 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
       sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
       predict_proba the (n, d) probabilities of the 1s; classes_ is
       arange(d) and n_classes_ = d.
+    - A scipy sparse 0/1 matrix (n, L): multi-label with many labels, trained
+      by the GBDT-sparse path (gbmo.sparse_output) without densifying y: the
+      restricted sigmoid, leaves of `top_k` labels (10 when top_k is None,
+      split "sparse"). predict returns a CSR matrix, built in row blocks;
+      predict_topk(X, k) the k most probable labels per row without an (n, L)
+      array; predict_proba is the dense (n, L) array scikit-learn expects.
+      The path's limits apply (dense X, no sample weights, best-first growth).
 
     `score` is the accuracy (subset accuracy for multi-label). Parameters and
     attributes as GBMORegressor, plus classes_ and n_classes_; n_outputs_ is
@@ -374,8 +384,9 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     _y_numeric = False
 
     def _prepare_target(self, y):
-        if hasattr(y, "toarray"):
-            y = y.toarray()
+        self._sparse_labels = sp.issparse(y)
+        if self._sparse_labels:
+            return self._prepare_sparse_labels(y)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -407,7 +418,27 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return encoded.astype(np.int64), {"objective": "softmax",
                                           "num_class": self.n_classes_}, encoded
 
+    def _prepare_sparse_labels(self, y):
+        if self.split not in ("dense", "sparse"):
+            raise ValueError(f"a sparse y trains with split='sparse' (unrestricted top-k "
+                             f"leaves); parameter 'split' = {self.split!r} is not allowed")
+        Y = check_sparse_labels(y, y.shape[0], name="y")
+        self._multilabel = True
+        self._y_dtype = y.dtype
+        self.classes_ = np.arange(Y.shape[1])
+        self.n_classes_ = self.n_outputs_ = Y.shape[1]
+        top_k = min(Y.shape[1], 10) if self.top_k is None else self.top_k
+        return Y, {"objective": "sigmoid", "split": "sparse", "top_k": top_k}, None
+
     def _encode_eval_target(self, y, n_rows):
+        if self._sparse_labels:
+            if not sp.issparse(y):
+                raise ValueError("eval_set y must be a scipy sparse 0/1 matrix, as the "
+                                 "training y")
+            if y.shape != (n_rows, self.n_classes_):
+                raise ValueError(f"eval_set y must have shape ({n_rows}, {self.n_classes_}), "
+                                 f"got {y.shape}")
+            return check_sparse_labels(y, n_rows, name="eval_set y")
         if hasattr(y, "toarray"):
             y = y.toarray()
         y = np.asarray(y)
@@ -432,6 +463,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return raw
 
     def _labels(self, proba):
+        if self._sparse_labels:
+            return sp.csr_matrix(proba > 0.5, dtype=self._y_dtype)
         if self._multilabel:
             return (proba > 0.5).astype(self._y_dtype)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -442,8 +475,20 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return self._proba(self.booster_.predict(X))
 
     def predict(self, X):
-        """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label."""
-        return self._labels(self.predict_proba(X))
+        """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
+        (CSR for a sparse training y, computed in blocks of rows)."""
+        if not getattr(self, "_sparse_labels", False):
+            return self._labels(self.predict_proba(X))
+        X = self._check_predict_X(X)
+        block = max(1, _PREDICT_BLOCK_VALUES // self.n_classes_)
+        return sp.vstack([self._labels(self.booster_.predict(X[start:start + block]))
+                          for start in range(0, X.shape[0], block)], format="csr")
+
+    def predict_topk(self, X, k):
+        """(labels, probabilities), (n, k) each: every row's k most probable
+        labels (indices into classes_), without an (n, n_classes) array. Needs
+        a model with sparse leaves: a sparse training y, or split='sparse'."""
+        return self.booster_.predict_topk(self._check_predict_X(X), k)
 
     def staged_predict_proba(self, X):
         """Yields predict_proba after each round, up to best_iteration_."""

@@ -346,3 +346,72 @@ def test_predict_topk_rejects_bad_k_and_dense_leaves():
     dense = gbmo.train(dict(verbosity=0, max_leaves=4), gbmo.Dataset(X, Y), 1)
     with pytest.raises(ValueError, match="sparse leaves"):
         dense.predict_topk(X, 2)
+
+
+def test_classifier_with_a_sparse_y_trains_the_sparse_output_path():
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=300, seed=11)
+    Y_sparse = sp.csr_matrix(Y)
+    classifier = GBMOClassifier(n_estimators=5, top_k=3, max_leaves=8, min_samples_leaf=5,
+                                min_child_weight=0.0, learning_rate=0.3, n_threads=1,
+                                random_state=0).fit(X, Y_sparse)
+    booster = gbmo.train(dict(BASE_PARAMS, objective="sigmoid", seed=0),
+                         gbmo.Dataset(X, Y_sparse), 5)
+    np.testing.assert_array_equal(classifier.booster_.predict(X), booster.predict(X))
+    assert classifier.n_classes_ == classifier.n_outputs_ == Y.shape[1]
+    predicted = classifier.predict(X)
+    assert sp.issparse(predicted) and predicted.shape == Y.shape
+    np.testing.assert_array_equal(predicted.toarray(), booster.predict(X) > 0.5)
+    labels, probabilities = classifier.predict_topk(X, 2)
+    expected_labels, expected_probabilities = booster.predict_topk(X, 2)
+    np.testing.assert_array_equal(labels, expected_labels)
+    np.testing.assert_allclose(probabilities, expected_probabilities)
+    assert classifier.score(X, Y_sparse) == pytest.approx(
+        np.mean((predicted.toarray() == Y).all(axis=1)))
+
+
+def test_classifier_predicts_a_sparse_y_in_row_blocks(monkeypatch):
+    from gbmo import sklearn as gbmo_sklearn
+
+    X, Y = make_multilabel(n=200, seed=12)
+    classifier = gbmo_sklearn.GBMOClassifier(n_estimators=4, top_k=3, min_samples_leaf=5,
+                                             min_child_weight=0.0, learning_rate=0.5,
+                                             n_threads=1).fit(X, sp.csr_matrix(Y))
+    whole = classifier.predict(X).toarray()
+    assert whole.any()
+    monkeypatch.setattr(gbmo_sklearn, "_PREDICT_BLOCK_VALUES", 7 * Y.shape[1])
+    np.testing.assert_array_equal(classifier.predict(X).toarray(), whole)
+
+
+def test_classifier_early_stopping_with_a_sparse_eval_set():
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=400, seed=13)
+    classifier = GBMOClassifier(n_estimators=200, top_k=3, min_samples_leaf=5,
+                                min_child_weight=0.0, learning_rate=0.5,
+                                early_stopping_rounds=3, n_threads=1)
+    classifier.fit(X[:300], sp.csr_matrix(Y[:300]),
+                   eval_set=[(X[300:], sp.csr_matrix(Y[300:]))])
+    history = classifier.evals_result_["valid_0"]["precision@1"]
+    assert classifier.n_iter_ < 200
+    assert classifier.best_iteration_ == int(np.argmax(history)) + 1
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(split="sparse_restricted", top_k=3), "parameter 'split'"),
+    (dict(eval_dense=True), "eval_set y must be a scipy sparse"),
+    (dict(weight=True), "sample weights"),
+    (dict(sparse_X=True), "dense X"),
+])
+def test_classifier_with_a_sparse_y_names_what_it_does_not_take(change, message):
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=100, seed=14)
+    params = {key: value for key, value in change.items() if key in ("split", "top_k")}
+    classifier = GBMOClassifier(n_estimators=2, min_samples_leaf=5, **params)
+    fit = dict(eval_set=[(X, Y)] if change.get("eval_dense") else None,
+               sample_weight=np.ones(len(X)) if change.get("weight") else None)
+    with pytest.raises((ValueError, TypeError), match=message):
+        classifier.fit(sp.csr_matrix(X) if change.get("sparse_X") else X, sp.csr_matrix(Y),
+                       **fit)
