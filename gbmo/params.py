@@ -63,7 +63,8 @@ PARAMS = {
     "min_gain": Spec(0.0, float, 0.0, 1e300,
                      doc="smallest split gain, averaged over outputs, to split a node"),
     "hist_cache": Spec(64, int, 1, 2**20,
-                       doc="node histograms kept for subtraction; evicted ones are rebuilt"),
+                       doc="node histograms kept for subtraction (at most 1 GiB of them, "
+                       "but 2); evicted ones are rebuilt"),
     "metric": Spec(None, str, allow_none=True, many=True,
                    doc="evaluation metric or list of metrics (default: the objective's)"),
     "n_threads": Spec(None, int, -1, 4096, allow_none=True,

@@ -210,3 +210,32 @@ def test_histogram_pool_never_exceeds_its_bound(monkeypatch, cache, bound):
     X, Y = _friedman1_copies(3000, 0.5, seed=13)
     gbmo.train({"max_leaves": 63, "hist_cache": cache, "verbosity": 0}, gbmo.Dataset(X, Y), 2)
     assert peak["alive"] == bound
+
+
+def test_histogram_cache_is_bounded_in_bytes_too(monkeypatch):
+    """With many outputs one histogram is large: the cache keeps at most
+    DENSE_HIST_CACHE_BYTES of them (but the two a split needs), and the trees
+    do not change."""
+    from gbmo import grower
+
+    X, Y = _friedman1_copies(2000, 0.5, seed=14)
+    params = {"max_leaves": 31, "verbosity": 0}
+    unbounded = gbmo.train(params, gbmo.Dataset(X, Y), 3)
+    capacities, shapes = [], []
+    pool = grower.GrowerWorkspace.histogram_pool
+
+    def recording_pool(workspace, shape, capacity):
+        capacities.append(capacity)
+        shapes.append(shape)
+        return pool(workspace, shape, capacity)
+
+    monkeypatch.setattr(grower.GrowerWorkspace, "histogram_pool", recording_pool)
+    gbmo.train(params, gbmo.Dataset(X, Y), 1)
+    assert set(capacities) == {64}  # the default hist_cache: 64 small histograms fit
+    histogram_bytes = int(np.prod(shapes[0])) * 8
+    for budget, expected in ((3 * histogram_bytes + 1, 3), (histogram_bytes, 2)):
+        monkeypatch.setattr(grower, "DENSE_HIST_CACHE_BYTES", budget)
+        capacities.clear()
+        bounded = gbmo.train(params, gbmo.Dataset(X, Y), 3)
+        assert set(capacities) == {expected}
+        _same_model(unbounded, bounded)
