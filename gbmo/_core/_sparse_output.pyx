@@ -35,35 +35,39 @@ cdef inline double imp(double g, double h, double lambda_l2) noexcept nogil:
 
 cdef struct Heap:
     # An indexed max-heap of labels by key: pos[label] is its place in label_at.
+    # Keys in heap order beside the labels, so sifting reads adjacent memory
+    # instead of a key per label scattered over L.
     int* label_at            # size entries
+    double* key              # size entries: the key of label_at[i]
     int* pos                 # L
-    double* key              # L
     Py_ssize_t size
 
 
-cdef inline void heap_move(Heap* h, Py_ssize_t pos, int label) noexcept nogil:
-    """Sifts label (whose key changed, or new at pos) up or down to its place."""
-    cdef double x = h.key[label]
+cdef inline void heap_move(Heap* h, Py_ssize_t pos, int label, double x) noexcept nogil:
+    """Sifts label, whose key is now x (or new at pos), up or down to its place."""
     cdef Py_ssize_t parent, child
     while pos > 0:
         parent = (pos - 1) >> 1
-        if h.key[h.label_at[parent]] >= x:
+        if h.key[parent] >= x:
             break
         h.label_at[pos] = h.label_at[parent]
+        h.key[pos] = h.key[parent]
         h.pos[h.label_at[pos]] = pos
         pos = parent
     while True:
         child = 2 * pos + 1
         if child >= h.size:
             break
-        if child + 1 < h.size and h.key[h.label_at[child + 1]] > h.key[h.label_at[child]]:
+        if child + 1 < h.size and h.key[child + 1] > h.key[child]:
             child += 1
-        if h.key[h.label_at[child]] <= x:
+        if h.key[child] <= x:
             break
         h.label_at[pos] = h.label_at[child]
+        h.key[pos] = h.key[child]
         h.pos[h.label_at[pos]] = pos
         pos = child
     h.label_at[pos] = label
+    h.key[pos] = x
     h.pos[label] = pos
 
 
@@ -80,7 +84,7 @@ cdef inline Py_ssize_t heap_top(const Heap* h, Py_ssize_t top_k, double* out,
     m = 1
     while n < top_k and m > 0:
         pos = frontier[0]
-        out[n] = h.key[h.label_at[pos]]
+        out[n] = h.key[pos]
         n += 1
         # pop the frontier's root, then push pos's children
         m -= 1
@@ -90,10 +94,10 @@ cdef inline Py_ssize_t heap_top(const Heap* h, Py_ssize_t top_k, double* out,
             if child < h.size:
                 i = m
                 m += 1
-                x = h.key[h.label_at[child]]
+                x = h.key[child]
                 while i > 0:
                     parent = (i - 1) >> 1
-                    if h.key[h.label_at[frontier[parent]]] >= x:
+                    if h.key[frontier[parent]] >= x:
                         break
                     frontier[i] = frontier[parent]
                     i = parent
@@ -107,15 +111,14 @@ cdef inline void frontier_sift_down(const Heap* h, Py_ssize_t* frontier, Py_ssiz
     cdef double x
     if m == 0:
         return
-    x = h.key[h.label_at[item]]
+    x = h.key[item]
     while True:
         child = 2 * pos + 1
         if child >= m:
             break
-        if child + 1 < m and (h.key[h.label_at[frontier[child + 1]]]
-                              > h.key[h.label_at[frontier[child]]]):
+        if child + 1 < m and h.key[frontier[child + 1]] > h.key[frontier[child]]:
             child += 1
-        if h.key[h.label_at[frontier[child]]] <= x:
+        if h.key[frontier[child]] <= x:
             break
         frontier[pos] = frontier[child]
         pos = child
@@ -213,22 +216,23 @@ cdef inline void update_heaps(Thread* t, const Node* c) noexcept nogil:
     enters both heaps and leaves the untouched list."""
     cdef Py_ssize_t i, r
     cdef int label
+    cdef double left_key, right_key
     for i in range(t.n_dirty):
         label = t.dirty[i]
-        t.left.key[label] = imp(t.left_grad[label], t.left_hess[label], c.lambda_l2)
-        t.right.key[label] = imp(t.parent_grad[label] - t.left_grad[label],
-                                 t.parent_hess[label] - t.left_hess[label], c.lambda_l2)
+        left_key = imp(t.left_grad[label], t.left_hess[label], c.lambda_l2)
+        right_key = imp(t.parent_grad[label] - t.left_grad[label],
+                        t.parent_hess[label] - t.left_hess[label], c.lambda_l2)
         if t.left.pos[label] < 0:
             r = t.rank[label]
             t.next_untouched[t.prev_untouched[r]] = t.next_untouched[r]
             t.prev_untouched[t.next_untouched[r]] = t.prev_untouched[r]
             t.left.size += 1
-            heap_move(&t.left, t.left.size - 1, label)
+            heap_move(&t.left, t.left.size - 1, label, left_key)
             t.right.size += 1
-            heap_move(&t.right, t.right.size - 1, label)
+            heap_move(&t.right, t.right.size - 1, label, right_key)
         else:
-            heap_move(&t.left, t.left.pos[label], label)
-            heap_move(&t.right, t.right.pos[label], label)
+            heap_move(&t.left, t.left.pos[label], label, left_key)
+            heap_move(&t.right, t.right.pos[label], label, right_key)
     t.n_dirty = 0
     t.current_bin += 1
 
