@@ -182,6 +182,14 @@ class BinMapper:
     def missing_bin(self):
         return self.max_bins
 
+    @property
+    def histogram_bins(self):
+        """Rows of a feature's histogram: the most value bins any feature has,
+        plus the last one for missing values (binned as missing_bin). On
+        binary features at d = 159 this makes a histogram 1,836 x 3 x 319
+        float64 (14 MB) instead of 1,836 x 256 x 319 (1.2 GB)."""
+        return int(self.n_bins_non_missing_.max(initial=0)) + 1
+
     def fit(self, X):
         """X: a dense array, or scipy sparse CSR / CSC (canonical, see
         validation.check_sparse_features), whose edges come from the stored

@@ -27,7 +27,7 @@ from ._core._split import (find_best_sparse_splits, find_best_splits, select_top
 from .parallel import threads_for
 from .tree import Tree
 
-# Node histograms, n_features x (max_bins + 1) x width float64 each, are cached
+# Node histograms, n_features x histogram_bins x width float64 each, are cached
 # for subtraction up to hist_cache of them and up to these many bytes (but at
 # least the 2 a split needs). With many outputs one histogram can pass a
 # gigabyte (bibtex: 1,836 features x 159 outputs x 2 = 1.2 GB), so the count
@@ -126,7 +126,7 @@ class TreeGrower:
             (self.dense_features, self.dense_columns, self.sparse_features,
              self.sparse_columns) = X_binned.split_features(features)
         self.n_node_ids = 0
-        shape = (n_features, bin_mapper.missing_bin + 1, self.width)
+        shape = (n_features, bin_mapper.histogram_bins, self.width)
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))

@@ -212,6 +212,35 @@ def test_histogram_pool_never_exceeds_its_bound(monkeypatch, cache, bound):
     assert peak["alive"] == bound
 
 
+def test_histograms_are_as_tall_as_the_most_bins_a_feature_has(monkeypatch):
+    """Binary features (bibtex, one-hot) get histograms of 2 value bins plus the
+    missing one, not max_bins + 1, and missing values still split: the model
+    fits Y exactly, also where feature 1 is missing."""
+    from gbmo import grower
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(600, 6)).astype(float)
+    X[::9, 1] = np.nan
+    Y = np.column_stack([X[:, 0] + np.nan_to_num(X[:, 1], nan=3.0), X[:, 2] - X[:, 3]])
+    shapes = []
+    pool = grower.GrowerWorkspace.histogram_pool
+
+    def recording_pool(workspace, shape, capacity):
+        shapes.append(shape)
+        return pool(workspace, shape, capacity)
+
+    monkeypatch.setattr(grower.GrowerWorkspace, "histogram_pool", recording_pool)
+    booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "min_samples_leaf": 1,
+                          "lambda_l2": 0.0, "min_child_weight": 0.0},
+                         gbmo.Dataset(X, Y), 1)
+    assert shapes[0] == (6, 3, 2 + 1)  # 2 gradient sums and the count (MSE: constant hessian)
+    np.testing.assert_allclose(booster.predict(X), Y, atol=1e-6)  # float32 gradients
+    X[0, 0] = 0.5  # a third value: histograms of 3 value bins plus missing
+    shapes.clear()
+    gbmo.train({"verbosity": 0}, gbmo.Dataset(X, Y), 1)
+    assert shapes[0][1] == 4
+
+
 def test_histogram_cache_is_bounded_in_bytes_too(monkeypatch):
     """With many outputs one histogram is large: the cache keeps at most
     DENSE_HIST_CACHE_BYTES of them (but the two a split needs), and the trees

@@ -166,6 +166,26 @@ def test_build_histograms_empty_node_and_missing_bin():
     assert np.all(hist[2] == SENTINEL)
 
 
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_a_histogram_shorter_than_max_bins_counts_missing_in_its_last_bin(d):
+    """Features with few values get histograms of the most bins any feature has
+    plus one; the missing value (max_bins = 255) lands in that last bin. d = 1
+    and 2 cover the written-out rows of 2 and 3 values."""
+    rng = np.random.default_rng(9)
+    n_bins = 4  # values 0..2 plus missing
+    X_binned, grad, hess = make_data(rng, 120, 3, n_bins - 1, d, 0)
+    X_binned[:, ::5] = 255
+    features = np.array([0, 1, 2], dtype=np.int32)
+    rows = random_rows(rng, 120, 100)
+    ordered = gathered(grad, hess, rows)
+    hist = kernel_histograms(X_binned, rows, ordered, features, n_bins, 2)
+    expected = reference_histograms(np.minimum(X_binned, n_bins - 1), rows, ordered, features,
+                                    n_bins, 3)
+    np.testing.assert_allclose(hist, expected, rtol=1e-10, atol=1e-10)
+    for f in features:
+        assert hist[f, -1, -1] == np.count_nonzero(X_binned[f, rows] == 255)
+
+
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
 def test_build_histograms_threads_agree(k_kind):
     rng = np.random.default_rng(5)

@@ -168,13 +168,20 @@ def test_decompress_column():
 
 @pytest.mark.parametrize("hess_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("n_threads", [1, N_THREADS])
-def test_build_sparse_histograms(hess_kind, n_threads):
+@pytest.mark.parametrize("few_values", [False, True])
+def test_build_sparse_histograms(hess_kind, n_threads, few_values):
     """Several nodes in one pass: counts exact, sums close to np.add.at over the
-    node's rows of the decompressed columns (totals minus the rest for the zero bin)."""
+    node's rows of the decompressed columns (totals minus the rest for the zero bin).
+    With few values per feature the histograms are shorter than max_bins + 1
+    and their last bin counts the missing values (binned as max_bins)."""
     rng = np.random.default_rng(4)
-    n_rows, n_features, n_bins, d = 300, 8, 12, 3
+    n_rows, n_features, d = 300, 8, 3
     X, D, _ = sparse_data(seed=5, n_rows=n_rows, n_features=n_features)
-    mapper = BinMapper(n_bins - 1, None, 0, 1).fit(X)
+    if few_values:
+        X.data = np.round(X.data)
+    mapper = BinMapper(40 if few_values else 11, None, 0, 1).fit(X)
+    n_bins = mapper.histogram_bins
+    assert n_bins == (16 if few_values else 12)
     binned = mapper.transform(X, 1.0)
     dense = mapper.transform(D)
     k = {"0": 0, "1": 1, "d": d}[hess_kind]
@@ -197,7 +204,7 @@ def test_build_sparse_histograms(hess_kind, n_threads):
                 assert np.all(hists[m][f] == -7.0)  # untouched
                 continue
             expected = np.zeros((n_bins, d + k + 1))
-            np.add.at(expected, dense[f, rows].astype(np.intp), block[rows])
+            np.add.at(expected, np.minimum(dense[f, rows], n_bins - 1), block[rows])
             np.testing.assert_array_equal(hists[m][f][:, -1], expected[:, -1])
             np.testing.assert_allclose(hists[m][f], expected, rtol=1e-10, atol=1e-10)
 

@@ -11,7 +11,7 @@ contention (layout measured in benchmarks/README.md).
 """
 from cython.parallel cimport prange
 
-from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
+from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, histogram_row
 
 
 def gather_gradients(const G_H_t[:, ::1] grad,
@@ -40,6 +40,7 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
     """One feature's histogram of one node: zeroed, then every row's gathered
     block added to the bin of its value."""
     cdef Py_ssize_t i, j
+    cdef Py_ssize_t missing_row = n_bins - 1
     cdef HIST_t* bin_row
     cdef const G_H_t* grad_row
     for j in range(n_bins * width):
@@ -48,20 +49,20 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
     # 3 values: written out, the adds skip the inner loop's overhead.
     if width == 2:
         for i in range(n_rows):
-            bin_row = feature_hist + column[rows[i]] * 2
+            bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * 2
             grad_row = ordered + i * 2
             bin_row[0] += grad_row[0]
             bin_row[1] += grad_row[1]
     elif width == 3:
         for i in range(n_rows):
-            bin_row = feature_hist + column[rows[i]] * 3
+            bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * 3
             grad_row = ordered + i * 3
             bin_row[0] += grad_row[0]
             bin_row[1] += grad_row[1]
             bin_row[2] += grad_row[2]
     else:
         for i in range(n_rows):
-            bin_row = feature_hist + column[rows[i]] * width
+            bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * width
             grad_row = ordered + i * width
             for j in range(width):
                 bin_row[j] += grad_row[j]
@@ -75,7 +76,9 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                      int n_threads,
                      const int[::1] columns=None):
     """hist[f, b, :] = sum of ordered[i] over node rows i whose feature f is in bin b,
-    for every f in features (other features' slices are left untouched).
+    for every f in features (other features' slices are left untouched). The
+    last row of hist[f] counts the missing values (binned as max_bins, which
+    may be beyond it).
     columns, when given, is the row of X_binned holding each of features (the
     dense part of a mixed dense / sparse layout); else feature f is row f."""
     cdef Py_ssize_t n_bins = hist.shape[1]

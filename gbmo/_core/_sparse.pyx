@@ -19,7 +19,7 @@ from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-from .common cimport G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t
+from .common cimport G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row
 from .leaves cimport add_leaf
 from numpy cimport int32_t, int64_t, uint32_t
 
@@ -162,9 +162,9 @@ def build_sparse_histograms(const int64_t[::1] indptr,
     feature's stored rows: node id v has slot m = node_slot[v] (-1: not
     built), and row r belongs to node row_node[r] (-1: in no node). hists is a
     list of (n_features, n_bins, width) C-contiguous float64 arrays, one per
-    node (separate buffers, e.g. from a pool); totals[m] is node m's
-    [G, H, count] sum; width is d + k + 1 with k = hess.shape[1] (0 for a
-    constant hessian)."""
+    node (separate buffers, e.g. from a pool), whose last bin counts the
+    missing values; totals[m] is node m's [G, H, count] sum; width is
+    d + k + 1 with k = hess.shape[1] (0 for a constant hessian)."""
     cdef Py_ssize_t n_nodes = len(hists)
     cdef HIST_t[:, :, ::1] view
     cdef Py_ssize_t n_bins, width
@@ -219,7 +219,7 @@ def build_sparse_histograms(const int64_t[::1] indptr,
                 if m < 0:
                     continue
                 feature_hist = node_hist[m] + f * feature_size
-                bin_row = feature_hist + bins[k] * width
+                bin_row = feature_hist + histogram_row(bins[k], n_bins - 1) * width
                 zero_row = feature_hist + zb * width
                 for j in range(d):
                     bin_row[j] += grad[r, j]

@@ -7,3 +7,12 @@ ctypedef float64_t HIST_t       # histogram sums
 ctypedef float64_t X_t          # raw feature values
 ctypedef uint32_t ROW_t         # a row index inside the training set
 ctypedef int32_t NODE_t         # a node index inside a tree
+
+
+cdef inline Py_ssize_t histogram_row(X_BINNED_t value, Py_ssize_t missing_row) noexcept nogil:
+    """The row of a feature's histogram that counts a binned value. Histograms
+    have as many rows as the most bins any feature has plus one for missing
+    values, which the binned data holds as max_bins (above every real bin): so
+    features with few values (binary, one-hot, small integers) do not make
+    every histogram max_bins tall."""
+    return value if value < missing_row else missing_row
