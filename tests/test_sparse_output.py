@@ -309,12 +309,23 @@ def test_f1_metrics_during_training_are_recorded():
     (dict(metric="precision@7"), "unknown metric 'precision@7'"),
     (dict(split="dense"), "split='sparse' and top_k"),
     (dict(growth="depthwise"), "growth='bestfirst'"),
+    (dict(subsample=0.5), "subsample=1"),
+    (dict(colsample_bynode=0.5), "colsample_bynode=1"),
+    (dict(tree_mode="single_output"), "tree_mode='multi_output'"),
     (dict(objective="sigmoid", sparse_threshold=float("nan")), "sparse_threshold"),
 ])
 def test_bad_parameters_for_a_sparse_y_are_named(params, message):
     X, Y = make_multilabel(n=50)
     with pytest.raises(ValueError, match=message):
         gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
+
+
+def test_sample_weights_and_sparse_x_with_a_sparse_y_are_refused_by_name():
+    X, Y = make_multilabel(n=50)
+    with pytest.raises(ValueError, match="does not take sample weights"):
+        gbmo.train(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y), weight=np.ones(50)), 1)
+    with pytest.raises(TypeError, match="needs dense X"):
+        gbmo.train(BASE_PARAMS, gbmo.Dataset(sp.csr_matrix(X), sp.csr_matrix(Y)), 1)
 
 
 def test_bad_sparse_labels_are_rejected():
