@@ -203,10 +203,11 @@ class SparseOutputGrower:
         entries = offsets + np.arange(lengths.sum())
         labels, inverse = np.unique(self.label[entries], return_inverse=True)
         node.labels = labels.astype(np.int32)
+        # float64 also when the node has no entries (bincount then gives int64).
         node.grad_sums = np.bincount(inverse, self.grad[entries].astype(np.float64),
-                                     minlength=len(labels))
+                                     minlength=len(labels)).astype(np.float64, copy=False)
         node.hess_sums = np.bincount(inverse, self.hess[entries].astype(np.float64),
-                                     minlength=len(labels))
+                                     minlength=len(labels)).astype(np.float64, copy=False)
         improvement = self._improvement(node.grad_sums, node.hess_sums)
         order = np.lexsort((node.labels, -improvement))  # ties: the smaller label first
         node.sorted_labels = np.ascontiguousarray(node.labels[order])

@@ -2,7 +2,8 @@
 
 Training: over shapes (n 2..60, p 1..5, d 1..4), dtypes (float32, float64,
 int64, bool, float16), memory layouts, NaN / inf / magnitude patterns, sample
-weights, objectives and parameter values,
+weights, objectives (also a scipy sparse 0/1 Y through the sparse-output
+path) and parameter values,
 fit -> predict -> save -> load -> predict never raises, predictions are finite
 with the right shape, every tree is valid (growth invariants), the raw scores
 the training loop kept equal a fresh traversal of X, and the loaded model
@@ -15,7 +16,9 @@ gbmo.ModelFormatError, never another exception. Loading runs in-process: a
 segfault kills pytest, which is itself the failure signal.
 
 Two white-box hooks, both undone after each example: a metric added to
-gbmo.metrics.METRICS records the raw scores the training loop kept, and
+gbmo.metrics.METRICS (for a sparse Y, a wrapper around
+gbmo.sparse_output.evaluate_sparse_output) records the raw scores the
+training loop kept, and
 gbmo.parallel.PARALLEL_MIN_WORK = 0 (for some examples) makes every kernel run
 its OpenMP parallel region even on these tiny inputs.
 
@@ -38,6 +41,7 @@ from hypothesis import strategies as st
 import gbmo
 from gbmo import metrics as _metrics
 from gbmo import parallel as _parallel
+from gbmo import sparse_output as _sparse_output
 
 FUZZ_EXAMPLES = int(os.environ.get("GBMO_FUZZ_EXAMPLES", "80"))
 LOADER_EXAMPLES = int(os.environ.get("GBMO_FUZZ_LOADER_EXAMPLES", "100"))
@@ -96,6 +100,24 @@ def capturing_metric():
         _metrics.METRICS.pop(_CAPTURE_METRIC, None)
 
 
+@contextlib.contextmanager
+def capturing_sparse_raw_scores():
+    """The sparse-output loop's raw scores (base + CSR deltas), densified here
+    on tiny data, as its evaluation receives them."""
+    capture = _Capture()
+    evaluate = _sparse_output.evaluate_sparse_output
+
+    def recording(metric, Y, D, base, *arguments, **keywords):
+        capture.prediction = base + D.toarray()
+        return evaluate(metric, Y, D, base, *arguments, **keywords)
+
+    _sparse_output.evaluate_sparse_output = recording
+    try:
+        yield capture
+    finally:
+        _sparse_output.evaluate_sparse_output = evaluate
+
+
 # --------------------------------------------------------------------------
 # Strategies
 # --------------------------------------------------------------------------
@@ -116,7 +138,7 @@ def training_cases(draw):
     integral = dtype in ("int64", "bool")
     nan_pattern = "none" if integral else draw(st.sampled_from(NAN_PATTERNS))
     nan_fraction = draw(st.sampled_from([0.05, 0.3, 0.9]))
-    objective = draw(st.sampled_from(["mse", "sigmoid", "softmax"]))
+    objective = draw(st.sampled_from(["mse", "sigmoid", "softmax", "sparse_labels"]))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
 
@@ -192,6 +214,13 @@ def training_cases(draw):
         if d == 1 and draw(st.booleans()):
             y = y[:, 0]
         n_outputs = d
+    elif objective == "sparse_labels":
+        # A scipy sparse 0/1 Y: the sparse-output path (gbmo.sparse_output).
+        import scipy.sparse as sp
+
+        n_outputs = d + draw(st.sampled_from([0, 1, 30]))
+        y = sp.csr_matrix((rng.random((n, n_outputs)) < draw(st.sampled_from([0.05, 0.3, 0.9])))
+                          .astype(np.float64))
     else:
         n_classes = d + 1
         y = rng.integers(0, n_classes, size=n)
@@ -235,9 +264,18 @@ def training_cases(draw):
             params["ensembler"] = ensembler
             if ensembler.startswith("sketch"):
                 params["ensembler_params"] = {"k": draw(st.integers(1, n_outputs))}
+    if objective == "sparse_labels":
+        # What the sparse-output path takes (others are refused by name, tested
+        # in test_sparse_output.py).
+        weight = None
+        params.update(objective=draw(st.sampled_from(["squared_hinge", "sigmoid"])),
+                      split="sparse", top_k=draw(st.integers(1, n_outputs)), growth="bestfirst",
+                      tree_mode="multi_output", subsample=1.0, colsample_bynode=1.0)
+        params.pop("ensembler", None)
+        params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array
     sparse_format = None
-    if dtype in ("float64", "float32"):
+    if dtype in ("float64", "float32") and objective != "sparse_labels":
         sparse_format = draw(st.sampled_from([None, None, None, "csr", "csc"]))
         if sparse_format is not None:
             import scipy.sparse as sp
@@ -252,7 +290,8 @@ def training_cases(draw):
                        rounds=rounds, force_parallel=force_parallel, params=params,
                        sparse_format=sparse_format)
     return dict(X=X, y=y, weight=weight, params=params, rounds=rounds, n_outputs=n_outputs,
-                force_parallel=force_parallel, description=description)
+                force_parallel=force_parallel, description=description,
+                sparse_labels=objective == "sparse_labels")
 
 
 # --------------------------------------------------------------------------
@@ -296,9 +335,15 @@ def _check_train_save_load(case):
     X, y, params, rounds = case["X"], case["y"], case["params"], case["rounds"]
     note(repr(case["description"]))
     dataset = gbmo.Dataset(X, y, weight=case.get("weight"))
-    with capturing_metric() as capture:
-        booster = gbmo.train({**params, "metric": _CAPTURE_METRIC}, dataset, rounds,
-                             valid_sets=[dataset])
+    sparse_labels = case.get("sparse_labels", False)
+    if sparse_labels:
+        with capturing_sparse_raw_scores() as capture:
+            booster = gbmo.train({**params, "metric": "precision@1"}, dataset, rounds,
+                                 valid_sets=[dataset])
+    else:
+        with capturing_metric() as capture:
+            booster = gbmo.train({**params, "metric": _CAPTURE_METRIC}, dataset, rounds,
+                                 valid_sets=[dataset])
     n = X.shape[0]
     n_outputs = case["n_outputs"]
     expected_trees = rounds * (n_outputs if params["tree_mode"] == "single_output" else 1)
@@ -310,9 +355,15 @@ def _check_train_save_load(case):
     assert prediction.shape == (n, n_outputs) and raw.shape == (n, n_outputs)
     assert np.all(np.isfinite(raw)), "non-finite raw scores"
     assert np.all(np.isfinite(prediction)), "non-finite predictions"
-    np.testing.assert_array_equal(
-        capture.prediction, prediction,
-        err_msg="raw scores kept by the training loop differ from predict(X_train)")
+    if sparse_labels:
+        # base + the sum of deltas against the sum from base: rounding apart only.
+        np.testing.assert_allclose(
+            capture.prediction, raw, rtol=1e-12, atol=1e-12,
+            err_msg="raw scores kept by the training loop differ from predict(X_train)")
+    else:
+        np.testing.assert_array_equal(
+            capture.prediction, prediction,
+            err_msg="raw scores kept by the training loop differ from predict(X_train)")
     bagged = params.get("subsample", 1.0) < 1.0
     check_tree_invariants(booster, X, n, bagged)
 
@@ -322,6 +373,13 @@ def _check_train_save_load(case):
     np.testing.assert_array_equal(loaded.predict(X, raw_score=True), raw)
     np.testing.assert_array_equal(loaded.predict_leaf(X), booster.predict_leaf(X))
     assert loaded.model_to_string() == text
+    if sparse_labels:
+        k = min(3, n_outputs)
+        labels, scores = booster.predict_topk(X, k)
+        loaded_labels, loaded_scores = loaded.predict_topk(X, k)
+        np.testing.assert_array_equal(loaded_labels, labels)
+        np.testing.assert_array_equal(loaded_scores, scores)
+        np.testing.assert_allclose(scores, -np.sort(-prediction, axis=1)[:, :k], rtol=1e-12)
     # Another memory layout of the same values predicts the same.
     dense = X.toarray() if hasattr(X, "toarray") else np.ascontiguousarray(X)
     np.testing.assert_array_equal(loaded.predict(dense), prediction)

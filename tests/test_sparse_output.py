@@ -328,6 +328,20 @@ def test_sample_weights_and_sparse_x_with_a_sparse_y_are_refused_by_name():
         gbmo.train(BASE_PARAMS, gbmo.Dataset(sp.csr_matrix(X), sp.csr_matrix(Y)), 1)
 
 
+@pytest.mark.parametrize("objective", ["squared_hinge", "sigmoid"])
+def test_a_y_without_any_label_trains_a_model_that_ranks_every_label_alike(objective):
+    """Found by the fuzz: nodes without gradient entries summed to int64 and
+    training raised. With no positive anywhere the loss has nothing to learn
+    beyond the base score."""
+    X, Y = make_multilabel(n=60)
+    empty = sp.csr_matrix(Y.shape)
+    booster = gbmo.train(dict(BASE_PARAMS, objective=objective), gbmo.Dataset(X, empty), 3)
+    raw = booster.predict(X, raw_score=True)
+    assert np.all(raw == raw[0, 0])
+    _, scores = booster.predict_topk(X, 3, raw_score=True)
+    assert np.all(scores == raw[0, 0])
+
+
 def test_bad_sparse_labels_are_rejected():
     X, Y = make_multilabel(n=50)
     with pytest.raises(ValueError, match="0/1 labels"):
