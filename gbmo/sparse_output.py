@@ -117,12 +117,15 @@ class SparseSigmoid(SparseOutputLoss):
         return min(float(np.log(density / (1 - density))), self.threshold)
 
     def entry_gradients(self, f, positive):
-        p = 1.0 / (1.0 + np.exp(-f))
+        p = self.transform(f)
         active = positive | (f > self.threshold)
         return p - positive, p * (1.0 - p), active
 
     def transform(self, raw):
-        return 1.0 / (1.0 + np.exp(-raw))
+        # expit: 1 / (1 + exp(-raw)) overflows (with a warning) for raw below -709.
+        from scipy.special import expit
+
+        return expit(raw)
 
 
 def make_sparse_loss(objective, threshold):

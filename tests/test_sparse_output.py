@@ -1,5 +1,6 @@
 """The sparse-output path (GBDT-sparse, issue 6): Y a scipy CSR of 0/1 labels."""
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -340,6 +341,18 @@ def test_a_y_without_any_label_trains_a_model_that_ranks_every_label_alike(objec
     assert np.all(raw == raw[0, 0])
     _, scores = booster.predict_topk(X, 3, raw_score=True)
     assert np.all(scores == raw[0, 0])
+
+
+def test_restricted_sigmoid_at_extreme_scores_warns_nothing():
+    """Found by the long fuzz: 1 / (1 + exp(-f)) overflowed with a
+    RuntimeWarning at f < -709; the limits are exact."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grad, hess, active = SparseSigmoid().entry_gradients(
+            np.array([-1000.0, 1000.0, -1000.0]), np.array([False, True, True]))
+    np.testing.assert_array_equal(grad, [0.0, 0.0, -1.0])
+    np.testing.assert_array_equal(hess, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(active, [False, True, True])
 
 
 def test_bad_sparse_labels_are_rejected():
