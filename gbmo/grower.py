@@ -39,6 +39,14 @@ from .tree import Tree
 DENSE_HIST_CACHE_BYTES = 2**30
 SPARSE_HIST_CACHE_BYTES = 128 * 2**20
 
+# A feature whose most common bin holds at least this share of the rows builds
+# its histograms without adding that bin's rows (the bin's sums are the node's
+# minus the others'). Skipping costs a branch per row, which mispredicts often
+# when the share is near one half.
+SKIP_BIN_SHARE = 0.5
+# The shares are estimated on at most this many evenly spaced rows.
+SKIP_BIN_SAMPLE_ROWS = 65536
+
 
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
@@ -127,6 +135,8 @@ class TreeGrower:
              self.sparse_columns) = X_binned.split_features(features)
         self.n_node_ids = 0
         shape = (n_features, bin_mapper.histogram_bins, self.width)
+        # Sparse binned data has its own zero bins (build_sparse_histograms).
+        self.skipped_bins = None if self.mixed else workspace.skipped_bins(X_binned, shape[1])
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
@@ -174,6 +184,12 @@ class TreeGrower:
                 totals, list(histograms),
                 self._threads_for(X.nnz * self.width + histograms[0].size * len(nodes)))
 
+    def _skipping(self, nodes):
+        """build_histograms' skipped_bins and totals arguments for nodes."""
+        if self.skipped_bins is None:
+            return ()
+        return self.skipped_bins, np.array([node.sums for node in nodes], dtype=HIST_DTYPE)
+
     def _build(self, node):
         if self.mixed:
             while self.pool.n_alive >= self.pool.capacity and self._evict_one():
@@ -189,7 +205,8 @@ class TreeGrower:
             pass
         histogram = self.pool.take()
         build_histograms(self.X_binned, rows, ordered, self.features, histogram,
-                         self._threads_for(node.count * self.width * len(self.features)))
+                         self._threads_for(node.count * self.width * len(self.features)),
+                         None, *self._skipping([node]))
         return histogram
 
     def _release(self, node):
@@ -300,7 +317,8 @@ class TreeGrower:
         histograms = np.empty((len(nodes),) + self.pool.shape, dtype=HIST_DTYPE)
         build_histograms_of_nodes(self.X_binned, rows, offsets, ordered, self.features,
                                   histograms,
-                                  self._threads_for(len(rows) * self.width * len(self.features)))
+                                  self._threads_for(len(rows) * self.width * len(self.features)),
+                                  None, *self._skipping(nodes))
         for node, histogram in zip(nodes, histograms):
             node.histogram = histogram
         self.pool.n_alive += len(nodes)
@@ -353,10 +371,9 @@ class TreeGrower:
         if self.mixed:
             self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):
-            if self.mixed:  # the sparse features' zero bins need the totals first
-                root.sums = self._gathered_sums(root)
+            # Skipped bins and sparse features' zero bins need the totals first.
+            root.sums = self._gathered_sums(root)
             root.histogram = self._build(root)
-            root.sums = root.histogram[self.features[0]].sum(axis=0)
             self._find_split(root)
         else:
             root.sums = self._gathered_sums(root)
@@ -522,6 +539,23 @@ class GrowerWorkspace:
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
         self.row_node = None  # node id of each row (sparse binned data only)
         self._column = None
+        self._skipped_bins = None
+
+    def skipped_bins(self, X_binned, n_histogram_bins):
+        """Per feature (a row of dense X_binned), the histogram bin holding at
+        least SKIP_BIN_SHARE of the rows, -1 where none does; computed once
+        per run, as the binned data does not change."""
+        if self._skipped_bins is None:
+            step = max(1, X_binned.shape[1] // SKIP_BIN_SAMPLE_ROWS)
+            sample = X_binned[:, ::step]
+            skipped = np.full(X_binned.shape[0], -1, dtype=np.int32)
+            for f, values in enumerate(sample):
+                counts = np.bincount(values)
+                common = int(np.argmax(counts)) if len(counts) else 0
+                if len(counts) and counts[common] >= SKIP_BIN_SHARE * len(values):
+                    skipped[f] = min(common, n_histogram_bins - 1)  # the missing bin: last
+            self._skipped_bins = skipped
+        return self._skipped_bins
 
     def histogram_pool(self, shape, capacity):
         """The run's histogram pool, emptied of live buffers for a new tree.

@@ -241,6 +241,51 @@ def test_histograms_are_as_tall_as_the_most_bins_a_feature_has(monkeypatch):
     assert shapes[0][1] == 4
 
 
+def test_skipped_bins_are_the_bins_holding_half_the_rows():
+    from gbmo.grower import GrowerWorkspace
+
+    rng = np.random.default_rng(5)
+    X_binned = rng.integers(0, 4, size=(4, 1000)).astype(np.uint8)
+    X_binned[0, :700] = 3
+    X_binned[1, 100:700] = 255  # missing: the histogram's last bin
+    X_binned[2, :499] = 1  # just under half
+    X_binned[2, 499:] = rng.integers(2, 4, size=501)
+    skipped = GrowerWorkspace(1000).skipped_bins(X_binned, 5)
+    expected = []
+    for values in X_binned:
+        counts = np.bincount(values, minlength=256)
+        common = int(np.argmax(counts))
+        expected.append(min(common, 4) if counts[common] >= 500 else -1)
+    np.testing.assert_array_equal(skipped, expected)
+    np.testing.assert_array_equal(skipped, [3, 4, -1, -1])
+
+
+@pytest.mark.parametrize("params", [{}, {"growth": "depthwise", "max_depth": 4},
+                                    {"objective": "softmax", "num_class": 3},
+                                    {"tree_mode": "single_output"}])
+def test_skipping_common_bins_grows_the_same_trees(monkeypatch, params):
+    """Histograms that skip each feature's most common bin (mostly-zero
+    features, a mostly-missing one) give the trees of histograms that add
+    every row; leaf values agree to rounding."""
+    from gbmo import grower
+
+    rng = np.random.default_rng(8)
+    n = 3000
+    X = rng.normal(size=(n, 8)) * (rng.random((n, 8)) < 0.2)
+    X[rng.random(n) < 0.7, 1] = np.nan
+    Y = np.column_stack([X[:, 0] + np.nan_to_num(X[:, 1]), X[:, 2] * X[:, 3], X[:, 4]])
+    y = Y if "num_class" not in params else np.digitize(Y[:, 0], [-0.1, 0.1])
+    common = dict(verbosity=0, max_leaves=15, learning_rate=0.3, **params)
+    skipping = gbmo.train(common, gbmo.Dataset(X, y), 5)
+    monkeypatch.setattr(grower, "SKIP_BIN_SHARE", 2.0)  # no bin holds twice the rows
+    adding = gbmo.train(common, gbmo.Dataset(X, y), 5)
+    for a, b in zip(skipping.trees, adding.trees):
+        np.testing.assert_array_equal(a.node_feature, b.node_feature)
+        np.testing.assert_array_equal(a.node_bin, b.node_bin)
+        np.testing.assert_array_equal(a.node_left, b.node_left)
+    np.testing.assert_allclose(skipping.predict(X), adding.predict(X), rtol=1e-9, atol=1e-9)
+
+
 def test_histogram_cache_is_bounded_in_bytes_too(monkeypatch):
     """With many outputs one histogram is large: the cache keeps at most
     DENSE_HIST_CACHE_BYTES of them (but the two a split needs), and the trees

@@ -271,3 +271,84 @@ def test_histograms_of_several_nodes_equal_one_node_at_a_time(n_threads):
                          np.ascontiguousarray(ordered[part]), features, alone, 1)
         np.testing.assert_allclose(together[m][features], alone[features], rtol=1e-12, atol=1e-12)
         assert np.all(np.isnan(together[m][1]))  # unlisted feature untouched
+
+
+# -- skipped bins ---------------------------------------------------------------
+@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("d", [1, 2, 5])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_a_skipped_bin_is_the_totals_minus_the_other_bins(k_kind, d, n_threads):
+    """Each feature may name a bin (-1: none) whose rows are not added; it is
+    filled from the node's totals. Covered: a dominant bin, the missing bin (the
+    last row, binned as 255), a bin no node row is in, and none."""
+    rng = np.random.default_rng(12)
+    n_rows, n_features, n_bins = 400, 5, 6  # values 0..4 plus missing
+    k = hess_width(k_kind, d)
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, d, k)
+    X_binned[0, rng.random(n_rows) < 0.8] = 2
+    X_binned[1, rng.random(n_rows) < 0.7] = 255
+    X_binned[2, X_binned[2] == 4] = 3
+    skipped = np.array([2, n_bins - 1, 4, -1, 0], dtype=np.int32)
+    features = np.array([0, 1, 2, 3, 4], dtype=np.int32)
+    rows = random_rows(rng, n_rows, 300)
+    ordered = gathered(grad, hess, rows)
+    totals = ordered.astype(np.float64).sum(axis=0)[None]
+    hist = np.full((n_features, n_bins, ordered.shape[1]), SENTINEL)
+    build_histograms(X_binned, rows, ordered, features, hist, n_threads, None, skipped, totals)
+    expected = reference_histograms(np.minimum(X_binned, n_bins - 1), rows, ordered, features,
+                                    n_bins, n_features)
+    np.testing.assert_array_equal(hist[..., -1], expected[..., -1])  # counts exact
+    np.testing.assert_allclose(hist, expected, rtol=1e-9, atol=1e-9)
+    # The skipped rows really come from the totals: shifted totals shift them only.
+    shifted = np.full_like(hist, SENTINEL)
+    build_histograms(X_binned, rows, ordered, features, shifted, n_threads, None, skipped,
+                     totals + 1000.0)
+    moved = np.zeros(hist.shape, dtype=bool)
+    for f, b in enumerate(skipped):
+        if b >= 0:
+            moved[f, b] = True
+    np.testing.assert_allclose(shifted[moved], hist[moved] + 1000.0, rtol=1e-12)
+    np.testing.assert_array_equal(shifted[~moved], hist[~moved])
+
+
+def test_several_nodes_with_skipped_bins_equal_one_node_at_a_time():
+    rng = np.random.default_rng(13)
+    n_rows, n_features, n_bins, width = 300, 4, 7, 5
+    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(np.uint8)
+    X_binned[:, rng.random(n_rows) < 0.6] = 1
+    sizes = [0, 1, 90, 150]
+    rows = rng.permutation(n_rows)[: sum(sizes)].astype(np.uint32)
+    offsets = np.cumsum([0] + sizes).astype(np.intp)
+    ordered = rng.normal(size=(len(rows), width)).astype(np.float32)
+    features = np.arange(n_features, dtype=np.int32)
+    skipped = np.array([1, 1, -1, 6], dtype=np.int32)
+    totals = np.array([ordered[offsets[m]:offsets[m + 1]].astype(np.float64).sum(axis=0)
+                       for m in range(len(sizes))])
+    together = np.full((len(sizes), n_features, n_bins, width), np.nan)
+    build_histograms_of_nodes(X_binned, rows, offsets, ordered, features, together, 2, None,
+                              skipped, totals)
+    for m in range(len(sizes)):
+        part = slice(offsets[m], offsets[m + 1])
+        alone = kernel_histograms(X_binned, np.ascontiguousarray(rows[part]),
+                                  np.ascontiguousarray(ordered[part]), features, n_bins, 1)
+        np.testing.assert_array_equal(together[m][..., -1], alone[..., -1])
+        np.testing.assert_allclose(together[m], alone, rtol=1e-9, atol=1e-9)
+
+
+def test_skipped_bins_need_matching_totals_and_bins_in_range():
+    rng = np.random.default_rng(14)
+    X_binned, grad, hess = make_data(rng, 20, 2, 3, 2, 0)
+    rows = random_rows(rng, 20, 20)
+    ordered = gathered(grad, hess, rows)
+    features = np.array([0, 1], dtype=np.int32)
+    hist = np.zeros((2, 4, 3))
+    totals = np.zeros((1, 3))
+    with pytest.raises(ValueError, match="skipped_bins has 1 entries for 2 features"):
+        build_histograms(X_binned, rows, ordered, features, hist, 1, None,
+                         np.array([0], dtype=np.int32), totals)
+    with pytest.raises(ValueError, match=r"skipped_bins\[1\] = 4 is beyond the 4 bins"):
+        build_histograms(X_binned, rows, ordered, features, hist, 1, None,
+                         np.array([0, 4], dtype=np.int32), totals)
+    with pytest.raises(ValueError, match=r"need totals of shape \(1, 3\)"):
+        build_histograms(X_binned, rows, ordered, features, hist, 1, None,
+                         np.array([0, 1], dtype=np.int32), None)

@@ -68,23 +68,92 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
                 bin_row[j] += grad_row[j]
 
 
+cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const ROW_t* rows,
+                                                Py_ssize_t n_rows, const G_H_t* ordered,
+                                                Py_ssize_t width, Py_ssize_t n_bins,
+                                                Py_ssize_t skipped, const HIST_t* totals,
+                                                HIST_t* feature_hist) noexcept nogil:
+    """accumulate_feature without adding the rows of bin `skipped`, whose sums
+    are then the node's totals minus the other bins': a feature whose rows
+    mostly share one value (MNIST's blank pixels, one-hot columns) costs the
+    other rows only, as LightGBM's sparse bins do."""
+    cdef Py_ssize_t i, j, b
+    cdef Py_ssize_t missing_row = n_bins - 1
+    cdef HIST_t* bin_row
+    cdef HIST_t* skipped_row = feature_hist + skipped * width
+    cdef const G_H_t* grad_row
+    for j in range(n_bins * width):
+        feature_hist[j] = 0.0
+    for i in range(n_rows):
+        b = histogram_row(column[rows[i]], missing_row)
+        if b == skipped:
+            continue
+        bin_row = feature_hist + b * width
+        grad_row = ordered + i * width
+        for j in range(width):
+            bin_row[j] += grad_row[j]
+    for j in range(width):
+        skipped_row[j] = totals[j]
+    for b in range(n_bins):
+        if b != skipped:
+            bin_row = feature_hist + b * width
+            for j in range(width):
+                skipped_row[j] -= bin_row[j]
+
+
+cdef inline void accumulate(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
+                            const G_H_t* ordered, Py_ssize_t width, Py_ssize_t n_bins,
+                            Py_ssize_t skipped, const HIST_t* totals,
+                            HIST_t* feature_hist) noexcept nogil:
+    if skipped < 0:
+        accumulate_feature(column, rows, n_rows, ordered, width, n_bins, feature_hist)
+    else:
+        accumulate_feature_but_one_bin(column, rows, n_rows, ordered, width, n_bins, skipped,
+                                       totals, feature_hist)
+
+
+cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, ::1] totals,
+                                   Py_ssize_t n_features, Py_ssize_t n_bins, Py_ssize_t width,
+                                   Py_ssize_t n_nodes) except -1:
+    if skipped_bins is None:
+        return 0
+    if skipped_bins.shape[0] != n_features:
+        raise ValueError(f"skipped_bins has {skipped_bins.shape[0]} entries for "
+                         f"{n_features} features")
+    for f in range(n_features):
+        if skipped_bins[f] >= n_bins:
+            raise ValueError(f"skipped_bins[{f}] = {skipped_bins[f]} is beyond the "
+                             f"{n_bins} bins of a histogram")
+    if totals is None or totals.shape[0] != n_nodes or totals.shape[1] != width:
+        raise ValueError(f"skipped bins need totals of shape ({n_nodes}, {width}), the "
+                         "sums of each node's gathered rows")
+    return 0
+
+
 def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                      const ROW_t[::1] rows,
                      const G_H_t[:, ::1] ordered,
                      const int[::1] features,
                      HIST_t[:, :, ::1] hist,
                      int n_threads,
-                     const int[::1] columns=None):
+                     const int[::1] columns=None,
+                     const int[::1] skipped_bins=None,
+                     const HIST_t[:, ::1] totals=None):
     """hist[f, b, :] = sum of ordered[i] over node rows i whose feature f is in bin b,
     for every f in features (other features' slices are left untouched). The
     last row of hist[f] counts the missing values (binned as max_bins, which
     may be beyond it).
     columns, when given, is the row of X_binned holding each of features (the
-    dense part of a mixed dense / sparse layout); else feature f is row f."""
+    dense part of a mixed dense / sparse layout); else feature f is row f.
+    skipped_bins, when given, has a bin per feature (-1: none) whose sums are
+    totals[0] (the sums of ordered's rows) minus the other bins' instead of
+    being added row by row."""
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
-    cdef Py_ssize_t fi, f, c
+    cdef Py_ssize_t fi, f, c, skipped = -1
     cdef bint remapped = columns is not None
+    cdef bint skipping = skipped_bins is not None
+    check_skipped_bins(skipped_bins, totals, hist.shape[0], n_bins, width, 1)
     if rows.shape[0] == 0:
         for fi in range(features.shape[0]):
             hist[features[fi], :, :] = 0.0
@@ -93,8 +162,9 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                     use_threads_if=n_threads > 1):
         f = features[fi]
         c = columns[fi] if remapped else f
-        accumulate_feature(&X_binned[c, 0], &rows[0], rows.shape[0], &ordered[0, 0], width,
-                           n_bins, &hist[f, 0, 0])
+        skipped = skipped_bins[f] if skipping else -1
+        accumulate(&X_binned[c, 0], &rows[0], rows.shape[0], &ordered[0, 0], width, n_bins,
+                   skipped, &totals[0, 0] if skipping else NULL, &hist[f, 0, 0])
 
 
 def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
@@ -104,17 +174,21 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
                               const int[::1] features,
                               HIST_t[:, :, :, ::1] hists,
                               int n_threads,
-                              const int[::1] columns=None):
+                              const int[::1] columns=None,
+                              const int[::1] skipped_bins=None,
+                              const HIST_t[:, ::1] totals=None):
     """build_histograms for several nodes in one parallel pass over (node, feature)
     pairs, so that many small nodes (a level of depth-wise growth) keep every
     thread busy. Node m's rows are rows[node_offsets[m]:node_offsets[m + 1]] and
     its gathered gradients the same rows of ordered; its histogram is hists[m].
-    columns: as in build_histograms."""
+    columns and skipped_bins: as in build_histograms, with totals[m] node m's sums."""
     cdef Py_ssize_t n_features = features.shape[0]
     cdef Py_ssize_t n_bins = hists.shape[2]
     cdef Py_ssize_t width = hists.shape[3]
-    cdef Py_ssize_t pair, m, f, first, c
+    cdef Py_ssize_t pair, m, f, first, c, skipped = -1
     cdef bint remapped = columns is not None
+    cdef bint skipping = skipped_bins is not None
+    check_skipped_bins(skipped_bins, totals, hists.shape[1], n_bins, width, hists.shape[0])
     if n_features == 0 or hists.shape[0] == 0:
         return
     if rows.shape[0] == 0:
@@ -130,8 +204,10 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
         else:
             c = columns[c]
         first = node_offsets[m]
-        accumulate_feature(&X_binned[c, 0], &rows[0] + first, node_offsets[m + 1] - first,
-                           &ordered[0, 0] + first * width, width, n_bins, &hists[m, f, 0, 0])
+        skipped = skipped_bins[f] if skipping else -1
+        accumulate(&X_binned[c, 0], &rows[0] + first, node_offsets[m + 1] - first,
+                   &ordered[0, 0] + first * width, width, n_bins, skipped,
+                   &totals[m, 0] if skipping else NULL, &hists[m, f, 0, 0])
 
 
 def subtract_histograms(const HIST_t[:, :, ::1] parent,
