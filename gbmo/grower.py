@@ -18,8 +18,8 @@ import heapq
 import numpy as np
 
 from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
-from ._core._histogram import (build_histograms, build_histograms_of_nodes, gather_gradients,
-                               subtract_histograms)
+from ._core._histogram import (build_histograms, build_histograms_of_nodes, column_sums,
+                               gather_gradients, subtract_histograms)
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
@@ -254,7 +254,8 @@ class TreeGrower:
         node.missing_left = bool(self.split_missing_left[node.feature])
         # Kept with the split because the histogram may be evicted before it is applied.
         feature_hist = node.histogram[node.feature]
-        node.left_sums = feature_hist[: node.bin + 1].sum(axis=0)
+        node.left_sums = np.empty(self.width)
+        column_sums(feature_hist, node.bin + 1, node.left_sums)
         if node.missing_left:
             node.left_sums += feature_hist[-1]
 
@@ -411,7 +412,9 @@ class TreeGrower:
         rows = self.workspace.rows[node.start:node.stop]
         ordered = self.workspace.ordered(node.count, self.width)
         gather_gradients(self.grad, self.hess, rows, ordered, self._threads_for(node.count))
-        return ordered.sum(axis=0, dtype=np.float64)
+        sums = np.empty(self.width)
+        column_sums(ordered, node.count, sums)
+        return sums
 
     def _selection_arguments(self):
         return (self.n_outputs, self.hess_width, self.hess_constant, self.params["lambda_l2"],

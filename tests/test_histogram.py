@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
-from gbmo._core._histogram import (build_histograms, build_histograms_of_nodes, gather_gradients,
-                                   subtract_histograms)
+from gbmo._core._histogram import (build_histograms, build_histograms_of_nodes, column_sums,
+                                   gather_gradients, subtract_histograms)
 
 SENTINEL = -12345.5
 
@@ -352,3 +352,23 @@ def test_skipped_bins_need_matching_totals_and_bins_in_range():
     with pytest.raises(ValueError, match=r"need totals of shape \(1, 3\)"):
         build_histograms(X_binned, rows, ordered, features, hist, 1, None,
                          np.array([0, 1], dtype=np.int32), None)
+
+
+# -- column_sums ----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_rows", [0, 1, 37, 200])
+def test_column_sums_of_leading_rows(dtype, n_rows):
+    rng = np.random.default_rng(15)
+    block = rng.normal(size=(200, 7)).astype(dtype)
+    out = np.full(7, np.nan)
+    column_sums(block, n_rows, out)
+    np.testing.assert_allclose(out, block[:n_rows].astype(np.float64).sum(axis=0),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_column_sums_rejects_a_wrong_shape():
+    block = np.zeros((5, 3))
+    with pytest.raises(ValueError, match=r"column_sums of 6 rows of a \(5, 3\) block"):
+        column_sums(block, 6, np.zeros(3))
+    with pytest.raises(ValueError, match="into 2 sums"):
+        column_sums(block, 5, np.zeros(2))
