@@ -18,8 +18,9 @@ import heapq
 import numpy as np
 
 from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
-from ._core._histogram import (build_histograms, build_histograms_of_nodes, column_sums,
-                               gather_gradients, subtract_histograms)
+from ._core._histogram import (build_histograms, build_histograms_by_row,
+                               build_histograms_of_nodes, column_sums, gather_gradients,
+                               row_entries, subtract_histograms)
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
@@ -46,6 +47,11 @@ SPARSE_HIST_CACHE_BYTES = 128 * 2**20
 SKIP_BIN_SHARE = 0.5
 # The shares are estimated on at most this many evenly spaced rows.
 SKIP_BIN_SAMPLE_ROWS = 65536
+# From this share on, a feature's histograms are built row by row from the
+# entries outside its common bin (build_histograms_by_row): 3-10x faster than
+# reading every row's bin on MNIST, at 5 bytes per entry, so at most 1.5x the
+# binned data's memory.
+ROW_WISE_SHARE = 0.7
 
 
 class _Node:
@@ -136,7 +142,19 @@ class TreeGrower:
         self.n_node_ids = 0
         shape = (n_features, bin_mapper.histogram_bins, self.width)
         # Sparse binned data has its own zero bins (build_sparse_histograms).
-        self.skipped_bins = None if self.mixed else workspace.skipped_bins(X_binned, shape[1])
+        self.skipped_bins = self.by_row = None
+        self.column_features = features
+        if not self.mixed:
+            common, share = workspace.common_bins(X_binned, shape[1])
+            self.skipped_bins = np.where(share >= SKIP_BIN_SHARE, common, -1).astype(np.int32)
+            self.by_row = workspace.row_entries(
+                X_binned, shape[1], self.skipped_bins,
+                (share >= ROW_WISE_SHARE) & (self.skipped_bins >= 0), self.n_threads)
+            if self.by_row is not None:
+                self.wanted = np.zeros(n_features, dtype=np.uint8)
+                self.wanted[features] = self.by_row.features[features]
+                self.column_features = np.ascontiguousarray(
+                    features[~self.by_row.features[features]])
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
@@ -190,6 +208,15 @@ class TreeGrower:
             return ()
         return self.skipped_bins, np.array([node.sums for node in nodes], dtype=HIST_DTYPE)
 
+    def _build_by_row(self, rows, ordered, sums, histogram):
+        """The row-wise features' histograms of one node (see ROW_WISE_SHARE)."""
+        entries = self.by_row
+        work = len(rows) * self.width * entries.mean_entries_per_row
+        build_histograms_by_row(entries.indptr, entries.feature, entries.bin, entries.blocks,
+                                self.wanted, self.skipped_bins, rows, ordered,
+                                np.ascontiguousarray(sums, dtype=HIST_DTYPE), histogram,
+                                self._threads_for(work))
+
     def _build(self, node):
         if self.mixed:
             while self.pool.n_alive >= self.pool.capacity and self._evict_one():
@@ -204,9 +231,11 @@ class TreeGrower:
         while self.pool.n_alive >= self.pool.capacity and self._evict_one():
             pass
         histogram = self.pool.take()
-        build_histograms(self.X_binned, rows, ordered, self.features, histogram,
-                         self._threads_for(node.count * self.width * len(self.features)),
+        build_histograms(self.X_binned, rows, ordered, self.column_features, histogram,
+                         self._threads_for(node.count * self.width * len(self.column_features)),
                          None, *self._skipping([node]))
+        if self.by_row is not None:
+            self._build_by_row(rows, ordered, node.sums, histogram)
         return histogram
 
     def _release(self, node):
@@ -316,10 +345,15 @@ class TreeGrower:
         gather_gradients(self.grad, self.hess, rows, ordered,
                          self._threads_for(len(rows) * self.width))
         histograms = np.empty((len(nodes),) + self.pool.shape, dtype=HIST_DTYPE)
-        build_histograms_of_nodes(self.X_binned, rows, offsets, ordered, self.features,
+        build_histograms_of_nodes(self.X_binned, rows, offsets, ordered, self.column_features,
                                   histograms,
-                                  self._threads_for(len(rows) * self.width * len(self.features)),
+                                  self._threads_for(len(rows) * self.width
+                                                    * len(self.column_features)),
                                   None, *self._skipping(nodes))
+        if self.by_row is not None:
+            for m, node in enumerate(nodes):
+                part = slice(offsets[m], offsets[m + 1])
+                self._build_by_row(rows[part], ordered[part], node.sums, histograms[m])
         for node, histogram in zip(nodes, histograms):
             node.histogram = histogram
         self.pool.n_alive += len(nodes)
@@ -528,6 +562,22 @@ def tree_structure(root, bin_mapper):
     return arrays, leaves, splits
 
 
+class RowEntries:
+    """Per row, the entries of the features built row by row whose value is not
+    in their common bin (build_histograms_by_row), and blocks of features of
+    about equal entries, one per thread."""
+
+    def __init__(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_blocks):
+        self.features = by_row
+        self.indptr, self.feature, self.bin = row_entries(
+            X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins, n_histogram_bins)
+        n_features = X_binned.shape[0]
+        cumulative = np.cumsum(np.bincount(self.feature, minlength=n_features))
+        bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_blocks + 1)[1:-1])
+        self.blocks = np.concatenate([[0], bounds, [n_features]]).astype(np.int32)
+        self.mean_entries_per_row = len(self.feature) / max(1, X_binned.shape[1])
+
+
 class GrowerWorkspace:
     """Buffers reused by every tree of one training run: the row partition,
     the partition scratch space, the gathered-gradient block and the
@@ -542,23 +592,34 @@ class GrowerWorkspace:
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
         self.row_node = None  # node id of each row (sparse binned data only)
         self._column = None
-        self._skipped_bins = None
+        self._common_bins = None
+        self._row_entries = None
 
-    def skipped_bins(self, X_binned, n_histogram_bins):
-        """Per feature (a row of dense X_binned), the histogram bin holding at
-        least SKIP_BIN_SHARE of the rows, -1 where none does; computed once
-        per run, as the binned data does not change."""
-        if self._skipped_bins is None:
+    def common_bins(self, X_binned, n_histogram_bins):
+        """Per feature (a row of dense X_binned), its most common histogram bin
+        and that bin's share of the rows (estimated on up to
+        SKIP_BIN_SAMPLE_ROWS); computed once per run, as the binned data does
+        not change."""
+        if self._common_bins is None:
             step = max(1, X_binned.shape[1] // SKIP_BIN_SAMPLE_ROWS)
-            sample = X_binned[:, ::step]
-            skipped = np.full(X_binned.shape[0], -1, dtype=np.int32)
+            sample = np.minimum(X_binned[:, ::step], n_histogram_bins - 1)
+            common = np.zeros(X_binned.shape[0], dtype=np.int32)
+            share = np.zeros(X_binned.shape[0])
             for f, values in enumerate(sample):
                 counts = np.bincount(values)
-                common = int(np.argmax(counts)) if len(counts) else 0
-                if len(counts) and counts[common] >= SKIP_BIN_SHARE * len(values):
-                    skipped[f] = min(common, n_histogram_bins - 1)  # the missing bin: last
-            self._skipped_bins = skipped
-        return self._skipped_bins
+                if len(counts):
+                    common[f] = np.argmax(counts)
+                    share[f] = counts[common[f]] / len(values)
+            self._common_bins = common, share
+        return self._common_bins
+
+    def row_entries(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_blocks):
+        """The RowEntries of the features where by_row is True, None when
+        there are none; built once per run."""
+        if self._row_entries is None:
+            self._row_entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
+                                            n_blocks) if by_row.any() else False)
+        return self._row_entries or None
 
     def histogram_pool(self, shape, capacity):
         """The run's histogram pool, emptied of live buffers for a new tree.

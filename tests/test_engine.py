@@ -241,23 +241,22 @@ def test_histograms_are_as_tall_as_the_most_bins_a_feature_has(monkeypatch):
     assert shapes[0][1] == 4
 
 
-def test_skipped_bins_are_the_bins_holding_half_the_rows():
+def test_common_bins_and_their_shares_of_the_rows():
     from gbmo.grower import GrowerWorkspace
 
     rng = np.random.default_rng(5)
     X_binned = rng.integers(0, 4, size=(4, 1000)).astype(np.uint8)
     X_binned[0, :700] = 3
     X_binned[1, 100:700] = 255  # missing: the histogram's last bin
-    X_binned[2, :499] = 1  # just under half
+    X_binned[2, :499] = 1
     X_binned[2, 499:] = rng.integers(2, 4, size=501)
-    skipped = GrowerWorkspace(1000).skipped_bins(X_binned, 5)
-    expected = []
-    for values in X_binned:
-        counts = np.bincount(values, minlength=256)
-        common = int(np.argmax(counts))
-        expected.append(min(common, 4) if counts[common] >= 500 else -1)
-    np.testing.assert_array_equal(skipped, expected)
-    np.testing.assert_array_equal(skipped, [3, 4, -1, -1])
+    common, share = GrowerWorkspace(1000).common_bins(X_binned, 5)
+    for f, values in enumerate(np.minimum(X_binned, 4)):
+        counts = np.bincount(values, minlength=5)
+        assert common[f] == np.argmax(counts) and share[f] == counts.max() / 1000
+    np.testing.assert_array_equal(common[:3], [3, 4, 1])
+    np.testing.assert_allclose(share[:3], [0.7 + 0.3 * np.mean(X_binned[0, 700:] == 3), 0.6,
+                                           0.499])
 
 
 @pytest.mark.parametrize("params", [{}, {"growth": "depthwise", "max_depth": 4},
@@ -265,8 +264,9 @@ def test_skipped_bins_are_the_bins_holding_half_the_rows():
                                     {"tree_mode": "single_output"}])
 def test_skipping_common_bins_grows_the_same_trees(monkeypatch, params):
     """Histograms that skip each feature's most common bin (mostly-zero
-    features, a mostly-missing one) give the trees of histograms that add
-    every row; leaf values agree to rounding."""
+    features, a mostly-missing one), built row by row or column by column,
+    give the trees of histograms that add every row; leaf values agree to
+    rounding."""
     from gbmo import grower
 
     rng = np.random.default_rng(8)
@@ -277,13 +277,16 @@ def test_skipping_common_bins_grows_the_same_trees(monkeypatch, params):
     y = Y if "num_class" not in params else np.digitize(Y[:, 0], [-0.1, 0.1])
     common = dict(verbosity=0, max_leaves=15, learning_rate=0.3, **params)
     skipping = gbmo.train(common, gbmo.Dataset(X, y), 5)
+    monkeypatch.setattr(grower, "ROW_WISE_SHARE", 2.0)  # skipping column by column only
+    by_column = gbmo.train(common, gbmo.Dataset(X, y), 5)
     monkeypatch.setattr(grower, "SKIP_BIN_SHARE", 2.0)  # no bin holds twice the rows
     adding = gbmo.train(common, gbmo.Dataset(X, y), 5)
-    for a, b in zip(skipping.trees, adding.trees):
-        np.testing.assert_array_equal(a.node_feature, b.node_feature)
-        np.testing.assert_array_equal(a.node_bin, b.node_bin)
-        np.testing.assert_array_equal(a.node_left, b.node_left)
-    np.testing.assert_allclose(skipping.predict(X), adding.predict(X), rtol=1e-9, atol=1e-9)
+    for other in (by_column, adding):
+        for a, b in zip(skipping.trees, other.trees):
+            np.testing.assert_array_equal(a.node_feature, b.node_feature)
+            np.testing.assert_array_equal(a.node_bin, b.node_bin)
+            np.testing.assert_array_equal(a.node_left, b.node_left)
+        np.testing.assert_allclose(skipping.predict(X), other.predict(X), rtol=1e-9, atol=1e-9)
 
 
 def test_histogram_cache_is_bounded_in_bytes_too(monkeypatch):

@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 
 from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
-from gbmo._core._histogram import (build_histograms, build_histograms_of_nodes, column_sums,
-                                   gather_gradients, subtract_histograms)
+from gbmo._core._histogram import (build_histograms, build_histograms_by_row,
+                                   build_histograms_of_nodes, column_sums, gather_gradients,
+                                   row_entries, subtract_histograms)
 
 SENTINEL = -12345.5
 
@@ -372,3 +373,86 @@ def test_column_sums_rejects_a_wrong_shape():
         column_sums(block, 6, np.zeros(3))
     with pytest.raises(ValueError, match="into 2 sums"):
         column_sums(block, 5, np.zeros(2))
+
+
+# -- histograms by row ----------------------------------------------------------
+def mostly_common_bins(rng, n_rows, n_features, n_bins):
+    """Binned X whose features mostly sit in one bin (a different one each,
+    the missing value 255 for feature 1), and those bins as histogram rows."""
+    X_binned = rng.integers(0, n_bins - 1, size=(n_features, n_rows)).astype(np.uint8)
+    common = rng.integers(0, n_bins - 1, size=n_features).astype(np.int32)
+    common[1] = n_bins - 1
+    for f in range(n_features):
+        X_binned[f, rng.random(n_rows) < 0.8] = 255 if f == 1 else common[f]
+    return X_binned, common
+
+
+def test_row_entries_list_each_rows_values_outside_the_common_bin():
+    rng = np.random.default_rng(16)
+    n_bins = 6
+    X_binned, common = mostly_common_bins(rng, 50, 5, n_bins)
+    features = np.array([0, 1, 3], dtype=np.int32)
+    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, n_bins)
+    mapped = np.minimum(X_binned, n_bins - 1)
+    for r in range(50):
+        expected = [(f, mapped[f, r]) for f in features if mapped[f, r] != common[f]]
+        entries = slice(indptr[r], indptr[r + 1])
+        assert list(zip(entry_feature[entries], entry_bin[entries])) == expected
+    with pytest.raises(ValueError, match="ascending"):
+        row_entries(X_binned, features[::-1].copy(), common, n_bins)
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 3])
+@pytest.mark.parametrize("width", [2, 3, 8])
+def test_histograms_by_row_equal_the_reference(n_blocks, width):
+    """Wanted features get the reference histogram (their common bin from the
+    totals), the others stay untouched; any split of the features into blocks
+    gives the same sums."""
+    rng = np.random.default_rng(17)
+    n_rows, n_features, n_bins = 300, 7, 6
+    X_binned, common = mostly_common_bins(rng, n_rows, n_features, n_bins)
+    by_row = np.array([0, 1, 2, 4, 6], dtype=np.int32)
+    indptr, entry_feature, entry_bin = row_entries(X_binned, by_row, common, n_bins)
+    wanted = np.zeros(n_features, dtype=np.uint8)
+    wanted[[0, 1, 4, 6]] = 1  # feature 2 has entries but is not wanted in this tree
+    blocks = np.linspace(0, n_features, n_blocks + 1).astype(np.int32)
+    rows = np.sort(random_rows(rng, n_rows, 200))
+    ordered = rng.normal(size=(200, width)).astype(np.float32)
+    totals = ordered.astype(np.float64).sum(axis=0)
+    hist = np.full((n_features, n_bins, width), SENTINEL)
+    build_histograms_by_row(indptr, entry_feature, entry_bin, blocks, wanted, common, rows,
+                            ordered, totals, hist, 2)
+    expected = reference_histograms(np.minimum(X_binned, n_bins - 1), rows, ordered,
+                                    np.flatnonzero(wanted), n_bins, n_features)
+    for f in np.flatnonzero(wanted):
+        np.testing.assert_array_equal(hist[f, :, -1], expected[f, :, -1])
+        np.testing.assert_allclose(hist[f], expected[f], rtol=1e-9, atol=1e-9)
+    assert np.all(hist[wanted == 0] == SENTINEL)
+
+
+def test_histograms_by_row_reject_inconsistent_arguments():
+    rng = np.random.default_rng(18)
+    X_binned, common = mostly_common_bins(rng, 20, 3, 4)
+    features = np.arange(3, dtype=np.int32)
+    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, 4)
+    rows = np.arange(20, dtype=np.uint32)
+    ordered = np.zeros((20, 2), dtype=np.float32)
+    wanted = np.ones(3, dtype=np.uint8)
+    blocks = np.array([0, 3], dtype=np.int32)
+    hist = np.zeros((3, 4, 2))
+
+    def build(**change):
+        arguments = dict(indptr=indptr, entry_feature=entry_feature, entry_bin=entry_bin,
+                         feature_blocks=blocks, wanted=wanted, skipped_bins=common, rows=rows,
+                         ordered=ordered, totals=np.zeros(2), hist=hist, n_threads=1)
+        arguments.update(change)
+        build_histograms_by_row(*arguments.values())
+
+    with pytest.raises(ValueError, match="skipped bin -1 is not one of the 4 bins"):
+        build(skipped_bins=np.array([0, -1, 2], dtype=np.int32))
+    with pytest.raises(ValueError, match="width 2"):
+        build(totals=np.zeros(3))
+    with pytest.raises(ValueError, match="20 rows but 19 gathered rows"):
+        build(ordered=np.zeros((19, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="feature_blocks must run from 0"):
+        build(feature_blocks=np.array([0, 2], dtype=np.int32))

@@ -11,6 +11,9 @@ contention (layout measured in benchmarks/README.md).
 """
 from cython.parallel cimport prange
 
+import numpy as np
+from numpy cimport int32_t, int64_t
+
 from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, histogram_row
 
 
@@ -91,6 +94,21 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
                 bin_row[j] += grad_row[j]
 
 
+cdef inline void fill_skipped_bin(HIST_t* feature_hist, Py_ssize_t n_bins, Py_ssize_t width,
+                                  Py_ssize_t skipped, const HIST_t* totals) noexcept nogil:
+    """feature_hist[skipped] = totals - the other bins."""
+    cdef Py_ssize_t b, j
+    cdef HIST_t* skipped_row = feature_hist + skipped * width
+    cdef const HIST_t* bin_row
+    for j in range(width):
+        skipped_row[j] = totals[j]
+    for b in range(n_bins):
+        if b != skipped:
+            bin_row = feature_hist + b * width
+            for j in range(width):
+                skipped_row[j] -= bin_row[j]
+
+
 cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const ROW_t* rows,
                                                 Py_ssize_t n_rows, const G_H_t* ordered,
                                                 Py_ssize_t width, Py_ssize_t n_bins,
@@ -103,7 +121,6 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     cdef Py_ssize_t i, j, b
     cdef Py_ssize_t missing_row = n_bins - 1
     cdef HIST_t* bin_row
-    cdef HIST_t* skipped_row = feature_hist + skipped * width
     cdef const G_H_t* grad_row
     for j in range(n_bins * width):
         feature_hist[j] = 0.0
@@ -115,13 +132,7 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
         grad_row = ordered + i * width
         for j in range(width):
             bin_row[j] += grad_row[j]
-    for j in range(width):
-        skipped_row[j] = totals[j]
-    for b in range(n_bins):
-        if b != skipped:
-            bin_row = feature_hist + b * width
-            for j in range(width):
-                skipped_row[j] -= bin_row[j]
+    fill_skipped_bin(feature_hist, n_bins, width, skipped, totals)
 
 
 cdef inline void accumulate(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
@@ -252,3 +263,123 @@ def subtract_histograms(const HIST_t[:, :, ::1] parent,
         s = &sibling[f, 0, 0]
         for j in range(size):
             s[j] = p[j] - c[j]
+
+
+cdef inline Py_ssize_t first_entry_from(const int32_t* entry_feature, Py_ssize_t first,
+                                        Py_ssize_t stop, int32_t feature) noexcept nogil:
+    """The first entry in [first, stop) whose feature is >= feature (entries
+    sorted by feature within a row)."""
+    cdef Py_ssize_t middle
+    while first < stop:
+        middle = (first + stop) >> 1
+        if entry_feature[middle] < feature:
+            first = middle + 1
+        else:
+            stop = middle
+    return first
+
+
+def build_histograms_by_row(const int64_t[::1] indptr,
+                            const int32_t[::1] entry_feature,
+                            const X_BINNED_t[::1] entry_bin,
+                            const int32_t[::1] feature_blocks,
+                            const unsigned char[::1] wanted,
+                            const int[::1] skipped_bins,
+                            const ROW_t[::1] rows,
+                            const G_H_t[:, ::1] ordered,
+                            const HIST_t[::1] totals,
+                            HIST_t[:, :, ::1] hist,
+                            int n_threads):
+    """Histograms of the features whose rows mostly share one bin, from the
+    other entries only: row r's entries are entry_feature / entry_bin
+    [indptr[r]:indptr[r + 1]] (sorted by feature; entry_bin is the histogram
+    row), every feature f with wanted[f] has an entry in each row whose bin
+    is not skipped_bins[f], and that bin is filled from totals. Work follows
+    the node's entries, not its rows x features. Threads take blocks of
+    features (feature_blocks, ascending bounds), each reading every row's
+    entries in its block, so a sum's order does not depend on the threads."""
+    cdef Py_ssize_t n_bins = hist.shape[1]
+    cdef Py_ssize_t width = hist.shape[2]
+    cdef Py_ssize_t n_blocks = feature_blocks.shape[0] - 1
+    cdef Py_ssize_t block, i, e, stop, j, f, row
+    cdef int32_t low, high
+    cdef HIST_t* bin_row
+    cdef const G_H_t* grad_row
+    if totals.shape[0] != width or ordered.shape[1] != width:
+        raise ValueError(f"totals and ordered rows must have the histogram's width {width}")
+    if rows.shape[0] != ordered.shape[0]:
+        raise ValueError(f"{rows.shape[0]} rows but {ordered.shape[0]} gathered rows")
+    if wanted.shape[0] != hist.shape[0] or skipped_bins.shape[0] != hist.shape[0]:
+        raise ValueError(f"wanted and skipped_bins need an entry for each of the "
+                         f"{hist.shape[0]} features")
+    for f in range(hist.shape[0]):
+        if wanted[f] and not 0 <= skipped_bins[f] < n_bins:
+            raise ValueError(f"feature {f} is built by row but its skipped bin "
+                             f"{skipped_bins[f]} is not one of the {n_bins} bins")
+    if n_blocks < 1 or feature_blocks[0] != 0 or feature_blocks[n_blocks] != hist.shape[0]:
+        raise ValueError("feature_blocks must run from 0 to the number of features")
+    for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
+                        use_threads_if=n_threads > 1):
+        low = feature_blocks[block]
+        high = feature_blocks[block + 1]
+        for f in range(low, high):
+            if wanted[f]:
+                bin_row = &hist[f, 0, 0]
+                for j in range(n_bins * width):
+                    bin_row[j] = 0.0
+        for i in range(rows.shape[0]):
+            row = rows[i]
+            stop = indptr[row + 1]
+            e = first_entry_from(&entry_feature[0], indptr[row], stop, low)
+            grad_row = &ordered[i, 0]
+            while e < stop and entry_feature[e] < high:
+                f = entry_feature[e]
+                if wanted[f]:
+                    bin_row = &hist[f, entry_bin[e], 0]
+                    for j in range(width):
+                        bin_row[j] += grad_row[j]
+                e = e + 1
+        for f in range(low, high):
+            if wanted[f]:
+                fill_skipped_bin(&hist[f, 0, 0], n_bins, width, skipped_bins[f], &totals[0])
+
+
+def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
+                const int[::1] skipped_bins, Py_ssize_t n_bins):
+    """(indptr, entry_feature, entry_bin) for build_histograms_by_row: per row,
+    the features (ascending) among `features` whose value is not in their
+    skipped bin, with the histogram row of that value."""
+    cdef Py_ssize_t n_rows = X_binned.shape[1]
+    cdef Py_ssize_t fi, f, r, position
+    cdef Py_ssize_t missing_row = n_bins - 1
+    cdef X_BINNED_t b
+    for fi in range(1, features.shape[0]):
+        if features[fi] <= features[fi - 1]:
+            raise ValueError("row_entries needs features in ascending order")
+    indptr_array = np.zeros(n_rows + 1, dtype=np.int64)
+    cdef int64_t[::1] indptr = indptr_array
+    with nogil:
+        for fi in range(features.shape[0]):
+            f = features[fi]
+            for r in range(n_rows):
+                if histogram_row(X_binned[f, r], missing_row) != skipped_bins[f]:
+                    indptr[r + 1] += 1
+        for r in range(n_rows):
+            indptr[r + 1] += indptr[r]
+    feature_array = np.empty(indptr[n_rows], dtype=np.int32)
+    bin_array = np.empty(indptr[n_rows], dtype=np.uint8)
+    cdef int32_t[::1] entry_feature = feature_array
+    cdef X_BINNED_t[::1] entry_bin = bin_array
+    fill = indptr_array[:n_rows].copy()
+    cdef int64_t[::1] next_entry = fill
+    with nogil:
+        for fi in range(features.shape[0]):
+            f = features[fi]
+            for r in range(n_rows):
+                b = <X_BINNED_t> histogram_row(X_binned[f, r], missing_row)
+                if b != skipped_bins[f]:
+                    position = next_entry[r]
+                    entry_feature[position] = <int32_t> f
+                    entry_bin[position] = b
+                    next_entry[r] = position + 1
+    return indptr_array, feature_array, bin_array
