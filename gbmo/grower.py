@@ -153,9 +153,9 @@ class TreeGrower:
                 (share >= ROW_WISE_SHARE) & (self.skipped_bins >= 0), self.n_threads)
             if self.by_row is not None:
                 self.wanted = np.zeros(n_features, dtype=np.uint8)
-                self.wanted[features] = self.by_row.features[features]
+                self.wanted[features] = self.by_row.by_row[features]
                 self.column_features = np.ascontiguousarray(
-                    features[~self.by_row.features[features]])
+                    features[~self.by_row.by_row[features]])
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
@@ -219,7 +219,11 @@ class TreeGrower:
                                 self._threads_for(work))
 
     def _build(self, node):
+        """node's histogram; the root's sums (None until then) come from its
+        gathered rows, as skipped bins and sparse zero bins need them first."""
         if self.mixed:
+            if node.sums is None:
+                node.sums = self._gathered_sums(node)
             while self.pool.n_alive >= self.pool.capacity and self._evict_one():
                 pass
             histogram = self.pool.take()
@@ -229,6 +233,8 @@ class TreeGrower:
         ordered = self.workspace.ordered(node.count, self.width)
         gather_gradients(self.grad, self.hess, rows, ordered,
                          self._threads_for(node.count * self.width))
+        if node.sums is None:
+            node.sums = self._sums_of(ordered)
         while self.pool.n_alive >= self.pool.capacity and self._evict_one():
             pass
         histogram = self.pool.take()
@@ -402,13 +408,10 @@ class TreeGrower:
     def grow(self):
         params = self.params
         n_rows = self.workspace.reset_rows(self.row_sample)
-        root_sums = np.zeros(self.width)
-        root = self._new_node(0, n_rows, 0, root_sums)
+        root = self._new_node(0, n_rows, 0, None)  # _build sums its gathered rows
         if self.mixed:
             self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):
-            # Skipped bins and sparse features' zero bins need the totals first.
-            root.sums = self._gathered_sums(root)
             root.histogram = self._build(root)
             self._find_split(root)
         else:
@@ -447,8 +450,11 @@ class TreeGrower:
         rows = self.workspace.rows[node.start:node.stop]
         ordered = self.workspace.ordered(node.count, self.width)
         gather_gradients(self.grad, self.hess, rows, ordered, self._threads_for(node.count))
+        return self._sums_of(ordered)
+
+    def _sums_of(self, ordered):
         sums = np.empty(self.width)
-        column_sums(ordered, node.count, sums)
+        column_sums(ordered, len(ordered), sums)
         return sums
 
     def _selection_arguments(self):
@@ -569,7 +575,7 @@ class RowEntries:
     about equal entries, one per thread."""
 
     def __init__(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_blocks):
-        self.features = by_row
+        self.by_row = by_row  # per feature
         self.indptr, self.feature, self.bin = row_entries(
             X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins, n_histogram_bins)
         n_features = X_binned.shape[0]

@@ -149,6 +149,7 @@ cdef inline void accumulate(const X_BINNED_t* column, const ROW_t* rows, Py_ssiz
 cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, ::1] totals,
                                    Py_ssize_t n_features, Py_ssize_t n_bins, Py_ssize_t width,
                                    Py_ssize_t n_nodes) except -1:
+    cdef Py_ssize_t f
     if skipped_bins is None:
         return 0
     if skipped_bins.shape[0] != n_features:
