@@ -31,7 +31,7 @@ from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .losses import Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import threads_for
-from .grower import tree_structure
+from .grower import leaf_values, tree_structure
 from .params import resolve_params
 from .tree import LeafArrays, Tree
 
@@ -289,9 +289,8 @@ class SparseOutputGrower:
         position = np.searchsorted(node.labels, chosen)
         has_sums = position < len(node.labels)
         has_sums[has_sums] = node.labels[position[has_sums]] == chosen[has_sums]
-        regularized = node.hess_sums[position[has_sums]] + self.lambda_l2
-        values[has_sums] = np.divide(-node.grad_sums[position[has_sums]], regularized,
-                                     out=np.zeros(len(regularized)), where=regularized != 0)
+        values[has_sums] = leaf_values(node.grad_sums[position[has_sums]],
+                                       node.hess_sums[position[has_sums]] + self.lambda_l2)
         return chosen, values
 
     def _to_tree(self, root):

@@ -212,24 +212,31 @@ def test_histogram_pool_never_exceeds_its_bound(monkeypatch, cache, bound):
     assert peak["alive"] == bound
 
 
-def test_histograms_are_as_tall_as_the_most_bins_a_feature_has(monkeypatch):
-    """Binary features (bibtex, one-hot) get histograms of 2 value bins plus the
-    missing one, not max_bins + 1, and missing values still split: the model
-    fits Y exactly, also where feature 1 is missing."""
+def record_histogram_pools(monkeypatch):
+    """(shapes, capacities): appended to at every tree's histogram pool."""
     from gbmo import grower
 
-    rng = np.random.default_rng(3)
-    X = rng.integers(0, 2, size=(600, 6)).astype(float)
-    X[::9, 1] = np.nan
-    Y = np.column_stack([X[:, 0] + np.nan_to_num(X[:, 1], nan=3.0), X[:, 2] - X[:, 3]])
-    shapes = []
+    shapes, capacities = [], []
     pool = grower.GrowerWorkspace.histogram_pool
 
     def recording_pool(workspace, shape, capacity):
         shapes.append(shape)
+        capacities.append(capacity)
         return pool(workspace, shape, capacity)
 
     monkeypatch.setattr(grower.GrowerWorkspace, "histogram_pool", recording_pool)
+    return shapes, capacities
+
+
+def test_histograms_are_as_tall_as_the_most_bins_a_feature_has(monkeypatch):
+    """Binary features (bibtex, one-hot) get histograms of 2 value bins plus the
+    missing one, not max_bins + 1, and missing values still split: the model
+    fits Y exactly, also where feature 1 is missing."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(600, 6)).astype(float)
+    X[::9, 1] = np.nan
+    Y = np.column_stack([X[:, 0] + np.nan_to_num(X[:, 1], nan=3.0), X[:, 2] - X[:, 3]])
+    shapes, _ = record_histogram_pools(monkeypatch)
     booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "min_samples_leaf": 1,
                           "lambda_l2": 0.0, "min_child_weight": 0.0},
                          gbmo.Dataset(X, Y), 1)
@@ -298,15 +305,7 @@ def test_histogram_cache_is_bounded_in_bytes_too(monkeypatch):
     X, Y = _friedman1_copies(2000, 0.5, seed=14)
     params = {"max_leaves": 31, "verbosity": 0}
     unbounded = gbmo.train(params, gbmo.Dataset(X, Y), 3)
-    capacities, shapes = [], []
-    pool = grower.GrowerWorkspace.histogram_pool
-
-    def recording_pool(workspace, shape, capacity):
-        capacities.append(capacity)
-        shapes.append(shape)
-        return pool(workspace, shape, capacity)
-
-    monkeypatch.setattr(grower.GrowerWorkspace, "histogram_pool", recording_pool)
+    shapes, capacities = record_histogram_pools(monkeypatch)
     gbmo.train(params, gbmo.Dataset(X, Y), 1)
     assert set(capacities) == {64}  # the default hist_cache: 64 small histograms fit
     histogram_bytes = int(np.prod(shapes[0])) * 8
