@@ -160,15 +160,17 @@ class Booster:
         (probabilities for softmax / sigmoid). num_iteration defaults to the best
         iteration when early stopping found one, else all trees."""
         X = self._check_X(X)
-        out = np.tile(self.init_score, (X.shape[0], 1))
         n_trees = self._n_trees_used(num_iteration)
-        if n_trees:
+        if not n_trees:
+            out = np.tile(self.init_score, (X.shape[0], 1))
+        else:
+            out = np.empty((X.shape[0], self.n_outputs))
             forest = self._forest(n_trees)
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
             kernel, data = ((predict_raw_csr, (X.data, X.indices, X.indptr))
                             if hasattr(X, "tocsr") else (predict_raw, (X,)))
-            kernel(*data, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out,
-                   threads)
+            kernel(*data, *forest.raw_arguments(), *forest.leaves.kernel_arguments(),
+                   self.init_score, out, threads)
         return out if raw_score else self.loss.transform(out)
 
     def predict_topk(self, X, k, raw_score=False, num_iteration=None, n_threads=None):

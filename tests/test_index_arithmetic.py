@@ -28,7 +28,7 @@ def test_predict_raw_reads_features_more_than_2_gib_apart():
         node_value=np.array([-1, 0, 1], NODE_DTYPE))
     out = np.zeros((4, 1))
     predict_raw(X, *arrays.values(), np.array([0, 1, 2], np.int64), np.full(2, -1, np.int64),
-                np.array([10.0, 20.0]), np.zeros(1, np.int32), out, 2)
+                np.array([10.0, 20.0]), np.zeros(1, np.int32), np.zeros(1), out, 2)
     np.testing.assert_array_equal(out[:, 0], [10.0, 20.0, 10.0, 20.0])
 
 

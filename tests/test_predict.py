@@ -126,9 +126,11 @@ def forest_of(rng, n_trees, n_features, d, n_bins=16, max_depth=5):
             for _ in range(n_trees)]
 
 
-def kernel_raw(forest, X, start, n_threads=2):
-    out = start.copy()
-    predict_raw(X, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out, n_threads)
+def kernel_raw(forest, X, init_score, n_threads=2):
+    # NaN where the kernel must write: it starts every row from init_score itself
+    out = np.full((X.shape[0], init_score.size), np.nan)
+    predict_raw(X, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), init_score, out,
+                n_threads)
     return out
 
 
@@ -140,10 +142,10 @@ def test_predict_raw_matches_traversal(seed, d):
     trees = forest_of(rng, 6, 5, d)
     forest = _PackedForest(trees)
     X = make_X(rng, 120, 5)
-    start = rng.normal(size=(120, d))  # the kernel adds to out
-    expected = reference_predict_raw(trees, X, start)
+    init_score = rng.normal(size=d)
+    expected = reference_predict_raw(trees, X, np.tile(init_score, (120, 1)))
     for n_threads in (1, 2, 3):
-        np.testing.assert_allclose(kernel_raw(forest, X, start, n_threads), expected,
+        np.testing.assert_allclose(kernel_raw(forest, X, init_score, n_threads), expected,
                                    rtol=1e-12, atol=1e-12)
 
 
@@ -168,8 +170,8 @@ def test_predict_raw_dtypes_and_memory_layouts(layout):
     else:
         X = np.ascontiguousarray(big[:, :n_features].T).T  # F order via a transpose
     assert X.shape[1] == n_features
-    start = np.zeros((X.shape[0], d))
-    expected = reference_predict_raw(trees, X.astype(np.float64), start)
+    start = np.zeros(d)
+    expected = reference_predict_raw(trees, X.astype(np.float64))
     np.testing.assert_allclose(kernel_raw(forest, X, start), expected, rtol=1e-12, atol=1e-12)
     # read-only arrays (e.g. from pandas or np.broadcast_to) are accepted
     X_ro = X.copy(order="K")
@@ -191,7 +193,7 @@ def test_float32_values_compared_in_double():
                 node_count=[0, 0, 0])
     forest = _PackedForest([tree])
     X32 = np.array([[x32], [np.nextafter(x32, np.float32(0))], [np.nan]], dtype=np.float32)
-    out = kernel_raw(forest, X32, np.zeros((3, 1)))
+    out = kernel_raw(forest, X32, np.zeros(1))
     np.testing.assert_array_equal(out, reference_predict_raw([tree], X32.astype(np.float64)))
     np.testing.assert_array_equal(out[:, 0], [2.0, 1.0, 1.0])
 
@@ -201,7 +203,8 @@ def test_predict_raw_empty_inputs():
     trees = forest_of(rng, 2, 3, 2)
     forest = _PackedForest(trees)
     out = np.zeros((0, 2))
-    predict_raw(np.zeros((0, 3)), *forest.raw_arguments(), *forest.leaves.kernel_arguments(), out, 2)
+    predict_raw(np.zeros((0, 3)), *forest.raw_arguments(), *forest.leaves.kernel_arguments(),
+                np.zeros(2), out, 2)
     assert out.shape == (0, 2)
     # a forest whose only tree is a single leaf adds that leaf to every row
     stump = Tree(np.array([[1.5, -2.0]]), node_feature=[0], node_threshold=[0.0], node_bin=[0],
@@ -209,7 +212,7 @@ def test_predict_raw_empty_inputs():
                  node_gain=[0.0], node_count=[0])
     forest = _PackedForest([stump])
     X = make_X(rng, 7, 3)
-    out = kernel_raw(forest, X, np.ones((7, 2)))
+    out = kernel_raw(forest, X, np.ones(2))
     np.testing.assert_array_equal(out, np.tile([2.5, -1.0], (7, 1)))
 
 
@@ -232,7 +235,7 @@ def test_predict_leaf_raw_matches_traversal(dtype, order):
     np.testing.assert_array_equal(out, reference_leaf_indices(trees, Xs.astype(np.float64)))
     # leaf indices index the packed values: summing them gives predict_raw
     summed = forest.leaves.values.reshape(-1, 2)[out].sum(axis=1)
-    np.testing.assert_allclose(summed, kernel_raw(forest, Xs, np.zeros((45, 2))),
+    np.testing.assert_allclose(summed, kernel_raw(forest, Xs, np.zeros(2)),
                                rtol=1e-12, atol=1e-12)
 
 
@@ -278,7 +281,7 @@ def test_binned_and_raw_prediction_agree_through_bin_thresholds():
     predict_binned(X_binned, mapper.missing_bin, forest.tree_roots, forest.node_feature,
                    forest.node_bin, forest.node_missing_left, forest.node_left,
                    forest.node_right, forest.node_value, *forest.leaves.kernel_arguments(), binned_out, 2)
-    raw_out = kernel_raw(forest, X, np.zeros((300, d)))
+    raw_out = kernel_raw(forest, X, np.zeros(d))
     np.testing.assert_allclose(raw_out, binned_out, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(raw_out, reference_predict_raw(trees, X), rtol=1e-12, atol=1e-12)
 

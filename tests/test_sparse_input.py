@@ -278,9 +278,10 @@ def test_predict_raw_csr_equals_dense(dtype, index_dtype):
     forest, leaves = stump_forest(specs)
     arguments = forest_arguments(forest, *RAW_NAMES)
     expected = np.zeros((D.shape[0], 1))
-    predict_raw(D, *arguments, *leaves, expected, 1)
-    got = np.zeros((D.shape[0], 1))
-    predict_raw_csr(X.data, X.indices, X.indptr, *arguments, *leaves, got, N_THREADS)
+    predict_raw(D, *arguments, *leaves, np.array([0.25]), expected, 1)
+    got = np.full((D.shape[0], 1), np.nan)
+    predict_raw_csr(X.data, X.indices, X.indptr, *arguments, *leaves, np.array([0.25]),
+                    got, N_THREADS)
     np.testing.assert_array_equal(got, expected)
     expected_leaf = np.zeros((D.shape[0], len(specs)), NODE_DTYPE)
     predict_leaf_raw(D, *arguments, expected_leaf, 1)

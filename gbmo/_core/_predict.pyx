@@ -15,7 +15,7 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 
 from .common cimport NODE_t, ROW_t, X_BINNED_t, X_t
-from .leaves cimport add_leaf
+from .leaves cimport add_leaf, start_row
 
 ctypedef fused X_IN_t:
     float
@@ -53,19 +53,21 @@ def predict_raw(const X_IN_t[:, :] X,
                 const long long[::1] output_start,
                 const double[::1] values,
                 const int[::1] outputs,
+                const double[::1] init_score,
                 double[:, ::1] out,
                 int n_threads):
-    """out[i] += sum over trees of the leaf row i reaches. X may have any strides."""
+    """out[i] = init_score + the sum over trees of the leaf row i reaches. X may
+    have any strides. out may be uninitialised: each row is started here, so
+    that it is written while in cache rather than in a pass of its own."""
     cdef Py_ssize_t n = X.shape[0]
     cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t feature_stride = X.strides[1]
     cdef bint is_double = X_IN_t is double
     cdef Py_ssize_t i, t
     cdef NODE_t node
-    if n == 0 or tree_roots.shape[0] == 0:
-        return
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
+        start_row(&out[i, 0], &init_score[0], d)
         for t in range(tree_roots.shape[0]):
             node = reach_leaf_raw(<const char*> &X[i, 0], feature_stride, is_double,
                                   tree_roots[t], &node_feature[0], &node_threshold[0],

@@ -20,7 +20,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from .common cimport G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row
-from .leaves cimport add_leaf
+from .leaves cimport add_leaf, start_row
 from numpy cimport int32_t, int64_t, uint32_t
 
 ctypedef fused X_IN_t:
@@ -365,6 +365,7 @@ def predict_raw_csr(const X_IN_t[::1] data,
                     const long long[::1] output_start,
                     const double[::1] values,
                     const int[::1] outputs,
+                    const double[::1] init_score,
                     double[:, ::1] out,
                     int n_threads):
     """_predict.predict_raw for canonical CSR X (sorted indices, no duplicates),
@@ -375,13 +376,12 @@ def predict_raw_csr(const X_IN_t[::1] data,
     cdef NODE_t node
     cdef const X_IN_t* data_ptr = NULL
     cdef const INDEX_t* indices_ptr = NULL
-    if n <= 0 or tree_roots.shape[0] == 0:
-        return
     if data.shape[0] > 0:
         data_ptr = &data[0]
         indices_ptr = &indices[0]
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
+        start_row(&out[i, 0], &init_score[0], d)
         for t in range(tree_roots.shape[0]):
             node = reach_leaf_csr(data_ptr + indptr[i], indices_ptr + indptr[i],
                                   indptr[i + 1] - indptr[i], tree_roots[t], &node_feature[0],

@@ -18,3 +18,9 @@ cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
     else:
         for m in range(n_values):
             out_row[outputs[listed + m]] += values[first + m]
+
+
+cdef inline void start_row(double* out_row, const double* init_score, Py_ssize_t d) noexcept nogil:
+    cdef Py_ssize_t m
+    for m in range(d):
+        out_row[m] = init_score[m]
