@@ -100,8 +100,9 @@ class Booster:
             self.params = dict(params or {})
 
     def _start(self, params, loss, n_features, n_outputs, init_score, feature_names,
-               trees_per_round=1):
+               trees_per_round=1, one_dimensional_target=False):
         self.params = params
+        self.one_dimensional_target = one_dimensional_target
         self.trees_per_round = trees_per_round
         self.loss = loss
         self.n_features = n_features
@@ -158,7 +159,8 @@ class Booster:
     def predict(self, X, raw_score=False, num_iteration=None, n_threads=None):
         """Predictions (n, d): raw scores, or the objective's transform of them
         (probabilities for softmax / sigmoid). num_iteration defaults to the best
-        iteration when early stopping found one, else all trees."""
+        iteration when early stopping found one, else all trees. (n,) instead
+        when the model has one output and was trained on a 1-D target."""
         X = self._check_X(X)
         n_trees = self._n_trees_used(num_iteration)
         if not n_trees:
@@ -171,7 +173,9 @@ class Booster:
                             if hasattr(X, "tocsr") else (predict_raw, (X,)))
             kernel(*data, *forest.raw_arguments(), *forest.leaves.kernel_arguments(),
                    self.init_score, out, threads)
-        return out if raw_score else self.loss.transform(out)
+        if not raw_score:
+            out = self.loss.transform(out)
+        return out[:, 0] if self.one_dimensional_target else out
 
     def predict_topk(self, X, k, raw_score=False, num_iteration=None, n_threads=None):
         """(labels, scores), (n, k) each: every row's k best outputs by
@@ -257,6 +261,7 @@ class Booster:
             "n_features": self.n_features,
             "n_outputs": self.n_outputs,
             "trees_per_round": self.trees_per_round,
+            "one_dimensional_target": self.one_dimensional_target,
             "feature_names": self.feature_names,
             "init_score": self.init_score.tolist(),
             "best_iteration": self.best_iteration,
@@ -323,6 +328,11 @@ class Booster:
             # The thread count belongs to the machine that predicts, never to a file.
             params = {k: v for k, v in params.items() if k != "n_threads"}
             feature_names = data.get("feature_names")
+            one_dimensional_target = data.get("one_dimensional_target", False)
+            if not isinstance(one_dimensional_target, bool) or (
+                    one_dimensional_target and n_outputs != 1):
+                raise ModelFormatError("model field 'one_dimensional_target' must be false, "
+                                       "or true for a model with one output")
             best_iteration = data.get("best_iteration")
             if best_iteration is not None and (
                     isinstance(best_iteration, bool) or not isinstance(best_iteration, int)
@@ -340,7 +350,7 @@ class Booster:
                 raise
             raise ModelFormatError(f"model has a malformed field: {err}") from None
         self._start(params, loss, n_features, n_outputs, init_score, feature_names,
-                    trees_per_round)
+                    trees_per_round, one_dimensional_target)
         self.trees = trees
         self.best_iteration = best_iteration
         self.output_importance = importance

@@ -1,5 +1,7 @@
 """Dataset: features, targets and weights, binned once and shared by validation sets."""
 
+import numpy as np
+
 from .binning import BinMapper
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import check_features, check_target, check_weight
@@ -28,6 +30,9 @@ class Dataset:
             self.Y = check_sparse_labels(Y, self.X.shape[0])
         else:
             self.Y = check_target(Y, self.X.shape[0])
+        # A model trained on a 1-D target with one output predicts (n,), as
+        # LightGBM, XGBoost and scikit-learn do, so that prediction - y stays (n,).
+        self.one_dimensional_target = not is_sparse_labels(Y) and np.ndim(Y) == 1
         self.weight = check_weight(weight, self.X.shape[0])
         self.feature_names = list(feature_names) if feature_names is not None else names
         if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:

@@ -172,7 +172,8 @@ class _Trainer:
         self.single_output = params["tree_mode"] == "single_output"
         self.booster = booster = Booster()
         booster._start(params, loss, train_set.n_features, n_outputs, init_score,
-                       train_set.feature_names, n_outputs if self.single_output else 1)
+                       train_set.feature_names, n_outputs if self.single_output else 1,
+                       train_set.one_dimensional_target and n_outputs == 1)
         booster.evals_result = {s.name: {} for s in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.workspace = GrowerWorkspace(train_set.n_rows)

@@ -335,19 +335,15 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
             raise ValueError(f"eval_set y must have shape {expected}, got {y.shape}")
         return y
 
-    def _format(self, raw):
-        return raw[:, 0] if self._y_is_1d else raw
-
     def predict(self, X):
         """Predictions (n,) for a 1-D training target, else (n, d)."""
         X = self._check_predict_X(X)
-        return self._format(self.booster_.predict(X))
+        return self.booster_.predict(X)
 
     def staged_predict(self, X):
         """Yields the predictions after each round, up to best_iteration_
         (the last one equals predict(X))."""
-        for prediction in self._staged_raw(X):
-            yield self._format(prediction)
+        yield from self._staged_raw(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -458,8 +454,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return encoded.astype(np.float64 if self.n_classes_ == 2 else np.int64)
 
     def _proba(self, raw):
-        if self.n_classes_ == 2 and not self._multilabel:
-            return np.column_stack([1.0 - raw[:, 0], raw[:, 0]])
+        if self.n_classes_ == 2 and not self._multilabel:  # raw is (n,): one output, 1-D y
+            return np.column_stack([1.0 - raw, raw])
         return raw
 
     def _labels(self, proba):

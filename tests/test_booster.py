@@ -130,3 +130,55 @@ def test_loaded_model_predicts_same_as_unmodified_copy(trained):
     before = copy.deepcopy(data)
     gbmo.Booster(model_str=json.dumps(data))
     assert data == before
+
+
+# -- prediction shape follows the training target ------------------------------
+@pytest.mark.parametrize("objective", ["mse", "sigmoid"])
+def test_a_one_dimensional_target_predicts_one_dimensional(objective, tmp_path):
+    """As in LightGBM, XGBoost and scikit-learn, so that prediction - y is (n,)
+    and not an (n, n) broadcast."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(np.float64)
+    booster = gbmo.train({"objective": objective, "verbosity": 0}, gbmo.Dataset(X, y), 5)
+    column = gbmo.train({"objective": objective, "verbosity": 0}, gbmo.Dataset(X, y[:, None]), 5)
+    for raw_score in (False, True):
+        prediction = booster.predict(X, raw_score=raw_score)
+        assert prediction.shape == (300,)
+        assert column.predict(X, raw_score=raw_score).shape == (300, 1)
+        np.testing.assert_array_equal(prediction, column.predict(X, raw_score=raw_score)[:, 0])
+    booster.save_model(tmp_path / "model.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "model.json")
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+    assert pickle.loads(pickle.dumps(booster)).predict(X).shape == (300,)
+
+
+def test_class_labels_predict_one_column_per_class(trained):
+    booster, X = trained
+    assert booster.predict(X).shape == (600, 3)
+
+
+def test_a_model_file_without_the_target_shape_predicts_two_dimensional():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    booster = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, 0]), 3)
+    data = booster.dump_model()
+    del data["one_dimensional_target"]  # files written before the field existed
+    loaded = gbmo.Booster(model_str=json.dumps(data))
+    np.testing.assert_array_equal(loaded.predict(X)[:, 0], booster.predict(X))
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_a_target_shape_that_is_not_a_boolean_is_rejected(value):
+    X = np.random.default_rng(3).normal(size=(100, 2))
+    data = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, 0]), 2).dump_model()
+    data["one_dimensional_target"] = value
+    with pytest.raises(gbmo.ModelFormatError, match="one_dimensional_target"):
+        gbmo.Booster(model_str=json.dumps(data))
+
+
+def test_a_one_dimensional_target_with_several_outputs_is_rejected(trained):
+    data = trained[0].dump_model()
+    data["one_dimensional_target"] = True
+    with pytest.raises(gbmo.ModelFormatError, match="one output"):
+        gbmo.Booster(model_str=json.dumps(data))

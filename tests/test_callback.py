@@ -27,7 +27,7 @@ def test_early_stopping_stops_at_the_best_round_and_predicts_with_it():
     assert booster.best_score == pytest.approx(min(history))
     np.testing.assert_array_equal(booster.predict(X_valid),
                                   booster.predict(X_valid, num_iteration=best))
-    rmse = np.sqrt(np.mean((booster.predict(X_valid)[:, 0] - y_valid) ** 2))
+    rmse = np.sqrt(np.mean((booster.predict(X_valid) - y_valid) ** 2))
     assert rmse == pytest.approx(min(history), rel=1e-9)
 
 

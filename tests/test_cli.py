@@ -195,7 +195,7 @@ def test_single_target_is_one_dimensional(regression_csv, tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "output_0"
     Xf = np.column_stack([np.loadtxt(path, delimiter=",", skiprows=1, usecols=0), X])
-    np.testing.assert_array_equal(np.array(out[1:], dtype=float), booster.predict(Xf)[:, 0])
+    np.testing.assert_array_equal(np.array(out[1:], dtype=float), booster.predict(Xf))
 
 
 # -- errors ---------------------------------------------------------------------

@@ -537,7 +537,8 @@ def check_mutated_model_loads_or_is_rejected(text, X):
             return "loaded, unusable width"
         X = np.random.default_rng(0).normal(size=(X.shape[0], n_features))
     prediction = model.predict(X)
-    assert prediction.shape == (X.shape[0], model.n_outputs)
+    assert prediction.shape == ((X.shape[0],) if model.one_dimensional_target
+                                else (X.shape[0], model.n_outputs))
     assert np.all(np.isfinite(prediction)), "a loaded model predicts non-finite values"
     raw = model.predict(X, raw_score=True)
     assert np.all(np.isfinite(raw))

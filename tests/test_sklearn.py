@@ -197,7 +197,7 @@ def test_classifier_with_two_classes_uses_one_sigmoid_output():
     assert model.booster_.loss.name == "sigmoid" and model.booster_.n_outputs == 1
     proba = model.predict_proba(X)
     assert proba.shape == (300, 2)
-    np.testing.assert_allclose(proba[:, 1], model.booster_.predict(X)[:, 0])
+    np.testing.assert_allclose(proba[:, 1], model.booster_.predict(X))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(model.predict(X), np.where(proba[:, 1] > 0.5, 1, -1))
     assert model.score(X, labels) > 0.9
@@ -244,9 +244,9 @@ def test_early_stopping_with_validation_fraction_predicts_with_best_iteration():
     assert model.n_iter_ == len(history) == model.best_iteration_ + 10
     assert model.booster_.num_trees == model.n_iter_
     np.testing.assert_array_equal(
-        model.predict(X), model.booster_.predict(X, num_iteration=model.best_iteration_)[:, 0])
+        model.predict(X), model.booster_.predict(X, num_iteration=model.best_iteration_))
     assert not np.array_equal(
-        model.predict(X), model.booster_.predict(X, num_iteration=model.n_iter_)[:, 0])
+        model.predict(X), model.booster_.predict(X, num_iteration=model.n_iter_))
     # the held-out split is seeded: same random_state, same model
     again = clone(model).fit(X, y)
     assert again.best_iteration_ == model.best_iteration_
@@ -261,7 +261,7 @@ def test_early_stopping_that_never_triggers_still_uses_the_best_round():
     assert model.n_iter_ == 40 == len(history)
     assert model.best_iteration_ == int(np.argmin(history)) + 1 < 40
     np.testing.assert_array_equal(
-        model.predict(X), model.booster_.predict(X, num_iteration=model.best_iteration_)[:, 0])
+        model.predict(X), model.booster_.predict(X, num_iteration=model.best_iteration_))
 
 
 def test_classifier_early_stopping_split_is_stratified_and_seeded():

@@ -28,7 +28,7 @@ def test_single_output_trees_equal_separate_models_per_column():
         alone = gbmo.train(PARAMS, gbmo.Dataset(X, Y[:, j]), 8)
         for rounds in (3, 8):
             np.testing.assert_allclose(so.predict(X, num_iteration=rounds)[:, j],
-                                       alone.predict(X, num_iteration=rounds)[:, 0],
+                                       alone.predict(X, num_iteration=rounds),
                                        rtol=1e-12, atol=1e-12)
 
 
