@@ -86,6 +86,20 @@ def _resident_kib():
     return 0
 
 
+def run_cases(script, cases, libraries, options):
+    """Yields (case, {library: result}) for the comma-separated cases and
+    libraries, each result the last line of JSON a `script --worker library
+    case *options` subprocess prints: each fit in its own process, so that
+    its peak memory and its threads are its own."""
+    for case in cases.split(","):
+        results = {}
+        for library in libraries.split(","):
+            out = subprocess.run([sys.executable, script, "--worker", library, case, *options],
+                                 capture_output=True, text=True, check=True)
+            results[library] = json.loads(out.stdout.strip().splitlines()[-1])
+        yield case, results
+
+
 def worker(library, case, n_rows, rounds, threads):
     X, Y, X_test, Y_test = make_data(case, n_rows)
     before = _resident_kib()
@@ -115,14 +129,8 @@ def main():
         return
     print(f"rows {args.rows} (+{N_TEST} test), rounds {args.rounds}, threads {args.threads}, "
           f"leaves {LEAVES}, bins {BINS}, lambda {LAMBDA}")
-    for case in args.cases.split(","):
-        results = {}
-        for library in args.libraries.split(","):
-            out = subprocess.run(
-                [sys.executable, __file__, "--worker", library, case, "--rows", str(args.rows),
-                 "--rounds", str(args.rounds), "--threads", str(args.threads)],
-                capture_output=True, text=True, check=True)
-            results[library] = json.loads(out.stdout.strip().splitlines()[-1])
+    options = ["--rows", str(args.rows), "--rounds", str(args.rounds), "--threads", str(args.threads)]
+    for case, results in run_cases(__file__, args.cases, args.libraries, options):
         metric = "test RMSE" if case == "regression" else "test accuracy"
         print(f"\n({case})  {'library':<9} {'s/round':>8} {'peak MiB':>9} {metric:>14}"
               f" {'time ratio':>11} {'memory ratio':>13} {'metric ratio':>13}")

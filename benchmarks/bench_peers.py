@@ -29,7 +29,6 @@ subprocess; time is the whole fit (binning and validation scoring included).
 """
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_core import BINS, LAMBDA, LEARNING_RATE, LEAVES, MIN_LEAF, make_data  # noqa: E402
+from bench_core import (BINS, LAMBDA, LEARNING_RATE, LEAVES, MIN_LEAF,  # noqa: E402
+                        make_data, run_cases)
 
 N_VALID = 10_000
 
@@ -165,15 +165,9 @@ def main():
         return
     print(f"{args.rows} training rows, {N_VALID} validation, 50000 test; at most "
           f"{args.max_rounds} rounds, patience {args.patience}, {args.threads} threads")
-    for case in args.cases.split(","):
-        results = {}
-        for library in args.libraries.split(","):
-            out = subprocess.run(
-                [sys.executable, __file__, "--worker", library, case, "--rows", str(args.rows),
-                 "--max-rounds", str(args.max_rounds), "--patience", str(args.patience),
-                 "--threads", str(args.threads)],
-                capture_output=True, text=True, check=True)
-            results[library] = json.loads(out.stdout.strip().splitlines()[-1])
+    options = ["--rows", str(args.rows), "--max-rounds", str(args.max_rounds),
+               "--patience", str(args.patience), "--threads", str(args.threads)]
+    for case, results in run_cases(__file__, args.cases, args.libraries, options):
         metric = "test RMSE" if case == "regression" else "test accuracy"
         print(f"\n({case})  {'library':<9} {'rounds used':>15} {'seconds':>8} {metric:>14}"
               f" {'time / gbmo':>12}")
