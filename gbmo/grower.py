@@ -574,13 +574,14 @@ class RowEntries:
     in their common bin (build_histograms_by_row), and blocks of features of
     about equal entries, one per thread."""
 
-    def __init__(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_blocks):
+    def __init__(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_threads):
         self.by_row = by_row  # per feature
         self.indptr, self.feature, self.bin = row_entries(
-            X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins, n_histogram_bins)
+            X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins, n_histogram_bins,
+            n_threads)
         n_features = X_binned.shape[0]
         cumulative = np.cumsum(np.bincount(self.feature, minlength=n_features))
-        bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_blocks + 1)[1:-1])
+        bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_threads + 1)[1:-1])
         self.blocks = np.concatenate([[0], bounds, [n_features]]).astype(np.int32)
         self.mean_entries_per_row = len(self.feature) / max(1, X_binned.shape[1])
 
@@ -621,12 +622,12 @@ class GrowerWorkspace:
             self._common_bins = common, share
         return self._common_bins
 
-    def row_entries(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_blocks):
+    def row_entries(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_threads):
         """The RowEntries of the features where by_row is True, None when
         there are none; built once per run."""
         if self._row_entries is None:
             self._row_entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
-                                            n_blocks) if by_row.any() else False)
+                                            n_threads) if by_row.any() else False)
         return self._row_entries or None
 
     def histogram_pool(self, shape, capacity):

@@ -387,19 +387,26 @@ def mostly_common_bins(rng, n_rows, n_features, n_bins):
     return X_binned, common
 
 
-def test_row_entries_list_each_rows_values_outside_the_common_bin():
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("n_rows", [50, 9000])  # 9,000: three blocks of rows, the last partial
+def test_row_entries_list_each_rows_values_outside_the_common_bin(n_rows, n_threads):
     rng = np.random.default_rng(16)
     n_bins = 6
-    X_binned, common = mostly_common_bins(rng, 50, 5, n_bins)
+    X_binned, common = mostly_common_bins(rng, n_rows, 5, n_bins)
     features = np.array([0, 1, 3], dtype=np.int32)
-    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, n_bins)
+    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, n_bins, n_threads)
     mapped = np.minimum(X_binned, n_bins - 1)
-    for r in range(50):
+    outside = mapped[features] != common[features, None]  # (features, rows)
+    np.testing.assert_array_equal(np.diff(indptr), outside.sum(axis=0))
+    for r in rng.choice(n_rows, size=50, replace=False):
         expected = [(f, mapped[f, r]) for f in features if mapped[f, r] != common[f]]
         entries = slice(indptr[r], indptr[r + 1])
         assert list(zip(entry_feature[entries], entry_bin[entries])) == expected
+    rows, positions = np.nonzero(outside.T)  # every entry, row by row, features ascending
+    np.testing.assert_array_equal(entry_feature, features[positions])
+    np.testing.assert_array_equal(entry_bin, mapped[features[positions], rows])
     with pytest.raises(ValueError, match="ascending"):
-        row_entries(X_binned, features[::-1].copy(), common, n_bins)
+        row_entries(X_binned, features[::-1].copy(), common, n_bins, n_threads)
 
 
 @pytest.mark.parametrize("n_blocks", [1, 2, 3])
@@ -412,7 +419,7 @@ def test_histograms_by_row_equal_the_reference(n_blocks, width):
     n_rows, n_features, n_bins = 300, 7, 6
     X_binned, common = mostly_common_bins(rng, n_rows, n_features, n_bins)
     by_row = np.array([0, 1, 2, 4, 6], dtype=np.int32)
-    indptr, entry_feature, entry_bin = row_entries(X_binned, by_row, common, n_bins)
+    indptr, entry_feature, entry_bin = row_entries(X_binned, by_row, common, n_bins, 2)
     wanted = np.zeros(n_features, dtype=np.uint8)
     wanted[[0, 1, 4, 6]] = 1  # feature 2 has entries but is not wanted in this tree
     blocks = np.linspace(0, n_features, n_blocks + 1).astype(np.int32)
@@ -434,7 +441,7 @@ def test_histograms_by_row_reject_inconsistent_arguments():
     rng = np.random.default_rng(18)
     X_binned, common = mostly_common_bins(rng, 20, 3, 4)
     features = np.arange(3, dtype=np.int32)
-    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, 4)
+    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, 4, 2)
     rows = np.arange(20, dtype=np.uint32)
     ordered = np.zeros((20, 2), dtype=np.float32)
     wanted = np.ones(3, dtype=np.uint8)

@@ -345,13 +345,21 @@ def build_histograms_by_row(const int64_t[::1] indptr,
                 fill_skipped_bin(&hist[f, 0, 0], n_bins, width, skipped_bins[f], &totals[0])
 
 
+# row_entries walks the binned data in blocks of this many rows, feature by
+# feature: each read is contiguous, and a block's entries (about 600 KB at
+# 30 a row) stay in cache while they are scattered into place.
+cdef Py_ssize_t ROW_ENTRIES_BLOCK = 4096
+
+
 def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
-                const int[::1] skipped_bins, Py_ssize_t n_bins):
+                const int[::1] skipped_bins, Py_ssize_t n_bins, int n_threads):
     """(indptr, entry_feature, entry_bin) for build_histograms_by_row: per row,
     the features (ascending) among `features` whose value is not in their
-    skipped bin, with the histogram row of that value."""
+    skipped bin, with the histogram row of that value. Threads take blocks of
+    rows, so the result does not depend on their number."""
     cdef Py_ssize_t n_rows = X_binned.shape[1]
-    cdef Py_ssize_t fi, f, r, position
+    cdef Py_ssize_t n_blocks = (n_rows + ROW_ENTRIES_BLOCK - 1) // ROW_ENTRIES_BLOCK
+    cdef Py_ssize_t block, fi, f, r, first, last, position
     cdef Py_ssize_t missing_row = n_bins - 1
     cdef X_BINNED_t b
     for fi in range(1, features.shape[0]):
@@ -359,12 +367,17 @@ def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
             raise ValueError("row_entries needs features in ascending order")
     indptr_array = np.zeros(n_rows + 1, dtype=np.int64)
     cdef int64_t[::1] indptr = indptr_array
-    with nogil:
+    cdef bint parallel = n_threads > 1 and n_blocks > 1
+    for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
+                        use_threads_if=parallel):
+        first = block * ROW_ENTRIES_BLOCK
+        last = min(first + ROW_ENTRIES_BLOCK, n_rows)
         for fi in range(features.shape[0]):
             f = features[fi]
-            for r in range(n_rows):
+            for r in range(first, last):
                 if histogram_row(X_binned[f, r], missing_row) != skipped_bins[f]:
                     indptr[r + 1] += 1
+    with nogil:
         for r in range(n_rows):
             indptr[r + 1] += indptr[r]
     feature_array = np.empty(indptr[n_rows], dtype=np.int32)
@@ -373,10 +386,13 @@ def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
     cdef X_BINNED_t[::1] entry_bin = bin_array
     fill = indptr_array[:n_rows].copy()
     cdef int64_t[::1] next_entry = fill
-    with nogil:
+    for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
+                        use_threads_if=parallel):
+        first = block * ROW_ENTRIES_BLOCK
+        last = min(first + ROW_ENTRIES_BLOCK, n_rows)
         for fi in range(features.shape[0]):
             f = features[fi]
-            for r in range(n_rows):
+            for r in range(first, last):
                 b = <X_BINNED_t> histogram_row(X_binned[f, r], missing_row)
                 if b != skipped_bins[f]:
                     position = next_entry[r]
