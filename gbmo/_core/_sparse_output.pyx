@@ -145,6 +145,7 @@ cdef struct Thread:
     double* top_left         # top_k
     double* top_right        # top_k
     Py_ssize_t* order        # node rows sorted by bin
+    Py_ssize_t* outside_bin0 # the node rows not in bin 0, in row order
     Py_ssize_t* bin_start    # missing_bin + 2
 
 
@@ -419,7 +420,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     for i in range(parent_hess.shape[0]):
         parent_hess_total += parent_hess[i]
     c.parent_hess_total = parent_hess_total
-    cdef Py_ssize_t fi, f, b, r, n_bins, n_rows_node = rows.shape[0]
+    cdef Py_ssize_t fi, f, b, r, n_bins, n_outside, placed, n_rows_node = rows.shape[0]
     cdef Thread* t
     cdef double gain, left_count
     cdef int bin_
@@ -446,6 +447,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         t.top_left = <double*> malloc(top_k * sizeof(double))
         t.top_right = <double*> malloc(top_k * sizeof(double))
         t.order = <Py_ssize_t*> malloc((n_rows_node + 1) * sizeof(Py_ssize_t))
+        t.outside_bin0 = <Py_ssize_t*> malloc((n_rows_node + 1) * sizeof(Py_ssize_t))
         t.bin_start = <Py_ssize_t*> malloc((missing_bin + 2) * sizeof(Py_ssize_t))
         t.current = 0
         t.current_bin = 0
@@ -460,17 +462,32 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         for fi in prange(features.shape[0], schedule="dynamic"):
             f = features[fi]
             n_bins = n_bins_non_missing[f]
-            # Counting sort of the node's rows by bin.
+            # Counting sort of the node's rows by bin. When bin 0 holds most of
+            # them, scan_either scans from the top, which never reads bin 0's
+            # rows: only the others are placed (a sparse feature's few).
             for b in range(missing_bin + 2):
                 t.bin_start[b] = 0
-            for r in range(n_rows_node):
-                t.bin_start[X_binned[f, rows[r]] + 1] += 1
-            for b in range(missing_bin + 1):
-                t.bin_start[b + 1] += t.bin_start[b]
+            n_outside = 0
             for r in range(n_rows_node):
                 b = X_binned[f, rows[r]]
-                t.order[t.bin_start[b]] = r
-                t.bin_start[b] += 1
+                t.bin_start[b + 1] += 1
+                if b != 0:
+                    t.outside_bin0[n_outside] = r
+                    n_outside = n_outside + 1
+            for b in range(missing_bin + 1):
+                t.bin_start[b + 1] += t.bin_start[b]
+            if 2 * (n_rows_node - n_outside) > n_rows_node:
+                for placed in range(n_outside):
+                    r = t.outside_bin0[placed]
+                    b = X_binned[f, rows[r]]
+                    t.order[t.bin_start[b]] = r
+                    t.bin_start[b] += 1
+                t.bin_start[0] += n_rows_node - n_outside
+            else:
+                for r in range(n_rows_node):
+                    b = X_binned[f, rows[r]]
+                    t.order[t.bin_start[b]] = r
+                    t.bin_start[b] += 1
             for b in range(missing_bin, 0, -1):
                 t.bin_start[b] = t.bin_start[b - 1]
             t.bin_start[0] = 0
@@ -516,6 +533,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         free(t.top_left)
         free(t.top_right)
         free(t.order)
+        free(t.outside_bin0)
         free(t.bin_start)
         free(t)
 
