@@ -343,6 +343,25 @@ def test_a_y_without_any_label_trains_a_model_that_ranks_every_label_alike(objec
     assert np.all(scores == raw[0, 0])
 
 
+@pytest.mark.parametrize("objective", ["squared_hinge", "sigmoid"])
+def test_a_one_value_feature_with_missing_values_splits_on_missingness(objective):
+    """Found by the long fuzz: with one bin and most rows in it, the search
+    from the top bins reads bin 0's rows too (the missing-left candidate has
+    no threshold above bin 0), which the partial counting sort had left
+    unplaced: a segmentation fault."""
+    rng = np.random.default_rng(5)
+    missing = rng.random(120) < 0.3
+    X = np.where(missing, np.nan, 1.0)[:, None]
+    labels = np.where(missing, 0, 1 + rng.integers(0, 3, size=120))
+    Y = sp.csr_matrix((np.ones(120), (np.arange(120), labels)), shape=(120, 6))
+    booster = gbmo.train(dict(BASE_PARAMS, objective=objective, top_k=2, min_samples_leaf=5),
+                         gbmo.Dataset(X, Y), 5)
+    assert any(t.n_leaves == 2 for t in booster.trees)
+    top, _ = booster.predict_topk(X, 1)
+    np.testing.assert_array_equal(top[missing, 0], 0)
+    assert np.all(top[~missing, 0] != 0)
+
+
 def test_restricted_sigmoid_at_extreme_scores_warns_nothing():
     """Found by the long fuzz: 1 / (1 + exp(-f)) overflowed with a
     RuntimeWarning at f < -709; the limits are exact."""

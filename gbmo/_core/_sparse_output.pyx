@@ -464,7 +464,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
             n_bins = n_bins_non_missing[f]
             # Counting sort of the node's rows by bin. When bin 0 holds most of
             # them, scan_either scans from the top, which never reads bin 0's
-            # rows: only the others are placed (a sparse feature's few).
+            # rows when there is a threshold above it (n_bins > 1): only the
+            # others are placed (a sparse feature's few).
             for b in range(missing_bin + 2):
                 t.bin_start[b] = 0
             n_outside = 0
@@ -476,7 +477,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
                     n_outside = n_outside + 1
             for b in range(missing_bin + 1):
                 t.bin_start[b + 1] += t.bin_start[b]
-            if 2 * (n_rows_node - n_outside) > n_rows_node:
+            if 2 * (n_rows_node - n_outside) > n_rows_node and n_bins > 1:
                 for placed in range(n_outside):
                     r = t.outside_bin0[placed]
                     b = X_binned[f, rows[r]]
