@@ -350,9 +350,13 @@ def _check_train_save_load(case):
     assert booster.num_trees == expected_trees
     assert booster.n_outputs == n_outputs
 
+    # A 1-D target with one output predicts (n,), as LightGBM does.
+    one_dimensional = not sparse_labels and np.ndim(y) == 1 and n_outputs == 1
+    assert booster.one_dimensional_target == one_dimensional
+    shape = (n,) if one_dimensional else (n, n_outputs)
     prediction = booster.predict(X)
     raw = booster.predict(X, raw_score=True)
-    assert prediction.shape == (n, n_outputs) and raw.shape == (n, n_outputs)
+    assert prediction.shape == shape and raw.shape == shape
     assert np.all(np.isfinite(raw)), "non-finite raw scores"
     assert np.all(np.isfinite(prediction)), "non-finite predictions"
     if sparse_labels:
@@ -362,7 +366,7 @@ def _check_train_save_load(case):
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
     else:
         np.testing.assert_array_equal(
-            capture.prediction, prediction,
+            capture.prediction.reshape(shape), prediction,
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
     bagged = params.get("subsample", 1.0) < 1.0
     check_tree_invariants(booster, X, n, bagged)
