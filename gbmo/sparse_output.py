@@ -143,10 +143,14 @@ def _union_scores(Y, D, base):
     n_labels = Y.shape[1]
     y_keys = _entry_keys(Y)
     d_keys = _entry_keys(D)
-    keys = np.union1d(y_keys, d_keys)
-    score = np.full(keys.shape, base, dtype=np.float64)
-    if d_keys.size:
-        score[np.searchsorted(keys, d_keys)] += D.data
+    # Both key arrays are sorted (canonical CSR), so Y's keys missing from D
+    # are inserted where they belong: np.union1d sorted (hashed) them all
+    # again, 9% of a round on bibtex.
+    place = np.searchsorted(d_keys, y_keys)
+    in_d = place < d_keys.size
+    in_d[in_d] = d_keys[place[in_d]] == y_keys[in_d]
+    keys = np.insert(d_keys, place[~in_d], y_keys[~in_d])
+    score = np.insert(base + D.data.astype(np.float64), place[~in_d], base)
     positive = np.zeros(keys.shape, dtype=bool)
     positive[np.searchsorted(keys, y_keys)] = True
     return keys // n_labels, (keys % n_labels), score, positive

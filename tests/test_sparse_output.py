@@ -112,6 +112,26 @@ def test_squared_hinge_gradients_leave_out_absent_labels_scored_below_the_margin
     np.testing.assert_allclose(hess, [2.0, 2.0])
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gradients_cover_the_union_of_the_labels_and_the_scored_entries(seed):
+    """Against dense arrays: every (row, label) present in Y or scored in D,
+    in row-major order, with f = base + D and y from Y (sigmoid keeps all)."""
+    Y = sp.random(40, 9, density=0.2, format="csr", random_state=seed)
+    Y.data[:] = 1.0
+    D = sp.random(40, 9, density=0.4, format="csr", random_state=seed + 10)
+    D.data -= 0.5
+    loss = SparseSigmoid(threshold=-50.0)  # every scored entry stays active
+    indptr, labels, grad, hess = loss.gradients(Y, D, -2.0)
+    union = (Y.toarray() != 0) | (D.toarray() != 0)
+    rows, expected_labels = np.nonzero(union)
+    np.testing.assert_array_equal(indptr, np.r_[0, np.cumsum(union.sum(axis=1))])
+    np.testing.assert_array_equal(labels, expected_labels)
+    f = -2.0 + D.toarray()[rows, expected_labels]
+    p = 1.0 / (1.0 + np.exp(-f))
+    np.testing.assert_allclose(grad, p - Y.toarray()[rows, expected_labels], rtol=1e-6)
+    np.testing.assert_allclose(hess, p * (1.0 - p), rtol=1e-6)
+
+
 def slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad, dense_hess, top_k,
                      lambda_l2, min_samples_leaf):
     """The unrestricted sparse split of every feature by brute force on dense
