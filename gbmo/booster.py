@@ -107,7 +107,12 @@ class Booster:
         self.loss = loss
         self.n_features = n_features
         self.n_outputs = n_outputs
-        self.init_score = np.asarray(init_score, dtype=np.float64)
+        # The kernels take a contiguous (n_outputs,) array; a loss may return a
+        # scalar for one output, or a (1, d) row.
+        init_score = np.asarray(init_score, dtype=np.float64)
+        if init_score.size != n_outputs:
+            raise ValueError(f"init_score has {init_score.size} values for {n_outputs} outputs")
+        self.init_score = np.ascontiguousarray(init_score.reshape(n_outputs))
         self.feature_names = feature_names
 
     def _add_tree(self, tree):

@@ -165,6 +165,7 @@ def test_a_model_file_without_the_target_shape_predicts_two_dimensional():
     data = booster.dump_model()
     del data["one_dimensional_target"]  # files written before the field existed
     loaded = gbmo.Booster(model_str=json.dumps(data))
+    assert loaded.predict(X).shape == (200, 1)
     np.testing.assert_array_equal(loaded.predict(X)[:, 0], booster.predict(X))
 
 

@@ -198,15 +198,8 @@ def test_float32_values_compared_in_double():
     np.testing.assert_array_equal(out[:, 0], [2.0, 1.0, 1.0])
 
 
-def test_predict_raw_empty_inputs():
+def test_a_single_leaf_forest_adds_its_leaf_to_every_row():
     rng = np.random.default_rng(4)
-    trees = forest_of(rng, 2, 3, 2)
-    forest = _PackedForest(trees)
-    out = np.zeros((0, 2))
-    predict_raw(np.zeros((0, 3)), *forest.raw_arguments(), *forest.leaves.kernel_arguments(),
-                np.zeros(2), out, 2)
-    assert out.shape == (0, 2)
-    # a forest whose only tree is a single leaf adds that leaf to every row
     stump = Tree(np.array([[1.5, -2.0]]), node_feature=[0], node_threshold=[0.0], node_bin=[0],
                  node_missing_left=[0], node_left=[-1], node_right=[-1], node_value=[0],
                  node_gain=[0.0], node_count=[0])
@@ -214,6 +207,18 @@ def test_predict_raw_empty_inputs():
     X = make_X(rng, 7, 3)
     out = kernel_raw(forest, X, np.ones(2))
     np.testing.assert_array_equal(out, np.tile([2.5, -1.0], (7, 1)))
+
+
+def test_predict_raw_refuses_an_init_score_or_out_of_the_wrong_size():
+    """The kernel writes out's rows from init_score with bounds checks off."""
+    rng = np.random.default_rng(4)
+    forest = _PackedForest(forest_of(rng, 2, 3, 4))
+    X = make_X(rng, 5, 3)
+    arguments = (*forest.raw_arguments(), *forest.leaves.kernel_arguments())
+    with pytest.raises(ValueError, match="init_score of 1"):
+        predict_raw(X, *arguments, np.zeros(1), np.empty((5, 4)), 1)
+    with pytest.raises(ValueError, match="out with 4 rows"):
+        predict_raw(X, *arguments, np.zeros(4), np.empty((4, 4)), 1)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

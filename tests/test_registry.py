@@ -537,3 +537,54 @@ def test_a_loss_registered_in_code_trains_saves_and_loads(tmp_path):
         registry.LOSSES.unregister("half_mse_for_test")
     with pytest.raises(gbmo.ModelFormatError, match="half_mse_for_test"):
         gbmo.Booster(model_file=tmp_path / "m.json")
+
+
+@pytest.mark.parametrize("shape", ["scalar", "row"])
+def test_a_loss_whose_init_score_is_a_scalar_or_a_row_predicts_from_it(shape):
+    """np.tile took either before the kernels started rows themselves; the
+    booster now stores init_score as the (n_outputs,) array they read."""
+    import gbmo
+    from gbmo import registry
+    from gbmo.losses import SquaredError
+
+    class ShapedInit(SquaredError):
+        name = "shaped_init_for_test"
+
+        def init_score(self, y, weight):
+            mean = np.mean(y, axis=0)
+            return float(mean[0]) if shape == "scalar" else mean[None, :]
+
+    gbmo.register_loss("shaped_init_for_test")(ShapedInit)
+    try:
+        X = np.random.default_rng(1).normal(size=(100, 2))
+        y = 3.0 + X[:, 0]
+        booster = gbmo.train({"objective": "shaped_init_for_test", "verbosity": 0},
+                             gbmo.Dataset(X, y), 3)
+    finally:
+        registry.LOSSES.unregister("shaped_init_for_test")
+    assert booster.init_score.shape == (1,)
+    np.testing.assert_allclose(booster.init_score, [y.mean()])
+    leaves = sum(tree.leaf_values[leaf, 0] for tree, leaf in zip(
+        booster.trees, booster.predict_leaf(X).T))
+    np.testing.assert_allclose(booster.predict(X), y.mean() + leaves, rtol=1e-12)
+
+
+def test_a_loss_whose_init_score_has_the_wrong_size_is_refused_by_name():
+    import gbmo
+    from gbmo import registry
+    from gbmo.losses import SquaredError
+
+    class WrongInit(SquaredError):
+        name = "wrong_init_for_test"
+
+        def init_score(self, y, weight):
+            return np.zeros(y.shape[1] + 1)
+
+    gbmo.register_loss("wrong_init_for_test")(WrongInit)
+    try:
+        X = np.random.default_rng(2).normal(size=(50, 2))
+        with pytest.raises(ValueError, match="init_score has 2 values for 1 outputs"):
+            gbmo.train({"objective": "wrong_init_for_test", "verbosity": 0},
+                       gbmo.Dataset(X, X[:, 0]), 2)
+    finally:
+        registry.LOSSES.unregister("wrong_init_for_test")

@@ -283,6 +283,8 @@ def test_predict_raw_csr_equals_dense(dtype, index_dtype):
     predict_raw_csr(X.data, X.indices, X.indptr, *arguments, *leaves, np.array([0.25]),
                     got, N_THREADS)
     np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match="init_score of 2"):
+        predict_raw_csr(X.data, X.indices, X.indptr, *arguments, *leaves, np.zeros(2), got, 1)
     expected_leaf = np.zeros((D.shape[0], len(specs)), NODE_DTYPE)
     predict_leaf_raw(D, *arguments, expected_leaf, 1)
     got_leaf = np.zeros_like(expected_leaf)

@@ -15,7 +15,7 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 
 from .common cimport NODE_t, ROW_t, X_BINNED_t, X_t
-from .leaves cimport add_leaf, start_row
+from .leaves cimport add_leaf, check_prediction_shapes, start_row
 
 ctypedef fused X_IN_t:
     float
@@ -65,6 +65,7 @@ def predict_raw(const X_IN_t[:, :] X,
     cdef bint is_double = X_IN_t is double
     cdef Py_ssize_t i, t
     cdef NODE_t node
+    check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
         start_row(&out[i, 0], &init_score[0], d)

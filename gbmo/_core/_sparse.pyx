@@ -20,7 +20,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from .common cimport G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row
-from .leaves cimport add_leaf, start_row
+from .leaves cimport add_leaf, check_prediction_shapes, start_row
 from numpy cimport int32_t, int64_t, uint32_t
 
 ctypedef fused X_IN_t:
@@ -376,6 +376,7 @@ def predict_raw_csr(const X_IN_t[::1] data,
     cdef NODE_t node
     cdef const X_IN_t* data_ptr = NULL
     cdef const INDEX_t* indices_ptr = NULL
+    check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     if data.shape[0] > 0:
         data_ptr = &data[0]
         indices_ptr = &indices[0]

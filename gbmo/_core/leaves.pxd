@@ -24,3 +24,12 @@ cdef inline void start_row(double* out_row, const double* init_score, Py_ssize_t
     cdef Py_ssize_t m
     for m in range(d):
         out_row[m] = init_score[m]
+
+
+cdef inline int check_prediction_shapes(Py_ssize_t n_rows, Py_ssize_t n_init_scores,
+                                        Py_ssize_t out_rows, Py_ssize_t d) except -1:
+    """start_row reads d initial scores and writes out's rows: both must fit."""
+    if n_init_scores != d or out_rows != n_rows:
+        raise ValueError(f"out must be ({n_rows}, d) and init_score (d,); got out with "
+                         f"{out_rows} rows and {d} columns, init_score of {n_init_scores}")
+    return 0
