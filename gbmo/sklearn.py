@@ -335,15 +335,21 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
             raise ValueError(f"eval_set y must have shape {expected}, got {y.shape}")
         return y
 
+    def _format(self, prediction):
+        # An estimator pickled before boosters knew their target's shape
+        # restores one that predicts (n, 1) for a 1-D target.
+        return prediction[:, 0] if self._y_is_1d and prediction.ndim == 2 else prediction
+
     def predict(self, X):
         """Predictions (n,) for a 1-D training target, else (n, d)."""
         X = self._check_predict_X(X)
-        return self.booster_.predict(X)
+        return self._format(self.booster_.predict(X))
 
     def staged_predict(self, X):
         """Yields the predictions after each round, up to best_iteration_
         (the last one equals predict(X))."""
-        yield from self._staged_raw(X)
+        for prediction in self._staged_raw(X):
+            yield self._format(prediction)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

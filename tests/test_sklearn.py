@@ -1,5 +1,6 @@
 """scikit-learn estimators: GBMORegressor, GBMOClassifier."""
 import inspect
+import json
 import pickle
 import subprocess
 import tempfile
@@ -17,6 +18,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
+import gbmo  # noqa: E402
 from gbmo.sklearn import GBMOClassifier, GBMORegressor  # noqa: E402
 
 # -- scikit-learn's estimator checks ----------------------------------------
@@ -363,6 +365,23 @@ def test_pickle_joblib_and_clone_round_trips(make, tmp_path):
     assert fresh.get_params() == model.get_params()
     assert not hasattr(fresh, "booster_")
     np.testing.assert_array_equal(fresh.fit(X, y).predict(X), expected)  # deterministic
+
+
+def test_a_regressor_pickled_before_boosters_knew_the_target_shape_predicts_one_column():
+    """Its booster's model text has no one_dimensional_target, so the booster
+    predicts (n, 1); the estimator still returns (n,) for its 1-D y."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    model = GBMORegressor(**SMALL).fit(X, X[:, 0])
+    state = pickle.loads(pickle.dumps(model)).__dict__
+    data = json.loads(state["booster_"].model_to_string())
+    del data["one_dimensional_target"]
+    state["booster_"] = gbmo.Booster(model_str=json.dumps(data))
+    old = GBMORegressor.__new__(GBMORegressor)
+    old.__dict__.update(state)
+    assert old.booster_.predict(X).shape == (200, 1)
+    np.testing.assert_array_equal(old.predict(X), model.predict(X))
+    np.testing.assert_array_equal(list(old.staged_predict(X))[-1], model.predict(X))
 
 
 def test_staged_predict_ends_at_predict():
