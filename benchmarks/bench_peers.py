@@ -19,6 +19,9 @@ y = tanh(X[:, :20] W) + noise; (b) classification, 50 features, 10 classes.
   vector leaves a round).
 - scikit-learn: HistGradientBoosting, one model per output (regression);
   its multiclass (10 trees a round).
+- catboost_lossguide (not run by default): CatBoost growing gbmo's tree
+  shape, best-first to 63 leaves, to tell its symmetric trees' share of its
+  accuracy from the rest of CatBoost.
 
 Every library gets learning rate 0.1, 63 leaves (CatBoost depth 6), 63 bins,
 L2 1, 20 rows per leaf (not CatBoost: symmetric trees have no such limit),
@@ -91,14 +94,14 @@ def fit_xgboost(case, data, max_rounds, patience, threads):
     return predict, model.best_iteration + 1
 
 
-def fit_catboost(case, data, max_rounds, patience, threads):
+def fit_catboost(case, data, max_rounds, patience, threads, shape=None):
     import catboost
 
     X, Y, X_valid, Y_valid = data
-    common = dict(iterations=max_rounds, learning_rate=LEARNING_RATE, depth=6,
-                  l2_leaf_reg=LAMBDA, border_count=BINS, thread_count=threads,
-                  od_type="Iter", od_wait=patience, use_best_model=True, verbose=False,
-                  allow_writing_files=False)
+    shape = shape or {"depth": 6}
+    common = dict(iterations=max_rounds, learning_rate=LEARNING_RATE, l2_leaf_reg=LAMBDA,
+                  border_count=BINS, thread_count=threads, od_type="Iter", od_wait=patience,
+                  use_best_model=True, verbose=False, allow_writing_files=False, **shape)
     if case == "regression":
         model = catboost.CatBoostRegressor(loss_function="MultiRMSE", **common)
     else:
@@ -132,8 +135,18 @@ def fit_sklearn(case, data, max_rounds, patience, threads):
     return models[0].predict_proba, rounds[0]
 
 
+def fit_catboost_lossguide(case, data, max_rounds, patience, threads):
+    """CatBoost with gbmo's tree shape (best-first, 63 leaves, 20 rows per
+    leaf) instead of its symmetric trees: which of the two its accuracy comes from."""
+    return fit_catboost(case, data, max_rounds, patience, threads,
+                        {"grow_policy": "Lossguide", "max_leaves": LEAVES,
+                         "min_data_in_leaf": MIN_LEAF})
+
+
 FITTERS = {"gbmo": fit_gbmo, "lightgbm": fit_lightgbm, "xgboost": fit_xgboost,
-           "catboost": fit_catboost, "sklearn": fit_sklearn}
+           "catboost": fit_catboost, "sklearn": fit_sklearn,
+           "catboost_lossguide": fit_catboost_lossguide}
+DEFAULT_LIBRARIES = "gbmo,lightgbm,xgboost,catboost,sklearn"
 
 
 def worker(library, case, n_rows, max_rounds, patience, threads):
@@ -157,7 +170,8 @@ def main():
     parser.add_argument("--patience", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cases", default="regression,classification")
-    parser.add_argument("--libraries", default=",".join(FITTERS))
+    parser.add_argument("--libraries", default=DEFAULT_LIBRARIES,
+                        help=f"comma-separated, of {', '.join(FITTERS)}")
     parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -169,7 +183,7 @@ def main():
                "--patience", str(args.patience), "--threads", str(args.threads)]
     for case, results in run_cases(__file__, args.cases, args.libraries, options):
         metric = "test RMSE" if case == "regression" else "test accuracy"
-        print(f"\n({case})  {'library':<9} {'rounds used':>15} {'seconds':>8} {metric:>14}"
+        print(f"\n({case})  {'library':<18} {'rounds used':>15} {'seconds':>8} {metric:>14}"
               f" {'time / gbmo':>12}")
         ours = results.get("gbmo")
         for library, r in results.items():
@@ -177,7 +191,7 @@ def main():
             shown = (str(rounds[0]) if len(rounds) == 1
                      else f"{min(rounds)}-{max(rounds)} x{len(rounds)}")
             ratio = "" if ours is None else f"{r['seconds'] / ours['seconds']:.2f}"
-            print(f"{'':13}{library:<9} {shown:>15} {r['seconds']:8.1f} {r['metric']:14.5f}"
+            print(f"{'':13}{library:<18} {shown:>15} {r['seconds']:8.1f} {r['metric']:14.5f}"
                   f" {ratio:>12}")
 
 
