@@ -351,6 +351,28 @@ def build_histograms_by_row(const int64_t[::1] indptr,
 cdef Py_ssize_t ROW_ENTRIES_BLOCK = 4096
 
 
+cdef void block_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
+                        const int[::1] skipped_bins, Py_ssize_t missing_row, Py_ssize_t block,
+                        bint counting, int64_t* per_row, int32_t* entry_feature,
+                        X_BINNED_t* entry_bin) noexcept nogil:
+    """The entries of block's rows, feature by feature: counted into
+    per_row[r] when counting, else written at per_row[r] (the row's next
+    free place), which advances."""
+    cdef Py_ssize_t first = block * ROW_ENTRIES_BLOCK
+    cdef Py_ssize_t last = min(first + ROW_ENTRIES_BLOCK, X_binned.shape[1])
+    cdef Py_ssize_t fi, f, r
+    cdef X_BINNED_t b
+    for fi in range(features.shape[0]):
+        f = features[fi]
+        for r in range(first, last):
+            b = <X_BINNED_t> histogram_row(X_binned[f, r], missing_row)
+            if b != skipped_bins[f]:
+                if not counting:
+                    entry_feature[per_row[r]] = <int32_t> f
+                    entry_bin[per_row[r]] = b
+                per_row[r] += 1
+
+
 def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
                 const int[::1] skipped_bins, Py_ssize_t n_bins, int n_threads):
     """(indptr, entry_feature, entry_bin) for build_histograms_by_row: per row,
@@ -359,9 +381,8 @@ def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
     rows, so the result does not depend on their number."""
     cdef Py_ssize_t n_rows = X_binned.shape[1]
     cdef Py_ssize_t n_blocks = (n_rows + ROW_ENTRIES_BLOCK - 1) // ROW_ENTRIES_BLOCK
-    cdef Py_ssize_t block, fi, f, r, first, last, position
+    cdef Py_ssize_t block, fi, r
     cdef Py_ssize_t missing_row = n_bins - 1
-    cdef X_BINNED_t b
     for fi in range(1, features.shape[0]):
         if features[fi] <= features[fi - 1]:
             raise ValueError("row_entries needs features in ascending order")
@@ -370,13 +391,8 @@ def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
     cdef bint parallel = n_threads > 1 and n_blocks > 1
     for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
                         use_threads_if=parallel):
-        first = block * ROW_ENTRIES_BLOCK
-        last = min(first + ROW_ENTRIES_BLOCK, n_rows)
-        for fi in range(features.shape[0]):
-            f = features[fi]
-            for r in range(first, last):
-                if histogram_row(X_binned[f, r], missing_row) != skipped_bins[f]:
-                    indptr[r + 1] += 1
+        block_entries(X_binned, features, skipped_bins, missing_row, block, True,
+                      &indptr[1], NULL, NULL)
     with nogil:
         for r in range(n_rows):
             indptr[r + 1] += indptr[r]
@@ -388,15 +404,6 @@ def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
     cdef int64_t[::1] next_entry = fill
     for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
                         use_threads_if=parallel):
-        first = block * ROW_ENTRIES_BLOCK
-        last = min(first + ROW_ENTRIES_BLOCK, n_rows)
-        for fi in range(features.shape[0]):
-            f = features[fi]
-            for r in range(first, last):
-                b = <X_BINNED_t> histogram_row(X_binned[f, r], missing_row)
-                if b != skipped_bins[f]:
-                    position = next_entry[r]
-                    entry_feature[position] = <int32_t> f
-                    entry_bin[position] = b
-                    next_entry[r] = position + 1
+        block_entries(X_binned, features, skipped_bins, missing_row, block, False,
+                      &next_entry[0], &entry_feature[0], &entry_bin[0])
     return indptr_array, feature_array, bin_array
