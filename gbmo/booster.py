@@ -45,15 +45,42 @@ class _PackedForest:
         self.node_left = offset("node_left", node_offsets)
         self.node_right = offset("node_right", node_offsets)
         self.node_value = offset("node_value", leaf_offsets)
-        self.node_feature = concat("node_feature")
+        is_leaf = self.node_left < 0
+        # the raw-X kernels read a leaf's feature before finding it is a leaf
+        self.node_feature = np.where(is_leaf, 0, concat("node_feature")).astype(np.int32)
+        self.node_child = np.ascontiguousarray(np.stack([
+            np.where(is_leaf, np.arange(len(is_leaf)), side)
+            for side in (self.node_left, self.node_right)], axis=1).ravel(), dtype=NODE_DTYPE)
+        self.tree_depth = self._tree_depths(node_offsets)
         self.node_threshold = concat("node_threshold")
         self.node_missing_left = concat("node_missing_left")
         self.node_bin = concat("node_bin")
         self.leaves = LeafArrays.concatenate([t.leaf_arrays() for t in trees])
 
-    def raw_arguments(self):
-        return (self.tree_roots, self.node_feature, self.node_threshold,
-                self.node_missing_left, self.node_left, self.node_right, self.node_value)
+    def _tree_depths(self, node_offsets):
+        """The longest root-to-leaf path of each tree, in edges, found level by
+        level for all trees at once."""
+        depth = np.zeros(len(self.node_left), dtype=np.int32)
+        level, steps = self.tree_roots, 0
+        while level.size:
+            level = level[self.node_left[level] >= 0]
+            steps += 1
+            level = np.concatenate([self.node_left[level], self.node_right[level]])
+            depth[level] = steps
+        if not len(depth):
+            return depth
+        return np.ascontiguousarray(np.maximum.reduceat(depth, node_offsets[:-1]), dtype=np.int32)
+
+    def tree_arguments(self, X):
+        """X and the trees as the prediction kernels for X's kind take them:
+        the CSR-X kernels branch per node, the dense-X kernels walk blocks of
+        rows without branches."""
+        if hasattr(X, "tocsr"):
+            return (X.data, X.indices, X.indptr, self.tree_roots, self.node_feature,
+                    self.node_threshold, self.node_missing_left, self.node_left, self.node_right,
+                    self.node_value)
+        return (X, self.tree_roots, self.tree_depth, self.node_feature, self.node_threshold,
+                self.node_missing_left, self.node_child, self.node_value)
 
 
 def _load_loss(objective, num_class, objective_params):
@@ -174,10 +201,9 @@ class Booster:
             out = np.empty((X.shape[0], self.n_outputs))
             forest = self._forest(n_trees)
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
-            kernel, data = ((predict_raw_csr, (X.data, X.indices, X.indptr))
-                            if hasattr(X, "tocsr") else (predict_raw, (X,)))
-            kernel(*data, *forest.raw_arguments(), *forest.leaves.kernel_arguments(),
-                   self.init_score, out, threads)
+            kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
+            kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
+                   out, threads)
         if not raw_score:
             out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
@@ -198,9 +224,8 @@ class Booster:
         if n_trees:
             forest = self._forest(n_trees)
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
-            kernel, data = ((predict_leaf_raw_csr, (X.data, X.indices, X.indptr))
-                            if hasattr(X, "tocsr") else (predict_leaf_raw, (X,)))
-            kernel(*data, *forest.raw_arguments(), out, threads)
+            kernel = predict_leaf_raw_csr if hasattr(X, "tocsr") else predict_leaf_raw
+            kernel(*forest.tree_arguments(X), out, threads)
             leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[: n_trees - 1]])
             out -= leaf_offsets.astype(NODE_DTYPE)
         return out

@@ -22,9 +22,10 @@ def test_predict_raw_reads_features_more_than_2_gib_apart():
     buffer[column_offset:column_offset + 4] = [-1.0, 5.0, -2.0, 7.0]  # feature 1
     # a stump on feature 1 at threshold 0: leaves 0 (left) and 1 (right)
     arrays = dict(
-        tree_roots=np.zeros(1, NODE_DTYPE), node_feature=np.array([1, 0, 0], np.int32),
-        node_threshold=np.zeros(3), node_missing_left=np.zeros(3, np.uint8),
-        node_left=np.array([1, -1, -1], NODE_DTYPE), node_right=np.array([2, -1, -1], NODE_DTYPE),
+        tree_roots=np.zeros(1, NODE_DTYPE), tree_depth=np.ones(1, np.int32),
+        node_feature=np.array([1, 0, 0], np.int32), node_threshold=np.zeros(3),
+        node_missing_left=np.zeros(3, np.uint8),
+        node_child=np.array([1, 2, 1, 1, 2, 2], NODE_DTYPE),  # a leaf is its own child
         node_value=np.array([-1, 0, 1], NODE_DTYPE))
     out = np.zeros((4, 1))
     predict_raw(X, *arrays.values(), np.array([0, 1, 2], np.int64), np.full(2, -1, np.int64),

@@ -129,7 +129,7 @@ def forest_of(rng, n_trees, n_features, d, n_bins=16, max_depth=5):
 def kernel_raw(forest, X, init_score, n_threads=2):
     # NaN where the kernel must write: it starts every row from init_score itself
     out = np.full((X.shape[0], init_score.size), np.nan)
-    predict_raw(X, *forest.raw_arguments(), *forest.leaves.kernel_arguments(), init_score, out,
+    predict_raw(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), init_score, out,
                 n_threads)
     return out
 
@@ -147,6 +147,83 @@ def test_predict_raw_matches_traversal(seed, d):
     for n_threads in (1, 2, 3):
         np.testing.assert_allclose(kernel_raw(forest, X, init_score, n_threads), expected,
                                    rtol=1e-12, atol=1e-12)
+
+
+def reference_depth(tree):
+    """The longest root-to-leaf path, in edges, by recursion."""
+    def below(node):
+        if tree.node_left[node] < 0:
+            return 0
+        return 1 + max(below(tree.node_left[node]), below(tree.node_right[node]))
+    return below(0)
+
+
+def chain_tree(length, d, rng):
+    """Node 0 sends x0 <= 0 to a leaf; its right child starts a chain of `length`
+    splits on x1 at thresholds 0, 1, 2, ..., each with a leaf on the left, so a
+    row with x0 > 0 walks until x1 is at most the threshold (NaN: missing_left)."""
+    columns = {name: [] for name in ("node_feature", "node_threshold", "node_missing_left",
+                                     "node_left", "node_right", "node_value")}
+    n_leaves = 0
+
+    def new_node(feature=0, threshold=0.0, missing_left=0):
+        for name, v in zip(columns, (feature, threshold, missing_left, -1, -1, -1)):
+            columns[name].append(v)
+        return len(columns["node_left"]) - 1
+
+    def split(node):
+        nonlocal n_leaves
+        left, right = new_node(), new_node()
+        columns["node_left"][node], columns["node_right"][node] = left, right
+        columns["node_value"][left] = n_leaves
+        n_leaves += 1
+        return right
+
+    node = split(new_node(0, 0.0, 1))
+    for k in range(length):
+        columns["node_feature"][node], columns["node_threshold"][node] = 1, float(k)
+        columns["node_missing_left"][node] = k % 2
+        node = split(node)
+    columns["node_value"][node] = n_leaves
+    n = len(columns["node_left"])
+    tree = Tree(rng.normal(size=(n_leaves + 1, d)), node_bin=np.zeros(n, int),
+                node_gain=np.zeros(n), node_count=np.zeros(n, dtype=np.int64), **columns)
+    tree.validate(2, d)
+    return tree
+
+
+@pytest.mark.parametrize("n_rows", [1, 15, 16, 17, 50])
+def test_rows_in_partial_blocks_are_predicted(n_rows):
+    """Rows walk the trees 16 at a time: fewer rows than a block, and a last
+    block cut anywhere, on trees of different depths."""
+    rng = np.random.default_rng(n_rows)
+    trees = forest_of(rng, 5, 4, 2, max_depth=6)
+    forest = _PackedForest(trees)
+    X = make_X(rng, n_rows, 4)
+    for n_threads in (1, 2):
+        np.testing.assert_allclose(kernel_raw(forest, X, np.zeros(2), n_threads),
+                                   reference_predict_raw(trees, X), rtol=1e-12, atol=1e-12)
+        leaf = np.empty((n_rows, 5), dtype=NODE_DTYPE)
+        predict_leaf_raw(*forest.tree_arguments(X), leaf, n_threads)
+        np.testing.assert_array_equal(leaf, reference_leaf_indices(trees, X))
+
+
+def test_a_deep_unbalanced_tree_sends_every_row_to_its_leaf():
+    """Most rows stop after one step while a few walk a chain 40 deep: a block
+    stops walking only when none of its rows moved."""
+    rng = np.random.default_rng(8)
+    trees = [chain_tree(40, 3, rng), *forest_of(rng, 2, 2, 3)]
+    forest = _PackedForest(trees)
+    np.testing.assert_array_equal(forest.tree_depth, [reference_depth(t) for t in trees])
+    assert forest.tree_depth[0] == 41
+    X = np.column_stack([rng.choice([-1.0, 1.0], p=[0.9, 0.1], size=200),
+                         rng.integers(-1, 45, size=200).astype(float)])
+    X[rng.random(200) < 0.1, 1] = np.nan
+    X[100:105] = [[1.0, 100.0], [1.0, 38.5], [1.0, 20.0], [1.0, np.nan], [1.0, -5.0]]
+    reached = reference_leaf_indices(trees, X)[:, 0]
+    assert list(reached[100:105]) == [41, 40, 21, 2, 1]  # the chain's end, middle and start
+    np.testing.assert_allclose(kernel_raw(forest, X, np.zeros(3)), reference_predict_raw(trees, X),
+                               rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("layout", ["C64", "F64", "C32", "F32", "strided64", "strided32",
@@ -214,11 +291,11 @@ def test_predict_raw_refuses_an_init_score_or_out_of_the_wrong_size():
     rng = np.random.default_rng(4)
     forest = _PackedForest(forest_of(rng, 2, 3, 4))
     X = make_X(rng, 5, 3)
-    arguments = (*forest.raw_arguments(), *forest.leaves.kernel_arguments())
+    arguments = (*forest.tree_arguments(X), *forest.leaves.kernel_arguments())
     with pytest.raises(ValueError, match="init_score of 1"):
-        predict_raw(X, *arguments, np.zeros(1), np.empty((5, 4)), 1)
+        predict_raw(*arguments, np.zeros(1), np.empty((5, 4)), 1)
     with pytest.raises(ValueError, match="out with 4 rows"):
-        predict_raw(X, *arguments, np.zeros(4), np.empty((4, 4)), 1)
+        predict_raw(*arguments, np.zeros(4), np.empty((4, 4)), 1)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -231,12 +308,12 @@ def test_predict_leaf_raw_matches_traversal(dtype, order):
     expected = reference_leaf_indices(trees, X.astype(np.float64))
     for n_threads in (1, 2):
         out = np.full((90, 4), -7, dtype=NODE_DTYPE)
-        predict_leaf_raw(X, *forest.raw_arguments(), out, n_threads)
+        predict_leaf_raw(*forest.tree_arguments(X), out, n_threads)
         np.testing.assert_array_equal(out, expected)
     # strided view
     Xs = np.asarray(make_X(rng, 90, 10).astype(dtype), order=order)[::2, 1::2]
     out = np.empty((45, 4), dtype=NODE_DTYPE)
-    predict_leaf_raw(Xs, *forest.raw_arguments(), out, 2)
+    predict_leaf_raw(*forest.tree_arguments(Xs), out, 2)
     np.testing.assert_array_equal(out, reference_leaf_indices(trees, Xs.astype(np.float64)))
     # leaf indices index the packed values: summing them gives predict_raw
     summed = forest.leaves.values.reshape(-1, 2)[out].sum(axis=1)

@@ -228,6 +228,10 @@ def stump_forest(specs):
     forest["node_left"][roots], forest["node_right"][roots] = roots + 1, roots + 2
     forest["node_value"][roots + 1] = np.arange(T) * 2
     forest["node_value"][roots + 2] = np.arange(T) * 2 + 1
+    forest["tree_depth"] = np.ones(T, np.int32)
+    # the dense-X kernels' interleaved children: a leaf is its own child
+    forest["node_child"] = np.repeat(np.arange(3 * T, dtype=NODE_DTYPE), 2)
+    forest["node_child"][2 * roots], forest["node_child"][2 * roots + 1] = roots + 1, roots + 2
     values = np.random.default_rng(T).normal(size=2 * T)
     leaves = (np.arange(2 * T + 1, dtype=np.int64), np.full(2 * T, -1, np.int64), values,
               np.zeros(1, np.int32))
@@ -242,6 +246,8 @@ BINNED_NAMES = ("tree_roots", "node_feature", "node_bin", "node_missing_left", "
                 "node_right", "node_value")
 RAW_NAMES = ("tree_roots", "node_feature", "node_threshold", "node_missing_left", "node_left",
              "node_right", "node_value")
+DENSE_RAW_NAMES = ("tree_roots", "tree_depth", "node_feature", "node_threshold",
+                   "node_missing_left", "node_child", "node_value")
 
 
 def test_predict_binned_mixed_equals_dense_layout():
@@ -278,7 +284,8 @@ def test_predict_raw_csr_equals_dense(dtype, index_dtype):
     forest, leaves = stump_forest(specs)
     arguments = forest_arguments(forest, *RAW_NAMES)
     expected = np.zeros((D.shape[0], 1))
-    predict_raw(D, *arguments, *leaves, np.array([0.25]), expected, 1)
+    dense_arguments = forest_arguments(forest, *DENSE_RAW_NAMES)
+    predict_raw(D, *dense_arguments, *leaves, np.array([0.25]), expected, 1)
     got = np.full((D.shape[0], 1), np.nan)
     predict_raw_csr(X.data, X.indices, X.indptr, *arguments, *leaves, np.array([0.25]),
                     got, N_THREADS)
@@ -286,7 +293,7 @@ def test_predict_raw_csr_equals_dense(dtype, index_dtype):
     with pytest.raises(ValueError, match="init_score of 2"):
         predict_raw_csr(X.data, X.indices, X.indptr, *arguments, *leaves, np.zeros(2), got, 1)
     expected_leaf = np.zeros((D.shape[0], len(specs)), NODE_DTYPE)
-    predict_leaf_raw(D, *arguments, expected_leaf, 1)
+    predict_leaf_raw(D, *dense_arguments, expected_leaf, 1)
     got_leaf = np.zeros_like(expected_leaf)
     predict_leaf_raw_csr(X.data, X.indices, X.indptr, *arguments, got_leaf, N_THREADS)
     np.testing.assert_array_equal(got_leaf, expected_leaf)

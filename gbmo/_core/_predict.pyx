@@ -4,7 +4,8 @@ A forest is packed into flat node arrays shared by all its trees: node_left[i]
 is -1 for a leaf, and node_value[i] is then the leaf's index l. Internal nodes
 send a row left when its value is <= node_threshold[i] (binned: bin <=
 node_bin[i]), and a missing value (NaN, or the missing bin) left iff
-node_missing_left[i].
+node_missing_left[i]. The raw-X kernels take the children interleaved instead,
+node_child[2 i] left and node_child[2 i + 1] right, with a leaf its own child.
 
 Leaf l's values are values[value_start[l]:value_start[l + 1]]. A dense leaf
 (output_start[l] < 0) holds all d outputs in order; a sparse leaf holds only
@@ -21,33 +22,113 @@ ctypedef fused X_IN_t:
     float
     double
 
+cdef enum:
+    # Rows that walk a tree together: enough independent walks to hide each
+    # step's load latency; 8 to 32 measured alike, 4 and 64 slower.
+    BLOCK_ROWS = 16
 
-cdef inline NODE_t reach_leaf_raw(const char* row, Py_ssize_t feature_stride, bint is_double,
-                                  NODE_t node, const int* feature, const X_t* threshold,
-                                  const unsigned char* missing_left,
-                                  const NODE_t* left, const NODE_t* right) noexcept nogil:
-    """row points at a sample's first feature; features are feature_stride bytes apart."""
+
+cdef struct Trees:
+    # A forest as the raw-X kernels walk it (see _PackedForest.tree_arguments)
+    Py_ssize_t n_trees
+    const NODE_t* root
+    const int* depth
+    const int* feature
+    const X_t* threshold
+    const unsigned char* missing_left
+    const NODE_t* child
+    const NODE_t* leaf
+
+
+cdef Trees trees_of(const NODE_t[::1] tree_roots, const int[::1] tree_depth,
+                    const int[::1] node_feature, const X_t[::1] node_threshold,
+                    const unsigned char[::1] node_missing_left, const NODE_t[::1] node_child,
+                    const NODE_t[::1] node_value):
+    cdef Trees trees
+    trees.n_trees = tree_roots.shape[0]
+    if trees.n_trees:
+        trees.root, trees.depth = &tree_roots[0], &tree_depth[0]
+        trees.feature, trees.threshold = &node_feature[0], &node_threshold[0]
+        trees.missing_left, trees.child = &node_missing_left[0], &node_child[0]
+        trees.leaf = &node_value[0]
+    return trees
+
+
+cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
+                              Py_ssize_t row_stride, Py_ssize_t feature_stride,
+                              const Trees* trees, Py_ssize_t t, NODE_t* node) noexcept nogil:
+    """node[r] = the leaf node that row r of a block reaches in tree t. Strides
+    are in bytes.
+
+    A branch per node would be mispredicted about half the time on real data,
+    so the rows step without branches: the direction is arithmetic, a leaf is
+    its own child both ways, and each step moves every row of the block at
+    once so that their loads overlap. A tree is at most depth[t] steps deep;
+    the walk stops early when no row moved, which keeps a long, thin branch of
+    an unbalanced tree from costing every row its length."""
+    cdef const char* rows = <const char*> first_row
+    # locals rather than trees' fields, which (built without strict aliasing)
+    # the compiler would reload after every store to node
+    cdef const int* feature = trees.feature
+    cdef const X_t* threshold = trees.threshold
+    cdef const unsigned char* missing_left = trees.missing_left
+    cdef const NODE_t* child = trees.child
+    cdef Py_ssize_t r, step
+    cdef NODE_t at, to
     cdef double x
-    cdef const char* cell
-    while left[node] >= 0:
-        cell = row + feature[node] * feature_stride
-        x = (<const double*> cell)[0] if is_double else (<const float*> cell)[0]
-        if isnan(x):
-            node = left[node] if missing_left[node] else right[node]
-        elif x <= threshold[node]:
-            node = left[node]
-        else:
-            node = right[node]
-    return node
+    cdef bint moved
+    for r in range(n_rows):
+        node[r] = trees.root[t]
+    for step in range(trees.depth[t]):
+        moved = False
+        for r in range(n_rows):
+            at = node[r]
+            x = (<const X_IN_t*> (rows + r * row_stride + feature[at] * feature_stride))[0]
+            # right when above the threshold, or missing and not sent left (NaN > t is false)
+            to = child[2 * at + ((x > threshold[at]) | ((x != x) & (missing_left[at] ^ 1)))]
+            moved |= to != at
+            node[r] = to
+        if not moved:
+            break
+
+
+cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ssize_t row_stride,
+                        Py_ssize_t feature_stride, const Trees* trees,
+                        const long long* value_start, const long long* output_start,
+                        const double* values, const int* outputs, const double* init_score,
+                        double* out, Py_ssize_t d) noexcept nogil:
+    """out's n_rows rows (d apart) = init_score + their leaves' values."""
+    # on this thread's stack: a shared buffer's rows would share cache lines
+    cdef NODE_t node[BLOCK_ROWS]
+    cdef Py_ssize_t r, t
+    for r in range(n_rows):
+        start_row(out + r * d, init_score, d)
+    for t in range(trees.n_trees):
+        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node)
+        for r in range(n_rows):
+            add_leaf(out + r * d, d, trees.leaf[node[r]], value_start, output_start, values,
+                     outputs)
+
+
+cdef void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ssize_t row_stride,
+                          Py_ssize_t feature_stride, const Trees* trees,
+                          NODE_t* out) noexcept nogil:
+    """out's n_rows rows (n_trees apart) = the leaf index each row reaches per tree."""
+    cdef NODE_t node[BLOCK_ROWS]
+    cdef Py_ssize_t r, t
+    for t in range(trees.n_trees):
+        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node)
+        for r in range(n_rows):
+            out[r * trees.n_trees + t] = trees.leaf[node[r]]
 
 
 def predict_raw(const X_IN_t[:, :] X,
                 const NODE_t[::1] tree_roots,
+                const int[::1] tree_depth,
                 const int[::1] node_feature,
                 const X_t[::1] node_threshold,
                 const unsigned char[::1] node_missing_left,
-                const NODE_t[::1] node_left,
-                const NODE_t[::1] node_right,
+                const NODE_t[::1] node_child,
                 const NODE_t[::1] node_value,
                 const long long[::1] value_start,
                 const long long[::1] output_start,
@@ -58,50 +139,48 @@ def predict_raw(const X_IN_t[:, :] X,
                 int n_threads):
     """out[i] = init_score + the sum over trees of the leaf row i reaches. X may
     have any strides. out may be uninitialised: each row is started here, so
-    that it is written while in cache rather than in a pass of its own."""
+    that it is written while in cache rather than in a pass of its own.
+    The trees come as _PackedForest.tree_arguments gives them."""
     cdef Py_ssize_t n = X.shape[0]
     cdef Py_ssize_t d = out.shape[1]
-    cdef Py_ssize_t feature_stride = X.strides[1]
-    cdef bint is_double = X_IN_t is double
-    cdef Py_ssize_t i, t
-    cdef NODE_t node
+    cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
+    cdef Py_ssize_t block, first
+    cdef Trees trees = trees_of(tree_roots, tree_depth, node_feature, node_threshold,
+                                node_missing_left, node_child, node_value)
     check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
-                    use_threads_if=n_threads > 1):
-        start_row(&out[i, 0], &init_score[0], d)
-        for t in range(tree_roots.shape[0]):
-            node = reach_leaf_raw(<const char*> &X[i, 0], feature_stride, is_double,
-                                  tree_roots[t], &node_feature[0], &node_threshold[0],
-                                  &node_missing_left[0], &node_left[0], &node_right[0])
-            add_leaf(&out[i, 0], d, node_value[node], &value_start[0], &output_start[0],
-                     &values[0], &outputs[0])
+    if n == 0:
+        return
+    for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+                        num_threads=n_threads, use_threads_if=n_threads > 1):
+        first = block * BLOCK_ROWS
+        predict_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
+                      &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
+                      &init_score[0], &out[first, 0], d)
 
 
 def predict_leaf_raw(const X_IN_t[:, :] X,
                      const NODE_t[::1] tree_roots,
+                     const int[::1] tree_depth,
                      const int[::1] node_feature,
                      const X_t[::1] node_threshold,
                      const unsigned char[::1] node_missing_left,
-                     const NODE_t[::1] node_left,
-                     const NODE_t[::1] node_right,
+                     const NODE_t[::1] node_child,
                      const NODE_t[::1] node_value,
                      NODE_t[:, ::1] out,
                      int n_threads):
     """out[i, t] = the index (into values) of the leaf row i reaches in tree t."""
     cdef Py_ssize_t n = X.shape[0]
-    cdef Py_ssize_t feature_stride = X.strides[1]
-    cdef bint is_double = X_IN_t is double
-    cdef Py_ssize_t i, t
-    cdef NODE_t node
-    if n == 0 or tree_roots.shape[0] == 0:
+    cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
+    cdef Py_ssize_t block, first
+    cdef Trees trees = trees_of(tree_roots, tree_depth, node_feature, node_threshold,
+                                node_missing_left, node_child, node_value)
+    if n == 0 or trees.n_trees == 0:
         return
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
-                    use_threads_if=n_threads > 1):
-        for t in range(tree_roots.shape[0]):
-            node = reach_leaf_raw(<const char*> &X[i, 0], feature_stride, is_double,
-                                  tree_roots[t], &node_feature[0], &node_threshold[0],
-                                  &node_missing_left[0], &node_left[0], &node_right[0])
-            out[i, t] = node_value[node]
+    for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+                        num_threads=n_threads, use_threads_if=n_threads > 1):
+        first = block * BLOCK_ROWS
+        leaves_of_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
+                        &trees, &out[first, 0])
 
 
 def predict_binned(const X_BINNED_t[:, ::1] X_binned,
