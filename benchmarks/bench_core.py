@@ -10,7 +10,8 @@ Every library gets the same rounds, 63 leaves, 63 bins, lambda 1, learning
 rate 0.1, min 20 rows per leaf and the same threads. Each fit runs in its own
 subprocess (so peak memory is its own): wall time of the whole fit (binning
 included, as a user pays it), the peak resident memory added by the fit, and
-the test metric. Ratios are gbmo / peer, from the same run.
+the test metric; then the time to predict the test rows. Ratios are gbmo /
+peer, from the same run.
 """
 import argparse
 import json
@@ -107,12 +108,16 @@ def worker(library, case, n_rows, rounds, threads):
     predict = FITTERS[library](case, X, Y, rounds, threads)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    predict(X_test[:1000])  # a first call may pack or load the trees
+    start = time.perf_counter()
     P = predict(X_test)
+    predict_seconds = time.perf_counter() - start
     if case == "regression":
         metric = float(np.sqrt(np.mean((P - Y_test) ** 2)))
     else:
         metric = float(np.mean(np.argmax(P, axis=1) == Y_test))
-    print(json.dumps({"seconds": seconds, "peak_mib": (peak - before) / 1024, "metric": metric}))
+    print(json.dumps({"seconds": seconds, "peak_mib": (peak - before) / 1024, "metric": metric,
+                      "predict_seconds": predict_seconds}))
 
 
 def main():
@@ -133,14 +138,17 @@ def main():
     for case, results in run_cases(__file__, args.cases, args.libraries, options):
         metric = "test RMSE" if case == "regression" else "test accuracy"
         print(f"\n({case})  {'library':<9} {'s/round':>8} {'peak MiB':>9} {metric:>14}"
-              f" {'time ratio':>11} {'memory ratio':>13} {'metric ratio':>13}")
+              f" {'time ratio':>11} {'memory ratio':>13} {'metric ratio':>13}"
+              f" {'predict s':>10} {'predict ratio':>14}")
         ours = results.get("gbmo")
         for library, r in results.items():
-            ratios = ("", "", "") if ours is None else (
+            ratios = ("", "", "", "") if ours is None else (
                 f"{ours['seconds'] / r['seconds']:.3f}", f"{ours['peak_mib'] / max(r['peak_mib'], 1e-9):.3f}",
-                f"{ours['metric'] / r['metric']:.4f}")
+                f"{ours['metric'] / r['metric']:.4f}",
+                f"{ours['predict_seconds'] / r['predict_seconds']:.3f}")
             print(f"{'':13}{library:<9} {r['seconds'] / args.rounds:8.4f} {r['peak_mib']:9.1f}"
-                  f" {r['metric']:14.5f} {ratios[0]:>11} {ratios[1]:>13} {ratios[2]:>13}")
+                  f" {r['metric']:14.5f} {ratios[0]:>11} {ratios[1]:>13} {ratios[2]:>13}"
+                  f" {r['predict_seconds']:10.3f} {ratios[3]:>14}")
         print("(ratios are gbmo / that library: time and memory below 1 mean gbmo is cheaper)")
 
 
