@@ -24,6 +24,7 @@ from ._core._histogram import (build_histograms, build_histograms_by_row,
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
+                           split_gain_table,
                            select_top_k_shared)
 from .parallel import threads_for
 from .tree import Tree
@@ -129,6 +130,9 @@ class TreeGrower:
         self.params = params
         self.n_threads = params["n_threads"]
         self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
+        self.symmetric = params["growth"] == "symmetric"
+        if self.symmetric:  # a full level must fit in max_leaves
+            self.max_depth = min(self.max_depth, int(np.log2(params["max_leaves"])))
         # Sparse leaves only when they keep fewer outputs than there are.
         sparse = params["split"] != "dense" and params["top_k"] < self.n_outputs
         self.top_k = params["top_k"] if sparse else None
@@ -284,15 +288,17 @@ class TreeGrower:
         involved = self.n_outputs if self.top_k is None else self.top_k
         if gain <= 0 or gain / involved <= params["min_gain"]:
             return
+        self._set_split(node, feature, int(self.split_bin[feature]),
+                        bool(self.split_missing_left[feature]), gain)
+
+    def _set_split(self, node, feature, bin_, missing_left, gain):
         node.gain = float(gain)
-        node.feature = feature
-        node.bin = int(self.split_bin[node.feature])
-        node.missing_left = bool(self.split_missing_left[node.feature])
+        node.feature, node.bin, node.missing_left = feature, bin_, missing_left
         # Kept with the split because the histogram may be evicted before it is applied.
-        feature_hist = node.histogram[node.feature]
+        feature_hist = node.histogram[feature]
         node.left_sums = np.empty(self.width)
-        column_sums(feature_hist, node.bin + 1, node.left_sums)
-        if node.missing_left:
+        column_sums(feature_hist, bin_ + 1, node.left_sums)
+        if missing_left:
             node.left_sums += feature_hist[-1]
 
     def _node_features(self):
@@ -366,9 +372,20 @@ class TreeGrower:
         self.pool.n_alive += len(nodes)
 
     def _prepare_children(self, splits):
-        """For each (parent, left, right): the children's histograms (the smaller
-        built, the larger the parent's minus it while the parent's is cached),
-        all built in one pass, then the children's best splits."""
+        """For each (parent, left, right): the children's histograms, then their
+        best splits."""
+        self._children_histograms(splits)
+        for _, left, right in splits:
+            for child in (left, right):
+                if child.histogram is not None and self._can_split(child):
+                    self._find_split(child)
+                if child.gain <= 0:
+                    self._release(child)
+
+    def _children_histograms(self, splits):
+        """The histograms of the children that may split: the smaller built, the
+        larger the parent's minus it while the parent's is cached, all built in
+        one pass. Each parent's is given up."""
         to_build, subtractions = [], []
         for parent, left, right in splits:
             splittable = [child for child in (left, right) if self._can_split(child)]
@@ -390,12 +407,6 @@ class TreeGrower:
             subtract_histograms(large.histogram, small.histogram, self.features,
                                 large.histogram,
                                 self._threads_for(small.histogram[0].size * len(self.features)))
-        for _, left, right in splits:
-            for child in (left, right):
-                if child.histogram is not None and self._can_split(child):
-                    self._find_split(child)
-                if child.gain <= 0:
-                    self._release(child)
 
     # -- growth -------------------------------------------------------------
     def _priority(self, node):
@@ -406,16 +417,25 @@ class TreeGrower:
         return (0, -node.gain)
 
     def grow(self):
-        params = self.params
         n_rows = self.workspace.reset_rows(self.row_sample)
         root = self._new_node(0, n_rows, 0, None)  # _build sums its gathered rows
         if self.mixed:
             self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):
             root.histogram = self._build(root)
-            self._find_split(root)
         else:
             root.sums = self._gathered_sums(root)
+        if self.symmetric:
+            self._grow_symmetric(root)
+        else:
+            self._grow_by_gain(root)
+        return self._to_tree(root)
+
+    def _grow_by_gain(self, root):
+        """Best-first, or depth-wise (see _priority)."""
+        params = self.params
+        if root.histogram is not None:
+            self._find_split(root)
         candidates = self.candidates
         order = 0
         if root.gain > 0:
@@ -444,7 +464,61 @@ class TreeGrower:
                         heapq.heappush(candidates, (self._priority(child), order, child))
         for _, _, node in candidates:
             self._release(node)
-        return self._to_tree(root)
+
+    def _grow_symmetric(self, root):
+        """Every node of a level splits on one (feature, threshold, missing
+        side): the one whose gain summed over the level's nodes is largest, as
+        in CatBoost's symmetric (oblivious) trees, to max_depth. A node where
+        that split would leave a child below min_samples_leaf or
+        min_child_weight stays a leaf, and its gain counts for nothing."""
+        n_features, n_histogram_rows, _ = self.pool.shape
+        total = np.empty((n_features, n_histogram_rows - 1, 2))
+        table = np.empty_like(total)
+        level = [root] if root.histogram is not None else []
+        while level:
+            features = self._node_features()
+            total.fill(0.0)
+            for node in level:
+                self._gain_table(node, features, table)
+                np.add(total, table, out=total, where=table > -np.inf)
+            best = int(np.argmax(total))  # the first on ties
+            feature, bin_, side = (int(i) for i in np.unravel_index(best, total.shape))
+            if total.flat[best] <= 0 or total.flat[best] / self.n_outputs <= self.params["min_gain"]:
+                break
+            splits = []
+            for node in level:
+                self._gain_table(node, np.array([feature], dtype=np.int32), table)
+                if table[feature, bin_, side] == -np.inf:
+                    self._release(node)
+                    continue
+                feature_hist = node.histogram[feature]
+                if feature_hist[-1, -1] > 0:
+                    missing_left = bool(side)
+                else:  # as find_best_splits: missing values, if any later, join the larger child
+                    left_count = feature_hist[:bin_ + 1, -1].sum()
+                    missing_left = bool(left_count >= node.count - left_count)
+                self._set_split(node, feature, bin_, missing_left, table[feature, bin_, side])
+                splits.append((node, *self._split(node)))
+            # a level may hold more histograms than the cache: its children are built instead
+            for parent, _, _ in sorted(splits, key=lambda split: split[0].count):
+                if self.pool.n_alive <= self.pool.capacity:
+                    break
+                self._release(parent)
+            self._children_histograms(splits)
+            level = [child for _, left, right in splits for child in (left, right)
+                     if child.histogram is not None]
+        for node in level:
+            self._release(node)
+
+    def _gain_table(self, node, features, table):
+        """table[f, t, m] = the gain of each dense split of node, -inf where none."""
+        table.fill(-np.inf)
+        params = self.params
+        split_gain_table(node.histogram, features, self.bin_mapper.n_bins_non_missing_,
+                         node.sums, self.n_outputs, self.hess_width, self.hess_constant,
+                         params["lambda_l2"], params["min_samples_leaf"],
+                         params["min_child_weight"], table,
+                         self._threads_for(node.histogram[0].size * len(features)))
 
     def _gathered_sums(self, node):
         rows = self.workspace.rows[node.start:node.stop]

@@ -40,8 +40,9 @@ PARAMS = {
                       "chosen per child (sparse) or shared by both children (sparse_restricted)"),
     "top_k": Spec(None, int, 1, 2**31 - 1, allow_none=True,
                   doc="outputs kept per leaf by the sparse split finders"),
-    "growth": Spec("bestfirst", str, choices=("bestfirst", "depthwise"),
-                   doc="leaf-wise (best gain first) or level by level"),
+    "growth": Spec("bestfirst", str, choices=("bestfirst", "depthwise", "symmetric"),
+                   doc="leaf-wise (best gain first), level by level, or symmetric: every "
+                       "node of a level on one split (CatBoost's oblivious trees)"),
     "max_leaves": Spec(31, int, 2, 2**20, doc="leaves per tree"),
     "max_depth": Spec(-1, int, -1, 2**10,
                       doc="depth limit of a tree; -1 or 0 means no limit"),
@@ -195,6 +196,11 @@ def resolve_params(params):
             "parameter 'ensembler' needs split='dense' and tree_mode='multi_output': its split "
             "columns are not outputs, so they cannot choose sparse leaves or per-output trees; "
             f"got split={resolved['split']!r}, tree_mode={resolved['tree_mode']!r}"
+        )
+    if resolved["growth"] == "symmetric" and resolved["split"] != "dense":
+        raise ValueError(
+            f"growth='symmetric' needs split='dense', got split={resolved['split']!r}: a "
+            "level's one split is chosen by its dense gain summed over the level's nodes"
         )
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")

@@ -5,7 +5,8 @@ direction with the largest gain.
 - sparse top-k (Algorithms 5 and 6, find_best_sparse_splits): each child keeps
   only k outputs (its own k, or one set shared by both children), and the gain
   sums the improvements G_j^2 / (H_j + lambda) of the kept outputs only;
-- select_top_k / select_top_k_shared: the k outputs a sparse leaf keeps.
+- select_top_k / select_top_k_shared: the k outputs a sparse leaf keeps;
+- split_gain_table: every dense split's gain at one node (symmetric growth).
 
 Histogram rows have the layout of _histogram: d gradient sums, k hessian sums
 (k = 0: every hessian is hess_constant, so the count stands in; k = 1: one
@@ -554,6 +555,82 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)
     return best_feature_position(features, best_gain)
+
+
+cdef inline void fill_gain_row(const SplitContext* c, const HIST_t* feature_hist,
+                               Py_ssize_t n_thresholds, const HIST_t* initial_left,
+                               HIST_t* left, HIST_t* right, double* gains) noexcept nogil:
+    """gains[2 t] = the dense gain of "bins <= t go left" (the left side
+    starting from initial_left, or nothing) for t < n_thresholds, where both
+    children keep the constraints; other entries are left as they were."""
+    cdef Py_ssize_t width = c.n_outputs + c.hess_width + 1
+    cdef Py_ssize_t t, j
+    for j in range(width):
+        left[j] = initial_left[j] if initial_left != NULL else 0.0
+    for t in range(n_thresholds):
+        for j in range(width):
+            left[j] += feature_hist[t * width + j]
+        # The right side only shrinks as t grows: once too small, it stays so.
+        if c.parent[width - 1] - left[width - 1] < c.min_samples_leaf:
+            break
+        if children_valid(c, left, right):
+            gains[2 * t] = 0.5 * (score(left, c.n_outputs, c.hess_width, c.hess_constant,
+                                        c.lambda_l2)
+                                  + score(right, c.n_outputs, c.hess_width, c.hess_constant,
+                                          c.lambda_l2)
+                                  - c.parent_score)
+
+
+def split_gain_table(const HIST_t[:, :, ::1] hist,
+                     const int[::1] features,
+                     const int[::1] n_bins_non_missing,
+                     const HIST_t[::1] parent,
+                     Py_ssize_t n_outputs,
+                     Py_ssize_t hess_width,
+                     double hess_constant,
+                     double lambda_l2,
+                     double min_samples_leaf,
+                     double min_child_weight,
+                     double[:, :, ::1] gains,
+                     int n_threads):
+    """Every dense split of one node, for symmetric growth, which picks the
+    split with the largest gain summed over the nodes of a level:
+    gains[f, t, m] = the gain of "bins <= t go left, the missing bin left iff
+    m" for f in features. Entries of splits that break min_samples_leaf or
+    min_child_weight, and those of other features, are left as they were
+    (the caller fills the table with -inf first). Unlike find_best_splits, a
+    threshold after an empty bin gets its gain too (the same as the one
+    before): at another node of the level the two differ."""
+    cdef Py_ssize_t width = n_outputs + hess_width + 1
+    cdef Py_ssize_t missing_bin = hist.shape[1] - 1
+    cdef Py_ssize_t fi, f, n_bins
+    cdef HIST_t* left
+    cdef HIST_t* right
+    cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
+                                         lambda_l2, min_samples_leaf, min_child_weight, 0, False)
+    if hist.shape[2] != width or parent.shape[0] != width:
+        raise ValueError(f"histogram rows and parent must have {width} sums, got "
+                         f"{hist.shape[2]} and {parent.shape[0]}")
+    if gains.shape[0] != hist.shape[0] or gains.shape[1] < missing_bin or gains.shape[2] != 2:
+        raise ValueError(f"gains must be ({hist.shape[0]}, >= {missing_bin}, 2), got "
+                         f"({gains.shape[0]}, {gains.shape[1]}, {gains.shape[2]})")
+    for fi in range(features.shape[0]):
+        f = features[fi]
+        if not 0 <= f < hist.shape[0] or not 0 <= n_bins_non_missing[f] <= missing_bin:
+            raise ValueError(f"feature {f} or its bin count is outside the histogram")
+    with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
+        left = <HIST_t*> malloc(width * sizeof(HIST_t))
+        right = <HIST_t*> malloc(width * sizeof(HIST_t))
+        for fi in prange(features.shape[0], schedule="dynamic"):
+            f = features[fi]
+            n_bins = n_bins_non_missing[f]
+            # Missing right: every threshold, including "all values left";
+            # missing left: every threshold that leaves some values right.
+            fill_gain_row(&context, &hist[f, 0, 0], n_bins, NULL, left, right, &gains[f, 0, 0])
+            fill_gain_row(&context, &hist[f, 0, 0], n_bins - 1, &hist[f, missing_bin, 0],
+                          left, right, &gains[f, 0, 1])
+        free(left)
+        free(right)
 
 
 cdef Py_ssize_t best_feature_position(const int[::1] features,
