@@ -13,6 +13,7 @@ y = tanh(X[:, :20] W) + noise; (b) classification, 50 features, 10 classes.
 `rows` training rows, 10,000 validation rows (early stopping), 50,000 test rows.
 
 - gbmo: one model, one vector-leaf tree a round (GBDT-MO, dense split).
+- gbmo_symmetric: the same with growth="symmetric", depth 6 (CatBoost's shape).
 - LightGBM: one model per output (regression); multiclass (10 trees a round).
 - XGBoost: multi_output_tree (one vector-leaf tree a round, as gbmo).
 - CatBoost: MultiRMSE / MultiClass (one symmetric tree of depth 6 = 64
@@ -45,14 +46,14 @@ from bench_core import (BINS, LAMBDA, LEARNING_RATE, LEAVES, MIN_LEAF,  # noqa: 
 N_VALID = 10_000
 
 
-def fit_gbmo(case, data, max_rounds, patience, threads):
+def fit_gbmo(case, data, max_rounds, patience, threads, shape=None):
     import gbmo
 
     X, Y, X_valid, Y_valid = data
     params = {"objective": "mse" if case == "regression" else "softmax",
               "max_leaves": LEAVES, "max_bins": BINS, "lambda_l2": LAMBDA,
               "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
-              "n_threads": threads, "verbosity": 0}
+              "n_threads": threads, "verbosity": 0, **(shape or {})}
     train_set = gbmo.Dataset(X, Y)
     booster = gbmo.train(params, train_set, max_rounds,
                          valid_sets=[train_set.create_valid(X_valid, Y_valid)],
@@ -143,10 +144,16 @@ def fit_catboost_lossguide(case, data, max_rounds, patience, threads):
                          "min_data_in_leaf": MIN_LEAF})
 
 
-FITTERS = {"gbmo": fit_gbmo, "lightgbm": fit_lightgbm, "xgboost": fit_xgboost,
-           "catboost": fit_catboost, "sklearn": fit_sklearn,
+def fit_gbmo_symmetric(case, data, max_rounds, patience, threads):
+    """gbmo growing CatBoost's tree shape: symmetric trees of depth 6 (64 leaves)."""
+    return fit_gbmo(case, data, max_rounds, patience, threads,
+                    {"growth": "symmetric", "max_depth": 6, "max_leaves": 64})
+
+
+FITTERS = {"gbmo": fit_gbmo, "gbmo_symmetric": fit_gbmo_symmetric, "lightgbm": fit_lightgbm,
+           "xgboost": fit_xgboost, "catboost": fit_catboost, "sklearn": fit_sklearn,
            "catboost_lossguide": fit_catboost_lossguide}
-DEFAULT_LIBRARIES = "gbmo,lightgbm,xgboost,catboost,sklearn"
+DEFAULT_LIBRARIES = "gbmo,gbmo_symmetric,lightgbm,xgboost,catboost,sklearn"
 
 
 def worker(library, case, n_rows, max_rounds, patience, threads):

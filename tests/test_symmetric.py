@@ -220,3 +220,14 @@ def test_symmetric_growth_needs_the_dense_split():
     with pytest.raises(ValueError, match="growth='symmetric' needs split='dense', got "
                                          "split='sparse_restricted'"):
         gbmo.train({**PARAMS, "split": "sparse_restricted", "top_k": 1}, gbmo.Dataset(X, Y), 1)
+
+
+def test_a_histogram_cache_smaller_than_a_level_grows_the_same_trees():
+    """Parents whose histograms do not fit are given up and both their
+    children built instead of one built and one subtracted."""
+    unbounded = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 3)
+    bounded = gbmo.train({**PARAMS, "hist_cache": 2}, gbmo.Dataset(X, Y), 3)
+    for a, b in zip(unbounded.trees, bounded.trees):
+        np.testing.assert_array_equal(a.node_bin, b.node_bin)
+        np.testing.assert_array_equal(a.node_feature, b.node_feature)
+        np.testing.assert_allclose(a.leaf_values, b.leaf_values, rtol=1e-9, atol=1e-12)
