@@ -247,7 +247,8 @@ def training_cases(draw):
         "min_gain": draw(st.sampled_from([0.0, 0.0, 1e-3])),
         "hist_cache": draw(st.sampled_from([1, 2, 64])),
         "split": split,
-        "growth": draw(st.sampled_from(["bestfirst", "depthwise"])),
+        "growth": draw(st.sampled_from(["bestfirst", "depthwise"]
+                                       + (["symmetric"] if split == "dense" else []))),
         "tree_mode": draw(st.sampled_from(["multi_output", "single_output"])),
     })
     if split != "dense":
@@ -300,12 +301,21 @@ def training_cases(draw):
 def check_tree_invariants(booster, X, n_rows, bagged=False):
     """Every tree validates, internal nodes have two children, leaves are
     non-empty, leaf counts sum to n and equal a fresh traversal's counts
-    (bagged: trees grown on a sample of the rows count only the sample)."""
+    (bagged: trees grown on a sample of the rows count only the sample);
+    symmetric trees split every node of a level on one feature and bin."""
     leaves = booster.predict_leaf(X)
     assert leaves.shape == (n_rows, booster.num_trees)
     for t, tree in enumerate(booster.trees):
         tree.validate(booster.n_features, booster.n_outputs)
         internal = tree.node_left >= 0
+        if booster.params["growth"] == "symmetric":
+            depth = np.zeros(tree.n_nodes, dtype=int)
+            for node in np.flatnonzero(internal):
+                depth[tree.node_left[node]] = depth[tree.node_right[node]] = depth[node] + 1
+            for level in np.unique(depth[internal]):
+                at_level = internal & (depth == level)
+                assert len(set(zip(tree.node_feature[at_level], tree.node_bin[at_level]))) == 1, \
+                    f"tree {t}: level {level} of a symmetric tree has several splits"
         assert np.all((tree.node_right >= 0) == internal), f"tree {t}: a node with one child"
         is_leaf = ~internal
         assert np.all(tree.node_count[is_leaf] > 0), f"tree {t}: an empty leaf"
