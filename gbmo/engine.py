@@ -117,6 +117,18 @@ class _EvalSet:
         )
 
 
+def _check_validation_target(loss, y, n_outputs, name):
+    """A validation target the model cannot score is refused before training:
+    other columns than the training target's, or a class the model lacks."""
+    columns = y.shape[1] if y.ndim == 2 else None
+    if len(y) and (loss.n_outputs(y) > n_outputs or columns not in (None, n_outputs)):
+        raise ValueError(
+            f"validation set {name!r}: its target gives {loss.n_outputs(y)} outputs where the "
+            f"training target gives {n_outputs}; allowed: the training target's columns, or "
+            f"class indices 0 .. {n_outputs - 1}"
+        )
+
+
 def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
@@ -166,7 +178,9 @@ class _Trainer:
                 self.eval_sets.append(_EvalSet(name, valid, y, raw))
             else:
                 valid.construct(params)
-                self.eval_sets.append(_EvalSet(name, valid, loss.prepare_target(valid.Y),
+                valid_y = loss.prepare_target(valid.Y)
+                _check_validation_target(loss, valid_y, n_outputs, name)
+                self.eval_sets.append(_EvalSet(name, valid, valid_y,
                                                np.tile(init_score, (valid.n_rows, 1))))
 
         self.single_output = params["tree_mode"] == "single_output"

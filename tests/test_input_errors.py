@@ -119,3 +119,29 @@ def test_num_boost_round_must_be_a_count():
 def test_train_needs_a_dataset():
     with pytest.raises(TypeError, match="gbmo.Dataset"):
         gbmo.train({}, X)
+
+
+@pytest.mark.parametrize("objective, y_train, y_valid, message", [
+    ("mse", np.zeros((60, 3)), np.zeros((20, 2)), "gives 2 outputs where the training target gives 3"),
+    ("sigmoid", np.zeros((60, 3)), np.zeros((20, 4)), "gives 4 outputs where the training target gives 3"),
+    ("softmax", np.arange(60) % 3, np.full(20, 4), r"class indices 0 \.\. 2"),
+])
+def test_a_validation_target_the_model_cannot_score_is_refused_before_training(
+        objective, y_train, y_valid, message, monkeypatch):
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    train_set = gbmo.Dataset(X, y_train)
+    grown = []
+    monkeypatch.setattr(gbmo.engine.TreeGrower, "grow", lambda self: grown.append(1))
+    with pytest.raises(ValueError, match=f"validation set 'valid_0': its target {message}"
+                       if objective != "softmax" else message):
+        gbmo.train({"objective": objective, "verbosity": 0}, train_set, 3,
+                   valid_sets=[train_set.create_valid(X[:20], y_valid)])
+    assert not grown
+
+
+def test_a_validation_set_with_fewer_classes_than_training_is_scored():
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    train_set = gbmo.Dataset(X, np.arange(60) % 3)
+    booster = gbmo.train({"objective": "softmax", "verbosity": 0}, train_set, 3,
+                         valid_sets=[train_set.create_valid(X[:20], np.zeros(20, dtype=int))])
+    assert len(booster.evals_result["valid_0"]["logloss"]) == 3
