@@ -231,3 +231,18 @@ def test_a_histogram_cache_smaller_than_a_level_grows_the_same_trees():
         np.testing.assert_array_equal(a.node_bin, b.node_bin)
         np.testing.assert_array_equal(a.node_feature, b.node_feature)
         np.testing.assert_allclose(a.leaf_values, b.leaf_values, rtol=1e-9, atol=1e-12)
+
+
+def test_the_estimators_grow_symmetric_trees():
+    from gbmo.sklearn import GBMOClassifier, GBMORegressor
+
+    shape = dict(growth="symmetric", max_depth=3, n_estimators=100, learning_rate=0.3,
+                 min_samples_leaf=5)
+    regressor = GBMORegressor(**shape).fit(X, Y)
+    classes = (Y[:, 0] > 0).astype(int) + (Y[:, 1] > 0)
+    classifier = GBMOClassifier(**shape).fit(X, classes)
+    for model in (regressor, classifier):
+        trees = model.booster_.trees
+        assert max(node_depths(tree).max() for tree in trees) == 3
+        assert all(len(splits) == 1 for tree in trees for splits in level_splits(tree).values())
+    assert regressor.score(X, Y) > 0.8 and classifier.score(X, classes) > 0.8
