@@ -483,7 +483,8 @@ class TreeGrower:
                 np.add(total, table, out=total, where=table > -np.inf)
             best = int(np.argmax(total))  # the first on ties
             feature, bin_, side = (int(i) for i in np.unravel_index(best, total.shape))
-            if total.flat[best] <= 0 or total.flat[best] / self.n_outputs <= self.params["min_gain"]:
+            gain = total.flat[best]
+            if gain <= 0 or gain / self.n_outputs <= self.params["min_gain"]:
                 break
             splits = []
             for node in level:

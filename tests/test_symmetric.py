@@ -28,7 +28,8 @@ def brute_force_table(X_binned, grad, hess, n_bins_per_feature, features, max_bi
                 (G_l, H_l, n_l), (G_r, H_r, n_r) = (
                     child_stats(grad, hess, side, hess_width, hess_constant)
                     for side in (mask, ~mask))
-                if min(n_l, n_r) < min_samples_leaf or min(H_l.mean(), H_r.mean()) < min_child_weight:
+                if (min(n_l, n_r) < min_samples_leaf
+                        or min(H_l.mean(), H_r.mean()) < min_child_weight):
                     continue
                 table[f, t, missing_left] = 0.5 * (improvement(G_l, H_l).sum()
                                                    + improvement(G_r, H_r).sum() - parent_score)
