@@ -117,11 +117,10 @@ class _EvalSet:
         )
 
 
-def _check_validation_target(loss, y, n_outputs, name):
+def _check_validation_target(loss, y, train_y, n_outputs, name):
     """A validation target the model cannot score is refused before training:
     other columns than the training target's, or a class the model lacks."""
-    columns = y.shape[1] if y.ndim == 2 else None
-    if len(y) and (loss.n_outputs(y) > n_outputs or columns not in (None, n_outputs)):
+    if len(y) and (y.shape[1:] != train_y.shape[1:] or loss.n_outputs(y) > n_outputs):
         raise ValueError(
             f"validation set {name!r}: its target gives {loss.n_outputs(y)} outputs where the "
             f"training target gives {n_outputs}; allowed: the training target's columns, or "
@@ -179,7 +178,7 @@ class _Trainer:
             else:
                 valid.construct(params)
                 valid_y = loss.prepare_target(valid.Y)
-                _check_validation_target(loss, valid_y, n_outputs, name)
+                _check_validation_target(loss, valid_y, y, n_outputs, name)
                 self.eval_sets.append(_EvalSet(name, valid, valid_y,
                                                np.tile(init_score, (valid.n_rows, 1))))
 
