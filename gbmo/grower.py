@@ -475,11 +475,13 @@ class TreeGrower:
         total = np.empty((n_features, n_histogram_rows - 1, 2))
         table = np.empty_like(total)
         level = [root] if root.histogram is not None else []
+        n_bins = self.bin_mapper.n_bins_non_missing_
         while level:
             features = self._node_features()
             total.fill(0.0)
+            table.fill(-np.inf)  # the features not drawn stay so for every node
             for node in level:
-                self._gain_table(node, features, table)
+                self._gain_table(node.histogram, features, n_bins, node.sums, table)
                 np.add(total, table, out=total, where=table > -np.inf)
             best = int(np.argmax(total))  # the first on ties
             feature, bin_, side = (int(i) for i in np.unravel_index(best, total.shape))
@@ -487,9 +489,12 @@ class TreeGrower:
             if gain <= 0 or gain / self.n_outputs <= self.params["min_gain"]:
                 break
             splits = []
+            chosen = np.empty((1,) + total.shape[1:])
             for node in level:
-                self._gain_table(node, np.array([feature], dtype=np.int32), table)
-                if table[feature, bin_, side] == -np.inf:
+                # the chosen feature's table alone says whether the node may split
+                self._gain_table(node.histogram[feature:feature + 1], np.zeros(1, dtype=np.int32),
+                                 n_bins[feature:feature + 1], node.sums, chosen)
+                if chosen[0, bin_, side] == -np.inf:
                     self._release(node)
                     continue
                 feature_hist = node.histogram[feature]
@@ -498,7 +503,7 @@ class TreeGrower:
                 else:  # as find_best_splits: missing values, if any later, join the larger child
                     left_count = feature_hist[:bin_ + 1, -1].sum()
                     missing_left = bool(left_count >= node.count - left_count)
-                self._set_split(node, feature, bin_, missing_left, table[feature, bin_, side])
+                self._set_split(node, feature, bin_, missing_left, chosen[0, bin_, side])
                 splits.append((node, *self._split(node)))
             # a level may hold more histograms than the cache: its children are built instead
             for parent, _, _ in sorted(splits, key=lambda split: split[0].count):
@@ -511,15 +516,14 @@ class TreeGrower:
         for node in level:
             self._release(node)
 
-    def _gain_table(self, node, features, table):
-        """table[f, t, m] = the gain of each dense split of node, -inf where none."""
-        table.fill(-np.inf)
+    def _gain_table(self, histogram, features, n_bins, sums, table):
+        """table[f, t, m] = the gain of each dense split of a node, for f in
+        features, -inf where none (see split_gain_table)."""
         params = self.params
-        split_gain_table(node.histogram, features, self.bin_mapper.n_bins_non_missing_,
-                         node.sums, self.n_outputs, self.hess_width, self.hess_constant,
-                         params["lambda_l2"], params["min_samples_leaf"],
+        split_gain_table(histogram, features, n_bins, sums, self.n_outputs, self.hess_width,
+                         self.hess_constant, params["lambda_l2"], params["min_samples_leaf"],
                          params["min_child_weight"], table,
-                         self._threads_for(node.histogram[0].size * len(features)))
+                         self._threads_for(histogram[0].size * len(features)))
 
     def _gathered_sums(self, node):
         rows = self.workspace.rows[node.start:node.stop]

@@ -596,14 +596,15 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
     """Every dense split of one node, for symmetric growth, which picks the
     split with the largest gain summed over the nodes of a level:
     gains[f, t, m] = the gain of "bins <= t go left, the missing bin left iff
-    m" for f in features. Entries of splits that break min_samples_leaf or
-    min_child_weight, and those of other features, are left as they were
-    (the caller fills the table with -inf first). Unlike find_best_splits, a
-    threshold after an empty bin gets its gain too (the same as the one
-    before): at another node of the level the two differ."""
+    m" for f in features, -inf for splits that break min_samples_leaf or
+    min_child_weight and for thresholds f does not have. Other features'
+    entries are left as they were, so that a table filled with -inf once
+    serves every node of a level. Unlike find_best_splits, a threshold after
+    an empty bin gets its gain too (the same as the one before): at another
+    node of the level the two differ."""
     cdef Py_ssize_t width = n_outputs + hess_width + 1
     cdef Py_ssize_t missing_bin = hist.shape[1] - 1
-    cdef Py_ssize_t fi, f, n_bins
+    cdef Py_ssize_t fi, f, n_bins, t
     cdef HIST_t* left
     cdef HIST_t* right
     cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
@@ -624,6 +625,9 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
         for fi in prange(features.shape[0], schedule="dynamic"):
             f = features[fi]
             n_bins = n_bins_non_missing[f]
+            for t in range(gains.shape[1]):
+                gains[f, t, 0] = -INFINITY
+                gains[f, t, 1] = -INFINITY
             # Missing right: every threshold, including "all values left";
             # missing left: every threshold that leaves some values right.
             fill_gain_row(&context, &hist[f, 0, 0], n_bins, NULL, left, right, &gains[f, 0, 0])
