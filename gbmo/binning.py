@@ -8,7 +8,6 @@ uint8 row each, so the binned data never takes n_rows x n_features bytes.
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._core import X_BINNED_DTYPE, X_DTYPE
 from ._core._binning import map_to_bins
@@ -16,7 +15,7 @@ from ._core._predict import predict_binned as _predict_binned_dense
 from ._core._sparse import (count_off_zero_bins, decompress_column, map_sparse_to_bins,
                             predict_binned_mixed, scatter_binned)
 from .parallel import threads_for
-from .validation import check_sparse_features
+from .validation import check_sparse_features, is_scipy_sparse
 
 # A feature of sparse X is stored sparsely when at most this fraction of its
 # rows lie outside its zero bin: above it, a dense uint8 row is smaller than
@@ -194,14 +193,14 @@ class BinMapper:
         """X: a dense array, or scipy sparse CSR / CSC (canonical, see
         validation.check_sparse_features), whose edges come from the stored
         values plus the count of implicit zeros: the same as on X densified."""
-        if sp.issparse(X):
+        if is_scipy_sparse(X):
             X = check_sparse_features(X)
         n_rows, n_features = X.shape
         if self.subsample is not None and n_rows > self.subsample:
             rng = np.random.default_rng(self.seed)
             sample = np.sort(rng.choice(n_rows, self.subsample, replace=False))
             X = X[sample]
-        if sp.issparse(X):
+        if is_scipy_sparse(X):
             edges_per_feature, self.has_missing_ = self._sparse_edges(X)
         else:
             # numpy's sort releases the GIL, so features are binned in parallel threads.
@@ -249,7 +248,7 @@ class BinMapper:
         scipy sparse CSR / CSC X -> SparseBinned, whose features with at most
         max_sparse_density (default SPARSE_MAX_DENSITY) of their rows outside
         the zero bin are stored sparsely."""
-        if sp.issparse(X):
+        if is_scipy_sparse(X):
             return self._transform_sparse(X, max_sparse_density)
         out = np.empty((X.shape[1], X.shape[0]), dtype=X_BINNED_DTYPE)
         threads = threads_for(self.n_threads, X.size)

@@ -24,7 +24,6 @@ memory that grows with the non-zeros, never with n x L.
 import heapq
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
@@ -34,13 +33,22 @@ from .parallel import threads_for
 from .grower import leaf_values, tree_structure
 from .params import resolve_params
 from .tree import LeafArrays, Tree
+from .validation import is_scipy_sparse
 
 SPARSE_OBJECTIVES = ("squared_hinge", "sigmoid")
 DEFAULT_SPARSE_THRESHOLD = -2.0
 
 
 def is_sparse_labels(Y):
-    return sp.issparse(Y)
+    return is_scipy_sparse(Y)
+
+
+def _scipy_sparse():
+    """scipy.sparse, imported on use: only a sparse Y, which loaded it, gets
+    here, and `import gbmo` stays without it (see is_scipy_sparse)."""
+    import scipy.sparse
+
+    return scipy.sparse
 
 
 def check_sparse_labels(Y, n_rows, name="Y"):
@@ -51,7 +59,7 @@ def check_sparse_labels(Y, n_rows, name="Y"):
         raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows}")
     if Y.shape[1] == 0:
         raise ValueError(f"{name} has no labels: shape {Y.shape}")
-    Y = sp.csr_matrix(Y, dtype=np.float64, copy=True)
+    Y = _scipy_sparse().csr_matrix(Y, dtype=np.float64, copy=True)
     Y.sum_duplicates()
     Y.eliminate_zeros()
     if not np.all(Y.data == 1.0):
@@ -319,7 +327,7 @@ def _add_leaf_deltas(D, tree, leaf_rows):
         values.append(np.tile(tree.leaf_values[leaf][keep], len(leaf_row)))
     if not rows:
         return D
-    update = sp.csr_matrix((np.concatenate(values), (np.concatenate(rows),
+    update = _scipy_sparse().csr_matrix((np.concatenate(values), (np.concatenate(rows),
                                                      np.concatenate(labels))), shape=D.shape)
     D = (D + update).tocsr()
     D.sort_indices()
@@ -463,7 +471,7 @@ class SparseOutputTrainer:
             raise TypeError("a sparse Y needs dense X (numpy or pandas) for now")
         self.bin_mapper = train_set.bin_mapper
         self.base = loss.base_score(train_set.Y)
-        self.D = sp.csr_matrix(train_set.Y.shape, dtype=np.float64)
+        self.D = _scipy_sparse().csr_matrix(train_set.Y.shape, dtype=np.float64)
         self.eval_sets = []
         for name, valid in zip(valid_names, valid_sets):
             if valid is not train_set:
@@ -505,7 +513,7 @@ class SparseOutputTrainer:
                 D = self.D
             else:
                 if D is None:
-                    D = sp.csr_matrix(dataset.Y.shape, dtype=np.float64)
+                    D = _scipy_sparse().csr_matrix(dataset.Y.shape, dtype=np.float64)
                 leaf = _binned_leaves(dataset.X_binned, tree, self.bin_mapper.missing_bin)
                 D = eval_set[2] = _add_leaf_deltas(D, tree, _rows_by_leaf(leaf, tree.n_leaves))
             history = self.booster.evals_result[name]

@@ -6,6 +6,8 @@ trees and — gradients being float32 summed in float64, exactly on these
 data — the same leaf values and predictions bit for bit. Each new kernel is
 checked against a numpy reference on small random inputs.
 """
+import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
@@ -483,3 +485,22 @@ def test_peak_memory_well_under_dense_size():
     assert train_set.X_binned.nbytes < dense_bytes / 30  # 5 bytes per stored value
     assert peak < dense_bytes / 4, f"traced peak {peak / 1e6:.1f} MB"
     assert prediction.shape == (n_rows, 2)
+
+
+def test_import_gbmo_leaves_scipy_sparse_unloaded_and_still_takes_sparse_X(tmp_path):
+    """scipy.sparse took half of `import gbmo`; a scipy sparse X can only exist
+    once it is loaded, so gbmo checks sys.modules instead of importing it."""
+    script = (
+        "import sys, numpy as np, gbmo\n"
+        "assert 'scipy.sparse' not in sys.modules, 'imported by gbmo'\n"
+        "import scipy.sparse as sp\n"
+        "X = sp.random(200, 4, density=0.5, format='csr', random_state=0)\n"
+        "y = np.asarray(X.sum(axis=1)).ravel()\n"
+        "booster = gbmo.train({'verbosity': 0, 'min_samples_leaf': 5}, gbmo.Dataset(X, y), 5)\n"
+        "assert booster.predict(X).shape == (200,)\n"
+        "assert np.allclose(booster.predict(X), booster.predict(X.toarray()))\n"
+        "print('ok')\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
