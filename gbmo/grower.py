@@ -24,8 +24,7 @@ from ._core._histogram import (build_histograms, build_histograms_by_row,
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
-                           split_gain_table,
-                           select_top_k_shared)
+                           select_top_k_shared, split_gain_table)
 from .parallel import threads_for
 from .tree import Tree
 
