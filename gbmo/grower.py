@@ -270,9 +270,8 @@ class TreeGrower:
     def _find_split(self, node):
         params = self.params
         features = self._node_features()
-        common = (node.histogram, features, self.bin_mapper.n_bins_non_missing_, node.sums,
-                  self.n_outputs, self.hess_width, self.hess_constant, params["lambda_l2"],
-                  params["min_samples_leaf"], params["min_child_weight"])
+        common = self._search_arguments(node.histogram, features,
+                                        self.bin_mapper.n_bins_non_missing_, node.sums)
         results = (self.split_gain, self.split_bin, self.split_missing_left,
                    self._threads_for(node.histogram[0].size * len(features)))
         if self.top_k is None:
@@ -289,6 +288,13 @@ class TreeGrower:
             return
         self._set_split(node, feature, int(self.split_bin[feature]),
                         bool(self.split_missing_left[feature]), gain)
+
+    def _search_arguments(self, histogram, features, n_bins, sums):
+        """The leading arguments every split-search kernel takes."""
+        params = self.params
+        return (histogram, features, n_bins, sums, self.n_outputs, self.hess_width,
+                self.hess_constant, params["lambda_l2"], params["min_samples_leaf"],
+                params["min_child_weight"])
 
     def _set_split(self, node, feature, bin_, missing_left, gain):
         node.gain = float(gain)
@@ -496,13 +502,12 @@ class TreeGrower:
                 if chosen[0, bin_, side] == -np.inf:
                     self._release(node)
                     continue
-                feature_hist = node.histogram[feature]
-                if feature_hist[-1, -1] > 0:
-                    missing_left = bool(side)
-                else:  # as find_best_splits: missing values, if any later, join the larger child
-                    left_count = feature_hist[:bin_ + 1, -1].sum()
-                    missing_left = bool(left_count >= node.count - left_count)
-                self._set_split(node, feature, bin_, missing_left, chosen[0, bin_, side])
+                self._set_split(node, feature, bin_, bool(side), chosen[0, bin_, side])
+                if node.histogram[feature, -1, -1] == 0:
+                    # as find_best_splits: missing values, if any later, join the
+                    # larger child (left_sums hold no missing rows to move)
+                    left_count = node.left_sums[-1]
+                    node.missing_left = bool(left_count >= node.count - left_count)
                 splits.append((node, *self._split(node)))
             # a level may hold more histograms than the cache: its children are built instead
             for parent, _, _ in sorted(splits, key=lambda split: split[0].count):
@@ -518,10 +523,7 @@ class TreeGrower:
     def _gain_table(self, histogram, features, n_bins, sums, table):
         """table[f, t, m] = the gain of each dense split of a node, for f in
         features, -inf where none (see split_gain_table)."""
-        params = self.params
-        split_gain_table(histogram, features, n_bins, sums, self.n_outputs, self.hess_width,
-                         self.hess_constant, params["lambda_l2"], params["min_samples_leaf"],
-                         params["min_child_weight"], table,
+        split_gain_table(*self._search_arguments(histogram, features, n_bins, sums), table,
                          self._threads_for(histogram[0].size * len(features)))
 
     def _gathered_sums(self, node):

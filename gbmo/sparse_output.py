@@ -327,8 +327,8 @@ def _add_leaf_deltas(D, tree, leaf_rows):
         values.append(np.tile(tree.leaf_values[leaf][keep], len(leaf_row)))
     if not rows:
         return D
-    update = _scipy_sparse().csr_matrix((np.concatenate(values), (np.concatenate(rows),
-                                                     np.concatenate(labels))), shape=D.shape)
+    entries = (np.concatenate(values), (np.concatenate(rows), np.concatenate(labels)))
+    update = _scipy_sparse().csr_matrix(entries, shape=D.shape)
     D = (D + update).tocsr()
     D.sort_indices()
     return D
