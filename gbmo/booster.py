@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from ._core import NODE_DTYPE
+from ._core import NODE_DTYPE, WALK_NODE_DTYPE
 from ._core._predict import predict_leaf_raw, predict_raw
 from ._core._sparse import predict_leaf_raw_csr, predict_raw_csr
 from .importance import OutputImportance
@@ -45,31 +45,48 @@ class _PackedForest:
         self.node_left = offset("node_left", node_offsets)
         self.node_right = offset("node_right", node_offsets)
         self.node_value = offset("node_value", leaf_offsets)
-        is_leaf = self.node_left < 0
-        # the raw-X kernels read a leaf's feature before finding it is a leaf
-        self.node_feature = np.where(is_leaf, 0, concat("node_feature")).astype(np.int32)
-        self.node_child = np.ascontiguousarray(np.stack([
-            np.where(is_leaf, np.arange(len(is_leaf)), side)
-            for side in (self.node_left, self.node_right)], axis=1).ravel(), dtype=NODE_DTYPE)
-        self.tree_depth = self._tree_depths(node_offsets)
+        self.node_feature = concat("node_feature")
         self.node_threshold = concat("node_threshold")
         self.node_missing_left = concat("node_missing_left")
         self.node_bin = concat("node_bin")
         self.leaves = LeafArrays.concatenate([t.leaf_arrays() for t in trees])
+        self._walk_layout(node_offsets)
 
-    def _tree_depths(self, node_offsets):
-        """The longest root-to-leaf path of each tree, in edges, found level by
-        level for all trees at once."""
-        depth = np.zeros(len(self.node_left), dtype=np.int32)
+    def _walk_layout(self, node_offsets):
+        """The trees as the dense-X kernels walk them (WALK_NODE_DTYPE): each
+        tree's nodes in breadth-first order, which puts siblings side by side
+        (the walk adds the direction to the left child) and a tree's top
+        levels in few cache lines; walk_roots, walk_leaf (a node's leaf index)
+        and tree_depth (the longest root-to-leaf path, in edges) to go with
+        them. Found level by level for all trees at once."""
+        n_nodes = len(self.node_left)
+        levels, node_depth = [], np.zeros(n_nodes, dtype=np.int32)
         level, steps = self.tree_roots, 0
         while level.size:
-            level = level[self.node_left[level] >= 0]
+            levels.append(level)
+            node_depth[level] = steps
+            parents = level[self.node_left[level] >= 0]
+            level = np.stack([self.node_left[parents], self.node_right[parents]], axis=1).ravel()
             steps += 1
-            level = np.concatenate([self.node_left[level], self.node_right[level]])
-            depth[level] = steps
-        if not len(depth):
-            return depth
-        return np.ascontiguousarray(np.maximum.reduceat(depth, node_offsets[:-1]), dtype=np.int32)
+        # levels hold the trees in order, so a stable sort by tree keeps each
+        # tree's nodes level by level
+        order = np.concatenate(levels) if levels else np.zeros(0, dtype=NODE_DTYPE)
+        tree_of = np.repeat(np.arange(len(self.tree_roots)), np.diff(node_offsets))
+        order = order[np.argsort(tree_of[order], kind="stable")]
+        position = np.empty(n_nodes, dtype=NODE_DTYPE)
+        position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)
+        is_leaf = self.node_left[order] < 0
+        nodes = np.empty(n_nodes, dtype=WALK_NODE_DTYPE)
+        nodes["threshold"] = np.where(is_leaf, np.inf, self.node_threshold[order])
+        nodes["feature_and_missing"] = np.where(
+            is_leaf, 0, 2 * self.node_feature[order] + (self.node_missing_left[order] == 0))
+        nodes["left"] = np.where(is_leaf, np.arange(n_nodes),
+                                 position[np.maximum(self.node_left[order], 0)])
+        self.walk_nodes = nodes
+        self.walk_roots = position[self.tree_roots]
+        self.walk_leaf = np.ascontiguousarray(self.node_value[order])
+        self.tree_depth = (np.maximum.reduceat(node_depth, node_offsets[:-1]).astype(np.int32)
+                           if n_nodes else node_depth)
 
     def tree_arguments(self, X):
         """X and the trees as the prediction kernels for X's kind take them:
@@ -79,8 +96,7 @@ class _PackedForest:
             return (X.data, X.indices, X.indptr, self.tree_roots, self.node_feature,
                     self.node_threshold, self.node_missing_left, self.node_left, self.node_right,
                     self.node_value)
-        return (X, self.tree_roots, self.tree_depth, self.node_feature, self.node_threshold,
-                self.node_missing_left, self.node_child, self.node_value)
+        return X, self.walk_roots, self.tree_depth, self.walk_nodes, self.walk_leaf
 
 
 def _load_loss(objective, num_class, objective_params):

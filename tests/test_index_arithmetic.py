@@ -6,7 +6,8 @@ read the wrong cell (or crash) there."""
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from gbmo._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core import (G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE, WALK_NODE_DTYPE,
+                        X_BINNED_DTYPE)
 from gbmo._core._histogram import build_histograms
 from gbmo._core._partition import split_rows
 from gbmo._core._predict import predict_raw
@@ -23,9 +24,8 @@ def test_predict_raw_reads_features_more_than_2_gib_apart():
     # a stump on feature 1 at threshold 0: leaves 0 (left) and 1 (right)
     arrays = dict(
         tree_roots=np.zeros(1, NODE_DTYPE), tree_depth=np.ones(1, np.int32),
-        node_feature=np.array([1, 0, 0], np.int32), node_threshold=np.zeros(3),
-        node_missing_left=np.zeros(3, np.uint8),
-        node_child=np.array([1, 2, 1, 1, 2, 2], NODE_DTYPE),  # a leaf is its own child
+        # feature 1 (times 2), children 1 and 2; a leaf is its own left child
+        walk_nodes=np.array([(0.0, 2, 1), (np.inf, 0, 1), (np.inf, 0, 2)], WALK_NODE_DTYPE),
         node_value=np.array([-1, 0, 1], NODE_DTYPE))
     out = np.zeros((4, 1))
     predict_raw(X, *arrays.values(), np.array([0, 1, 2], np.int64), np.full(2, -1, np.int64),

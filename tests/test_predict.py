@@ -52,6 +52,30 @@ def random_tree(rng, n_features, d, max_depth, thresholds_of, n_bins, p_split=0.
     return tree
 
 
+def depth_first(tree):
+    """tree with its nodes renumbered in preorder (a node, its left subtree,
+    its right subtree), so that siblings are apart, as best-first growth
+    numbers them too."""
+    order, stack = [], [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        if tree.node_left[node] >= 0:
+            stack += [tree.node_right[node], tree.node_left[node]]
+    order = np.array(order)
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    columns = {name: getattr(tree, name)[order] for name in (
+        "node_feature", "node_threshold", "node_bin", "node_missing_left", "node_value",
+        "node_gain", "node_count")}
+    for name in ("node_left", "node_right"):
+        children = getattr(tree, name)[order]
+        columns[name] = np.where(children >= 0, position[np.maximum(children, 0)], -1)
+    renumbered = Tree(tree.leaf_values, **columns)
+    renumbered.validate(int(tree.node_feature.max()) + 1, tree.leaf_values.shape[1])
+    return renumbered
+
+
 def reference_leaf_raw(tree, x):
     """Node index of the leaf a raw row reaches, by the documented rule."""
     node = 0
@@ -137,9 +161,14 @@ def kernel_raw(forest, X, init_score, n_threads=2):
 # -- hand-built trees ---------------------------------------------------------
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("d", [1, 4])
-def test_predict_raw_matches_traversal(seed, d):
+@pytest.mark.parametrize("numbering", ["breadth_first", "depth_first"])
+def test_predict_raw_matches_traversal(seed, d, numbering):
     rng = np.random.default_rng(seed)
     trees = forest_of(rng, 6, 5, d)
+    if numbering == "depth_first":
+        trees = [depth_first(tree) for tree in trees]
+        assert any(np.any(t.node_right[t.node_left >= 0] != t.node_left[t.node_left >= 0] + 1)
+                   for t in trees)
     forest = _PackedForest(trees)
     X = make_X(rng, 120, 5)
     init_score = rng.normal(size=d)

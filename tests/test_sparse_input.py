@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 import gbmo
 import gbmo.binning
-from gbmo._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, X_BINNED_DTYPE
+from gbmo._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, WALK_NODE_DTYPE, X_BINNED_DTYPE
 from gbmo._core._binning import map_to_bins
 from gbmo._core._predict import predict_binned, predict_leaf_raw, predict_raw
 from gbmo._core._sparse import (build_sparse_histograms, decompress_column, map_sparse_to_bins,
@@ -231,9 +231,12 @@ def stump_forest(specs):
     forest["node_value"][roots + 1] = np.arange(T) * 2
     forest["node_value"][roots + 2] = np.arange(T) * 2 + 1
     forest["tree_depth"] = np.ones(T, np.int32)
-    # the dense-X kernels' interleaved children: a leaf is its own child
-    forest["node_child"] = np.repeat(np.arange(3 * T, dtype=NODE_DTYPE), 2)
-    forest["node_child"][2 * roots], forest["node_child"][2 * roots + 1] = roots + 1, roots + 2
+    # the dense-X kernels' nodes: a leaf is its own left child, above every value
+    walk = np.zeros(3 * T, WALK_NODE_DTYPE)
+    walk["threshold"], walk["left"] = np.inf, np.arange(3 * T)
+    walk["threshold"][roots], walk["left"][roots] = threshold, roots + 1
+    walk["feature_and_missing"][roots] = 2 * feature + 1 - missing_left
+    forest["walk_nodes"] = walk
     values = np.random.default_rng(T).normal(size=2 * T)
     leaves = (np.arange(2 * T + 1, dtype=np.int64), np.full(2 * T, -1, np.int64), values,
               np.zeros(1, np.int32))
@@ -248,8 +251,7 @@ BINNED_NAMES = ("tree_roots", "node_feature", "node_bin", "node_missing_left", "
                 "node_right", "node_value")
 RAW_NAMES = ("tree_roots", "node_feature", "node_threshold", "node_missing_left", "node_left",
              "node_right", "node_value")
-DENSE_RAW_NAMES = ("tree_roots", "tree_depth", "node_feature", "node_threshold",
-                   "node_missing_left", "node_child", "node_value")
+DENSE_RAW_NAMES = ("tree_roots", "tree_depth", "walk_nodes", "node_value")
 
 
 def test_predict_binned_mixed_equals_dense_layout():

@@ -4,8 +4,8 @@ A forest is packed into flat node arrays shared by all its trees: node_left[i]
 is -1 for a leaf, and node_value[i] is then the leaf's index l. Internal nodes
 send a row left when its value is <= node_threshold[i] (binned: bin <=
 node_bin[i]), and a missing value (NaN, or the missing bin) left iff
-node_missing_left[i]. The raw-X kernels take the children interleaved instead,
-node_child[2 i] left and node_child[2 i + 1] right, with a leaf its own child.
+node_missing_left[i]. The raw-X kernels take the trees as WalkNode records
+instead (see there), in an order where siblings are adjacent.
 
 Leaf l's values are values[value_start[l]:value_start[l + 1]]. A dense leaf
 (output_start[l] < 0) holds all d outputs in order; a sparse leaf holds only
@@ -28,29 +28,32 @@ cdef enum:
     BLOCK_ROWS = 16
 
 
+cdef packed struct WalkNode:
+    # A node as the raw-X walk reads it, in one 16-byte load. The right child
+    # is left + 1, so the walk adds the direction to left; a leaf is its own
+    # left child with an infinite threshold, which no value exceeds, so rows
+    # that reached it stay. _PackedForest builds these (WALK_NODE_DTYPE).
+    X_t threshold
+    int feature_and_missing     # feature * 2, plus 1 when a missing value goes right
+    NODE_t left
+
+
 cdef struct Trees:
     # A forest as the raw-X kernels walk it (see _PackedForest.tree_arguments)
     Py_ssize_t n_trees
     const NODE_t* root
     const int* depth
-    const int* feature
-    const X_t* threshold
-    const unsigned char* missing_left
-    const NODE_t* child
+    const WalkNode* nodes
     const NODE_t* leaf
 
 
 cdef Trees trees_of(const NODE_t[::1] tree_roots, const int[::1] tree_depth,
-                    const int[::1] node_feature, const X_t[::1] node_threshold,
-                    const unsigned char[::1] node_missing_left, const NODE_t[::1] node_child,
-                    const NODE_t[::1] node_value):
+                    const WalkNode[::1] walk_nodes, const NODE_t[::1] node_value):
     cdef Trees trees
     trees.n_trees = tree_roots.shape[0]
     if trees.n_trees:
         trees.root, trees.depth = &tree_roots[0], &tree_depth[0]
-        trees.feature, trees.threshold = &node_feature[0], &node_threshold[0]
-        trees.missing_left, trees.child = &node_missing_left[0], &node_child[0]
-        trees.leaf = &node_value[0]
+        trees.nodes, trees.leaf = &walk_nodes[0], &node_value[0]
     return trees
 
 
@@ -61,20 +64,18 @@ cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
     are in bytes.
 
     A branch per node would be mispredicted about half the time on real data,
-    so the rows step without branches: the direction is arithmetic, a leaf is
-    its own child both ways, and each step moves every row of the block at
-    once so that their loads overlap. A tree is at most depth[t] steps deep;
-    the walk stops early when no row moved, which keeps a long, thin branch of
-    an unbalanced tree from costing every row its length."""
+    so the rows step without branches: the direction is arithmetic, and each
+    step moves every row of the block at once so that their loads overlap. A
+    tree is at most depth[t] steps deep; the walk stops early when no row
+    moved, which keeps a long, thin branch of an unbalanced tree from costing
+    every row its length."""
     cdef const char* rows = <const char*> first_row
-    # locals rather than trees' fields, which (built without strict aliasing)
+    # a local rather than trees' field, which (built without strict aliasing)
     # the compiler would reload after every store to node
-    cdef const int* feature = trees.feature
-    cdef const X_t* threshold = trees.threshold
-    cdef const unsigned char* missing_left = trees.missing_left
-    cdef const NODE_t* child = trees.child
+    cdef const WalkNode* nodes = trees.nodes
+    cdef const WalkNode* at
     cdef Py_ssize_t r, step
-    cdef NODE_t at, to
+    cdef NODE_t to
     cdef double x
     cdef bint moved
     for r in range(n_rows):
@@ -82,11 +83,12 @@ cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
     for step in range(trees.depth[t]):
         moved = False
         for r in range(n_rows):
-            at = node[r]
-            x = (<const X_IN_t*> (rows + r * row_stride + feature[at] * feature_stride))[0]
-            # right when above the threshold, or missing and not sent left (NaN > t is false)
-            to = child[2 * at + ((x > threshold[at]) | ((x != x) & (missing_left[at] ^ 1)))]
-            moved |= to != at
+            at = nodes + node[r]
+            x = (<const X_IN_t*> (rows + r * row_stride
+                                  + (at.feature_and_missing >> 1) * feature_stride))[0]
+            # right when above the threshold, or missing and sent right (NaN > t is false)
+            to = at.left + ((x > at.threshold) | ((x != x) & (at.feature_and_missing & 1)))
+            moved |= to != node[r]
             node[r] = to
         if not moved:
             break
@@ -125,10 +127,7 @@ cdef void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ssize_t
 def predict_raw(const X_IN_t[:, :] X,
                 const NODE_t[::1] tree_roots,
                 const int[::1] tree_depth,
-                const int[::1] node_feature,
-                const X_t[::1] node_threshold,
-                const unsigned char[::1] node_missing_left,
-                const NODE_t[::1] node_child,
+                const WalkNode[::1] walk_nodes,
                 const NODE_t[::1] node_value,
                 const long long[::1] value_start,
                 const long long[::1] output_start,
@@ -145,8 +144,7 @@ def predict_raw(const X_IN_t[:, :] X,
     cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
     cdef Py_ssize_t block, first
-    cdef Trees trees = trees_of(tree_roots, tree_depth, node_feature, node_threshold,
-                                node_missing_left, node_child, node_value)
+    cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value)
     check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     if n == 0:
         return
@@ -161,10 +159,7 @@ def predict_raw(const X_IN_t[:, :] X,
 def predict_leaf_raw(const X_IN_t[:, :] X,
                      const NODE_t[::1] tree_roots,
                      const int[::1] tree_depth,
-                     const int[::1] node_feature,
-                     const X_t[::1] node_threshold,
-                     const unsigned char[::1] node_missing_left,
-                     const NODE_t[::1] node_child,
+                     const WalkNode[::1] walk_nodes,
                      const NODE_t[::1] node_value,
                      NODE_t[:, ::1] out,
                      int n_threads):
@@ -172,8 +167,7 @@ def predict_leaf_raw(const X_IN_t[:, :] X,
     cdef Py_ssize_t n = X.shape[0]
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
     cdef Py_ssize_t block, first
-    cdef Trees trees = trees_of(tree_roots, tree_depth, node_feature, node_threshold,
-                                node_missing_left, node_child, node_value)
+    cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value)
     if n == 0 or trees.n_trees == 0:
         return
     for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
