@@ -27,6 +27,7 @@ import numpy as np
 
 from . import __version__
 from .booster import Booster
+from .callback import early_stopping
 from .dataset import Dataset
 from .engine import train as _train
 from .losses import make_loss
@@ -327,14 +328,44 @@ def _split(n, seed=0, train_fraction=0.7):
     return order[:n_train], order[n_train:]
 
 
+DEMO_STOPPING_ROUNDS = 20
+
+
 def _demo_log(name, booster, every=10):
-    for set_name, metrics in booster.evals_result.items():
-        for metric, values in metrics.items():
-            if metric.endswith("_per_output"):
-                continue
-            for i, value in enumerate(values, start=1):
-                if i % every == 0 or i == 1 or i == len(values):
-                    print(f"  [{i:4d}] {name} {set_name} {metric}: {value:.5f}")
+    """Every set's metrics, one line per logged round."""
+    curves = [(f"{set_name} {metric}", values)
+              for set_name, metrics in booster.evals_result.items()
+              for metric, values in metrics.items() if not metric.endswith("_per_output")]
+    n_rounds = len(curves[0][1])
+    for i in range(1, n_rounds + 1):
+        if i % every == 0 or i == 1 or i == n_rounds:
+            print(f"  [{i:4d}] {name} " + ", ".join(f"{label} {values[i - 1]:.5f}"
+                                                   for label, values in curves))
+
+
+def _demo_train(name, bunch, params, max_rounds):
+    """Trains on 70% of the rows, of which a fifth is held out to stop early,
+    and returns (booster, test rows, seconds); the test rows (30%) steer
+    nothing, so their metrics are honest."""
+    train_rows, test_rows = _split(len(bunch.target))
+    n_fit = int(0.8 * len(train_rows))
+    fit_rows, stop_rows = train_rows[:n_fit], train_rows[n_fit:]
+    train_set = Dataset(bunch.data[fit_rows], bunch.target[fit_rows],
+                        feature_names=bunch.feature_names)
+    test = train_set.create_valid(bunch.data[test_rows], bunch.target[test_rows])
+    stop = train_set.create_valid(bunch.data[stop_rows], bunch.target[stop_rows])
+    start = time.perf_counter()
+    # early stopping watches the last set only: the held-out training rows
+    booster = _train(params, train_set, max_rounds, valid_sets=[test, stop],
+                     valid_names=["test", "held-out"],
+                     callbacks=[early_stopping(DEMO_STOPPING_ROUNDS, verbose=False)])
+    seconds = time.perf_counter() - start
+    _demo_log(name, booster)
+    rounds = booster.current_iteration()
+    if rounds < max_rounds:
+        print(f"  {name}: held-out loss flat for {DEMO_STOPPING_ROUNDS} rounds; stopped after "
+              f"round {rounds}, predicting with round {booster.best_iteration}")
+    return booster, test_rows, seconds
 
 
 def _cmd_demo(args):
@@ -342,55 +373,44 @@ def _cmd_demo(args):
 
     base = dict(learning_rate=0.1, max_leaves=15, min_samples_leaf=5,
                 n_threads=args.threads, seed=0, verbosity=0)
-    print(f"gbmo {__version__} demo: {args.rounds} rounds, learning_rate 0.1, max_leaves 15, "
-          f"min_samples_leaf 5, {args.threads} thread(s); 70/30 train/test split, seed 0")
+    print(f"gbmo {__version__} demo: at most {args.rounds} rounds, learning_rate 0.1, "
+          f"max_leaves 15, min_samples_leaf 5, {args.threads} thread(s); 70/30 train/test "
+          f"split (seed 0), a fifth of the training rows held out to stop early")
     rows = []
 
     # yeast: 10-class softmax, one tree of 10-vector leaves per round
     yeast = load_yeast()
-    tr, te = _split(len(yeast.target))
     n_class = len(yeast.target_names)
-    params = dict(base, objective="softmax", num_class=n_class)
-    train_set = Dataset(yeast.data[tr], yeast.target[tr], feature_names=yeast.feature_names)
-    valid = train_set.create_valid(yeast.data[te], yeast.target[te])
-    print(f"\nyeast: {len(tr)} train / {len(te)} test rows, {yeast.data.shape[1]} features, "
-          f"{n_class} classes")
-    start = time.perf_counter()
-    booster = _train(params, train_set, args.rounds, valid_sets=[valid], valid_names=["test"])
-    seconds = time.perf_counter() - start
-    _demo_log("yeast", booster)
-    proba = booster.predict(yeast.data[te])
-    y_te = yeast.target[te]
+    print(f"\nyeast: {len(yeast.target)} rows, {yeast.data.shape[1]} features, {n_class} classes")
+    booster, test_rows, seconds = _demo_train(
+        "yeast", yeast, dict(base, objective="softmax", num_class=n_class), args.rounds)
+    proba = booster.predict(yeast.data[test_rows])
+    y_te = yeast.target[test_rows]
     accuracy = float(np.mean(proba.argmax(axis=1) == y_te))
     logloss = float(-np.mean(np.log(np.clip(proba[np.arange(len(y_te)), y_te], 1e-15, 1.0))))
-    rows.append(("yeast", f"softmax, {n_class} classes", len(tr), len(te), n_class,
+    rows.append(("yeast", f"softmax, {n_class} classes", len(yeast.target) - len(test_rows),
+                 len(test_rows), n_class, booster.best_iteration or booster.current_iteration(),
                  f"accuracy {accuracy:.3f}, logloss {logloss:.3f}", seconds))
 
     # student: 3-output regression, one tree of 3-vector leaves per round
     student = load_student()
-    tr, te = _split(len(student.target))
-    params = dict(base, objective="mse")
-    train_set = Dataset(student.data[tr], student.target[tr], feature_names=student.feature_names)
-    valid = train_set.create_valid(student.data[te], student.target[te])
     n_out = student.target.shape[1]
-    print(f"\nstudent: {len(tr)} train / {len(te)} test rows, {student.data.shape[1]} features, "
+    print(f"\nstudent: {len(student.target)} rows, {student.data.shape[1]} features, "
           f"{n_out} outputs ({', '.join(student.target_names)})")
-    start = time.perf_counter()
-    booster = _train(params, train_set, args.rounds, valid_sets=[valid], valid_names=["test"])
-    seconds = time.perf_counter() - start
-    _demo_log("student", booster)
-    squared = (booster.predict(student.data[te]) - student.target[te]) ** 2
+    booster, test_rows, seconds = _demo_train("student", student, dict(base, objective="mse"),
+                                              args.rounds)
+    squared = (booster.predict(student.data[test_rows]) - student.target[test_rows]) ** 2
     per_grade = np.sqrt(squared.mean(axis=0))
     overall = float(np.sqrt(squared.mean()))
     metric = "RMSE " + " ".join(f"{g} {v:.2f}" for g, v in zip(student.target_names, per_grade))
-    rows.append(("student", f"mse, {n_out} outputs", len(tr), len(te), n_out,
+    rows.append(("student", f"mse, {n_out} outputs", len(student.target) - len(test_rows),
+                 len(test_rows), n_out, booster.best_iteration or booster.current_iteration(),
                  f"{metric}, all {overall:.2f}", seconds))
 
-    header = ("data set", "task", "train", "test", "outputs", "test metrics", "seconds")
-    cells = [header] + [(r[0], r[1], str(r[2]), str(r[3]), str(r[4]), r[5], f"{r[6]:.2f}")
-                        for r in rows]
+    header = ("data set", "task", "train", "test", "outputs", "rounds", "test metrics", "seconds")
+    cells = [header] + [(*r[:2], *(str(v) for v in r[2:6]), r[6], f"{r[7]:.2f}") for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    right = {2, 3, 4, 6}
+    right = {2, 3, 4, 5, 7}
 
     def line(row):
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)
@@ -417,9 +437,11 @@ def _build_parser():
     demo = commands.add_parser(
         "demo", help="train on the shipped yeast and student data sets and show test quality",
         description="Train on the shipped yeast (10-class softmax) and student (3-output "
-                    "regression) data sets with a seeded 70/30 split and print test metrics.")
-    demo.add_argument("--rounds", type=_non_negative_int, default=100,
-                      help="boosting rounds per data set (default 100)")
+                    "regression) data sets with a seeded 70/30 split, stopping early on "
+                    "training rows held out, and print test metrics.")
+    demo.add_argument("--rounds", type=_non_negative_int, default=500,
+                      help="most boosting rounds per data set (default 500; training stops "
+                           f"once the held-out loss is flat for {DEMO_STOPPING_ROUNDS} rounds)")
     demo.add_argument("--threads", type=_positive_int, default=1,
                       help="OpenMP threads (default 1: the shipped sets are small, and more "
                            "threads mostly add overhead there)")

@@ -58,6 +58,7 @@ def test_demo_prints_table_and_reaches_quality(capsys):
     out = capsys.readouterr().out
     assert "data set" in out and "seconds" in out
     assert "yeast test logloss" in out and "student test rmse" in out
+    assert "held-out logloss" in out and "held-out rmse" in out
     yeast_row = next(line for line in out.splitlines() if line.startswith("yeast "))
     student_row = next(line for line in out.splitlines() if line.startswith("student "))
     assert "1039" in yeast_row and "445" in yeast_row and " 10 " in yeast_row
@@ -70,6 +71,22 @@ def test_demo_prints_table_and_reaches_quality(capsys):
     assert 0 < logloss < 1.5
     assert overall < 4
     assert len(per_grade) == 3 and all(v < 4.5 for v in per_grade)
+
+
+def test_demo_stops_early_on_held_out_rows_and_predicts_with_the_best_round(capsys):
+    """Both shipped sets overfit within 100 rounds at learning rate 0.1, so the
+    demo stops 20 rounds after the held-out loss was last at its best, and its
+    table gives that round."""
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    stops = re.findall(r"(\w+): held-out loss flat for 20 rounds; stopped after round (\d+), "
+                       r"predicting with round (\d+)", out)
+    assert [name for name, _, _ in stops] == ["yeast", "student"]
+    for name, stopped, best in stops:
+        assert int(stopped) == int(best) + 20 < 500
+        row = next(line for line in out.splitlines() if line.startswith(name + " "))
+        # the table's numbers: train rows, test rows, outputs, rounds
+        assert re.search(r"(\d+) +(\d+) +(\d+) +(\d+) ", row).group(4) == best
 
 
 def test_demo_is_deterministic(capsys):
