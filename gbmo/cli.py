@@ -458,7 +458,8 @@ def _build_parser():
                             "one column gives a 1-D target (class indices for softmax)")
     train.add_argument("--output", required=True, metavar="MODEL", help="model file to write (JSON)")
     train.add_argument("--objective", default=None,
-                       help="mse (default), softmax or sigmoid")
+                       help="mse (default), softmax or sigmoid; LightGBM's names (regression, "
+                            "multiclass, binary) work too")
     train.add_argument("--param", action="extend", nargs="+", metavar="KEY=VALUE",
                        help="a training parameter, e.g. learning_rate=0.05 max_leaves=15; "
                             "values are read as int, float, or else string")

@@ -20,7 +20,8 @@ class Spec:
 
 
 PARAMS = {
-    "objective": Spec("mse", str, doc="loss: mse, softmax, sigmoid, or a function "
+    "objective": Spec("mse", str, doc="loss: mse, softmax, sigmoid (or a name in "
+                                      "OBJECTIVE_ALIASES), or a function "
                                       "(y_true, raw_pred) -> (grad, hess)"),
     "objective_params": Spec(None, dict, allow_none=True,
                              doc="keyword arguments of a registered objective (e.g. huber's delta)"),
@@ -95,6 +96,21 @@ ALIASES = {
 }
 
 
+# What users of LightGBM and XGBoost call gbmo's built-in objectives.
+OBJECTIVE_ALIASES = {
+    "regression": "mse", "regression_l2": "mse", "l2": "mse", "mean_squared_error": "mse",
+    "squared_error": "mse", "reg:squarederror": "mse",
+    "multiclass": "softmax", "multi:softprob": "softmax",
+    "binary": "sigmoid", "binary:logistic": "sigmoid", "multilabel": "sigmoid",
+}
+
+
+def canonical_objective(objective):
+    """gbmo's name for an objective given by one of OBJECTIVE_ALIASES; any
+    other value unchanged."""
+    return OBJECTIVE_ALIASES.get(objective, objective) if isinstance(objective, str) else objective
+
+
 def _is_loss_object(value):
     from .losses import Loss
 
@@ -152,7 +168,8 @@ def _check_names(resolved):
     objective = resolved["objective"]
     if isinstance(objective, str) and objective not in LOSSES:
         raise ValueError(
-            f"unknown objective {objective!r}; known objectives: {', '.join(LOSSES.names())}"
+            f"unknown objective {objective!r}; known objectives: {', '.join(LOSSES.names())} "
+            f"(also {', '.join(OBJECTIVE_ALIASES)})"
         )
     ensembler = resolved["ensembler"]
     if isinstance(ensembler, str) and ensembler not in ENSEMBLERS:
@@ -182,6 +199,8 @@ def resolve_params(params):
         if name in resolved:
             raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
         resolved[name] = _check_value(name, value, PARAMS[name])
+    if "objective" in resolved:
+        resolved["objective"] = canonical_objective(resolved["objective"])
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
     _check_names(resolved)

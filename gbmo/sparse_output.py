@@ -31,7 +31,7 @@ from .losses import Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import threads_for
 from .grower import leaf_values, tree_structure
-from .params import resolve_params
+from .params import canonical_objective, resolve_params
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
 
@@ -422,7 +422,7 @@ def split_sparse_params(params):
     """(gbmo parameters, objective, sparse_threshold, metrics): the
     sparse-only values are taken out before the shared validation."""
     params = dict(params or {})
-    objective = params.pop("objective", params.pop("loss", "squared_hinge"))
+    objective = canonical_objective(params.pop("objective", params.pop("loss", "squared_hinge")))
     threshold = params.pop("sparse_threshold", None)
     metric = params.pop("metric", None)
     if callable(objective) or not isinstance(objective, str):

@@ -204,3 +204,23 @@ def test_a_region_without_labels_of_one_output_still_splits_at_lambda_zero():
     in_region = np.sqrt(np.mean(error[unlabelled] ** 2))
     elsewhere = np.sqrt(np.mean(error[~unlabelled] ** 2))
     assert in_region < 1.5 * elsewhere, (in_region, elsewhere)
+
+
+@pytest.mark.parametrize("alias, name, target", [
+    ("regression", "mse", "values"), ("l2", "mse", "values"), ("reg:squarederror", "mse", "values"),
+    ("multiclass", "softmax", "classes"), ("multi:softprob", "softmax", "classes"),
+    ("binary", "sigmoid", "binary"), ("binary:logistic", "sigmoid", "binary"),
+    ("multilabel", "sigmoid", "binary"),
+])
+def test_lightgbm_and_xgboost_objective_names_train_gbmo_objectives(alias, name, target):
+    """The same trees as under gbmo's own name, and the model file (so a
+    loaded model) carries gbmo's name."""
+    X = rng.normal(size=(200, 3))
+    y = {"values": X[:, 0] + 0.1 * rng.normal(size=200),
+         "classes": np.digitize(X[:, 0], [-0.5, 0.5]),
+         "binary": (X[:, :2] > 0).astype(float)}[target]
+    params = {"max_leaves": 4, "verbosity": 0}
+    aliased = gbmo.train(dict(params, objective=alias), gbmo.Dataset(X, y), 3)
+    named = gbmo.train(dict(params, objective=name), gbmo.Dataset(X, y), 3)
+    np.testing.assert_array_equal(aliased.predict(X), named.predict(X))
+    assert gbmo.Booster(model_str=aliased.model_to_string()).params["objective"] == name

@@ -240,6 +240,14 @@ def test_predict_topk_ranks_untouched_labels_at_the_base_score():
     assert np.any(scores == -1.0)
 
 
+def test_a_sparse_y_takes_the_lightgbm_name_of_sigmoid():
+    X, Y = make_multilabel(seed=6)
+    aliased, named = (gbmo.train(dict(BASE_PARAMS, objective=objective),
+                                 gbmo.Dataset(X, sp.csr_matrix(Y)), 3)
+                      for objective in ("multilabel", "sigmoid"))
+    np.testing.assert_array_equal(aliased.predict(X), named.predict(X))
+
+
 @pytest.mark.parametrize("objective", ["squared_hinge", "sigmoid"])
 def test_a_saved_model_predicts_the_same_top_k(objective):
     X, Y = make_multilabel(seed=6)
