@@ -5,6 +5,7 @@ import os
 import numpy as np
 
 from ._core import NODE_DTYPE, WALK_NODE_DTYPE
+from ._core._contrib import tree_shap
 from ._core._predict import predict_leaf_raw, predict_raw
 from ._core._sparse import predict_leaf_raw_csr, predict_raw_csr
 from .importance import OutputImportance
@@ -17,6 +18,8 @@ from .validation import check_features
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 1
 MAX_THREADS = 4096
+# values of CSR X densified at once for pred_contrib (32 MiB)
+DENSIFIED_VALUES = 2**22
 
 
 class ModelFormatError(ValueError):
@@ -49,6 +52,7 @@ class _PackedForest:
         self.node_threshold = concat("node_threshold")
         self.node_missing_left = concat("node_missing_left")
         self.node_bin = concat("node_bin")
+        self.node_cover = concat("node_count").astype(np.float64)
         self.leaves = LeafArrays.concatenate([t.leaf_arrays() for t in trees])
         self._walk_layout(node_offsets)
 
@@ -204,13 +208,23 @@ class Booster:
                              f"in [-1, {MAX_THREADS}] (-1 or 0: all cores)")
         return int(n_threads) if n_threads > 0 else os.cpu_count() or 1
 
-    def predict(self, X, raw_score=False, num_iteration=None, n_threads=None):
+    def predict(self, X, raw_score=False, num_iteration=None, n_threads=None,
+                pred_contrib=False):
         """Predictions (n, d): raw scores, or the objective's transform of them
         (probabilities for softmax / sigmoid). num_iteration defaults to the best
         iteration when early stopping found one, else all trees. (n,) instead
-        when the model has one output and was trained on a 1-D target."""
+        when the model has one output and was trained on a 1-D target.
+
+        pred_contrib=True gives instead each feature's contribution to the raw
+        scores (SHAP values, by TreeSHAP with the training rows' distribution):
+        (n, n_features + 1, d), where [:, -1] is the expected raw score and
+        each row sums over axis 1 to its raw scores; (n, n_features + 1) for a
+        1-D target, as in LightGBM."""
         X = self._check_X(X)
         n_trees = self._n_trees_used(num_iteration)
+        if pred_contrib:
+            out = self._contributions(X, n_trees, n_threads)
+            return out[:, :, 0] if self.one_dimensional_target else out
         if not n_trees:
             out = np.tile(self.init_score, (X.shape[0], 1))
         else:
@@ -223,6 +237,46 @@ class Booster:
         if not raw_score:
             out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
+
+    def _contributions(self, X, n_trees, n_threads):
+        out = np.zeros((X.shape[0], self.n_features + 1, self.n_outputs))
+        out[:, -1] = self.init_score
+        if not n_trees:
+            return out
+        forest = self._forest(n_trees)
+        if np.any(forest.node_cover <= 0):
+            raise ValueError("pred_contrib needs every node's node_count (training rows) to be "
+                             "positive: the contributions weigh a node's children by them")
+        out[:, -1] += sum(self._expected_value(tree) for tree in self.trees[:n_trees])
+        arguments = (forest.tree_roots, int(forest.tree_depth.max()), forest.node_feature,
+                     forest.node_threshold, forest.node_missing_left, forest.node_left,
+                     forest.node_right, forest.node_value, forest.node_cover,
+                     *forest.leaves.kernel_arguments())
+        threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 64)
+        # CSR X is densified a block of rows at a time, which bounds the copy
+        block = (max(1, DENSIFIED_VALUES // max(1, X.shape[1])) if hasattr(X, "tocsr")
+                 else X.shape[0])
+        for start in range(0, X.shape[0], block):
+            rows = X[start:start + block]
+            rows = rows.toarray() if hasattr(rows, "tocsr") else rows
+            tree_shap(np.ascontiguousarray(rows, dtype=np.float64), *arguments,
+                      out[start:start + block], threads)
+        return out
+
+    def _expected_value(self, tree):
+        """The tree's mean leaf (a d-vector) as TreeSHAP weighs it: each child
+        takes its share of its parent's training rows."""
+        share = np.zeros(tree.n_nodes)
+        share[0] = 1.0
+        count = tree.node_count.astype(np.float64)
+        for node in range(tree.n_nodes):  # children come after their parents
+            for child in (tree.node_left[node], tree.node_right[node]):
+                if child >= 0:
+                    share[child] = share[node] * count[child] / count[node]
+        leaves = tree.node_left < 0
+        leaf_share = np.zeros(tree.n_leaves)
+        leaf_share[tree.node_value[leaves]] = share[leaves]
+        return leaf_share @ tree.dense_leaf_values(self.n_outputs)
 
     def predict_topk(self, X, k, raw_score=False, num_iteration=None, n_threads=None):
         """(labels, scores), (n, k) each: every row's k best outputs by

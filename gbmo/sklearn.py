@@ -340,9 +340,15 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         # restores one that predicts (n, 1) for a 1-D target.
         return prediction[:, 0] if self._y_is_1d and prediction.ndim == 2 else prediction
 
-    def predict(self, X):
-        """Predictions (n,) for a 1-D training target, else (n, d)."""
+    def predict(self, X, pred_contrib=False):
+        """Predictions (n,) for a 1-D training target, else (n, d).
+        pred_contrib=True: each feature's contribution to them (SHAP values;
+        see Booster.predict), (n, n_features + 1) or (n, n_features + 1, d)."""
         X = self._check_predict_X(X)
+        if pred_contrib:
+            contributions = self.booster_.predict(X, pred_contrib=True)
+            return contributions[:, :, 0] if self._y_is_1d and contributions.ndim == 3 \
+                else contributions
         return self._format(self.booster_.predict(X))
 
     def staged_predict(self, X):
@@ -476,9 +482,17 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         X = self._check_predict_X(X)
         return self._proba(self.booster_.predict(X))
 
-    def predict(self, X):
+    def predict(self, X, pred_contrib=False):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
-        (CSR for a sparse training y, computed in blocks of rows)."""
+        (CSR for a sparse training y, computed in blocks of rows).
+        pred_contrib=True: each feature's contribution to the raw scores (SHAP
+        values; see Booster.predict): (n, n_features + 1) for two classes,
+        else (n, n_features + 1, n_classes); not for a sparse training y."""
+        if pred_contrib:
+            if getattr(self, "_sparse_labels", False):
+                raise ValueError("pred_contrib is not available for a sparse training y: the "
+                                 "contributions would be an (n, n_features + 1, n_labels) array")
+            return self.booster_.predict(self._check_predict_X(X), pred_contrib=True)
         if not getattr(self, "_sparse_labels", False):
             return self._labels(self.predict_proba(X))
         X = self._check_predict_X(X)

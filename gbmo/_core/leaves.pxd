@@ -5,19 +5,26 @@
 # outputs[output_start[l]:], so adding it costs its k values rather than d.
 
 
-cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
-                          const long long* value_start, const long long* output_start,
-                          const double* values, const int* outputs) noexcept nogil:
+cdef inline void add_scaled_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf, double scale,
+                                 const long long* value_start, const long long* output_start,
+                                 const double* values, const int* outputs) noexcept nogil:
     cdef long long first = value_start[leaf]
     cdef long long n_values = value_start[leaf + 1] - first
     cdef long long listed = output_start[leaf]
     cdef Py_ssize_t m
     if listed < 0:
         for m in range(d):
-            out_row[m] += values[first + m]
+            out_row[m] += scale * values[first + m]
     else:
         for m in range(n_values):
-            out_row[outputs[listed + m]] += values[first + m]
+            out_row[outputs[listed + m]] += scale * values[first + m]
+
+
+cdef inline void add_leaf(double* out_row, Py_ssize_t d, Py_ssize_t leaf,
+                          const long long* value_start, const long long* output_start,
+                          const double* values, const int* outputs) noexcept nogil:
+    # inlined with the constant scale, which the compiler folds away (x * 1.0 is x)
+    add_scaled_leaf(out_row, d, leaf, 1.0, value_start, output_start, values, outputs)
 
 
 cdef inline void start_row(double* out_row, const double* init_score, Py_ssize_t d) noexcept nogil:
