@@ -6,7 +6,8 @@ weights, objectives (also a scipy sparse 0/1 Y through the sparse-output
 path) and parameter values,
 fit -> predict -> save -> load -> predict never raises, predictions are finite
 with the right shape, every tree is valid (growth invariants), the raw scores
-the training loop kept equal a fresh traversal of X, and the loaded model
+the training loop kept equal a fresh traversal of X, the feature
+contributions (pred_contrib) sum to the raw scores, and the loaded model
 predicts bit for bit what the original did.
 
 Loader: a saved model with random fields mutated (out-of-range integers, NaN,
@@ -380,6 +381,11 @@ def _check_train_save_load(case):
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
     bagged = params.get("subsample", 1.0) < 1.0
     check_tree_invariants(booster, X, n, bagged)
+    contributions = booster.predict(X, pred_contrib=True)
+    assert contributions.shape == (n, X.shape[1] + 1, *shape[1:])
+    np.testing.assert_allclose(contributions.sum(axis=1), raw, rtol=1e-9,
+                               atol=1e-9 * max(1.0, float(np.abs(raw).max())),
+                               err_msg="feature contributions do not sum to the raw scores")
 
     text = booster.model_to_string()
     loaded = gbmo.Booster(model_str=text)
