@@ -100,9 +100,11 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     for train_rows, valid_rows in pairs:
         fold_train = Dataset(train_set.X[train_rows], train_set.Y[train_rows],
                              _rows(train_set.weight, train_rows),
-                             feature_names=train_set.feature_names)
+                             feature_names=train_set.feature_names,
+                             init_score=_rows(train_set.init_score, train_rows))
         fold_valid = fold_train.create_valid(train_set.X[valid_rows], train_set.Y[valid_rows],
-                                             _rows(train_set.weight, valid_rows))
+                                             _rows(train_set.weight, valid_rows),
+                                             _rows(train_set.init_score, valid_rows))
         trainers.append(_Trainer(params, fold_train, [fold_valid], ["valid"]))
     boosters = [trainer.booster for trainer in trainers]
     callbacks = _prepare_callbacks(callbacks, params)

@@ -4,7 +4,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .sparse_output import check_sparse_labels, is_sparse_labels
-from .validation import check_features, check_target, check_weight
+from .validation import check_features, check_init_score, check_target, check_weight
 
 
 class Dataset:
@@ -18,9 +18,13 @@ class Dataset:
     sigmoid; or a scipy sparse (n, L) matrix of 0/1 labels, which trains the
     sparse-output path (gbmo.sparse_output) and is never densified. Binning happens once, on first use, with the training parameters;
     a validation set made by create_valid reuses the training set's bin edges.
+
+    init_score, (n,) or (n, d), is each row's starting raw score (an offset,
+    such as a log exposure, or another model's output), as in LightGBM: the
+    trees fit what it leaves, and the model's predictions do not include it.
     """
 
-    def __init__(self, X, Y, weight=None, feature_names=None, reference=None):
+    def __init__(self, X, Y, weight=None, feature_names=None, reference=None, init_score=None):
         self.X, names = check_features(X)
         if self.X.shape[0] < 2 and reference is None:
             raise ValueError(
@@ -34,6 +38,7 @@ class Dataset:
         # LightGBM, XGBoost and scikit-learn do, so that prediction - y stays (n,).
         self.one_dimensional_target = not is_sparse_labels(Y) and np.ndim(Y) == 1
         self.weight = check_weight(weight, self.X.shape[0])
+        self.init_score = check_init_score(init_score, self.X.shape[0])
         self.feature_names = list(feature_names) if feature_names is not None else names
         if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:
             raise ValueError(
@@ -56,8 +61,9 @@ class Dataset:
     def n_features(self):
         return self.X.shape[1]
 
-    def create_valid(self, X, Y, weight=None):
-        return Dataset(X, Y, weight, feature_names=self.feature_names, reference=self)
+    def create_valid(self, X, Y, weight=None, init_score=None):
+        return Dataset(X, Y, weight, feature_names=self.feature_names, reference=self,
+                       init_score=init_score)
 
     def construct(self, params):
         """Bins X (training sets fit the edges, validation sets take the reference's);

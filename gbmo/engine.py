@@ -1,4 +1,6 @@
 """train(): the boosting loop."""
+import os
+
 import numpy as np
 
 from ._core import G_H_DTYPE, ROW_DTYPE
@@ -128,6 +130,42 @@ def _check_validation_target(loss, y, train_y, n_outputs, name):
         )
 
 
+def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round):
+    """A model to continue must fit this run: same features, outputs,
+    objective and trees per round."""
+    theirs, ours = init_model.params.get("objective"), params["objective"]
+    differences = [
+        f"{what}: {old!r} in init_model, {new!r} here"
+        for what, old, new in (("features", init_model.n_features, train_set.n_features),
+                               ("outputs", init_model.n_outputs, n_outputs),
+                               ("trees per round", init_model.trees_per_round, trees_per_round),
+                               ("objective", theirs, ours))
+        if old != new and not (what == "objective" and not isinstance(old, str))]
+    if differences:
+        raise ValueError("init_model cannot be continued on this data with these parameters; "
+                         + "; ".join(differences))
+
+
+def _starting_raw(dataset, init_score, n_outputs, init_model, name):
+    """(n, n_outputs) raw scores before the run's first tree: init_model's
+    prediction (all its trees) or the constant init_score, plus the rows'
+    own init_score."""
+    n = dataset.n_rows
+    if init_model is None:
+        raw = np.tile(init_score, (n, 1))
+    else:
+        raw = np.ascontiguousarray(init_model.predict(
+            dataset.X, raw_score=True, num_iteration=init_model.current_iteration(),
+            n_threads=init_model._n_threads(None)).reshape(n, n_outputs))
+    if dataset.init_score is not None:
+        if dataset.init_score.shape != (n, n_outputs):
+            raise ValueError(f"{name}'s init_score has shape {dataset.init_score.shape}; the "
+                             f"model has {n_outputs} outputs, so allowed: ({n}, {n_outputs})"
+                             + (f" or ({n},)" if n_outputs == 1 else ""))
+        raw += dataset.init_score
+    return raw
+
+
 def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
@@ -156,7 +194,7 @@ class _Trainer:
     """One training run, a round at a time: train() steps one, cv() steps one
     per fold in lockstep so callbacks see the folds' mean every round."""
 
-    def __init__(self, params, train_set, valid_sets, valid_names):
+    def __init__(self, params, train_set, valid_sets, valid_names, init_model=None):
         self.params = params
         self.loss = loss = make_loss(params["objective"], params["num_class"],
                                      params["n_threads"], params["objective_params"])
@@ -167,33 +205,51 @@ class _Trainer:
         n_outputs = loss.n_outputs(y)
         train_set.construct(params)
         self.bin_mapper = train_set.bin_mapper
-        init_score = loss.init_score(y, train_set.weight)
-        self.raw = raw = np.tile(init_score, (train_set.n_rows, 1))
+        self.single_output = params["tree_mode"] == "single_output"
+        trees_per_round = n_outputs if self.single_output else 1
+        if init_model is not None:
+            _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
+            init_score = init_model.init_score
+        elif train_set.init_score is not None:
+            init_score = np.zeros(n_outputs)  # the rows' own offsets replace the constant
+        else:
+            init_score = loss.init_score(y, train_set.weight)
+        self.raw = raw = _starting_raw(train_set, init_score, n_outputs, init_model,
+                                       "the training set")
 
         self.training_set = _EvalSet("training", train_set, y, raw)
         self.eval_sets = []
         for name, valid in zip(valid_names, valid_sets):
             if valid is train_set:
                 self.eval_sets.append(_EvalSet(name, valid, y, raw))
-            else:
-                valid.construct(params)
-                valid_y = loss.prepare_target(valid.Y)
-                _check_validation_target(loss, valid_y, y, n_outputs, name)
-                self.eval_sets.append(_EvalSet(name, valid, valid_y,
-                                               np.tile(init_score, (valid.n_rows, 1))))
+                continue
+            if train_set.init_score is not None and valid.init_score is None:
+                raise ValueError(f"validation set {name!r} has no init_score while the training "
+                                 "set has one: give its rows' offsets too "
+                                 "(create_valid(X, y, init_score=...))")
+            valid.construct(params)
+            valid_y = loss.prepare_target(valid.Y)
+            _check_validation_target(loss, valid_y, y, n_outputs, name)
+            self.eval_sets.append(_EvalSet(name, valid, valid_y, _starting_raw(
+                valid, init_score, n_outputs, init_model, f"validation set {name!r}")))
 
-        self.single_output = params["tree_mode"] == "single_output"
         self.booster = booster = Booster()
         booster._start(params, loss, train_set.n_features, n_outputs, init_score,
-                       train_set.feature_names, n_outputs if self.single_output else 1,
+                       train_set.feature_names, trees_per_round,
                        train_set.one_dimensional_target and n_outputs == 1)
+        if init_model is not None:
+            booster.trees = list(init_model.trees)
         booster.evals_result = {s.name: {} for s in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.workspace = GrowerWorkspace(train_set.n_rows)
         self.rng = np.random.default_rng(params["seed"])
         # Per-output gains exist when the split columns are the outputs (no ensembler).
         self.importance = OutputImportance(train_set.n_features, n_outputs)
-        booster.output_importance = self.importance
+        if init_model is not None and init_model.output_importance is not None:
+            self.importance = OutputImportance.from_dict(init_model.output_importance.to_dict(),
+                                                         train_set.n_features, n_outputs)
+        booster.output_importance = (self.importance if init_model is None
+                                     or init_model.output_importance is not None else None)
         self.bagging = params["subsample"] < 1.0
         self.row_sample = None
 
@@ -296,6 +352,15 @@ def run_callbacks(callbacks, env):
     return None
 
 
+def _load_init_model(init_model):
+    if init_model is None or isinstance(init_model, Booster):
+        return init_model
+    if isinstance(init_model, (str, os.PathLike)):
+        return Booster(model_file=init_model)
+    raise TypeError(f"init_model must be a gbmo.Booster or a model file's path, "
+                    f"got {type(init_model).__name__}")
+
+
 def _without_sparse_output_params(params, train_set):
     """params without the sparse-output path's own values (its objectives and
     metrics), which its trainer validates itself."""
@@ -305,7 +370,7 @@ def _without_sparse_output_params(params, train_set):
 
 
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None,
-          callbacks=None):
+          callbacks=None, init_model=None):
     """Trains a Booster on train_set (a Dataset) for num_boost_round rounds.
 
     Every round each of valid_sets (train_set itself may be one) is evaluated
@@ -313,6 +378,12 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     history, with per-output values under "<metric>_per_output". callbacks
     are called after every round with a CallbackEnv (see gbmo.callback);
     with verbosity > 0 and no log_evaluation among them, every round is logged.
+
+    init_model (a Booster or a model file's path) continues training: the new
+    model starts from its trees and adds num_boost_round rounds, which the
+    callbacks count after init_model's (as LightGBM does); its data must have
+    the same features and outputs, and params the same objective and
+    tree_mode.
     """
     raw_params = params
     params = resolve_params(_without_sparse_output_params(params, train_set))
@@ -320,18 +391,22 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     _check_arguments(train_set, num_boost_round, valid_sets, valid_names)
     valid_names = list(valid_names or [
         "training" if valid is train_set else f"valid_{i}" for i, valid in enumerate(valid_sets)])
+    init_model = _load_init_model(init_model)
     callbacks = _prepare_callbacks(callbacks, params)
     if is_sparse_labels(train_set.Y):
+        if init_model is not None:
+            raise ValueError("a sparse Y does not take init_model yet")
         trainer = sparse_output.SparseOutputTrainer(raw_params, train_set, valid_sets,
                                                     valid_names)
     else:
-        trainer = _Trainer(params, train_set, valid_sets, valid_names)
+        trainer = _Trainer(params, train_set, valid_sets, valid_names, init_model)
     booster = trainer.booster
+    done = 0 if init_model is None else init_model.current_iteration()
     try:
         for iteration in range(num_boost_round):
             results = trainer.step(iteration)
-            stop = run_callbacks(callbacks, CallbackEnv(booster, trainer.params, iteration, 0,
-                                                        num_boost_round, results))
+            stop = run_callbacks(callbacks, CallbackEnv(booster, trainer.params, done + iteration,
+                                                        done, done + num_boost_round, results))
             if stop is not None:
                 booster.best_iteration = stop.best_iteration
                 booster.best_score = stop.best_score

@@ -460,6 +460,9 @@ class SparseOutputTrainer:
         for dataset in [train_set, *valid_sets]:
             if dataset.weight is not None:
                 raise ValueError("a sparse Y does not take sample weights yet")
+            if dataset.init_score is not None:
+                raise ValueError("a sparse Y does not take init_score: its raw scores are "
+                                 "kept sparse, and a dense (n, L) start would not be")
             if not is_sparse_labels(dataset.Y):
                 raise ValueError("a validation set of a sparse-Y model needs a sparse Y too")
         self.loss = loss = make_sparse_loss(objective, threshold)

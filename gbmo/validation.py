@@ -104,6 +104,24 @@ def check_target(y, n_rows, name="y"):
     return y
 
 
+def check_init_score(init_score, n_rows):
+    """Per-row starting raw scores: finite, (n_rows,) or (n_rows, d); kept 2-D.
+    Whether d matches the model's outputs is known only once the loss has
+    read the target (see engine._row_offsets)."""
+    if init_score is None:
+        return None
+    try:
+        init_score = np.asarray(init_score, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("init_score must be numbers, (n,) or (n, n_outputs)") from None
+    if init_score.ndim not in (1, 2) or init_score.shape[0] != n_rows:
+        raise ValueError(f"init_score must have shape ({n_rows},) or ({n_rows}, n_outputs), "
+                         f"got {init_score.shape}")
+    if not np.all(np.isfinite(init_score)):
+        raise ValueError("init_score must be finite")
+    return np.ascontiguousarray(init_score.reshape(n_rows, -1))
+
+
 def check_weight(weight, n_rows, name="weight"):
     if weight is None:
         return None
