@@ -40,6 +40,7 @@ from .dataset import Dataset
 from .engine import train
 from .params import resolve_params
 from .sparse_output import check_sparse_labels
+from .validation import check_init_score
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -211,7 +212,8 @@ class _GBMOModel(BaseEstimator):
         return n_estimators, rounds, float(fraction)
 
     # -- fit ----------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_score=None,
+            eval_init_score=None, init_model=None):
         """Trains the model.
 
         eval_set: a list of (X, y) pairs evaluated every round and recorded in
@@ -219,6 +221,10 @@ class _GBMOModel(BaseEstimator):
         `early_stopping_rounds`, the last one decides when to stop (no
         `validation_fraction` split is made then). callbacks: gbmo callbacks
         (plain callables receiving a `gbmo.callback.CallbackEnv`).
+        init_score / eval_init_score (a list, one per eval_set pair): each
+        row's starting raw scores (see gbmo.Dataset). init_model: a Booster,
+        a model file's path or a fitted gbmo estimator to continue (see
+        gbmo.train), as in LightGBM.
         """
         n_estimators, rounds, fraction = self._check_own_params()
         X, y = _validate_data(
@@ -227,6 +233,9 @@ class _GBMOModel(BaseEstimator):
             y_numeric=self._y_numeric,
         )
         sample_weight = _check_sample_weight(sample_weight, X.shape[0])
+        init_score = check_init_score(init_score, X.shape[0])
+        if isinstance(init_model, _GBMOModel):
+            init_model = init_model.booster_
         rng, seed = self._random()
         self._gbmo_params(seed, {})  # parameter errors before any work on y
         target, objective_params, stratify = self._prepare_target(y)
@@ -239,33 +248,43 @@ class _GBMOModel(BaseEstimator):
             if isinstance(eval_set, tuple) and len(eval_set) == 2 \
                     and not isinstance(eval_set[0], tuple):
                 eval_set = [eval_set]
-            for i, pair in enumerate(eval_set):
+            eval_init_score = list(eval_init_score or [None] * len(eval_set))
+            if len(eval_init_score) != len(eval_set):
+                raise ValueError(f"eval_init_score has {len(eval_init_score)} entries for "
+                                 f"{len(eval_set)} eval_set pairs; allowed: one per pair")
+            for i, (pair, valid_init_score) in enumerate(zip(eval_set, eval_init_score)):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
                 X_valid = _validate_data(self, pair[0], reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
-                                   None))
+                                   None, valid_init_score))
                 valid_names.append(f"valid_{i}")
+        elif eval_init_score is not None:
+            raise ValueError("eval_init_score is given without an eval_set")
         elif rounds is not None:
-            parts = train_test_split(
-                X, target, *([] if sample_weight is None else [sample_weight]),
-                test_size=fraction, stratify=stratify, random_state=rng,
-            )
+            # the rows held out take their weights and starting scores with them
+            extras = [a for a in (sample_weight, init_score) if a is not None]
+            parts = train_test_split(X, target, *extras, test_size=fraction, stratify=stratify,
+                                     random_state=rng)
             X, X_valid, target, y_valid = parts[:4]
-            weight_valid = None
+            split_extras = iter(zip(parts[4::2], parts[5::2]))
+            weight_valid = init_score_valid = None
             if sample_weight is not None:
-                sample_weight, weight_valid = parts[4], parts[5]
-            valid_data.append((X_valid, y_valid, weight_valid))
+                sample_weight, weight_valid = next(split_extras)
+            if init_score is not None:
+                init_score, init_score_valid = next(split_extras)
+            valid_data.append((X_valid, y_valid, weight_valid, init_score_valid))
             valid_names.append(_VALIDATION_NAME)
 
-        train_set = Dataset(X, target, weight=sample_weight, feature_names=feature_names)
-        valid_sets = [train_set.create_valid(Xv, yv, wv) for Xv, yv, wv in valid_data]
+        train_set = Dataset(X, target, weight=sample_weight, feature_names=feature_names,
+                            init_score=init_score)
+        valid_sets = [train_set.create_valid(Xv, yv, wv, sv) for Xv, yv, wv, sv in valid_data]
         all_callbacks = list(callbacks or [])
         if rounds is not None:
             all_callbacks.append(early_stopping(rounds, verbose=self.verbosity > 0))
         booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
-                        valid_names=valid_names, callbacks=all_callbacks)
+                        valid_names=valid_names, callbacks=all_callbacks, init_model=init_model)
 
         self.booster_ = booster
         self.n_iter_ = booster.current_iteration()

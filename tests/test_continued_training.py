@@ -154,3 +154,53 @@ def test_init_model_of_another_type_and_a_sparse_y_are_refused():
         gbmo.train(sparse_params, gbmo.Dataset(X, labels), 1, init_model=first)
     with pytest.raises(ValueError, match="a sparse Y does not take init_score"):
         gbmo.train(sparse_params, gbmo.Dataset(X, labels, init_score=np.zeros((400, 20))), 1)
+
+
+# -- estimators -----------------------------------------------------------------------
+def test_estimators_continue_a_fit_and_take_row_offsets():
+    from gbmo.sklearn import GBMOClassifier, GBMORegressor
+
+    y = TARGETS["mse"]
+    whole = GBMORegressor(n_estimators=7, max_leaves=8, random_state=1).fit(X, y)
+    first = GBMORegressor(n_estimators=3, max_leaves=8, random_state=1).fit(X, y)
+    for init_model in (first, first.booster_):
+        continued = GBMORegressor(n_estimators=4, max_leaves=8, random_state=1).fit(
+            X, y, init_model=init_model)
+        assert continued.n_iter_ == 7
+        np.testing.assert_allclose(continued.predict(X), whole.predict(X), atol=1e-12)
+    offset = np.column_stack([np.nan_to_num(X[:, 4]), np.zeros(len(X))])
+    with_offset = GBMORegressor(n_estimators=3, max_leaves=8).fit(X, y, init_score=offset)
+    taken_out = GBMORegressor(n_estimators=3, max_leaves=8).fit(
+        X, y - offset, init_score=np.zeros_like(y))
+    np.testing.assert_allclose(with_offset.predict(X), taken_out.predict(X), atol=1e-12)
+    classes = TARGETS["softmax"]
+    raw = np.zeros((len(X), 3))
+    classifier = GBMOClassifier(n_estimators=2, max_leaves=8).fit(
+        X, classes, init_score=raw, eval_set=[(X, classes)], eval_init_score=[raw])
+    assert classifier.booster_.num_trees == 2
+
+
+def test_estimator_offsets_follow_their_rows_into_the_early_stopping_split():
+    """With early_stopping_rounds and no eval_set, a share of the rows is held
+    out: each keeps its own offset, so (y, offset) and (y - offset, 0) still
+    grow the same model."""
+    from gbmo.sklearn import GBMORegressor
+
+    y = TARGETS["mse"]
+    offset = np.column_stack([3 * np.nan_to_num(X[:, 4]), np.arange(len(X)) / 100.0])
+    params = dict(n_estimators=30, max_leaves=8, early_stopping_rounds=3, random_state=2)
+    with_offset = GBMORegressor(**params).fit(X, y, init_score=offset)
+    taken_out = GBMORegressor(**params).fit(X, y - offset, init_score=np.zeros_like(y))
+    assert with_offset.best_iteration_ == taken_out.best_iteration_
+    np.testing.assert_allclose(with_offset.predict(X), taken_out.predict(X), atol=1e-12)
+
+
+def test_estimator_eval_init_score_must_pair_with_eval_set():
+    from gbmo.sklearn import GBMORegressor
+
+    y = TARGETS["mse"]
+    with pytest.raises(ValueError, match="eval_init_score has 2 entries for 1 eval_set pairs"):
+        GBMORegressor(n_estimators=2).fit(X, y, eval_set=[(X, y)],
+                                          eval_init_score=[np.zeros_like(y)] * 2)
+    with pytest.raises(ValueError, match="eval_init_score is given without an eval_set"):
+        GBMORegressor(n_estimators=2).fit(X, y, eval_init_score=[np.zeros_like(y)])
