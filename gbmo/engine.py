@@ -130,6 +130,25 @@ def _check_validation_target(loss, y, train_y, n_outputs, name):
         )
 
 
+def _monotone_matrix(constraints, n_features, n_outputs):
+    """monotone_constraints as an (n_features, n_outputs) int8 array: one value
+    per feature holds for every output, a row per feature gives one per
+    output; None without constraints."""
+    if constraints is None:
+        return None
+    try:
+        matrix = np.array(constraints, dtype=np.int8)
+    except ValueError:  # rows of different lengths
+        matrix = np.zeros(0, dtype=np.int8)
+    if matrix.ndim == 1 and matrix.shape == (n_features,):
+        matrix = np.repeat(matrix[:, None], n_outputs, axis=1)
+    if matrix.shape != (n_features, n_outputs):
+        raise ValueError(f"monotone_constraints must give one value per feature ({n_features}) "
+                         f"or one row of {n_outputs} per feature (one value per output); got "
+                         f"{constraints!r}")
+    return np.ascontiguousarray(matrix) if matrix.any() else None
+
+
 def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round):
     """A model to continue must fit this run: same features, outputs,
     objective and trees per round."""
@@ -203,6 +222,8 @@ class _Trainer:
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)
+        self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
+                                         n_outputs)
         train_set.construct(params)
         self.bin_mapper = train_set.bin_mapper
         self.single_output = params["tree_mode"] == "single_output"
@@ -285,10 +306,13 @@ class _Trainer:
         """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf)."""
         params, workspace = self.params, self.workspace
         hess, hess_constant = _split_hessian(hess)
+        monotone = self.monotone
+        if monotone is not None and self.single_output:
+            monotone = np.ascontiguousarray(monotone[:, output:output + 1])
         grower = TreeGrower(self.train_set.X_binned, self.bin_mapper,
                             _draw_features(self.rng, self.features, params["colsample_bytree"]),
                             grad, hess, hess_constant, params, workspace, self.row_sample,
-                            self.rng)
+                            self.rng, monotone)
         tree = grower.grow()
         leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
         if update is not None:

@@ -58,12 +58,13 @@ ROW_WISE_SHARE = 0.7
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
                  "bin", "missing_left", "left_sums", "left", "right", "index", "outputs",
-                 "id")
+                 "id", "lower", "upper")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
         self.histogram = None
         self.outputs = None  # the outputs a sparse leaf keeps, when its parent chose them
+        self.lower = self.upper = None  # bounds on its values, under monotone constraints
         self.gain = -1.0
         self.left = self.right = None
 
@@ -116,7 +117,7 @@ class TreeGrower:
     """
 
     def __init__(self, X_binned, bin_mapper, features, grad, hess, hess_constant,
-                 params, workspace, row_sample=None, rng=None):
+                 params, workspace, row_sample=None, rng=None, monotone=None):
         self.X_binned = X_binned
         self.row_sample = row_sample  # sorted rows to grow on, None for all
         self.rng = rng  # draws the features of each node when colsample_bynode < 1
@@ -136,6 +137,9 @@ class TreeGrower:
         sparse = params["split"] != "dense" and params["top_k"] < self.n_outputs
         self.top_k = params["top_k"] if sparse else None
         self.restricted = params["split"] == "sparse_restricted"
+        # (n_features, n_outputs): +1 / -1 where an output must increase /
+        # decrease with a feature; None without constraints
+        self.monotone = monotone
         self.workspace = workspace
         n_features = X_binned.shape[0]
         # A mixed dense / sparse binned layout (scipy sparse X).
@@ -275,7 +279,8 @@ class TreeGrower:
         results = (self.split_gain, self.split_bin, self.split_missing_left,
                    self._threads_for(node.histogram[0].size * len(features)))
         if self.top_k is None:
-            best = find_best_splits(*common, *results)
+            bounds = () if self.monotone is None else (self.monotone, node.lower, node.upper)
+            best = find_best_splits(*common, *results, *bounds)
         else:
             best = find_best_sparse_splits(*common, self.top_k, self.restricted, *results)
         if best < 0:
@@ -330,6 +335,8 @@ class TreeGrower:
         middle = node.start + n_left
         node.left = self._new_node(node.start, middle, node.depth + 1, left_sums)
         node.right = self._new_node(middle, node.stop, node.depth + 1, node.sums - left_sums)
+        if self.monotone is not None:
+            self._bound_children(node)
         if self.mixed:
             row_node = self.workspace.row_node
             row_node[rows[:n_left]] = node.left.id
@@ -340,6 +347,27 @@ class TreeGrower:
                                 shared)
             node.left.outputs = node.right.outputs = shared
         return node.left, node.right
+
+    def _bound_children(self, node):
+        """The children's bounds: their parent's, and for a split on a
+        constrained feature, cut at the midpoint of the two children's values
+        (per output), so that every leaf below one side stays on its side of
+        every leaf below the other (LightGBM's basic method)."""
+        left, right = node.left, node.right
+        left.lower, left.upper = right.lower, right.upper = node.lower, node.upper
+        direction = self.monotone[node.feature]
+        if not direction.any():
+            return
+        middle = 0.5 * (self._bounded_values(left) + self._bounded_values(right))
+        left.upper = np.where(direction > 0, np.minimum(node.upper, middle), node.upper)
+        right.lower = np.where(direction > 0, np.maximum(node.lower, middle), node.lower)
+        left.lower = np.where(direction < 0, np.maximum(node.lower, middle), node.lower)
+        right.upper = np.where(direction < 0, np.minimum(node.upper, middle), node.upper)
+
+    def _bounded_values(self, node):
+        """node's leaf values, clipped to its bounds when it has them."""
+        values = self._values(node.sums)
+        return values if node.lower is None else np.clip(values, node.lower, node.upper)
 
     def _build_all(self, nodes):
         """Histograms of several nodes: one kernel pass over every (node, feature)
@@ -424,6 +452,9 @@ class TreeGrower:
     def grow(self):
         n_rows = self.workspace.reset_rows(self.row_sample)
         root = self._new_node(0, n_rows, 0, None)  # _build sums its gathered rows
+        if self.monotone is not None:
+            root.lower = np.full(self.n_outputs, -np.inf)
+            root.upper = np.full(self.n_outputs, np.inf)
         if self.mixed:
             self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):
@@ -574,7 +605,14 @@ class TreeGrower:
                         + [node.right.sums for node in splits])
         # G^2 / (H + lambda) = -G w with w the leaf value, which is 0 where
         # H + lambda is 0 (see leaf_values) instead of 0 / 0.
-        parent, left, right = (-sums[:, :d] * self._values(sums)).reshape(3, len(splits), d)
+        scores = -sums[:, :d] * self._values(sums)
+        if self.monotone is not None:
+            # values bounded by the parent's bounds, as the split search scored them
+            lower = np.tile([node.lower for node in splits], (3, 1))
+            upper = np.tile([node.upper for node in splits], (3, 1))
+            values = np.clip(self._values(sums), lower, upper)
+            scores = -(2.0 * sums[:, :d] * values + self._regularized_hessian(sums) * values ** 2)
+        parent, left, right = scores.reshape(3, len(splits), d)
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
         keep_parent = self._top_k_masks(parent)
@@ -600,6 +638,9 @@ class TreeGrower:
         arrays, leaves, splits = tree_structure(root, self.bin_mapper)
         self.leaf_ranges = [(node.start, node.stop) for node in leaves]
         values = self._values(np.array([node.sums for node in leaves]))
+        if self.monotone is not None:
+            values = np.clip(values, [node.lower for node in leaves],
+                             [node.upper for node in leaves])
         leaf_outputs = None
         if self.top_k is not None:
             leaf_outputs = np.array([self._leaf_outputs(node) for node in leaves])

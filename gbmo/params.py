@@ -64,6 +64,10 @@ PARAMS = {
                              doc="smallest hessian sum, averaged over outputs, in a leaf"),
     "min_gain": Spec(0.0, float, 0.0, 1e300,
                      doc="smallest split gain, averaged over outputs, to split a node"),
+    "monotone_constraints": Spec(None, int, -1, 1, allow_none=True, many=True,
+                                 doc="per feature: 1 (every output non-decreasing in it), "
+                                     "-1 (non-increasing) or 0 (free); or per feature a "
+                                     "list with one such value per output"),
     "hist_cache": Spec(64, int, 1, 2**20,
                        doc="node histograms kept for subtraction (at most 1 GiB of them, "
                        "but 2); evicted ones are rebuilt"),
@@ -93,6 +97,9 @@ ALIASES = {
     "bagging_freq": "subsample_freq",
     "feature_fraction": "colsample_bytree",
     "feature_fraction_bynode": "colsample_bynode",
+    "monotone_constraint": "monotone_constraints",
+    "mc": "monotone_constraints",
+    "monotonic_cst": "monotone_constraints",
 }
 
 
@@ -123,6 +130,8 @@ _ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable}
 
 
 def _check_value(name, value, spec):
+    if spec.many and hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
+        value = value.tolist()  # a numpy array of values
     if spec.many and isinstance(value, (list, tuple)):
         return [_check_value(name, v, spec) for v in value]
     if value is None:
@@ -181,6 +190,26 @@ def _check_names(resolved):
             raise ValueError(unknown_metric_message(metric))
 
 
+def _check_monotone_constraints(resolved):
+    constraints = resolved["monotone_constraints"]
+    if constraints is None:
+        return
+    if not isinstance(constraints, list):
+        raise ValueError(f"parameter 'monotone_constraints' must be a list with one value per "
+                         f"feature (-1, 0 or 1), got {constraints!r}")
+    if not any(value != 0 for row in constraints
+               for value in (row if isinstance(row, list) else [row])):
+        resolved["monotone_constraints"] = None
+        return
+    if (resolved["split"] != "dense" or resolved["growth"] == "symmetric"
+            or resolved["ensembler"] is not None):
+        raise ValueError(
+            "parameter 'monotone_constraints' needs split='dense', growth 'bestfirst' or "
+            "'depthwise' and no ensembler: it bounds the values of every output of a leaf; got "
+            f"split={resolved['split']!r}, growth={resolved['growth']!r}, "
+            f"ensembler={resolved['ensembler']!r}")
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:
@@ -221,6 +250,7 @@ def resolve_params(params):
             f"growth='symmetric' needs split='dense', got split={resolved['split']!r}: a "
             "level's one split is chosen by its dense gain summed over the level's nodes"
         )
+    _check_monotone_constraints(resolved)
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")
     if resolved["n_threads"] in (None, -1, 0):

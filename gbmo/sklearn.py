@@ -113,6 +113,7 @@ class _GBMOModel(BaseEstimator):
         split="dense",
         top_k=None,
         growth="bestfirst",
+        monotone_constraints=None,
         ensembler=None,
         ensembler_params=None,
         early_stopping_rounds=None,
@@ -139,6 +140,7 @@ class _GBMOModel(BaseEstimator):
         self.split = split
         self.top_k = top_k
         self.growth = growth
+        self.monotone_constraints = monotone_constraints
         self.ensembler = ensembler
         self.ensembler_params = ensembler_params
         self.early_stopping_rounds = early_stopping_rounds
@@ -185,6 +187,7 @@ class _GBMOModel(BaseEstimator):
             "split": self.split,
             "top_k": self.top_k,
             "growth": self.growth,
+            "monotone_constraints": self.monotone_constraints,
             "ensembler": self.ensembler,
             "ensembler_params": self.ensembler_params,
             "n_threads": self.n_threads,

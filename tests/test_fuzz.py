@@ -266,6 +266,11 @@ def training_cases(draw):
             params["ensembler"] = ensembler
             if ensembler.startswith("sketch"):
                 params["ensembler_params"] = {"k": draw(st.integers(1, n_outputs))}
+    if (split == "dense" and params["growth"] != "symmetric" and "ensembler" not in params
+            and objective != "sparse_labels" and draw(st.booleans())):
+        per_output = draw(st.booleans())
+        shape = (p, n_outputs) if per_output else (p,)
+        params["monotone_constraints"] = rng.integers(-1, 2, size=shape).tolist()
     if objective == "sparse_labels":
         # What the sparse-output path takes (others are refused by name, tested
         # in test_sparse_output.py).
@@ -336,6 +341,23 @@ def check_tree_invariants(booster, X, n_rows, bagged=False):
             err_msg=f"tree {t}: rows per leaf by traversal differ from the grower's counts")
 
 
+def check_monotone(booster, X, constraints, n_outputs):
+    """Raw predictions move the constrained way along every constrained
+    feature: each row swept over the feature's sorted finite values."""
+    if constraints is None:
+        return
+    direction = np.array(constraints).reshape(len(constraints), -1) * np.ones(n_outputs)
+    dense = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    for f in np.flatnonzero(np.any(direction != 0, axis=1)):
+        grid = np.unique(dense[np.isfinite(dense[:, f]), f])
+        for row in dense[:5]:
+            sweep = np.repeat(row[None], len(grid), axis=0)
+            sweep[:, f] = grid
+            steps = np.diff(booster.predict(sweep, raw_score=True).reshape(len(grid), -1),
+                            axis=0)
+            assert np.all(direction[f] * steps >= 0), f"not monotone in feature {f}"
+
+
 def check_train_save_load(case):
     """The training property: see the module docstring."""
     with forced_parallel(case.get("force_parallel", False)):
@@ -381,6 +403,7 @@ def _check_train_save_load(case):
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
     bagged = params.get("subsample", 1.0) < 1.0
     check_tree_invariants(booster, X, n, bagged)
+    check_monotone(booster, X, params.get("monotone_constraints"), n_outputs)
     contributions = booster.predict(X, pred_contrib=True)
     assert contributions.shape == (n, X.shape[1] + 1, *shape[1:])
     np.testing.assert_allclose(contributions.sum(axis=1), raw, rtol=1e-9,

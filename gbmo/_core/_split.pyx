@@ -6,7 +6,10 @@ direction with the largest gain.
   only k outputs (its own k, or one set shared by both children), and the gain
   sums the improvements G_j^2 / (H_j + lambda) of the kept outputs only;
 - select_top_k / select_top_k_shared: the k outputs a sparse leaf keeps;
-- split_gain_table: every dense split's gain at one node (symmetric growth).
+- split_gain_table: every dense split's gain at one node (symmetric growth);
+- monotone constraints (dense search only): a node's leaf values are bounded
+  per output, [lower_j, upper_j], and a split on a feature constrained for
+  output j must order its children's bounded values of j the constraint's way.
 
 Histogram rows have the layout of _histogram: d gradient sums, k hessian sums
 (k = 0: every hessian is hess_constant, so the count stands in; k = 1: one
@@ -57,6 +60,31 @@ cdef inline double score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
     # Here the divisions, not the adds, set the pace (partial sums measured slower).
     for j in range(d):
         total += sums[j] * sums[j] / regularized(sums[d + j], lambda_l2)
+    return total
+
+
+cdef inline double bounded_score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
+                                 double hess_constant, double lambda_l2, const double* lower,
+                                 const double* upper, double* values) noexcept nogil:
+    """score when each leaf value w_j = -G_j / (H_j + lambda) is clipped to
+    [lower_j, upper_j]: twice the objective decrease, -(2 G_j w_j + (H_j +
+    lambda) w_j^2), which is G_j^2 / (H_j + lambda) when nothing is clipped.
+    values (when not NULL) receives the w_j."""
+    cdef Py_ssize_t j
+    cdef double hessian, value, total = 0.0
+    for j in range(d):
+        if k == 0:
+            hessian = hess_constant * sums[d] + lambda_l2
+        elif k == 1:
+            hessian = sums[d] + lambda_l2
+        else:
+            hessian = sums[d + j] + lambda_l2
+        # no hessian: no rows that count, so G is 0 and any value costs nothing
+        value = -sums[j] / hessian if hessian != 0.0 else 0.0
+        value = min(max(value, lower[j]), upper[j])
+        if values != NULL:
+            values[j] = value
+        total -= 2.0 * sums[j] * value + hessian * value * value
     return total
 
 
@@ -266,6 +294,11 @@ cdef struct SplitContext:
     # sparse top-k search only (top_k == 0: dense)
     Py_ssize_t top_k
     bint restricted
+    # monotone constraints (NULL: none): per feature and output -1, 0 or +1,
+    # and the node's bounds on its leaf values, per output
+    const signed char* monotone
+    const double* lower
+    const double* upper
 
 
 cdef struct Scratch:
@@ -276,6 +309,9 @@ cdef struct Scratch:
     double* improvement_right  # n_outputs (unrestricted only)
     TopK* select_left          # sparse only: the left child's / the shared selection
     TopK* select_right         # unrestricted only
+    double* left_values        # n_outputs (monotone constraints only)
+    double* right_values       # n_outputs (monotone constraints only)
+    const signed char* direction  # per output, the constraint of the feature being scanned
 
 
 cdef struct Candidate:
@@ -302,6 +338,22 @@ cdef inline bint children_valid(const SplitContext* c, const HIST_t* left,
     return True
 
 
+cdef inline double bounded_split_gain(const SplitContext* c, const HIST_t* left,
+                                      const HIST_t* right, Scratch* s) noexcept nogil:
+    """The dense gain with each child's values bounded as its parent's; -1 when
+    an output's values are out of the order its constraint on the feature
+    asks."""
+    cdef Py_ssize_t d = c.n_outputs, j
+    cdef double total = (bounded_score(left, d, c.hess_width, c.hess_constant, c.lambda_l2,
+                                       c.lower, c.upper, s.left_values)
+                         + bounded_score(right, d, c.hess_width, c.hess_constant, c.lambda_l2,
+                                         c.lower, c.upper, s.right_values))
+    for j in range(d):
+        if s.direction[j] * (s.right_values[j] - s.left_values[j]) < 0.0:
+            return -1.0
+    return 0.5 * (total - c.parent_score)
+
+
 cdef inline double split_gain(const SplitContext* c, const HIST_t* left, HIST_t* right,
                               Scratch* s) noexcept nogil:
     """Gain of parent -> (left, parent - left); -1 when a child breaks a constraint.
@@ -309,6 +361,8 @@ cdef inline double split_gain(const SplitContext* c, const HIST_t* left, HIST_t*
     cdef Py_ssize_t d = c.n_outputs, k = c.hess_width
     if not children_valid(c, left, right):
         return -1.0
+    if c.monotone != NULL:
+        return bounded_split_gain(c, left, right, s)
     if c.top_k == 0:
         return 0.5 * (score(left, d, k, c.hess_constant, c.lambda_l2)
                       + score(right, d, k, c.hess_constant, c.lambda_l2) - c.parent_score)
@@ -419,7 +473,7 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
 cdef inline void scan(const SplitContext* c, const HIST_t* feature_hist,
                       Py_ssize_t n_thresholds, const HIST_t* initial_left,
                       unsigned char missing_left, Scratch* s, Candidate* best) noexcept nogil:
-    if c.top_k == 0 and c.n_outputs == 1:
+    if c.top_k == 0 and c.n_outputs == 1 and c.monotone == NULL:
         scan_thresholds_one_output(c, feature_hist, n_thresholds, initial_left, missing_left,
                                    best)
     else:
@@ -471,6 +525,12 @@ cdef void search_features(const SplitContext* context,
         s.improvement_right = NULL
         s.select_left = NULL
         s.select_right = NULL
+        s.left_values = NULL
+        s.right_values = NULL
+        s.direction = NULL
+        if context.monotone != NULL:
+            s.left_values = <double*> malloc(d * sizeof(double))
+            s.right_values = <double*> malloc(d * sizeof(double))
         if context.top_k > 0:
             s.improvement = <double*> malloc(d * sizeof(double))
             s.select_left = new_top_k(context.top_k)
@@ -484,6 +544,8 @@ cdef void search_features(const SplitContext* context,
             best.gain = -1.0
             best.bin = -1
             best.missing_left = 0
+            if context.monotone != NULL:
+                s.direction = context.monotone + f * d
             if missing[width - 1] > 0:
                 # Missing right: every threshold including "all values left";
                 # missing left: every threshold that leaves some values right.
@@ -500,6 +562,8 @@ cdef void search_features(const SplitContext* context,
         free(s.right)
         free(s.improvement)
         free(s.improvement_right)
+        free(s.left_values)
+        free(s.right_values)
         free_top_k(s.select_left)
         free_top_k(s.select_right)
         free(s)
@@ -520,6 +584,9 @@ cdef SplitContext _context(const HIST_t* parent, Py_ssize_t n_outputs, Py_ssize_
     context.parent = parent
     context.top_k = top_k
     context.restricted = restricted
+    context.monotone = NULL
+    context.lower = NULL
+    context.upper = NULL
     if top_k == 0:
         context.parent_score = score(parent, n_outputs, hess_width, hess_constant, lambda_l2)
     else:
@@ -541,16 +608,32 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      double[::1] best_gain,
                      int[::1] best_bin,
                      unsigned char[::1] best_missing_left,
-                     int n_threads):
+                     int n_threads,
+                     const signed char[:, ::1] monotone=None,
+                     const double[::1] lower=None,
+                     const double[::1] upper=None):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
     gain above -1; the grower only takes positive gains. When the node has no
     missing value of f, missing goes to the child with more rows. Returns the
     position in features of the best gain (the first on ties; NaN never wins),
-    -1 when there is none."""
+    -1 when there is none.
+
+    monotone (n_features, n_outputs: +1 increasing, -1 decreasing, 0 free)
+    with the node's bounds lower and upper (per output) searches under
+    monotone constraints: see bounded_split_gain."""
     cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
                                          lambda_l2, min_samples_leaf, min_child_weight, 0, False)
+    if monotone is not None:
+        if lower is None or upper is None or monotone.shape[0] != hist.shape[0] \
+                or monotone.shape[1] != n_outputs or lower.shape[0] != n_outputs \
+                or upper.shape[0] != n_outputs:
+            raise ValueError(f"monotone must be ({hist.shape[0]}, {n_outputs}) (features, "
+                             f"outputs) and lower and upper ({n_outputs},)")
+        context.monotone, context.lower, context.upper = &monotone[0, 0], &lower[0], &upper[0]
+        context.parent_score = bounded_score(&parent[0], n_outputs, hess_width, hess_constant,
+                                             lambda_l2, &lower[0], &upper[0], NULL)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)

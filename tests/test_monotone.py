@@ -1,0 +1,211 @@
+"""Monotone constraints: the bounded split search against a brute force over
+the rows, and trained models that are monotone where asked."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+# the shared reference helpers (tests/split_reference.py)
+pytest.register_assert_rewrite("split_reference")
+from split_reference import (  # noqa: E402
+    HESS_WIDTHS, LAMBDA, child_stats, hess_width_of, make_node, node_histogram, rows_left,
+    unset_outputs)
+
+import gbmo  # noqa: E402
+from gbmo._core._split import find_best_splits  # noqa: E402
+
+
+# -- the kernel -------------------------------------------------------------------
+def bounded_score(G, H, lower, upper):
+    """(twice the objective decrease, the values) of a leaf whose values
+    -G / (H + lambda) are clipped to [lower, upper]."""
+    h = H + LAMBDA
+    values = np.clip(-G / h, lower, upper)
+    return float(-(2 * G * values + h * values ** 2).sum()), values
+
+
+def brute_force_bounded(bins, n_bins, missing_bin, grad, hess, hess_width, lower, upper,
+                        direction, min_samples_leaf):
+    """(gain, bin, missing_left) of the best split of one feature whose outputs
+    are constrained by direction (per output), in the kernel's scan order."""
+    everything = np.ones(len(bins), dtype=bool)
+    G, H, _ = child_stats(grad, hess, everything, hess_width, 1.0)
+    parent, _ = bounded_score(G, H, lower, upper)
+    has_missing = bool((bins == missing_bin).any())
+    best = (-1.0, -1, False)
+    for missing_left in ((False, True) if has_missing else (False,)):
+        for t in range(n_bins):
+            left = rows_left(bins, t, missing_left, missing_bin)
+            if not min_samples_leaf <= left.sum() <= len(bins) - min_samples_leaf:
+                continue
+            GL, HL, nL = child_stats(grad, hess, left, hess_width, 1.0)
+            GR, HR, nR = child_stats(grad, hess, ~left, hess_width, 1.0)
+            score_left, values_left = bounded_score(GL, HL, lower, upper)
+            score_right, values_right = bounded_score(GR, HR, lower, upper)
+            if np.any(direction * (values_right - values_left) < 0):
+                continue
+            gain = 0.5 * (score_left + score_right - parent)
+            if gain > best[0]:
+                best = (gain, t, missing_left if has_missing else nL >= nR)
+    return best
+
+
+@pytest.mark.parametrize("hess_kind", HESS_WIDTHS)
+@pytest.mark.parametrize("d", [1, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_bounded_split_search_matches_the_brute_force(hess_kind, d, seed):
+    """Random bounds that clip some values, constraints of every sign per
+    (feature, output), missing values in some features, 1 and 2 threads."""
+    rng = np.random.default_rng(seed)
+    hess_width = hess_width_of(hess_kind, d)
+    n_bins = [6, 9, 4, 7]
+    X_binned, grad, hess = make_node(rng, 120, n_bins, {1, 3}, 15, d, hess_width)
+    hist, parent = node_histogram(X_binned, grad, hess, 15)
+    monotone = rng.integers(-1, 2, size=(4, d)).astype(np.int8)
+    values = -grad.sum(axis=0) / (120 + LAMBDA)
+    lower = np.where(rng.random(d) < 0.5, values - rng.uniform(0, 0.05, d), -np.inf)
+    upper = np.where(rng.random(d) < 0.5, values + rng.uniform(0, 0.05, d), np.inf)
+    features = np.arange(4, dtype=np.int32)
+    for n_threads in (1, 2):
+        gain, bin_, missing_left = unset_outputs(4)
+        find_best_splits(hist, features, np.array(n_bins, dtype=np.int32), parent, d,
+                         hess_width, 1.0, LAMBDA, 3, 0.0, gain, bin_, missing_left, n_threads,
+                         monotone, lower, upper)
+        for f in range(4):
+            expected = brute_force_bounded(X_binned[f], n_bins[f], 15, grad, hess, hess_width,
+                                           lower, upper, monotone[f], 3)
+            assert (bin_[f], bool(missing_left[f])) == expected[1:], (f, monotone[f])
+            np.testing.assert_allclose(gain[f], expected[0], rtol=1e-8, atol=1e-10)
+
+
+def test_unbounded_search_without_constraints_finds_the_unconstrained_split():
+    rng = np.random.default_rng(4)
+    X_binned, grad, hess = make_node(rng, 200, [8, 8, 8], {2}, 15, 3, 3)
+    hist, parent = node_histogram(X_binned, grad, hess, 15)
+    features, n_bins = np.arange(3, dtype=np.int32), np.full(3, 8, dtype=np.int32)
+    plain, bounded = unset_outputs(3), unset_outputs(3)
+    find_best_splits(hist, features, n_bins, parent, 3, 3, 1.0, LAMBDA, 3, 0.0, *plain, 1)
+    find_best_splits(hist, features, n_bins, parent, 3, 3, 1.0, LAMBDA, 3, 0.0, *bounded, 1,
+                     np.zeros((3, 3), np.int8), np.full(3, -np.inf), np.full(3, np.inf))
+    np.testing.assert_array_equal(bounded[1:], plain[1:])
+    np.testing.assert_allclose(bounded[0], plain[0], rtol=1e-10)
+
+
+def test_the_kernel_refuses_constraints_of_the_wrong_shape():
+    rng = np.random.default_rng(0)
+    X_binned, grad, hess = make_node(rng, 50, [4, 4], set(), 15, 2, 2)
+    hist, parent = node_histogram(X_binned, grad, hess, 15)
+    with pytest.raises(ValueError, match=r"monotone must be \(2, 2\)"):
+        find_best_splits(hist, np.arange(2, dtype=np.int32), np.full(2, 4, np.int32), parent, 2,
+                         2, 1.0, LAMBDA, 3, 0.0, *unset_outputs(2), 1,
+                         np.zeros((2, 1), np.int8), np.zeros(2), np.zeros(2))
+
+
+# -- trained models -----------------------------------------------------------------
+def problem(rng, n=1500):
+    X = rng.uniform(-2, 2, size=(n, 3))
+    Y = np.column_stack([X[:, 0] + np.sin(3 * X[:, 0]) + X[:, 1],
+                         -X[:, 0] ** 3 + 0.5 * np.sin(4 * X[:, 0]) + X[:, 2]])
+    X[rng.random(X.shape) < 0.05] = np.nan
+    return X, Y + 0.3 * rng.normal(size=Y.shape)
+
+
+def violations(booster, X, feature, direction, n_rows=60):
+    """Per output, how many rows' predictions move against direction (per
+    output) along a grid of the feature, the other features held."""
+    grid = np.linspace(-2.5, 2.5, 41)
+    counts = 0
+    for row in X[:n_rows]:
+        Z = np.repeat(row[None], len(grid), axis=0)
+        Z[:, feature] = grid
+        steps = np.diff(booster.predict(Z, raw_score=True).reshape(len(grid), -1), axis=0)
+        counts = counts + np.any(direction * steps < 0, axis=0)
+    return counts
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"tree_mode": "single_output"}, {"growth": "depthwise", "max_depth": 4},
+    {"subsample": 0.7, "colsample_bynode": 0.7},
+])
+@pytest.mark.parametrize("constraints, direction", [
+    ([1, 0, 0], np.array([1, 1])),
+    ([[1, -1], [0, 0], [0, 0]], np.array([1, -1])),
+])
+def test_trained_models_are_monotone_where_asked(params, constraints, direction):
+    rng = np.random.default_rng(5)
+    X, Y = problem(rng)
+    base = {"verbosity": 0, "max_leaves": 15, "min_samples_leaf": 5}
+    free = gbmo.train(dict(base, **params), gbmo.Dataset(X, Y), 30)
+    assert np.all(violations(free, X, 0, direction) > 0)  # the data alone would break it
+    constrained = gbmo.train(dict(base, monotone_constraints=constraints, **params),
+                             gbmo.Dataset(X, Y), 30)
+    np.testing.assert_array_equal(violations(constrained, X, 0, direction), [0, 0])
+    # the unconstrained features still shape the fit
+    assert constrained.feature_importance("split")[1:].min() > 0
+
+
+def test_one_output_constrained_leaves_the_others_free():
+    rng = np.random.default_rng(6)
+    X, Y = problem(rng)
+    booster = gbmo.train({"verbosity": 0, "monotone_constraints": [[0, -1], [0, 0], [0, 0]]},
+                         gbmo.Dataset(X, Y), 30)
+    counts = violations(booster, X, 0, np.array([1, -1]))
+    assert counts[0] > 0 and counts[1] == 0
+
+
+def test_sparse_x_grows_the_trees_of_its_dense_copy():
+    rng = np.random.default_rng(7)
+    X = sp.random(800, 4, density=0.4, random_state=7, format="csr")
+    D = X.toarray()
+    Y = np.column_stack([np.sin(3 * D[:, 0]) + D[:, 0], D[:, 1] - D[:, 0]])
+    params = {"verbosity": 0, "monotone_constraints": [1, 0, 0, 0], "max_leaves": 8}
+    from_sparse = gbmo.train(params, gbmo.Dataset(X, Y), 10)
+    from_dense = gbmo.train(params, gbmo.Dataset(D, Y), 10)
+    np.testing.assert_allclose(from_sparse.predict(D), from_dense.predict(D), atol=1e-12)
+
+
+def test_per_output_importance_sums_to_the_bounded_gains():
+    rng = np.random.default_rng(8)
+    X, Y = problem(rng)
+    booster = gbmo.train({"verbosity": 0, "monotone_constraints": [1, 0, -1]},
+                         gbmo.Dataset(X, Y), 10)
+    np.testing.assert_allclose(booster.feature_importance("gain", per_output=True).sum(axis=1),
+                               booster.feature_importance("gain"), rtol=1e-9, atol=1e-12)
+
+
+def test_all_zero_constraints_grow_the_unconstrained_model():
+    rng = np.random.default_rng(9)
+    X, Y = problem(rng, 500)
+    free = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, Y), 5)
+    zeros = gbmo.train({"verbosity": 0, "monotone_constraints": [0, 0, 0]}, gbmo.Dataset(X, Y), 5)
+    np.testing.assert_array_equal(zeros.predict(X), free.predict(X))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"monotone_constraints": [1, 0]}, "monotone_constraints must give one value per feature "
+                                       r"\(3\) or one row of 2 per feature"),
+    ({"monotone_constraints": [[1, 0, 0]] * 3}, "one row of 2 per feature"),
+    ({"monotone_constraints": 1}, "must be a list with one value per feature"),
+    ({"monotone_constraints": [2, 0, 0]}, r"'monotone_constraints' = 2 is out of range"),
+    ({"monotone_constraints": [1, 0, 0], "split": "sparse", "top_k": 1},
+     "'monotone_constraints' needs split='dense'"),
+    ({"monotone_constraints": [1, 0, 0], "growth": "symmetric"}, "growth 'bestfirst' or"),
+    ({"mc": [1, 0, 0], "ensembler": "weighted_sum"}, "and no ensembler"),
+])
+def test_bad_constraints_are_refused_by_name_before_training(params, message):
+    rng = np.random.default_rng(0)
+    X, Y = problem(rng, 100)
+    with pytest.raises(ValueError, match=message):
+        gbmo.train(dict(params, verbosity=0), gbmo.Dataset(X, Y), 1)
+
+
+def test_the_estimators_take_constraints_as_a_list_or_an_array():
+    from gbmo.sklearn import GBMORegressor
+
+    rng = np.random.default_rng(10)
+    X, Y = problem(rng, 800)
+    as_list = GBMORegressor(n_estimators=20, monotone_constraints=[[1, -1], [0, 0], [0, 0]],
+                            random_state=0).fit(X, Y)
+    as_array = GBMORegressor(n_estimators=20, random_state=0,
+                             monotone_constraints=np.array([[1, -1], [0, 0], [0, 0]])).fit(X, Y)
+    np.testing.assert_array_equal(as_list.predict(X), as_array.predict(X))
+    np.testing.assert_array_equal(violations(as_list.booster_, X, 0, np.array([1, -1])), [0, 0])
