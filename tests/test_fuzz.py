@@ -350,7 +350,7 @@ def check_monotone(booster, X, constraints, n_outputs):
     dense = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     for f in np.flatnonzero(np.any(direction != 0, axis=1)):
         grid = np.unique(dense[np.isfinite(dense[:, f]), f])
-        for row in dense[:5]:
+        for row in dense[:5] if len(grid) > 1 else ():
             sweep = np.repeat(row[None], len(grid), axis=0)
             sweep[:, f] = grid
             steps = np.diff(booster.predict(sweep, raw_score=True).reshape(len(grid), -1),
