@@ -224,6 +224,12 @@ class _Trainer:
         n_outputs = loss.n_outputs(y)
         self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
                                          n_outputs)
+        groups = params["interaction_constraints"]
+        outside = sorted({f for group in groups or [] for f in group
+                          if f >= train_set.n_features})
+        if outside:
+            raise ValueError(f"interaction_constraints name features {outside}, but X has "
+                             f"{train_set.n_features} (indices 0 .. {train_set.n_features - 1})")
         train_set.construct(params)
         self.bin_mapper = train_set.bin_mapper
         self.single_output = params["tree_mode"] == "single_output"

@@ -58,13 +58,14 @@ ROW_WISE_SHARE = 0.7
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
                  "bin", "missing_left", "left_sums", "left", "right", "index", "outputs",
-                 "id", "lower", "upper")
+                 "id", "lower", "upper", "path")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
         self.histogram = None
         self.outputs = None  # the outputs a sparse leaf keeps, when its parent chose them
         self.lower = self.upper = None  # bounds on its values, under monotone constraints
+        self.path = frozenset()  # the features split on above it (interaction constraints)
         self.gain = -1.0
         self.left = self.right = None
 
@@ -140,6 +141,10 @@ class TreeGrower:
         # (n_features, n_outputs): +1 / -1 where an output must increase /
         # decrease with a feature; None without constraints
         self.monotone = monotone
+        groups = params["interaction_constraints"]
+        self.interaction_groups = (None if groups is None
+                                   else [frozenset(group) for group in groups])
+        self._allowed = {}  # path -> the tree's features a node below it may split on
         self.workspace = workspace
         n_features = X_binned.shape[0]
         # A mixed dense / sparse binned layout (scipy sparse X).
@@ -273,7 +278,9 @@ class TreeGrower:
 
     def _find_split(self, node):
         params = self.params
-        features = self._node_features()
+        features = self._node_features(node)
+        if not len(features):
+            return
         common = self._search_arguments(node.histogram, features,
                                         self.bin_mapper.n_bins_non_missing_, node.sums)
         results = (self.split_gain, self.split_bin, self.split_missing_left,
@@ -311,14 +318,31 @@ class TreeGrower:
         if missing_left:
             node.left_sums += feature_hist[-1]
 
-    def _node_features(self):
-        """The features a node may split on: all of the tree's, or a sorted
-        draw of colsample_bynode of them (at least one)."""
+    def _node_features(self, node):
+        """The features a node may split on: those of the tree's that its path
+        allows (see _allowed_features), all or a sorted draw of
+        colsample_bynode of them (at least one)."""
+        features = self._allowed_features(node.path)
         fraction = self.params["colsample_bynode"]
-        if fraction >= 1.0:
+        if fraction >= 1.0 or not len(features):
+            return features
+        size = max(1, int(round(fraction * len(features))))
+        return np.sort(self.rng.choice(features, size=size, replace=False))
+
+    def _allowed_features(self, path):
+        """Under interaction constraints, a feature may join the features
+        split on above a node when one group holds them all; a feature in no
+        group only repeats itself (LightGBM's and XGBoost's rule)."""
+        if self.interaction_groups is None or not path:
             return self.features
-        size = max(1, int(round(fraction * len(self.features))))
-        return np.sort(self.rng.choice(self.features, size=size, replace=False))
+        if path not in self._allowed:
+            allowed = set().union(*(group for group in self.interaction_groups
+                                    if path <= group))
+            if len(path) == 1:
+                allowed |= path
+            self._allowed[path] = np.ascontiguousarray(
+                self.features[np.isin(self.features, list(allowed))], dtype=np.int32)
+        return self._allowed[path]
 
     def _split(self, node):
         left_sums = node.left_sums
@@ -335,6 +359,7 @@ class TreeGrower:
         middle = node.start + n_left
         node.left = self._new_node(node.start, middle, node.depth + 1, left_sums)
         node.right = self._new_node(middle, node.stop, node.depth + 1, node.sums - left_sums)
+        node.left.path = node.right.path = node.path | {node.feature}
         if self.monotone is not None:
             self._bound_children(node)
         if self.mixed:
@@ -513,7 +538,7 @@ class TreeGrower:
         level = [root] if root.histogram is not None else []
         n_bins = self.bin_mapper.n_bins_non_missing_
         while level:
-            features = self._node_features()
+            features = self._node_features(level[0])  # a level's nodes share their path
             total.fill(0.0)
             table.fill(-np.inf)  # the features not drawn stay so for every node
             for node in level:

@@ -68,6 +68,9 @@ PARAMS = {
                                  doc="per feature: 1 (every output non-decreasing in it), "
                                      "-1 (non-increasing) or 0 (free); or per feature a "
                                      "list with one such value per output"),
+    "interaction_constraints": Spec(None, int, 0, 2**31 - 1, allow_none=True, many=True,
+                                    doc="groups (lists) of feature indices; features may "
+                                        "share a branch only when one group holds them all"),
     "hist_cache": Spec(64, int, 1, 2**20,
                        doc="node histograms kept for subtraction (at most 1 GiB of them, "
                        "but 2); evicted ones are rebuilt"),
@@ -251,6 +254,14 @@ def resolve_params(params):
             "level's one split is chosen by its dense gain summed over the level's nodes"
         )
     _check_monotone_constraints(resolved)
+    groups = resolved["interaction_constraints"]
+    if groups == []:
+        resolved["interaction_constraints"] = groups = None  # LightGBM's default: none
+    if groups is not None and (not isinstance(groups, list)
+                               or not all(isinstance(group, list) for group in groups)
+                               or any(isinstance(f, list) for group in groups for f in group)):
+        raise ValueError("parameter 'interaction_constraints' must be a list of lists of "
+                         f"feature indices, e.g. [[0, 1], [2, 3, 4]]; got {groups!r}")
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")
     if resolved["n_threads"] in (None, -1, 0):

@@ -114,6 +114,7 @@ class _GBMOModel(BaseEstimator):
         top_k=None,
         growth="bestfirst",
         monotone_constraints=None,
+        interaction_constraints=None,
         ensembler=None,
         ensembler_params=None,
         early_stopping_rounds=None,
@@ -141,6 +142,7 @@ class _GBMOModel(BaseEstimator):
         self.top_k = top_k
         self.growth = growth
         self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
         self.ensembler = ensembler
         self.ensembler_params = ensembler_params
         self.early_stopping_rounds = early_stopping_rounds
@@ -188,6 +190,7 @@ class _GBMOModel(BaseEstimator):
             "top_k": self.top_k,
             "growth": self.growth,
             "monotone_constraints": self.monotone_constraints,
+            "interaction_constraints": self.interaction_constraints,
             "ensembler": self.ensembler,
             "ensembler_params": self.ensembler_params,
             "n_threads": self.n_threads,

@@ -457,6 +457,8 @@ class SparseOutputTrainer:
                              "colsample_bynode=1 only (for now), got "
                              f"growth={params['growth']!r}, subsample={params['subsample']}, "
                              f"colsample_bynode={params['colsample_bynode']}")
+        if params["interaction_constraints"] is not None:
+            raise ValueError("a sparse Y does not take interaction_constraints yet")
         for dataset in [train_set, *valid_sets]:
             if dataset.weight is not None:
                 raise ValueError("a sparse Y does not take sample weights yet")

@@ -271,6 +271,10 @@ def training_cases(draw):
         per_output = draw(st.booleans())
         shape = (p, n_outputs) if per_output else (p,)
         params["monotone_constraints"] = rng.integers(-1, 2, size=shape).tolist()
+    if objective != "sparse_labels" and draw(st.booleans()):
+        params["interaction_constraints"] = [
+            sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))
+            for _ in range(draw(st.integers(1, 3)))]
     if objective == "sparse_labels":
         # What the sparse-output path takes (others are refused by name, tested
         # in test_sparse_output.py).
@@ -358,6 +362,22 @@ def check_monotone(booster, X, constraints, n_outputs):
             assert np.all(direction[f] * steps >= 0), f"not monotone in feature {f}"
 
 
+def check_interactions(booster, groups):
+    """Every root-to-leaf path splits on one feature, or on features one
+    group holds."""
+    if groups is None:
+        return
+    for tree in booster.trees:
+        stack = [(0, frozenset())]
+        while stack:
+            node, path = stack.pop()
+            if tree.node_left[node] < 0:
+                assert len(path) <= 1 or any(path <= set(g) for g in groups), (path, groups)
+                continue
+            path = path | {int(tree.node_feature[node])}
+            stack += [(tree.node_left[node], path), (tree.node_right[node], path)]
+
+
 def check_train_save_load(case):
     """The training property: see the module docstring."""
     with forced_parallel(case.get("force_parallel", False)):
@@ -404,6 +424,7 @@ def _check_train_save_load(case):
     bagged = params.get("subsample", 1.0) < 1.0
     check_tree_invariants(booster, X, n, bagged)
     check_monotone(booster, X, params.get("monotone_constraints"), n_outputs)
+    check_interactions(booster, params.get("interaction_constraints"))
     contributions = booster.predict(X, pred_contrib=True)
     assert contributions.shape == (n, X.shape[1] + 1, *shape[1:])
     np.testing.assert_allclose(contributions.sum(axis=1), raw, rtol=1e-9,

@@ -153,7 +153,6 @@ def test_one_output_constrained_leaves_the_others_free():
 
 
 def test_sparse_x_grows_the_trees_of_its_dense_copy():
-    rng = np.random.default_rng(7)
     X = sp.random(800, 4, density=0.4, random_state=7, format="csr")
     D = X.toarray()
     Y = np.column_stack([np.sin(3 * D[:, 0]) + D[:, 0], D[:, 1] - D[:, 0]])
