@@ -3,9 +3,10 @@
     gbmo demo [--rounds N] [--threads T]
     gbmo train --data train.csv --target COLS --output model.json
                [--objective mse|softmax|sigmoid] [--param key=value ...]
-               [--rounds N] [--valid valid.csv] [--delimiter ,] [--threads T]
+               [--rounds N] [--valid valid.csv] [--init-model model.json]
+               [--delimiter ,] [--threads T]
     gbmo predict --model model.json --data test.csv --output pred.csv
-               [--raw] [--delimiter ,] [--threads T]
+               [--raw | --contrib] [--delimiter ,] [--threads T]
 
 CSV files have a header row. ``--target`` names the target columns (names or
 0-based indices, comma-separated); every other column is a numeric feature.
@@ -261,9 +262,10 @@ def _cmd_train(args):
         valid_sets.append(_guard(args.valid, train_set.create_valid, Xv, Yv))
         valid_names.append("valid")
 
+    init_model = None if args.init_model is None else _load_model(args.init_model)
     start = time.perf_counter()
     booster = _guard("training failed", _train, params, train_set, args.rounds,
-                     valid_sets=valid_sets, valid_names=valid_names)
+                     valid_sets=valid_sets, valid_names=valid_names, init_model=init_model)
     seconds = time.perf_counter() - start
     try:
         booster.save_model(args.output)
@@ -280,20 +282,34 @@ def _cmd_train(args):
     return 0
 
 
+def _load_model(path):
+    try:
+        return Booster(model_file=path)
+    except FileNotFoundError:
+        raise CLIError(f"{path}: no such model file") from None
+    except IsADirectoryError:
+        raise CLIError(f"{path}: is a directory, not a model file") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{path}: not a gbmo model (not UTF-8 text)") from None
+    except OSError as err:
+        raise CLIError(f"{path}: cannot read: {err.strerror or err}") from None
+    except ValueError as err:  # ModelFormatError
+        raise CLIError(f"{path}: {err}") from None
+
+
+def _contribution_table(contributions, feature_names, output_names):
+    """(header, values) of pred_contrib's (n, features + 1, outputs) array:
+    a column per feature and output, then the expected value's."""
+    n_rows, n_columns, n_outputs = contributions.shape
+    names = list(feature_names) + ["expected"]
+    header = [name if n_outputs == 1 else f"{name}:{output}"
+              for output in output_names for name in names]
+    return header, contributions.transpose(0, 2, 1).reshape(n_rows, n_columns * n_outputs)
+
+
 def _cmd_predict(args):
     delimiter = _delimiter(args.delimiter)
-    try:
-        booster = Booster(model_file=args.model)
-    except FileNotFoundError:
-        raise CLIError(f"{args.model}: no such model file") from None
-    except IsADirectoryError:
-        raise CLIError(f"{args.model}: is a directory, not a model file") from None
-    except UnicodeDecodeError:
-        raise CLIError(f"{args.model}: not a gbmo model (not UTF-8 text)") from None
-    except OSError as err:
-        raise CLIError(f"{args.model}: cannot read: {err.strerror or err}") from None
-    except ValueError as err:  # ModelFormatError
-        raise CLIError(f"{args.model}: {err}") from None
+    booster = _load_model(args.model)
 
     table = _read_csv(args.data, delimiter)
     names = booster.feature_names
@@ -312,10 +328,16 @@ def _cmd_predict(args):
         columns = list(range(len(table.header)))
     X = table.numbers(columns)
     prediction = _guard("prediction failed", booster.predict, X, raw_score=args.raw,
-                        n_threads=args.threads)
-    prediction = np.asarray(prediction, dtype=np.float64).reshape(X.shape[0], -1)
-    prefix = "class" if booster.loss.name == "softmax" and not args.raw else "output"
-    header = [f"{prefix}_{j}" for j in range(prediction.shape[1])]
+                        n_threads=args.threads, pred_contrib=args.contrib)
+    if args.contrib:
+        contributions = np.asarray(prediction).reshape(X.shape[0], X.shape[1] + 1, -1)
+        header, prediction = _contribution_table(
+            contributions, [table.header[c] for c in columns],
+            [f"output_{j}" for j in range(contributions.shape[2])])
+    else:
+        prediction = np.asarray(prediction, dtype=np.float64).reshape(X.shape[0], -1)
+        prefix = "class" if booster.loss.name == "softmax" and not args.raw else "output"
+        header = [f"{prefix}_{j}" for j in range(prediction.shape[1])]
     _write_csv(args.output, header, prediction, delimiter)
     if args.output != "-":
         print(f"wrote {prediction.shape[0]} predictions x {prediction.shape[1]} columns to {args.output}")
@@ -465,6 +487,8 @@ def _build_parser():
                             "values are read as int, float, or else string")
     train.add_argument("--rounds", type=_non_negative_int, default=100,
                        help="boosting rounds (default 100)")
+    train.add_argument("--init-model", metavar="MODEL",
+                       help="a saved model to continue: its trees first, then --rounds more")
     train.add_argument("--valid", metavar="CSV",
                        help="validation data with the same columns; its metric is logged each "
                             "round (set --param verbosity=0 to silence)")
@@ -485,6 +509,10 @@ def _build_parser():
                               "for softmax, output_0.. otherwise")
     predict.add_argument("--raw", action="store_true",
                          help="write raw scores (before the softmax / sigmoid)")
+    predict.add_argument("--contrib", action="store_true",
+                         help="write each feature's contribution to the raw scores (SHAP "
+                              "values) instead: a column per feature and output "
+                              "('name:output_j'), then 'expected'; they sum to the raw score")
     predict.add_argument("--delimiter", default=",",
                          help="CSV field separator of both files (default ',')")
     predict.add_argument("--threads", type=_positive_int, default=None,

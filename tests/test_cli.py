@@ -150,6 +150,29 @@ def test_train_predict_round_trip_multi_output(regression_csv, tmp_path, capsys)
     assert np.sqrt(np.mean((pred - Y) ** 2)) < np.std(Y)
 
 
+def test_contributions_and_continued_training_from_the_command_line(regression_csv, tmp_path):
+    path, X, Y = regression_csv
+    first, more = str(tmp_path / "first.json"), str(tmp_path / "more.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--output", first,
+                 "--rounds", "4"]) == 0
+    assert main(["train", "--data", path, "--target", "y1,y2", "--output", more,
+                 "--rounds", "3", "--init-model", first]) == 0
+    continued = gbmo.Booster(model_file=more)
+    whole = gbmo.train(gbmo.Booster(model_file=first).params, gbmo.Dataset(X, Y), 7)
+    assert continued.num_trees == 7
+    np.testing.assert_allclose(continued.predict(X), whole.predict(X), atol=1e-12)
+
+    contrib_path = str(tmp_path / "contrib.csv")
+    assert main(["predict", "--model", more, "--data", path, "--output", contrib_path,
+                 "--contrib"]) == 0
+    header, values = read_predictions(contrib_path)
+    assert header == [f"{name}:output_{j}" for j in (0, 1) for name in ("a", "b", "c", "expected")]
+    expected = continued.predict(X, pred_contrib=True)
+    np.testing.assert_array_equal(values[:, :4], expected[:, :, 0])
+    np.testing.assert_array_equal(values[:, 4:], expected[:, :, 1])
+    np.testing.assert_allclose(values[:, :4].sum(axis=1), continued.predict(X)[:, 0], atol=1e-9)
+
+
 def test_predict_uses_feature_names_not_column_order(regression_csv, tmp_path):
     path, X, _ = regression_csv
     model = str(tmp_path / "model.json")
@@ -227,6 +250,15 @@ def test_error_missing_model_file(regression_csv, tmp_path, capsys):
     line = run_error(["predict", "--model", str(tmp_path / "absent.json"), "--data", path,
                       "--output", str(tmp_path / "p.csv")], capsys)
     assert "absent.json" in line
+
+
+def test_error_missing_init_model(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    line = run_error(["train", "--data", path, "--target", "y1", "--output",
+                      str(tmp_path / "m.json"), "--init-model", str(tmp_path / "absent.json")],
+                     capsys)
+    assert "absent.json: no such model file" in line
+    assert not (tmp_path / "m.json").exists()
 
 
 def test_error_corrupt_model_file(regression_csv, tmp_path, capsys):
