@@ -209,7 +209,7 @@ class Booster:
         return int(n_threads) if n_threads > 0 else os.cpu_count() or 1
 
     def predict(self, X, raw_score=False, num_iteration=None, n_threads=None,
-                pred_contrib=False):
+                pred_contrib=False, pred_leaf=False):
         """Predictions (n, d): raw scores, or the objective's transform of them
         (probabilities for softmax / sigmoid). num_iteration defaults to the best
         iteration when early stopping found one, else all trees. (n,) instead
@@ -219,7 +219,13 @@ class Booster:
         scores (SHAP values, by TreeSHAP with the training rows' distribution):
         (n, n_features + 1, d), where [:, -1] is the expected raw score and
         each row sums over axis 1 to its raw scores; (n, n_features + 1) for a
-        1-D target, as in LightGBM."""
+        1-D target, as in LightGBM. pred_leaf=True gives predict_leaf's leaf
+        indices, as in LightGBM."""
+        if pred_contrib and pred_leaf:
+            raise ValueError("pred_contrib and pred_leaf are two kinds of prediction; "
+                             "ask for one at a time")
+        if pred_leaf:
+            return self.predict_leaf(X, num_iteration, n_threads)
         X = self._check_X(X)
         n_trees = self._n_trees_used(num_iteration)
         if pred_contrib:

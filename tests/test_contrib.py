@@ -231,3 +231,13 @@ def test_a_classifier_with_a_sparse_y_refuses_contributions_by_name():
     classifier = GBMOClassifier(n_estimators=2, max_leaves=4).fit(X, Y)
     with pytest.raises(ValueError, match="pred_contrib is not available for a sparse training y"):
         classifier.predict(X, pred_contrib=True)
+
+
+def test_pred_leaf_is_predict_leaf_and_excludes_pred_contrib():
+    rng = np.random.default_rng(11)
+    X, signal = small_problem(rng, 100)
+    booster = gbmo.train({"verbosity": 0, "max_leaves": 4}, gbmo.Dataset(X, signal), 3)
+    np.testing.assert_array_equal(booster.predict(X, pred_leaf=True, num_iteration=2),
+                                  booster.predict_leaf(X, num_iteration=2))
+    with pytest.raises(ValueError, match="pred_contrib and pred_leaf"):
+        booster.predict(X, pred_contrib=True, pred_leaf=True)
