@@ -20,6 +20,8 @@ MODEL_VERSION = 1
 MAX_THREADS = 4096
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
+# pred_contrib's walk recurses once a level, on OpenMP threads' stacks
+MAX_CONTRIB_DEPTH = 4096
 
 
 class ModelFormatError(ValueError):
@@ -55,6 +57,31 @@ class _PackedForest:
         self.node_cover = concat("node_count").astype(np.float64)
         self.leaves = LeafArrays.concatenate([t.leaf_arrays() for t in trees])
         self._walk_layout(node_offsets)
+
+    def expected_value(self, n_outputs):
+        """The sum over trees of each tree's mean leaf (an n_outputs vector) as
+        TreeSHAP weighs it: a child takes its share of its parent's training
+        rows. Found level by level for all trees at once."""
+        share = np.zeros(len(self.node_left))
+        level = self.tree_roots
+        share[level] = 1.0
+        while level.size:
+            parents = level[self.node_left[level] >= 0]
+            level = np.concatenate([self.node_left[parents], self.node_right[parents]])
+            share[level] = (np.tile(share[parents], 2) * self.node_cover[level]
+                            / np.tile(self.node_cover[parents], 2))
+        leaves = self.node_left < 0
+        leaf_share = np.zeros(len(self.leaves.value_start) - 1)
+        leaf_share[self.node_value[leaves]] = share[leaves]
+        # every stored value, weighted by its leaf's share, to its output
+        value_start, output_start = self.leaves.value_start, self.leaves.output_start
+        leaf = np.repeat(np.arange(len(leaf_share)), np.diff(value_start))
+        position = np.arange(len(self.leaves.values)) - value_start[leaf]
+        listed = output_start[leaf] >= 0
+        output = position.copy()
+        output[listed] = self.leaves.outputs[output_start[leaf[listed]] + position[listed]]
+        return np.bincount(output, weights=self.leaves.values * leaf_share[leaf],
+                           minlength=n_outputs)
 
     def _walk_layout(self, node_offsets):
         """The trees as the dense-X kernels walk them (WALK_NODE_DTYPE): each
@@ -253,8 +280,12 @@ class Booster:
         if np.any(forest.node_cover <= 0):
             raise ValueError("pred_contrib needs every node's node_count (training rows) to be "
                              "positive: the contributions weigh a node's children by them")
-        out[:, -1] += sum(self._expected_value(tree) for tree in self.trees[:n_trees])
-        arguments = (forest.tree_roots, int(forest.tree_depth.max()), forest.node_feature,
+        depth = int(forest.tree_depth.max())
+        if depth > MAX_CONTRIB_DEPTH:
+            raise ValueError(f"pred_contrib takes trees at most {MAX_CONTRIB_DEPTH} levels deep "
+                             f"(its walk recurses once a level); this model has one {depth} deep")
+        out[:, -1] += forest.expected_value(self.n_outputs)
+        arguments = (forest.tree_roots, depth, forest.node_feature,
                      forest.node_threshold, forest.node_missing_left, forest.node_left,
                      forest.node_right, forest.node_value, forest.node_cover,
                      *forest.leaves.kernel_arguments())
@@ -268,21 +299,6 @@ class Booster:
             tree_shap(np.ascontiguousarray(rows, dtype=np.float64), *arguments,
                       out[start:start + block], threads)
         return out
-
-    def _expected_value(self, tree):
-        """The tree's mean leaf (a d-vector) as TreeSHAP weighs it: each child
-        takes its share of its parent's training rows."""
-        share = np.zeros(tree.n_nodes)
-        share[0] = 1.0
-        count = tree.node_count.astype(np.float64)
-        for node in range(tree.n_nodes):  # children come after their parents
-            for child in (tree.node_left[node], tree.node_right[node]):
-                if child >= 0:
-                    share[child] = share[node] * count[child] / count[node]
-        leaves = tree.node_left < 0
-        leaf_share = np.zeros(tree.n_leaves)
-        leaf_share[tree.node_value[leaves]] = share[leaves]
-        return leaf_share @ tree.dense_leaf_values(self.n_outputs)
 
     def predict_topk(self, X, k, raw_score=False, num_iteration=None, n_threads=None):
         """(labels, scores), (n, k) each: every row's k best outputs by

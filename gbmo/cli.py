@@ -21,6 +21,7 @@ called in-process.
 """
 import argparse
 import csv
+import json
 import sys
 import time
 
@@ -161,6 +162,11 @@ def _write_csv(path, header, values, delimiter):
 
 # -- argument helpers ---------------------------------------------------------
 def _parse_value(text):
+    if text.startswith("["):  # a list, e.g. monotone_constraints=[1,0,-1]
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise CLIError(f"cannot read {text!r} as a list (JSON, e.g. [1,0,-1])") from None
     for kind in (int, float):
         try:
             return kind(text)
@@ -358,7 +364,7 @@ def _demo_log(name, booster, every=10):
     curves = [(f"{set_name} {metric}", values)
               for set_name, metrics in booster.evals_result.items()
               for metric, values in metrics.items() if not metric.endswith("_per_output")]
-    n_rounds = len(curves[0][1])
+    n_rounds = len(curves[0][1]) if curves else 0
     for i in range(1, n_rounds + 1):
         if i % every == 0 or i == 1 or i == n_rounds:
             print(f"  [{i:4d}] {name} " + ", ".join(f"{label} {values[i - 1]:.5f}"
@@ -507,12 +513,13 @@ def _build_parser():
     predict.add_argument("--output", required=True, metavar="CSV",
                          help="predictions to write ('-' for stdout): class_0.. probabilities "
                               "for softmax, output_0.. otherwise")
-    predict.add_argument("--raw", action="store_true",
-                         help="write raw scores (before the softmax / sigmoid)")
-    predict.add_argument("--contrib", action="store_true",
-                         help="write each feature's contribution to the raw scores (SHAP "
-                              "values) instead: a column per feature and output "
-                              "('name:output_j'), then 'expected'; they sum to the raw score")
+    kind = predict.add_mutually_exclusive_group()
+    kind.add_argument("--raw", action="store_true",
+                      help="write raw scores (before the softmax / sigmoid)")
+    kind.add_argument("--contrib", action="store_true",
+                      help="write each feature's contribution to the raw scores (SHAP values) "
+                           "instead: a column per feature and output ('name:output_j'), then "
+                           "'expected'; they sum to the raw score")
     predict.add_argument("--delimiter", default=",",
                          help="CSV field separator of both files (default ',')")
     predict.add_argument("--threads", type=_positive_int, default=None,

@@ -153,6 +153,10 @@ def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
     """A model to continue must fit this run: same features, outputs,
     objective and trees per round."""
     theirs, ours = init_model.params.get("objective"), params["objective"]
+    names = (init_model.feature_names, train_set.feature_names)
+    if None not in names and list(names[0]) != list(names[1]):
+        raise ValueError(f"init_model was trained on the features {list(names[0])}, this data "
+                         f"has {list(names[1])}; give the columns in the model's order")
     differences = [
         f"{what}: {old!r} in init_model, {new!r} here"
         for what, old, new in (("features", init_model.n_features, train_set.n_features),
@@ -178,9 +182,10 @@ def _starting_raw(dataset, init_score, n_outputs, init_model, name):
             n_threads=init_model._n_threads(None)).reshape(n, n_outputs))
     if dataset.init_score is not None:
         if dataset.init_score.shape != (n, n_outputs):
-            raise ValueError(f"{name}'s init_score has shape {dataset.init_score.shape}; the "
-                             f"model has {n_outputs} outputs, so allowed: ({n}, {n_outputs})"
-                             + (f" or ({n},)" if n_outputs == 1 else ""))
+            given = dataset.init_score.shape[1]
+            raise ValueError(f"{name}'s init_score gives {given} value{'s' * (given > 1)} a "
+                             f"row; the model has {n_outputs} outputs, so allowed: "
+                             f"({n}, {n_outputs})" + (f" or ({n},)" if n_outputs == 1 else ""))
         raw += dataset.init_score
     return raw
 
@@ -294,6 +299,10 @@ class _Trainer:
         if update is not None and (self.single_output or params["split"] != "dense"):
             raise ValueError("split and update gradients need split='dense' and "
                              "tree_mode='multi_output'")
+        if update is not None and self.monotone is not None:
+            raise ValueError("monotone_constraints bound the leaf values of the outputs, so they "
+                             "cannot be kept when an objective's update gradients set the "
+                             "leaves; drop one of the two")
         new_trees = [self._grow(output, tree_grad, tree_hess, update) for output, (
             tree_grad, tree_hess) in enumerate(_per_tree_gradients(grad, hess,
                                                                    self.single_output))]

@@ -279,8 +279,6 @@ class TreeGrower:
     def _find_split(self, node):
         params = self.params
         features = self._node_features(node)
-        if not len(features):
-            return
         common = self._search_arguments(node.histogram, features,
                                         self.bin_mapper.n_bins_non_missing_, node.sums)
         results = (self.split_gain, self.split_bin, self.split_missing_left,
@@ -324,7 +322,7 @@ class TreeGrower:
         colsample_bynode of them (at least one)."""
         features = self._allowed_features(node.path)
         fraction = self.params["colsample_bynode"]
-        if fraction >= 1.0 or not len(features):
+        if fraction >= 1.0:
             return features
         size = max(1, int(round(fraction * len(features))))
         return np.sort(self.rng.choice(features, size=size, replace=False))
@@ -332,7 +330,8 @@ class TreeGrower:
     def _allowed_features(self, path):
         """Under interaction constraints, a feature may join the features
         split on above a node when one group holds them all; a feature in no
-        group only repeats itself (LightGBM's and XGBoost's rule)."""
+        group may only repeat itself (never joined by another). Never empty:
+        the path itself is allowed."""
         if self.interaction_groups is None or not path:
             return self.features
         if path not in self._allowed:
@@ -630,8 +629,9 @@ class TreeGrower:
                         + [node.right.sums for node in splits])
         # G^2 / (H + lambda) = -G w with w the leaf value, which is 0 where
         # H + lambda is 0 (see leaf_values) instead of 0 / 0.
-        scores = -sums[:, :d] * self._values(sums)
-        if self.monotone is not None:
+        if self.monotone is None:
+            scores = -sums[:, :d] * self._values(sums)
+        else:
             # values bounded by the parent's bounds, as the split search scored them
             lower = np.tile([node.lower for node in splits], (3, 1))
             upper = np.tile([node.upper for node in splits], (3, 1))

@@ -241,6 +241,7 @@ class _GBMOModel(BaseEstimator):
         sample_weight = _check_sample_weight(sample_weight, X.shape[0])
         init_score = check_init_score(init_score, X.shape[0])
         if isinstance(init_model, _GBMOModel):
+            self._check_continued_classes(init_model, y)
             init_model = init_model.booster_
         rng, seed = self._random()
         self._gbmo_params(seed, {})  # parameter errors before any work on y
@@ -254,7 +255,15 @@ class _GBMOModel(BaseEstimator):
             if isinstance(eval_set, tuple) and len(eval_set) == 2 \
                     and not isinstance(eval_set[0], tuple):
                 eval_set = [eval_set]
-            eval_init_score = list(eval_init_score or [None] * len(eval_set))
+            if eval_init_score is None:
+                if init_score is not None:
+                    raise ValueError("init_score is given, so every eval_set pair needs its "
+                                     "rows' starting scores too: pass eval_init_score, one per "
+                                     "pair")
+                eval_init_score = [None] * len(eval_set)
+            elif isinstance(eval_init_score, np.ndarray):
+                eval_init_score = [eval_init_score]  # the scores of a single pair
+            eval_init_score = list(eval_init_score)
             if len(eval_init_score) != len(eval_set):
                 raise ValueError(f"eval_init_score has {len(eval_init_score)} entries for "
                                  f"{len(eval_set)} eval_set pairs; allowed: one per pair")
@@ -298,6 +307,17 @@ class _GBMOModel(BaseEstimator):
                                 else int(booster.best_iteration))
         self.evals_result_ = booster.evals_result
         return self
+
+    def _check_continued_classes(self, init_model, y):
+        """A classifier continues only a model of the same classes: its outputs
+        are theirs, in order."""
+        classes = getattr(init_model, "classes_", None)
+        if classes is None or np.ndim(y) != 1:  # a regressor, or multi-label (n_outputs is checked)
+            return
+        ours = np.unique(np.asarray(y))
+        if not np.array_equal(ours, classes):
+            raise ValueError(f"init_model was fitted on the classes {classes.tolist()}, y has "
+                             f"{ours.tolist()}; a continued classifier keeps its classes")
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")

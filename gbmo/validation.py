@@ -107,7 +107,7 @@ def check_target(y, n_rows, name="y"):
 def check_init_score(init_score, n_rows):
     """Per-row starting raw scores: finite, (n_rows,) or (n_rows, d); kept 2-D.
     Whether d matches the model's outputs is known only once the loss has
-    read the target (see engine._row_offsets)."""
+    read the target (see engine._starting_raw)."""
     if init_score is None:
         return None
     try:

@@ -252,6 +252,29 @@ def test_error_missing_model_file(regression_csv, tmp_path, capsys):
     assert "absent.json" in line
 
 
+def test_demo_with_no_rounds_reports_the_starting_scores(capsys):
+    assert main(["demo", "--rounds", "0"]) == 0
+    assert "yeast " in capsys.readouterr().out
+
+
+def test_raw_and_contrib_are_one_or_the_other(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    assert main(["predict", "--model", "m.json", "--data", path, "--output", "p.csv", "--raw",
+                 "--contrib"]) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_list_parameters_are_read_as_json(regression_csv, tmp_path, capsys):
+    path, X, _ = regression_csv
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1", "--output", model, "--rounds", "3",
+                 "--param", "monotone_constraints=[0,1,0,0]"]) == 0
+    assert gbmo.Booster(model_file=model).params["monotone_constraints"] == [0, 1, 0, 0]
+    line = run_error(["train", "--data", path, "--target", "y1", "--output", model,
+                      "--param", "monotone_constraints=[1,0"], capsys)
+    assert "cannot read '[1,0' as a list" in line
+
+
 def test_error_missing_init_model(regression_csv, tmp_path, capsys):
     path, _, _ = regression_csv
     line = run_error(["train", "--data", path, "--target", "y1", "--output",

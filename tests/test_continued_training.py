@@ -133,9 +133,20 @@ def test_bad_init_scores_are_refused_when_the_dataset_is_made(init_score, messag
 
 
 def test_init_score_columns_must_match_the_outputs():
-    with pytest.raises(ValueError, match=r"the training set's init_score has shape \(400, 1\); "
+    with pytest.raises(ValueError, match=r"the training set's init_score gives 1 value a row; "
                                          r"the model has 2 outputs, so allowed: \(400, 2\)"):
         gbmo.train(BASE, gbmo.Dataset(X, TARGETS["mse"], init_score=np.zeros(400)), 1)
+
+
+def test_an_init_model_of_other_feature_names_is_refused():
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    first = gbmo.train(BASE, gbmo.Dataset(frame, TARGETS["mse"]), 2)
+    reordered = frame[list("bacde")]
+    with pytest.raises(ValueError, match=r"init_model was trained on the features \['a', 'b', "
+                                         r"'c', 'd', 'e'\], this data has \['b', 'a'"):
+        gbmo.train(BASE, gbmo.Dataset(reordered, TARGETS["mse"]), 2, init_model=first)
 
 
 def test_a_validation_set_without_the_offsets_of_the_training_set_is_refused():
@@ -199,8 +210,27 @@ def test_estimator_eval_init_score_must_pair_with_eval_set():
     from gbmo.sklearn import GBMORegressor
 
     y = TARGETS["mse"]
+    offsets = np.zeros_like(y)
+    one_pair = GBMORegressor(n_estimators=2).fit(X, y, init_score=offsets, eval_set=[(X, y)],
+                                                 eval_init_score=offsets)  # an array: one pair
+    assert one_pair.booster_.num_trees == 2
+    with pytest.raises(ValueError, match="init_score is given, so every eval_set pair needs"):
+        GBMORegressor(n_estimators=2).fit(X, y, init_score=offsets, eval_set=[(X, y)])
     with pytest.raises(ValueError, match="eval_init_score has 2 entries for 1 eval_set pairs"):
         GBMORegressor(n_estimators=2).fit(X, y, eval_set=[(X, y)],
                                           eval_init_score=[np.zeros_like(y)] * 2)
     with pytest.raises(ValueError, match="eval_init_score is given without an eval_set"):
         GBMORegressor(n_estimators=2).fit(X, y, eval_init_score=[np.zeros_like(y)])
+
+
+def test_a_classifier_continues_only_a_fit_of_the_same_classes():
+    from gbmo.sklearn import GBMOClassifier
+
+    labels = np.array(["a", "b", "c"])[TARGETS["softmax"]]
+    first = GBMOClassifier(n_estimators=2).fit(X, labels)
+    shifted = np.array(["b", "c", "d"])[TARGETS["softmax"]]
+    with pytest.raises(ValueError, match=r"init_model was fitted on the classes \['a', 'b', "
+                                         r"'c'\], y has \['b', 'c', 'd'\]"):
+        GBMOClassifier(n_estimators=2).fit(X, shifted, init_model=first)
+    continued = GBMOClassifier(n_estimators=2).fit(X, labels, init_model=first)
+    assert continued.n_iter_ == 4

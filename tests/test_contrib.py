@@ -11,7 +11,7 @@ import gbmo
 from gbmo._core._contrib import tree_shap
 from gbmo.losses import make_loss
 from gbmo.tree import Tree
-from test_predict import forest_of, make_X
+from test_predict import chain_tree, forest_of, make_X
 
 
 # -- the definition -------------------------------------------------------------
@@ -191,6 +191,17 @@ def test_a_node_without_training_rows_is_refused_before_any_work():
     booster = booster_of([tree], 3, 2, np.zeros(2))
     with pytest.raises(ValueError, match="node_count .* positive"):
         booster.predict(make_X(rng, 5, 3), pred_contrib=True)
+
+
+def test_trees_deeper_than_the_walk_may_recurse_are_refused_by_name(monkeypatch):
+    rng = np.random.default_rng(0)
+    tree = with_counts(chain_tree(12, 2, rng), rng, True)
+    booster = booster_of([tree], 2, 2, np.zeros(2))
+    X = rng.normal(size=(4, 2))
+    assert booster.predict(X, pred_contrib=True).shape == (4, 3, 2)
+    monkeypatch.setattr(gbmo.booster, "MAX_CONTRIB_DEPTH", 12)
+    with pytest.raises(ValueError, match="pred_contrib takes trees at most 12 levels deep.*13"):
+        booster.predict(X, pred_contrib=True)
 
 
 def test_the_kernel_refuses_an_output_of_the_wrong_shape():

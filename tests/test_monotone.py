@@ -179,6 +179,21 @@ def test_all_zero_constraints_grow_the_unconstrained_model():
     np.testing.assert_array_equal(zeros.predict(X), free.predict(X))
 
 
+def test_an_objective_that_sets_the_leaves_itself_is_refused_with_constraints():
+    from gbmo.multitask import ObjectiveResult
+
+    rng = np.random.default_rng(0)
+    X, Y = problem(rng, 200)
+
+    def objective(y, raw):
+        grad = raw - y
+        return ObjectiveResult(grad, np.ones_like(grad), grad, np.ones_like(grad))
+
+    with pytest.raises(ValueError, match="monotone_constraints bound the leaf values"):
+        gbmo.train({"verbosity": 0, "objective": objective, "monotone_constraints": [1, 0, 0]},
+                   gbmo.Dataset(X, Y), 1)
+
+
 @pytest.mark.parametrize("params, message", [
     ({"monotone_constraints": [1, 0]}, "monotone_constraints must give one value per feature "
                                        r"\(3\) or one row of 2 per feature"),
