@@ -20,8 +20,9 @@ MODEL_VERSION = 1
 MAX_THREADS = 4096
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
-# pred_contrib's walk recurses once a level, on OpenMP threads' stacks
-MAX_CONTRIB_DEPTH = 4096
+# pred_contrib walks recursively, a level a frame on an OpenMP thread's stack, and keeps
+# (depth + 2)(depth + 3) / 2 path steps of 32 bytes a thread (17 MB at 1024)
+MAX_CONTRIB_DEPTH = 1024
 
 
 class ModelFormatError(ValueError):
