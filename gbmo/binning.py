@@ -5,7 +5,6 @@ Dense X is binned to a dense uint8 array (n_features, n_rows). scipy sparse X
 bin of 0 (their *zero bin*) keep only those rows and bins, the others a dense
 uint8 row each, so the binned data never takes n_rows x n_features bytes.
 """
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from ._core._binning import map_to_bins
 from ._core._predict import predict_binned as _predict_binned_dense
 from ._core._sparse import (count_off_zero_bins, decompress_column, map_sparse_to_bins,
                             predict_binned_mixed, scatter_binned)
-from .parallel import threads_for
+from .parallel import map_in_threads, threads_for
 from .validation import check_sparse_features, is_scipy_sparse
 
 # A feature of sparse X is stored sparsely when at most this fraction of its
@@ -204,10 +203,9 @@ class BinMapper:
             edges_per_feature, self.has_missing_ = self._sparse_edges(X)
         else:
             # numpy's sort releases the GIL, so features are binned in parallel threads.
-            with ThreadPoolExecutor(max(1, min(self.n_threads, n_features))) as pool:
-                edges_per_feature = list(pool.map(
-                    lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE), self.max_bins),
-                    range(n_features)))
+            edges_per_feature = map_in_threads(
+                lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE), self.max_bins),
+                range(n_features), self.n_threads)
             # A feature with one value and some NaN can still split "missing or not".
             self.has_missing_ = np.isnan(X).any(axis=0) if n_features else np.zeros(0, bool)
         self.n_bins_non_missing_ = np.array(
@@ -233,9 +231,9 @@ class BinMapper:
 
         # Features in chunks: one task per feature would cost more than its work.
         chunks = np.array_split(np.arange(n_features), min(n_features, 16 * self.n_threads))
-        with ThreadPoolExecutor(max(1, min(self.n_threads, n_features))) as pool:
-            results = [r for chunk in pool.map(lambda c: [edges_of(f) for f in c], chunks)
-                       for r in chunk]
+        results = [r for chunk in map_in_threads(lambda c: [edges_of(f) for f in c], chunks,
+                                                 self.n_threads)
+                   for r in chunk]
         return [e for e, _ in results], np.array([m for _, m in results], dtype=bool)
 
     @property

@@ -93,12 +93,12 @@ _THREAD_COUNT_SCRIPT = textwrap.dedent("""
     import gbmo
     X = np.random.default_rng(0).normal(size=(400_000, 4))
     booster = gbmo.train({"verbosity": 0, "n_threads": 1}, gbmo.Dataset(X[:2000], X[:2000, 0]), 3)
-    count = lambda: len(os.listdir("/proc/self/task"))
-    before = count()
+    threads = lambda: set(os.listdir("/proc/self/task"))
+    before = threads()
     booster.predict(X, n_threads=1)
-    after_one = count()
+    started_by_one = threads() - before
     booster.predict(X, n_threads=2)
-    print(before, after_one, count())
+    print(len(started_by_one), len(threads() - before))
 """)
 
 
@@ -108,9 +108,11 @@ def test_n_threads_one_starts_no_openmp_thread():
                             text=True, cwd=tempfile.gettempdir(), timeout=120,
                             env={**os.environ, "OMP_NUM_THREADS": "4"})
     assert result.returncode == 0, result.stderr
-    before, after_one, after_two = map(int, result.stdout.split())
-    assert after_one == before
-    assert after_two > before  # the check can see an OpenMP team when there is one
+    # Thread ids, not counts: a thread that is still exiting when the first
+    # look is taken (as a pool's worker can be) would make a count drop.
+    started_by_one, started_by_two = map(int, result.stdout.split())
+    assert started_by_one == 0
+    assert started_by_two > 0  # the check can see an OpenMP team when there is one
 
 
 def _cycle(path, seed):
@@ -168,3 +170,4 @@ def test_interrupted_fit_leaves_a_booster_usable_up_to_the_last_finished_round()
         np.testing.assert_array_equal(interrupted.predict(X), finished.predict(X))
         reloaded = gbmo.Booster(model_str=interrupted.model_to_string())
         np.testing.assert_array_equal(reloaded.predict(X), finished.predict(X))
+
