@@ -71,14 +71,15 @@ def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
     return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
 
 
-def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, n_threads):
-    """Leaf values -G / (H + lambda) from the per-leaf sums of the update gradients."""
+def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, lambda_l1, n_threads):
+    """Leaf values -T(G) / (H + lambda) from the per-leaf sums of the update
+    gradients (T: soft_threshold)."""
     grad, hess = update
     grad_sums = np.empty((len(leaf_start), grad.shape[1]))
     hess_sums = np.empty((len(leaf_start), hess.shape[1]))
     leaf_gradient_sums(rows, leaf_start, leaf_stop, grad, hess, grad_sums, hess_sums,
                        threads_for(n_threads, grad.size))
-    return leaf_values(grad_sums, hess_sums + lambda_l2)
+    return leaf_values(grad_sums, hess_sums + lambda_l2, lambda_l1)
 
 
 def _draw_rows(rng, n_rows, fraction):
@@ -332,7 +333,8 @@ class _Trainer:
         leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
         if update is not None:
             tree.leaf_values = _leaf_values(update, workspace.rows, leaf_start, leaf_stop,
-                                            params["lambda_l2"], params["n_threads"])
+                                            params["lambda_l2"], params["lambda_l1"],
+                                            params["n_threads"])
             self.booster.output_importance = None
         else:
             covered = slice(output, output + 1) if self.single_output else slice(None)

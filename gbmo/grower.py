@@ -74,12 +74,22 @@ class _Node:
         return self.stop - self.start
 
 
-def leaf_values(grad_sums, regularized_hessian):
-    """-G / (H + lambda), and 0 where H + lambda is 0: a leaf of rows whose
-    weights are all 0 (a row sample can draw only those) with lambda_l2 = 0,
-    whose G is 0 too, so it has nothing to say."""
+def soft_threshold(grad_sums, lambda_l1):
+    """Each gradient sum moved toward 0 by lambda_l1, and 0 within it: with
+    the L1 term lambda_l1 |w| a leaf's best value is -T(G) / (H + lambda) and
+    its score T(G)^2 / (H + lambda) (the split kernels' l1_shrunk)."""
+    if lambda_l1 == 0.0:
+        return grad_sums
+    return np.sign(grad_sums) * np.maximum(np.abs(grad_sums) - lambda_l1, 0.0)
+
+
+def leaf_values(grad_sums, regularized_hessian, lambda_l1=0.0):
+    """-T(G) / (H + lambda) (T: soft_threshold), and 0 where H + lambda is 0:
+    a leaf of rows whose weights are all 0 (a row sample can draw only those)
+    with lambda_l2 = 0, whose G is 0 too, so it has nothing to say."""
     values = np.zeros(np.broadcast(grad_sums, regularized_hessian).shape)
-    np.divide(-grad_sums, regularized_hessian, out=values, where=regularized_hessian != 0)
+    np.divide(-soft_threshold(grad_sums, lambda_l1), regularized_hessian, out=values,
+              where=regularized_hessian != 0)
     return values
 
 
@@ -129,6 +139,7 @@ class TreeGrower:
         self.hess_width = hess.shape[1]
         self.width = self.n_outputs + self.hess_width + 1
         self.params = params
+        self.lambda_l1 = params["lambda_l1"]
         self.n_threads = params["n_threads"]
         self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
         self.symmetric = params["growth"] == "symmetric"
@@ -285,9 +296,10 @@ class TreeGrower:
                    self._threads_for(node.histogram[0].size * len(features)))
         if self.top_k is None:
             bounds = () if self.monotone is None else (self.monotone, node.lower, node.upper)
-            best = find_best_splits(*common, *results, *bounds)
+            best = find_best_splits(*common, *results, *bounds, lambda_l1=self.lambda_l1)
         else:
-            best = find_best_sparse_splits(*common, self.top_k, self.restricted, *results)
+            best = find_best_sparse_splits(*common, self.top_k, self.restricted, *results,
+                                           lambda_l1=self.lambda_l1)
         if best < 0:
             return
         feature = int(features[best])
@@ -368,7 +380,7 @@ class TreeGrower:
         if self.top_k is not None and self.restricted:
             shared = np.empty(self.top_k, dtype=np.intp)
             select_top_k_shared(node.left.sums, node.right.sums, *self._selection_arguments(),
-                                shared)
+                                shared, lambda_l1=self.lambda_l1)
             node.left.outputs = node.right.outputs = shared
         return node.left, node.right
 
@@ -579,7 +591,8 @@ class TreeGrower:
         """table[f, t, m] = the gain of each dense split of a node, for f in
         features, -inf where none (see split_gain_table)."""
         split_gain_table(*self._search_arguments(histogram, features, n_bins, sums), table,
-                         self._threads_for(histogram[0].size * len(features)))
+                         self._threads_for(histogram[0].size * len(features)),
+                         lambda_l1=self.lambda_l1)
 
     def _gathered_sums(self, node):
         rows = self.workspace.rows[node.start:node.stop]
@@ -609,8 +622,9 @@ class TreeGrower:
         return hessian + self.params["lambda_l2"]
 
     def _values(self, sums):
-        """Leaf values -G / (H + lambda) of the nodes whose sums are the rows."""
-        return leaf_values(sums[..., :self.n_outputs], self._regularized_hessian(sums))
+        """Leaf values -T(G) / (H + lambda) of the nodes whose sums are the rows."""
+        return leaf_values(sums[..., :self.n_outputs], self._regularized_hessian(sums),
+                           self.lambda_l1)
 
     def _top_k_masks(self, improvement):
         """Per row, the top_k largest improvements."""
@@ -627,16 +641,17 @@ class TreeGrower:
         sums = np.array([node.sums for node in splits]
                         + [node.left.sums for node in splits]
                         + [node.right.sums for node in splits])
-        # G^2 / (H + lambda) = -G w with w the leaf value, which is 0 where
-        # H + lambda is 0 (see leaf_values) instead of 0 / 0.
+        # T(G)^2 / (H + lambda) = -T(G) w with w the leaf value, which is 0
+        # where H + lambda is 0 (see leaf_values) instead of 0 / 0.
+        shrunk = soft_threshold(sums[:, :d], self.lambda_l1)
         if self.monotone is None:
-            scores = -sums[:, :d] * self._values(sums)
+            scores = -shrunk * self._values(sums)
         else:
             # values bounded by the parent's bounds, as the split search scored them
             lower = np.tile([node.lower for node in splits], (3, 1))
             upper = np.tile([node.upper for node in splits], (3, 1))
             values = np.clip(self._values(sums), lower, upper)
-            scores = -(2.0 * sums[:, :d] * values + self._regularized_hessian(sums) * values ** 2)
+            scores = -(2.0 * shrunk * values + self._regularized_hessian(sums) * values ** 2)
         parent, left, right = scores.reshape(3, len(splits), d)
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
@@ -655,7 +670,7 @@ class TreeGrower:
         if node.outputs is not None:
             return node.outputs
         outputs = np.empty(self.top_k, dtype=np.intp)
-        select_top_k(node.sums, *self._selection_arguments(), outputs)
+        select_top_k(node.sums, *self._selection_arguments(), outputs, lambda_l1=self.lambda_l1)
         return outputs
 
     def _to_tree(self, root):

@@ -59,6 +59,9 @@ PARAMS = {
     "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,
                              doc="fraction of the tree's features each node may split on"),
     "lambda_l2": Spec(1.0, float, 0.0, 1e300, doc="L2 penalty on leaf values (lambda)"),
+    "lambda_l1": Spec(0.0, float, 0.0, 1e300,
+                      doc="L1 penalty on leaf values (alpha): every gradient sum is moved "
+                          "toward 0 by it before leaf values and gains are computed"),
     "min_samples_leaf": Spec(20, int, 1, 2**62, doc="fewest training rows in a leaf"),
     "min_child_weight": Spec(1e-3, float, 0.0, 1e300,
                              doc="smallest hessian sum, averaged over outputs, in a leaf"),
@@ -87,6 +90,8 @@ ALIASES = {
     "num_leaves": "max_leaves",
     "max_bin": "max_bins",
     "reg_lambda": "lambda_l2",
+    "reg_alpha": "lambda_l1",
+    "l1_regularization": "lambda_l1",
     "lambda": "lambda_l2",
     "min_data_in_leaf": "min_samples_leaf",
     "min_sum_hessian_in_leaf": "min_child_weight",

@@ -459,6 +459,9 @@ class SparseOutputTrainer:
                              f"colsample_bynode={params['colsample_bynode']}")
         if params["interaction_constraints"] is not None:
             raise ValueError("a sparse Y does not take interaction_constraints yet")
+        if params["lambda_l1"] != 0.0:
+            raise ValueError(f"a sparse Y does not take lambda_l1 yet, got "
+                             f"{params['lambda_l1']}; use lambda_l2")
         for dataset in [train_set, *valid_sets]:
             if dataset.weight is not None:
                 raise ValueError("a sparse Y does not take sample weights yet")

@@ -3,7 +3,8 @@ tests/test_sparse_split.py (sparse top-k split search). Plain functions, no test
 
 - random node data (`make_node`) and its histogram (`node_histogram`);
 - a brute-force split reference computed from the rows themselves, not from the
-  histogram (`child_stats`, `improvement`, `best_subset`, `brute_force_feature`):
+  histogram (`child_stats`, `improvement`, `best_subset`, `brute_force_feature`,
+  and `brute_force_table` for symmetric growth's table of every split's gain):
   every feature, threshold and missing direction and, for the sparse split, every
   subset of top_k outputs (itertools.combinations);
 - calls of the kernels (`run_dense`, `run_sparse`, `split_sums`, `kernel_subsets`);
@@ -14,6 +15,9 @@ tests/ has no __init__.py, so pytest (default "prepend" import mode) puts tests/
 sys.path and the test files import this module as `split_reference`. They register it
 for pytest's assertion rewriting before importing it, so that a failing check here
 reports its values as it would inside a test file.
+
+Every score soft-thresholds the gradient sums by `LAMBDA_L1` (0 here; a test of
+L1 regularisation patches it), and every kernel call passes it.
 
 Hessian layouts ("hess kinds", `HESS_WIDTHS`): "0", one constant per row
 (hess_constant, no hessian column); "1", one column shared by every output; "d", one
@@ -28,6 +32,7 @@ from gbmo._core._split import (find_best_sparse_splits, find_best_splits, select
                                select_top_k_shared)
 
 LAMBDA = 1.0
+LAMBDA_L1 = 0.0
 
 HESS_WIDTHS = ["0", "1", "d"]
 
@@ -111,8 +116,9 @@ def child_stats(grad, hess, mask, hess_width, hess_constant):
 
 
 def improvement(G, H):
-    """Per-output score G^2 / (H + lambda)."""
-    return G * G / (H + LAMBDA)
+    """Per-output score T(G)^2 / (H + lambda), T(G) = sign(G) max(|G| - lambda_l1, 0)."""
+    shrunk = np.sign(G) * np.maximum(np.abs(G) - LAMBDA_L1, 0.0)
+    return shrunk * shrunk / (H + LAMBDA)
 
 
 def best_subset(values, top_k):
@@ -172,6 +178,31 @@ def brute_force_feature(bins, n_bins, missing_bin, grad, hess, hess_width, hess_
     return (best[0], best[1], best[2], best[6]), candidates, parent_score
 
 
+def brute_force_table(X_binned, grad, hess, n_bins_per_feature, features, max_bins, hess_width,
+                      hess_constant, min_samples_leaf, min_child_weight):
+    """gains[f, t, m] of every candidate, from the rows; -inf where none."""
+    d = grad.shape[1]
+    everything = np.ones(grad.shape[0], dtype=bool)
+    parent_score = improvement(*child_stats(grad, hess, everything, hess_width,
+                                            hess_constant)[:2]).sum()
+    table = np.full((X_binned.shape[0], max_bins, 2), -np.inf)
+    for f in features:
+        n_bins = n_bins_per_feature[f]
+        for missing_left, n_thresholds in ((0, n_bins), (1, n_bins - 1)):
+            for t in range(n_thresholds):
+                mask = rows_left(X_binned[f], t, missing_left, max_bins)
+                (G_l, H_l, n_l), (G_r, H_r, n_r) = (
+                    child_stats(grad, hess, side, hess_width, hess_constant)
+                    for side in (mask, ~mask))
+                if (min(n_l, n_r) < min_samples_leaf
+                        or min(H_l.mean(), H_r.mean()) < min_child_weight):
+                    continue
+                table[f, t, missing_left] = 0.5 * (improvement(G_l, H_l).sum()
+                                                   + improvement(G_r, H_r).sum() - parent_score)
+    assert d == grad.shape[1]
+    return table
+
+
 # -- kernel calls -----------------------------------------------------------------
 def unset_outputs(n_features):
     """(gain, bin, missing_left) output arrays filled with 99: a kernel must overwrite
@@ -186,7 +217,7 @@ def run_dense(hist, features, n_bins, parent, d, hess_width, hess_constant, min_
     gain, bin_, missing_left = unset_outputs(hist.shape[0])
     find_best_splits(hist, features, np.asarray(n_bins, dtype=np.int32), parent, d, hess_width,
                      hess_constant, LAMBDA, min_samples_leaf, min_child_weight, gain, bin_,
-                     missing_left, n_threads)
+                     missing_left, n_threads, lambda_l1=LAMBDA_L1)
     return gain, bin_, missing_left
 
 
@@ -197,7 +228,7 @@ def run_sparse(hist, features, n_bins, parent, d, hess_width, hess_constant, min
     find_best_sparse_splits(hist, features, np.asarray(n_bins, dtype=np.int32), parent, d,
                             hess_width, hess_constant, LAMBDA, min_samples_leaf,
                             min_child_weight, top_k, restricted, gain, bin_, missing_left,
-                            n_threads)
+                            n_threads, lambda_l1=LAMBDA_L1)
     return gain, bin_, missing_left
 
 
@@ -215,11 +246,13 @@ def kernel_subsets(left, right, d, hess_width, hess_constant, top_k, restricted)
     out_left = np.empty(top_k, dtype=np.intp)
     if restricted:
         total = select_top_k_shared(left, right, d, hess_width, hess_constant, LAMBDA, top_k,
-                                    out_left)
+                                    out_left, lambda_l1=LAMBDA_L1)
         return (tuple(out_left), tuple(out_left)), total
     out_right = np.empty(top_k, dtype=np.intp)
-    total = (select_top_k(left, d, hess_width, hess_constant, LAMBDA, top_k, out_left)
-             + select_top_k(right, d, hess_width, hess_constant, LAMBDA, top_k, out_right))
+    total = (select_top_k(left, d, hess_width, hess_constant, LAMBDA, top_k, out_left,
+                          lambda_l1=LAMBDA_L1)
+             + select_top_k(right, d, hess_width, hess_constant, LAMBDA, top_k, out_right,
+                            lambda_l1=LAMBDA_L1))
     return (tuple(out_left), tuple(out_right)), total
 
 

@@ -6,35 +6,10 @@ import pytest
 
 pytest.register_assert_rewrite("split_reference")
 from split_reference import (  # noqa: E402
-    HESS_WIDTHS, LAMBDA, child_stats, hess_width_of, improvement, make_node, node_histogram,
-    rows_left)
+    HESS_WIDTHS, LAMBDA, brute_force_table, child_stats, hess_width_of, improvement, make_node,
+    node_histogram, rows_left)
 
 from gbmo._core._split import split_gain_table  # noqa: E402
-
-
-def brute_force_table(X_binned, grad, hess, n_bins_per_feature, features, max_bins, hess_width,
-                      hess_constant, min_samples_leaf, min_child_weight):
-    """gains[f, t, m] of every candidate, from the rows; -inf where none."""
-    d = grad.shape[1]
-    everything = np.ones(grad.shape[0], dtype=bool)
-    parent_score = improvement(*child_stats(grad, hess, everything, hess_width,
-                                            hess_constant)[:2]).sum()
-    table = np.full((X_binned.shape[0], max_bins, 2), -np.inf)
-    for f in features:
-        n_bins = n_bins_per_feature[f]
-        for missing_left, n_thresholds in ((0, n_bins), (1, n_bins - 1)):
-            for t in range(n_thresholds):
-                mask = rows_left(X_binned[f], t, missing_left, max_bins)
-                (G_l, H_l, n_l), (G_r, H_r, n_r) = (
-                    child_stats(grad, hess, side, hess_width, hess_constant)
-                    for side in (mask, ~mask))
-                if (min(n_l, n_r) < min_samples_leaf
-                        or min(H_l.mean(), H_r.mean()) < min_child_weight):
-                    continue
-                table[f, t, missing_left] = 0.5 * (improvement(G_l, H_l).sum()
-                                                   + improvement(G_r, H_r).sum() - parent_score)
-    assert d == grad.shape[1]
-    return table
 
 
 @pytest.mark.parametrize("k_kind", HESS_WIDTHS)

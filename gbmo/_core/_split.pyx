@@ -9,7 +9,9 @@ direction with the largest gain.
 - split_gain_table: every dense split's gain at one node (symmetric growth);
 - monotone constraints (dense search only): a node's leaf values are bounded
   per output, [lower_j, upper_j], and a split on a feature constrained for
-  output j must order its children's bounded values of j the constraint's way.
+  output j must order its children's bounded values of j the constraint's way;
+- L1 regularisation (lambda_l1 > 0, every search): each gradient sum G_j is
+  moved toward 0 by lambda_l1 before it is scored (see l1_shrunk).
 
 Histogram rows have the layout of _histogram: d gradient sums, k hessian sums
 (k = 0: every hessian is hess_constant, so the count stands in; k = 1: one
@@ -18,6 +20,8 @@ hessian shared by the outputs; k = d), then the row count.
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
+
+import numpy as np
 
 from .common cimport HIST_t
 
@@ -29,6 +33,32 @@ cdef inline double regularized(double hessian, double lambda_l2) noexcept nogil:
     for every output."""
     cdef double total = hessian + lambda_l2
     return total if total != 0.0 else INFINITY
+
+
+cdef inline double soft_threshold(double gradient, double lambda_l1) noexcept nogil:
+    """G moved toward 0 by lambda_l1, and 0 within it."""
+    if gradient > lambda_l1:
+        return gradient - lambda_l1
+    if gradient < -lambda_l1:
+        return gradient + lambda_l1
+    return 0.0
+
+
+cdef inline const HIST_t* l1_shrunk(const HIST_t* sums, Py_ssize_t d, Py_ssize_t width,
+                                    double lambda_l1, HIST_t* out) noexcept nogil:
+    """sums with each gradient sum soft-thresholded, in out; sums itself when
+    lambda_l1 is 0. With the L1 term lambda_l1 |w_j| in a leaf's objective its
+    best value is -T(G_j) / (H_j + lambda) and its score T(G_j)^2 / (H_j +
+    lambda) (XGBoost's and LightGBM's formulas), so every score below, dense,
+    sparse or bounded, is the L2 one of the shrunk sums."""
+    cdef Py_ssize_t j
+    if lambda_l1 == 0.0:
+        return sums
+    for j in range(d):
+        out[j] = soft_threshold(sums[j], lambda_l1)
+    for j in range(d, width):
+        out[j] = sums[j]
+    return out
 
 
 cdef inline double sum_of_squares(const HIST_t* values, Py_ssize_t n) noexcept nogil:
@@ -287,6 +317,7 @@ cdef struct SplitContext:
     Py_ssize_t hess_width
     double hess_constant
     double lambda_l2
+    double lambda_l1
     double min_samples_leaf
     double min_child_weight
     const HIST_t* parent
@@ -305,6 +336,8 @@ cdef struct Scratch:
     # per-thread buffers, allocated once per thread
     HIST_t* left               # width
     HIST_t* right              # width
+    HIST_t* shrunk_left        # width (lambda_l1 > 0 only)
+    HIST_t* shrunk_right       # width (lambda_l1 > 0 only)
     double* improvement        # n_outputs (sparse only)
     double* improvement_right  # n_outputs (unrestricted only)
     TopK* select_left          # sparse only: the left child's / the shared selection
@@ -357,20 +390,26 @@ cdef inline double bounded_split_gain(const SplitContext* c, const HIST_t* left,
 cdef inline double split_gain(const SplitContext* c, const HIST_t* left, HIST_t* right,
                               Scratch* s) noexcept nogil:
     """Gain of parent -> (left, parent - left); -1 when a child breaks a constraint.
-    Fills right as a side effect."""
+    Fills right (unshrunk) as a side effect."""
     cdef Py_ssize_t d = c.n_outputs, k = c.hess_width
+    cdef const HIST_t* scored_left
+    cdef const HIST_t* scored_right
     if not children_valid(c, left, right):
         return -1.0
+    scored_left = l1_shrunk(left, d, d + k + 1, c.lambda_l1, s.shrunk_left)
+    scored_right = l1_shrunk(right, d, d + k + 1, c.lambda_l1, s.shrunk_right)
     if c.monotone != NULL:
-        return bounded_split_gain(c, left, right, s)
+        return bounded_split_gain(c, scored_left, scored_right, s)
     if c.top_k == 0:
-        return 0.5 * (score(left, d, k, c.hess_constant, c.lambda_l2)
-                      + score(right, d, k, c.hess_constant, c.lambda_l2) - c.parent_score)
+        return 0.5 * (score(scored_left, d, k, c.hess_constant, c.lambda_l2)
+                      + score(scored_right, d, k, c.hess_constant, c.lambda_l2)
+                      - c.parent_score)
     if c.restricted:
-        paired_improvements(left, right, d, k, c.hess_constant, c.lambda_l2, s.improvement)
+        paired_improvements(scored_left, scored_right, d, k, c.hess_constant, c.lambda_l2,
+                            s.improvement)
         return 0.5 * (top_k_sum(s.improvement, d, c.top_k, s.select_left) - c.parent_score)
-    improvements(left, d, k, c.hess_constant, c.lambda_l2, s.improvement)
-    improvements(right, d, k, c.hess_constant, c.lambda_l2, s.improvement_right)
+    improvements(scored_left, d, k, c.hess_constant, c.lambda_l2, s.improvement)
+    improvements(scored_right, d, k, c.hess_constant, c.lambda_l2, s.improvement_right)
     return 0.5 * (top_k_sum(s.improvement, d, c.top_k, s.select_left)
                   + top_k_sum(s.improvement_right, d, c.top_k, s.select_right)
                   - c.parent_score)
@@ -423,11 +462,12 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
     cdef Py_ssize_t k = c.hess_width
     cdef Py_ssize_t width = k + 2
     cdef Py_ssize_t t
-    cdef double lambda_l2 = c.lambda_l2, hess_constant = c.hess_constant
+    cdef double lambda_l2 = c.lambda_l2, lambda_l1 = c.lambda_l1, hess_constant = c.hess_constant
     cdef double parent_grad = c.parent[0], parent_count = c.parent[width - 1]
     cdef double parent_hess = c.parent[1] if k == 1 else 0.0
     cdef double left_grad = 0.0, left_hess = 0.0, left_count = 0.0
     cdef double right_grad, right_hess, right_count, hess_left_total, hess_right_total, gain
+    cdef double left_scored, right_scored
     cdef double best_gain = best.gain
     cdef int best_bin = -1
     if initial_left != NULL:
@@ -457,8 +497,13 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
             hess_right_total = hess_constant * right_count
         if hess_left_total < c.min_child_weight or hess_right_total < c.min_child_weight:
             continue
-        gain = 0.5 * ((0.0 + left_grad * left_grad) / regularized(hess_left_total, lambda_l2)
-                      + (0.0 + right_grad * right_grad) / regularized(hess_right_total, lambda_l2)
+        left_scored, right_scored = left_grad, right_grad
+        if lambda_l1 != 0.0:
+            left_scored = soft_threshold(left_grad, lambda_l1)
+            right_scored = soft_threshold(right_grad, lambda_l1)
+        gain = 0.5 * ((0.0 + left_scored * left_scored) / regularized(hess_left_total, lambda_l2)
+                      + (0.0 + right_scored * right_scored)
+                      / regularized(hess_right_total, lambda_l2)
                       - c.parent_score)
         if gain > best_gain:
             best_gain = gain
@@ -521,6 +566,11 @@ cdef void search_features(const SplitContext* context,
         s = <Scratch*> malloc(sizeof(Scratch))
         s.left = <HIST_t*> malloc(width * sizeof(HIST_t))
         s.right = <HIST_t*> malloc(width * sizeof(HIST_t))
+        s.shrunk_left = NULL
+        s.shrunk_right = NULL
+        if context.lambda_l1 != 0.0:
+            s.shrunk_left = <HIST_t*> malloc(width * sizeof(HIST_t))
+            s.shrunk_right = <HIST_t*> malloc(width * sizeof(HIST_t))
         s.improvement = NULL
         s.improvement_right = NULL
         s.select_left = NULL
@@ -560,6 +610,8 @@ cdef void search_features(const SplitContext* context,
             best_missing_left[f] = best.missing_left
         free(s.left)
         free(s.right)
+        free(s.shrunk_left)
+        free(s.shrunk_right)
         free(s.improvement)
         free(s.improvement_right)
         free(s.left_values)
@@ -570,15 +622,21 @@ cdef void search_features(const SplitContext* context,
         free(best)
 
 
-cdef SplitContext _context(const HIST_t* parent, Py_ssize_t n_outputs, Py_ssize_t hess_width,
-                           double hess_constant, double lambda_l2, double min_samples_leaf,
-                           double min_child_weight, Py_ssize_t top_k, bint restricted):
-    """top_k = 0 means dense: the parent scores all outputs, else its top_k."""
+cdef SplitContext _context(const HIST_t* parent, const HIST_t* scored_parent,
+                           Py_ssize_t n_outputs, Py_ssize_t hess_width, double hess_constant,
+                           double lambda_l2, double lambda_l1, double min_samples_leaf,
+                           double min_child_weight, Py_ssize_t top_k,
+                           bint restricted) except *:
+    """top_k = 0 means dense: the parent scores all outputs, else its top_k.
+    scored_parent is parent shrunk by lambda_l1 (_shrunk_copy)."""
     cdef SplitContext context
+    if not lambda_l1 >= 0.0:
+        raise ValueError(f"lambda_l1 must be >= 0, got {lambda_l1}")
     context.n_outputs = n_outputs
     context.hess_width = hess_width
     context.hess_constant = hess_constant
     context.lambda_l2 = lambda_l2
+    context.lambda_l1 = lambda_l1
     context.min_samples_leaf = min_samples_leaf
     context.min_child_weight = min_child_weight
     context.parent = parent
@@ -588,11 +646,20 @@ cdef SplitContext _context(const HIST_t* parent, Py_ssize_t n_outputs, Py_ssize_
     context.lower = NULL
     context.upper = NULL
     if top_k == 0:
-        context.parent_score = score(parent, n_outputs, hess_width, hess_constant, lambda_l2)
+        context.parent_score = score(scored_parent, n_outputs, hess_width, hess_constant,
+                                     lambda_l2)
     else:
-        context.parent_score = _top_k_score(parent, n_outputs, hess_width, hess_constant,
-                                            lambda_l2, top_k)
+        context.parent_score = _top_k_score(scored_parent, n_outputs, hess_width,
+                                            hess_constant, lambda_l2, top_k)
     return context
+
+
+cdef HIST_t[::1] _shrunk_copy(const HIST_t[::1] sums, Py_ssize_t n_outputs, double lambda_l1):
+    """A copy of one sums row with its gradient sums soft-thresholded (l1_shrunk)."""
+    cdef HIST_t[::1] out = np.array(sums, dtype=np.float64)
+    if lambda_l1 != 0.0:
+        l1_shrunk(&sums[0], n_outputs, sums.shape[0], lambda_l1, &out[0])
+    return out
 
 
 def find_best_splits(const HIST_t[:, :, ::1] hist,
@@ -611,7 +678,8 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      int n_threads,
                      const signed char[:, ::1] monotone=None,
                      const double[::1] lower=None,
-                     const double[::1] upper=None):
+                     const double[::1] upper=None,
+                     double lambda_l1=0.0):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
@@ -622,9 +690,12 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
 
     monotone (n_features, n_outputs: +1 increasing, -1 decreasing, 0 free)
     with the node's bounds lower and upper (per output) searches under
-    monotone constraints: see bounded_split_gain."""
-    cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
-                                         lambda_l2, min_samples_leaf, min_child_weight, 0, False)
+    monotone constraints: see bounded_split_gain. lambda_l1 > 0 scores
+    soft-thresholded gradient sums (l1_shrunk)."""
+    cdef HIST_t[::1] scored_parent = _shrunk_copy(parent, n_outputs, lambda_l1)
+    cdef SplitContext context = _context(&parent[0], &scored_parent[0], n_outputs, hess_width,
+                                         hess_constant, lambda_l2, lambda_l1, min_samples_leaf,
+                                         min_child_weight, 0, False)
     if monotone is not None:
         if lower is None or upper is None or monotone.shape[0] != hist.shape[0] \
                 or monotone.shape[1] != n_outputs or lower.shape[0] != n_outputs \
@@ -632,8 +703,9 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
             raise ValueError(f"monotone must be ({hist.shape[0]}, {n_outputs}) (features, "
                              f"outputs) and lower and upper ({n_outputs},)")
         context.monotone, context.lower, context.upper = &monotone[0, 0], &lower[0], &upper[0]
-        context.parent_score = bounded_score(&parent[0], n_outputs, hess_width, hess_constant,
-                                             lambda_l2, &lower[0], &upper[0], NULL)
+        context.parent_score = bounded_score(&scored_parent[0], n_outputs, hess_width,
+                                             hess_constant, lambda_l2, &lower[0], &upper[0],
+                                             NULL)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)
@@ -642,7 +714,8 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
 
 cdef inline void fill_gain_row(const SplitContext* c, const HIST_t* feature_hist,
                                Py_ssize_t n_thresholds, const HIST_t* initial_left,
-                               HIST_t* left, HIST_t* right, double* gains) noexcept nogil:
+                               HIST_t* left, HIST_t* right, HIST_t* shrunk_left,
+                               HIST_t* shrunk_right, double* gains) noexcept nogil:
     """gains[2 t] = the dense gain of "bins <= t go left" (the left side
     starting from initial_left, or nothing) for t < n_thresholds, where both
     children keep the constraints; other entries are left as they were."""
@@ -657,9 +730,12 @@ cdef inline void fill_gain_row(const SplitContext* c, const HIST_t* feature_hist
         if c.parent[width - 1] - left[width - 1] < c.min_samples_leaf:
             break
         if children_valid(c, left, right):
-            gains[2 * t] = 0.5 * (score(left, c.n_outputs, c.hess_width, c.hess_constant,
-                                        c.lambda_l2)
-                                  + score(right, c.n_outputs, c.hess_width, c.hess_constant,
+            gains[2 * t] = 0.5 * (score(l1_shrunk(left, c.n_outputs, width, c.lambda_l1,
+                                                  shrunk_left),
+                                        c.n_outputs, c.hess_width, c.hess_constant, c.lambda_l2)
+                                  + score(l1_shrunk(right, c.n_outputs, width, c.lambda_l1,
+                                                    shrunk_right),
+                                          c.n_outputs, c.hess_width, c.hess_constant,
                                           c.lambda_l2)
                                   - c.parent_score)
 
@@ -675,7 +751,8 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
                      double min_samples_leaf,
                      double min_child_weight,
                      double[:, :, ::1] gains,
-                     int n_threads):
+                     int n_threads,
+                     double lambda_l1=0.0):
     """Every dense split of one node, for symmetric growth, which picks the
     split with the largest gain summed over the nodes of a level:
     gains[f, t, m] = the gain of "bins <= t go left, the missing bin left iff
@@ -690,8 +767,8 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
     cdef Py_ssize_t fi, f, n_bins, t
     cdef HIST_t* left
     cdef HIST_t* right
-    cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
-                                         lambda_l2, min_samples_leaf, min_child_weight, 0, False)
+    cdef HIST_t* shrunk_left
+    cdef HIST_t* shrunk_right
     if hist.shape[2] != width or parent.shape[0] != width:
         raise ValueError(f"histogram rows and parent must have {width} sums, got "
                          f"{hist.shape[2]} and {parent.shape[0]}")
@@ -702,9 +779,15 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
         f = features[fi]
         if not 0 <= f < hist.shape[0] or not 0 <= n_bins_non_missing[f] <= missing_bin:
             raise ValueError(f"feature {f} or its bin count is outside the histogram")
+    cdef HIST_t[::1] scored_parent = _shrunk_copy(parent, n_outputs, lambda_l1)
+    cdef SplitContext context = _context(&parent[0], &scored_parent[0], n_outputs, hess_width,
+                                         hess_constant, lambda_l2, lambda_l1, min_samples_leaf,
+                                         min_child_weight, 0, False)
     with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
         left = <HIST_t*> malloc(width * sizeof(HIST_t))
         right = <HIST_t*> malloc(width * sizeof(HIST_t))
+        shrunk_left = <HIST_t*> malloc(width * sizeof(HIST_t))
+        shrunk_right = <HIST_t*> malloc(width * sizeof(HIST_t))
         for fi in prange(features.shape[0], schedule="dynamic"):
             f = features[fi]
             n_bins = n_bins_non_missing[f]
@@ -713,11 +796,14 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
                 gains[f, t, 1] = -INFINITY
             # Missing right: every threshold, including "all values left";
             # missing left: every threshold that leaves some values right.
-            fill_gain_row(&context, &hist[f, 0, 0], n_bins, NULL, left, right, &gains[f, 0, 0])
+            fill_gain_row(&context, &hist[f, 0, 0], n_bins, NULL, left, right, shrunk_left,
+                          shrunk_right, &gains[f, 0, 0])
             fill_gain_row(&context, &hist[f, 0, 0], n_bins - 1, &hist[f, missing_bin, 0],
-                          left, right, &gains[f, 0, 1])
+                          left, right, shrunk_left, shrunk_right, &gains[f, 0, 1])
         free(left)
         free(right)
+        free(shrunk_left)
+        free(shrunk_right)
 
 
 cdef Py_ssize_t best_feature_position(const int[::1] features,
@@ -757,7 +843,8 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                             double[::1] best_gain,
                             int[::1] best_bin,
                             unsigned char[::1] best_missing_left,
-                            int n_threads):
+                            int n_threads,
+                            double lambda_l1=0.0):
     """Sparse top-k split search (GBDT-MO Algorithms 5 and 6). Same arguments,
     outputs, thresholds, missing-value handling, constraints and tie-breaking as
     find_best_splits, plus top_k (>= 1) and restricted.
@@ -783,7 +870,7 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
     hessian over all n_outputs, as in the dense search.
 
     When top_k >= n_outputs every output is kept and this is exactly
-    find_best_splits (same call, bit-identical results)."""
+    find_best_splits (same call, bit-identical results). lambda_l1 as there."""
     _check_top_k(n_outputs, hess_width, top_k)
     if hist.shape[2] != n_outputs + hess_width + 1 or parent.shape[0] != hist.shape[2]:
         raise ValueError(f"hist rows and parent must have n_outputs + hess_width + 1 = "
@@ -793,10 +880,11 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
         return find_best_splits(hist, features, n_bins_non_missing, parent, n_outputs,
                                 hess_width, hess_constant, lambda_l2, min_samples_leaf,
                                 min_child_weight, best_gain, best_bin, best_missing_left,
-                                n_threads)
-    cdef SplitContext context = _context(&parent[0], n_outputs, hess_width, hess_constant,
-                                         lambda_l2, min_samples_leaf, min_child_weight,
-                                         top_k, restricted)
+                                n_threads, lambda_l1=lambda_l1)
+    cdef HIST_t[::1] scored_parent = _shrunk_copy(parent, n_outputs, lambda_l1)
+    cdef SplitContext context = _context(&parent[0], &scored_parent[0], n_outputs, hess_width,
+                                         hess_constant, lambda_l2, lambda_l1, min_samples_leaf,
+                                         min_child_weight, top_k, restricted)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads)
@@ -860,15 +948,17 @@ def select_top_k(const HIST_t[::1] sums,
                  double hess_constant,
                  double lambda_l2,
                  Py_ssize_t top_k,
-                 Py_ssize_t[::1] out_indices):
+                 Py_ssize_t[::1] out_indices,
+                 double lambda_l1=0.0):
     """The outputs an unrestricted sparse leaf keeps. sums is one node's row in the
     histogram layout; writes to out_indices (np.intp, length top_k, 1 <= top_k <=
     n_outputs) the top_k outputs j with the largest G_j^2 / (H_j + lambda), in
     increasing index order; equal improvements go to the smaller index. Returns
     the sum of their improvements (the leaf's sparse score, as used by
-    find_best_sparse_splits)."""
+    find_best_sparse_splits; lambda_l1 as there)."""
     _check_selection(sums.shape[0], n_outputs, hess_width, top_k, out_indices.shape[0])
-    return _select(&sums[0], NULL, n_outputs, hess_width, hess_constant, lambda_l2, top_k,
+    cdef HIST_t[::1] scored = _shrunk_copy(sums, n_outputs, lambda_l1)
+    return _select(&scored[0], NULL, n_outputs, hess_width, hess_constant, lambda_l2, top_k,
                    &out_indices[0])
 
 
@@ -879,7 +969,8 @@ def select_top_k_shared(const HIST_t[::1] left_sums,
                         double hess_constant,
                         double lambda_l2,
                         Py_ssize_t top_k,
-                        Py_ssize_t[::1] out_indices):
+                        Py_ssize_t[::1] out_indices,
+                        double lambda_l1=0.0):
     """The one set of outputs both children of a restricted sparse split keep: the
     top_k outputs j with the largest imp_j(left) + imp_j(right), in increasing
     index order, ties to the smaller index (same contract as select_top_k).
@@ -887,5 +978,7 @@ def select_top_k_shared(const HIST_t[::1] left_sums,
     _check_selection(left_sums.shape[0], n_outputs, hess_width, top_k, out_indices.shape[0])
     if right_sums.shape[0] != left_sums.shape[0]:
         raise ValueError("left_sums and right_sums must have the same length")
-    return _select(&left_sums[0], &right_sums[0], n_outputs, hess_width, hess_constant,
+    cdef HIST_t[::1] scored_left = _shrunk_copy(left_sums, n_outputs, lambda_l1)
+    cdef HIST_t[::1] scored_right = _shrunk_copy(right_sums, n_outputs, lambda_l1)
+    return _select(&scored_left[0], &scored_right[0], n_outputs, hess_width, hess_constant,
                    lambda_l2, top_k, &out_indices[0])
