@@ -26,11 +26,13 @@ Choices written down here (see also the class docstrings):
   `min_samples_leaf` there.
 """
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import train_test_split
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, check_random_state, column_or_1d
 
@@ -40,7 +42,7 @@ from .dataset import Dataset
 from .engine import train
 from .params import resolve_params
 from .sparse_output import check_sparse_labels
-from .validation import check_init_score
+from .validation import check_dataframe_columns, check_init_score, is_dataframe
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -80,6 +82,48 @@ def _check_sample_weight(sample_weight, n_rows):
     return sample_weight
 
 
+def _check_numeric_X(X, name="X"):
+    """Refuses, naming X, what scikit-learn's conversion would refuse with
+    numpy's bare "could not convert string to float": a DataFrame's columns of
+    a non-numeric dtype (category, object, string, datetime, ...; numeric and
+    bool columns pass), and an array or list of strings or objects that are not
+    all numbers (an object array of numbers passes, as in scikit-learn)."""
+    check_dataframe_columns(X, name)
+    if is_dataframe(X) or sp.issparse(X):
+        return
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:
+        if not isinstance(X, (list, tuple)):
+            return
+        try:
+            dtype = np.asarray(X).dtype
+        except (TypeError, ValueError):
+            return  # ragged and the like: scikit-learn's own error follows
+    if getattr(dtype, "kind", None) not in ("O", "U", "S"):
+        return
+    try:
+        np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{name} must be numeric (int, float or bool values, NaN for missing); "
+                        f"{name} of dtype {dtype} has a value that is not a number: {err}. "
+                        "Convert or encode such columns as numbers first") from None
+
+
+def _check_class_weight(class_weight):
+    """class_weight's form (None, "balanced" or {label: weight >= 0}), checked
+    before any work; its labels are checked against the classes in fit."""
+    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
+        return
+    allowed = "allowed: None, 'balanced' or a dict {class label: weight >= 0}"
+    if not isinstance(class_weight, Mapping):
+        raise ValueError(f"parameter 'class_weight' = {class_weight!r} is not allowed; {allowed}")
+    for label, weight in class_weight.items():
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) \
+                or not np.isfinite(weight) or weight < 0:
+            raise ValueError(f"parameter 'class_weight' = {class_weight!r} has the weight "
+                             f"{weight!r} for class {label!r}; {allowed} (finite numbers)")
+
+
 def _check_int_param(name, value, low, allow_none=False):
     if value is None and allow_none:
         return None
@@ -102,6 +146,7 @@ class _GBMOModel(BaseEstimator):
         max_depth=-1,
         max_bins=255,
         lambda_l2=1.0,
+        lambda_l1=0.0,
         min_samples_leaf=20,
         min_child_weight=1e-3,
         min_gain=0.0,
@@ -123,6 +168,7 @@ class _GBMOModel(BaseEstimator):
         random_state=None,
         verbosity=0,
         importance_type="gain",
+        class_weight=None,
     ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -130,6 +176,7 @@ class _GBMOModel(BaseEstimator):
         self.max_depth = max_depth
         self.max_bins = max_bins
         self.lambda_l2 = lambda_l2
+        self.lambda_l1 = lambda_l1
         self.min_samples_leaf = min_samples_leaf
         self.min_child_weight = min_child_weight
         self.min_gain = min_gain
@@ -151,6 +198,7 @@ class _GBMOModel(BaseEstimator):
         self.random_state = random_state
         self.verbosity = verbosity
         self.importance_type = importance_type
+        self.class_weight = class_weight
 
     # -- to be provided by the subclasses -----------------------------------
     def _prepare_target(self, y):
@@ -159,6 +207,11 @@ class _GBMOModel(BaseEstimator):
 
     def _encode_eval_target(self, y, n_rows):
         raise NotImplementedError
+
+    def _weigh_classes(self, sample_weight, labels):
+        """sample_weight times the class weights of the rows' encoded labels
+        (the classifier's class_weight); unchanged here."""
+        return sample_weight
 
     # -- parameters ---------------------------------------------------------
     def _random(self):
@@ -178,6 +231,7 @@ class _GBMOModel(BaseEstimator):
             "max_depth": self.max_depth,
             "max_bins": self.max_bins,
             "lambda_l2": self.lambda_l2,
+            "lambda_l1": self.lambda_l1,
             "min_samples_leaf": self.min_samples_leaf,
             "min_child_weight": self.min_child_weight,
             "min_gain": self.min_gain,
@@ -215,6 +269,7 @@ class _GBMOModel(BaseEstimator):
             raise ValueError(
                 f"parameter 'validation_fraction' must be a number in (0, 1), got {fraction!r}"
             )
+        _check_class_weight(self.class_weight)
         return n_estimators, rounds, float(fraction)
 
     # -- fit ----------------------------------------------------------------
@@ -233,6 +288,7 @@ class _GBMOModel(BaseEstimator):
         gbmo.train), as in LightGBM.
         """
         n_estimators, rounds, fraction = self._check_own_params()
+        _check_numeric_X(X)
         X, y = _validate_data(
             self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
             ensure_all_finite="allow-nan", multi_output=True, ensure_min_samples=2,
@@ -246,6 +302,7 @@ class _GBMOModel(BaseEstimator):
         rng, seed = self._random()
         self._gbmo_params(seed, {})  # parameter errors before any work on y
         target, objective_params, stratify = self._prepare_target(y)
+        sample_weight = self._weigh_classes(sample_weight, stratify)
         params = self._gbmo_params(seed, objective_params)
         feature_names = (list(map(str, self.feature_names_in_))
                          if hasattr(self, "feature_names_in_") else None)
@@ -270,6 +327,7 @@ class _GBMOModel(BaseEstimator):
             for i, (pair, valid_init_score) in enumerate(zip(eval_set, eval_init_score)):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
+                _check_numeric_X(pair[0], f"eval_set[{i}] X")
                 X_valid = _validate_data(self, pair[0], reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
@@ -278,7 +336,8 @@ class _GBMOModel(BaseEstimator):
         elif eval_init_score is not None:
             raise ValueError("eval_init_score is given without an eval_set")
         elif rounds is not None:
-            # the rows held out take their weights and starting scores with them
+            # the rows held out take their weights (class_weight's included) and
+            # starting scores with them
             extras = [a for a in (sample_weight, init_score) if a is not None]
             parts = train_test_split(X, target, *extras, test_size=fraction, stratify=stratify,
                                      random_state=rng)
@@ -336,6 +395,7 @@ class _GBMOModel(BaseEstimator):
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
+        _check_numeric_X(X)
         return _validate_data(self, X, reset=False, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
                               ensure_all_finite="allow-nan")
 
@@ -354,12 +414,13 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
 
     Parameters (gbmo names in brackets where they differ): n_estimators
     (num_boost_round), learning_rate, max_leaves, max_depth, max_bins,
-    lambda_l2, min_samples_leaf, min_child_weight, min_gain, subsample,
+    lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain, subsample,
     subsample_freq, colsample_bytree, colsample_bynode, tree_mode, split,
     top_k, growth, ensembler, ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state
-    (seed), verbosity, importance_type (of feature_importances_). Missing
-    values (NaN) in X are supported.
+    (seed), verbosity, importance_type (of feature_importances_),
+    class_weight (GBMOClassifier's; here only None). Missing values (NaN) in X
+    are supported.
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
     column names), n_outputs_, n_iter_, best_iteration_, evals_result_.
@@ -368,6 +429,10 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     _y_numeric = True
 
     def _prepare_target(self, y):
+        if self.class_weight is not None:
+            raise ValueError(f"parameter 'class_weight' = {self.class_weight!r} applies to "
+                             "GBMOClassifier only (as in LightGBM, the regressor has it but "
+                             "takes None); weigh rows with sample_weight")
         y = np.asarray(y, dtype=np.float64)
         self._y_is_1d = y.ndim == 1
         self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
@@ -432,11 +497,57 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     `score` is the accuracy (subset accuracy for multi-label). Parameters and
     attributes as GBMORegressor, plus classes_ and n_classes_; n_outputs_ is
     the number of target columns (1 for labels, d for multi-label).
+
+    class_weight (single-label targets only, as in scikit-learn and LightGBM):
+    None (every class weighs 1), "balanced" (n_samples / (n_classes *
+    np.bincount(y)), computed on fit's y) or a dict {class label: weight >= 0}
+    with the labels as given in y (classes it leaves out weigh 1). Each row's
+    class weight multiplies its sample_weight; the rows held out for early
+    stopping (validation_fraction) keep their weights, eval_set rows are
+    unweighted. A multi-label y refuses a class_weight (use sample_weight).
     """
 
     _y_numeric = False
 
+    def _weigh_classes(self, sample_weight, labels):
+        """sample_weight times each row's class weight; labels are the rows'
+        indices into classes_ (single-label y: _prepare_target refused a
+        class_weight for any other)."""
+        if self.class_weight is None:
+            return sample_weight
+        if isinstance(self.class_weight, str):  # "balanced", as scikit-learn computes it
+            per_class = compute_class_weight("balanced", classes=np.arange(self.n_classes_),
+                                             y=labels)
+        else:
+            known = set(self.classes_.tolist())
+            unknown = [label for label in self.class_weight if label not in known]
+            if unknown:
+                raise ValueError(
+                    f"parameter 'class_weight' = {self.class_weight!r} names "
+                    f"{'labels' if len(unknown) > 1 else 'a label'} not in y: "
+                    f"{', '.join(map(repr, unknown))}; allowed: the classes of y, "
+                    f"{self.classes_.tolist()}"
+                )
+            per_class = np.array([float(self.class_weight.get(label, 1.0))
+                                  for label in self.classes_.tolist()])
+        row_weight = per_class[labels]
+        if sample_weight is not None:
+            row_weight = sample_weight * row_weight
+        if not np.any(row_weight > 0):
+            raise ValueError(f"parameter 'class_weight' = {self.class_weight!r} (times "
+                             "sample_weight) leaves every row a weight of 0; at least one "
+                             "row must count")
+        return row_weight
+
     def _prepare_target(self, y):
+        if self.class_weight is not None and (sp.issparse(y) or (
+                np.ndim(y) == 2 and np.shape(y)[1] != 1)):
+            raise ValueError(
+                f"parameter 'class_weight' = {self.class_weight!r} applies to single-label "
+                "targets (binary or multi-class, a 1-D y) only; this y is a multi-label "
+                f"{'sparse ' if sp.issparse(y) else ''}matrix of shape {y.shape}: pass "
+                "class_weight=None and weigh rows with sample_weight"
+            )
         self._sparse_labels = sp.issparse(y)
         if self._sparse_labels:
             return self._prepare_sparse_labels(y)

@@ -18,6 +18,40 @@ def _is_numeric_dtype(dtype):
     return getattr(dtype, "kind", "O") in "biuf"
 
 
+_NAMED_COLUMNS = 5  # bad DataFrame columns listed by name in the error, the rest counted
+
+
+def is_dataframe(X):
+    """A pandas (or pandas-like) DataFrame: columns with a dtype each."""
+    return hasattr(X, "columns") and hasattr(X, "dtypes")
+
+
+def check_dataframe_columns(X, name="X"):
+    """Raises a TypeError naming the non-numeric columns of a DataFrame X
+    (category, object, string, datetime, ...), with their dtypes, before any
+    conversion: numeric and bool columns, pandas' nullable Int64 / Float64 /
+    boolean included, are allowed. Anything that is not a DataFrame passes."""
+    if not is_dataframe(X):
+        return
+    bad = [(column, dtype) for column, dtype in zip(X.columns, X.dtypes)
+           if not _is_numeric_dtype(dtype)]
+    if not bad:
+        return
+    listed = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:_NAMED_COLUMNS])
+    if len(bad) > _NAMED_COLUMNS:
+        listed += f" and {len(bad) - _NAMED_COLUMNS} more"
+    hint = ""
+    if any(str(dtype) == "category" for _, dtype in bad):
+        hint = (" gbmo has no native categorical splits yet: encode a categorical column "
+                "first, e.g. df[col] = df[col].cat.codes (or one-hot encode it).")
+    raise TypeError(
+        f"{name} has {len(bad)} non-numeric column{'s' if len(bad) > 1 else ''}: {listed}; "
+        "allowed: numeric or bool columns (int, float, bool, and pandas' nullable Int64, "
+        "Float64, boolean). Convert strings, dates and other values to numbers first."
+        + hint
+    )
+
+
 def check_sparse_features(X, name="X"):
     """A scipy sparse matrix or array as canonical CSR or CSC (sorted indices,
     no duplicates, indptr and indices of one integer dtype) of float32/float64.
@@ -56,14 +90,9 @@ def check_features(X, name="X"):
     feature_names = None
     if is_scipy_sparse(X):
         return check_sparse_features(X, name), None
-    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+    if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
-        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
-        if bad:
-            raise TypeError(
-                f"{name} has non-numeric columns {bad}; gbmo takes numeric (int, float, bool) "
-                "columns only: encode categories as numbers first"
-            )
+        check_dataframe_columns(X, name)
         X = X.to_numpy(dtype=np.float64, na_value=np.nan)  # pandas.NA is missing
     elif hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError(f"{name} is a sparse matrix of an unknown kind ({type(X).__name__}); "
@@ -74,7 +103,9 @@ def check_features(X, name="X"):
         raise TypeError(f"{name} cannot be read as a numeric array: {err}") from None
     if X.dtype.kind not in "biuf":
         raise TypeError(
-            f"{name} has dtype {X.dtype}; gbmo takes numeric (int, float, bool) data only"
+            f"{name} has dtype {X.dtype}; {name} must be numeric: gbmo takes numeric (int, "
+            "float, bool) data only" + (" (convert the strings or objects to numbers first)"
+                                        if X.dtype.kind in "OUS" else "")
         )
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}")

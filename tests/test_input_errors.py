@@ -1,4 +1,6 @@
 """Bad input raises a clear error before any work is done."""
+import re
+
 import numpy as np
 import pytest
 
@@ -146,3 +148,142 @@ def test_a_validation_set_with_fewer_classes_than_training_is_scored():
     booster = gbmo.train({"objective": "softmax", "verbosity": 0}, train_set, 3,
                          valid_sets=[train_set.create_valid(X[:20], np.zeros(20, dtype=int))])
     assert len(booster.evals_result["valid_0"]["logloss"]) == 3
+
+
+# -- non-numeric columns ------------------------------------------------------
+
+def _frame_with(kind):
+    """A DataFrame of a float column "a" and one non-numeric column, its name and dtype."""
+    pd = pytest.importorskip("pandas")
+    n = len(y)
+    column = {
+        "category": pd.Categorical(np.array(["red", "green"])[np.arange(n) % 2]),
+        "object": pd.Series(np.array(["x", "y"])[np.arange(n) % 2], dtype=object),
+        "string": pd.array(np.array(["x", "y"])[np.arange(n) % 2], dtype="string"),
+        "datetime64[ns]": pd.date_range("2020-01-01", periods=n, unit="ns"),
+    }[kind]
+    name = f"my {kind} column"
+    return pd.DataFrame({"a": X[:, 0], name: column}), name
+
+
+NON_NUMERIC = ["category", "object", "string", "datetime64[ns]"]
+
+
+def _names_the_column(frame, name, where="X"):
+    dtype = str(frame[name].dtype)
+    message = (rf"{where} has 1 non-numeric column: '{re.escape(name)}' \({re.escape(dtype)}\); "
+               r"allowed: numeric or bool columns \(int, float, bool, and pandas' nullable "
+               r"Int64, Float64, boolean\)")
+    if dtype == "category":
+        message += r".*no native categorical splits yet.*df\[col\]\.cat\.codes"
+    return message
+
+
+@pytest.mark.parametrize("kind", NON_NUMERIC)
+def test_non_numeric_column_is_named_with_its_dtype_by_dataset(kind):
+    frame, name = _frame_with(kind)
+    message = _names_the_column(frame, name)
+    with pytest.raises(TypeError, match=message):
+        gbmo.Dataset(frame, y)
+    train = gbmo.Dataset(frame[["a"]], y)
+    with pytest.raises(TypeError, match=message):
+        train.create_valid(frame, y)
+    with pytest.raises(TypeError, match=message):  # cv takes a Dataset: the same check
+        gbmo.cv({"verbosity": 0}, gbmo.Dataset(frame, y), 2, nfold=2)
+
+
+@pytest.mark.parametrize("kind", NON_NUMERIC)
+def test_non_numeric_column_is_named_by_booster_predict(kind):
+    frame, name = _frame_with(kind)
+    booster = gbmo.train({"verbosity": 0, "min_samples_leaf": 5},
+                         gbmo.Dataset(X[:, :2], y), 2)
+    message = _names_the_column(frame, name)
+    for predict in (booster.predict, booster.predict_leaf,
+                    lambda data: booster.predict(data, pred_contrib=True)):
+        with pytest.raises(TypeError, match=message):
+            predict(frame)
+
+
+@pytest.mark.parametrize("kind", NON_NUMERIC)
+def test_non_numeric_column_is_named_by_the_estimators(kind, monkeypatch):
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone
+    from gbmo.sklearn import GBMOClassifier, GBMORegressor
+    import gbmo.sklearn as gbmo_sklearn
+    frame, name = _frame_with(kind)
+    message = _names_the_column(frame, name)
+    labels = (y > 0).astype(int)
+    numeric = frame.assign(**{name: X[:, 1]})  # the same columns, all numeric
+    for model, target in ((GBMORegressor(n_estimators=2), y),
+                          (GBMOClassifier(n_estimators=2), labels)):
+        fitted = clone(model).fit(numeric, target)
+        with pytest.raises(TypeError, match=message):
+            fitted.predict(frame)
+        with pytest.raises(TypeError, match=_names_the_column(frame, name, r"eval_set\[0\] X")):
+            clone(model).fit(numeric, target, eval_set=[(frame, target)])
+        with monkeypatch.context() as patch:
+            patch.setattr(gbmo_sklearn, "train", lambda *a, **k: pytest.fail("trained"))
+            with pytest.raises(TypeError, match=message):
+                model.fit(frame, target)
+
+
+def test_many_non_numeric_columns_are_listed_up_to_five():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({f"s{i}": ["x", "y", "z"] for i in range(8)} | {"ok": [1.0, 2.0, 3.0]})
+    dtype = re.escape(str(frame["s0"].dtype))  # object, or str with pandas >= 3
+    with pytest.raises(TypeError, match=rf"X has 8 non-numeric columns: 's0' \({dtype}\), 's1' "
+                                        rf"\({dtype}\), .*'s4' \({dtype}\) and 3 more; allowed"):
+        gbmo.Dataset(frame, [1.0, 2.0, 3.0])
+
+
+def test_numeric_bool_and_nullable_columns_are_accepted():
+    pd = pytest.importorskip("pandas")
+    n = len(y)
+    with_na = np.arange(n) % 7 == 3
+    frame = pd.DataFrame({
+        "float": X[:, 0],
+        "int": np.arange(n) % 5,
+        "bool": np.arange(n) % 3 == 0,
+        "Int64": pd.array(np.where(with_na, None, np.arange(n) % 4), dtype="Int64"),
+        "Float64": pd.array(np.where(with_na, None, X[:, 1]), dtype="Float64"),
+        "boolean": pd.array(np.where(with_na, None, np.arange(n) % 2 == 0), dtype="boolean"),
+    })
+    dense = np.column_stack([X[:, 0], np.arange(n) % 5, np.arange(n) % 3 == 0,
+                             np.where(with_na, np.nan, np.arange(n) % 4),
+                             np.where(with_na, np.nan, X[:, 1]),
+                             np.where(with_na, np.nan, np.arange(n) % 2 == 0)])
+    params = {"verbosity": 0, "min_samples_leaf": 3}
+    from_frame = gbmo.train(params, gbmo.Dataset(frame, y), 3)
+    from_array = gbmo.train(params, gbmo.Dataset(dense, y), 3)
+    assert from_frame.feature_names == list(frame.columns)
+    np.testing.assert_array_equal(from_frame.predict(frame), from_array.predict(dense))
+    pytest.importorskip("sklearn")
+    from gbmo.sklearn import GBMORegressor
+    model = GBMORegressor(n_estimators=3, min_samples_leaf=3).fit(frame, y)
+    np.testing.assert_array_equal(
+        model.predict(frame), GBMORegressor(n_estimators=3, min_samples_leaf=3).fit(dense, y)
+        .predict(dense))
+
+
+def test_numpy_object_array_of_strings_says_x_must_be_numeric():
+    strings = np.array([["a", "b"], ["c", "d"]] * 25, dtype=object)
+    with pytest.raises(TypeError, match="X has dtype object; X must be numeric.*convert"):
+        gbmo.Dataset(strings, y)
+    booster = _train(X=X[:, :2])
+    with pytest.raises(TypeError, match="X must be numeric"):
+        booster.predict(strings)
+    pytest.importorskip("sklearn")
+    from gbmo.sklearn import GBMORegressor
+    mixed = np.column_stack([X[:, :1], np.array(["x", "y"] * 25)]).astype(object)
+    mixed[:, 0] = X[:, 0]  # numbers, and strings in the second column
+    with pytest.raises(ValueError, match=r"X must be numeric \(int, float or bool values, NaN "
+                                         r"for missing\); X of dtype object has a value that is "
+                                         r"not a number: could not convert string to float: 'x'"):
+        GBMORegressor(n_estimators=2).fit(mixed, y)
+    with pytest.raises(ValueError, match="X must be numeric.*'x'"):
+        GBMORegressor(n_estimators=2).fit(mixed.astype(str), y)  # a numpy str array
+    with pytest.raises(ValueError, match="X must be numeric.*'x'"):
+        GBMORegressor(n_estimators=2).fit(mixed.tolist(), y)  # a list
+    numbers = GBMORegressor(n_estimators=2).fit(X.astype(object), y)  # as scikit-learn
+    with pytest.raises(ValueError, match="X must be numeric.*'x'"):
+        numbers.predict(mixed)

@@ -423,3 +423,159 @@ def test_import_gbmo_does_not_need_scikit_learn():
                             timeout=60, cwd=tempfile.gettempdir())
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# -- class_weight -------------------------------------------------------------
+
+def _imbalanced(n=400, seed=0):
+    """Two features, about one row in six of class "rare"; string labels."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    rare = X[:, 0] + 0.7 * rng.normal(size=n) > 1.0
+    return X, np.where(rare, "rare", "common")
+
+
+def _imbalanced_three(n=400, seed=0):
+    X, y = _imbalanced(n, seed)
+    return X, np.where((y == "common") & (X[:, 1] > 0.8), "middle", y)
+
+
+def test_class_weight_is_stored_and_the_regressor_refuses_one():
+    weights = {"rare": 5.0}
+    model = GBMOClassifier(class_weight=weights)
+    assert model.get_params()["class_weight"] is weights  # stored unchanged
+    assert clone(model).get_params()["class_weight"] == weights
+    # as in LightGBM, the regressor has the parameter and takes None only
+    X, y = _imbalanced()
+    with pytest.raises(ValueError, match="'class_weight' = 'balanced' applies to GBMOClassifier"):
+        GBMORegressor(class_weight="balanced").fit(X, (y == "rare").astype(float))
+
+
+@pytest.mark.parametrize("make_data", [_imbalanced, _imbalanced_three])
+def test_balanced_class_weight_equals_the_hand_made_sample_weight(make_data):
+    from sklearn.utils.class_weight import compute_sample_weight
+    X, y = make_data()
+    assert np.unique(y, return_counts=True)[1].min() < 0.3 * len(y)  # imbalanced
+    balanced = GBMOClassifier(**SMALL, class_weight="balanced").fit(X, y)
+    by_hand = GBMOClassifier(**SMALL).fit(X, y, sample_weight=compute_sample_weight("balanced",
+                                                                                      y))
+    np.testing.assert_array_equal(balanced.predict_proba(X), by_hand.predict_proba(X))
+    unweighted = GBMOClassifier(**SMALL).fit(X, y)
+    assert not np.array_equal(balanced.predict_proba(X), unweighted.predict_proba(X))
+    # the rare class gets more probability once it weighs more
+    rare = list(balanced.classes_).index("rare")
+    assert balanced.predict_proba(X)[:, rare].mean() > unweighted.predict_proba(X)[:, rare].mean()
+
+
+def test_dict_class_weight_with_string_labels_equals_hand_made_weights():
+    X, y = _imbalanced_three()
+    weights = {"rare": 4.0, "middle": 0.5}  # "common" is left out: it weighs 1
+    model = GBMOClassifier(**SMALL, class_weight=weights).fit(X, y)
+    hand = np.select([y == "rare", y == "middle"], [4.0, 0.5], 1.0)
+    by_hand = GBMOClassifier(**SMALL).fit(X, y, sample_weight=hand)
+    np.testing.assert_array_equal(model.predict_proba(X), by_hand.predict_proba(X))
+
+
+def test_class_weight_multiplies_sample_weight():
+    X, y = _imbalanced()
+    sample_weight = np.random.default_rng(1).uniform(0.2, 2.0, size=len(y))
+    model = GBMOClassifier(**SMALL, class_weight={"rare": 3.0}).fit(X, y,
+                                                                    sample_weight=sample_weight)
+    by_hand = GBMOClassifier(**SMALL).fit(
+        X, y, sample_weight=sample_weight * np.where(y == "rare", 3.0, 1.0))
+    np.testing.assert_array_equal(model.predict_proba(X), by_hand.predict_proba(X))
+    only_sample = GBMOClassifier(**SMALL).fit(X, y, sample_weight=sample_weight)
+    assert not np.array_equal(model.predict_proba(X), only_sample.predict_proba(X))
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {"rare": 6.0, "common": 0.5}])
+def test_held_out_rows_carry_their_class_weights(class_weight):
+    from sklearn.utils.class_weight import compute_sample_weight
+    X, y = _imbalanced_three(600)
+    sample_weight = np.random.default_rng(2).uniform(0.5, 1.5, size=len(y))
+    params = dict(n_estimators=300, early_stopping_rounds=5, validation_fraction=0.25,
+                  learning_rate=0.3, min_samples_leaf=5, random_state=0)
+    model = GBMOClassifier(**params, class_weight=class_weight).fit(X, y,
+                                                                    sample_weight=sample_weight)
+    hand = sample_weight * compute_sample_weight(class_weight, y)
+    by_hand = GBMOClassifier(**params).fit(X, y, sample_weight=hand)
+    assert model.best_iteration_ == by_hand.best_iteration_ < model.n_iter_
+    assert model.evals_result_ == by_hand.evals_result_
+    np.testing.assert_array_equal(model.predict_proba(X), by_hand.predict_proba(X))
+    # the recorded validation logloss is weighted: the held-out rows took their weights
+    from sklearn.model_selection import train_test_split
+    _, X_valid, _, y_valid, _, w_valid = train_test_split(
+        X, y, hand, test_size=0.25, stratify=y, random_state=np.random.RandomState(0))
+    proba = model.booster_.predict(X_valid, num_iteration=1)
+    picked = proba[np.arange(len(y_valid)), np.searchsorted(model.classes_, y_valid)]
+    weighted = -np.sum(w_valid * np.log(picked)) / w_valid.sum()
+    unweighted = -np.mean(np.log(picked))
+    logloss = model.evals_result_["validation"]["logloss"][0]
+    assert logloss == pytest.approx(weighted, rel=1e-9)
+    assert logloss != pytest.approx(unweighted, rel=1e-6)
+
+
+def test_class_weight_with_integer_and_boolean_labels():
+    X, y = _imbalanced()
+    labels = np.where(y == "rare", 7, 2)
+    model = GBMOClassifier(**SMALL, class_weight={7: 3.0}).fit(X, labels)
+    by_hand = GBMOClassifier(**SMALL).fit(X, labels, sample_weight=np.where(labels == 7, 3.0, 1))
+    np.testing.assert_array_equal(model.predict_proba(X), by_hand.predict_proba(X))
+    flags = GBMOClassifier(**SMALL, class_weight={True: 3.0}).fit(X, labels == 7)
+    np.testing.assert_array_equal(flags.predict_proba(X), by_hand.predict_proba(X))
+
+
+@pytest.mark.parametrize("class_weight, message", [
+    ("Balanced", r"'class_weight' = 'Balanced' is not allowed; allowed: None, 'balanced' or "
+                 r"a dict"),
+    ("auto", r"'class_weight' = 'auto' is not allowed"),
+    ([1.0, 2.0], r"'class_weight' = \[1.0, 2.0\] is not allowed"),
+    (np.array([1.0, 2.0]), r"'class_weight' = array\(\[1., 2.\]\) is not allowed"),
+    (2.0, r"'class_weight' = 2.0 is not allowed"),
+    ({"rare": -1.0}, r"'class_weight' = \{'rare': -1.0\} has the weight -1.0 for class 'rare'"),
+    ({"rare": np.nan}, r"weight nan for class 'rare'.*finite"),
+    ({"rare": np.inf}, r"weight inf for class 'rare'.*finite"),
+    ({"rare": "2"}, r"weight '2' for class 'rare'"),
+    ({"rare": 2.0, "unknown": 1.0}, r"'class_weight' = .* names a label not in y: 'unknown'; "
+                                    r"allowed: the classes of y, \['common', 'rare'\]"),
+    ({1: 2.0}, r"names a label not in y: 1;"),
+    ({"rare": 0, "common": 0}, r"'class_weight' = .* leaves every row a weight of 0"),
+])
+def test_bad_class_weight_is_named_before_training(class_weight, message, monkeypatch):
+    import gbmo.sklearn as gbmo_sklearn
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("training started")
+    monkeypatch.setattr(gbmo_sklearn, "train", no_training)
+    X, y = _imbalanced(100)
+    model = GBMOClassifier(class_weight=class_weight)  # stored unchanged, no error yet
+    with pytest.raises(ValueError, match=message):
+        model.fit(X, y)
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {0: 2.0}, {}])
+def test_class_weight_is_refused_for_multi_label_targets(class_weight, monkeypatch):
+    import scipy.sparse as sp
+    import gbmo.sklearn as gbmo_sklearn
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("training started")
+    monkeypatch.setattr(gbmo_sklearn, "train", no_training)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    Y = (X[:, :2] > 0).astype(int)
+    message = r"'class_weight' = .* applies to single-label targets"
+    with pytest.raises(ValueError, match=message + r".*multi-label matrix of shape \(100, 2\)"):
+        GBMOClassifier(class_weight=class_weight).fit(X, Y)
+    with pytest.raises(ValueError, match=message + r".*multi-label sparse matrix"):
+        GBMOClassifier(class_weight=class_weight).fit(X, sp.csr_matrix(Y))
+
+
+def test_lambda_l1_reaches_the_booster():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    Y = np.column_stack([X[:, 0], X[:, 1] ** 2]) + 0.1 * rng.normal(size=(300, 2))
+    model = GBMORegressor(n_estimators=3, lambda_l1=5.0, random_state=0).fit(X, Y)
+    assert model.booster_.params["lambda_l1"] == 5.0
+    booster = gbmo.train({"lambda_l1": 5.0, "seed": 0, "verbosity": 0}, gbmo.Dataset(X, Y), 3)
+    np.testing.assert_allclose(model.predict(X), booster.predict(X))
