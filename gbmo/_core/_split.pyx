@@ -454,11 +454,13 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
                                             Py_ssize_t n_thresholds,
                                             const HIST_t* initial_left,
                                             unsigned char missing_left,
-                                            Candidate* best) noexcept nogil:
+                                            Candidate* best, bint l1) noexcept nogil:
     """scan_thresholds for a dense split of one output (single-output trees):
     the same candidates, the same arithmetic in the same order (hence the same
     gains, bit for bit), with the sums in registers instead of width-long
-    loops, which cost more than the arithmetic when width is 2 or 3."""
+    loops, which cost more than the arithmetic when width is 2 or 3. l1 (a
+    constant at each call, so the compiler drops the test without it) says
+    whether c.lambda_l1 is not 0."""
     cdef Py_ssize_t k = c.hess_width
     cdef Py_ssize_t width = k + 2
     cdef Py_ssize_t t
@@ -498,7 +500,7 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
         if hess_left_total < c.min_child_weight or hess_right_total < c.min_child_weight:
             continue
         left_scored, right_scored = left_grad, right_grad
-        if lambda_l1 != 0.0:
+        if l1:
             left_scored = soft_threshold(left_grad, lambda_l1)
             right_scored = soft_threshold(right_grad, lambda_l1)
         gain = 0.5 * ((0.0 + left_scored * left_scored) / regularized(hess_left_total, lambda_l2)
@@ -519,8 +521,13 @@ cdef inline void scan(const SplitContext* c, const HIST_t* feature_hist,
                       Py_ssize_t n_thresholds, const HIST_t* initial_left,
                       unsigned char missing_left, Scratch* s, Candidate* best) noexcept nogil:
     if c.top_k == 0 and c.n_outputs == 1 and c.monotone == NULL:
-        scan_thresholds_one_output(c, feature_hist, n_thresholds, initial_left, missing_left,
-                                   best)
+        # one inlined copy per case: the penalty's test cost 7% here at lambda_l1 = 0
+        if c.lambda_l1 == 0.0:
+            scan_thresholds_one_output(c, feature_hist, n_thresholds, initial_left,
+                                       missing_left, best, False)
+        else:
+            scan_thresholds_one_output(c, feature_hist, n_thresholds, initial_left,
+                                       missing_left, best, True)
     else:
         scan_thresholds(c, feature_hist, n_thresholds, initial_left, missing_left, s, best)
 
@@ -628,7 +635,7 @@ cdef SplitContext _context(const HIST_t* parent, const HIST_t* scored_parent,
                            double min_child_weight, Py_ssize_t top_k,
                            bint restricted) except *:
     """top_k = 0 means dense: the parent scores all outputs, else its top_k.
-    scored_parent is parent shrunk by lambda_l1 (_shrunk_copy)."""
+    scored_parent is parent shrunk by lambda_l1 (_shrunk)."""
     cdef SplitContext context
     if not lambda_l1 >= 0.0:
         raise ValueError(f"lambda_l1 must be >= 0, got {lambda_l1}")
@@ -654,11 +661,13 @@ cdef SplitContext _context(const HIST_t* parent, const HIST_t* scored_parent,
     return context
 
 
-cdef HIST_t[::1] _shrunk_copy(const HIST_t[::1] sums, Py_ssize_t n_outputs, double lambda_l1):
-    """A copy of one sums row with its gradient sums soft-thresholded (l1_shrunk)."""
-    cdef HIST_t[::1] out = np.array(sums, dtype=np.float64)
-    if lambda_l1 != 0.0:
-        l1_shrunk(&sums[0], n_outputs, sums.shape[0], lambda_l1, &out[0])
+cdef const HIST_t[::1] _shrunk(const HIST_t[::1] sums, Py_ssize_t n_outputs, double lambda_l1):
+    """sums itself, or with lambda_l1 a copy whose gradient sums are
+    soft-thresholded (l1_shrunk): no allocation per search without it."""
+    if lambda_l1 == 0.0:
+        return sums
+    cdef HIST_t[::1] out = np.empty(sums.shape[0])
+    l1_shrunk(&sums[0], n_outputs, sums.shape[0], lambda_l1, &out[0])
     return out
 
 
@@ -692,7 +701,7 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     with the node's bounds lower and upper (per output) searches under
     monotone constraints: see bounded_split_gain. lambda_l1 > 0 scores
     soft-thresholded gradient sums (l1_shrunk)."""
-    cdef HIST_t[::1] scored_parent = _shrunk_copy(parent, n_outputs, lambda_l1)
+    cdef const HIST_t[::1] scored_parent = _shrunk(parent, n_outputs, lambda_l1)
     cdef SplitContext context = _context(&parent[0], &scored_parent[0], n_outputs, hess_width,
                                          hess_constant, lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, 0, False)
@@ -779,7 +788,7 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
         f = features[fi]
         if not 0 <= f < hist.shape[0] or not 0 <= n_bins_non_missing[f] <= missing_bin:
             raise ValueError(f"feature {f} or its bin count is outside the histogram")
-    cdef HIST_t[::1] scored_parent = _shrunk_copy(parent, n_outputs, lambda_l1)
+    cdef const HIST_t[::1] scored_parent = _shrunk(parent, n_outputs, lambda_l1)
     cdef SplitContext context = _context(&parent[0], &scored_parent[0], n_outputs, hess_width,
                                          hess_constant, lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, 0, False)
@@ -881,7 +890,7 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                                 hess_width, hess_constant, lambda_l2, min_samples_leaf,
                                 min_child_weight, best_gain, best_bin, best_missing_left,
                                 n_threads, lambda_l1=lambda_l1)
-    cdef HIST_t[::1] scored_parent = _shrunk_copy(parent, n_outputs, lambda_l1)
+    cdef const HIST_t[::1] scored_parent = _shrunk(parent, n_outputs, lambda_l1)
     cdef SplitContext context = _context(&parent[0], &scored_parent[0], n_outputs, hess_width,
                                          hess_constant, lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, top_k, restricted)
@@ -957,7 +966,7 @@ def select_top_k(const HIST_t[::1] sums,
     the sum of their improvements (the leaf's sparse score, as used by
     find_best_sparse_splits; lambda_l1 as there)."""
     _check_selection(sums.shape[0], n_outputs, hess_width, top_k, out_indices.shape[0])
-    cdef HIST_t[::1] scored = _shrunk_copy(sums, n_outputs, lambda_l1)
+    cdef const HIST_t[::1] scored = _shrunk(sums, n_outputs, lambda_l1)
     return _select(&scored[0], NULL, n_outputs, hess_width, hess_constant, lambda_l2, top_k,
                    &out_indices[0])
 
@@ -978,7 +987,7 @@ def select_top_k_shared(const HIST_t[::1] left_sums,
     _check_selection(left_sums.shape[0], n_outputs, hess_width, top_k, out_indices.shape[0])
     if right_sums.shape[0] != left_sums.shape[0]:
         raise ValueError("left_sums and right_sums must have the same length")
-    cdef HIST_t[::1] scored_left = _shrunk_copy(left_sums, n_outputs, lambda_l1)
-    cdef HIST_t[::1] scored_right = _shrunk_copy(right_sums, n_outputs, lambda_l1)
+    cdef const HIST_t[::1] scored_left = _shrunk(left_sums, n_outputs, lambda_l1)
+    cdef const HIST_t[::1] scored_right = _shrunk(right_sums, n_outputs, lambda_l1)
     return _select(&scored_left[0], &scored_right[0], n_outputs, hess_width, hess_constant,
                    lambda_l2, top_k, &out_indices[0])
