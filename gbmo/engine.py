@@ -12,6 +12,7 @@ from .callback import CallbackEnv, EarlyStopException, log_evaluation
 from . import sparse_output
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
+from .goss import amplified, goss_sample, goss_warmup_rounds
 from .grower import GrowerWorkspace, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .losses import make_loss
@@ -284,6 +285,7 @@ class _Trainer:
         booster.output_importance = (self.importance if init_model is None
                                      or init_model.output_importance is not None else None)
         self.bagging = params["subsample"] < 1.0
+        self.goss = params["data_sample_strategy"] == "goss"
         self.row_sample = None
 
     def step(self, iteration):
@@ -297,6 +299,8 @@ class _Trainer:
         context = EnsemblerContext(iteration, rng, self.y, raw, weight, n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
                                               self.y, raw, weight, context)
+        if self.goss:
+            grad, hess, update = self._goss(iteration, grad, hess, update)
         if update is not None and (self.single_output or params["split"] != "dense"):
             raise ValueError("split and update gradients need split='dense' and "
                              "tree_mode='multi_output'")
@@ -309,7 +313,7 @@ class _Trainer:
                                                                    self.single_output))]
         missing_bin = self.bin_mapper.missing_bin
         for tree, leaf_start, leaf_stop, rows in new_trees:
-            if self.bagging:  # rows out of the bag are in no leaf range: traverse them all
+            if self.row_sample is not None:  # rows out of the sample are in no leaf range
                 self.training_set.add_tree(tree, missing_bin, n_threads)
             else:
                 add_leaf_values(rows, leaf_start, leaf_stop,
@@ -317,6 +321,21 @@ class _Trainer:
                                 threads_for(n_threads, raw.size))
             self.booster._add_tree(tree)
         return self._evaluate([tree for tree, _, _, _ in new_trees])
+
+    def _goss(self, iteration, grad, hess, update):
+        """The round's GOSS sample in row_sample (None, every row, while
+        warming up) and the gradients with the drawn rows amplified."""
+        params = self.params
+        self.row_sample = None
+        if iteration < goss_warmup_rounds(params["learning_rate"]):
+            return grad, hess, update
+        self.row_sample, other = goss_sample(grad, hess, params["top_rate"],
+                                             params["other_rate"], self.rng)
+        factor = (1.0 - params["top_rate"]) / params["other_rate"]
+        grad, hess = amplified((grad, hess), other, factor)
+        if update is not None:
+            update = tuple(amplified(update, other, factor))
+        return grad, hess, update
 
     def _grow(self, output, grad, hess, update):
         """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf)."""

@@ -54,6 +54,15 @@ PARAMS = {
                           "subsample_freq rounds (bagging)"),
     "subsample_freq": Spec(1, int, 1, 2**31 - 1,
                            doc="rounds between two row draws when subsample < 1"),
+    "data_sample_strategy": Spec("bagging", str, choices=("bagging", "goss"),
+                                 doc="rows each tree is grown on: bagging (subsample) or "
+                                     "goss, gradient-based one-side sampling (top_rate, "
+                                     "other_rate)"),
+    "top_rate": Spec(0.2, float, 0.0, 1.0, doc="goss: fraction of rows with the largest "
+                                                "gradients every tree keeps"),
+    "other_rate": Spec(0.1, float, 0.0, 1.0, low_open=True,
+                       doc="goss: fraction of rows drawn from the others, their gradients "
+                           "amplified by (1 - top_rate) / other_rate"),
     "colsample_bytree": Spec(1.0, float, 0.0, 1.0, low_open=True,
                              doc="fraction of the features each tree may split on"),
     "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,
@@ -267,6 +276,13 @@ def resolve_params(params):
                                or any(isinstance(f, list) for group in groups for f in group)):
         raise ValueError("parameter 'interaction_constraints' must be a list of lists of "
                          f"feature indices, e.g. [[0, 1], [2, 3, 4]]; got {groups!r}")
+    if resolved["data_sample_strategy"] == "goss" and (
+            resolved["subsample"] < 1.0 or resolved["top_rate"] + resolved["other_rate"] > 1.0):
+        raise ValueError(
+            "data_sample_strategy='goss' draws each tree's rows itself from top_rate and "
+            "other_rate, whose sum must be <= 1, and needs subsample=1; got "
+            f"top_rate={resolved['top_rate']}, other_rate={resolved['other_rate']}, "
+            f"subsample={resolved['subsample']}")
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")
     if resolved["n_threads"] in (None, -1, 0):

@@ -152,6 +152,9 @@ class _GBMOModel(BaseEstimator):
         min_gain=0.0,
         subsample=1.0,
         subsample_freq=1,
+        data_sample_strategy="bagging",
+        top_rate=0.2,
+        other_rate=0.1,
         colsample_bytree=1.0,
         colsample_bynode=1.0,
         tree_mode="multi_output",
@@ -182,6 +185,9 @@ class _GBMOModel(BaseEstimator):
         self.min_gain = min_gain
         self.subsample = subsample
         self.subsample_freq = subsample_freq
+        self.data_sample_strategy = data_sample_strategy
+        self.top_rate = top_rate
+        self.other_rate = other_rate
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.tree_mode = tree_mode
@@ -237,6 +243,9 @@ class _GBMOModel(BaseEstimator):
             "min_gain": self.min_gain,
             "subsample": self.subsample,
             "subsample_freq": self.subsample_freq,
+            "data_sample_strategy": self.data_sample_strategy,
+            "top_rate": self.top_rate,
+            "other_rate": self.other_rate,
             "colsample_bytree": self.colsample_bytree,
             "colsample_bynode": self.colsample_bynode,
             "tree_mode": self.tree_mode,
@@ -414,9 +423,11 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
 
     Parameters (gbmo names in brackets where they differ): n_estimators
     (num_boost_round), learning_rate, max_leaves, max_depth, max_bins,
-    lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain, subsample,
-    subsample_freq, colsample_bytree, colsample_bynode, tree_mode, split,
-    top_k, growth, ensembler, ensembler_params (all as in gbmo.train),
+    lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain,
+    subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
+    colsample_bytree, colsample_bynode, tree_mode, split, top_k, growth,
+    monotone_constraints, interaction_constraints, ensembler,
+    ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),
     class_weight (GBMOClassifier's; here only None). Missing values (NaN) in X

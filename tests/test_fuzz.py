@@ -243,6 +243,7 @@ def training_cases(draw):
         "min_samples_leaf": draw(st.sampled_from([1, 1, 2, 3, 5, 20, 30])),
         "max_bins": draw(st.sampled_from([2, 3, 4, 16, 63, 255])),
         "lambda_l2": draw(st.sampled_from([0.0, 1e-3, 1.0, 100.0])),
+        "lambda_l1": draw(st.sampled_from([0.0, 0.0, 0.5, 1e3])),
         "learning_rate": draw(st.sampled_from([0.01, 0.1, 0.5, 1.0])),
         "min_child_weight": draw(st.sampled_from([0.0, 1e-3, 1.0])),
         "min_gain": draw(st.sampled_from([0.0, 0.0, 1e-3])),
@@ -257,6 +258,10 @@ def training_cases(draw):
     rounds = draw(st.integers(1, 8))
     params["subsample"] = draw(st.sampled_from([1.0, 1.0, 0.5, 0.1]))
     params["subsample_freq"] = draw(st.sampled_from([1, 3]))
+    if params["subsample"] == 1.0 and objective != "sparse_labels" and draw(st.booleans()):
+        params.update(data_sample_strategy="goss",
+                      top_rate=draw(st.sampled_from([0.0, 0.2, 0.9])),
+                      other_rate=draw(st.sampled_from([0.01, 0.1])))
     params["colsample_bytree"] = draw(st.sampled_from([1.0, 1.0, 0.5]))
     params["colsample_bynode"] = draw(st.sampled_from([1.0, 1.0, 0.3]))
     if split == "dense" and params["tree_mode"] == "multi_output":
@@ -281,7 +286,8 @@ def training_cases(draw):
         weight = None
         params.update(objective=draw(st.sampled_from(["squared_hinge", "sigmoid"])),
                       split="sparse", top_k=draw(st.integers(1, n_outputs)), growth="bestfirst",
-                      tree_mode="multi_output", subsample=1.0, colsample_bynode=1.0)
+                      tree_mode="multi_output", subsample=1.0, colsample_bynode=1.0,
+                      lambda_l1=0.0)
         params.pop("ensembler", None)
         params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array
@@ -421,7 +427,8 @@ def _check_train_save_load(case):
         np.testing.assert_array_equal(
             capture.prediction.reshape(shape), prediction,
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
-    bagged = params.get("subsample", 1.0) < 1.0
+    bagged = (params.get("subsample", 1.0) < 1.0
+              or params.get("data_sample_strategy") == "goss")
     check_tree_invariants(booster, X, n, bagged)
     check_monotone(booster, X, params.get("monotone_constraints"), n_outputs)
     check_interactions(booster, params.get("interaction_constraints"))
