@@ -61,13 +61,13 @@ def fit_gbmo(case, data, max_rounds, patience, threads, shape=None):
     return booster.predict, booster.best_iteration
 
 
-def fit_lightgbm(case, data, max_rounds, patience, threads):
+def fit_lightgbm(case, data, max_rounds, patience, threads, extra=None):
     import lightgbm
 
     X, Y, X_valid, Y_valid = data
     common = dict(n_estimators=max_rounds, num_leaves=LEAVES, max_bin=BINS, reg_lambda=LAMBDA,
                   learning_rate=LEARNING_RATE, min_child_samples=MIN_LEAF, n_jobs=threads,
-                  verbose=-1)
+                  verbose=-1, **(extra or {}))
     stop = [lightgbm.early_stopping(patience, verbose=False)]
     if case == "regression":
         models = [lightgbm.LGBMRegressor(**common).fit(X, Y[:, j], eval_set=[(X_valid, Y_valid[:, j])],
@@ -150,8 +150,20 @@ def fit_gbmo_symmetric(case, data, max_rounds, patience, threads):
                     {"growth": "symmetric", "max_depth": 6, "max_leaves": 64})
 
 
-FITTERS = {"gbmo": fit_gbmo, "gbmo_symmetric": fit_gbmo_symmetric, "lightgbm": fit_lightgbm,
-           "xgboost": fit_xgboost, "catboost": fit_catboost, "sklearn": fit_sklearn,
+def fit_gbmo_goss(case, data, max_rounds, patience, threads):
+    """gbmo with gradient-based one-side sampling (top_rate 0.2, other_rate 0.1)."""
+    return fit_gbmo(case, data, max_rounds, patience, threads, {"data_sample_strategy": "goss"})
+
+
+def fit_lightgbm_goss(case, data, max_rounds, patience, threads):
+    """LightGBM with its gradient-based one-side sampling, the same rates."""
+    return fit_lightgbm(case, data, max_rounds, patience, threads,
+                        {"data_sample_strategy": "goss"})
+
+
+FITTERS = {"gbmo": fit_gbmo, "gbmo_symmetric": fit_gbmo_symmetric, "gbmo_goss": fit_gbmo_goss,
+           "lightgbm": fit_lightgbm, "lightgbm_goss": fit_lightgbm_goss, "xgboost": fit_xgboost,
+           "catboost": fit_catboost, "sklearn": fit_sklearn,
            "catboost_lossguide": fit_catboost_lossguide}
 DEFAULT_LIBRARIES = "gbmo,gbmo_symmetric,lightgbm,xgboost,catboost,sklearn"
 
