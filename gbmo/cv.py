@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from .callback import CallbackEnv
+from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
 from .engine import _prepare_callbacks, _Trainer, close_callbacks, run_callbacks
@@ -53,7 +54,7 @@ def _rows(array, rows):
 
 
 def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
-       folds=None, callbacks=None, seed=0, return_boosters=False):
+       folds=None, callbacks=None, seed=0, return_boosters=False, feval=None):
     """Cross-validates params on train_set (a Dataset).
 
     Each fold bins its own training rows (no information from its validation
@@ -68,12 +69,14 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     at the best round when early stopping ended the run; with
     return_boosters=True also "boosters", one per fold. Callbacks receive the
     fold means as ("valid", metric, mean, higher is better) results and the
-    list of fold boosters as env.model.
+    list of fold boosters as env.model. feval: custom metrics as in train,
+    called on each fold's validation Dataset.
     """
     if isinstance(train_set, Dataset) and is_sparse_labels(train_set.Y):
         raise ValueError("cv does not take a sparse Y (the sparse-output path) yet; "
                          "use train with valid_sets")
     params = resolve_params(params)
+    fevals = check_fevals(feval)
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, numbers.Integral) \
@@ -105,7 +108,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         fold_valid = fold_train.create_valid(train_set.X[valid_rows], train_set.Y[valid_rows],
                                              _rows(train_set.weight, valid_rows),
                                              _rows(train_set.init_score, valid_rows))
-        trainers.append(_Trainer(params, fold_train, [fold_valid], ["valid"]))
+        trainers.append(_Trainer(params, fold_train, [fold_valid], ["valid"], fevals=fevals))
     boosters = [trainer.booster for trainer in trainers]
     callbacks = _prepare_callbacks(callbacks, params)
 

@@ -61,6 +61,14 @@ class Dataset:
     def n_features(self):
         return self.X.shape[1]
 
+    def get_label(self):
+        """The target as given: (n,) or (n, d) (or the sparse label matrix)."""
+        return self.Y
+
+    def get_weight(self):
+        """The sample weights, or None."""
+        return self.weight
+
     def create_valid(self, X, Y, weight=None, init_score=None):
         return Dataset(X, Y, weight, feature_names=self.feature_names, reference=self,
                        init_score=init_score)

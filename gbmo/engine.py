@@ -9,6 +9,7 @@ from ._core._predict import add_leaf_values
 from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
+from .custom_metric import check_fevals, custom_results
 from . import sparse_output
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
@@ -220,8 +221,9 @@ class _Trainer:
     """One training run, a round at a time: train() steps one, cv() steps one
     per fold in lockstep so callbacks see the folds' mean every round."""
 
-    def __init__(self, params, train_set, valid_sets, valid_names, init_model=None):
+    def __init__(self, params, train_set, valid_sets, valid_names, init_model=None, fevals=()):
         self.params = params
+        self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], params["num_class"],
                                      params["n_threads"], params["objective_params"])
         self.ensembler, self.ensembler_name = _make_ensembler(params)
@@ -382,6 +384,13 @@ class _Trainer:
                 if per_output is not None:
                     history.setdefault(f"{metric}_per_output", []).append(per_output.tolist())
                 results.append((eval_set.name, metric, value, higher_is_better(metric)))
+            if self.fevals:
+                one_column = eval_set.dataset.one_dimensional_target and prediction.shape[1] == 1
+                for name, value, higher in custom_results(
+                        self.fevals, prediction[:, 0] if one_column else prediction,
+                        eval_set.dataset, self.metric_names):
+                    history.setdefault(name, []).append(value)
+                    results.append((eval_set.name, name, value, higher))
         return results
 
 
@@ -430,7 +439,7 @@ def _without_sparse_output_params(params, train_set):
 
 
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None,
-          callbacks=None, init_model=None):
+          callbacks=None, init_model=None, feval=None):
     """Trains a Booster on train_set (a Dataset) for num_boost_round rounds.
 
     Every round each of valid_sets (train_set itself may be one) is evaluated
@@ -444,6 +453,11 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     callbacks count after init_model's (as LightGBM does); its data must have
     the same features and outputs, and params the same objective and
     tree_mode.
+
+    feval: a custom metric, or a list of them, as in LightGBM: a function
+    (preds, eval_data) -> (name, value, is_higher_better) or a list of such
+    tuples, evaluated on every validation set every round beside the built-in
+    metrics (see gbmo.custom_metric).
     """
     raw_params = params
     params = resolve_params(_without_sparse_output_params(params, train_set))
@@ -452,14 +466,17 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     valid_names = list(valid_names or [
         "training" if valid is train_set else f"valid_{i}" for i, valid in enumerate(valid_sets)])
     init_model = _load_init_model(init_model)
+    fevals = check_fevals(feval)
     callbacks = _prepare_callbacks(callbacks, params)
     if is_sparse_labels(train_set.Y):
         if init_model is not None:
             raise ValueError("a sparse Y does not take init_model yet")
+        if fevals:
+            raise ValueError("a sparse Y does not take feval yet")
         trainer = sparse_output.SparseOutputTrainer(raw_params, train_set, valid_sets,
                                                     valid_names)
     else:
-        trainer = _Trainer(params, train_set, valid_sets, valid_names, init_model)
+        trainer = _Trainer(params, train_set, valid_sets, valid_names, init_model, fevals)
     booster = trainer.booster
     done = 0 if init_model is None else init_model.current_iteration()
     try:

@@ -59,8 +59,52 @@ def accuracy(y, prediction, weight=None):
     return 1.0 - error(y, prediction, weight)
 
 
-METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "error": error, "accuracy": accuracy}
-HIGHER_IS_BETTER = {"accuracy"}
+def r2(y, prediction, weight=None):
+    """Per output 1 - sum w (y - p)^2 / sum w (y - mean_w y)^2 (scikit-learn's
+    r2_score): 1 for a perfect fit, 0 for predicting the mean."""
+    residual = _column_mean((prediction - y) ** 2, weight)
+    spread = _column_mean((y - _column_mean(y, weight)) ** 2, weight)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 1.0 - residual / spread
+
+
+def _binary_auc(labels, scores, weight):
+    """Weighted ROC AUC of one column: the chance that a positive outscores a
+    negative, ties counting half (the Mann-Whitney statistic); NaN when a class
+    is absent."""
+    order = np.argsort(scores, kind="stable")
+    scores, positive, weight = scores[order], labels[order] > 0.5, weight[order]
+    negative_weight = np.where(positive, 0.0, weight)
+    # per group of equal scores: the negatives below it, and half of those in it
+    starts = np.flatnonzero(np.r_[True, scores[1:] != scores[:-1]])
+    group_negatives = np.add.reduceat(negative_weight, starts)
+    below = np.cumsum(group_negatives) - group_negatives
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(scores)]))
+    credit = below[group] + 0.5 * group_negatives[group]
+    total_positive = weight[positive].sum()
+    total_negative = negative_weight.sum()
+    if total_positive == 0 or total_negative == 0:
+        return np.nan
+    return float((weight[positive] * credit[positive]).sum() / (total_positive * total_negative))
+
+
+def auc(y, prediction, weight=None):
+    """ROC AUC per output: of each 0/1 column (rows with a NaN label left out),
+    or of each class against the others for class indices (one-vs-rest, as
+    scikit-learn's roc_auc_score(multi_class="ovr") per class)."""
+    if y.ndim == 1:
+        y = (y[:, None] == np.arange(prediction.shape[1])).astype(float)
+    weight = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
+    values = []
+    for j in range(y.shape[1]):
+        observed = ~np.isnan(y[:, j])
+        values.append(_binary_auc(y[observed, j], prediction[observed, j], weight[observed]))
+    return np.array(values)
+
+
+METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "error": error, "accuracy": accuracy,
+           "r2": r2, "auc": auc}
+HIGHER_IS_BETTER = {"accuracy", "r2", "auc"}
 
 
 _SELECTION = re.compile(r"^(\w+)\[(\d+(?:, ?\d+)*)\]$")

@@ -81,7 +81,7 @@ def test_bad_weights():
     ({"max_leaves": 2.5}, "'max_leaves' must be an integer"),
     ({"objective": "hinge"}, "unknown objective .hinge.; known objectives: .*mse, multitask.*sigmoid, "
                              r"softmax \(also regression, .*multiclass.*binary"),
-    ({"metric": "auc"}, "unknown metric 'auc'; known metrics"),
+    ({"metric": "gini"}, "unknown metric 'gini'; known metrics: accuracy, auc"),
 ])
 def test_bad_parameters_name_the_parameter_value_and_range(params, message):
     with pytest.raises(ValueError, match=message):

@@ -1,0 +1,66 @@
+"""auc and r2 against scikit-learn's, and as training metrics."""
+import numpy as np
+import pytest
+from sklearn.metrics import r2_score, roc_auc_score
+
+import gbmo
+from gbmo.metrics import auc, evaluate, r2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_auc_of_0_1_columns_matches_scikit_learn_with_ties_and_weights(seed):
+    rng = np.random.default_rng(seed)
+    y = (rng.random((150, 3)) < [0.1, 0.5, 0.8]).astype(float)
+    scores = np.round(rng.random((150, 3)) + 0.3 * y, 1)  # rounding makes ties
+    weight = rng.uniform(0.1, 2.0, 150)
+    for w in (None, weight):
+        expected = [roc_auc_score(y[:, j], scores[:, j], sample_weight=w) for j in range(3)]
+        np.testing.assert_allclose(auc(y, scores, w), expected, rtol=1e-12)
+
+
+def test_auc_leaves_out_missing_labels_and_is_nan_without_both_classes():
+    y = np.array([[1.0, 1.0], [0.0, 1.0], [np.nan, 1.0], [1.0, 1.0]])
+    scores = np.array([[0.9, 0.1], [0.2, 0.2], [0.0, 0.3], [0.1, 0.4]])
+    values = auc(y, scores)
+    assert values[0] == roc_auc_score([1, 0, 1], [0.9, 0.2, 0.1])
+    assert np.isnan(values[1])
+
+
+def test_auc_of_classes_is_one_against_the_rest():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 300)
+    proba = rng.dirichlet(np.ones(4), 300)
+    np.testing.assert_allclose(auc(y, proba),
+                               roc_auc_score(y, proba, multi_class="ovr", average=None))
+
+
+def test_r2_matches_scikit_learn():
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=(80, 3))
+    prediction = y + rng.normal(scale=[0.1, 1.0, 3.0], size=(80, 3))
+    weight = rng.random(80)
+    for w in (None, weight):
+        np.testing.assert_allclose(r2(y, prediction, w), r2_score(
+            y, prediction, sample_weight=w, multioutput="raw_values"), rtol=1e-12)
+    value, per_output = evaluate("r2[0,2]", y, prediction)
+    np.testing.assert_allclose(per_output, r2_score(y[:, [0, 2]], prediction[:, [0, 2]],
+                                                     multioutput="raw_values"))
+
+
+def test_auc_and_r2_rise_during_training_and_stop_early_on_their_best():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 5))
+    Y = (X[:, :2] + 0.5 * rng.normal(size=(1500, 2)) > 0).astype(float)
+    train, valid = gbmo.Dataset(X[:1000], Y[:1000]), None
+    valid = train.create_valid(X[1000:], Y[1000:])
+    booster = gbmo.train({"objective": "sigmoid", "metric": ["auc", "logloss"], "verbosity": 0},
+                         train, 200, valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(10, first_metric_only=True,
+                                                        verbose=False)])
+    history = booster.evals_result["valid_0"]["auc"]
+    assert history[booster.best_iteration - 1] == max(history)  # higher is better
+    assert max(history) > history[0] and max(history) > 0.8
+    regression = gbmo.train({"metric": "r2", "verbosity": 0}, gbmo.Dataset(X, X[:, 0] * 2), 20,
+                            valid_sets=[gbmo.Dataset(X, X[:, 0] * 2)])
+    r2_history = regression.evals_result["valid_0"]["r2"]
+    assert r2_history[-1] > r2_history[0] and r2_history[-1] > 0.8
