@@ -37,6 +37,10 @@ def rmse(y, prediction, weight=None):
     return np.sqrt(_column_mean((prediction - y) ** 2, weight))
 
 
+def mse(y, prediction, weight=None):
+    return _column_mean((prediction - y) ** 2, weight)
+
+
 def mae(y, prediction, weight=None):
     return _column_mean(np.abs(prediction - y), weight)
 
@@ -102,8 +106,27 @@ def auc(y, prediction, weight=None):
     return np.array(values)
 
 
-METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "error": error, "accuracy": accuracy,
-           "r2": r2, "auc": auc}
+METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "logloss": logloss, "error": error,
+           "accuracy": accuracy, "r2": r2, "auc": auc}
+
+# What users of LightGBM and XGBoost call them.
+METRIC_ALIASES = {
+    "l2": "mse", "mean_squared_error": "mse", "regression": "mse",
+    "l2_root": "rmse", "root_mean_squared_error": "rmse",
+    "l1": "mae", "mean_absolute_error": "mae", "regression_l1": "mae",
+    "binary_logloss": "logloss", "multi_logloss": "logloss", "cross_entropy": "logloss",
+    "mlogloss": "logloss",
+    "binary_error": "error", "multi_error": "error", "merror": "error",
+}
+
+
+def canonical_metric(name):
+    """gbmo's name for a metric given by one of METRIC_ALIASES, its output
+    selection kept ("l2[0,1]" -> "mse[0,1]"); any other value unchanged."""
+    base, outputs = parse_metric(name)
+    if base not in METRIC_ALIASES:
+        return name
+    return METRIC_ALIASES[base] + name[len(base):]
 HIGHER_IS_BETTER = {"accuracy", "r2", "auc"}
 
 
@@ -123,8 +146,9 @@ def is_known(name):
 
 
 def unknown_metric_message(name):
-    return (f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}, each "
-            "optionally restricted to outputs as in 'rmse[0,2]'")
+    return (f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))} (also "
+            f"{', '.join(METRIC_ALIASES)}), each optionally restricted to outputs as in "
+            "'rmse[0,2]'")
 
 
 def higher_is_better(name):

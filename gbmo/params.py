@@ -188,7 +188,7 @@ def _check_value(name, value, spec):
 
 
 def _check_names(resolved):
-    from .metrics import is_known, unknown_metric_message
+    from .metrics import canonical_metric, is_known, unknown_metric_message
     from .registry import ENSEMBLERS, LOSSES
 
     objective = resolved["objective"]
@@ -202,6 +202,11 @@ def _check_names(resolved):
         raise ValueError(f"unknown ensembler {ensembler!r}; known ensemblers: "
                          f"{', '.join(ENSEMBLERS.names())}")
     metrics = resolved["metric"]
+    if isinstance(metrics, list):
+        # an alias and its metric are one metric, evaluated once
+        resolved["metric"] = metrics = list(dict.fromkeys(canonical_metric(m) for m in metrics))
+    elif metrics is not None:
+        resolved["metric"] = metrics = canonical_metric(metrics)
     for metric in metrics if isinstance(metrics, list) else [metrics]:
         if metric is not None and not is_known(metric):
             raise ValueError(unknown_metric_message(metric))

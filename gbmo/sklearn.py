@@ -25,6 +25,7 @@ Choices written down here (see also the class docstrings):
   sets (tens of rows) such a model cannot split at all; lower
   `min_samples_leaf` there.
 """
+import inspect
 import numbers
 from collections.abc import Mapping
 
@@ -40,6 +41,8 @@ from .booster import Booster
 from .callback import early_stopping
 from .dataset import Dataset
 from .engine import train
+from .losses import make_loss
+from .metrics import canonical_metric, is_known, unknown_metric_message
 from .params import resolve_params
 from .sparse_output import check_sparse_labels
 from .validation import check_dataframe_columns, check_init_score, is_dataframe
@@ -122,6 +125,36 @@ def _check_class_weight(class_weight):
                 or not np.isfinite(weight) or weight < 0:
             raise ValueError(f"parameter 'class_weight' = {class_weight!r} has the weight "
                              f"{weight!r} for class {label!r}; {allowed} (finite numbers)")
+
+
+def _eval_metrics(eval_metric):
+    """(metric names, custom metric functions for train's feval) of fit's
+    eval_metric: a name, a function (y_true, y_pred[, weight]) -> (name,
+    value, is_higher_better), or a list of them, as LightGBM's fit takes."""
+    items = [] if eval_metric is None else (
+        list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric])
+    names = [canonical_metric(item) for item in items if isinstance(item, str)]
+    for item in items:
+        if not isinstance(item, str) and not callable(item):
+            raise TypeError(f"eval_metric {item!r} is not allowed; allowed: a metric name, a "
+                            "function (y_true, y_pred[, weight]) -> (name, value, "
+                            "is_higher_better), or a list of them")
+    for name in names:
+        if not is_known(name):
+            raise ValueError(f"eval_metric: {unknown_metric_message(name)}")
+    return names, [_as_feval(item) for item in items if not isinstance(item, str)]
+
+
+def _as_feval(function):
+    """A scikit-learn style metric function as train's feval(preds, eval_data)."""
+    takes_weight = len(inspect.signature(function).parameters) >= 3
+
+    def feval(preds, eval_data):
+        weight = (eval_data.get_weight(),) if takes_weight else ()
+        return function(eval_data.get_label(), preds, *weight)
+
+    feval.__qualname__ = getattr(function, "__qualname__", repr(function))
+    return feval
 
 
 def _check_int_param(name, value, low, allow_none=False):
@@ -283,7 +316,7 @@ class _GBMOModel(BaseEstimator):
 
     # -- fit ----------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_score=None,
-            eval_init_score=None, init_model=None):
+            eval_init_score=None, init_model=None, eval_metric=None):
         """Trains the model.
 
         eval_set: a list of (X, y) pairs evaluated every round and recorded in
@@ -294,9 +327,14 @@ class _GBMOModel(BaseEstimator):
         init_score / eval_init_score (a list, one per eval_set pair): each
         row's starting raw scores (see gbmo.Dataset). init_model: a Booster,
         a model file's path or a fitted gbmo estimator to continue (see
-        gbmo.train), as in LightGBM.
+        gbmo.train), as in LightGBM. eval_metric: metric names evaluated beside
+        the objective's, and functions (y_true, y_pred[, weight]) -> (name,
+        value, is_higher_better) with y_true the encoded target (class
+        indices, 0/1 labels) and y_pred as predict_proba / predict give it for
+        that target; early stopping watches them all.
         """
         n_estimators, rounds, fraction = self._check_own_params()
+        metric_names, fevals = _eval_metrics(eval_metric)
         _check_numeric_X(X)
         X, y = _validate_data(
             self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
@@ -311,8 +349,17 @@ class _GBMOModel(BaseEstimator):
         rng, seed = self._random()
         self._gbmo_params(seed, {})  # parameter errors before any work on y
         target, objective_params, stratify = self._prepare_target(y)
+        if eval_metric is not None and sp.issparse(target):
+            raise ValueError("eval_metric is not taken with a sparse y yet: its path has its own "
+                             "metrics (precision@k, ndcg@k, micro_f1, macro_f1)")
         sample_weight = self._weigh_classes(sample_weight, stratify)
         params = self._gbmo_params(seed, objective_params)
+        if metric_names:
+            default = make_loss(params["objective"], params.get("num_class"), 1,
+                                params.get("objective_params")).default_metric
+            default = [] if default is None else ([default] if isinstance(default, str)
+                                                  else list(default))
+            params["metric"] = default + [m for m in metric_names if m not in default]
         feature_names = (list(map(str, self.feature_names_in_))
                          if hasattr(self, "feature_names_in_") else None)
 
@@ -367,7 +414,8 @@ class _GBMOModel(BaseEstimator):
         if rounds is not None:
             all_callbacks.append(early_stopping(rounds, verbose=self.verbosity > 0))
         booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
-                        valid_names=valid_names, callbacks=all_callbacks, init_model=init_model)
+                        valid_names=valid_names, callbacks=all_callbacks, init_model=init_model,
+                        feval=fevals)
 
         self.booster_ = booster
         self.n_iter_ = booster.current_iteration()

@@ -64,3 +64,22 @@ def test_auc_and_r2_rise_during_training_and_stop_early_on_their_best():
                             valid_sets=[gbmo.Dataset(X, X[:, 0] * 2)])
     r2_history = regression.evals_result["valid_0"]["r2"]
     assert r2_history[-1] > r2_history[0] and r2_history[-1] > 0.8
+
+
+def test_lightgbm_metric_names_are_gbmo_s():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    Y = np.column_stack([X[:, 0], X[:, 1]])
+    data = gbmo.Dataset(X, Y)
+    booster = gbmo.train({"metric": ["l2", "mse", "l1[1]", "l2_root"], "verbosity": 0}, data, 3,
+                         valid_sets=[data])
+    history = booster.evals_result["training"]
+    assert [name for name in history if not name.endswith("_per_output")] == [
+        "mse", "mae[1]", "rmse"]
+    np.testing.assert_allclose(history["mse_per_output"],
+                               np.array(history["rmse_per_output"]) ** 2)
+    labels = (X[:, 0] > 0).astype(int)
+    labelled = gbmo.Dataset(X, labels)
+    classes = gbmo.train({"objective": "binary", "metric": ["binary_logloss", "binary_error"],
+                          "verbosity": 0}, labelled, 2, valid_sets=[labelled])
+    assert set(classes.evals_result["training"]) == {"logloss", "error"}

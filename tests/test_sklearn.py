@@ -579,3 +579,55 @@ def test_lambda_l1_reaches_the_booster():
     assert model.booster_.params["lambda_l1"] == 5.0
     booster = gbmo.train({"lambda_l1": 5.0, "seed": 0, "verbosity": 0}, gbmo.Dataset(X, Y), 3)
     np.testing.assert_allclose(model.predict(X), booster.predict(X))
+
+
+def test_eval_metric_names_and_functions_are_evaluated_beside_the_objective_s():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=600) > 0).astype(int)
+    weights_seen = []
+
+    def worst(y_true, y_pred):
+        return "worst", float(np.max(np.abs(y_true - y_pred))), False
+
+    def weighted_mean(y_true, y_pred, weight):
+        weights_seen.append(weight)
+        return "weighted_mean", float(np.average(y_pred, weights=weight)), True
+
+    sample_weight = rng.uniform(0.5, 2.0, 600)
+    model = GBMOClassifier(n_estimators=8).fit(
+        X[:400], y[:400], eval_set=[(X[400:], y[400:])], eval_metric=["auc", worst],
+        sample_weight=sample_weight[:400])
+    history = model.evals_result_["valid_0"]
+    assert set(history) == {"logloss", "auc", "worst"}
+    for k in (1, 8):
+        proba = model.booster_.predict(X[400:], num_iteration=k)
+        assert history["worst"][k - 1] == pytest.approx(np.max(np.abs(y[400:] - proba)))
+    # the early-stopping hold-out passes its rows' weights
+    GBMORegressor(n_estimators=4, early_stopping_rounds=2, random_state=0).fit(
+        X, X[:, 0], sample_weight=sample_weight, eval_metric=weighted_mean)
+    assert len(weights_seen) == 4 and len(weights_seen[0]) == 60
+    assert set(np.round(weights_seen[0], 12)) <= set(np.round(sample_weight, 12))
+
+
+def test_early_stopping_watches_an_eval_metric():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(800, 4))
+    y = X[:, 0] + 0.3 * rng.normal(size=800)
+
+    def stalls_early(y_true, y_pred):
+        return "stalls", float(min(len(y_true), 3)), True  # never improves after round 1
+
+    model = GBMORegressor(n_estimators=200, early_stopping_rounds=5).fit(
+        X, y, eval_metric=stalls_early)
+    assert model.n_iter_ == 6 and model.best_iteration_ == 1
+
+
+@pytest.mark.parametrize("eval_metric, error, message", [
+    (5, TypeError, "eval_metric 5 is not allowed"),
+    ("gini", ValueError, "unknown metric 'gini'"),
+])
+def test_bad_eval_metric_is_refused(eval_metric, error, message):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(error, match=message):
+        GBMORegressor(n_estimators=2).fit(X, X[:, 0], eval_metric=eval_metric)
