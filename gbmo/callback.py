@@ -88,6 +88,7 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
             raise EarlyStopException(iteration + 1, value)
 
     _callback.order = 30
+    _callback.stops_early = True  # train refuses it with boosting="dart"
     return _callback
 
 

@@ -10,6 +10,7 @@ from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
 from .custom_metric import check_fevals, custom_results
+from .dart import rounds_to_drop
 from . import sparse_output
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
@@ -113,11 +114,14 @@ class _EvalSet:
     def __init__(self, name, dataset, y, raw):
         self.name, self.dataset, self.y, self.raw = name, dataset, y, raw
 
-    def add_tree(self, tree, missing_bin, n_threads):
+    def add_tree(self, tree, missing_bin, n_threads, scale=1.0):
+        """raw += scale * tree's prediction of every row."""
+        value_start, output_start, values, outputs = tree.leaf_arrays().kernel_arguments()
         predict_binned(
             self.dataset.X_binned, missing_bin, np.zeros(1, dtype=np.int32),
             tree.node_feature, tree.node_bin, tree.node_missing_left, tree.node_left,
-            tree.node_right, tree.node_value, *tree.leaf_arrays().kernel_arguments(), self.raw,
+            tree.node_right, tree.node_value, value_start, output_start,
+            values if scale == 1.0 else values * scale, outputs, self.raw,
             threads_for(n_threads, self.raw.size * 8),
         )
 
@@ -289,6 +293,8 @@ class _Trainer:
         self.bagging = params["subsample"] < 1.0
         self.goss = params["data_sample_strategy"] == "goss"
         self.row_sample = None
+        self.dart = params["boosting"] == "dart"
+        self.first_new_tree = len(booster.trees)  # dart drops this run's rounds only
 
     def step(self, iteration):
         """Grows the round's trees, updates every raw score and returns the
@@ -297,6 +303,8 @@ class _Trainer:
         n_rows, n_threads = self.train_set.n_rows, params["n_threads"]
         if self.bagging and iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
+        dropped, n_dropped = self._drop() if self.dart else ([], 0)
+        shrinkage = params["learning_rate"] / (1 + n_dropped)
         weight = self.train_set.weight
         context = EnsemblerContext(iteration, rng, self.y, raw, weight, n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
@@ -310,7 +318,7 @@ class _Trainer:
             raise ValueError("monotone_constraints bound the leaf values of the outputs, so they "
                              "cannot be kept when an objective's update gradients set the "
                              "leaves; drop one of the two")
-        new_trees = [self._grow(output, tree_grad, tree_hess, update) for output, (
+        new_trees = [self._grow(output, tree_grad, tree_hess, update, shrinkage) for output, (
             tree_grad, tree_hess) in enumerate(_per_tree_gradients(grad, hess,
                                                                    self.single_output))]
         missing_bin = self.bin_mapper.missing_bin
@@ -322,7 +330,35 @@ class _Trainer:
                                 *tree.leaf_arrays().kernel_arguments(), raw,
                                 threads_for(n_threads, raw.size))
             self.booster._add_tree(tree)
+        if n_dropped:
+            self._normalize(dropped, n_dropped)
         return self._evaluate([tree for tree, _, _, _ in new_trees])
+
+    def _drop(self):
+        """DART: (the trees of the rounds dropped this round, how many rounds),
+        their predictions taken out of the training raw scores the gradients
+        are computed at."""
+        per_round = self.booster.trees_per_round
+        trees = self.booster.trees[self.first_new_tree:]
+        params = self.params
+        rounds = rounds_to_drop(self.rng, len(trees) // per_round, params["drop_rate"],
+                                params["max_drop"], params["skip_drop"])
+        dropped = [tree for r in rounds for tree in trees[r * per_round:(r + 1) * per_round]]
+        for tree in dropped:
+            self.training_set.add_tree(tree, self.bin_mapper.missing_bin, params["n_threads"],
+                                       -1.0)
+        return dropped, len(rounds)
+
+    def _normalize(self, trees, k):
+        """DART: the k dropped rounds' trees scaled by k / (k + 1), in every raw score."""
+        missing_bin, n_threads = self.bin_mapper.missing_bin, self.params["n_threads"]
+        for tree in trees:
+            for eval_set in self.eval_sets:
+                if eval_set.raw is not self.raw:
+                    eval_set.add_tree(tree, missing_bin, n_threads, -1.0 / (k + 1))
+            tree.leaf_values *= k / (k + 1)
+            self.training_set.add_tree(tree, missing_bin, n_threads)
+        self.booster._forests = {}  # packed before the scaling
 
     def _goss(self, iteration, grad, hess, update):
         """The round's GOSS sample in row_sample (None, every row, while
@@ -339,7 +375,7 @@ class _Trainer:
             update = tuple(amplified(update, other, factor))
         return grad, hess, update
 
-    def _grow(self, output, grad, hess, update):
+    def _grow(self, output, grad, hess, update, shrinkage):
         """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf)."""
         params, workspace = self.params, self.workspace
         hess, hess_constant = _split_hessian(hess)
@@ -361,7 +397,7 @@ class _Trainer:
             covered = slice(output, output + 1) if self.single_output else slice(None)
             for feature, gains, involved in grower.split_output_gains:
                 self.importance.add(feature, gains, involved, covered)
-        tree.leaf_values *= params["learning_rate"]
+        tree.leaf_values *= shrinkage
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
         # Raw scores change only after the round: every tree of a round sees
@@ -396,8 +432,13 @@ class _Trainer:
 
 def _prepare_callbacks(callbacks, params):
     """Sorted by their `order`; with verbosity > 0 and no log_evaluation among
-    them, every round is logged."""
+    them, every round is logged. DART refuses early stopping, as LightGBM
+    does: each round rescales earlier ones, so a best round's model is gone."""
     callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
+    if params["boosting"] == "dart" and any(getattr(c, "stops_early", False) for c in callbacks):
+        raise ValueError("boosting='dart' takes no early stopping: every round rescales the "
+                         "rounds it drops, so the model of a best round is not kept; pick the "
+                         "number of rounds by cv instead")
     if params["verbosity"] > 0 and not any(
             getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
         callbacks.insert(0, log_evaluation(1))

@@ -175,6 +175,10 @@ class _GBMOModel(BaseEstimator):
         self,
         n_estimators=100,
         learning_rate=0.1,
+        boosting="gbdt",
+        drop_rate=0.1,
+        max_drop=50,
+        skip_drop=0.5,
         max_leaves=31,
         max_depth=-1,
         max_bins=255,
@@ -208,6 +212,10 @@ class _GBMOModel(BaseEstimator):
     ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
+        self.boosting = boosting
+        self.drop_rate = drop_rate
+        self.max_drop = max_drop
+        self.skip_drop = skip_drop
         self.max_leaves = max_leaves
         self.max_depth = max_depth
         self.max_bins = max_bins
@@ -266,6 +274,10 @@ class _GBMOModel(BaseEstimator):
     def _gbmo_params(self, seed, objective_params):
         params = {
             "learning_rate": self.learning_rate,
+            "boosting": self.boosting,
+            "drop_rate": self.drop_rate,
+            "max_drop": self.max_drop,
+            "skip_drop": self.skip_drop,
             "max_leaves": self.max_leaves,
             "max_depth": self.max_depth,
             "max_bins": self.max_bins,
@@ -470,7 +482,8 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     error loss. `score` is R² averaged uniformly over the outputs.
 
     Parameters (gbmo names in brackets where they differ): n_estimators
-    (num_boost_round), learning_rate, max_leaves, max_depth, max_bins,
+    (num_boost_round), learning_rate, boosting, drop_rate, max_drop,
+    skip_drop, max_leaves, max_depth, max_bins,
     lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain,
     subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
     colsample_bytree, colsample_bynode, tree_mode, split, top_k, growth,

@@ -459,6 +459,8 @@ class SparseOutputTrainer:
                              f"colsample_bynode={params['colsample_bynode']}")
         if params["interaction_constraints"] is not None:
             raise ValueError("a sparse Y does not take interaction_constraints yet")
+        if params["boosting"] != "gbdt":
+            raise ValueError("a sparse Y does not take boosting='dart' yet")
         if params["data_sample_strategy"] != "bagging":
             raise ValueError("a sparse Y does not take data_sample_strategy='goss' yet")
         if params["lambda_l1"] != 0.0:

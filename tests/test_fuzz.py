@@ -262,6 +262,9 @@ def training_cases(draw):
         params.update(data_sample_strategy="goss",
                       top_rate=draw(st.sampled_from([0.0, 0.2, 0.9])),
                       other_rate=draw(st.sampled_from([0.01, 0.1])))
+    if objective != "sparse_labels" and draw(st.booleans()):
+        params.update(boosting="dart", drop_rate=draw(st.sampled_from([0.1, 0.9])),
+                      skip_drop=draw(st.sampled_from([0.0, 0.5])))
     params["colsample_bytree"] = draw(st.sampled_from([1.0, 1.0, 0.5]))
     params["colsample_bynode"] = draw(st.sampled_from([1.0, 1.0, 0.3]))
     if split == "dense" and params["tree_mode"] == "multi_output":
@@ -422,6 +425,12 @@ def _check_train_save_load(case):
         # base + the sum of deltas against the sum from base: rounding apart only.
         np.testing.assert_allclose(
             capture.prediction, raw, rtol=1e-12, atol=1e-12,
+            err_msg="raw scores kept by the training loop differ from predict(X_train)")
+    elif params.get("boosting") == "dart":
+        # dropped rounds are taken out and put back rescaled: rounding apart only
+        np.testing.assert_allclose(
+            capture.prediction.reshape(shape), prediction, rtol=1e-9,
+            atol=1e-9 * max(1.0, float(np.abs(raw).max())),
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
     else:
         np.testing.assert_array_equal(
