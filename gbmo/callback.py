@@ -74,6 +74,8 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
         if first_metric_only:
             watched = watched[:1]
         for data, metric, value, higher_is_better in watched:
+            if value != value:  # NaN: no output had a value this round, nothing to keep
+                continue
             score = value if higher_is_better else -value
             if metric not in best or score > best[metric][0] + min_delta:
                 best[metric] = (score, env.iteration, value)
@@ -83,7 +85,7 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
                     print(f"Early stopping: best round {iteration + 1}, "
                           f"{last_set}'s {metric}: {value:g}")
                 raise EarlyStopException(iteration + 1, value)
-        if env.iteration == env.end_iteration - 1:
+        if env.iteration == env.end_iteration - 1 and best:
             _, iteration, value = next(iter(best.values()))
             raise EarlyStopException(iteration + 1, value)
 

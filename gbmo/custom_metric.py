@@ -1,8 +1,9 @@
 """Custom evaluation metrics (train's and cv's feval), as in LightGBM.
 
 A custom metric is a function feval(preds, eval_data) of the predictions of
-a data set (what Booster.predict gives: probabilities for softmax and
-sigmoid, (n,) for a model of a 1-D target with one output, else (n, d)) and
+a data set (as Booster.predict gives them: probabilities for softmax and
+sigmoid, (n,) for a model of a 1-D target with one output, else (n, d); but,
+as in LightGBM, from raw scores that include the Dataset's init_score) and
 the Dataset itself (eval_data.get_label(), eval_data.get_weight()). It
 returns (name, value, is_higher_better) or a list of such tuples, evaluated
 every round beside the built-in metrics and watched by early stopping alike.
@@ -45,7 +46,9 @@ def custom_results(fevals, preds, eval_data, builtin_names):
                 raise TypeError(f"feval {_describe(f)} returned {returned!r}; it must return "
                                 f"{_FORM}, with a str name, a real value and a bool")
             name, value, higher_is_better = entry
-            if name in builtin_names or name in [r[0] for r in results]:
+            taken = [*builtin_names, *(f"{m}_per_output" for m in builtin_names),
+                     *(r[0] for r in results)]
+            if name in taken:
                 raise ValueError(f"feval {_describe(f)} names its metric {name!r}, which another "
                                  "metric of the run uses; give it a name of its own")
             results.append((name, float(value), bool(higher_is_better)))

@@ -125,6 +125,10 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
     history = {}
     for iteration in range(num_boost_round):
         per_fold = [trainer.step(iteration) for trainer in trainers]
+        names = [[metric for _, metric, _, _ in fold] for fold in per_fold]
+        if any(fold_names != names[0] for fold_names in names):
+            raise ValueError(f"the folds' metrics differ in round {iteration + 1} ({names}): a "
+                             "feval must return the same metrics on every fold")
         results = []
         for position, (_, metric, _, higher_is_better) in enumerate(per_fold[0]):
             values = np.array([fold[position][2] for fold in per_fold])

@@ -13,12 +13,12 @@ from .custom_metric import check_fevals, custom_results
 from .dart import rounds_to_drop
 from . import sparse_output
 from .dataset import Dataset
-from .sparse_output import is_sparse_labels
 from .goss import amplified, goss_sample, goss_warmup_rounds
+from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .losses import make_loss
-from .metrics import evaluate, higher_is_better
+from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import threads_for
 from .params import resolve_params
@@ -235,6 +235,8 @@ class _Trainer:
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)
+        for metric in self.metric_names:
+            check_metric_fits(metric, y, n_outputs)
         self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
                                          n_outputs)
         groups = params["interaction_constraints"]
@@ -270,6 +272,8 @@ class _Trainer:
             valid.construct(params)
             valid_y = loss.prepare_target(valid.Y)
             _check_validation_target(loss, valid_y, y, n_outputs, name)
+            for metric in self.metric_names:
+                check_metric_fits(metric, valid_y, n_outputs)
             self.eval_sets.append(_EvalSet(name, valid, valid_y, _starting_raw(
                 valid, init_score, n_outputs, init_model, f"validation set {name!r}")))
 
@@ -367,9 +371,8 @@ class _Trainer:
         self.row_sample = None
         if iteration < goss_warmup_rounds(params["learning_rate"]):
             return grad, hess, update
-        self.row_sample, other = goss_sample(grad, hess, params["top_rate"],
-                                             params["other_rate"], self.rng)
-        factor = (1.0 - params["top_rate"]) / params["other_rate"]
+        self.row_sample, other, factor = goss_sample(grad, hess, params["top_rate"],
+                                                     params["other_rate"], self.rng)
         grad, hess = amplified((grad, hess), other, factor)
         if update is not None:
             update = tuple(amplified(update, other, factor))

@@ -3,8 +3,9 @@ data_sample_strategy="goss").
 
 Each round a tree is grown on the top_rate fraction of rows with the largest
 gradients and an other_rate fraction drawn at random from the rest, whose
-gradients and hessians are multiplied by (1 - top_rate) / other_rate so that
-their sums estimate those of all the rows they stand for. Rows with small
+gradients and hessians are multiplied by the rest's count over the draw's
+((1 - top_rate) / other_rate up to rounding) so that their sums estimate
+those of all the rows they stand for. Rows with small
 gradients are already fitted well, so dropping most of them changes the
 chosen splits little while the histograms cost a fraction of the rows.
 
@@ -24,10 +25,13 @@ def goss_warmup_rounds(learning_rate):
 
 
 def goss_sample(grad, hess, top_rate, other_rate, rng):
-    """(rows, other_rows): the sorted rows a tree is grown on, and the rows
-    among them drawn from the small-gradient rest (to be amplified)."""
+    """(rows, other_rows, factor): the sorted rows a tree is grown on, the rows
+    among them drawn from the small-gradient rest, and what their gradients
+    are multiplied by: the rest's size over the draw's, which the rates give
+    only up to the rounding of the counts."""
     n_rows = grad.shape[0]
-    size = np.abs(grad * hess).sum(axis=1)  # hess has 1 or d columns
+    # a shared hessian column broadcasts over the outputs
+    size = np.abs(grad * hess).sum(axis=1)
     n_top = min(n_rows, int(top_rate * n_rows))
     n_other = min(n_rows - n_top, max(1, int(other_rate * n_rows)))
     # a partition, not a sort: O(n), and deterministic for the same sizes
@@ -35,7 +39,8 @@ def goss_sample(grad, hess, top_rate, other_rate, rng):
     top, rest = order[:n_top], order[n_top:]
     other = rng.choice(rest, size=n_other, replace=False) if n_other else rest[:0]
     rows = np.sort(np.concatenate([top, other])).astype(ROW_DTYPE)
-    return rows, np.sort(other)
+    factor = (n_rows - n_top) / n_other if n_other else 1.0
+    return rows, np.sort(other), factor
 
 
 def amplified(arrays, rows, factor):

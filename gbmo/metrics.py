@@ -65,11 +65,13 @@ def accuracy(y, prediction, weight=None):
 
 def r2(y, prediction, weight=None):
     """Per output 1 - sum w (y - p)^2 / sum w (y - mean_w y)^2 (scikit-learn's
-    r2_score): 1 for a perfect fit, 0 for predicting the mean."""
+    r2_score): 1 for a perfect fit, 0 for predicting the mean; an output whose
+    targets are all equal scores 1 when predicted exactly, else 0, as there."""
     residual = _column_mean((prediction - y) ** 2, weight)
     spread = _column_mean((y - _column_mean(y, weight)) ** 2, weight)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return 1.0 - residual / spread
+        score = 1.0 - residual / spread
+    return np.where(spread == 0, np.where(residual == 0, 1.0, 0.0), score)
 
 
 def _binary_auc(labels, scores, weight):
@@ -161,8 +163,26 @@ def get_metric(name):
     return METRICS[name]
 
 
+def check_metric_fits(name, y, prediction_width):
+    """Refuses, before training, a metric that cannot score this target (y as
+    the loss prepared it; prediction_width its predictions' columns)."""
+    base, _ = parse_metric(name)
+    class_indices = y.ndim == 1 and prediction_width > 1
+    if class_indices and base in ("rmse", "mse", "mae", "r2"):
+        raise ValueError(f"metric {name!r} compares values with targets, but this objective's "
+                         "targets are class indices; use logloss, error, accuracy or auc")
+    if base == "auc" and not class_indices:
+        observed = y[~np.isnan(y)] if y.dtype.kind == "f" else y
+        if not np.isin(observed, (0, 1)).all():
+            raise ValueError(f"metric {name!r} needs 0/1 labels (or class indices), but the "
+                             "targets hold other values")
+
+
 def evaluate(name, y, prediction, weight=None):
-    """(value averaged over outputs, per-output values or None for a single value)."""
+    """(value averaged over the outputs where it is defined, per-output values
+    or None for a single value): an output without a value (no observed
+    target, or one class only for auc) is left out of the mean, which is NaN
+    only when no output has a value."""
     base, outputs = parse_metric(name)
     metric = get_metric(base)
     if outputs is not None:
@@ -171,7 +191,9 @@ def evaluate(name, y, prediction, weight=None):
                              f"{y.shape[1] if y.ndim == 2 else 'no'} output columns")
         y, prediction = y[:, outputs], prediction[:, outputs]
     values = np.atleast_1d(metric(y, prediction, weight))
-    return float(values.mean()), (values if values.size > 1 else None)
+    defined = values[~np.isnan(values)]
+    return (float(defined.mean()) if defined.size else np.nan,
+            values if values.size > 1 else None)
 
 
 # -- sparse labels (GBDT-sparse): Y a scipy CSR of 0/1, predictions top-k -----

@@ -26,6 +26,18 @@ def is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes")
 
 
+def _holds_numbers(column, dtype):
+    """An object column whose values all read as numbers (as a numpy object
+    array of numbers does)."""
+    if getattr(dtype, "kind", None) != "O":
+        return False
+    try:
+        np.asarray(column, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def check_dataframe_columns(X, name="X"):
     """Raises a TypeError naming the non-numeric columns of a DataFrame X
     (category, object, string, datetime, ...), with their dtypes, before any
@@ -34,7 +46,7 @@ def check_dataframe_columns(X, name="X"):
     if not is_dataframe(X):
         return
     bad = [(column, dtype) for column, dtype in zip(X.columns, X.dtypes)
-           if not _is_numeric_dtype(dtype)]
+           if not _is_numeric_dtype(dtype) and not _holds_numbers(X[column], dtype)]
     if not bad:
         return
     listed = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:_NAMED_COLUMNS])

@@ -86,6 +86,7 @@ def test_higher_is_better_custom_metric_in_cv():
     (lambda preds, data: ("x", "high", True), TypeError, "a real value"),
     (lambda preds, data: ("rmse", 1.0, False), ValueError, "'rmse'"),
     ([worst_output_mae, worst_output_mae], ValueError, "'worst_mae'"),
+    (lambda preds, data: ("rmse_per_output", 1.0, False), ValueError, "'rmse_per_output'"),
     ("rmse", TypeError, "feval must be a function"),
 ])
 def test_malformed_custom_metrics_are_refused_by_name(feval, error, message):
@@ -93,3 +94,15 @@ def test_malformed_custom_metrics_are_refused_by_name(feval, error, message):
     data = gbmo.Dataset(X, Y)
     with pytest.raises(error, match=message):
         gbmo.train({"verbosity": 0}, data, 2, valid_sets=[data], feval=feval)
+
+
+def test_cv_refuses_folds_whose_custom_metrics_differ():
+    X, Y = _data(300)
+    calls = []
+
+    def changing(preds, eval_data):
+        calls.append(1)
+        return f"metric_{len(calls) % 2}", 1.0, False
+
+    with pytest.raises(ValueError, match="the folds' metrics differ in round 1"):
+        gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, Y), 2, nfold=2, feval=changing)

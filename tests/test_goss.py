@@ -23,18 +23,30 @@ def test_the_sample_is_the_largest_gradients_and_a_draw_from_the_rest(hess_colum
     rng = np.random.default_rng(0)
     grad = rng.normal(size=(1000, 4)).astype(np.float32)
     hess = rng.uniform(0.1, 1.0, size=(1000, hess_columns)).astype(np.float32)
-    rows, other = goss_sample(grad, hess, 0.2, 0.1, np.random.default_rng(1))
+    rows, other, factor = goss_sample(grad, hess, 0.2, 0.1, np.random.default_rng(1))
     size = np.abs(grad * hess).sum(axis=1)
     top = np.setdiff1d(rows, other)
-    assert len(top) == 200 and len(other) == 100
+    assert len(top) == 200 and len(other) == 100 and factor == 8.0
     assert np.all(np.diff(rows.astype(np.int64)) > 0)  # sorted, no repeats
     np.testing.assert_array_equal(np.union1d(top, other), rows)
     assert size[top].min() >= size[np.setdiff1d(np.arange(1000), top)].max()
-    again, other_again = goss_sample(grad, hess, 0.2, 0.1, np.random.default_rng(1))
+    again, other_again, _ = goss_sample(grad, hess, 0.2, 0.1, np.random.default_rng(1))
     np.testing.assert_array_equal(again, rows)
     np.testing.assert_array_equal(other_again, other)
-    _, other_elsewhere = goss_sample(grad, hess, 0.2, 0.1, np.random.default_rng(2))
+    _, other_elsewhere, _ = goss_sample(grad, hess, 0.2, 0.1, np.random.default_rng(2))
     assert not np.array_equal(other_elsewhere, other)
+
+
+@pytest.mark.parametrize("n_rows, top_rate, other_rate", [
+    (29, 0.2, 0.1), (15, 0.2, 0.1), (300, 0.2, 0.001), (7, 0.0, 0.5)])
+def test_the_drawn_rows_stand_for_the_whole_rest_whatever_the_rounding(n_rows, top_rate,
+                                                                       other_rate):
+    """With unit gradients the amplified sample sums to the row count exactly."""
+    ones = np.ones((n_rows, 2), dtype=np.float32)
+    rows, other, factor = goss_sample(ones, ones[:, :1], top_rate, other_rate,
+                                      np.random.default_rng(0))
+    n_top = len(rows) - len(other)
+    assert n_top + factor * len(other) == pytest.approx(n_rows, rel=1e-12)
 
 
 def test_rates_covering_every_row_grow_the_unsampled_trees():
@@ -71,7 +83,7 @@ def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(monkeypatch, 
                                   full.predict(X, raw_score=True))
     # round 2's trees: -sum(w g) / (sum(w h) + lambda) over the sampled rows of each
     # leaf, w = (1 - top_rate) / other_rate for the drawn rows, 1 for the top ones
-    rows, other = drawn[0]
+    rows, other, factor = drawn[0]
     raw = goss.predict(X, raw_score=True, num_iteration=2)
     p = np.exp(raw - raw.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
@@ -79,7 +91,8 @@ def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(monkeypatch, 
     hess = p * (1 - p)
     weight = np.zeros(len(X))
     weight[rows] = 1.0
-    weight[other] = (1 - top_rate) / other_rate
+    weight[other] = factor
+    assert factor == (1 - top_rate) / other_rate  # 3,000 rows: no rounding
     leaves = goss.predict_leaf(X)
     for t in range(per_round):
         tree = goss.trees[n_warm + t]
@@ -111,18 +124,35 @@ def test_goss_learns_nearly_as_well_and_is_deterministic():
     assert not np.array_equal(other_seed.predict(X_test), goss.predict(X_test))
 
 
-def test_an_ensembler_s_update_gradients_are_amplified_too():
-    """With top_rate + other_rate = 1 a sketch ensembler grows the unsampled
-    model; the leaves come from its (amplified by 1) update gradients."""
+def test_an_ensembler_s_update_gradients_are_amplified_too(monkeypatch):
+    """A sketch ensembler's tree is shaped by one column; its leaves come from
+    the amplified update gradients of every output (MSE: g = F - y, h = 1)."""
+    drawn = []
+
+    def recording(*args):
+        drawn.append(goss_sample(*args))
+        return drawn[-1]
+
+    monkeypatch.setattr(gbmo.engine, "goss_sample", recording)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(800, 5))
     Y = np.column_stack([X[:, 0], X[:, 1] * X[:, 0], np.cos(X[:, 2])])
-    params = {**QUIET, "ensembler": "sketch_topk", "ensembler_params": {"k": 1},
-              "learning_rate": 0.5}
-    full = gbmo.train(params, gbmo.Dataset(X, Y), 5)
-    goss = gbmo.train({**params, "data_sample_strategy": "goss", "top_rate": 0.5,
-                       "other_rate": 0.5}, gbmo.Dataset(X, Y), 5)
-    np.testing.assert_array_equal(goss.predict(X), full.predict(X))
+    rate, l2 = 1.0, 1.0
+    booster = gbmo.train({**QUIET, "ensembler": "sketch_topk", "ensembler_params": {"k": 1},
+                          "learning_rate": rate, "lambda_l2": l2,
+                          "data_sample_strategy": "goss"}, gbmo.Dataset(X, Y), 2)
+    rows, other, factor = drawn[0]  # round 2 (round 1 warms up)
+    weight = np.zeros(len(X))
+    weight[rows] = 1.0
+    weight[other] = factor
+    grad = booster.predict(X, raw_score=True, num_iteration=1) - Y
+    leaves = booster.predict_leaf(X)[:, 1]
+    tree = booster.trees[1]
+    for leaf in range(tree.n_leaves):
+        in_leaf = leaves == leaf
+        G = (weight[in_leaf, None] * grad[in_leaf]).sum(axis=0)
+        expected = -rate * G / (weight[in_leaf].sum() + l2)
+        np.testing.assert_allclose(tree.leaf_values[leaf], expected, rtol=2e-5, atol=1e-8)
 
 
 def test_cv_and_the_estimators_take_it():

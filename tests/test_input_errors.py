@@ -287,3 +287,16 @@ def test_numpy_object_array_of_strings_says_x_must_be_numeric():
     numbers = GBMORegressor(n_estimators=2).fit(X.astype(object), y)  # as scikit-learn
     with pytest.raises(ValueError, match="X must be numeric.*'x'"):
         numbers.predict(mixed)
+
+
+def test_an_object_column_of_numbers_is_taken_as_numbers():
+    import pandas as pd
+    from gbmo.sklearn import GBMORegressor
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(80, 2))
+    frame = pd.DataFrame({"a": values[:, 0], "b": pd.Series(values[:, 1], dtype=object)})
+    y = values[:, 0] + values[:, 1]
+    from_frame = GBMORegressor(n_estimators=3).fit(frame, y).predict(frame)
+    from_array = GBMORegressor(n_estimators=3).fit(values, y).predict(values)
+    np.testing.assert_array_equal(from_frame, from_array)

@@ -83,3 +83,51 @@ def test_lightgbm_metric_names_are_gbmo_s():
     classes = gbmo.train({"objective": "binary", "metric": ["binary_logloss", "binary_error"],
                           "verbosity": 0}, labelled, 2, valid_sets=[labelled])
     assert set(classes.evals_result["training"]) == {"logloss", "error"}
+
+
+def test_outputs_without_a_value_are_left_out_and_early_stopping_goes_on():
+    """A validation set without one class (or with a constant 0/1 column)
+    gives that output no auc: the mean is over the others, and early stopping
+    stops on their best round, not at round 1."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 4))
+    y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(1200, 3)), axis=1)
+    valid_rows = np.flatnonzero(y[800:] != 2) + 800  # no class 2
+    train = gbmo.Dataset(X[:800], y[:800])
+    valid = train.create_valid(X[valid_rows], y[valid_rows])
+    booster = gbmo.train({"objective": "softmax", "metric": "auc", "verbosity": 0}, train, 60,
+                         valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(5, verbose=False)])
+    history = booster.evals_result["valid_0"]
+    per_output = np.array(history["auc_per_output"])
+    assert np.all(np.isnan(per_output[:, 2])) and not np.any(np.isnan(per_output[:, :2]))
+    np.testing.assert_allclose(history["auc"], per_output[:, :2].mean(axis=1))
+    assert booster.best_iteration > 1
+    assert history["auc"][booster.best_iteration - 1] == max(history["auc"])
+
+
+def test_r2_of_a_constant_output_is_finite_as_in_scikit_learn():
+    y = np.column_stack([np.ones(10), np.arange(10.0)])
+    prediction = np.column_stack([np.full(10, 1.0), np.arange(10.0) + 1])
+    exact, off = r2(y, prediction), r2(y, prediction + [0.5, 0.0])
+    np.testing.assert_allclose(exact, r2_score(y, prediction, multioutput="raw_values"))
+    np.testing.assert_allclose(off, r2_score(y, prediction + [0.5, 0.0],
+                                             multioutput="raw_values"))
+    assert exact[0] == 1.0 and off[0] == 0.0
+
+
+@pytest.mark.parametrize("objective, metric, target, message", [
+    ("softmax", "r2", "classes", "'r2' compares values with targets, but this objective's "
+                                 "targets are class indices"),
+    ("softmax", "rmse", "classes", "'rmse' compares values"),
+    ("mse", "auc", "values", "'auc' needs 0/1 labels"),
+])
+def test_a_metric_that_cannot_score_the_target_is_refused_before_training(
+        objective, metric, target, message):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 3, 60) if target == "classes" else rng.normal(size=60)
+    data = gbmo.Dataset(X, y)
+    with pytest.raises(ValueError, match=message):
+        gbmo.train({"objective": objective, "metric": metric, "verbosity": 0}, data, 1,
+                   valid_sets=[data])

@@ -451,6 +451,16 @@ def test_class_weight_is_stored_and_the_regressor_refuses_one():
         GBMORegressor(class_weight="balanced").fit(X, (y == "rare").astype(float))
 
 
+@pytest.fixture
+def no_training(monkeypatch):
+    """Errors that must come before any training: training fails the test."""
+    import gbmo.sklearn as gbmo_sklearn
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("training started")
+    monkeypatch.setattr(gbmo_sklearn, "train", refuse)
+
+
 @pytest.mark.parametrize("make_data", [_imbalanced, _imbalanced_three])
 def test_balanced_class_weight_equals_the_hand_made_sample_weight(make_data):
     from sklearn.utils.class_weight import compute_sample_weight
@@ -541,12 +551,7 @@ def test_class_weight_with_integer_and_boolean_labels():
     ({1: 2.0}, r"names a label not in y: 1;"),
     ({"rare": 0, "common": 0}, r"'class_weight' = .* leaves every row a weight of 0"),
 ])
-def test_bad_class_weight_is_named_before_training(class_weight, message, monkeypatch):
-    import gbmo.sklearn as gbmo_sklearn
-
-    def no_training(*args, **kwargs):
-        raise AssertionError("training started")
-    monkeypatch.setattr(gbmo_sklearn, "train", no_training)
+def test_bad_class_weight_is_named_before_training(class_weight, message, no_training):
     X, y = _imbalanced(100)
     model = GBMOClassifier(class_weight=class_weight)  # stored unchanged, no error yet
     with pytest.raises(ValueError, match=message):
@@ -554,13 +559,8 @@ def test_bad_class_weight_is_named_before_training(class_weight, message, monkey
 
 
 @pytest.mark.parametrize("class_weight", ["balanced", {0: 2.0}, {}])
-def test_class_weight_is_refused_for_multi_label_targets(class_weight, monkeypatch):
+def test_class_weight_is_refused_for_multi_label_targets(class_weight, no_training):
     import scipy.sparse as sp
-    import gbmo.sklearn as gbmo_sklearn
-
-    def no_training(*args, **kwargs):
-        raise AssertionError("training started")
-    monkeypatch.setattr(gbmo_sklearn, "train", no_training)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 3))
     Y = (X[:, :2] > 0).astype(int)

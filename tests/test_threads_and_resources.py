@@ -170,4 +170,3 @@ def test_interrupted_fit_leaves_a_booster_usable_up_to_the_last_finished_round()
         np.testing.assert_array_equal(interrupted.predict(X), finished.predict(X))
         reloaded = gbmo.Booster(model_str=interrupted.model_to_string())
         np.testing.assert_array_equal(reloaded.predict(X), finished.predict(X))
-
