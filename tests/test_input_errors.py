@@ -300,3 +300,18 @@ def test_an_object_column_of_numbers_is_taken_as_numbers():
     from_frame = GBMORegressor(n_estimators=3).fit(frame, y).predict(frame)
     from_array = GBMORegressor(n_estimators=3).fit(values, y).predict(values)
     np.testing.assert_array_equal(from_frame, from_array)
+
+
+@pytest.mark.parametrize("alias, name, value", [
+    ("min_child_samples", "min_samples_leaf", 7), ("min_data", "min_samples_leaf", 7),
+    ("min_gain_to_split", "min_gain", 0.5), ("shrinkage_rate", "learning_rate", 0.3),
+    ("n_jobs", "n_threads", 1), ("verbose", "verbosity", -1),
+    ("subsample_for_bin", "bin_subsample", 500), ("bagging", "subsample", 0.5),
+    ("sub_feature", "colsample_bytree", 0.5), ("reg_alpha", "lambda_l1", 2.0),
+    ("boosting_type", "boosting", "dart"),
+])
+def test_lightgbm_parameter_names_set_gbmo_s(alias, name, value):
+    from gbmo.params import resolve_params
+
+    assert resolve_params({alias: value})[name] == value
+    assert resolve_params({name: value}) == resolve_params({alias: value})
