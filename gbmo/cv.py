@@ -99,6 +99,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             folds = list(folds.split(train_set.X, y))
         pairs = _check_folds(folds, n_rows)
 
+    callbacks = _prepare_callbacks(callbacks, params)  # refusals before any binning
     trainers = []
     for train_rows, valid_rows in pairs:
         fold_train = Dataset(train_set.X[train_rows], train_set.Y[train_rows],
@@ -110,7 +111,6 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
                                              _rows(train_set.init_score, valid_rows))
         trainers.append(_Trainer(params, fold_train, [fold_valid], ["valid"], fevals=fevals))
     boosters = [trainer.booster for trainer in trainers]
-    callbacks = _prepare_callbacks(callbacks, params)
 
     try:
         history = _run_folds(trainers, boosters, params, num_boost_round, callbacks)

@@ -435,8 +435,9 @@ class _Trainer:
 
 def _prepare_callbacks(callbacks, params):
     """Sorted by their `order`; with verbosity > 0 and no log_evaluation among
-    them, every round is logged. DART refuses early stopping, as LightGBM
-    does: each round rescales earlier ones, so a best round's model is gone."""
+    them, every round is logged. DART refuses early stopping (LightGBM turns
+    it off with a warning): each round rescales earlier ones, so a best
+    round's model is gone."""
     callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
     if params["boosting"] == "dart" and any(getattr(c, "stops_early", False) for c in callbacks):
         raise ValueError("boosting='dart' takes no early stopping: every round rescales the "

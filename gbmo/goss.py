@@ -30,7 +30,7 @@ def goss_sample(grad, hess, top_rate, other_rate, rng):
     are multiplied by: the rest's size over the draw's, which the rates give
     only up to the rounding of the counts."""
     n_rows = grad.shape[0]
-    # a shared hessian column broadcasts over the outputs
+    # one size for all outputs, so that one sample serves a vector-leaf tree
     size = np.abs(grad * hess).sum(axis=1)
     n_top = min(n_rows, int(top_rate * n_rows))
     n_other = min(n_rows - n_top, max(1, int(other_rate * n_rows)))

@@ -119,16 +119,23 @@ METRIC_ALIASES = {
     "binary_logloss": "logloss", "multi_logloss": "logloss", "cross_entropy": "logloss",
     "mlogloss": "logloss",
     "binary_error": "error", "multi_error": "error", "merror": "error",
+    # LightGBM also takes an objective's name for its metric
+    "regression_l2": "mse", "binary": "logloss", "multiclass": "logloss",
+    "xentropy": "logloss",
 }
 
 
 def canonical_metric(name):
-    """gbmo's name for a metric given by one of METRIC_ALIASES, its output
-    selection kept ("l2[0,1]" -> "mse[0,1]"); any other value unchanged."""
+    """gbmo's spelling of a metric: an alias of METRIC_ALIASES as gbmo's
+    name, the output selection without spaces ("l2[0, 1]" -> "mse[0,1]"), so
+    that one metric is evaluated and recorded once; any other value unchanged."""
     base, outputs = parse_metric(name)
-    if base not in METRIC_ALIASES:
+    if not isinstance(name, str):
         return name
-    return METRIC_ALIASES[base] + name[len(base):]
+    base = METRIC_ALIASES.get(base, base)
+    return base if outputs is None else f"{base}[{','.join(map(str, outputs))}]"
+
+
 HIGHER_IS_BETTER = {"accuracy", "r2", "auc"}
 
 
@@ -166,16 +173,29 @@ def get_metric(name):
 def check_metric_fits(name, y, prediction_width):
     """Refuses, before training, a metric that cannot score this target (y as
     the loss prepared it; prediction_width its predictions' columns)."""
-    base, _ = parse_metric(name)
+    base, outputs = parse_metric(name)
     class_indices = y.ndim == 1 and prediction_width > 1
-    if class_indices and base in ("rmse", "mse", "mae", "r2"):
-        raise ValueError(f"metric {name!r} compares values with targets, but this objective's "
-                         "targets are class indices; use logloss, error, accuracy or auc")
-    if base == "auc" and not class_indices:
-        observed = y[~np.isnan(y)] if y.dtype.kind == "f" else y
-        if not np.isin(observed, (0, 1)).all():
-            raise ValueError(f"metric {name!r} needs 0/1 labels (or class indices), but the "
-                             "targets hold other values")
+    if outputs is not None:
+        if y.ndim != 2 or max(outputs) >= y.shape[1]:
+            raise ValueError(f"metric {name!r} selects outputs {outputs}, but the targets have "
+                             f"{y.shape[1] if y.ndim == 2 else 'no'} output columns (class "
+                             "indices have none); allowed: columns 0 .. d - 1 of a 2-D target")
+        y = y[:, outputs]
+    if class_indices:
+        if base in ("rmse", "mse", "mae", "r2"):
+            raise ValueError(f"metric {name!r} compares values with targets, but this "
+                             "objective's targets are class indices; use logloss, error, "
+                             "accuracy or auc")
+        return
+    observed = y[~np.isnan(y)] if y.dtype.kind == "f" else y
+    if base == "auc" and not np.isin(observed, (0, 1)).all():
+        raise ValueError(f"metric {name!r} needs 0/1 labels (or class indices), but the "
+                         "targets hold other values")
+    if base in ("logloss", "error", "accuracy") and not (
+            (observed >= 0) & (observed <= 1)).all():
+        raise ValueError(f"metric {name!r} scores probabilities against labels in [0, 1] (or "
+                         "class indices), but the targets hold other values; for regression "
+                         "use rmse, mse, mae or r2")
 
 
 def evaluate(name, y, prediction, weight=None):

@@ -38,8 +38,8 @@ PARAMS = {
                      doc="gbdt, or dart: each round drops earlier rounds at random while it "
                          "fits (drop_rate, max_drop, skip_drop)"),
     "drop_rate": Spec(0.1, float, 0.0, 1.0, doc="dart: chance that an earlier round is dropped"),
-    "max_drop": Spec(50, int, -1, 2**31 - 1,
-                     doc="dart: rounds dropped at most (on average) in one round; <= 0: no limit"),
+    "max_drop": Spec(50, int, -2**31, 2**31 - 1,
+                     doc="dart: rounds dropped at most in one round; <= 0: no limit"),
     "skip_drop": Spec(0.5, float, 0.0, 1.0, doc="dart: chance that a round drops nothing"),
     "tree_mode": Spec("multi_output", str, choices=("multi_output", "single_output"),
                       doc="one vector-leaf tree a round, or one single-output tree per output"),
@@ -69,7 +69,7 @@ PARAMS = {
                                                 "gradients every tree keeps"),
     "other_rate": Spec(0.1, float, 0.0, 1.0, low_open=True,
                        doc="goss: fraction of rows drawn from the others, their gradients "
-                           "amplified by (1 - top_rate) / other_rate"),
+                           "amplified by the others' count over the draw's"),
     "colsample_bytree": Spec(1.0, float, 0.0, 1.0, low_open=True,
                              doc="fraction of the features each tree may split on"),
     "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,
@@ -108,6 +108,7 @@ ALIASES = {
     "reg_lambda": "lambda_l2",
     "reg_alpha": "lambda_l1",
     "boosting_type": "boosting",
+    "rate_drop": "drop_rate",
     "boost": "boosting",
     "l1_regularization": "lambda_l1",
     "lambda": "lambda_l2",

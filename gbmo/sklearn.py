@@ -146,8 +146,18 @@ def _eval_metrics(eval_metric):
 
 
 def _as_feval(function):
-    """A scikit-learn style metric function as train's feval(preds, eval_data)."""
-    takes_weight = len(inspect.signature(function).parameters) >= 3
+    """A scikit-learn style metric function as train's feval(preds, eval_data);
+    one that cannot be called as (y_true, y_pred) or (y_true, y_pred, weight)
+    is refused before training."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin without a signature: called with two
+        signature = None
+    takes_weight = signature is not None and _binds(signature, 3)
+    if signature is not None and not takes_weight and not _binds(signature, 2):
+        raise TypeError(f"eval_metric {getattr(function, '__qualname__', function)!r} must "
+                        "take (y_true, y_pred) or (y_true, y_pred, weight); a group argument, "
+                        "as LightGBM's ranking metrics take, is not supported")
 
     def feval(preds, eval_data):
         weight = (eval_data.get_weight(),) if takes_weight else ()
@@ -155,6 +165,14 @@ def _as_feval(function):
 
     feval.__qualname__ = getattr(function, "__qualname__", repr(function))
     return feval
+
+
+def _binds(signature, n_positional):
+    try:
+        signature.bind(*range(n_positional))
+    except TypeError:
+        return False
+    return True
 
 
 def _check_int_param(name, value, low, allow_none=False):
@@ -342,11 +360,18 @@ class _GBMOModel(BaseEstimator):
         gbmo.train), as in LightGBM. eval_metric: metric names evaluated beside
         the objective's, and functions (y_true, y_pred[, weight]) -> (name,
         value, is_higher_better) with y_true the encoded target (class
-        indices, 0/1 labels) and y_pred as predict_proba / predict give it for
-        that target; early stopping watches them all.
+        indices, 0/1 labels) and y_pred the booster's prediction for it:
+        (n, n_classes) probabilities, (n,) for a binary or 1-D target,
+        computed from raw scores that include init_score, as in LightGBM;
+        early stopping watches them all.
         """
         n_estimators, rounds, fraction = self._check_own_params()
         metric_names, fevals = _eval_metrics(eval_metric)
+        if rounds is not None and self.boosting == "dart":
+            raise ValueError(f"early_stopping_rounds={rounds} is not taken with "
+                             "boosting='dart': every round rescales the rounds it drops, so "
+                             "the model of a best round is not kept; set "
+                             "early_stopping_rounds=None")
         _check_numeric_X(X)
         X, y = _validate_data(
             self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,

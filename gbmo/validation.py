@@ -27,15 +27,15 @@ def is_dataframe(X):
 
 
 def _holds_numbers(column, dtype):
-    """An object column whose values all read as numbers (as a numpy object
-    array of numbers does)."""
-    if getattr(dtype, "kind", None) != "O":
+    """A plain object column whose values are all numbers (as a numpy object
+    array of numbers is taken); not strings of digits, and not a category or
+    string dtype, whose values a model must not read as ordered numbers."""
+    if dtype != np.dtype(object):
         return False
-    try:
-        np.asarray(column, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    return True
+    from pandas.api.types import infer_dtype
+
+    return infer_dtype(column, skipna=True) in ("integer", "floating", "mixed-integer-float",
+                                                "boolean", "decimal", "empty")
 
 
 def check_dataframe_columns(X, name="X"):

@@ -106,3 +106,19 @@ def test_cv_refuses_folds_whose_custom_metrics_differ():
 
     with pytest.raises(ValueError, match="the folds' metrics differ in round 1"):
         gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, Y), 2, nfold=2, feval=changing)
+
+
+def test_rounds_without_a_value_do_not_end_early_stopping():
+    """A metric that has no value (NaN) in its first rounds: early stopping
+    waits for its first value instead of keeping NaN as the best forever."""
+    X, Y = _data()
+    data = gbmo.Dataset(X, Y)
+    rounds = []
+
+    def late(preds, eval_data):
+        rounds.append(len(rounds))
+        return "late", (np.nan if len(rounds) <= 6 else float(len(rounds))), True
+
+    booster = gbmo.train({"verbosity": 0, "metric": "rmse"}, data, 30, valid_sets=[data],
+                         feval=late, callbacks=[gbmo.early_stopping(5, verbose=False)])
+    assert len(booster.evals_result["training"]["late"]) == 30

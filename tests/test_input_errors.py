@@ -315,3 +315,14 @@ def test_lightgbm_parameter_names_set_gbmo_s(alias, name, value):
 
     assert resolve_params({alias: value})[name] == value
     assert resolve_params({name: value}) == resolve_params({alias: value})
+
+
+@pytest.mark.parametrize("values, dtype", [
+    (["1", "2.5"] * 40, object), (["1", "2.5"] * 40, "string"), ([1, 2] * 40, "category"),
+])
+def test_strings_of_digits_and_categories_of_numbers_are_still_refused(values, dtype):
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": np.arange(80.0), "b": pd.Series(values, dtype=dtype)})
+    with pytest.raises(TypeError, match="non-numeric column: 'b'"):
+        gbmo.Dataset(frame, np.arange(80.0))

@@ -1,4 +1,6 @@
 """auc and r2 against scikit-learn's, and as training metrics."""
+import re
+
 import numpy as np
 import pytest
 from sklearn.metrics import r2_score, roc_auc_score
@@ -131,3 +133,42 @@ def test_a_metric_that_cannot_score_the_target_is_refused_before_training(
     with pytest.raises(ValueError, match=message):
         gbmo.train({"objective": objective, "metric": metric, "verbosity": 0}, data, 1,
                    valid_sets=[data])
+
+
+def test_a_selected_output_is_checked_alone_and_a_selection_must_exist():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1], X[:, 2]]).astype(float)
+    loss = gbmo.MultiTaskLoss([("sigmoid", [0]), ("mse", [1, 2])])
+    data = gbmo.Dataset(X, Y)
+    booster = gbmo.train({"objective": loss, "metric": ["logloss[0]", "auc[0]", "r2[1, 2]"],
+                          "verbosity": 0}, data, 3, valid_sets=[data])
+    assert set(booster.evals_result["training"]) >= {"logloss[0]", "auc[0]", "r2[1,2]"}
+    for metric in ("rmse[3]", "auc[1]"):
+        with pytest.raises(ValueError, match=rf"metric '{re.escape(metric)}'"):
+            gbmo.train({"objective": loss, "metric": metric, "verbosity": 0}, data, 1,
+                       valid_sets=[data])
+    classes = gbmo.Dataset(X, rng.integers(0, 3, 200))
+    with pytest.raises(ValueError, match=r"selects outputs \[0\].*class indices have none"):
+        gbmo.train({"objective": "softmax", "metric": "logloss[0]", "verbosity": 0}, classes,
+                   1, valid_sets=[classes])
+
+
+@pytest.mark.parametrize("metric", ["logloss", "binary_logloss", "error", "accuracy"])
+def test_class_metrics_on_a_regression_target_are_refused(metric):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    data = gbmo.Dataset(X, 50 * X[:, 0])
+    with pytest.raises(ValueError, match="labels in \\[0, 1\\]"):
+        gbmo.train({"metric": metric, "verbosity": 0}, data, 1, valid_sets=[data])
+
+
+def test_one_metric_spelt_two_ways_is_evaluated_once():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    data = gbmo.Dataset(X, X[:, :2])
+    booster = gbmo.train({"metric": ["mse[0,1]", "l2[0, 1]", "rmse[1]"], "verbosity": 0}, data,
+                         2, valid_sets=[data])
+    names = [name for name in booster.evals_result["training"]
+             if not name.endswith("_per_output")]
+    assert names == ["mse[0,1]", "rmse[1]"]

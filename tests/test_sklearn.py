@@ -631,3 +631,21 @@ def test_bad_eval_metric_is_refused(eval_metric, error, message):
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(error, match=message):
         GBMORegressor(n_estimators=2).fit(X, X[:, 0], eval_metric=eval_metric)
+
+
+@pytest.mark.parametrize("function", [
+    lambda y_true: ("x", 1.0, True),
+    lambda y_true, y_pred, weight, group: ("x", 1.0, True),
+])
+def test_an_eval_metric_function_that_cannot_be_called_is_refused(function, no_training):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(TypeError, match="must take \\(y_true, y_pred\\) or \\(y_true, y_pred, "
+                                        "weight\\)"):
+        GBMORegressor(n_estimators=2).fit(X, X[:, 0], eval_metric=function)
+
+
+def test_dart_with_early_stopping_rounds_is_refused_by_name(no_training):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(ValueError, match="early_stopping_rounds=5 is not taken with "
+                                         "boosting='dart'"):
+        GBMORegressor(boosting="dart", early_stopping_rounds=5).fit(X, X[:, 0])

@@ -706,18 +706,19 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     with the node's bounds lower and upper (per output) searches under
     monotone constraints: see bounded_split_gain. lambda_l1 > 0 scores
     soft-thresholded gradient sums (l1_shrunk)."""
-    cdef SplitContext context
-    if monotone is None:
-        context = _context(parent, n_outputs, hess_width, hess_constant, lambda_l2, lambda_l1,
-                           min_samples_leaf, min_child_weight, 0, False)
-    else:
+    cdef const double* lower_bound = NULL
+    cdef const double* upper_bound = NULL
+    if monotone is not None:
         if lower is None or upper is None or monotone.shape[0] != hist.shape[0] \
                 or monotone.shape[1] != n_outputs or lower.shape[0] != n_outputs \
                 or upper.shape[0] != n_outputs:
             raise ValueError(f"monotone must be ({hist.shape[0]}, {n_outputs}) (features, "
                              f"outputs) and lower and upper ({n_outputs},)")
-        context = _context(parent, n_outputs, hess_width, hess_constant, lambda_l2, lambda_l1,
-                           min_samples_leaf, min_child_weight, 0, False, &lower[0], &upper[0])
+        lower_bound, upper_bound = &lower[0], &upper[0]
+    cdef SplitContext context = _context(parent, n_outputs, hess_width, hess_constant,
+                                         lambda_l2, lambda_l1, min_samples_leaf,
+                                         min_child_weight, 0, False, lower_bound, upper_bound)
+    if monotone is not None:
         context.monotone = &monotone[0, 0]
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
