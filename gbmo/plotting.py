@@ -85,6 +85,10 @@ def _metric_curves(evals_result, metric, dataset_names, per_output):
                          f"available: {', '.join(evals_result)}")
     if metric is None:
         metric = next(iter(_recorded_metrics(evals_result[dataset_names[0]])), None)
+    else:
+        from .metrics import canonical_metric
+
+        metric = canonical_metric(metric)  # recorded under gbmo's name ("l2" as "mse")
     curves = []
     for style, name in enumerate(dataset_names):
         history = evals_result[name]

@@ -70,6 +70,10 @@ def test_metric_choice_and_data_set_choice(booster, tmp_path):
     _assert_png(ax, tmp_path)
     (line,) = ax.get_lines()
     np.testing.assert_allclose(line.get_ydata(), booster.evals_result["valid_1"]["mae"])
+    _, ax = plt.subplots()
+    plot_metric(booster, metric="l1", dataset_names=["valid_1"], ax=ax)  # LightGBM's name
+    (line,) = ax.get_lines()
+    np.testing.assert_allclose(line.get_ydata(), booster.evals_result["valid_1"]["mae"])
 
 
 def test_metric_per_output_draws_a_line_per_output_and_data_set(booster, tmp_path):

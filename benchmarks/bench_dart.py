@@ -1,0 +1,88 @@
+"""DART against plain boosting, in gbmo and in LightGBM, at a fixed number of rounds.
+
+    python benchmarks/bench_dart.py [--rows 20000] [--rounds 300] [--threads 2]
+
+DART takes no early stopping (each round rescales earlier ones), so every
+fit runs the same rounds: bench_core's two problems (10 outputs or classes),
+63 leaves, 63 bins, learning rate 0.1, DART's defaults of both libraries
+(drop_rate 0.1, max_drop 50, skip_drop 0.5; LightGBM with uniform_drop, as
+gbmo draws). Each fit runs in its own subprocess; time is the whole fit.
+Ratios are to gbmo's plain boosting in the same run.
+"""
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_core import (BINS, LAMBDA, LEARNING_RATE, LEAVES, MIN_LEAF,  # noqa: E402
+                        run_cases)
+
+DART = {"boosting": "dart", "drop_rate": 0.1, "max_drop": 50, "skip_drop": 0.5}
+
+
+def fit_gbmo(case, X, Y, rounds, threads, extra=None):
+    import gbmo
+
+    params = {"objective": "mse" if case == "regression" else "softmax",
+              "max_leaves": LEAVES, "max_bins": BINS, "lambda_l2": LAMBDA,
+              "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
+              "n_threads": threads, "verbosity": 0, **(extra or {})}
+    return gbmo.train(params, gbmo.Dataset(X, Y), rounds).predict
+
+
+def fit_lightgbm(case, X, Y, rounds, threads, extra=None):
+    import lightgbm
+    import numpy as np
+
+    common = dict(n_estimators=rounds, num_leaves=LEAVES, max_bin=BINS, reg_lambda=LAMBDA,
+                  learning_rate=LEARNING_RATE, min_child_samples=MIN_LEAF, n_jobs=threads,
+                  verbose=-1, **(extra or {}))
+    if case == "regression":
+        models = [lightgbm.LGBMRegressor(**common).fit(X, Y[:, j]) for j in range(Y.shape[1])]
+        return lambda X_test: np.column_stack([m.predict(X_test) for m in models])
+    return lightgbm.LGBMClassifier(**common).fit(X, Y).predict_proba
+
+
+FITTERS = {
+    "gbmo": fit_gbmo,
+    "gbmo_dart": lambda *a: fit_gbmo(*a, DART),
+    "lightgbm": fit_lightgbm,
+    "lightgbm_dart": lambda *a: fit_lightgbm(*a, {"boosting_type": "dart", "uniform_drop": True,
+                                                  **{k: v for k, v in DART.items()
+                                                     if k != "boosting"}}),
+}
+
+
+def worker(library, case, n_rows, rounds, threads):
+    import bench_core
+
+    bench_core.FITTERS = FITTERS  # bench_core's worker times and scores whatever it is given
+    bench_core.worker(library, case, n_rows, rounds, threads)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cases", default="regression,classification")
+    parser.add_argument("--libraries", default=",".join(FITTERS))
+    parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker, args.rows, args.rounds, args.threads)
+        return
+    print(f"{args.rows} training rows, {args.rounds} rounds, {args.threads} threads")
+    options = ["--rows", str(args.rows), "--rounds", str(args.rounds),
+               "--threads", str(args.threads)]
+    for case, results in run_cases(__file__, args.cases, args.libraries, options):
+        metric = "test RMSE" if case == "regression" else "test accuracy"
+        print(f"\n({case})  {'library':<14} {'seconds':>8} {metric:>14} {'time / gbmo':>12}")
+        ours = results["gbmo"]["seconds"] if "gbmo" in results else None
+        for library, r in results.items():
+            ratio = f"{r['seconds'] / ours:.2f}" if ours else ""
+            print(f"{'':13}{library:<14} {r['seconds']:8.1f} {r['metric']:14.5f} {ratio:>12}")
+
+
+if __name__ == "__main__":
+    main()
