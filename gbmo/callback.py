@@ -68,7 +68,8 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
             best.clear()
         results = env.evaluation_result_list
         if not results:
-            raise ValueError("early stopping needs at least one validation set (valid_sets)")
+            raise ValueError("early stopping needs at least one validation set (valid_sets) and "
+                             "a metric (metric='None' leaves only feval's)")
         last_set = results[-1][0]
         watched = [r for r in results if r[0] == last_set]
         if first_metric_only:

@@ -215,7 +215,7 @@ def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
 
 
 def _metric_names(params, loss):
-    metrics = params["metric"] or loss.default_metric
+    metrics = loss.default_metric if params["metric"] is None else params["metric"]
     if metrics is None:  # a custom objective with no metric given
         return []
     return metrics if isinstance(metrics, list) else [metrics]

@@ -152,6 +152,10 @@ OBJECTIVE_ALIASES = {
 }
 
 
+# LightGBM's spellings of "no built-in metric" (custom metrics only)
+NO_METRIC = ("none", "null", "na", "custom")
+
+
 def canonical_objective(objective):
     """gbmo's name for an objective given by one of OBJECTIVE_ALIASES; any
     other value unchanged."""
@@ -225,6 +229,8 @@ def _check_names(resolved):
         raise ValueError(f"unknown ensembler {ensembler!r}; known ensemblers: "
                          f"{', '.join(ENSEMBLERS.names())}")
     metrics = resolved["metric"]
+    if isinstance(metrics, str) and metrics.lower() in NO_METRIC:
+        resolved["metric"] = metrics = []  # only custom metrics (feval), as in LightGBM
     if isinstance(metrics, list):
         # an alias and its metric are one metric, evaluated once
         resolved["metric"] = metrics = list(dict.fromkeys(canonical_metric(m) for m in metrics))
