@@ -1,13 +1,16 @@
 """DART against plain boosting, in gbmo and in LightGBM, at a fixed number of rounds.
 
     python benchmarks/bench_dart.py [--rows 20000] [--rounds 300] [--threads 2]
+                                    [--outputs 1 --seed 0]
 
 DART takes no early stopping (each round rescales earlier ones), so every
 fit runs the same rounds: bench_core's two problems (10 outputs or classes),
 63 leaves, 63 bins, learning rate 0.1, DART's defaults of both libraries
 (drop_rate 0.1, max_drop 50, skip_drop 0.5; LightGBM with uniform_drop, as
 gbmo draws). Each fit runs in its own subprocess; time is the whole fit.
-Ratios are to gbmo's plain boosting in the same run.
+Ratios are to gbmo's plain boosting in the same run. --outputs 1 keeps the
+regression's first output only, where both libraries grow the same trees;
+--seed sets both DARTs' drop seed.
 """
 import argparse
 import sys
@@ -18,6 +21,7 @@ from bench_core import (BINS, LAMBDA, LEARNING_RATE, LEAVES, MIN_LEAF,  # noqa: 
                         run_cases)
 
 DART = {"boosting": "dart", "drop_rate": 0.1, "max_drop": 50, "skip_drop": 0.5}
+SEED = 0  # set from --seed in each worker
 
 
 def fit_gbmo(case, X, Y, rounds, threads, extra=None):
@@ -27,7 +31,7 @@ def fit_gbmo(case, X, Y, rounds, threads, extra=None):
               "max_leaves": LEAVES, "max_bins": BINS, "lambda_l2": LAMBDA,
               "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
               "n_threads": threads, "verbosity": 0, **(extra or {})}
-    return gbmo.train(params, gbmo.Dataset(X, Y), rounds).predict
+    return gbmo.train({**params, "seed": SEED}, gbmo.Dataset(X, Y), rounds).predict
 
 
 def fit_lightgbm(case, X, Y, rounds, threads, extra=None):
@@ -38,9 +42,10 @@ def fit_lightgbm(case, X, Y, rounds, threads, extra=None):
                   learning_rate=LEARNING_RATE, min_child_samples=MIN_LEAF, n_jobs=threads,
                   verbose=-1, **(extra or {}))
     if case == "regression":
-        models = [lightgbm.LGBMRegressor(**common).fit(X, Y[:, j]) for j in range(Y.shape[1])]
+        models = [lightgbm.LGBMRegressor(drop_seed=SEED, **common).fit(X, Y[:, j])
+                  for j in range(Y.shape[1])]
         return lambda X_test: np.column_stack([m.predict(X_test) for m in models])
-    return lightgbm.LGBMClassifier(**common).fit(X, Y).predict_proba
+    return lightgbm.LGBMClassifier(drop_seed=SEED, **common).fit(X, Y).predict_proba
 
 
 FITTERS = {
@@ -53,10 +58,21 @@ FITTERS = {
 }
 
 
-def worker(library, case, n_rows, rounds, threads):
+def worker(library, case, n_rows, rounds, threads, outputs, seed):
+    global SEED
     import bench_core
 
-    bench_core.FITTERS = FITTERS  # bench_core's worker times and scores whatever it is given
+    SEED = seed
+    all_outputs = bench_core.make_data
+
+    def first_outputs(case, n_rows, seed=0):
+        X, Y, X_test, Y_test = all_outputs(case, n_rows, seed)
+        return X, Y[:, :outputs], X_test, Y_test[:, :outputs]
+
+    # bench_core's worker times and scores whatever data and fitters it is given
+    bench_core.FITTERS = FITTERS
+    if outputs:
+        bench_core.make_data = first_outputs
     bench_core.worker(library, case, n_rows, rounds, threads)
 
 
@@ -65,16 +81,19 @@ def main():
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--outputs", type=int, default=0, help="regression outputs kept (0: all)")
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cases", default="regression,classification")
     parser.add_argument("--libraries", default=",".join(FITTERS))
     parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(*args.worker, args.rows, args.rounds, args.threads)
+        worker(*args.worker, args.rows, args.rounds, args.threads, args.outputs, args.seed)
         return
     print(f"{args.rows} training rows, {args.rounds} rounds, {args.threads} threads")
     options = ["--rows", str(args.rows), "--rounds", str(args.rounds),
-               "--threads", str(args.threads)]
+               "--threads", str(args.threads), "--outputs", str(args.outputs),
+               "--seed", str(args.seed)]
     for case, results in run_cases(__file__, args.cases, args.libraries, options):
         metric = "test RMSE" if case == "regression" else "test accuracy"
         print(f"\n({case})  {'library':<14} {'seconds':>8} {metric:>14} {'time / gbmo':>12}")
