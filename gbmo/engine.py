@@ -1,4 +1,5 @@
 """train(): the boosting loop."""
+import itertools
 import os
 
 import numpy as np
@@ -313,6 +314,7 @@ class _Trainer:
         context = EnsemblerContext(iteration, rng, self.y, raw, weight, n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
                                               self.y, raw, weight, context)
+        exact = grad, hess, update  # before GOSS amplifies them
         if self.goss:
             grad, hess, update = self._goss(iteration, grad, hess, update)
         if update is not None and (self.single_output or params["split"] != "dense"):
@@ -326,8 +328,13 @@ class _Trainer:
             tree_grad, tree_hess) in enumerate(_per_tree_gradients(grad, hess,
                                                                    self.single_output))]
         missing_bin = self.bin_mapper.missing_bin
+        renew = (self.goss and self.row_sample is not None and params["goss_renew_leaves"]
+                 and self.monotone is None)
+        if renew:
+            new_trees = [self._renew_leaves(tree, output, exact, shrinkage)
+                         for output, (tree, _, _, _) in enumerate(new_trees)]
         for tree, leaf_start, leaf_stop, rows in new_trees:
-            if self.row_sample is not None:  # rows out of the sample are in no leaf range
+            if self.row_sample is not None and not renew:  # rows out of the sample: no leaf
                 self.training_set.add_tree(tree, missing_bin, n_threads)
             else:
                 add_leaf_values(rows, leaf_start, leaf_stop,
@@ -337,6 +344,46 @@ class _Trainer:
         if n_dropped:
             self._normalize(dropped, n_dropped)
         return self._evaluate([tree for tree, _, _, _ in new_trees])
+
+    def _renew_leaves(self, tree, output, exact, shrinkage):
+        """A tree grown on a GOSS sample with its leaf values set again from
+        every training row's own (not amplified) gradients: the sample chose
+        the splits well, but its amplified few rows set the values poorly (at
+        equal rounds, 0.729 accuracy against 0.702 on bench_peers' classes,
+        and 0.727 without sampling). Returns (tree, leaf starts, leaf stops,
+        every row grouped by leaf), the form _grow gives."""
+        grad, hess, update = exact
+        if update is not None:
+            grad, hess = update
+        elif self.single_output:
+            grad, hess = next(itertools.islice(_per_tree_gradients(grad, hess, True), output,
+                                               None))
+        n_threads = self.params["n_threads"]
+        leaf = self._leaf_of_rows(tree)
+        # numpy sorts 16-bit keys by radix: 5x faster than 64-bit ones here
+        keys = leaf.astype(np.uint16) if tree.n_leaves <= 1 << 16 else leaf
+        rows = np.argsort(keys, kind="stable").astype(ROW_DTYPE)
+        leaf_stop = np.cumsum(np.bincount(leaf, minlength=tree.n_leaves)).astype(np.intp)
+        leaf_start = np.concatenate([[0], leaf_stop[:-1]]).astype(np.intp)
+        values = _leaf_values((grad, hess), rows, leaf_start, leaf_stop,
+                              self.params["lambda_l2"], self.params["lambda_l1"], n_threads)
+        values *= shrinkage
+        if tree.leaf_outputs is not None and not self.single_output:  # sparse leaves
+            values = np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
+        tree.leaf_values = np.ascontiguousarray(values)
+        return tree, leaf_start, leaf_stop, rows
+
+    def _leaf_of_rows(self, tree):
+        """The leaf of every training row in tree: the binned walk that updates
+        raw scores, adding each leaf's index as its one value."""
+        index = np.zeros((self.train_set.n_rows, 1))
+        predict_binned(
+            self.train_set.X_binned, self.bin_mapper.missing_bin, np.zeros(1, dtype=np.int32),
+            tree.node_feature, tree.node_bin, tree.node_missing_left, tree.node_left,
+            tree.node_right, tree.node_value, np.arange(tree.n_leaves + 1, dtype=np.int64),
+            np.full(tree.n_leaves, -1, dtype=np.int64), np.arange(tree.n_leaves, dtype=float),
+            np.zeros(1, dtype=np.int32), index, threads_for(self.params["n_threads"], len(index)))
+        return index[:, 0].astype(np.intp)
 
     def _drop(self):
         """DART: (the trees of the rounds dropped this round, how many rounds),

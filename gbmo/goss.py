@@ -13,7 +13,10 @@ A row's size is sum_j |g_ij h_ij| over its outputs, LightGBM's measure for
 its multi-class trees, so one sample serves every output of a vector-leaf
 tree. As in LightGBM, the first 1 / learning_rate rounds use every row: the
 gradients of a model that has barely started say little about which rows
-are fitted.
+are fitted. Unlike LightGBM, the leaf values are then set again from every
+row's own gradients (goss_renew_leaves, engine._Trainer._renew_leaves): the
+sample chooses the splits well, but its few amplified rows set the values
+poorly.
 """
 import numpy as np
 

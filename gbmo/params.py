@@ -70,6 +70,10 @@ PARAMS = {
     "other_rate": Spec(0.1, float, 0.0, 1.0, low_open=True,
                        doc="goss: fraction of rows drawn from the others, their gradients "
                            "amplified by the others' count over the draw's"),
+    "goss_renew_leaves": Spec(True, bool,
+                              doc="goss: leaf values from every row's own gradients once the "
+                                  "tree is grown on the sample (False: from the amplified "
+                                  "sample, as LightGBM)"),
     "colsample_bytree": Spec(1.0, float, 0.0, 1.0, low_open=True,
                              doc="fraction of the features each tree may split on"),
     "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,
@@ -184,6 +188,10 @@ def _check_value(name, value, spec):
         raise ValueError(f"parameter {name!r} must not be None")
     if name in _ALLOW_OBJECTS and _ALLOW_OBJECTS[name](value):
         return value
+    if spec.kind is bool:
+        if not isinstance(value, (bool, numbers.Integral)) or value not in (0, 1):
+            raise TypeError(f"parameter {name!r} must be True or False, got {value!r}")
+        return bool(value)
     if spec.kind is dict:
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
             raise TypeError(f"parameter {name!r} must be a dict of keyword arguments, got {value!r}")

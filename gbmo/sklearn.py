@@ -210,6 +210,7 @@ class _GBMOModel(BaseEstimator):
         data_sample_strategy="bagging",
         top_rate=0.2,
         other_rate=0.1,
+        goss_renew_leaves=True,
         colsample_bytree=1.0,
         colsample_bynode=1.0,
         tree_mode="multi_output",
@@ -247,6 +248,7 @@ class _GBMOModel(BaseEstimator):
         self.data_sample_strategy = data_sample_strategy
         self.top_rate = top_rate
         self.other_rate = other_rate
+        self.goss_renew_leaves = goss_renew_leaves
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.tree_mode = tree_mode
@@ -309,6 +311,7 @@ class _GBMOModel(BaseEstimator):
             "data_sample_strategy": self.data_sample_strategy,
             "top_rate": self.top_rate,
             "other_rate": self.other_rate,
+            "goss_renew_leaves": self.goss_renew_leaves,
             "colsample_bytree": self.colsample_bytree,
             "colsample_bynode": self.colsample_bynode,
             "tree_mode": self.tree_mode,
@@ -511,6 +514,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     skip_drop, max_leaves, max_depth, max_bins,
     lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain,
     subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
+    goss_renew_leaves,
     colsample_bytree, colsample_bynode, tree_mode, split, top_k, growth,
     monotone_constraints, interaction_constraints, ensembler,
     ensembler_params (all as in gbmo.train),

@@ -60,8 +60,12 @@ def test_rates_covering_every_row_grow_the_unsampled_trees():
                                   full.predict(X, raw_score=True))
 
 
+@pytest.mark.parametrize("renew", [False, True])
 @pytest.mark.parametrize("tree_mode", ["multi_output", "single_output"])
-def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(monkeypatch, tree_mode):
+def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(monkeypatch, tree_mode,
+                                                                   renew):
+    """The sample shapes round 3's trees; their leaves hold the amplified
+    sample's values (LightGBM's GOSS) or, renewed, every row's own."""
     X, y = _classes()
     drawn = []
 
@@ -74,7 +78,8 @@ def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(monkeypatch, 
     params = {**QUIET, "objective": "softmax", "learning_rate": rate, "lambda_l2": l2,
               "max_leaves": 6, "tree_mode": tree_mode}
     goss = gbmo.train({**params, "data_sample_strategy": "goss", "top_rate": top_rate,
-                       "other_rate": other_rate}, gbmo.Dataset(X, y), 3)
+                       "other_rate": other_rate, "goss_renew_leaves": renew},
+                      gbmo.Dataset(X, y), 3)
     full = gbmo.train(params, gbmo.Dataset(X, y), 2)
     assert len(drawn) == 1  # rounds 0 and 1 warm up (1 / learning_rate), round 2 samples
     per_round = goss.trees_per_round
@@ -93,6 +98,8 @@ def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(monkeypatch, 
     weight[rows] = 1.0
     weight[other] = factor
     assert factor == (1 - top_rate) / other_rate  # 3,000 rows: no rounding
+    if renew:
+        weight[:] = 1.0
     leaves = goss.predict_leaf(X)
     for t in range(per_round):
         tree = goss.trees[n_warm + t]
@@ -124,9 +131,11 @@ def test_goss_learns_nearly_as_well_and_is_deterministic():
     assert not np.array_equal(other_seed.predict(X_test), goss.predict(X_test))
 
 
-def test_an_ensembler_s_update_gradients_are_amplified_too(monkeypatch):
+@pytest.mark.parametrize("renew", [False, True])
+def test_an_ensembler_s_update_gradients_are_amplified_too(monkeypatch, renew):
     """A sketch ensembler's tree is shaped by one column; its leaves come from
-    the amplified update gradients of every output (MSE: g = F - y, h = 1)."""
+    the amplified update gradients of every output (MSE: g = F - y, h = 1),
+    or, renewed, from every row's own."""
     drawn = []
 
     def recording(*args):
@@ -140,11 +149,14 @@ def test_an_ensembler_s_update_gradients_are_amplified_too(monkeypatch):
     rate, l2 = 1.0, 1.0
     booster = gbmo.train({**QUIET, "ensembler": "sketch_topk", "ensembler_params": {"k": 1},
                           "learning_rate": rate, "lambda_l2": l2,
-                          "data_sample_strategy": "goss"}, gbmo.Dataset(X, Y), 2)
+                          "data_sample_strategy": "goss", "goss_renew_leaves": renew},
+                         gbmo.Dataset(X, Y), 2)
     rows, other, factor = drawn[0]  # round 2 (round 1 warms up)
     weight = np.zeros(len(X))
     weight[rows] = 1.0
     weight[other] = factor
+    if renew:
+        weight[:] = 1.0
     grad = booster.predict(X, raw_score=True, num_iteration=1) - Y
     leaves = booster.predict_leaf(X)[:, 1]
     tree = booster.trees[1]
@@ -153,6 +165,25 @@ def test_an_ensembler_s_update_gradients_are_amplified_too(monkeypatch):
         G = (weight[in_leaf, None] * grad[in_leaf]).sum(axis=0)
         expected = -rate * G / (weight[in_leaf].sum() + l2)
         np.testing.assert_allclose(tree.leaf_values[leaf], expected, rtol=2e-5, atol=1e-8)
+
+
+def test_renewed_leaves_are_kept_in_the_raw_scores_and_monotone_models_keep_theirs():
+    X, y = _classes()
+    data = gbmo.Dataset(X, y)
+    booster = gbmo.train({**QUIET, "objective": "softmax", "learning_rate": 0.5,
+                          "data_sample_strategy": "goss"}, data, 6, valid_sets=[data])
+    proba = booster.predict(X)
+    recorded = booster.evals_result["training"]["logloss"][-1]
+    assert recorded == pytest.approx(-np.mean(np.log(proba[np.arange(len(y)), y])), rel=1e-12)
+    # monotone constraints bound each leaf by its node's bounds: the sample's values stay
+    rng = np.random.default_rng(0)
+    Xr = rng.normal(size=(2000, 3))
+    yr = Xr[:, 0] + 0.1 * rng.normal(size=2000)
+    params = {**QUIET, "learning_rate": 0.5, "data_sample_strategy": "goss",
+              "monotone_constraints": [1, 0, 0]}
+    renewed = gbmo.train(params, gbmo.Dataset(Xr, yr), 6)
+    kept = gbmo.train({**params, "goss_renew_leaves": False}, gbmo.Dataset(Xr, yr), 6)
+    np.testing.assert_array_equal(renewed.predict(Xr), kept.predict(Xr))
 
 
 def test_cv_and_the_estimators_take_it():
@@ -173,10 +204,11 @@ def test_cv_and_the_estimators_take_it():
     ({"data_sample_strategy": "goss", "other_rate": 0.0}, "other_rate"),
     ({"data_sample_strategy": "goss", "top_rate": 1.5}, "top_rate"),
     ({"data_sample_strategy": "random"}, "data_sample_strategy"),
+    ({"data_sample_strategy": "goss", "goss_renew_leaves": "yes"}, "goss_renew_leaves"),
 ])
 def test_bad_settings_are_refused_by_name(params, message):
     X, y = _classes(200)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, TypeError), match=message):
         gbmo.train({**QUIET, "objective": "softmax", **params}, gbmo.Dataset(X, y), 1)
 
 
