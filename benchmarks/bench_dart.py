@@ -9,7 +9,8 @@ fit runs the same rounds: bench_core's two problems (10 outputs or classes),
 (drop_rate 0.1, max_drop 50, skip_drop 0.5; LightGBM with uniform_drop, as
 gbmo draws). Each fit runs in its own subprocess; time is the whole fit.
 Ratios are to gbmo's plain boosting in the same run. --outputs 1 keeps the
-regression's first output only, where both libraries grow the same trees;
+regression's first output only (the classes are left whole), where both
+libraries grow the same trees;
 --seed sets both DARTs' drop seed.
 """
 import argparse
@@ -67,6 +68,8 @@ def worker(library, case, n_rows, rounds, threads, outputs, seed):
 
     def first_outputs(case, n_rows, seed=0):
         X, Y, X_test, Y_test = all_outputs(case, n_rows, seed)
+        if case != "regression":  # class indices have no output columns to keep
+            return X, Y, X_test, Y_test
         return X, Y[:, :outputs], X_test, Y_test[:, :outputs]
 
     # bench_core's worker times and scores whatever data and fitters it is given
@@ -87,6 +90,8 @@ def main():
     parser.add_argument("--libraries", default=",".join(FITTERS))
     parser.add_argument("--worker", nargs=2, metavar=("LIBRARY", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.outputs < 0:
+        parser.error(f"--outputs must be >= 0 (0: all), got {args.outputs}")
     if args.worker:
         worker(*args.worker, args.rows, args.rounds, args.threads, args.outputs, args.seed)
         return

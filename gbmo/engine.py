@@ -1,5 +1,4 @@
 """train(): the boosting loop."""
-import itertools
 import os
 
 import numpy as np
@@ -35,14 +34,20 @@ def _split_hessian(hess):
 
 def _per_tree_gradients(grad, hess, single_output):
     """The (grad, hess) of each tree of a round: all outputs at once, or one
-    output per tree (a shared hessian column serves every output)."""
+    output per tree."""
     if not single_output:
         yield np.ascontiguousarray(grad, dtype=G_H_DTYPE), hess
         return
     for j in range(grad.shape[1]):
-        column = j if hess.shape[1] > 1 else 0
-        yield (np.ascontiguousarray(grad[:, j:j + 1], dtype=G_H_DTYPE),
-               np.ascontiguousarray(hess[:, column:column + 1]))
+        yield _output_gradients(grad, hess, j)
+
+
+def _output_gradients(grad, hess, j):
+    """Output j's gradient column and its hessian column, as the kernels take
+    them (a shared hessian column serves every output)."""
+    column = j if hess.shape[1] > 1 else 0
+    return (np.ascontiguousarray(grad[:, j:j + 1], dtype=G_H_DTYPE),
+            np.ascontiguousarray(hess[:, column:column + 1], dtype=G_H_DTYPE))
 
 
 def _make_ensembler(params):
@@ -118,13 +123,17 @@ class _EvalSet:
     def add_tree(self, tree, missing_bin, n_threads, scale=1.0):
         """raw += scale * tree's prediction of every row."""
         value_start, output_start, values, outputs = tree.leaf_arrays().kernel_arguments()
-        predict_binned(
-            self.dataset.X_binned, missing_bin, np.zeros(1, dtype=np.int32),
-            tree.node_feature, tree.node_bin, tree.node_missing_left, tree.node_left,
-            tree.node_right, tree.node_value, value_start, output_start,
-            values if scale == 1.0 else values * scale, outputs, self.raw,
-            threads_for(n_threads, self.raw.size * 8),
-        )
+        _walk_binned(self.dataset.X_binned, missing_bin, tree,
+                     (value_start, output_start, values if scale == 1.0 else values * scale,
+                      outputs), self.raw, n_threads)
+
+
+def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
+    """out += each row's leaf in tree, leaves as the kernels take them
+    (value_start, output_start, values, outputs)."""
+    predict_binned(X_binned, missing_bin, np.zeros(1, dtype=np.int32), tree.node_feature,
+                   tree.node_bin, tree.node_missing_left, tree.node_left, tree.node_right,
+                   tree.node_value, *leaves, out, threads_for(n_threads, out.size * 8))
 
 
 def _check_validation_target(loss, y, train_y, n_outputs, name):
@@ -348,16 +357,15 @@ class _Trainer:
     def _renew_leaves(self, tree, output, exact, shrinkage):
         """A tree grown on a GOSS sample with its leaf values set again from
         every training row's own (not amplified) gradients: the sample chose
-        the splits well, but its amplified few rows set the values poorly (at
-        equal rounds, 0.729 accuracy against 0.702 on bench_peers' classes,
-        and 0.727 without sampling). Returns (tree, leaf starts, leaf stops,
+        the splits well, but its amplified few rows set the values poorly
+        (benchmarks/README.md, GOSS). Returns (tree, leaf starts, leaf stops,
         every row grouped by leaf), the form _grow gives."""
         grad, hess, update = exact
         if update is not None:
             grad, hess = update
-        elif self.single_output:
-            grad, hess = next(itertools.islice(_per_tree_gradients(grad, hess, True), output,
-                                               None))
+        if self.single_output:
+            grad, hess = _output_gradients(grad, hess, output)
+        grad, hess = (np.ascontiguousarray(a, dtype=G_H_DTYPE) for a in (grad, hess))
         n_threads = self.params["n_threads"]
         leaf = self._leaf_of_rows(tree)
         # numpy sorts 16-bit keys by radix: 5x faster than 64-bit ones here
@@ -377,12 +385,11 @@ class _Trainer:
         """The leaf of every training row in tree: the binned walk that updates
         raw scores, adding each leaf's index as its one value."""
         index = np.zeros((self.train_set.n_rows, 1))
-        predict_binned(
-            self.train_set.X_binned, self.bin_mapper.missing_bin, np.zeros(1, dtype=np.int32),
-            tree.node_feature, tree.node_bin, tree.node_missing_left, tree.node_left,
-            tree.node_right, tree.node_value, np.arange(tree.n_leaves + 1, dtype=np.int64),
-            np.full(tree.n_leaves, -1, dtype=np.int64), np.arange(tree.n_leaves, dtype=float),
-            np.zeros(1, dtype=np.int32), index, threads_for(self.params["n_threads"], len(index)))
+        leaves = (np.arange(tree.n_leaves + 1, dtype=np.int64),
+                  np.full(tree.n_leaves, -1, dtype=np.int64),
+                  np.arange(tree.n_leaves, dtype=float), np.zeros(1, dtype=np.int32))
+        _walk_binned(self.train_set.X_binned, self.bin_mapper.missing_bin, tree, leaves, index,
+                     self.params["n_threads"])
         return index[:, 0].astype(np.intp)
 
     def _drop(self):

@@ -5,6 +5,8 @@ import numbers
 import os
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -189,8 +191,13 @@ def _check_value(name, value, spec):
     if name in _ALLOW_OBJECTS and _ALLOW_OBJECTS[name](value):
         return value
     if spec.kind is bool:
-        if not isinstance(value, (bool, numbers.Integral)) or value not in (0, 1):
-            raise TypeError(f"parameter {name!r} must be True or False, got {value!r}")
+        # the command line gives strings; numpy gives its own bools
+        words = {"true": True, "false": False}
+        if isinstance(value, str) and value.lower() in words:
+            return words[value.lower()]
+        if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
+            raise TypeError(f"parameter {name!r} must be True or False (or 1 / 0, 'true' / "
+                            f"'false'), got {value!r}")
         return bool(value)
     if spec.kind is dict:
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
@@ -237,6 +244,8 @@ def _check_names(resolved):
         raise ValueError(f"unknown ensembler {ensembler!r}; known ensemblers: "
                          f"{', '.join(ENSEMBLERS.names())}")
     metrics = resolved["metric"]
+    if metrics == []:  # no metric named: the objective's, as LightGBM's metric=""
+        resolved["metric"] = metrics = None
     if isinstance(metrics, str) and metrics.lower() in NO_METRIC:
         resolved["metric"] = metrics = []  # only custom metrics (feval), as in LightGBM
     if isinstance(metrics, list):

@@ -85,7 +85,7 @@ def _metric_curves(evals_result, metric, dataset_names, per_output):
                          f"available: {', '.join(evals_result)}")
     if metric is None:
         metric = next(iter(_recorded_metrics(evals_result[dataset_names[0]])), None)
-    else:
+    elif metric not in evals_result[dataset_names[0]]:
         from .metrics import canonical_metric
 
         metric = canonical_metric(metric)  # recorded under gbmo's name ("l2" as "mse")

@@ -403,3 +403,13 @@ def test_error_unwritable_output(regression_csv, tmp_path, capsys):
     line = run_error(["train", "--data", path, "--target", "y1", "--rounds", "1", "--output",
                       str(tmp_path / "no_dir" / "m.json")], capsys)
     assert "m.json" in line and "cannot write" in line
+
+
+@pytest.mark.parametrize("word, expected", [("false", False), ("True", True), ("0", False)])
+def test_true_and_false_parameters_are_read_as_words(regression_csv, tmp_path, word, expected):
+    path, _, _ = regression_csv
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1", "--output", model, "--rounds", "2",
+                 "--param", "data_sample_strategy=goss", "--param",
+                 f"goss_renew_leaves={word}"]) == 0
+    assert gbmo.Booster(model_file=model).params["goss_renew_leaves"] is expected

@@ -219,3 +219,66 @@ def test_a_sparse_y_refuses_it():
     with pytest.raises(ValueError, match="goss"):
         gbmo.train({**QUIET, "data_sample_strategy": "goss", "split": "sparse", "top_k": 3},
                    gbmo.Dataset(X, Y), 1)
+
+
+@pytest.mark.parametrize("params", [
+    {"split": "sparse_restricted", "top_k": 2},
+    {"split": "sparse", "top_k": 1},
+    {"lambda_l1": 20.0},
+    {"tree_mode": "single_output", "lambda_l1": 5.0},
+], ids=["sparse_restricted", "sparse", "l1", "single_output_l1"])
+def test_renewed_leaves_are_every_row_s_weighted_thresholded_sums(monkeypatch, params):
+    """MSE with weights: g = w (F - y), h = w; a renewed leaf keeps
+    -lr T(sum g) / (sum h + lambda) over all its rows, for the outputs it keeps."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 5))
+    Y = np.column_stack([X[:, 0], np.sin(X[:, 1]), X[:, 2] * X[:, 0]])
+    weight = rng.uniform(0.2, 2.0, 3000)
+    rate, l2 = 1.0, 1.0
+    booster = gbmo.train({**QUIET, **params, "learning_rate": rate, "lambda_l2": l2,
+                          "max_leaves": 6, "data_sample_strategy": "goss"},
+                         gbmo.Dataset(X, Y, weight=weight), 2)
+    l1 = params.get("lambda_l1", 0.0)
+    grad = weight[:, None] * (booster.predict(X, raw_score=True, num_iteration=1) - Y)
+    leaves = booster.predict_leaf(X)
+    per_round = booster.trees_per_round
+    for t in range(per_round):
+        tree = booster.trees[per_round + t]
+        assert tree.node_count[0] < len(X)  # grown on the sample
+        for leaf in range(tree.n_leaves):
+            in_leaf = leaves[:, per_round + t] == leaf
+            G = grad[in_leaf].sum(axis=0)
+            expected = -rate * np.sign(G) * np.maximum(np.abs(G) - l1, 0) / (
+                weight[in_leaf].sum() + l2)
+            kept = [t] if per_round > 1 else (
+                range(3) if tree.leaf_outputs is None else tree.leaf_outputs[leaf])
+            np.testing.assert_allclose(tree.leaf_values[leaf], expected[list(kept)],
+                                       rtol=2e-5, atol=1e-9)
+
+
+def test_a_loss_of_float64_gradients_renews_too():
+    class DoubleSquaredError(gbmo.Loss):
+        name = "double_mse"
+        default_metric = "rmse"
+
+        def prepare_target(self, y):
+            return np.asarray(y, dtype=float).reshape(len(y), -1)
+
+        def n_outputs(self, y):
+            return y.shape[1]
+
+        def init_score(self, y, weight=None):
+            return y.mean(axis=0)
+
+        def gradients(self, y, raw, weight=None):
+            return raw - y, np.ones((len(y), 1))  # float64, as a third party may give
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    Y = np.column_stack([X[:, 0], X[:, 1]])
+    for mode in ("multi_output", "single_output"):
+        params = {**QUIET, "learning_rate": 0.5, "data_sample_strategy": "goss",
+                  "tree_mode": mode}
+        ours = gbmo.train({**params, "objective": DoubleSquaredError()}, gbmo.Dataset(X, Y), 4)
+        builtin = gbmo.train(params, gbmo.Dataset(X, Y), 4)
+        np.testing.assert_allclose(ours.predict(X), builtin.predict(X), rtol=1e-6, atol=1e-9)

@@ -172,3 +172,11 @@ def test_one_metric_spelt_two_ways_is_evaluated_once():
     names = [name for name in booster.evals_result["training"]
              if not name.endswith("_per_output")]
     assert names == ["mse[0,1]", "rmse[1]"]
+
+
+def test_an_empty_metric_list_is_the_objective_s_metric():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    data = gbmo.Dataset(X, X[:, :2])
+    booster = gbmo.train({"metric": [], "verbosity": 0}, data, 2, valid_sets=[data])
+    assert "rmse" in booster.evals_result["training"]

@@ -74,6 +74,11 @@ def test_metric_choice_and_data_set_choice(booster, tmp_path):
     plot_metric(booster, metric="l1", dataset_names=["valid_1"], ax=ax)  # LightGBM's name
     (line,) = ax.get_lines()
     np.testing.assert_allclose(line.get_ydata(), booster.evals_result["valid_1"]["mae"])
+    # a custom metric's own name comes first, alias or not
+    custom = {"valid_1": {"l1": [3.0, 2.0, 1.0]}}
+    _, ax = plt.subplots()
+    plot_metric(custom, metric="l1", ax=ax)
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), [3.0, 2.0, 1.0])
 
 
 def test_metric_per_output_draws_a_line_per_output_and_data_set(booster, tmp_path):
