@@ -30,7 +30,7 @@ from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .losses import Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import threads_for
-from .grower import leaf_values, tree_structure
+from .grower import leaf_values, soft_threshold, tree_structure
 from .params import canonical_objective, resolve_params
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -197,6 +197,7 @@ class SparseOutputGrower:
         self.params = params
         self.top_k = min(params["top_k"], n_labels)
         self.lambda_l2 = params["lambda_l2"]
+        self.lambda_l1 = params["lambda_l1"]
         self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
         n_features = X_binned.shape[0]
         self.split_gain = np.empty(n_features, dtype=np.float64)
@@ -205,8 +206,9 @@ class SparseOutputGrower:
 
     def _improvement(self, grad_sums, hess_sums):
         total = hess_sums + self.lambda_l2
+        shrunk = soft_threshold(grad_sums, self.lambda_l1)
         out = np.zeros_like(grad_sums)
-        np.divide(grad_sums * grad_sums, total, out=out, where=total != 0)
+        np.divide(shrunk * shrunk, total, out=out, where=total != 0)
         return out
 
     def _node(self, rows, depth):
@@ -246,7 +248,8 @@ class SparseOutputGrower:
             node.sorted_imp, node.score, self.top_k, self.lambda_l2,
             params["min_samples_leaf"], params["min_child_weight"], self.split_gain,
             self.split_bin, self.split_missing_left,
-            threads_for(params["n_threads"], len(node.rows) * len(self.features) * 8))
+            threads_for(params["n_threads"], len(node.rows) * len(self.features) * 8),
+            lambda_l1=self.lambda_l1)
         gains = self.split_gain[self.features]
         best = int(np.argmax(gains))
         gain = gains[best]
@@ -302,7 +305,8 @@ class SparseOutputGrower:
         has_sums = position < len(node.labels)
         has_sums[has_sums] = node.labels[position[has_sums]] == chosen[has_sums]
         values[has_sums] = leaf_values(node.grad_sums[position[has_sums]],
-                                       node.hess_sums[position[has_sums]] + self.lambda_l2)
+                                       node.hess_sums[position[has_sums]] + self.lambda_l2,
+                                       self.lambda_l1)
         return chosen, values
 
     def _to_tree(self, root):
@@ -463,9 +467,6 @@ class SparseOutputTrainer:
             raise ValueError("a sparse Y does not take boosting='dart' yet")
         if params["data_sample_strategy"] != "bagging":
             raise ValueError("a sparse Y does not take data_sample_strategy='goss' yet")
-        if params["lambda_l1"] != 0.0:
-            raise ValueError(f"a sparse Y does not take lambda_l1 yet, got "
-                             f"{params['lambda_l1']}; use lambda_l2")
         for dataset in [train_set, *valid_sets]:
             if dataset.weight is not None:
                 raise ValueError("a sparse Y does not take sample weights yet")

@@ -289,8 +289,7 @@ def training_cases(draw):
         weight = None
         params.update(objective=draw(st.sampled_from(["squared_hinge", "sigmoid"])),
                       split="sparse", top_k=draw(st.integers(1, n_outputs)), growth="bestfirst",
-                      tree_mode="multi_output", subsample=1.0, colsample_bynode=1.0,
-                      lambda_l1=0.0)
+                      tree_mode="multi_output", subsample=1.0, colsample_bynode=1.0)
         params.pop("ensembler", None)
         params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array

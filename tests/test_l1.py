@@ -179,11 +179,3 @@ def test_bad_penalty_is_refused_by_name(value):
     with pytest.raises((ValueError, TypeError), match="lambda_l1"):
         gbmo.train({**QUIET, "lambda_l1": value}, gbmo.Dataset(X, Y), 1)
 
-
-def test_a_sparse_y_refuses_the_penalty():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(100, 4))
-    Y = sp.csr_matrix((rng.random((100, 30)) < 0.1).astype(float))
-    with pytest.raises(ValueError, match="lambda_l1"):
-        gbmo.train({**QUIET, "lambda_l1": 1.0, "split": "sparse", "top_k": 3},
-                   gbmo.Dataset(X, Y), 1)

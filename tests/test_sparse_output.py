@@ -63,13 +63,15 @@ def assert_same_trees(sparse_booster, dense_booster):
         np.testing.assert_allclose(tree.node_gain, dense.node_gain, rtol=1e-9)
 
 
-@pytest.mark.parametrize("missing_fraction, lambda_l2, min_samples_leaf, mostly_zero", [
-    (0.0, 1.0, 5, False), (0.1, 0.5, 3, False), (0.2, 2.0, 10, False), (0.0, 1.0, 5, True),
-    (0.1, 1.0, 3, True)])
+@pytest.mark.parametrize("missing_fraction, lambda_l2, min_samples_leaf, mostly_zero, l1", [
+    (0.0, 1.0, 5, False, 0.0), (0.1, 0.5, 3, False, 0.0), (0.2, 2.0, 10, False, 0.0),
+    (0.0, 1.0, 5, True, 0.0), (0.1, 1.0, 3, True, 0.0), (0.0, 1.0, 5, False, 3.0),
+    (0.1, 1.0, 3, True, 1.0)])
 def test_squared_hinge_grows_the_trees_of_dense_gbdt_mo_with_the_sparse_split(
-        missing_fraction, lambda_l2, min_samples_leaf, mostly_zero):
+        missing_fraction, lambda_l2, min_samples_leaf, mostly_zero, l1):
     X, Y = make_multilabel(missing_fraction=missing_fraction, mostly_zero=mostly_zero)
-    params = dict(BASE_PARAMS, lambda_l2=lambda_l2, min_samples_leaf=min_samples_leaf)
+    params = dict(BASE_PARAMS, lambda_l2=lambda_l2, min_samples_leaf=min_samples_leaf,
+                  lambda_l1=l1)
     sparse_booster = gbmo.train(dict(params, objective="squared_hinge"),
                                 gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
     dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
@@ -133,14 +135,16 @@ def test_gradients_cover_the_union_of_the_labels_and_the_scored_entries(seed):
 
 
 def slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad, dense_hess, top_k,
-                     lambda_l2, min_samples_leaf):
+                     lambda_l2, min_samples_leaf, lambda_l1=0.0):
     """The unrestricted sparse split of every feature by brute force on dense
-    (n, L) gradients: every threshold, missing right then missing left."""
+    (n, L) gradients: every threshold, missing right then missing left; gradient
+    sums soft-thresholded by lambda_l1."""
     def top(values):
         return np.sort(values)[::-1][:top_k].sum()
 
     def improvement(mask):
         G, H = dense_grad[rows][mask].sum(0), dense_hess[rows][mask].sum(0)
+        G = np.sign(G) * np.maximum(np.abs(G) - lambda_l1, 0.0)
         return G * G / (H + lambda_l2)
 
     everything = np.ones(len(rows), dtype=bool)
@@ -166,7 +170,8 @@ def slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad, dense_hess
     return results
 
 
-def test_split_kernel_matches_a_brute_force_reference():
+@pytest.mark.parametrize("l1", [0.0, 0.8])
+def test_split_kernel_matches_a_brute_force_reference(l1):
     rng = np.random.default_rng(7)
     n, p, n_labels, missing_bin = 80, 4, 9, 5
     X_binned = rng.integers(0, missing_bin + 1, size=(p, n)).astype(np.uint8)
@@ -190,7 +195,7 @@ def test_split_kernel_matches_a_brute_force_reference():
         n_bins_non_missing_ = n_bins
 
     Mapper.missing_bin = missing_bin
-    params = dict(top_k=3, lambda_l2=1.0, max_depth=-1, min_samples_leaf=4,
+    params = dict(top_k=3, lambda_l2=1.0, lambda_l1=l1, max_depth=-1, min_samples_leaf=4,
                   min_child_weight=0.0, n_threads=2, min_gain=0.0)
     grower = SparseOutputGrower(X_binned, Mapper, np.arange(p, dtype=np.int32), gradients,
                                 n_labels, params)
@@ -201,9 +206,10 @@ def test_split_kernel_matches_a_brute_force_reference():
     find_best_sparse_output_splits(
         X_binned, rows, np.arange(p, dtype=np.int32), n_bins, missing_bin, *gradients,
         n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
-        node.sorted_imp, node.score, 3, 1.0, 4.0, 0.0, gain, best_bin, missing_left, 2)
+        node.sorted_imp, node.score, 3, 1.0, 4.0, 0.0, gain, best_bin, missing_left, 2,
+        lambda_l1=l1)
     expected = slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad.astype(float),
-                                dense_hess.astype(float), 3, 1.0, 4)
+                                dense_hess.astype(float), 3, 1.0, 4, l1)
     for f, (expected_gain, expected_bin, expected_missing_left) in enumerate(expected):
         np.testing.assert_allclose(gain[f], expected_gain, rtol=1e-6)
         assert best_bin[f] == expected_bin

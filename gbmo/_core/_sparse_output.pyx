@@ -25,14 +25,6 @@ from libc.stdlib cimport free, malloc
 from .common cimport G_H_t, X_BINNED_t
 
 
-cdef inline double imp(double g, double h, double lambda_l2) noexcept nogil:
-    # H + lambda = 0 (no hessian, lambda 0) adds nothing, as in _split.regularized.
-    cdef double total = h + lambda_l2
-    if total == 0.0:
-        return 0.0
-    return g * g / total
-
-
 cdef struct Heap:
     # An indexed max-heap of labels by key: pos[label] is its place in label_at.
     # Keys in heap order beside the labels, so sifting reads adjacent memory
@@ -154,12 +146,28 @@ cdef struct Node:
     Py_ssize_t n_node_rows
     Py_ssize_t top_k
     double lambda_l2
+    double lambda_l1
     double min_samples_leaf
     double min_child_weight
     double n_labels
     double parent_score
     double parent_hess_total
     Py_ssize_t n_parent_labels
+
+
+cdef inline double imp(double g, double h, const Node* c) noexcept nogil:
+    # H + lambda = 0 (no hessian, lambda 0) adds nothing, as in _split.regularized;
+    # the gradient sum is soft-thresholded by lambda_l1, as in _split.l1_shrunk.
+    cdef double total = h + c.lambda_l2
+    if total == 0.0:
+        return 0.0
+    if g > c.lambda_l1:
+        g -= c.lambda_l1
+    elif g < -c.lambda_l1:
+        g += c.lambda_l1
+    else:
+        return 0.0
+    return g * g / total
 
 
 cdef inline double side_sums(Thread* t, const Node* c, const double[::1] parent_sorted_imp,
@@ -220,9 +228,9 @@ cdef inline void update_heaps(Thread* t, const Node* c) noexcept nogil:
     cdef double left_key, right_key
     for i in range(t.n_dirty):
         label = t.dirty[i]
-        left_key = imp(t.left_grad[label], t.left_hess[label], c.lambda_l2)
+        left_key = imp(t.left_grad[label], t.left_hess[label], c)
         right_key = imp(t.parent_grad[label] - t.left_grad[label],
-                        t.parent_hess[label] - t.left_hess[label], c.lambda_l2)
+                        t.parent_hess[label] - t.left_hess[label], c)
         if t.left.pos[label] < 0:
             r = t.rank[label]
             t.next_untouched[t.prev_untouched[r]] = t.next_untouched[r]
@@ -389,7 +397,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
                                    double[::1] best_gain,
                                    int[::1] best_bin,
                                    unsigned char[::1] best_missing_left,
-                                   int n_threads):
+                                   int n_threads,
+                                   double lambda_l1=0.0):
     """For each f in features, the best split of the node whose rows are rows:
     same outputs and conventions as _split.find_best_sparse_splits (unrestricted,
     per-label hessians): best_gain[f] -1 and best_bin[f] -1 when none is valid;
@@ -398,7 +407,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
 
     parent_labels / parent_grad / parent_hess: the node's labels with non-zero
     entries and their sums; parent_sorted / parent_sorted_imp: the same labels
-    by decreasing imp; parent_score: the sum of the top_k largest imp."""
+    by decreasing imp; parent_score: the sum of the top_k largest imp, where
+    imp = T(G)^2 / (H + lambda_l2) with T soft-thresholding by lambda_l1."""
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     if grad_indptr.shape[0] != X_binned.shape[1] + 1:
@@ -410,6 +420,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     c.n_node_rows = rows.shape[0]
     c.top_k = top_k
     c.lambda_l2 = lambda_l2
+    c.lambda_l1 = lambda_l1
     c.min_samples_leaf = min_samples_leaf
     c.min_child_weight = min_child_weight
     c.n_labels = n_labels
