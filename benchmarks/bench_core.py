@@ -41,23 +41,25 @@ def make_data(case, n_rows, seed=0):
     return X[:n_rows], Y[:n_rows], X[n_rows:], Y[n_rows:]
 
 
-def fit_gbmo(case, X, Y, rounds, threads):
+def fit_gbmo(case, X, Y, rounds, threads, extra=None):
+    """extra: more gbmo parameters (bench_dart's)."""
     import gbmo
 
     params = {"objective": "mse" if case == "regression" else "softmax",
               "max_leaves": LEAVES, "max_bins": BINS, "lambda_l2": LAMBDA,
               "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
-              "n_threads": threads, "verbosity": 0}
+              "n_threads": threads, "verbosity": 0, **(extra or {})}
     booster = gbmo.train(params, gbmo.Dataset(X, Y), rounds)
     return booster.predict
 
 
-def fit_lightgbm(case, X, Y, rounds, threads):
+def fit_lightgbm(case, X, Y, rounds, threads, extra=None):
+    """extra: more LightGBM parameters (bench_dart's)."""
     import lightgbm
 
     common = dict(n_estimators=rounds, num_leaves=LEAVES, max_bin=BINS, reg_lambda=LAMBDA,
                   learning_rate=LEARNING_RATE, min_child_samples=MIN_LEAF, n_jobs=threads,
-                  verbose=-1)
+                  verbose=-1, **(extra or {}))
     if case == "regression":
         models = [lightgbm.LGBMRegressor(**common).fit(X, Y[:, j]) for j in range(Y.shape[1])]
         return lambda X_test: np.column_stack([m.predict(X_test) for m in models])

@@ -18,44 +18,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_core import (BINS, LAMBDA, LEARNING_RATE, LEAVES, MIN_LEAF,  # noqa: E402
-                        run_cases)
+from bench_core import fit_gbmo, fit_lightgbm, run_cases  # noqa: E402
 
 DART = {"boosting": "dart", "drop_rate": 0.1, "max_drop": 50, "skip_drop": 0.5}
 SEED = 0  # set from --seed in each worker
-
-
-def fit_gbmo(case, X, Y, rounds, threads, extra=None):
-    import gbmo
-
-    params = {"objective": "mse" if case == "regression" else "softmax",
-              "max_leaves": LEAVES, "max_bins": BINS, "lambda_l2": LAMBDA,
-              "learning_rate": LEARNING_RATE, "min_samples_leaf": MIN_LEAF,
-              "n_threads": threads, "verbosity": 0, **(extra or {})}
-    return gbmo.train({**params, "seed": SEED}, gbmo.Dataset(X, Y), rounds).predict
-
-
-def fit_lightgbm(case, X, Y, rounds, threads, extra=None):
-    import lightgbm
-    import numpy as np
-
-    common = dict(n_estimators=rounds, num_leaves=LEAVES, max_bin=BINS, reg_lambda=LAMBDA,
-                  learning_rate=LEARNING_RATE, min_child_samples=MIN_LEAF, n_jobs=threads,
-                  verbose=-1, **(extra or {}))
-    if case == "regression":
-        models = [lightgbm.LGBMRegressor(drop_seed=SEED, **common).fit(X, Y[:, j])
-                  for j in range(Y.shape[1])]
-        return lambda X_test: np.column_stack([m.predict(X_test) for m in models])
-    return lightgbm.LGBMClassifier(drop_seed=SEED, **common).fit(X, Y).predict_proba
-
-
+LIGHTGBM_DART = {"boosting_type": "dart", "uniform_drop": True,
+                 **{key: value for key, value in DART.items() if key != "boosting"}}
+# SEED is read when a fit runs, after the worker set it
 FITTERS = {
-    "gbmo": fit_gbmo,
-    "gbmo_dart": lambda *a: fit_gbmo(*a, DART),
-    "lightgbm": fit_lightgbm,
-    "lightgbm_dart": lambda *a: fit_lightgbm(*a, {"boosting_type": "dart", "uniform_drop": True,
-                                                  **{k: v for k, v in DART.items()
-                                                     if k != "boosting"}}),
+    "gbmo": lambda *a: fit_gbmo(*a, {"seed": SEED}),
+    "gbmo_dart": lambda *a: fit_gbmo(*a, {**DART, "seed": SEED}),
+    "lightgbm": lambda *a: fit_lightgbm(*a, {"drop_seed": SEED}),
+    "lightgbm_dart": lambda *a: fit_lightgbm(*a, {**LIGHTGBM_DART, "drop_seed": SEED}),
 }
 
 

@@ -36,6 +36,7 @@ def custom_results(fevals, preds, eval_data, builtin_names):
     a malformed return, or a name the built-in metrics use, is refused by the
     function's name."""
     results = []
+    taken = [*builtin_names, *(f"{m}_per_output" for m in builtin_names)]
     for f in fevals:
         returned = f(preds, eval_data)
         entries = returned if isinstance(returned, list) else [returned]
@@ -46,10 +47,9 @@ def custom_results(fevals, preds, eval_data, builtin_names):
                 raise TypeError(f"feval {_describe(f)} returned {returned!r}; it must return "
                                 f"{_FORM}, with a str name, a real value and a bool")
             name, value, higher_is_better = entry
-            taken = [*builtin_names, *(f"{m}_per_output" for m in builtin_names),
-                     *(r[0] for r in results)]
             if name in taken:
                 raise ValueError(f"feval {_describe(f)} names its metric {name!r}, which another "
                                  "metric of the run uses; give it a name of its own")
             results.append((name, float(value), bool(higher_is_better)))
+            taken.append(name)
     return results

@@ -3,9 +3,9 @@ with uniform_drop).
 
 Each round, unless skipped (probability skip_drop), every earlier round of
 the run is dropped with probability drop_rate, capped so that max_drop
-rounds are dropped on average and at most (when max_drop > 0). The new trees are fitted to the gradients of the
-model without the dropped rounds and shrunk by learning_rate / (k + 1), k
-the number dropped, and the dropped rounds are scaled by k / (k + 1): the
+rounds are dropped on average and at most (when max_drop > 0). The new
+trees are fitted to the gradients of the model without the dropped rounds
+and shrunk by learning_rate / (k + 1), k the number dropped, and the dropped rounds are scaled by k / (k + 1): the
 new trees and the dropped ones then weigh as the dropped ones did alone, so
 the model does not overshoot while no few early trees dominate it.
 """

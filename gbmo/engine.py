@@ -224,8 +224,10 @@ def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
         raise ValueError(f"{len(valid_names)} valid_names for {len(valid_sets)} valid_sets")
 
 
-def _metric_names(params, loss):
-    metrics = loss.default_metric if params["metric"] is None else params["metric"]
+def metric_names(metric, loss):
+    """The metrics a run evaluates: params' metric as a list, or the loss's
+    default ones when it is None."""
+    metrics = loss.default_metric if metric is None else metric
     if metrics is None:  # a custom objective with no metric given
         return []
     return metrics if isinstance(metrics, list) else [metrics]
@@ -241,7 +243,7 @@ class _Trainer:
         self.loss = loss = make_loss(params["objective"], params["num_class"],
                                      params["n_threads"], params["objective_params"])
         self.ensembler, self.ensembler_name = _make_ensembler(params)
-        self.metric_names = _metric_names(params, loss)
+        self.metric_names = metric_names(params["metric"], loss)
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)

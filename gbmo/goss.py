@@ -30,7 +30,7 @@ def goss_warmup_rounds(learning_rate):
 def goss_sample(grad, hess, top_rate, other_rate, rng):
     """(rows, other_rows, factor): the sorted rows a tree is grown on, the rows
     among them drawn from the small-gradient rest, and what their gradients
-    are multiplied by: the rest's size over the draw's, which the rates give
+    are multiplied by: the rest's count over the draw's, which the rates give
     only up to the rounding of the counts."""
     n_rows = grad.shape[0]
     # one size for all outputs, so that one sample serves a vector-leaf tree

@@ -129,9 +129,9 @@ def canonical_metric(name):
     """gbmo's spelling of a metric: an alias of METRIC_ALIASES as gbmo's
     name, the output selection without spaces ("l2[0, 1]" -> "mse[0,1]"), so
     that one metric is evaluated and recorded once; any other value unchanged."""
-    base, outputs = parse_metric(name)
     if not isinstance(name, str):
         return name
+    base, outputs = parse_metric(name)
     base = METRIC_ALIASES.get(base, base)
     return base if outputs is None else f"{base}[{','.join(map(str, outputs))}]"
 

@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, column
 from .booster import Booster
 from .callback import early_stopping
 from .dataset import Dataset
-from .engine import train
+from .engine import metric_names, train
 from .losses import make_loss
 from .metrics import canonical_metric, is_known, unknown_metric_message
 from .params import resolve_params
@@ -369,7 +369,7 @@ class _GBMOModel(BaseEstimator):
         early stopping watches them all.
         """
         n_estimators, rounds, fraction = self._check_own_params()
-        metric_names, fevals = _eval_metrics(eval_metric)
+        extra_metrics, fevals = _eval_metrics(eval_metric)
         if rounds is not None and self.boosting == "dart":
             raise ValueError(f"early_stopping_rounds={rounds} is not taken with "
                              "boosting='dart': every round rescales the rounds it drops, so "
@@ -394,12 +394,10 @@ class _GBMOModel(BaseEstimator):
                              "metrics (precision@k, ndcg@k, micro_f1, macro_f1)")
         sample_weight = self._weigh_classes(sample_weight, stratify)
         params = self._gbmo_params(seed, objective_params)
-        if metric_names:
-            default = make_loss(params["objective"], params.get("num_class"), 1,
-                                params.get("objective_params")).default_metric
-            default = [] if default is None else ([default] if isinstance(default, str)
-                                                  else list(default))
-            params["metric"] = default + [m for m in metric_names if m not in default]
+        if extra_metrics:
+            default = metric_names(None, make_loss(params["objective"], params.get("num_class"),
+                                                   1, params.get("objective_params")))
+            params["metric"] = default + [m for m in extra_metrics if m not in default]
         feature_names = (list(map(str, self.feature_names_in_))
                          if hasattr(self, "feature_names_in_") else None)
 

@@ -18,6 +18,19 @@ def _classes(n=3000, seed=0):
     return X, np.argmax(2 * logits + rng.gumbel(size=logits.shape), axis=1)
 
 
+@pytest.fixture
+def drawn_samples(monkeypatch):
+    """The (rows, drawn rows, factor) of every GOSS sample training draws."""
+    drawn = []
+
+    def recording(*args):
+        drawn.append(goss_sample(*args))
+        return drawn[-1]
+
+    monkeypatch.setattr(gbmo.engine, "goss_sample", recording)
+    return drawn
+
+
 @pytest.mark.parametrize("hess_columns", [1, 4])
 def test_the_sample_is_the_largest_gradients_and_a_draw_from_the_rest(hess_columns):
     rng = np.random.default_rng(0)
@@ -62,18 +75,12 @@ def test_rates_covering_every_row_grow_the_unsampled_trees():
 
 @pytest.mark.parametrize("renew", [False, True])
 @pytest.mark.parametrize("tree_mode", ["multi_output", "single_output"])
-def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(monkeypatch, tree_mode,
+def test_trees_are_grown_on_the_amplified_sample_after_the_warm_up(drawn_samples, tree_mode,
                                                                    renew):
     """The sample shapes round 3's trees; their leaves hold the amplified
     sample's values (LightGBM's GOSS) or, renewed, every row's own."""
     X, y = _classes()
-    drawn = []
-
-    def recording(*args):
-        drawn.append(goss_sample(*args))
-        return drawn[-1]
-
-    monkeypatch.setattr(gbmo.engine, "goss_sample", recording)
+    drawn = drawn_samples
     rate, l2, top_rate, other_rate = 0.5, 1.0, 0.2, 0.1
     params = {**QUIET, "objective": "softmax", "learning_rate": rate, "lambda_l2": l2,
               "max_leaves": 6, "tree_mode": tree_mode}
@@ -132,17 +139,11 @@ def test_goss_learns_nearly_as_well_and_is_deterministic():
 
 
 @pytest.mark.parametrize("renew", [False, True])
-def test_an_ensembler_s_update_gradients_are_amplified_too(monkeypatch, renew):
+def test_an_ensembler_s_update_gradients_are_amplified_too(drawn_samples, renew):
     """A sketch ensembler's tree is shaped by one column; its leaves come from
     the amplified update gradients of every output (MSE: g = F - y, h = 1),
     or, renewed, from every row's own."""
-    drawn = []
-
-    def recording(*args):
-        drawn.append(goss_sample(*args))
-        return drawn[-1]
-
-    monkeypatch.setattr(gbmo.engine, "goss_sample", recording)
+    drawn = drawn_samples
     rng = np.random.default_rng(0)
     X = rng.normal(size=(800, 5))
     Y = np.column_stack([X[:, 0], X[:, 1] * X[:, 0], np.cos(X[:, 2])])

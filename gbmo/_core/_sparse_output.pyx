@@ -22,7 +22,7 @@ from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
-from .common cimport G_H_t, X_BINNED_t
+from .common cimport G_H_t, X_BINNED_t, soft_threshold
 
 
 cdef inline double imp(double g, double h, double lambda_l2, double lambda_l1) noexcept nogil:
@@ -33,12 +33,7 @@ cdef inline double imp(double g, double h, double lambda_l2, double lambda_l1) n
     if total == 0.0:
         return 0.0
     if lambda_l1 != 0.0:
-        if g > lambda_l1:
-            g -= lambda_l1
-        elif g < -lambda_l1:
-            g += lambda_l1
-        else:
-            return 0.0
+        g = soft_threshold(g, lambda_l1)
     return g * g / total
 
 

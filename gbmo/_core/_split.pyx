@@ -23,7 +23,7 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from .common cimport HIST_t
+from .common cimport HIST_t, soft_threshold
 
 
 cdef inline double regularized(double hessian, double lambda_l2) noexcept nogil:
@@ -33,15 +33,6 @@ cdef inline double regularized(double hessian, double lambda_l2) noexcept nogil:
     for every output."""
     cdef double total = hessian + lambda_l2
     return total if total != 0.0 else INFINITY
-
-
-cdef inline double soft_threshold(double gradient, double lambda_l1) noexcept nogil:
-    """G moved toward 0 by lambda_l1, and 0 within it."""
-    if gradient > lambda_l1:
-        return gradient - lambda_l1
-    if gradient < -lambda_l1:
-        return gradient + lambda_l1
-    return 0.0
 
 
 cdef inline const HIST_t* l1_shrunk(const HIST_t* sums, Py_ssize_t d, Py_ssize_t width,

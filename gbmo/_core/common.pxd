@@ -9,6 +9,16 @@ ctypedef uint32_t ROW_t         # a row index inside the training set
 ctypedef int32_t NODE_t         # a node index inside a tree
 
 
+cdef inline double soft_threshold(double gradient, double lambda_l1) noexcept nogil:
+    """A gradient sum moved toward 0 by lambda_l1, and 0 within it: the L1
+    penalty's form of G in every leaf value and score."""
+    if gradient > lambda_l1:
+        return gradient - lambda_l1
+    if gradient < -lambda_l1:
+        return gradient + lambda_l1
+    return 0.0
+
+
 cdef inline Py_ssize_t histogram_row(X_BINNED_t value, Py_ssize_t missing_row) noexcept nogil:
     """The row of a feature's histogram that counts a binned value. Histograms
     have as many rows as the most bins any feature has plus one for missing
