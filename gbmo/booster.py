@@ -8,6 +8,8 @@ from ._core import NODE_DTYPE, WALK_NODE_DTYPE
 from ._core._contrib import tree_shap
 from ._core._predict import predict_leaf_raw, predict_raw
 from ._core._sparse import predict_leaf_raw_csr, predict_raw_csr
+from .categorical import (CategoryOrder, align_dataframe_categories,
+                          pandas_categories_from_dict)
 from .importance import OutputImportance
 from .losses import make_loss
 from .parallel import threads_for
@@ -165,6 +167,8 @@ class Booster:
         self.best_score = None
         self.evals_result = {}
         self.output_importance = None
+        self.category_order = None  # gbmo.categorical.CategoryOrder
+        self.pandas_categories = {}  # {column index: categories} of DataFrame category columns
         self._forests = {}
         if model_file is not None:
             with open(model_file, encoding="utf-8") as f:
@@ -215,12 +219,15 @@ class Booster:
 
     def _check_X(self, X):
         """X as a dense array, or scipy sparse X as canonical CSR, which the
-        kernels traverse row by row without densifying (absent entries are 0)."""
-        X, _ = check_features(X)
+        kernels traverse row by row without densifying (absent entries are 0);
+        categorical features as their ranks."""
+        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories))
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
             )
+        if self.category_order is not None:
+            return self.category_order.encode(X)
         return X.tocsr() if hasattr(X, "tocsr") else X
 
     def _n_threads(self, n_threads):
@@ -386,6 +393,9 @@ class Booster:
             "trees_per_round": self.trees_per_round,
             "one_dimensional_target": self.one_dimensional_target,
             "feature_names": self.feature_names,
+            "categorical": (None if self.category_order is None
+                            else self.category_order.to_dict()),
+            "pandas_categories": {str(i): c for i, c in self.pandas_categories.items()},
             "init_score": self.init_score.tolist(),
             "best_iteration": self.best_iteration,
             "output_importance": (None if self.output_importance is None
@@ -464,6 +474,11 @@ class Booster:
             importance = data.get("output_importance")
             if importance is not None:
                 importance = OutputImportance.from_dict(importance, n_features, n_outputs)
+            category_order = data.get("categorical")
+            if category_order is not None:
+                category_order = CategoryOrder.from_dict(category_order, n_features)
+            pandas_categories = pandas_categories_from_dict(data.get("pandas_categories", {}),
+                                                            n_features)
         except KeyError as missing:
             raise ModelFormatError(f"model is missing the field {missing}") from None
         except TreeFormatError as err:
@@ -477,6 +492,8 @@ class Booster:
         self.trees = trees
         self.best_iteration = best_iteration
         self.output_importance = importance
+        self.category_order = category_order
+        self.pandas_categories = pandas_categories
 
     def __getstate__(self):
         return {"model": self.model_to_string(), "evals_result": self.evals_result}

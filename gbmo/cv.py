@@ -49,10 +49,6 @@ def _check_folds(folds, n_rows):
     return pairs
 
 
-def _rows(array, rows):
-    return None if array is None else array[rows]
-
-
 def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
        folds=None, callbacks=None, seed=0, return_boosters=False, feval=None):
     """Cross-validates params on train_set (a Dataset).
@@ -102,13 +98,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     callbacks = _prepare_callbacks(callbacks, params)  # refusals before any binning
     trainers = []
     for train_rows, valid_rows in pairs:
-        fold_train = Dataset(train_set.X[train_rows], train_set.Y[train_rows],
-                             _rows(train_set.weight, train_rows),
-                             feature_names=train_set.feature_names,
-                             init_score=_rows(train_set.init_score, train_rows))
-        fold_valid = fold_train.create_valid(train_set.X[valid_rows], train_set.Y[valid_rows],
-                                             _rows(train_set.weight, valid_rows),
-                                             _rows(train_set.init_score, valid_rows))
+        fold_train = train_set.subset(train_rows)
+        fold_valid = train_set.subset(valid_rows, reference=fold_train)
         trainers.append(_Trainer(params, fold_train, [fold_valid], ["valid"], fevals=fevals))
     boosters = [trainer.booster for trainer in trainers]
 

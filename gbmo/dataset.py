@@ -3,6 +3,8 @@
 import numpy as np
 
 from .binning import BinMapper
+from .categorical import (align_dataframe_categories, dataframe_categories,
+                          resolve_categorical_features)
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import check_features, check_init_score, check_target, check_weight
 
@@ -24,7 +26,11 @@ class Dataset:
     trees fit what it leaves, and the model's predictions do not include it.
     """
 
-    def __init__(self, X, Y, weight=None, feature_names=None, reference=None, init_score=None):
+    def __init__(self, X, Y, weight=None, feature_names=None, reference=None, init_score=None,
+                 categorical_feature="auto"):
+        if reference is not None:
+            X = align_dataframe_categories(X, reference.pandas_categories)
+        self.pandas_categories = dataframe_categories(X)
         self.X, names = check_features(X)
         if self.X.shape[0] < 2 and reference is None:
             raise ValueError(
@@ -49,6 +55,9 @@ class Dataset:
             raise ValueError(
                 f"validation X has {self.X.shape[1]} features, training X has {reference.X.shape[1]}"
             )
+        self.categorical_feature = categorical_feature
+        self.categorical_features()  # errors in the choice surface here, not in training
+        self.category_order = None
         self.bin_mapper = None
         self.X_binned = None
         self._binning = None
@@ -71,20 +80,46 @@ class Dataset:
 
     def create_valid(self, X, Y, weight=None, init_score=None):
         return Dataset(X, Y, weight, feature_names=self.feature_names, reference=self,
-                       init_score=init_score)
+                       init_score=init_score, categorical_feature=self.categorical_feature)
 
-    def construct(self, params):
-        """Bins X (training sets fit the edges, validation sets take the reference's);
-        bins again only when a binning parameter changed."""
+    def subset(self, rows, reference=None):
+        """The Dataset of these rows (indices), with this one's feature names,
+        categorical features and pandas categories; reference as in
+        create_valid."""
+        def take(values):
+            return None if values is None else values[rows]
+
+        subset = Dataset(self.X[rows], self.Y[rows], take(self.weight),
+                         feature_names=self.feature_names, reference=reference,
+                         init_score=take(self.init_score),
+                         categorical_feature=self.categorical_features())
+        subset.pandas_categories = self.pandas_categories
+        return subset
+
+    def categorical_features(self, spec=None):
+        """The indices of the categorical features that spec (default: this
+        Dataset's categorical_feature) names (see gbmo.categorical)."""
+        return resolve_categorical_features(
+            self.categorical_feature if spec is None else spec, self.n_features,
+            self.feature_names, self.pandas_categories)
+
+    def construct(self, params, category_order=None):
+        """Bins X (training sets fit the edges, validation sets take the
+        reference's), its categorical features as their ranks in
+        category_order; bins again only when a binning parameter or the
+        order changed."""
         binning = (params["max_bins"], params["bin_subsample"], params["seed"])
-        if self.X_binned is not None and self._binning == binning:
+        if (self.X_binned is not None and self._binning == binning
+                and self.category_order is category_order):
             return self
         self._binning = binning
+        self.category_order = category_order
+        X = self.X if category_order is None else category_order.encode(self.X)
         if self.reference is not None:
-            self.bin_mapper = self.reference.construct(params).bin_mapper
+            self.bin_mapper = self.reference.construct(params, category_order).bin_mapper
         else:
             self.bin_mapper = BinMapper(
                 params["max_bins"], params["bin_subsample"], params["seed"], params["n_threads"]
-            ).fit(self.X)
-        self.X_binned = self.bin_mapper.transform(self.X)
+            ).fit(X)
+        self.X_binned = self.bin_mapper.transform(X)
         return self

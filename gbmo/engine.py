@@ -9,6 +9,7 @@ from ._core._predict import add_leaf_values
 from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
 from .callback import CallbackEnv, EarlyStopException, log_evaluation
+from .categorical import CategoryOrder, refuse_sparse
 from .custom_metric import check_fevals, custom_results
 from .dart import rounds_to_drop
 from . import sparse_output
@@ -207,6 +208,31 @@ def _starting_raw(dataset, init_score, n_outputs, init_model, name):
     return raw
 
 
+def _category_order(params, train_set, init_model, monotone, loss, y, raw):
+    """The CategoryOrder of the run's categorical features (None without
+    any): init_model's when continuing it, else learnt from the gradients at
+    the starting raw scores."""
+    spec = params["categorical_feature"]
+    features = train_set.categorical_features(spec)
+    if init_model is not None:
+        order = init_model.category_order
+        if (order.features if order is not None else []) != features:
+            raise ValueError(f"init_model has the categorical features "
+                             f"{order.features if order is not None else []}, this run "
+                             f"{features}; continue with the model's")
+        return order
+    if not features:
+        return None
+    refuse_sparse(train_set.X, features)
+    if monotone is not None:
+        constrained = [f for f in features if np.any(monotone[f] != 0)]
+        if constrained:
+            raise ValueError(f"monotone_constraints constrain the categorical features "
+                             f"{constrained}; categories have no order to be monotone in")
+    grad, hess, _ = _round_gradients(loss, None, None, y, raw, train_set.weight, None)
+    return CategoryOrder.fit(train_set.X, features, grad, hess, params["cat_smooth"])
+
+
 def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
@@ -257,8 +283,6 @@ class _Trainer:
         if outside:
             raise ValueError(f"interaction_constraints name features {outside}, but X has "
                              f"{train_set.n_features} (indices 0 .. {train_set.n_features - 1})")
-        train_set.construct(params)
-        self.bin_mapper = train_set.bin_mapper
         self.single_output = params["tree_mode"] == "single_output"
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:
@@ -270,6 +294,10 @@ class _Trainer:
             init_score = loss.init_score(y, train_set.weight)
         self.raw = raw = _starting_raw(train_set, init_score, n_outputs, init_model,
                                        "the training set")
+        self.category_order = _category_order(params, train_set, init_model, self.monotone,
+                                              loss, y, raw)
+        train_set.construct(params, self.category_order)
+        self.bin_mapper = train_set.bin_mapper
 
         self.training_set = _EvalSet("training", train_set, y, raw)
         self.eval_sets = []
@@ -281,7 +309,7 @@ class _Trainer:
                 raise ValueError(f"validation set {name!r} has no init_score while the training "
                                  "set has one: give its rows' offsets too "
                                  "(create_valid(X, y, init_score=...))")
-            valid.construct(params)
+            valid.construct(params, self.category_order)
             valid_y = loss.prepare_target(valid.Y)
             _check_validation_target(loss, valid_y, y, n_outputs, name)
             for metric in self.metric_names:
@@ -293,6 +321,8 @@ class _Trainer:
         booster._start(params, loss, train_set.n_features, n_outputs, init_score,
                        train_set.feature_names, trees_per_round,
                        train_set.one_dimensional_target and n_outputs == 1)
+        booster.category_order = self.category_order
+        booster.pandas_categories = train_set.pandas_categories
         if init_model is not None:
             booster.trees = list(init_model.trees)
         booster.evals_result = {s.name: {} for s in self.eval_sets}

@@ -96,6 +96,11 @@ PARAMS = {
     "interaction_constraints": Spec(None, int, 0, 2**31 - 1, allow_none=True, many=True,
                                     doc="groups (lists) of feature indices; features may "
                                         "share a branch only when one group holds them all"),
+    "categorical_feature": Spec(None, str, allow_none=True, many=True,
+                                doc="categorical features: indices or names, or 'auto' (the "
+                                    "pandas category columns); None: the Dataset's choice"),
+    "cat_smooth": Spec(10.0, float, 0.0, 1e300,
+                       doc="hessian added to each category's when ordering the categories"),
     "hist_cache": Spec(64, int, 1, 2**20,
                        doc="node histograms kept for subtraction (at most 1 GiB of them, "
                        "but 2); evicted ones are rebuilt"),
@@ -146,6 +151,9 @@ ALIASES = {
     "monotone_constraint": "monotone_constraints",
     "mc": "monotone_constraints",
     "monotonic_cst": "monotone_constraints",
+    "cat_feature": "categorical_feature",
+    "categorical_column": "categorical_feature",
+    "categorical_features": "categorical_feature",
 }
 
 
@@ -176,7 +184,12 @@ def _is_loss_object(value):
 
 # Parameters that also take an object instead of a name: a function or a Loss
 # instance for the objective, a function or callable instance for the ensembler.
-_ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable}
+def _is_index(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+_ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable,
+                  "categorical_feature": _is_index}
 
 
 def _check_value(name, value, spec):

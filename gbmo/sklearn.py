@@ -39,13 +39,16 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, column
 
 from .booster import Booster
 from .callback import early_stopping
+from .categorical import (align_dataframe_categories, dataframe_categories,
+                          resolve_categorical_features)
 from .dataset import Dataset
 from .engine import metric_names, train
 from .losses import make_loss
 from .metrics import canonical_metric, is_known, unknown_metric_message
 from .params import resolve_params
 from .sparse_output import check_sparse_labels
-from .validation import check_dataframe_columns, check_init_score, is_dataframe
+from .validation import (check_dataframe_columns, check_init_score, frame_with_codes,
+                         is_dataframe)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -85,31 +88,36 @@ def _check_sample_weight(sample_weight, n_rows):
     return sample_weight
 
 
-def _check_numeric_X(X, name="X"):
-    """Refuses, naming X, what scikit-learn's conversion would refuse with
-    numpy's bare "could not convert string to float": a DataFrame's columns of
-    a non-numeric dtype (category, object, string, datetime, ...; numeric and
-    bool columns pass), and an array or list of strings or objects that are not
-    all numbers (an object array of numbers passes, as in scikit-learn)."""
+def _numeric_X(X, pandas_categories, name="X"):
+    """X with a DataFrame's category columns as their codes in the training's
+    categories (pandas_categories, see gbmo.categorical); refuses, naming X,
+    what scikit-learn's conversion would refuse with numpy's bare "could not
+    convert string to float": a DataFrame's columns of a non-numeric dtype
+    (object, string, datetime, ...; numeric, bool and category columns pass),
+    and an array or list of strings or objects that are not all numbers (an
+    object array of numbers passes, as in scikit-learn)."""
     check_dataframe_columns(X, name)
-    if is_dataframe(X) or sp.issparse(X):
-        return
+    if is_dataframe(X):
+        return frame_with_codes(align_dataframe_categories(X, pandas_categories))
+    if sp.issparse(X):
+        return X
     dtype = getattr(X, "dtype", None)
     if dtype is None:
         if not isinstance(X, (list, tuple)):
-            return
+            return X
         try:
             dtype = np.asarray(X).dtype
         except (TypeError, ValueError):
-            return  # ragged and the like: scikit-learn's own error follows
+            return X  # ragged and the like: scikit-learn's own error follows
     if getattr(dtype, "kind", None) not in ("O", "U", "S"):
-        return
+        return X
     try:
         np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as err:
         raise type(err)(f"{name} must be numeric (int, float or bool values, NaN for missing); "
                         f"{name} of dtype {dtype} has a value that is not a number: {err}. "
                         "Convert or encode such columns as numbers first") from None
+    return X
 
 
 def _check_class_weight(class_weight):
@@ -349,7 +357,7 @@ class _GBMOModel(BaseEstimator):
 
     # -- fit ----------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_score=None,
-            eval_init_score=None, init_model=None, eval_metric=None):
+            eval_init_score=None, init_model=None, eval_metric=None, categorical_feature="auto"):
         """Trains the model.
 
         eval_set: a list of (X, y) pairs evaluated every round and recorded in
@@ -366,7 +374,9 @@ class _GBMOModel(BaseEstimator):
         indices, 0/1 labels) and y_pred the booster's prediction for it:
         (n, n_classes) probabilities, (n,) for a binary or 1-D target,
         computed from raw scores that include init_score, as in LightGBM;
-        early stopping watches them all.
+        early stopping watches them all. categorical_feature: the categorical
+        features' indices or names, or "auto", the DataFrame's category
+        columns (see gbmo.categorical), as in LightGBM.
         """
         n_estimators, rounds, fraction = self._check_own_params()
         extra_metrics, fevals = _eval_metrics(eval_metric)
@@ -375,7 +385,8 @@ class _GBMOModel(BaseEstimator):
                              "boosting='dart': every round rescales the rounds it drops, so "
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
-        _check_numeric_X(X)
+        pandas_categories = dataframe_categories(X)
+        X = _numeric_X(X, pandas_categories)
         X, y = _validate_data(
             self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
             ensure_all_finite="allow-nan", multi_output=True, ensure_min_samples=2,
@@ -421,8 +432,8 @@ class _GBMOModel(BaseEstimator):
             for i, (pair, valid_init_score) in enumerate(zip(eval_set, eval_init_score)):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
-                _check_numeric_X(pair[0], f"eval_set[{i}] X")
-                X_valid = _validate_data(self, pair[0], reset=False, dtype=_X_DTYPES,
+                X_valid = _numeric_X(pair[0], pandas_categories, f"eval_set[{i}] X")
+                X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
                                    None, valid_init_score))
@@ -445,8 +456,11 @@ class _GBMOModel(BaseEstimator):
             valid_data.append((X_valid, y_valid, weight_valid, init_score_valid))
             valid_names.append(_VALIDATION_NAME)
 
+        categorical = resolve_categorical_features(categorical_feature, X.shape[1],
+                                                   feature_names, pandas_categories)
         train_set = Dataset(X, target, weight=sample_weight, feature_names=feature_names,
-                            init_score=init_score)
+                            init_score=init_score, categorical_feature=categorical)
+        train_set.pandas_categories = pandas_categories
         valid_sets = [train_set.create_valid(Xv, yv, wv, sv) for Xv, yv, wv, sv in valid_data]
         all_callbacks = list(callbacks or [])
         if rounds is not None:
@@ -490,7 +504,7 @@ class _GBMOModel(BaseEstimator):
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
-        _check_numeric_X(X)
+        X = _numeric_X(X, self.booster_.pandas_categories)
         return _validate_data(self, X, reset=False, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
                               ensure_all_finite="allow-nan")
 

@@ -46,22 +46,35 @@ def check_dataframe_columns(X, name="X"):
     if not is_dataframe(X):
         return
     bad = [(column, dtype) for column, dtype in zip(X.columns, X.dtypes)
-           if not _is_numeric_dtype(dtype) and not _holds_numbers(X[column], dtype)]
+           if not _is_numeric_dtype(dtype) and str(dtype) != "category"
+           and not _holds_numbers(X[column], dtype)]
     if not bad:
         return
     listed = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:_NAMED_COLUMNS])
     if len(bad) > _NAMED_COLUMNS:
         listed += f" and {len(bad) - _NAMED_COLUMNS} more"
-    hint = ""
-    if any(str(dtype) == "category" for _, dtype in bad):
-        hint = (" gbmo has no native categorical splits yet: encode a categorical column "
-                "first, e.g. df[col] = df[col].cat.codes (or one-hot encode it).")
     raise TypeError(
         f"{name} has {len(bad)} non-numeric column{'s' if len(bad) > 1 else ''}: {listed}; "
         "allowed: numeric or bool columns (int, float, bool, and pandas' nullable Int64, "
-        "Float64, boolean). Convert strings, dates and other values to numbers first."
-        + hint
+        "Float64, boolean) and category columns. Convert strings, dates and other values to "
+        "numbers first, or make a column of labels a categorical feature with "
+        "df[col] = df[col].astype('category')."
     )
+
+
+def frame_with_codes(X):
+    """A DataFrame with its category columns replaced by their codes as
+    float64 (NaN where missing), which categorical features read as their
+    categories (see gbmo.categorical); other X as it is."""
+    if not is_dataframe(X):
+        return X
+    columns = {i: X.iloc[:, i] for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"}
+    if columns:
+        X = X.copy(deep=False)
+        for i, column in columns.items():
+            codes = column.cat.codes
+            X.isetitem(i, codes.astype(np.float64).where(codes >= 0))
+    return X
 
 
 def check_sparse_features(X, name="X"):
@@ -95,8 +108,9 @@ def check_sparse_features(X, name="X"):
 def check_features(X, name="X"):
     """X as a 2-D float32/float64 array (any memory order) plus its column names.
 
-    pandas DataFrames of numeric columns keep their names; bool and integer
-    data become float64; object, string, datetime and complex data raise.
+    pandas DataFrames of numeric and category columns keep their names; bool
+    and integer data become float64, category columns their codes (see
+    gbmo.categorical); object, string, datetime and complex data raise.
     scipy sparse matrices and arrays stay sparse (see check_sparse_features).
     """
     feature_names = None
@@ -105,7 +119,7 @@ def check_features(X, name="X"):
     if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
         check_dataframe_columns(X, name)
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)  # pandas.NA is missing
+        X = frame_with_codes(X).to_numpy(dtype=np.float64, na_value=np.nan)  # pd.NA: missing
     elif hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError(f"{name} is a sparse matrix of an unknown kind ({type(X).__name__}); "
                         "pass a scipy.sparse matrix or array, or a dense numpy array")

@@ -1,0 +1,223 @@
+"""Categorical features: each category becomes its rank in an order learnt
+from the training gradients, so that a threshold on the rank splits the
+categories into two groups.
+
+For one output, ordering the categories by their leaf values -G_c / (H_c +
+cat_smooth) and trying every threshold on that order finds the best split of
+the categories into two groups (Fisher 1958, for squared error; LightGBM
+orders the same way at every node). For d outputs the leaf values are
+vectors, and the order is that of their projections on the first principal
+direction of the categories' leaf vectors, weighted by their hessian sums
+(Coppersmith, Hong and Hosking 1999). Unlike LightGBM, the order is learnt
+once, from the gradients of the first round, rather than at every node: the
+trees, the model format, the prediction kernels and TreeSHAP then need
+nothing else, since a categorical feature is a numeric one (its rank) to
+them.
+
+Category values are integers (numbers with no fractional part, or a pandas
+category column, whose codes are used). Negative values and NaN are missing;
+a category the training data did not have is missing too.
+"""
+
+import numpy as np
+
+from .validation import is_dataframe, is_scipy_sparse
+
+# Categories are recorded as float64 in model files; every integer of this
+# size and below is exact there.
+MAX_CATEGORY = 2**31 - 1
+
+
+def resolve_categorical_features(spec, n_features, feature_names, pandas_categories):
+    """The sorted indices of the categorical features: spec lists indices or
+    feature names; "auto" means the pandas category columns."""
+    if isinstance(spec, str) and spec == "auto":
+        return sorted(pandas_categories)
+    if spec is None:
+        spec = []
+    if isinstance(spec, (str, int, np.integer)):
+        spec = [spec]
+    indices = set()
+    for item in spec:
+        if isinstance(item, str):
+            if feature_names is None or item not in feature_names:
+                raise ValueError(f"categorical_feature names {item!r}, which is not a feature "
+                                 f"name; the names are {feature_names}")
+            indices.add(feature_names.index(item))
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            if not 0 <= item < n_features:
+                raise ValueError(f"categorical_feature {item} is out of range; X has "
+                                 f"{n_features} features (indices 0 .. {n_features - 1})")
+            indices.add(int(item))
+        else:
+            raise TypeError(f"categorical_feature must list feature indices or names, or be "
+                            f"'auto'; got the item {item!r}")
+    missing_pandas = sorted(set(pandas_categories) - indices)
+    if missing_pandas:
+        names = [feature_names[f] for f in missing_pandas]
+        raise ValueError(f"the pandas category columns {names} are not in categorical_feature; "
+                         "list them too (or convert them to numbers)")
+    return sorted(indices)
+
+
+def refuse_sparse(X, features):
+    if is_scipy_sparse(X):
+        raise TypeError(f"categorical features ({features}) need dense X (a numpy array or a "
+                        "DataFrame); this X is scipy sparse")
+
+
+def category_values(column, feature):
+    """column's values as integer categories (float64), NaN for missing
+    (negative or NaN); raises when a value is not an integer."""
+    column = np.asarray(column, dtype=np.float64)
+    present = ~np.isnan(column)
+    bad = present & ~((column == np.floor(column)) & (np.abs(column) <= MAX_CATEGORY))
+    if bad.any():
+        raise ValueError(f"categorical feature {feature} has the value {column[bad][0]!r}; "
+                         f"categories must be integers up to {MAX_CATEGORY} (negative values "
+                         "and NaN are missing)")
+    return np.where(present & (column >= 0), column, np.nan)
+
+
+def _principal_direction(values, weights):
+    """The unit vector along which the weighted rows of values spread most,
+    its largest component positive (so that the order does not depend on
+    the solver's sign)."""
+    if values.shape[1] == 1:
+        return np.ones(1)
+    centred = values - np.average(values, axis=0, weights=weights)
+    _, _, vt = np.linalg.svd(np.sqrt(weights)[:, None] * centred, full_matrices=False)
+    direction = vt[0]
+    return direction if direction[np.argmax(np.abs(direction))] > 0 else -direction
+
+
+class CategoryOrder:
+    """The categories of each categorical feature and their ranks."""
+
+    def __init__(self, features, categories, ranks):
+        self.features = [int(f) for f in features]
+        self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
+        self.ranks = [np.asarray(r, dtype=np.float64) for r in ranks]
+
+    @classmethod
+    def fit(cls, X, features, grad, hess, cat_smooth):
+        """The order of each feature's categories by the projection of their
+        leaf values -G_c / (H_c + cat_smooth) (see the module's docstring).
+        grad is (n, d); hess (n, 1) (one hessian for every output) or (n, d)."""
+        categories, ranks = [], []
+        for f in features:
+            values = category_values(X[:, f], f)
+            present = ~np.isnan(values)
+            seen, row_category = np.unique(values[present], return_inverse=True)
+            n_seen = len(seen)
+            gradient_sums = np.stack([np.bincount(row_category, grad[present, j], n_seen)
+                                      for j in range(grad.shape[1])], axis=1)
+            hessian_sums = np.stack([np.bincount(row_category, hess[present, j], n_seen)
+                                     for j in range(hess.shape[1])], axis=1)
+            denominator = hessian_sums + cat_smooth
+            leaf_values = -np.divide(gradient_sums, denominator,
+                                     out=np.zeros_like(gradient_sums), where=denominator > 0)
+            weights = hessian_sums.mean(axis=1)
+            weights = weights if weights.sum() > 0 else np.ones(n_seen)
+            projection = leaf_values @ _principal_direction(leaf_values, weights)
+            order = np.lexsort((seen, projection))  # ties: the smaller category first
+            rank = np.empty(n_seen)
+            rank[order] = np.arange(n_seen)
+            categories.append(seen)
+            ranks.append(rank)
+        return cls(features, categories, ranks)
+
+    def encode(self, X):
+        """A copy of X whose categorical columns hold the categories' ranks (NaN
+        where missing or unseen in training)."""
+        refuse_sparse(X, self.features)
+        out = np.array(X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
+        for f, categories, ranks in zip(self.features, self.categories, self.ranks):
+            values = category_values(X[:, f], f)
+            position = np.minimum(np.searchsorted(categories, values), len(categories) - 1)
+            known = categories[position] == values  # False for NaN
+            out[:, f] = np.where(known, ranks[position], np.nan)
+        return out
+
+    def to_dict(self):
+        return {"features": self.features,
+                "categories": [c.tolist() for c in self.categories],
+                "ranks": [r.astype(np.int64).tolist() for r in self.ranks]}
+
+    @classmethod
+    def from_dict(cls, data, n_features):
+        """A CategoryOrder from to_dict's form; ValueError when it is malformed."""
+        features, categories, ranks = data["features"], data["categories"], data["ranks"]
+        if not (isinstance(features, list) and isinstance(categories, list)
+                and isinstance(ranks, list) and len(features) == len(categories) == len(ranks)):
+            raise ValueError("'categorical' needs lists of features, categories and ranks of "
+                             "one length")
+        for f, c, r in zip(features, categories, ranks):
+            if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f < n_features:
+                raise ValueError(f"'categorical' names the feature {f!r}; allowed: indices "
+                                 f"0 .. {n_features - 1}")
+            c, r = np.asarray(c, dtype=np.float64), np.asarray(r, dtype=np.float64)
+            if c.ndim != 1 or c.shape != r.shape or c.size == 0 \
+                    or not np.all((c >= 0) & (c <= MAX_CATEGORY) & (c == np.floor(c))) \
+                    or np.any(np.diff(c) <= 0) or not np.array_equal(np.sort(r),
+                                                                     np.arange(c.size)):
+                raise ValueError(f"'categorical' of feature {f} is malformed: it needs "
+                                 "increasing integer categories and a permutation of their ranks")
+        if len(set(features)) != len(features):
+            raise ValueError("'categorical' lists a feature twice")
+        return cls(features, categories, ranks)
+
+
+def pandas_categories_from_dict(data, n_features):
+    """The {column index: categories} a model file keeps; ValueError when malformed."""
+    if not isinstance(data, dict):
+        raise ValueError("'pandas_categories' must be an object")
+    found = {}
+    for key, categories in data.items():
+        if not key.isdigit() or int(key) >= n_features or not isinstance(categories, list) \
+                or not all(isinstance(c, (str, int, float)) for c in categories):
+            raise ValueError("'pandas_categories' maps column indices to lists of strings "
+                             "or numbers")
+        found[int(key)] = categories
+    return found
+
+
+def dataframe_categories(X):
+    """{column index: list of categories} of a DataFrame's category columns,
+    which a model file keeps: their categories must be strings or numbers."""
+    if not is_dataframe(X):
+        return {}
+    found = {}
+    for i, dtype in enumerate(X.dtypes):
+        if str(dtype) != "category":
+            continue
+        categories = [c.item() if isinstance(c, np.generic) else c
+                      for c in X.iloc[:, i].cat.categories]
+        odd = [c for c in categories if not isinstance(c, (str, int, float))]
+        if odd:
+            raise TypeError(f"category column {X.columns[i]!r} has the category {odd[0]!r} "
+                            f"({type(odd[0]).__name__}); categories must be strings or numbers")
+        found[i] = categories
+    return found
+
+
+def align_dataframe_categories(X, pandas_categories):
+    """A DataFrame X with each category column recoded to the training's
+    categories (pandas_categories: {column index: categories}), so that its
+    codes mean what they meant in training; a category training did not have
+    is missing. Other X is taken to hold the codes already, as in LightGBM."""
+    if not is_dataframe(X):
+        return X
+    here = set(dataframe_categories(X))
+    for index in sorted(here ^ set(pandas_categories)):
+        if index < X.shape[1]:
+            was, now = (("a category column", f"of dtype {X.dtypes.iloc[index]}")
+                        if index not in here else ("numeric", "a category column"))
+            raise TypeError(f"column {X.columns[index]!r} was {was} in training; it is {now} "
+                            "here: give it the training's kind")
+    if not pandas_categories:
+        return X
+    X = X.copy(deep=False)
+    for index, categories in pandas_categories.items():
+        X.isetitem(index, X.iloc[:, index].cat.set_categories(categories))
+    return X

@@ -1,0 +1,333 @@
+"""Categorical features (gbmo.categorical): the order of the categories
+against a slow reference, the best two-group split for one output, encoding
+of unseen and missing categories, pandas category columns, persistence, and
+the errors."""
+import itertools
+
+import numpy as np
+import pytest
+
+import gbmo
+from gbmo.booster import ModelFormatError
+from gbmo.categorical import CategoryOrder
+
+pd = pytest.importorskip("pandas")
+
+QUIET = {"verbosity": 0}
+
+
+def reference_ranks(categories, grad, hess, cat_smooth):
+    """The rank of each category, computed the slow way: sums by a loop over
+    the categories, the principal direction from the weighted covariance's
+    eigenvector."""
+    seen = np.unique(categories[~np.isnan(categories)])
+    values, weights = [], []
+    for c in seen:
+        rows = categories == c
+        G = grad[rows].sum(axis=0)
+        H = np.broadcast_to(hess[rows].sum(axis=0), G.shape)
+        values.append(-G / (H + cat_smooth))
+        weights.append(H.mean())
+    values, weights = np.array(values), np.array(weights)
+    if values.shape[1] == 1:
+        projection = values[:, 0]
+    else:
+        centred = values - (weights[:, None] * values).sum(axis=0) / weights.sum()
+        covariance = (weights[:, None] * centred).T @ centred
+        direction = np.linalg.eigh(covariance)[1][:, -1]
+        direction *= np.sign(direction[np.argmax(np.abs(direction))])
+        projection = values @ direction
+    return seen, np.argsort(np.argsort(projection, kind="stable"), kind="stable")
+
+
+@pytest.mark.parametrize("d, hess_width", [(1, 1), (2, 1), (4, 4), (3, 3)])
+@pytest.mark.parametrize("seed", range(4))
+def test_order_equals_the_slow_reference(d, hess_width, seed):
+    rng = np.random.default_rng(seed)
+    n, n_categories = 300, 9
+    categories = rng.integers(0, n_categories, n).astype(float) * 3  # gaps between values
+    categories[rng.random(n) < 0.1] = np.nan
+    grad = rng.normal(size=(n, d)) + rng.normal(size=(n_categories * 3, d))[
+        np.nan_to_num(categories).astype(int)]
+    hess = rng.uniform(0.5, 2.0, size=(n, hess_width))
+    X = np.column_stack([rng.normal(size=n), categories])
+    order = CategoryOrder.fit(X, [1], grad, hess, cat_smooth=2.0)
+    seen, ranks = reference_ranks(categories, grad, hess, 2.0)
+    assert order.features == [1]
+    np.testing.assert_array_equal(order.categories[0], seen)
+    np.testing.assert_array_equal(order.ranks[0], ranks)
+
+
+def test_order_of_categories_along_a_line_follows_the_line():
+    """Leaf vectors t_c u on one direction u: the order is that of t_c (up to
+    the direction's sign, fixed by its largest component)."""
+    rng = np.random.default_rng(0)
+    t = rng.permutation(np.linspace(-2, 2, 12))
+    u = np.array([0.3, -0.9, 0.2])
+    categories = np.repeat(np.arange(12), 50).astype(float)
+    grad = -(t[categories.astype(int)][:, None] * u)
+    order = CategoryOrder.fit(categories[:, None], [0], grad, np.ones((600, 1)), cat_smooth=0.0)
+    expected = np.argsort(np.argsort(-t))  # u's largest component is negative
+    np.testing.assert_array_equal(order.ranks[0], expected)
+
+
+def _best_partition_by_brute_force(categories, y):
+    """The two groups of categories whose split of y leaves the least squared
+    error, over every partition."""
+    seen = np.unique(categories)
+    best, best_groups = np.inf, None
+    for size in range(1, len(seen)):
+        for left in itertools.combinations(seen, size):
+            rows = np.isin(categories, left)
+            error = ((y[rows] - y[rows].mean()) ** 2).sum() + ((y[~rows] - y[~rows].mean()) ** 2).sum()
+            if error < best - 1e-9:
+                best, best_groups = error, frozenset([frozenset(left),
+                                                      frozenset(set(seen) - set(left))])
+    return best_groups
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_output_stump_finds_the_best_partition_of_the_categories(seed):
+    rng = np.random.default_rng(seed)
+    categories = rng.integers(0, 7, 400).astype(float)
+    y = rng.normal(size=7)[categories.astype(int)] + 0.3 * rng.normal(size=400)
+    booster = gbmo.train({**QUIET, "max_leaves": 2, "learning_rate": 1.0, "lambda_l2": 0.0,
+                          "cat_smooth": 0.0, "min_samples_leaf": 1, "max_bins": 255,
+                          "categorical_feature": [0]},
+                         gbmo.Dataset(categories[:, None], y), 1)
+    predicted = booster.predict(np.arange(7.0)[:, None])
+    groups = frozenset(frozenset(np.flatnonzero(predicted == value).astype(float))
+                       for value in np.unique(predicted))
+    assert groups == _best_partition_by_brute_force(categories, y)
+
+
+def _category_problem(n=3000, n_categories=40, seed=0):
+    """y = a category's effect (no order in the codes) + a linear term + noise."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_categories, n)
+    x = rng.normal(size=n)
+    y = 2 * rng.normal(size=n_categories)[codes] + 0.5 * x + 0.1 * rng.normal(size=n)
+    return np.column_stack([codes, x]).astype(float), y
+
+
+def test_categorical_feature_learns_effects_that_the_codes_hide():
+    X, y = _category_problem()
+    params = {**QUIET, "max_leaves": 4, "min_samples_leaf": 5}
+    rmse = {}
+    for name, categorical in (("codes", None), ("categorical", [0])):
+        booster = gbmo.train({**params, "categorical_feature": categorical},
+                             gbmo.Dataset(X[:2000], y[:2000]), 60)
+        rmse[name] = np.sqrt(np.mean((booster.predict(X[2000:]) - y[2000:]) ** 2))
+    assert rmse["categorical"] < 0.2  # the noise is 0.1
+    assert rmse["categorical"] < 0.5 * rmse["codes"]
+
+
+def test_multi_output_categories_share_one_tree():
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 20, 2000)
+    effects = rng.normal(size=(20, 3))
+    Y = effects[codes] + 0.05 * rng.normal(size=(2000, 3))
+    X = codes[:, None].astype(float)
+    booster = gbmo.train({**QUIET, "categorical_feature": [0], "min_samples_leaf": 5},
+                         gbmo.Dataset(X, Y), 80)
+    np.testing.assert_allclose(booster.predict(np.arange(20.0)[:, None]), effects, atol=0.1)
+
+
+def test_unseen_negative_and_missing_categories_go_where_missing_values_go():
+    X, y = _category_problem()
+    X[::7, 0] = np.nan  # some missing values in training
+    booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 20)
+    rows = np.repeat(X[:1], 4, axis=0)
+    rows[:, 0] = [np.nan, 1000, -1, -5]
+    prediction = booster.predict(rows)
+    assert np.all(prediction == prediction[0])
+    known = booster.predict(X[1:2])
+    assert not np.isnan(known).any()
+
+
+def test_same_model_from_a_dataframe_and_from_codes():
+    X, y = _category_problem(seed=2)
+    labels = np.array([f"shop {i}" for i in range(40)])
+    frame = pd.DataFrame({"shop": pd.Categorical(labels[X[:, 0].astype(int)],
+                                                 categories=labels),
+                          "x": X[:, 1]})
+    from_frame = gbmo.train(QUIET, gbmo.Dataset(frame, y), 20)
+    from_codes = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 20)
+    np.testing.assert_array_equal(from_frame.predict(frame), from_codes.predict(X))
+    # the categories listed in another order, and one the training lacked
+    shuffled = frame.copy()
+    shuffled["shop"] = shuffled["shop"].cat.reorder_categories(labels[::-1])
+    np.testing.assert_array_equal(from_frame.predict(shuffled), from_frame.predict(frame))
+    unknown = frame.iloc[:3].copy()
+    unknown["shop"] = pd.Categorical(["new shop"] * 3)
+    missing = X[:3].copy()
+    missing[:, 0] = np.nan
+    np.testing.assert_array_equal(from_frame.predict(unknown), from_codes.predict(missing))
+
+
+def test_model_file_keeps_the_order_and_the_categories(tmp_path):
+    X, y = _category_problem(seed=3)
+    frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    booster = gbmo.train(QUIET, gbmo.Dataset(frame, y), 10)
+    booster.save_model(tmp_path / "model.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "model.json")
+    np.testing.assert_array_equal(loaded.predict(frame), booster.predict(frame))
+    np.testing.assert_array_equal(loaded.predict(frame, pred_contrib=True),
+                                  booster.predict(frame, pred_contrib=True))
+    assert loaded.pandas_categories == booster.pandas_categories
+
+
+def test_validation_set_and_training_scores_follow_the_encoding():
+    X, y = _category_problem(seed=4)
+    frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    train = gbmo.Dataset(frame[:2000], y[:2000])
+    valid_frame = frame[2000:].copy()
+    valid_frame["c"] = valid_frame["c"].cat.reorder_categories(
+        valid_frame["c"].cat.categories[::-1])
+    valid = train.create_valid(valid_frame, y[2000:])
+    booster = gbmo.train(QUIET, train, 15, valid_sets=[train, valid],
+                         valid_names=["train", "valid"])
+    for rows, name in ((slice(0, 2000), "train"), (slice(2000, None), "valid")):
+        rmse = np.sqrt(np.mean((booster.predict(frame[rows]) - y[rows]) ** 2))
+        assert booster.evals_result[name]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
+
+
+def test_cv_folds_keep_the_categorical_features():
+    X, y = _category_problem(seed=5)
+    frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    from_frame = gbmo.cv(QUIET, gbmo.Dataset(frame, y), 10, nfold=3, return_boosters=True)
+    from_codes = gbmo.cv({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 10, nfold=3)
+    assert from_frame["valid rmse-mean"] == from_codes["valid rmse-mean"]
+    assert all(b.category_order.features == [0] for b in from_frame["boosters"])
+    plain = gbmo.cv(QUIET, gbmo.Dataset(X, y), 10, nfold=3)
+    assert from_codes["valid rmse-mean"][-1] < plain["valid rmse-mean"][-1]
+
+
+def test_a_dataset_trained_again_with_another_order_is_binned_again():
+    X, y = _category_problem(seed=6)
+    dataset = gbmo.Dataset(X, y)
+    for smooth in (0.0, 1e4):
+        params = {**QUIET, "categorical_feature": [0], "cat_smooth": smooth}
+        reused = gbmo.train(params, dataset, 5)
+        fresh = gbmo.train(params, gbmo.Dataset(X, y), 5)
+        np.testing.assert_array_equal(reused.predict(X), fresh.predict(X))
+
+
+def test_continued_training_keeps_the_model_s_order():
+    X, y = _category_problem(seed=7)
+    params = {**QUIET, "categorical_feature": [0]}
+    first = gbmo.train(params, gbmo.Dataset(X, y), 5)
+    # a shifted target would order the categories otherwise from scratch
+    continued = gbmo.train(params, gbmo.Dataset(X, -y), 5, init_model=first)
+    assert continued.category_order is first.category_order
+    with pytest.raises(ValueError, match=r"init_model has the categorical features \[0\], "
+                                         r"this run \[\]"):
+        gbmo.train(QUIET, gbmo.Dataset(X, y), 5, init_model=first)
+
+
+def test_estimators_take_category_columns_and_names():
+    from gbmo.sklearn import GBMOClassifier, GBMORegressor
+
+    X, y = _category_problem(seed=8)
+    frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    regressor = GBMORegressor(n_estimators=30, verbosity=0).fit(frame, y)
+    assert regressor.booster_.category_order.features == [0]
+    numeric = pd.DataFrame({"c": X[:, 0], "x": X[:, 1]})
+    named = GBMORegressor(n_estimators=30, verbosity=0).fit(numeric, y,
+                                                            categorical_feature=["c"])
+    np.testing.assert_array_equal(named.predict(numeric), regressor.predict(frame))
+    plain = GBMORegressor(n_estimators=30, verbosity=0).fit(numeric, y)
+    assert regressor.score(frame, y) > plain.score(numeric, y)
+    labels = (y > np.median(y)).astype(int)
+    classifier = GBMOClassifier(n_estimators=30, verbosity=0, early_stopping_rounds=5).fit(
+        frame[:2000], labels[:2000], eval_set=[(frame[2000:], labels[2000:])])
+    assert classifier.score(frame[2000:], labels[2000:]) > 0.9
+
+
+# -- errors -------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, error, message", [
+    ([2], ValueError, r"categorical_feature 2 is out of range; X has 2 features"),
+    (["shop"], ValueError, r"categorical_feature names 'shop', which is not a feature name"),
+    ([0.5], TypeError, r"parameter 'categorical_feature' must be a string"),
+    ([True], TypeError, r"parameter 'categorical_feature' must be a string"),
+])
+def test_bad_categorical_feature_is_refused_before_training(spec, error, message):
+    X, y = _category_problem(n=200)
+    with pytest.raises(error, match=message):
+        gbmo.train({**QUIET, "categorical_feature": spec}, gbmo.Dataset(X, y), 2)
+
+
+def test_a_category_column_left_out_of_categorical_feature_is_refused():
+    X, y = _category_problem(n=200)
+    frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    with pytest.raises(ValueError, match=r"the pandas category columns \['c'\] are not in "
+                                         "categorical_feature"):
+        gbmo.Dataset(frame, y, categorical_feature=["x"])
+
+
+@pytest.mark.parametrize("value", [1.5, np.inf, 2.0**40])
+def test_categories_that_are_not_integers_are_refused(value):
+    X, y = _category_problem(n=200)
+    bad = X.copy()
+    bad[3, 0] = value
+    with pytest.raises(ValueError, match=r"categorical feature 0 has the value .*; categories "
+                                         r"must be integers"):
+        gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(bad, y), 2)
+    booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match=r"categorical feature 0 has the value"):
+        booster.predict(bad)
+
+
+def test_sparse_x_and_monotone_categories_are_refused():
+    import scipy.sparse as sp
+
+    X, y = _category_problem(n=200)
+    with pytest.raises(TypeError, match=r"categorical features \(\[0\]\) need dense X"):
+        gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(sp.csr_matrix(X), y), 2)
+    with pytest.raises(ValueError, match=r"monotone_constraints constrain the categorical "
+                                         r"features \[0\]"):
+        gbmo.train({**QUIET, "categorical_feature": [0], "monotone_constraints": [1, 0]},
+                   gbmo.Dataset(X, y), 2)
+    booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 2)
+    with pytest.raises(TypeError, match="need dense X"):
+        booster.predict(sp.csr_matrix(X))
+
+
+def test_column_kinds_must_match_the_training_s():
+    X, y = _category_problem(n=200)
+    frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    numeric = pd.DataFrame({"c": X[:, 0], "x": X[:, 1]})
+    on_frame = gbmo.train(QUIET, gbmo.Dataset(frame, y), 2)
+    with pytest.raises(TypeError, match=r"column 'c' was a category column in training; it "
+                                        r"is of dtype float64 here"):
+        on_frame.predict(numeric)
+    on_numbers = gbmo.train(QUIET, gbmo.Dataset(numeric, y), 2)
+    with pytest.raises(TypeError, match=r"column 'c' was numeric in training; it is a "
+                                        r"category column here"):
+        on_numbers.predict(frame)
+    train = gbmo.Dataset(frame, y)
+    with pytest.raises(TypeError, match="column 'c' was a category column in training"):
+        train.create_valid(numeric, y)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("categorical", {"features": [0], "categories": [[0, 1]], "ranks": [[0, 0]]}),
+    ("categorical", {"features": [5], "categories": [[0, 1]], "ranks": [[0, 1]]}),
+    ("categorical", {"features": [0], "categories": [[1, 0]], "ranks": [[0, 1]]}),
+    ("categorical", {"features": [0], "categories": [[0.5, 1]], "ranks": [[0, 1]]}),
+    ("categorical", {"features": [0, 0], "categories": [[0], [0]], "ranks": [[0], [0]]}),
+    ("categorical", [1, 2]),
+    ("pandas_categories", {"x": ["a"]}),
+    ("pandas_categories", {"0": [["a"]]}),
+    ("pandas_categories", [1]),
+])
+def test_malformed_categorical_fields_in_a_model_file_are_refused(field, value):
+    import json
+
+    X, y = _category_problem(n=200)
+    booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 2)
+    data = json.loads(booster.model_to_string())
+    data[field] = value
+    with pytest.raises(ModelFormatError):
+        gbmo.Booster(model_str=json.dumps(data))
