@@ -24,6 +24,11 @@ class Dataset:
     init_score, (n,) or (n, d), is each row's starting raw score (an offset,
     such as a log exposure, or another model's output), as in LightGBM: the
     trees fit what it leaves, and the model's predictions do not include it.
+
+    categorical_feature lists the categorical features (indices or names) or
+    is "auto": a DataFrame's category columns, whose codes become the
+    categories (see gbmo.categorical). A validation set's category columns are
+    recoded to the training set's categories.
     """
 
     def __init__(self, X, Y, weight=None, feature_names=None, reference=None, init_score=None,
