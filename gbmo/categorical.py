@@ -110,10 +110,14 @@ class CategoryOrder:
             present = ~np.isnan(values)
             seen, row_category = np.unique(values[present], return_inverse=True)
             n_seen = len(seen)
-            gradient_sums = np.stack([np.bincount(row_category, grad[present, j], n_seen)
-                                      for j in range(grad.shape[1])], axis=1)
-            hessian_sums = np.stack([np.bincount(row_category, hess[present, j], n_seen)
-                                     for j in range(hess.shape[1])], axis=1)
+            if n_seen == 0:
+                categories.append(seen)
+                ranks.append(seen)
+                continue
+            gradient_sums, hessian_sums = (
+                np.stack([np.bincount(row_category, values[present, j], n_seen)
+                          for j in range(values.shape[1])], axis=1).astype(np.float64)
+                for values in (grad, hess))
             denominator = hessian_sums + cat_smooth
             leaf_values = -np.divide(gradient_sums, denominator,
                                      out=np.zeros_like(gradient_sums), where=denominator > 0)
@@ -134,6 +138,9 @@ class CategoryOrder:
         out = np.array(X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
         for f, categories, ranks in zip(self.features, self.categories, self.ranks):
             values = category_values(X[:, f], f)
+            if not len(categories):  # training saw none: every value is missing
+                out[:, f] = np.nan
+                continue
             position = np.minimum(np.searchsorted(categories, values), len(categories) - 1)
             known = categories[position] == values  # False for NaN
             out[:, f] = np.where(known, ranks[position], np.nan)
@@ -157,7 +164,7 @@ class CategoryOrder:
                 raise ValueError(f"'categorical' names the feature {f!r}; allowed: indices "
                                  f"0 .. {n_features - 1}")
             c, r = np.asarray(c, dtype=np.float64), np.asarray(r, dtype=np.float64)
-            if c.ndim != 1 or c.shape != r.shape or c.size == 0 \
+            if c.ndim != 1 or c.shape != r.shape \
                     or not np.all((c >= 0) & (c <= MAX_CATEGORY) & (c == np.floor(c))) \
                     or np.any(np.diff(c) <= 0) or not np.array_equal(np.sort(r),
                                                                      np.arange(c.size)):

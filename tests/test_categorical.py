@@ -331,3 +331,17 @@ def test_malformed_categorical_fields_in_a_model_file_are_refused(field, value):
     data[field] = value
     with pytest.raises(ModelFormatError):
         gbmo.Booster(model_str=json.dumps(data))
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_a_categorical_feature_without_any_category_is_all_missing(d):
+    """Found by the fuzz: every value negative or NaN crashed the order."""
+    rng = np.random.default_rng(9)
+    X = np.column_stack([np.where(rng.random(100) < 0.5, np.nan, -1.0), rng.normal(size=100)])
+    y = rng.normal(size=(100, d))
+    booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 3)
+    assert booster.category_order.categories[0].size == 0
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    rows = X[:5].copy()
+    rows[:, 0] = [0, 1, 2, np.nan, -3]
+    np.testing.assert_array_equal(loaded.predict(rows), booster.predict(X[:5]))

@@ -413,3 +413,21 @@ def test_true_and_false_parameters_are_read_as_words(regression_csv, tmp_path, w
                  "--param", "data_sample_strategy=goss", "--param",
                  f"goss_renew_leaves={word}"]) == 0
     assert gbmo.Booster(model_file=model).params["goss_renew_leaves"] is expected
+
+
+def test_train_takes_categorical_features_by_name(tmp_path):
+    rng = np.random.default_rng(3)
+    shop = rng.integers(0, 12, 300)
+    x = rng.normal(size=300)
+    y = 3 * rng.normal(size=12)[shop] + x
+    path = write_csv(tmp_path / "shops.csv", ["shop", "x", "y"],
+                     [[int(s), float(v), float(t)] for s, v, t in zip(shop, x, y)])
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", path, "--target", "y", "--rounds", "20", "--output", model,
+                 "--param", "categorical_feature=shop", "min_samples_leaf=5"]) == 0
+    booster = gbmo.Booster(model_file=model)
+    assert booster.category_order.features == [0]
+    expected = gbmo.train({"categorical_feature": [0], "min_samples_leaf": 5, "verbosity": 0},
+                          gbmo.Dataset(np.column_stack([shop, x]), y), 20)
+    X = np.column_stack([shop, x]).astype(float)
+    np.testing.assert_allclose(booster.predict(X), expected.predict(X))

@@ -179,6 +179,14 @@ def training_cases(draw):
         X[np.arange(n) != keep, column] = np.nan
     elif nan_pattern == "all":
         X[:] = np.nan
+    # a categorical feature: integer categories, negative and NaN ones missing
+    categorical = objective != "sparse_labels" and draw(st.booleans())
+    if categorical:
+        column = int(rng.integers(p))
+        if dtype != "bool":
+            X[:, column] = rng.integers(-2, draw(st.sampled_from([2, 8, 300])), size=n)
+            if dtype not in ("int64",):
+                X[rng.random(n) < 0.2, column] = np.nan
     layout = draw(st.sampled_from(["C", "F", "strided", "read_only"]))
     if layout == "F":
         X = np.asfortranarray(X)
@@ -283,6 +291,13 @@ def training_cases(draw):
         params["interaction_constraints"] = [
             sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))
             for _ in range(draw(st.integers(1, 3)))]
+    if categorical:
+        params["categorical_feature"] = [column]
+        params["cat_smooth"] = draw(st.sampled_from([0.0, 10.0]))
+        if params.get("monotone_constraints") is not None:
+            params["monotone_constraints"][column] = (
+                [0] * n_outputs if isinstance(params["monotone_constraints"][column], list)
+                else 0)
     if objective == "sparse_labels":
         # What the sparse-output path takes (others are refused by name, tested
         # in test_sparse_output.py).
@@ -294,7 +309,7 @@ def training_cases(draw):
         params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array
     sparse_format = None
-    if dtype in ("float64", "float32") and objective != "sparse_labels":
+    if dtype in ("float64", "float32") and objective != "sparse_labels" and not categorical:
         sparse_format = draw(st.sampled_from([None, None, None, "csr", "csc"]))
         if sparse_format is not None:
             import scipy.sparse as sp

@@ -348,6 +348,7 @@ def test_f1_metrics_during_training_are_recorded():
     (dict(colsample_bynode=0.5), "colsample_bynode=1"),
     (dict(tree_mode="single_output"), "tree_mode='multi_output'"),
     (dict(objective="sigmoid", sparse_threshold=float("nan")), "sparse_threshold"),
+    (dict(categorical_feature=[0]), "does not take categorical features"),
 ])
 def test_bad_parameters_for_a_sparse_y_are_named(params, message):
     X, Y = make_multilabel(n=50)
