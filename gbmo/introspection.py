@@ -4,8 +4,8 @@ the leaf vectors."""
 import numpy as np
 
 COLUMNS = ["tree_index", "node_index", "node_depth", "parent_index", "is_leaf", "left_child",
-           "right_child", "split_feature", "split_index", "threshold", "missing_direction",
-           "split_gain", "count", "leaf_index", "value"]
+           "right_child", "split_feature", "split_index", "threshold", "categories_left",
+           "missing_direction", "split_gain", "count", "leaf_index", "value"]
 
 _NULLABLE_INTEGERS = ("left_child", "right_child", "split_index", "leaf_index")
 
@@ -21,8 +21,22 @@ def _depths_and_parents(tree):
     return depth, parent
 
 
-def _tree_rows(tree_index, tree, feature_names, n_outputs):
+def _categories_left(booster, feature, threshold):
+    """The categories a split on a categorical feature sends left (their
+    ranks are <= threshold): pandas labels for a category column, else the
+    integer values; None for other features."""
+    order = booster.category_order
+    if order is None or feature not in order.features:
+        return None
+    position = order.features.index(feature)
+    left = order.categories[position][order.ranks[position] <= threshold].astype(np.int64)
+    labels = booster.pandas_categories.get(feature)
+    return [labels[c] for c in left] if labels is not None else left.tolist()
+
+
+def _tree_rows(tree_index, tree, booster, feature_names):
     depth, parent = _depths_and_parents(tree)
+    n_outputs = booster.n_outputs
     leaf_values = tree.dense_leaf_values(n_outputs)
     for node in range(tree.n_nodes):
         leaf = tree.node_left[node] < 0
@@ -32,6 +46,7 @@ def _tree_rows(tree_index, tree, feature_names, n_outputs):
                None if leaf else int(tree.node_right[node]),
                None if leaf else feature_names[feature], None if leaf else feature,
                None if leaf else float(tree.node_threshold[node]),
+               None if leaf else _categories_left(booster, feature, tree.node_threshold[node]),
                None if leaf else ("left" if tree.node_missing_left[node] else "right"),
                None if leaf else float(tree.node_gain[node]), int(tree.node_count[node]),
                int(tree.node_value[node]) if leaf else None,
@@ -40,8 +55,9 @@ def _tree_rows(tree_index, tree, feature_names, n_outputs):
 
 def trees_to_dataframe(booster):
     """One row per node: its tree, index, depth and parent; for splits the
-    feature (name and index), threshold (x <= threshold goes left), where
-    missing values go and the gain; for leaves the leaf index and the leaf's
+    feature (name and index), threshold (x <= threshold goes left; for a
+    categorical feature x is the category's rank, and `categories_left` lists
+    the categories that go left), where missing values go and the gain; for leaves the leaf index and the leaf's
     value vector (a numpy array of n_outputs, zeros where a sparse leaf
     stores nothing); the training rows that reached it in `count`."""
     try:
@@ -50,7 +66,7 @@ def trees_to_dataframe(booster):
         raise ImportError("trees_to_dataframe needs pandas: pip install pandas") from None
     names = booster.feature_names or [f"f{i}" for i in range(booster.n_features)]
     rows = [row for index, tree in enumerate(booster.trees)
-            for row in _tree_rows(index, tree, names, booster.n_outputs)]
+            for row in _tree_rows(index, tree, booster, names)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     # Integer columns with gaps (leaves have no children) stay integers.
     return frame.astype({name: "Int64" for name in _NULLABLE_INTEGERS})

@@ -345,3 +345,27 @@ def test_a_categorical_feature_without_any_category_is_all_missing(d):
     rows = X[:5].copy()
     rows[:, 0] = [0, 1, 2, np.nan, -3]
     np.testing.assert_array_equal(loaded.predict(rows), booster.predict(X[:5]))
+
+
+def test_trees_to_dataframe_lists_the_categories_each_split_sends_left():
+    """Walking the frame, a category goes left where categories_left has it:
+    the walk gives the model's predictions."""
+    X, y = _category_problem(n=1000, n_categories=8, seed=10)
+    labels = np.array(list("abcdefgh"))
+    frame = pd.DataFrame({"c": pd.Categorical(labels[X[:, 0].astype(int)]), "x": X[:, 1]})
+    booster = gbmo.train({**QUIET, "max_leaves": 6}, gbmo.Dataset(frame, y), 3)
+    nodes = booster.trees_to_dataframe()
+    assert (nodes.split_feature == "c").any()
+    assert nodes[nodes.split_feature == "x"].categories_left.isna().all()
+    for i in range(40):
+        label, x = frame.c.iloc[i], frame.x.iloc[i]
+        total = booster.init_score[0]
+        for _, tree in nodes.groupby("tree_index"):
+            node = tree.set_index("node_index").loc[0]
+            by_index = tree.set_index("node_index")
+            while not node.is_leaf:
+                left = (label in node.categories_left if node.split_feature == "c"
+                        else x <= node.threshold)
+                node = by_index.loc[node.left_child if left else node.right_child]
+            total += node.value[0]
+        assert total == pytest.approx(booster.predict(frame.iloc[i:i + 1])[0], abs=1e-12)
