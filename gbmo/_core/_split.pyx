@@ -18,7 +18,7 @@ Histogram rows have the layout of _histogram: d gradient sums, k hessian sums
 hessian shared by the outputs; k = d), then the row count.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -440,6 +440,14 @@ cdef inline void scan_thresholds(const SplitContext* c, const HIST_t* feature_hi
             best.left_count = left[width - 1]
 
 
+cdef inline double beat_threshold(double best_gain, double parent_score) noexcept nogil:
+    """scan_thresholds_one_output's bound: a candidate whose children's scores
+    sum to less than this cannot have a gain above best_gain, whatever the
+    rounding (a relative margin of 1e-9 against errors of about 1e-15)."""
+    cdef double needed = 2.0 * best_gain + parent_score
+    return needed - 1e-9 * (fabs(needed) + fabs(parent_score))
+
+
 cdef inline void scan_thresholds_one_output(const SplitContext* c,
                                             const HIST_t* feature_hist,
                                             Py_ssize_t n_thresholds,
@@ -447,21 +455,30 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
                                             unsigned char missing_left,
                                             Candidate* best, bint l1) noexcept nogil:
     """scan_thresholds for a dense split of one output (single-output trees):
-    the same candidates, the same arithmetic in the same order (hence the same
-    gains, bit for bit), with the sums in registers instead of width-long
-    loops, which cost more than the arithmetic when width is 2 or 3. l1 (a
-    constant at each call, so the compiler drops the test without it) says
-    whether c.lambda_l1 is not 0."""
+    the same candidates and the same gains, bit for bit, with the sums in
+    registers instead of width-long loops, which cost more than the
+    arithmetic when width is 2 or 3.
+
+    The gain's two divisions paced the loop, so a candidate is first tested
+    without them: G_L^2 / D_L + G_R^2 / D_R can beat the best only if
+    G_L^2 D_R + G_R^2 D_L reaches the bound times D_L D_R (for positive
+    denominators D). The few that pass get their exact gain and the exact
+    comparison, so the choice is the one the plain loop makes. l1 (a constant
+    at each call, so the compiler drops the test without it) says whether
+    c.lambda_l1 is not 0."""
     cdef Py_ssize_t k = c.hess_width
     cdef Py_ssize_t width = k + 2
     cdef Py_ssize_t t
     cdef double lambda_l2 = c.lambda_l2, lambda_l1 = c.lambda_l1, hess_constant = c.hess_constant
+    cdef double parent_score = c.parent_score
+    cdef double min_samples_leaf = c.min_samples_leaf, min_child_weight = c.min_child_weight
     cdef double parent_grad = c.parent[0], parent_count = c.parent[width - 1]
     cdef double parent_hess = c.parent[1] if k == 1 else 0.0
     cdef double left_grad = 0.0, left_hess = 0.0, left_count = 0.0
     cdef double right_grad, right_hess, right_count, hess_left_total, hess_right_total, gain
-    cdef double left_scored, right_scored
+    cdef double left_square, right_square, left_denominator, right_denominator
     cdef double best_gain = best.gain
+    cdef double threshold = beat_threshold(best_gain, parent_score)
     cdef int best_bin = -1
     if initial_left != NULL:
         left_grad = initial_left[0]
@@ -476,9 +493,9 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
         if k == 1:
             left_hess += feature_hist[t * width + 1]
         right_count = parent_count - left_count
-        if right_count < c.min_samples_leaf:
+        if right_count < min_samples_leaf:
             break
-        if left_count < c.min_samples_leaf:
+        if left_count < min_samples_leaf:
             continue
         right_grad = parent_grad - left_grad
         if k == 1:
@@ -488,20 +505,30 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
         else:
             hess_left_total = hess_constant * left_count
             hess_right_total = hess_constant * right_count
-        if hess_left_total < c.min_child_weight or hess_right_total < c.min_child_weight:
+        if hess_left_total < min_child_weight or hess_right_total < min_child_weight:
             continue
-        left_scored, right_scored = left_grad, right_grad
         if l1:
-            left_scored = soft_threshold(left_grad, lambda_l1)
-            right_scored = soft_threshold(right_grad, lambda_l1)
-        gain = 0.5 * ((0.0 + left_scored * left_scored) / regularized(hess_left_total, lambda_l2)
-                      + (0.0 + right_scored * right_scored)
-                      / regularized(hess_right_total, lambda_l2)
-                      - c.parent_score)
+            left_square = soft_threshold(left_grad, lambda_l1)
+            right_square = soft_threshold(right_grad, lambda_l1)
+        else:
+            left_square, right_square = left_grad, right_grad
+        left_square = 0.0 + left_square * left_square
+        right_square = 0.0 + right_square * right_square
+        left_denominator = hess_left_total + lambda_l2
+        right_denominator = hess_right_total + lambda_l2
+        # NaN and overflow fail the test, so such candidates are scored exactly
+        if (left_denominator > 0.0 and right_denominator > 0.0
+                and (left_square * right_denominator + right_square * left_denominator)
+                * (1.0 + 1e-9) < threshold * left_denominator * right_denominator):
+            continue
+        gain = 0.5 * (left_square / regularized(hess_left_total, lambda_l2)
+                      + right_square / regularized(hess_right_total, lambda_l2)
+                      - parent_score)
         if gain > best_gain:
             best_gain = gain
             best_bin = <int>t
             best.left_count = left_count
+            threshold = beat_threshold(best_gain, parent_score)
     if best_bin >= 0:
         best.gain = best_gain
         best.bin = best_bin
