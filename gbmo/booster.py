@@ -221,7 +221,7 @@ class Booster:
         """X as a dense array, or scipy sparse X as canonical CSR, which the
         kernels traverse row by row without densifying (absent entries are 0);
         categorical features as their ranks."""
-        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories))
+        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories, self.n_features))
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
@@ -478,7 +478,7 @@ class Booster:
             if category_order is not None:
                 category_order = CategoryOrder.from_dict(category_order, n_features)
             pandas_categories = pandas_categories_from_dict(data.get("pandas_categories", {}),
-                                                            n_features)
+                                                            category_order)
         except KeyError as missing:
             raise ModelFormatError(f"model is missing the field {missing}") from None
         except TreeFormatError as err:

@@ -35,12 +35,22 @@ def resolve_categorical_features(spec, n_features, feature_names, pandas_categor
         return sorted(pandas_categories)
     if spec is None:
         spec = []
-    if isinstance(spec, (str, int, np.integer)):
+    if isinstance(spec, str):
+        # LightGBM's command-line forms: "0,3,5" (indices) and "name:shop,region"
+        if spec.startswith("name:"):
+            spec = spec[len("name:"):].split(",")
+        else:
+            spec = [int(item) if item.strip().lstrip("-").isdigit() else item
+                    for item in spec.split(",")]
+    if isinstance(spec, (int, np.integer)):
         spec = [spec]
     indices = set()
     for item in spec:
         if isinstance(item, str):
-            if feature_names is None or item not in feature_names:
+            if feature_names is None:
+                raise ValueError(f"categorical_feature names {item!r}, but X has no feature "
+                                 "names (give a DataFrame, or feature_names, or indices)")
+            if item not in feature_names:
                 raise ValueError(f"categorical_feature names {item!r}, which is not a feature "
                                  f"name; the names are {feature_names}")
             indices.add(feature_names.index(item))
@@ -163,6 +173,9 @@ class CategoryOrder:
             if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f < n_features:
                 raise ValueError(f"'categorical' names the feature {f!r}; allowed: indices "
                                  f"0 .. {n_features - 1}")
+            if not (isinstance(c, list) and isinstance(r, list) and all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in c + r)):
+                raise ValueError(f"'categorical' of feature {f} needs lists of numbers")
             c, r = np.asarray(c, dtype=np.float64), np.asarray(r, dtype=np.float64)
             if c.ndim != 1 or c.shape != r.shape \
                     or not np.all((c >= 0) & (c <= MAX_CATEGORY) & (c == np.floor(c))) \
@@ -175,17 +188,26 @@ class CategoryOrder:
         return cls(features, categories, ranks)
 
 
-def pandas_categories_from_dict(data, n_features):
-    """The {column index: categories} a model file keeps; ValueError when malformed."""
+def pandas_categories_from_dict(data, category_order):
+    """The {column index: categories} a model file keeps, for the categorical
+    features of category_order; ValueError when malformed."""
     if not isinstance(data, dict):
         raise ValueError("'pandas_categories' must be an object")
+    features = category_order.features if category_order is not None else []
     found = {}
     for key, categories in data.items():
-        if not key.isdigit() or int(key) >= n_features or not isinstance(categories, list) \
-                or not all(isinstance(c, (str, int, float)) for c in categories):
-            raise ValueError("'pandas_categories' maps column indices to lists of strings "
-                             "or numbers")
-        found[int(key)] = categories
+        index = int(key) if key.isdigit() else -1
+        if index not in features or not isinstance(categories, list) \
+                or not all(isinstance(c, (str, int, float)) and not isinstance(c, bool)
+                           and c == c for c in categories) \
+                or len(set(categories)) != len(categories):
+            raise ValueError("'pandas_categories' maps categorical features' indices to lists "
+                             "of distinct strings or numbers")
+        seen = category_order.categories[features.index(index)]
+        if seen.size and seen[-1] >= len(categories):
+            raise ValueError(f"'pandas_categories' of feature {index} has {len(categories)} "
+                             f"categories, but the order has the code {int(seen[-1])}")
+        found[index] = categories
     return found
 
 
@@ -208,20 +230,30 @@ def dataframe_categories(X):
     return found
 
 
-def align_dataframe_categories(X, pandas_categories):
+def recode(codes, categories, new_categories):
+    """Codes into categories as codes into new_categories (NaN where a
+    category is not there, or the code was NaN)."""
+    position = {category: i for i, category in enumerate(new_categories)}
+    mapping = np.array([position.get(c, np.nan) for c in categories] + [np.nan])
+    present = ~np.isnan(codes)
+    return mapping[np.where(present, codes, len(categories)).astype(np.intp)]
+
+
+def align_dataframe_categories(X, pandas_categories, n_features):
     """A DataFrame X with each category column recoded to the training's
     categories (pandas_categories: {column index: categories}), so that its
     codes mean what they meant in training; a category training did not have
-    is missing. Other X is taken to hold the codes already, as in LightGBM."""
-    if not is_dataframe(X):
+    is missing. Other X is taken to hold the codes already, as in LightGBM,
+    and so is X without the training's n_features columns, which the
+    caller's check of the column count refuses."""
+    if not is_dataframe(X) or X.shape[1] != n_features:
         return X
     here = set(dataframe_categories(X))
     for index in sorted(here ^ set(pandas_categories)):
-        if index < X.shape[1]:
-            was, now = (("a category column", f"of dtype {X.dtypes.iloc[index]}")
-                        if index not in here else ("numeric", "a category column"))
-            raise TypeError(f"column {X.columns[index]!r} was {was} in training; it is {now} "
-                            "here: give it the training's kind")
+        was, now = (("a category column", f"of dtype {X.dtypes.iloc[index]}")
+                    if index not in here else ("numeric", "a category column"))
+        raise TypeError(f"column {X.columns[index]!r} was {was} in training; it is {now} "
+                        "here: give it the training's kind")
     if not pandas_categories:
         return X
     X = X.copy(deep=False)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .binning import BinMapper
-from .categorical import (align_dataframe_categories, dataframe_categories,
+from .categorical import (align_dataframe_categories, dataframe_categories, recode,
                           resolve_categorical_features)
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import check_features, check_init_score, check_target, check_weight
@@ -34,7 +34,8 @@ class Dataset:
     def __init__(self, X, Y, weight=None, feature_names=None, reference=None, init_score=None,
                  categorical_feature="auto"):
         if reference is not None:
-            X = align_dataframe_categories(X, reference.pandas_categories)
+            X = align_dataframe_categories(X, reference.pandas_categories,
+                                           reference.n_features)
         self.pandas_categories = dataframe_categories(X)
         self.X, names = check_features(X)
         if self.X.shape[0] < 2 and reference is None:
@@ -100,6 +101,18 @@ class Dataset:
                          categorical_feature=self.categorical_features())
         subset.pandas_categories = self.pandas_categories
         return subset
+
+    def use_categories(self, pandas_categories):
+        """Takes pandas_categories ({column index: categories}, a model's) as
+        its category columns' categories: codes into this Dataset's own
+        categories become codes into those (NaN where a category is not
+        there). Codes given as numbers are taken as they are."""
+        for index, categories in pandas_categories.items():
+            own = self.pandas_categories.get(index)
+            if own is not None and own != categories:
+                self.X[:, index] = recode(self.X[:, index], own, categories)
+                self.X_binned = None  # binned from the old codes
+        self.pandas_categories = dict(pandas_categories)
 
     def categorical_features(self, spec=None):
         """The indices of the categorical features that spec (default: this

@@ -287,6 +287,9 @@ class _Trainer:
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:
             _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
+            # the model's trees read codes into the categories it was trained on
+            for dataset in [train_set, *valid_sets]:
+                dataset.use_categories(init_model.pandas_categories)
             init_score = init_model.init_score
         elif train_set.init_score is not None:
             init_score = np.zeros(n_outputs)  # the rows' own offsets replace the constant

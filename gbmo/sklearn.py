@@ -88,9 +88,10 @@ def _check_sample_weight(sample_weight, n_rows):
     return sample_weight
 
 
-def _numeric_X(X, pandas_categories, name="X"):
+def _numeric_X(X, pandas_categories, n_features, name="X"):
     """X with a DataFrame's category columns as their codes in the training's
-    categories (pandas_categories, see gbmo.categorical); refuses, naming X,
+    categories (pandas_categories of n_features columns, see
+    gbmo.categorical.align_dataframe_categories); refuses, naming X,
     what scikit-learn's conversion would refuse with numpy's bare "could not
     convert string to float": a DataFrame's columns of a non-numeric dtype
     (object, string, datetime, ...; numeric, bool and category columns pass),
@@ -98,7 +99,7 @@ def _numeric_X(X, pandas_categories, name="X"):
     object array of numbers passes, as in scikit-learn)."""
     check_dataframe_columns(X, name)
     if is_dataframe(X):
-        return frame_with_codes(align_dataframe_categories(X, pandas_categories))
+        return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features))
     if sp.issparse(X):
         return X
     dtype = getattr(X, "dtype", None)
@@ -386,7 +387,7 @@ class _GBMOModel(BaseEstimator):
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
         pandas_categories = dataframe_categories(X)
-        X = _numeric_X(X, pandas_categories)
+        X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
         X, y = _validate_data(
             self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
             ensure_all_finite="allow-nan", multi_output=True, ensure_min_samples=2,
@@ -432,7 +433,8 @@ class _GBMOModel(BaseEstimator):
             for i, (pair, valid_init_score) in enumerate(zip(eval_set, eval_init_score)):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
-                X_valid = _numeric_X(pair[0], pandas_categories, f"eval_set[{i}] X")
+                X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1],
+                                     f"eval_set[{i}] X")
                 X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
@@ -504,7 +506,7 @@ class _GBMOModel(BaseEstimator):
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
-        X = _numeric_X(X, self.booster_.pandas_categories)
+        X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features)
         return _validate_data(self, X, reset=False, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
                               ensure_all_finite="allow-nan")
 

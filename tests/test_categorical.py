@@ -248,7 +248,7 @@ def test_estimators_take_category_columns_and_names():
 
 @pytest.mark.parametrize("spec, error, message", [
     ([2], ValueError, r"categorical_feature 2 is out of range; X has 2 features"),
-    (["shop"], ValueError, r"categorical_feature names 'shop', which is not a feature name"),
+    (["shop"], ValueError, r"categorical_feature names 'shop', but X has no feature names"),
     ([0.5], TypeError, r"parameter 'categorical_feature' must be a string"),
     ([True], TypeError, r"parameter 'categorical_feature' must be a string"),
 ])
@@ -256,6 +256,17 @@ def test_bad_categorical_feature_is_refused_before_training(spec, error, message
     X, y = _category_problem(n=200)
     with pytest.raises(error, match=message):
         gbmo.train({**QUIET, "categorical_feature": spec}, gbmo.Dataset(X, y), 2)
+
+
+def test_lightgbm_s_string_forms_and_unknown_names():
+    X, y = _category_problem(n=300)
+    frame = pd.DataFrame({"shop": X[:, 0], "x": X[:, 1]})
+    for spec in ("0", "name:shop", "shop", ["shop"], 0):
+        assert gbmo.Dataset(frame, y, categorical_feature=spec).categorical_features() == [0]
+    assert gbmo.Dataset(X, y, categorical_feature="0,1").categorical_features() == [0, 1]
+    with pytest.raises(ValueError, match=r"categorical_feature names 'region', which is not a "
+                                         r"feature name; the names are \['shop', 'x'\]"):
+        gbmo.Dataset(frame, y, categorical_feature="name:region")
 
 
 def test_a_category_column_left_out_of_categorical_feature_is_refused():
@@ -318,14 +329,21 @@ def test_column_kinds_must_match_the_training_s():
     ("categorical", {"features": [0], "categories": [[0.5, 1]], "ranks": [[0, 1]]}),
     ("categorical", {"features": [0, 0], "categories": [[0], [0]], "ranks": [[0], [0]]}),
     ("categorical", [1, 2]),
+    ("categorical", {"features": [0], "categories": [["0", "1"]], "ranks": [[0, 1]]}),
+    ("categorical", {"features": [0], "categories": [[-1, 1]], "ranks": [[0, 1]]}),
     ("pandas_categories", {"x": ["a"]}),
     ("pandas_categories", {"0": [["a"]]}),
     ("pandas_categories", [1]),
+    ("pandas_categories", {"0": ["a", "a", "b"]}),
+    ("pandas_categories", {"0": [float("nan"), "a", "b"]}),
+    ("pandas_categories", {"0": [True, 1, 2]}),
+    ("pandas_categories", {"0": ["a"]}),  # fewer labels than the codes
+    ("pandas_categories", {"1": ["a", "b", "c"]}),  # not a categorical feature
 ])
 def test_malformed_categorical_fields_in_a_model_file_are_refused(field, value):
     import json
 
-    X, y = _category_problem(n=200)
+    X, y = _category_problem(n=200, n_categories=3)
     booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 2)
     data = json.loads(booster.model_to_string())
     data[field] = value
@@ -369,3 +387,94 @@ def test_trees_to_dataframe_lists_the_categories_each_split_sends_left():
                 node = by_index.loc[node.left_child if left else node.right_child]
             total += node.value[0]
         assert total == pytest.approx(booster.predict(frame.iloc[i:i + 1])[0], abs=1e-12)
+
+
+def test_unseen_categories_follow_the_missing_path_not_a_known_category():
+    """Rows with a missing category have their own effect (+10) in training:
+    unseen, negative and NaN categories predict it, which no known category
+    does."""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 6, 2000).astype(float)
+    y = rng.normal(size=6)[codes.astype(int)]
+    codes[:300] = np.nan
+    y[:300] = 10.0
+    params = {**QUIET, "categorical_feature": [0], "min_samples_leaf": 5}
+    booster = gbmo.train(params, gbmo.Dataset(codes[:, None], y), 50)
+    missing = booster.predict(np.array([[np.nan], [-4.0], [6.0], [1e6]]))
+    known = booster.predict(np.arange(6.0)[:, None])
+    np.testing.assert_allclose(missing, 10.0, atol=0.05)
+    assert np.all(np.abs(known - 10.0) > 5)
+    # negative values in training are missing too: the same model as NaN there
+    negative = codes.copy()
+    negative[:300] = -1.0
+    again = gbmo.train(params, gbmo.Dataset(negative[:, None], y), 50)
+    assert again.model_to_string() == booster.model_to_string()
+
+
+def test_the_order_uses_the_weights_and_the_rows_offsets():
+    """mse at the starting scores: g = (init_score_i - y_i) w_i, h = w_i."""
+    rng = np.random.default_rng(12)
+    codes = rng.integers(0, 10, 500).astype(float)
+    y = rng.normal(size=10)[codes.astype(int)] + rng.normal(size=500)
+    weight = rng.uniform(0.1, 3.0, 500)
+    offset = rng.normal(size=500) * 2
+    booster = gbmo.train({**QUIET, "categorical_feature": [0], "cat_smooth": 1.0},
+                         gbmo.Dataset(codes[:, None], y, weight=weight, init_score=offset), 1)
+    grad = ((offset - y) * weight)[:, None]
+    seen, ranks = reference_ranks(codes, grad, weight[:, None], 1.0)
+    np.testing.assert_array_equal(booster.category_order.ranks[0], ranks)
+
+
+def test_continuing_a_model_reads_a_frame_in_the_model_s_categories():
+    X, y = _category_problem(n=1500, n_categories=8, seed=13)
+    labels = np.array(list("abcdefgh"))
+    frame = pd.DataFrame({"c": pd.Categorical(labels[X[:, 0].astype(int)], categories=labels),
+                          "x": X[:, 1]})
+    first = gbmo.train(QUIET, gbmo.Dataset(frame, y), 20)
+    reversed_frame = frame.copy()
+    reversed_frame["c"] = reversed_frame["c"].cat.reorder_categories(labels[::-1])
+    tiny = {**QUIET, "learning_rate": 1e-12}
+    for data in (gbmo.Dataset(reversed_frame, y),
+                 gbmo.Dataset(frame.assign(c=X[:, 0]), y, categorical_feature=[0])):
+        continued = gbmo.train(tiny, data, 3, init_model=first)
+        assert continued.pandas_categories == first.pandas_categories
+        np.testing.assert_allclose(continued.predict(frame), first.predict(frame), atol=1e-9)
+    from gbmo.sklearn import GBMORegressor
+
+    model = GBMORegressor(n_estimators=20, verbosity=0).fit(frame, y)
+    more = GBMORegressor(n_estimators=3, learning_rate=1e-12, verbosity=0).fit(
+        reversed_frame, y, init_model=model)
+    np.testing.assert_allclose(more.predict(frame), model.predict(frame), atol=1e-9)
+
+
+def test_a_frame_without_the_model_s_columns_gets_the_column_count_error():
+    from gbmo.sklearn import GBMORegressor
+
+    X, y = _category_problem(n=300)
+    frame = pd.DataFrame({"x": X[:, 1], "c": pd.Categorical(X[:, 0].astype(int))})
+    booster = gbmo.train(QUIET, gbmo.Dataset(frame, y), 2)
+    message = r"X has 1 features, but the model was trained on 2"
+    with pytest.raises(ValueError, match=message):
+        booster.predict(frame[["x"]])
+    with pytest.raises(ValueError, match=r"2 feature names for 1 features"):
+        gbmo.Dataset(frame, y).create_valid(frame[["x"]], y)
+    model = GBMORegressor(n_estimators=2, verbosity=0).fit(frame, y)
+    with pytest.raises(ValueError, match="feature names should match"):  # scikit-learn's
+        model.predict(frame[["x"]])
+
+
+def test_cv_boosters_keep_the_frame_s_categories():
+    X, y = _category_problem(n=600, n_categories=5, seed=14)
+    frame = pd.DataFrame({"c": pd.Categorical(np.array(list("vwxyz"))[X[:, 0].astype(int)]),
+                          "x": X[:, 1]})
+    result = gbmo.cv(QUIET, gbmo.Dataset(frame, y), 3, nfold=2, return_boosters=True)
+    for booster in result["boosters"]:
+        assert booster.pandas_categories == {0: list("vwxyz")}
+
+
+def test_categories_must_be_strings_or_numbers():
+    dates = pd.Categorical(pd.date_range("2020-01-01", periods=4)[np.arange(40) % 4])
+    frame = pd.DataFrame({"day": dates, "x": np.arange(40.0)})
+    with pytest.raises(TypeError, match=r"category column 'day' has the category .*"
+                                        r"categories must be strings or numbers"):
+        gbmo.Dataset(frame, np.arange(40.0))
