@@ -59,6 +59,11 @@ except ImportError:  # pragma: no cover - older scikit-learn
 
 __all__ = ["GBMORegressor", "GBMOClassifier"]
 
+# The estimators' parameters that are not gbmo.train's: every other one is
+# passed to it under its own name.
+_ESTIMATOR_ONLY = ("n_estimators", "early_stopping_rounds", "validation_fraction",
+                   "random_state", "importance_type", "class_weight")
+
 _VALIDATION_NAME = "validation"
 _X_DTYPES = [np.float64, np.float32]
 _X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without densifying
@@ -226,6 +231,7 @@ class _GBMOModel(BaseEstimator):
         split="dense",
         top_k=None,
         growth="bestfirst",
+        cat_smooth=10.0,
         monotone_constraints=None,
         interaction_constraints=None,
         ensembler=None,
@@ -264,6 +270,7 @@ class _GBMOModel(BaseEstimator):
         self.split = split
         self.top_k = top_k
         self.growth = growth
+        self.cat_smooth = cat_smooth
         self.monotone_constraints = monotone_constraints
         self.interaction_constraints = interaction_constraints
         self.ensembler = ensembler
@@ -301,41 +308,9 @@ class _GBMOModel(BaseEstimator):
         return rng, int(rng.randint(np.iinfo(np.int32).max))
 
     def _gbmo_params(self, seed, objective_params):
-        params = {
-            "learning_rate": self.learning_rate,
-            "boosting": self.boosting,
-            "drop_rate": self.drop_rate,
-            "max_drop": self.max_drop,
-            "skip_drop": self.skip_drop,
-            "max_leaves": self.max_leaves,
-            "max_depth": self.max_depth,
-            "max_bins": self.max_bins,
-            "lambda_l2": self.lambda_l2,
-            "lambda_l1": self.lambda_l1,
-            "min_samples_leaf": self.min_samples_leaf,
-            "min_child_weight": self.min_child_weight,
-            "min_gain": self.min_gain,
-            "subsample": self.subsample,
-            "subsample_freq": self.subsample_freq,
-            "data_sample_strategy": self.data_sample_strategy,
-            "top_rate": self.top_rate,
-            "other_rate": self.other_rate,
-            "goss_renew_leaves": self.goss_renew_leaves,
-            "colsample_bytree": self.colsample_bytree,
-            "colsample_bynode": self.colsample_bynode,
-            "tree_mode": self.tree_mode,
-            "split": self.split,
-            "top_k": self.top_k,
-            "growth": self.growth,
-            "monotone_constraints": self.monotone_constraints,
-            "interaction_constraints": self.interaction_constraints,
-            "ensembler": self.ensembler,
-            "ensembler_params": self.ensembler_params,
-            "n_threads": self.n_threads,
-            "seed": seed,
-            "verbosity": self.verbosity,
-        }
-        params.update(objective_params)
+        params = {name: value for name, value in self.get_params(deep=False).items()
+                  if name not in _ESTIMATOR_ONLY}
+        params.update(seed=seed, **objective_params)
         resolve_params(params)  # raises errors that name the parameter
         return params
 
@@ -530,7 +505,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
     goss_renew_leaves,
     colsample_bytree, colsample_bynode, tree_mode, split, top_k, growth,
-    monotone_constraints, interaction_constraints, ensembler,
+    cat_smooth, monotone_constraints, interaction_constraints, ensembler,
     ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),

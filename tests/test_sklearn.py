@@ -649,3 +649,28 @@ def test_dart_with_early_stopping_rounds_is_refused_by_name(no_training):
     with pytest.raises(ValueError, match="early_stopping_rounds=5 is not taken with "
                                          "boosting='dart'"):
         GBMORegressor(boosting="dart", early_stopping_rounds=5).fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("Model", [GBMORegressor, GBMOClassifier])
+def test_every_estimator_parameter_but_its_own_reaches_train(Model, monkeypatch):
+    """The estimator passes each of its parameters to gbmo.train under its
+    name, except those that are its own (rounds, early stopping, seed, ...)."""
+    from gbmo import sklearn as module
+    from gbmo.params import PARAMS
+
+    seen = {}
+
+    def recording_train(params, *args, **kwargs):
+        seen.update(params)
+        return train(params, *args, **kwargs)
+
+    train = module.train
+    monkeypatch.setattr(module, "train", recording_train)
+    X, y = _noisy_regression()
+    model = Model(n_estimators=2, cat_smooth=3.5, lambda_l1=0.25, max_bins=31)
+    model.fit(X, (y > np.median(y)).astype(int) if Model is GBMOClassifier else y)
+    own = set(model.get_params()) - set(module._ESTIMATOR_ONLY)
+    assert own <= set(PARAMS)
+    for name in own:
+        assert seen[name] == model.get_params()[name], name
+    assert seen["seed"] is not None
