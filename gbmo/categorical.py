@@ -125,13 +125,15 @@ class CategoryOrder:
                 ranks.append(seen)
                 continue
             gradient_sums, hessian_sums = (
-                np.stack([np.bincount(row_category, values[present, j], n_seen)
-                          for j in range(values.shape[1])], axis=1).astype(np.float64)
-                for values in (grad, hess))
+                np.stack([np.bincount(row_category, per_row[present, j], n_seen)
+                          for j in range(per_row.shape[1])], axis=1).astype(np.float64)
+                for per_row in (grad, hess))
             denominator = hessian_sums + cat_smooth
             leaf_values = -np.divide(gradient_sums, denominator,
                                      out=np.zeros_like(gradient_sums), where=denominator > 0)
-            weights = hessian_sums.mean(axis=1)
+            # a custom objective's negative or non-finite values must not break the SVD
+            leaf_values = np.nan_to_num(leaf_values, posinf=0.0, neginf=0.0)
+            weights = np.nan_to_num(np.clip(hessian_sums.mean(axis=1), 0.0, None), posinf=0.0)
             weights = weights if weights.sum() > 0 else np.ones(n_seen)
             projection = leaf_values @ _principal_direction(leaf_values, weights)
             order = np.lexsort((seen, projection))  # ties: the smaller category first
@@ -198,8 +200,7 @@ def pandas_categories_from_dict(data, category_order):
     for key, categories in data.items():
         index = int(key) if key.isdigit() else -1
         if index not in features or not isinstance(categories, list) \
-                or not all(isinstance(c, (str, int, float)) and not isinstance(c, bool)
-                           and c == c for c in categories) \
+                or not all(isinstance(c, (str, int, float)) and c == c for c in categories) \
                 or len(set(categories)) != len(categories):
             raise ValueError("'pandas_categories' maps categorical features' indices to lists "
                              "of distinct strings or numbers")

@@ -1,5 +1,7 @@
 """Dataset: features, targets and weights, binned once and shared by validation sets."""
 
+import copy
+
 import numpy as np
 
 from .binning import BinMapper
@@ -36,7 +38,9 @@ class Dataset:
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
                                            reference.n_features)
-        self.pandas_categories = dataframe_categories(X)
+        # codes given as numbers to a validation set are codes into the reference's categories
+        self.pandas_categories = dataframe_categories(X) or (
+            dict(reference.pandas_categories) if reference is not None else {})
         self.X, names = check_features(X)
         if self.X.shape[0] < 2 and reference is None:
             raise ValueError(
@@ -102,17 +106,25 @@ class Dataset:
         subset.pandas_categories = self.pandas_categories
         return subset
 
-    def use_categories(self, pandas_categories):
-        """Takes pandas_categories ({column index: categories}, a model's) as
-        its category columns' categories: codes into this Dataset's own
-        categories become codes into those (NaN where a category is not
-        there). Codes given as numbers are taken as they are."""
-        for index, categories in pandas_categories.items():
-            own = self.pandas_categories.get(index)
-            if own is not None and own != categories:
-                self.X[:, index] = recode(self.X[:, index], own, categories)
-                self.X_binned = None  # binned from the old codes
-        self.pandas_categories = dict(pandas_categories)
+    def in_categories(self, pandas_categories):
+        """This Dataset with pandas_categories ({column index: categories}, a
+        model's) as its category columns' categories: itself when they are
+        its own, else a copy whose codes into its own categories are recoded
+        into those (NaN where a category is not there). Codes given as
+        numbers are taken as they are."""
+        changed = {index: categories for index, categories in pandas_categories.items()
+                   if self.pandas_categories.get(index, categories) != categories}
+        if not changed and self.pandas_categories == pandas_categories:
+            return self
+        recoded = copy.copy(self)
+        recoded.X = self.X.copy() if changed else self.X
+        for index, categories in changed.items():
+            recoded.X[:, index] = recode(self.X[:, index], self.pandas_categories[index],
+                                         categories)
+        recoded.pandas_categories = dict(pandas_categories)
+        recoded.X_binned = recoded.bin_mapper = recoded._binning = None
+        recoded.category_order = None
+        return recoded
 
     def categorical_features(self, spec=None):
         """The indices of the categorical features that spec (default: this

@@ -270,6 +270,12 @@ class _Trainer:
                                      params["n_threads"], params["objective_params"])
         self.ensembler, self.ensembler_name = _make_ensembler(params)
         self.metric_names = metric_names(params["metric"], loss)
+        if init_model is not None:
+            # the model's trees read codes into the categories it was trained on
+            recoded = {id(d): d.in_categories(init_model.pandas_categories)
+                       for d in [train_set, *valid_sets]}
+            train_set = recoded[id(train_set)]
+            valid_sets = [recoded[id(d)] for d in valid_sets]
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)
@@ -287,9 +293,6 @@ class _Trainer:
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:
             _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
-            # the model's trees read codes into the categories it was trained on
-            for dataset in [train_set, *valid_sets]:
-                dataset.use_categories(init_model.pandas_categories)
             init_score = init_model.init_score
         elif train_set.init_score is not None:
             init_score = np.zeros(n_outputs)  # the rows' own offsets replace the constant

@@ -478,3 +478,50 @@ def test_categories_must_be_strings_or_numbers():
     with pytest.raises(TypeError, match=r"category column 'day' has the category .*"
                                         r"categories must be strings or numbers"):
         gbmo.Dataset(frame, np.arange(40.0))
+
+
+def test_continuing_leaves_the_user_s_datasets_as_they_were():
+    X, y = _category_problem(n=1000, n_categories=5, seed=15)
+    labels = np.array(list("abcde"))
+    frame = pd.DataFrame({"c": pd.Categorical(labels[X[:, 0].astype(int)], categories=labels),
+                          "x": X[:, 1]})
+    first = gbmo.train(QUIET, gbmo.Dataset(frame[frame.c != "e"], y[frame.c != "e"]), 10)
+    data = gbmo.Dataset(frame, y)  # has "e", which the model lacks
+    codes = data.X.copy()
+    gbmo.train(QUIET, data, 2, init_model=first, valid_sets=[data])
+    np.testing.assert_array_equal(data.X, codes)
+    assert data.pandas_categories == {0: list("abcde")}
+    fresh, reused = (gbmo.train(QUIET, d, 5).predict(frame)
+                     for d in (gbmo.Dataset(frame, y), data))
+    np.testing.assert_array_equal(reused, fresh)
+
+
+def test_estimator_eval_sets_of_a_continued_model_are_scored_in_its_categories():
+    from gbmo.sklearn import GBMORegressor
+
+    X, y = _category_problem(n=1500, n_categories=8, seed=16)
+    labels = np.array(list("abcdefgh"))
+    frame = pd.DataFrame({"c": pd.Categorical(labels[X[:, 0].astype(int)], categories=labels),
+                          "x": X[:, 1]})
+    model = GBMORegressor(n_estimators=20, verbosity=0).fit(frame, y)
+    reversed_frame = frame.copy()
+    reversed_frame["c"] = reversed_frame["c"].cat.reorder_categories(labels[::-1])
+    more = GBMORegressor(n_estimators=2, verbosity=0, early_stopping_rounds=5).fit(
+        reversed_frame[:1000], y[:1000], eval_set=[(reversed_frame[1000:], y[1000:])],
+        init_model=model)
+    rmse = np.sqrt(np.mean((more.predict(frame[1000:]) - y[1000:]) ** 2))
+    assert more.evals_result_["valid_0"]["rmse"][-1] == pytest.approx(rmse, rel=1e-9)
+
+
+def test_bool_categories_survive_the_model_file():
+    import pickle
+
+    rng = np.random.default_rng(17)
+    flag = rng.random(300) < 0.5
+    y = np.where(flag, 2.0, -1.0) + 0.1 * rng.normal(size=300)
+    frame = pd.DataFrame({"flag": pd.Categorical(flag), "x": rng.normal(size=300)})
+    booster = gbmo.train({**QUIET, "min_samples_leaf": 5}, gbmo.Dataset(frame, y), 5)
+    assert booster.pandas_categories == {0: [False, True]}
+    for loaded in (gbmo.Booster(model_str=booster.model_to_string()),
+                   pickle.loads(pickle.dumps(booster))):
+        np.testing.assert_array_equal(loaded.predict(frame), booster.predict(frame))

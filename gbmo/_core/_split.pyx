@@ -18,7 +18,8 @@ Histogram rows have the layout of _histogram: d gradient sums, k hessian sums
 hessian shared by the outputs; k = d), then the row count.
 """
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY, fabs
+from libc.float cimport DBL_MAX
+from libc.math cimport INFINITY, NAN, fabs
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -440,12 +441,19 @@ cdef inline void scan_thresholds(const SplitContext* c, const HIST_t* feature_hi
             best.left_count = left[width - 1]
 
 
-cdef inline double beat_threshold(double best_gain, double parent_score) noexcept nogil:
+cdef inline double beat_threshold(double best_gain, double parent_score,
+                                  double lowest_denominator) noexcept nogil:
     """scan_thresholds_one_output's bound: a candidate whose children's scores
     sum to less than this cannot have a gain above best_gain, whatever the
-    rounding (a relative margin of 1e-9 against errors of about 1e-15)."""
+    rounding (a relative margin of 1e-9 against errors of about 1e-15).
+
+    NaN, which turns the test off, unless the bound and lowest_denominator
+    (the least H + lambda a candidate that keeps min_child_weight can have)
+    are at least 1e-100: then no product of the test underflows, so its
+    rounding stays within the margin, and every denominator is positive."""
     cdef double needed = 2.0 * best_gain + parent_score
-    return needed - 1e-9 * (fabs(needed) + fabs(parent_score))
+    cdef double bound = needed - 1e-9 * (fabs(needed) + fabs(parent_score))
+    return bound if bound >= 1e-100 and lowest_denominator >= 1e-100 else NAN
 
 
 cdef inline void scan_thresholds_one_output(const SplitContext* c,
@@ -477,8 +485,11 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
     cdef double left_grad = 0.0, left_hess = 0.0, left_count = 0.0
     cdef double right_grad, right_hess, right_count, hess_left_total, hess_right_total, gain
     cdef double left_square, right_square, left_denominator, right_denominator
+    cdef double bound
     cdef double best_gain = best.gain
-    cdef double threshold = beat_threshold(best_gain, parent_score)
+    # the least H + lambda of a candidate that keeps min_child_weight
+    cdef double lowest_denominator = c.min_child_weight + lambda_l2
+    cdef double threshold = beat_threshold(best_gain, parent_score, lowest_denominator)
     cdef int best_bin = -1
     if initial_left != NULL:
         left_grad = initial_left[0]
@@ -516,10 +527,11 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
         right_square = 0.0 + right_square * right_square
         left_denominator = hess_left_total + lambda_l2
         right_denominator = hess_right_total + lambda_l2
-        # NaN and overflow fail the test, so such candidates are scored exactly
-        if (left_denominator > 0.0 and right_denominator > 0.0
+        # where the bound overflows or is NaN the candidate is scored exactly
+        bound = threshold * left_denominator * right_denominator
+        if (bound <= DBL_MAX
                 and (left_square * right_denominator + right_square * left_denominator)
-                * (1.0 + 1e-9) < threshold * left_denominator * right_denominator):
+                * (1.0 + 1e-9) < bound):
             continue
         gain = 0.5 * (left_square / regularized(hess_left_total, lambda_l2)
                       + right_square / regularized(hess_right_total, lambda_l2)
@@ -528,7 +540,7 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
             best_gain = gain
             best_bin = <int>t
             best.left_count = left_count
-            threshold = beat_threshold(best_gain, parent_score)
+            threshold = beat_threshold(best_gain, parent_score, lowest_denominator)
     if best_bin >= 0:
         best.gain = best_gain
         best.bin = best_bin
