@@ -131,7 +131,8 @@ class TreeGrower:
                  params, workspace, row_sample=None, rng=None, monotone=None):
         self.X_binned = X_binned
         self.row_sample = row_sample  # sorted rows to grow on, None for all
-        self.rng = rng  # draws the features of each node when colsample_bynode < 1
+        # draws each node's features (colsample_bynode < 1) and thresholds (extra_trees)
+        self.rng = rng
         self.bin_mapper = bin_mapper
         self.features = features
         self.grad, self.hess, self.hess_constant = grad, hess, hess_constant
@@ -294,12 +295,17 @@ class TreeGrower:
                                         self.bin_mapper.n_bins_non_missing_, node.sums)
         results = (self.split_gain, self.split_bin, self.split_missing_left,
                    self._threads_for(node.histogram[0].size * len(features)))
+        random_bins = None
+        if params["extra_trees"]:  # one threshold per feature, each between two value bins
+            n_bins = self.bin_mapper.n_bins_non_missing_
+            random_bins = self.rng.integers(0, np.maximum(n_bins - 1, 1)).astype(np.int32)
         if self.top_k is None:
             bounds = () if self.monotone is None else (self.monotone, node.lower, node.upper)
-            best = find_best_splits(*common, *results, *bounds, lambda_l1=self.lambda_l1)
+            best = find_best_splits(*common, *results, *bounds, lambda_l1=self.lambda_l1,
+                                    random_bins=random_bins)
         else:
             best = find_best_sparse_splits(*common, self.top_k, self.restricted, *results,
-                                           lambda_l1=self.lambda_l1)
+                                           lambda_l1=self.lambda_l1, random_bins=random_bins)
         if best < 0:
             return
         feature = int(features[best])

@@ -76,6 +76,8 @@ PARAMS = {
                               doc="goss: leaf values from every row's own gradients once the "
                                   "tree is grown on the sample (False: from the amplified "
                                   "sample, as LightGBM)"),
+    "extra_trees": Spec(False, bool,
+                        doc="try one random threshold per feature at each node"),
     "colsample_bytree": Spec(1.0, float, 0.0, 1.0, low_open=True,
                              doc="fraction of the features each tree may split on"),
     "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,
@@ -151,6 +153,7 @@ ALIASES = {
     "monotone_constraint": "monotone_constraints",
     "mc": "monotone_constraints",
     "monotonic_cst": "monotone_constraints",
+    "extra_tree": "extra_trees",
     "cat_feature": "categorical_feature",
     "categorical_column": "categorical_feature",
     "categorical_features": "categorical_feature",
@@ -326,6 +329,9 @@ def resolve_params(params):
             "columns are not outputs, so they cannot choose sparse leaves or per-output trees; "
             f"got split={resolved['split']!r}, tree_mode={resolved['tree_mode']!r}"
         )
+    if resolved["growth"] == "symmetric" and resolved["extra_trees"]:
+        raise ValueError("extra_trees=True is not taken with growth='symmetric': a level's "
+                         "one split is chosen among every threshold's gain over its nodes")
     if resolved["growth"] == "symmetric" and resolved["split"] != "dense":
         raise ValueError(
             f"growth='symmetric' needs split='dense', got split={resolved['split']!r}: a "

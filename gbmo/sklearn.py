@@ -227,6 +227,7 @@ class _GBMOModel(BaseEstimator):
         goss_renew_leaves=True,
         colsample_bytree=1.0,
         colsample_bynode=1.0,
+        extra_trees=False,
         tree_mode="multi_output",
         split="dense",
         top_k=None,
@@ -266,6 +267,7 @@ class _GBMOModel(BaseEstimator):
         self.goss_renew_leaves = goss_renew_leaves
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
+        self.extra_trees = extra_trees
         self.tree_mode = tree_mode
         self.split = split
         self.top_k = top_k
@@ -504,7 +506,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain,
     subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
     goss_renew_leaves,
-    colsample_bytree, colsample_bynode, tree_mode, split, top_k, growth,
+    colsample_bytree, colsample_bynode, extra_trees, tree_mode, split, top_k, growth,
     cat_smooth, monotone_constraints, interaction_constraints, ensembler,
     ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state

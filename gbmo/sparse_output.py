@@ -467,6 +467,8 @@ class SparseOutputTrainer:
             raise ValueError("a sparse Y does not take boosting='dart' yet")
         if params["data_sample_strategy"] != "bagging":
             raise ValueError("a sparse Y does not take data_sample_strategy='goss' yet")
+        if params["extra_trees"]:
+            raise ValueError("a sparse Y does not take extra_trees yet")
         if train_set.categorical_features(params["categorical_feature"]):
             raise ValueError("a sparse Y does not take categorical features yet")
         for dataset in [train_set, *valid_sets]:

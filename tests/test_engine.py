@@ -315,3 +315,44 @@ def test_histogram_cache_is_bounded_in_bytes_too(monkeypatch):
         bounded = gbmo.train(params, gbmo.Dataset(X, Y), 3)
         assert set(capacities) == {expected}
         _same_model(unbounded, bounded)
+
+
+def test_extra_trees_split_at_the_drawn_thresholds_and_still_learn(monkeypatch):
+    """Every search gets one drawn threshold per feature, within the feature's
+    bins, from the run's seed; the model still fits a smooth function."""
+    import gbmo.grower as grower_module
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    Y = np.column_stack([np.sin(X[:, 0]) + X[:, 1], X[:, 2] - X[:, 0]])
+    drawn = []
+    search = grower_module.find_best_splits
+
+    def recording(*args, random_bins=None, **kwargs):
+        drawn.append(random_bins)
+        return search(*args, random_bins=random_bins, **kwargs)
+
+    monkeypatch.setattr(grower_module, "find_best_splits", recording)
+    params = {"verbosity": 0, "extra_trees": True, "max_bins": 63}
+    model = gbmo.train(params, gbmo.Dataset(X[:2000], Y[:2000]), 200)
+    assert drawn and all(b is not None and b.min() >= 0 and b.max() <= 61 for b in drawn)
+    assert len({b.tobytes() for b in drawn}) > len(drawn) // 2  # drawn again at each node
+    rmse = np.sqrt(np.mean((model.predict(X[2000:]) - Y[2000:]) ** 2))
+    assert rmse < 0.2
+    monkeypatch.undo()
+    again = gbmo.train(params, gbmo.Dataset(X[:2000], Y[:2000]), 200)
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    other_seed = gbmo.train({**params, "seed": 1}, gbmo.Dataset(X[:2000], Y[:2000]), 200)
+    assert not np.array_equal(other_seed.predict(X), model.predict(X))
+
+
+def test_extra_trees_with_symmetric_growth_or_a_sparse_y_is_refused():
+    import scipy.sparse as sp
+
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(ValueError, match="extra_trees=True is not taken with growth='symmetric'"):
+        gbmo.train({"verbosity": 0, "extra_trees": True, "growth": "symmetric"},
+                   gbmo.Dataset(X, X[:, 0]), 1)
+    with pytest.raises(ValueError, match="a sparse Y does not take extra_trees"):
+        gbmo.train({"verbosity": 0, "extra_trees": True, "split": "sparse", "top_k": 1},
+                   gbmo.Dataset(X, sp.csr_matrix((X > 0).astype(float))), 1)

@@ -364,3 +364,58 @@ def test_one_output_search_is_the_plain_loop_bit_for_bit(seed):
             assert np.array_equal(np.array(got[:1]), np.array(expected[0][:1]), equal_nan=True) \
                 and got[1:] == expected[0][1:], (hist.tolist(), hess_width, hess_constant,
                                                  lambda_l2, lambda_l1, got, expected)
+
+
+# -- extra trees: one random threshold per feature ----------------------------------
+@pytest.mark.parametrize("k_kind", HESS_WIDTHS)
+@pytest.mark.parametrize("d, top_k, restricted", [(1, None, False), (3, None, False),
+                                                  (4, 2, False), (4, 2, True)])
+@pytest.mark.parametrize("seed", range(3))
+def test_random_bins_try_only_the_drawn_threshold(k_kind, d, top_k, restricted, seed):
+    """Each feature's result is the best, over both missing directions, of the
+    brute-force candidates at its drawn threshold only."""
+    from gbmo._core._split import find_best_sparse_splits
+
+    rng = np.random.default_rng(seed)
+    k = hess_width_of(k_kind, d)
+    max_bins = 10
+    n_bins_per_feature = [7, 10, 1, 4, 2, 9]
+    X_binned, grad, hess = make_node(rng, 150, n_bins_per_feature, {1, 2, 3}, max_bins, d, k)
+    hist, parent = node_histogram(X_binned, grad, hess, max_bins)
+    features = np.arange(len(n_bins_per_feature), dtype=np.int32)
+    n_bins = np.array(n_bins_per_feature, dtype=np.int32)
+    random_bins = rng.integers(0, np.maximum(n_bins - 1, 1)).astype(np.int32)
+    hess_constant = 1.0 if k else 0.7
+    gain, bin_, missing_left = (np.empty(len(features)), np.empty(len(features), np.int32),
+                                np.empty(len(features), np.uint8))
+    arguments = (hist, features, n_bins, parent, d, k, hess_constant, 1.0, 3, 0.0)
+    if top_k is None:
+        find_best_splits(*arguments, gain, bin_, missing_left, 1, random_bins=random_bins)
+    else:
+        find_best_sparse_splits(*arguments, top_k, restricted, gain, bin_, missing_left, 1,
+                                random_bins=random_bins)
+    for f in features:
+        _, candidates, _ = brute_force_feature(X_binned[f], n_bins[f], max_bins, grad, hess, k,
+                                               hess_constant, 3, 0.0, top_k, restricted)
+        # a gain of -1 or less is the kernel's "no split", as in the brute force
+        at_drawn = [c for c in candidates if c[3] and c[1] == random_bins[f] and c[0] > -1.0]
+        if not at_drawn:
+            assert bin_[f] == -1 and gain[f] == -1.0
+            continue
+        best = max(at_drawn, key=lambda c: c[0])  # the first of equal gains: missing right
+        assert bin_[f] == random_bins[f]
+        assert gain[f] == pytest.approx(best[0], rel=1e-9, abs=1e-12)
+        assert bool(missing_left[f]) == bool(best[2])
+
+
+def test_random_bins_outside_a_feature_s_thresholds_are_refused():
+    hist = np.zeros((2, 5, 3))
+    hist[:, :4, 0], hist[:, :4, 2] = 1.0, 5.0
+    outputs = np.empty(2), np.empty(2, np.int32), np.empty(2, np.uint8)
+    arguments = (hist, np.array([0, 1], np.int32), np.array([4, 1], np.int32),
+                 hist[0].sum(axis=0), 1, 0, 1.0, 1.0, 1, 0.0, *outputs, 1)
+    for bad, message in (([3, 0], r"random_bins\[0\] = 3 is outside \[0, 2\]"),
+                         ([0, 1], r"random_bins\[1\] = 1 is outside \[0, 0\]"),
+                         ([0], r"one bin per feature \(2\), got 1")):
+        with pytest.raises(ValueError, match=message):
+            find_best_splits(*arguments, random_bins=np.array(bad, np.int32))

@@ -584,16 +584,23 @@ cdef void search_features(const SplitContext* context,
                           double[::1] best_gain,
                           int[::1] best_bin,
                           unsigned char[::1] best_missing_left,
-                          int n_threads) noexcept nogil:
-    """The per-feature search shared by the dense and the sparse entry points."""
+                          int n_threads,
+                          const int* random_bins) noexcept nogil:
+    """The per-feature search shared by the dense and the sparse entry points.
+    random_bins (NULL: every threshold) gives each feature the one threshold
+    to try (extra trees): the scans then see the histogram from that bin on,
+    one threshold long, with the bins before it as the left side's start."""
     cdef Py_ssize_t d = context.n_outputs
     cdef Py_ssize_t width = d + context.hess_width + 1
     cdef Py_ssize_t missing_bin = hist.shape[1] - 1
     cdef double parent_count = context.parent[width - 1]
-    cdef Py_ssize_t fi, f, n_bins
+    cdef Py_ssize_t fi, f, n_bins, j, t, first, n_thresholds
     cdef Candidate* best
     cdef Scratch* s
     cdef const HIST_t* missing
+    cdef const HIST_t* start
+    cdef HIST_t* before           # the sums of the bins before a random threshold
+    cdef HIST_t* before_missing   # the same plus the missing bin
 
     with parallel(num_threads=n_threads,
                   use_threads_if=n_threads > 1):
@@ -615,6 +622,10 @@ cdef void search_features(const SplitContext* context,
         s.left_values = NULL
         s.right_values = NULL
         s.direction = NULL
+        before = before_missing = NULL
+        if random_bins != NULL:
+            before = <HIST_t*> malloc(width * sizeof(HIST_t))
+            before_missing = <HIST_t*> malloc(width * sizeof(HIST_t))
         if context.monotone != NULL:
             s.left_values = <double*> malloc(d * sizeof(double))
             s.right_values = <double*> malloc(d * sizeof(double))
@@ -633,15 +644,33 @@ cdef void search_features(const SplitContext* context,
             best.missing_left = 0
             if context.monotone != NULL:
                 s.direction = context.monotone + f * d
+            first = 0
+            start = &hist[f, 0, 0]
+            if random_bins != NULL:
+                first = random_bins[f]
+                start = &hist[f, first, 0]
+                for j in range(width):
+                    before[j] = 0.0
+                for t in range(first):
+                    for j in range(width):
+                        before[j] += hist[f, t, j]
+                for j in range(width):
+                    before_missing[j] = before[j] + missing[j]
             if missing[width - 1] > 0:
                 # Missing right: every threshold including "all values left";
                 # missing left: every threshold that leaves some values right.
-                scan(context, &hist[f, 0, 0], n_bins, NULL, 0, s, best)
-                scan(context, &hist[f, 0, 0], n_bins - 1, missing, 1, s, best)
+                n_thresholds = n_bins if random_bins == NULL else (first < n_bins)
+                scan(context, start, n_thresholds, before, 0, s, best)
+                n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
+                scan(context, start, n_thresholds,
+                     missing if random_bins == NULL else before_missing, 1, s, best)
             else:
-                scan(context, &hist[f, 0, 0], n_bins - 1, NULL, 0, s, best)
+                n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
+                scan(context, start, n_thresholds, before, 0, s, best)
                 if best.bin >= 0:
                     best.missing_left = best.left_count >= parent_count - best.left_count
+            if best.bin >= 0:
+                best.bin += <int>first
             best_gain[f] = best.gain
             best_bin[f] = best.bin
             best_missing_left[f] = best.missing_left
@@ -655,6 +684,8 @@ cdef void search_features(const SplitContext* context,
         free(s.right_values)
         free_top_k(s.select_left)
         free_top_k(s.select_right)
+        free(before)
+        free(before_missing)
         free(s)
         free(best)
 
@@ -723,7 +754,8 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      const signed char[:, ::1] monotone=None,
                      const double[::1] lower=None,
                      const double[::1] upper=None,
-                     double lambda_l1=0.0):
+                     double lambda_l1=0.0,
+                     const int[::1] random_bins=None):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
@@ -735,7 +767,12 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     monotone (n_features, n_outputs: +1 increasing, -1 decreasing, 0 free)
     with the node's bounds lower and upper (per output) searches under
     monotone constraints: see bounded_split_gain. lambda_l1 > 0 scores
-    soft-thresholded gradient sums (l1_shrunk)."""
+    soft-thresholded gradient sums (l1_shrunk).
+
+    random_bins (per feature of hist; extra trees) limits each feature to one
+    threshold, "bins <= random_bins[f] go left", with each missing direction;
+    it must lie in [0, max(n_bins - 2, 0)] (with no values on one side only
+    the missing-value split "all values left" remains)."""
     cdef const double* lower_bound = NULL
     cdef const double* upper_bound = NULL
     if monotone is not None:
@@ -750,10 +787,29 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                                          min_child_weight, 0, False, lower_bound, upper_bound)
     if monotone is not None:
         context.monotone = &monotone[0, 0]
+    cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
-                        best_missing_left, n_threads)
+                        best_missing_left, n_threads, random)
     return best_feature_position(features, best_gain)
+
+
+cdef const int* _random_bins(const int[::1] random_bins, const HIST_t[:, :, ::1] hist,
+                             const int[::1] features,
+                             const int[::1] n_bins_non_missing) except? NULL:
+    """random_bins' data, checked; NULL when None."""
+    cdef Py_ssize_t fi, f
+    if random_bins is None:
+        return NULL
+    if random_bins.shape[0] != hist.shape[0]:
+        raise ValueError(f"random_bins must have one bin per feature ({hist.shape[0]}), got "
+                         f"{random_bins.shape[0]}")
+    for fi in range(features.shape[0]):
+        f = features[fi]
+        if not 0 <= random_bins[f] <= max(n_bins_non_missing[f] - 2, 0):
+            raise ValueError(f"random_bins[{f}] = {random_bins[f]} is outside [0, "
+                             f"{max(n_bins_non_missing[f] - 2, 0)}]")
+    return &random_bins[0]
 
 
 cdef inline void fill_gain_row(const SplitContext* c, const HIST_t* feature_hist,
@@ -887,10 +943,11 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                             int[::1] best_bin,
                             unsigned char[::1] best_missing_left,
                             int n_threads,
-                            double lambda_l1=0.0):
+                            double lambda_l1=0.0,
+                            const int[::1] random_bins=None):
     """Sparse top-k split search (GBDT-MO Algorithms 5 and 6). Same arguments,
     outputs, thresholds, missing-value handling, constraints and tie-breaking as
-    find_best_splits, plus top_k (>= 1) and restricted.
+    find_best_splits (random_bins included), plus top_k (>= 1) and restricted.
 
     With imp_j(node) = G_j^2 / (H_j + lambda) and topk(v) = the sum of the top_k
     largest entries of v:
@@ -923,13 +980,14 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
         return find_best_splits(hist, features, n_bins_non_missing, parent, n_outputs,
                                 hess_width, hess_constant, lambda_l2, min_samples_leaf,
                                 min_child_weight, best_gain, best_bin, best_missing_left,
-                                n_threads, lambda_l1=lambda_l1)
+                                n_threads, lambda_l1=lambda_l1, random_bins=random_bins)
     cdef SplitContext context = _context(parent, n_outputs, hess_width, hess_constant,
                                          lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, top_k, restricted)
+    cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
-                        best_missing_left, n_threads)
+                        best_missing_left, n_threads, random)
     return best_feature_position(features, best_gain)
 
 
