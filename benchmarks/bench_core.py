@@ -42,7 +42,7 @@ def make_data(case, n_rows, seed=0):
 
 
 def fit_gbmo(case, X, Y, rounds, threads, extra=None):
-    """extra: more gbmo parameters (bench_dart's)."""
+    """extra: more gbmo parameters (bench_variants')."""
     import gbmo
 
     params = {"objective": "mse" if case == "regression" else "softmax",
@@ -54,7 +54,7 @@ def fit_gbmo(case, X, Y, rounds, threads, extra=None):
 
 
 def fit_lightgbm(case, X, Y, rounds, threads, extra=None):
-    """extra: more LightGBM parameters (bench_dart's)."""
+    """extra: more LightGBM parameters (bench_variants')."""
     import lightgbm
 
     common = dict(n_estimators=rounds, num_leaves=LEAVES, max_bin=BINS, reg_lambda=LAMBDA,
