@@ -4,6 +4,8 @@ A loss turns targets and raw scores (n, d) into float32 gradients (n, d) and
 hessians (n, d), or (n, 1) when one hessian serves every output; a constant
 (n, 1) hessian lets the histograms count rows instead of summing hessians.
 """
+import numbers
+
 import numpy as np
 
 from ._core import G_H_DTYPE
@@ -189,11 +191,44 @@ class SoftmaxCrossEntropy(Loss):
 
 class SigmoidCrossEntropy(Loss):
     """Binary and multi-label: y (n,) or (n, d) with values in [0, 1], each
-    output an independent logistic loss. NaN targets are missing labels."""
+    output an independent logistic loss. NaN targets are missing labels.
+
+    scale_pos_weight s weighs the positive part of the loss, -(s y log p +
+    (1 - y) log(1 - p)), as LightGBM's binary objective does (its gradients
+    are the 0/1 labels' times s on the positive rows); is_unbalance sets s
+    per output to the observed negatives over positives (sums of 1 - y and
+    y). Neither moves the starting score, as in LightGBM."""
 
     name = "sigmoid"
     default_metric = "logloss"
     masks_missing_targets = True
+
+    def __init__(self, n_threads=1, scale_pos_weight=1.0, is_unbalance=False):
+        super().__init__(n_threads)
+        if isinstance(scale_pos_weight, bool) or not isinstance(scale_pos_weight, numbers.Real) \
+                or not 0.0 < scale_pos_weight < np.inf:
+            raise ValueError(f"objective 'sigmoid': scale_pos_weight must be a finite number > 0, "
+                             f"got {scale_pos_weight!r}")
+        if not isinstance(is_unbalance, (bool, np.bool_)):
+            raise TypeError(f"objective 'sigmoid': is_unbalance must be True or False, got "
+                            f"{is_unbalance!r}")
+        if is_unbalance and scale_pos_weight != 1.0:
+            raise ValueError("objective 'sigmoid': give is_unbalance or scale_pos_weight, not "
+                             "both (as in LightGBM)")
+        self.scale_pos_weight, self.is_unbalance = float(scale_pos_weight), bool(is_unbalance)
+
+    def get_params(self):
+        return {"scale_pos_weight": self.scale_pos_weight, "is_unbalance": self.is_unbalance}
+
+    def _positive_scale(self, y):
+        """s per output (d,), or None when it is 1 for all of them."""
+        if self.is_unbalance:
+            positives, negatives = np.nansum(y, axis=0), np.nansum(1.0 - y, axis=0)
+            # an output without one of the two kinds is left unweighted, as in LightGBM
+            return np.where((positives > 0) & (negatives > 0),
+                            negatives / np.where(positives > 0, positives, 1.0), 1.0)
+        return None if self.scale_pos_weight == 1.0 else np.full(y.shape[1],
+                                                                  self.scale_pos_weight)
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
@@ -214,13 +249,27 @@ class SigmoidCrossEntropy(Loss):
         return logit(np.clip(_observed_mean(y, weight), 1e-12, 1 - 1e-12))
 
     def value(self, y, raw):
-        # log(1 + e^raw) - y raw, stable for large |raw|
-        return np.nansum(np.logaddexp(0.0, raw) - y * raw)
+        # s y log(1 + e^-raw) + (1 - y) log(1 + e^raw), stable for large |raw|
+        scale = self._positive_scale(y)
+        scale = 1.0 if scale is None else scale
+        return np.nansum(scale * y * (np.logaddexp(0.0, raw) - raw)
+                         + (1.0 - y) * np.logaddexp(0.0, raw))
 
     def gradients(self, y, raw, weight):
         grad = np.empty(raw.shape, dtype=G_H_DTYPE)
         hess = np.empty(raw.shape, dtype=G_H_DTYPE)
         sigmoid_gradients(y, raw, _kernel_weight(weight), grad, hess, self._threads(raw))
+        scale = self._positive_scale(y)
+        if scale is None:
+            return grad, hess
+        # with f = 1 + (s - 1) y: grad = w (p f - s y) = f w (p - y) + w y (1 - y) (1 - s),
+        # hess = f w p (1 - p); missing labels keep their zeros
+        observed = ~np.isnan(y)
+        labels = np.where(observed, y, 0.0)
+        factor = 1.0 + (scale - 1.0) * labels
+        w = 1.0 if weight is None else np.asarray(weight, dtype=np.float64)[:, None]
+        grad[:] = factor * grad + w * labels * (1.0 - labels) * (1.0 - scale) * observed
+        hess *= factor.astype(G_H_DTYPE)
         return grad, hess
 
     def transform(self, raw):

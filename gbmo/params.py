@@ -33,6 +33,10 @@ PARAMS = {
                           "or a function (grad, hess, context) -> 4 arrays"),
     "ensembler_params": Spec(None, dict, allow_none=True,
                              doc="keyword arguments of a registered ensembler (e.g. k)"),
+    "scale_pos_weight": Spec(1.0, float, 0.0, 1e300, low_open=True,
+                             doc="sigmoid: weight of the positive labels' part of the loss"),
+    "is_unbalance": Spec(False, bool, doc="sigmoid: scale_pos_weight = negatives / positives, "
+                                          "per output"),
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax (default: max label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
@@ -154,6 +158,8 @@ ALIASES = {
     "mc": "monotone_constraints",
     "monotonic_cst": "monotone_constraints",
     "extra_tree": "extra_trees",
+    "unbalance": "is_unbalance",
+    "unbalanced_sets": "is_unbalance",
     "cat_feature": "categorical_feature",
     "categorical_column": "categorical_feature",
     "categorical_features": "categorical_feature",
@@ -294,6 +300,26 @@ def _check_monotone_constraints(resolved):
             f"ensembler={resolved['ensembler']!r}")
 
 
+def _fold_positive_weights(resolved):
+    """scale_pos_weight and is_unbalance, LightGBM's top-level names, become
+    the sigmoid objective's parameters (saved with the model)."""
+    given = {"scale_pos_weight": resolved["scale_pos_weight"],
+             "is_unbalance": resolved["is_unbalance"]}
+    if given == {"scale_pos_weight": 1.0, "is_unbalance": False}:
+        return
+    if resolved["objective"] != "sigmoid":
+        raise ValueError(f"parameters 'scale_pos_weight' and 'is_unbalance' weigh the positive "
+                         f"labels of objective 'sigmoid' (binary, multi-label); the objective "
+                         f"is {resolved['objective']!r}")
+    objective_params = dict(resolved["objective_params"] or {})
+    for name, value in given.items():
+        if objective_params.get(name, value) != value:
+            raise ValueError(f"parameter {name!r} = {value!r} and objective_params' "
+                             f"{objective_params[name]!r} differ; give it once")
+        objective_params[name] = value
+    resolved["objective_params"] = objective_params
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:
@@ -317,6 +343,7 @@ def resolve_params(params):
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
     _check_names(resolved)
+    _fold_positive_weights(resolved)
     if resolved["split"] != "dense" and resolved["top_k"] is None:
         raise ValueError(
             f"parameter 'top_k' is required with split={resolved['split']!r}: "

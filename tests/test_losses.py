@@ -224,3 +224,78 @@ def test_lightgbm_and_xgboost_objective_names_train_gbmo_objectives(alias, name,
     named = gbmo.train(dict(params, objective=name), gbmo.Dataset(X, y), 3)
     np.testing.assert_array_equal(aliased.predict(X), named.predict(X))
     assert gbmo.Booster(model_str=aliased.model_to_string()).params["objective"] == name
+
+
+# -- positive-label weights of the sigmoid (LightGBM's scale_pos_weight, is_unbalance) --
+@pytest.mark.parametrize("labels", ["binary", "soft"])
+@pytest.mark.parametrize("objective_params", [{"scale_pos_weight": 3.0},
+                                              {"is_unbalance": True}])
+def test_weighted_sigmoid_gradients_are_derivatives_of_its_value(labels, objective_params):
+    rng = np.random.default_rng(5)
+    raw = rng.normal(size=(8, 3))
+    y = (rng.integers(0, 2, (8, 3)).astype(float) if labels == "binary"
+         else rng.uniform(0, 1, (8, 3)))
+    loss = make_loss("sigmoid", objective_params=objective_params)
+    _finite_difference_check(loss, loss.prepare_target(y), raw)
+
+
+def test_scale_pos_weight_weighs_the_positive_rows_and_is_unbalance_picks_the_ratio():
+    rng = np.random.default_rng(6)
+    raw = rng.normal(size=(40, 2))
+    y = (rng.random((40, 2)) < [0.2, 0.6]).astype(float)
+    y[3, 1] = np.nan  # a missing label keeps zero gradient and hessian
+    weight = rng.uniform(0.5, 2.0, 40)
+    plain = make_loss("sigmoid")
+    g, h = plain.gradients(y, raw, weight)
+    g3, h3 = make_loss("sigmoid", objective_params={"scale_pos_weight": 3.0}).gradients(
+        y, raw, weight)
+    factor = np.where(y == 1, 3.0, 1.0)
+    np.testing.assert_allclose(g3, g * factor, rtol=1e-6)
+    np.testing.assert_allclose(h3, h * factor, rtol=1e-6)
+    assert g3[3, 1] == 0 and h3[3, 1] == 0
+    ratio = np.nansum(1 - y, axis=0) / np.nansum(y, axis=0)
+    gu, hu = make_loss("sigmoid", objective_params={"is_unbalance": True}).gradients(
+        y, raw, weight)
+    factor = np.where(y == 1, ratio, 1.0)
+    np.testing.assert_allclose(gu, np.nan_to_num(g * factor), rtol=1e-6)
+    np.testing.assert_allclose(hu, np.nan_to_num(h * factor), rtol=1e-6)
+
+
+def test_top_level_names_reach_the_sigmoid_and_its_model_file():
+    """A stump-free round from the unweighted start: its leaf is -G / (H +
+    lambda) of the weighted gradients, computed by hand."""
+    import gbmo
+    from scipy.special import expit, logit
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(600, 3))
+    y = (X[:, 0] + rng.normal(size=600) > 1.5).astype(float)
+    params = {"verbosity": 0, "objective": "binary", "scale_pos_weight": 4.0,
+              "min_samples_leaf": 10**6, "learning_rate": 0.5, "lambda_l2": 2.0}
+    model = gbmo.train(params, gbmo.Dataset(X, y), 1)
+    start = logit(y.mean())
+    p = expit(start)
+    factor = np.where(y == 1, 4.0, 1.0)
+    leaf = -np.sum(factor * (p - y)) / (np.sum(factor * p * (1 - p)) + 2.0)
+    np.testing.assert_allclose(model.predict(X[:3], raw_score=True), start + 0.5 * leaf,
+                               rtol=1e-6)
+    loaded = gbmo.Booster(model_str=model.model_to_string())
+    assert loaded.loss.scale_pos_weight == 4.0 and model.init_score[0] == pytest.approx(start)
+
+
+@pytest.mark.parametrize("params, error, message", [
+    ({"scale_pos_weight": 2.0}, ValueError, "weigh the positive labels of objective 'sigmoid'"),
+    ({"objective": "sigmoid", "scale_pos_weight": 2.0, "is_unbalance": True}, ValueError,
+     "give is_unbalance or scale_pos_weight, not both"),
+    ({"objective": "sigmoid", "scale_pos_weight": 0.0}, ValueError, r"out of range"),
+    ({"objective": "sigmoid", "scale_pos_weight": 2.0,
+      "objective_params": {"scale_pos_weight": 3.0}}, ValueError, "differ; give it once"),
+    ({"objective": "sigmoid", "objective_params": {"scale_pos_weight": -1.0}}, ValueError,
+     "scale_pos_weight must be a finite number > 0"),
+])
+def test_bad_positive_weights_are_refused(params, error, message):
+    import gbmo
+
+    X = np.random.default_rng(8).normal(size=(40, 2))
+    with pytest.raises(error, match=message):
+        gbmo.train({"verbosity": 0, **params}, gbmo.Dataset(X, (X[:, 0] > 0).astype(float)), 1)
