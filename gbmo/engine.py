@@ -283,6 +283,9 @@ class _Trainer:
             check_metric_fits(metric, y, n_outputs)
         self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
                                          n_outputs)
+        if self.monotone is None and params["max_delta_step"] > 0:
+            # the bounded search with no constraint on a feature: bounds only
+            self.monotone = np.zeros((train_set.n_features, n_outputs), dtype=np.int8)
         groups = params["interaction_constraints"]
         outside = sorted({f for group in groups or [] for f in group
                           if f >= train_set.n_features})
@@ -368,9 +371,9 @@ class _Trainer:
             raise ValueError("split and update gradients need split='dense' and "
                              "tree_mode='multi_output'")
         if update is not None and self.monotone is not None:
-            raise ValueError("monotone_constraints bound the leaf values of the outputs, so they "
-                             "cannot be kept when an objective's update gradients set the "
-                             "leaves; drop one of the two")
+            raise ValueError("monotone_constraints and max_delta_step bound the leaf values of "
+                             "the outputs, so they cannot be kept when an objective's update "
+                             "gradients set the leaves; drop one of the two")
         new_trees = [self._grow(output, tree_grad, tree_hess, update, shrinkage) for output, (
             tree_grad, tree_hess) in enumerate(_per_tree_gradients(grad, hess,
                                                                    self.single_output))]

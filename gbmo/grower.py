@@ -495,8 +495,9 @@ class TreeGrower:
         n_rows = self.workspace.reset_rows(self.row_sample)
         root = self._new_node(0, n_rows, 0, None)  # _build sums its gathered rows
         if self.monotone is not None:
-            root.lower = np.full(self.n_outputs, -np.inf)
-            root.upper = np.full(self.n_outputs, np.inf)
+            bound = self.params["max_delta_step"] if self.params["max_delta_step"] > 0 else np.inf
+            root.lower = np.full(self.n_outputs, -bound)
+            root.upper = np.full(self.n_outputs, bound)
         if self.mixed:
             self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):

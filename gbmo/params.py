@@ -95,6 +95,9 @@ PARAMS = {
                              doc="smallest hessian sum, averaged over outputs, in a leaf"),
     "min_gain": Spec(0.0, float, 0.0, 1e300,
                      doc="smallest split gain, averaged over outputs, to split a node"),
+    "max_delta_step": Spec(0.0, float, -1e300, 1e300,
+                           doc="bound on the magnitude of leaf values before the learning rate; "
+                               "<= 0: none"),
     "monotone_constraints": Spec(None, int, -1, 1, allow_none=True, many=True,
                                  doc="per feature: 1 (every output non-decreasing in it), "
                                      "-1 (non-increasing) or 0 (free); or per feature a "
@@ -159,6 +162,8 @@ ALIASES = {
     "monotonic_cst": "monotone_constraints",
     "extra_tree": "extra_trees",
     "unbalance": "is_unbalance",
+    "max_leaf_output": "max_delta_step",
+    "max_tree_output": "max_delta_step",
     "unbalanced_sets": "is_unbalance",
     "cat_feature": "categorical_feature",
     "categorical_column": "categorical_feature",
@@ -365,6 +370,14 @@ def resolve_params(params):
             "level's one split is chosen by its dense gain summed over the level's nodes"
         )
     _check_monotone_constraints(resolved)
+    if resolved["max_delta_step"] > 0 and (resolved["split"] != "dense"
+                                           or resolved["growth"] == "symmetric"
+                                           or resolved["ensembler"] is not None):
+        raise ValueError(
+            "parameter 'max_delta_step' needs split='dense', growth 'bestfirst' or 'depthwise' "
+            "and no ensembler, as monotone_constraints: both bound every output's leaf values; "
+            f"got split={resolved['split']!r}, growth={resolved['growth']!r}, "
+            f"ensembler={resolved['ensembler']!r}")
     groups = resolved["interaction_constraints"]
     if groups == []:
         resolved["interaction_constraints"] = groups = None  # LightGBM's default: none

@@ -233,6 +233,7 @@ class _GBMOModel(BaseEstimator):
         top_k=None,
         growth="bestfirst",
         cat_smooth=10.0,
+        max_delta_step=0.0,
         monotone_constraints=None,
         interaction_constraints=None,
         ensembler=None,
@@ -273,6 +274,7 @@ class _GBMOModel(BaseEstimator):
         self.top_k = top_k
         self.growth = growth
         self.cat_smooth = cat_smooth
+        self.max_delta_step = max_delta_step
         self.monotone_constraints = monotone_constraints
         self.interaction_constraints = interaction_constraints
         self.ensembler = ensembler
@@ -507,7 +509,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
     goss_renew_leaves,
     colsample_bytree, colsample_bynode, extra_trees, tree_mode, split, top_k, growth,
-    cat_smooth, monotone_constraints, interaction_constraints, ensembler,
+    cat_smooth, max_delta_step, monotone_constraints, interaction_constraints, ensembler,
     ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),

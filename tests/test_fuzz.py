@@ -289,6 +289,9 @@ def training_cases(draw):
         per_output = draw(st.booleans())
         shape = (p, n_outputs) if per_output else (p,)
         params["monotone_constraints"] = rng.integers(-1, 2, size=shape).tolist()
+    if (split == "dense" and params["growth"] != "symmetric" and "ensembler" not in params
+            and objective != "sparse_labels"):
+        params["max_delta_step"] = draw(st.sampled_from([0.0, 0.0, 0.0, 0.05, 3.0]))
     if objective != "sparse_labels" and draw(st.booleans()):
         params["interaction_constraints"] = [
             sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))

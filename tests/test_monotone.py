@@ -189,7 +189,7 @@ def test_an_objective_that_sets_the_leaves_itself_is_refused_with_constraints():
         grad = raw - y
         return ObjectiveResult(grad, np.ones_like(grad), grad, np.ones_like(grad))
 
-    with pytest.raises(ValueError, match="monotone_constraints bound the leaf values"):
+    with pytest.raises(ValueError, match="monotone_constraints and max_delta_step bound the leaf"):
         gbmo.train({"verbosity": 0, "objective": objective, "monotone_constraints": [1, 0, 0]},
                    gbmo.Dataset(X, Y), 1)
 
@@ -223,3 +223,42 @@ def test_the_estimators_take_constraints_as_a_list_or_an_array():
                              monotone_constraints=np.array([[1, -1], [0, 0], [0, 0]])).fit(X, Y)
     np.testing.assert_array_equal(as_list.predict(X), as_array.predict(X))
     np.testing.assert_array_equal(violations(as_list.booster_, X, 0, np.array([1, -1])), [0, 0])
+
+
+# -- max_delta_step: the same bounds, set at the root -------------------------------
+def test_max_delta_step_bounds_every_leaf_and_scores_the_clipped_values():
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(2000, 4))
+    Y = np.column_stack([5 * np.sign(X[:, 0]), X[:, 1]]) + 0.1 * rng.normal(size=(2000, 2))
+    params = {"verbosity": 0, "learning_rate": 0.2, "max_delta_step": 0.5}
+    for mode in ({}, {"tree_mode": "single_output"}, {"growth": "depthwise"}):
+        model = gbmo.train({**params, **mode}, gbmo.Dataset(X, Y), 30)
+        largest = max(np.abs(t.dense_leaf_values(2)).max() for t in model.trees)
+        assert largest <= 0.2 * 0.5 + 1e-12
+        assert largest == pytest.approx(0.1)  # the first output's leaves hit the bound
+
+
+def test_max_delta_step_on_a_single_leaf_is_the_clipped_newton_step():
+    """No split (min_samples_leaf above n): the leaf is clip(-G / (H + lambda),
+    -m, m) times the learning rate, per output."""
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(300, 2))
+    Y = np.column_stack([rng.normal(3.0, 1.0, 300), rng.normal(0.1, 1.0, 300)])
+    params = {"verbosity": 0, "max_delta_step": 0.4, "min_samples_leaf": 10**6,
+              "learning_rate": 0.5, "lambda_l2": 2.0}
+    model = gbmo.train(params, gbmo.Dataset(X, Y), 2)
+    raw = Y.mean(axis=0)
+    for _ in range(2):
+        step = np.clip(-(raw - Y).sum(axis=0) / (300 + 2.0), -0.4, 0.4)
+        raw = raw + 0.5 * step
+    # float32 gradients: agreement to their precision
+    np.testing.assert_allclose(model.predict(X[:2]), np.tile(raw, (2, 1)), rtol=1e-6)
+
+
+def test_max_delta_step_needs_the_dense_bounded_search():
+    X = np.random.default_rng(22).normal(size=(40, 2))
+    for params in ({"split": "sparse", "top_k": 1}, {"growth": "symmetric"},
+                   {"ensembler": "mtgbm"}):
+        with pytest.raises(ValueError, match="parameter 'max_delta_step' needs split='dense'"):
+            gbmo.train({"verbosity": 0, "max_delta_step": 1.0, **params},
+                       gbmo.Dataset(X, np.column_stack([X[:, 0], X[:, 1]])), 1)
