@@ -87,11 +87,11 @@ def main():
                "--seed", str(args.seed)]
     for case, results in run_cases(__file__, args.cases, args.libraries, options):
         metric = "test RMSE" if case == "regression" else "test accuracy"
-        print(f"\n({case})  {'library':<14} {'seconds':>8} {metric:>14} {'time / gbmo':>12}")
+        print(f"\n({case})  {'library':<16} {'seconds':>8} {metric:>14} {'time / gbmo':>12}")
         ours = results["gbmo"]["seconds"] if "gbmo" in results else None
         for library, r in results.items():
             ratio = f"{r['seconds'] / ours:.2f}" if ours else ""
-            print(f"{'':13}{library:<14} {r['seconds']:8.1f} {r['metric']:14.5f} {ratio:>12}")
+            print(f"{'':13}{library:<16} {r['seconds']:8.1f} {r['metric']:14.5f} {ratio:>12}")
 
 
 if __name__ == "__main__":

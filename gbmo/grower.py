@@ -55,6 +55,23 @@ SKIP_BIN_SAMPLE_ROWS = 16384
 ROW_WISE_SHARE = 0.7
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def node_draws(tree_seed, node_id, stream, n):
+    """n uniform 64-bit draws for one node and purpose (stream), the same
+    whatever was drawn for other nodes: splitmix64 (Steele et al. 2014) of a
+    counter keyed by the tree's seed, the node and the stream. numpy's
+    generators would cost a SeedSequence per node; this is a few array ops."""
+    with np.errstate(over="ignore"):
+        key = (np.uint64(tree_seed) + np.uint64(node_id) * _GOLDEN
+               + np.uint64(stream) * np.uint64(0xD1B54A32D192ED03))
+        x = key + np.arange(1, n + 1, dtype=np.uint64) * _GOLDEN
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
                  "bin", "missing_left", "left_sums", "left", "right", "index", "outputs",
@@ -131,8 +148,13 @@ class TreeGrower:
                  params, workspace, row_sample=None, rng=None, monotone=None):
         self.X_binned = X_binned
         self.row_sample = row_sample  # sorted rows to grow on, None for all
-        # draws each node's features (colsample_bynode < 1) and thresholds (extra_trees)
-        self.rng = rng
+        # Each node's draws (its features under colsample_bynode < 1, its
+        # thresholds under extra_trees) come from this tree's seed and the
+        # node's id, not from a shared stream: depth-wise growth may search
+        # children it never splits, depending on the histogram cache.
+        self.tree_seed = (None if rng is None or (params["colsample_bynode"] >= 1.0
+                                                  and not params["extra_trees"])
+                          else int(rng.integers(0, 2**63)))
         self.bin_mapper = bin_mapper
         self.features = features
         self.grad, self.hess, self.hess_constant = grad, hess, hess_constant
@@ -298,7 +320,8 @@ class TreeGrower:
         random_bins = None
         if params["extra_trees"]:  # one threshold per feature, each between two value bins
             n_bins = self.bin_mapper.n_bins_non_missing_
-            random_bins = self.rng.integers(0, np.maximum(n_bins - 1, 1)).astype(np.int32)
+            draws = node_draws(self.tree_seed, node.id, 1, len(n_bins))
+            random_bins = (draws % np.maximum(n_bins - 1, 1).astype(np.uint64)).astype(np.int32)
         if self.top_k is None:
             bounds = () if self.monotone is None else (self.monotone, node.lower, node.upper)
             best = find_best_splits(*common, *results, *bounds, lambda_l1=self.lambda_l1,
@@ -343,7 +366,9 @@ class TreeGrower:
         if fraction >= 1.0:
             return features
         size = max(1, int(round(fraction * len(features))))
-        return np.sort(self.rng.choice(features, size=size, replace=False))
+        # the features of the size smallest draws: a uniform subset
+        draws = node_draws(self.tree_seed, node.id, 0, len(features))
+        return np.sort(features[np.argsort(draws, kind="stable")[:size]])
 
     def _allowed_features(self, path):
         """Under interaction constraints, a feature may join the features
