@@ -245,6 +245,7 @@ class _GBMOModel(BaseEstimator):
         verbosity=0,
         importance_type="gain",
         class_weight=None,
+        metric=None,
     ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -286,6 +287,7 @@ class _GBMOModel(BaseEstimator):
         self.verbosity = verbosity
         self.importance_type = importance_type
         self.class_weight = class_weight
+        self.metric = metric
 
     # -- to be provided by the subclasses -----------------------------------
     def _prepare_target(self, y):
@@ -386,9 +388,9 @@ class _GBMOModel(BaseEstimator):
         sample_weight = self._weigh_classes(sample_weight, stratify)
         params = self._gbmo_params(seed, objective_params)
         if extra_metrics:
-            default = metric_names(None, make_loss(params["objective"], params.get("num_class"),
-                                                   1, params.get("objective_params")))
-            params["metric"] = default + [m for m in extra_metrics if m not in default]
+            base = metric_names(params["metric"], make_loss(
+                params["objective"], params.get("num_class"), 1, params.get("objective_params")))
+            params["metric"] = base + [m for m in extra_metrics if m not in base]
         feature_names = (list(map(str, self.feature_names_in_))
                          if hasattr(self, "feature_names_in_") else None)
 
@@ -513,8 +515,9 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),
-    class_weight (GBMOClassifier's; here only None). Missing values (NaN) in X
-    are supported.
+    class_weight (GBMOClassifier's; here only None), metric (the metrics
+    recorded, as gbmo.train's; eval_metric adds to them). Missing values (NaN)
+    in X are supported.
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
     column names), n_outputs_, n_iter_, best_iteration_, evals_result_.

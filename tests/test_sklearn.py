@@ -674,3 +674,22 @@ def test_every_estimator_parameter_but_its_own_reaches_train(Model, monkeypatch)
     for name in own:
         assert seen[name] == model.get_params()[name], name
     assert seen["seed"] is not None
+
+
+def test_the_metric_parameter_sets_the_recorded_metrics_and_eval_metric_adds_to_them():
+    X, y = _noisy_regression()
+    pair = [(X[:200], y[:200])]
+    model = GBMORegressor(n_estimators=5, metric="mae").fit(X, y, eval_set=pair)
+    assert set(model.evals_result_["valid_0"]) == {"mae"}  # one output: no per-output list
+    expected = np.mean(np.abs(model.predict(X[:200]) - y[:200]))
+    assert model.evals_result_["valid_0"]["mae"][-1] == pytest.approx(expected, rel=1e-9)
+    both = GBMORegressor(n_estimators=5, metric="mae").fit(X, y, eval_set=pair,
+                                                           eval_metric="r2")
+    assert {"mae", "r2"} <= set(both.evals_result_["valid_0"])
+
+    def largest_error(y_true, y_pred):
+        return "largest", float(np.max(np.abs(y_true - y_pred))), False
+
+    only = GBMORegressor(n_estimators=5, metric="None").fit(X, y, eval_set=pair,
+                                                            eval_metric=largest_error)
+    assert set(only.evals_result_["valid_0"]) == {"largest"}
