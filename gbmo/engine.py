@@ -378,8 +378,9 @@ class _Trainer:
             tree_grad, tree_hess) in enumerate(_per_tree_gradients(grad, hess,
                                                                    self.single_output))]
         missing_bin = self.bin_mapper.missing_bin
+        # monotone constraints' bounds shrink down the tree, and the leaves keep none
         renew = (self.goss and self.row_sample is not None and params["goss_renew_leaves"]
-                 and self.monotone is None)
+                 and params["monotone_constraints"] is None)
         if renew:
             new_trees = [self._renew_leaves(tree, output, exact, shrinkage)
                          for output, (tree, _, _, _) in enumerate(new_trees)]
@@ -416,6 +417,9 @@ class _Trainer:
         leaf_start = np.concatenate([[0], leaf_stop[:-1]]).astype(np.intp)
         values = _leaf_values((grad, hess), rows, leaf_start, leaf_stop,
                               self.params["lambda_l2"], self.params["lambda_l1"], n_threads)
+        bound = self.params["max_delta_step"]
+        if bound > 0:
+            np.clip(values, -bound, bound, out=values)
         values *= shrinkage
         if tree.leaf_outputs is not None and not self.single_output:  # sparse leaves
             values = np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)

@@ -58,18 +58,25 @@ ROW_WISE_SHARE = 0.7
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
+def _splitmix(x):
+    """splitmix64's finaliser (Steele et al. 2014): a bijection of 64-bit
+    integers whose outputs for nearby inputs look independent."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
 def node_draws(tree_seed, node_id, stream, n):
     """n uniform 64-bit draws for one node and purpose (stream), the same
-    whatever was drawn for other nodes: splitmix64 (Steele et al. 2014) of a
-    counter keyed by the tree's seed, the node and the stream. numpy's
-    generators would cost a SeedSequence per node; this is a few array ops."""
+    whatever was drawn for other nodes: a counter from a key that hashes the
+    tree's seed, the node and the stream, each step hashed again (splitmix64).
+    The key is hashed, not summed, so that nodes k and k + 1 do not share
+    shifted draws. numpy's generators would cost a SeedSequence per node;
+    this is a few array operations."""
     with np.errstate(over="ignore"):
-        key = (np.uint64(tree_seed) + np.uint64(node_id) * _GOLDEN
-               + np.uint64(stream) * np.uint64(0xD1B54A32D192ED03))
-        x = key + np.arange(1, n + 1, dtype=np.uint64) * _GOLDEN
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
+        key = _splitmix(np.uint64(tree_seed)
+                        ^ _splitmix(np.uint64(node_id) * np.uint64(2) + np.uint64(stream)))
+        return _splitmix(key + np.arange(1, n + 1, dtype=np.uint64) * _GOLDEN)
 
 
 class _Node:

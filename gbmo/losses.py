@@ -195,9 +195,11 @@ class SigmoidCrossEntropy(Loss):
 
     scale_pos_weight s weighs the positive part of the loss, -(s y log p +
     (1 - y) log(1 - p)), as LightGBM's binary objective does (its gradients
-    are the 0/1 labels' times s on the positive rows); is_unbalance sets s
-    per output to the observed negatives over positives (sums of 1 - y and
-    y). Neither moves the starting score, as in LightGBM."""
+    are the 0/1 labels' times s on the positive rows). is_unbalance weighs
+    each output's minority class by the majority's count over its own (sums
+    of y and 1 - y over observed labels), as LightGBM does: the positives when
+    they are fewer, else the negatives. Neither moves the starting score, as
+    in LightGBM."""
 
     name = "sigmoid"
     default_metric = "logloss"
@@ -220,15 +222,17 @@ class SigmoidCrossEntropy(Loss):
     def get_params(self):
         return {"scale_pos_weight": self.scale_pos_weight, "is_unbalance": self.is_unbalance}
 
-    def _positive_scale(self, y):
-        """s per output (d,), or None when it is 1 for all of them."""
+    def _class_weights(self, y):
+        """(positive weights, negative weights) per output (d,), or None when
+        every weight is 1."""
         if self.is_unbalance:
             positives, negatives = np.nansum(y, axis=0), np.nansum(1.0 - y, axis=0)
-            # an output without one of the two kinds is left unweighted, as in LightGBM
-            return np.where((positives > 0) & (negatives > 0),
-                            negatives / np.where(positives > 0, positives, 1.0), 1.0)
-        return None if self.scale_pos_weight == 1.0 else np.full(y.shape[1],
-                                                                  self.scale_pos_weight)
+            both = (positives > 0) & (negatives > 0)  # else unweighted, as in LightGBM
+            ratio = np.divide(negatives, positives, out=np.ones_like(positives), where=both)
+            return np.maximum(ratio, 1.0), np.maximum(1.0 / ratio, 1.0)
+        if self.scale_pos_weight == 1.0:
+            return None
+        return np.full(y.shape[1], self.scale_pos_weight), np.ones(y.shape[1])
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
@@ -249,26 +253,28 @@ class SigmoidCrossEntropy(Loss):
         return logit(np.clip(_observed_mean(y, weight), 1e-12, 1 - 1e-12))
 
     def value(self, y, raw):
-        # s y log(1 + e^-raw) + (1 - y) log(1 + e^raw), stable for large |raw|
-        scale = self._positive_scale(y)
-        scale = 1.0 if scale is None else scale
-        return np.nansum(scale * y * (np.logaddexp(0.0, raw) - raw)
-                         + (1.0 - y) * np.logaddexp(0.0, raw))
+        # a y log(1 + e^-raw) + b (1 - y) log(1 + e^raw), stable for large |raw|
+        weights = self._class_weights(y)
+        positive, negative = (1.0, 1.0) if weights is None else weights
+        return np.nansum(positive * y * (np.logaddexp(0.0, raw) - raw)
+                         + negative * (1.0 - y) * np.logaddexp(0.0, raw))
 
     def gradients(self, y, raw, weight):
         grad = np.empty(raw.shape, dtype=G_H_DTYPE)
         hess = np.empty(raw.shape, dtype=G_H_DTYPE)
         sigmoid_gradients(y, raw, _kernel_weight(weight), grad, hess, self._threads(raw))
-        scale = self._positive_scale(y)
-        if scale is None:
+        weights = self._class_weights(y)
+        if weights is None:
             return grad, hess
-        # with f = 1 + (s - 1) y: grad = w (p f - s y) = f w (p - y) + w y (1 - y) (1 - s),
-        # hess = f w p (1 - p); missing labels keep their zeros
+        # with class weights a (positive) and b (negative), f = a y + b (1 - y):
+        # grad = w (p f - a y) = f w (p - y) + w y (1 - y) (b - a), hess = f w p (1 - p);
+        # missing labels keep their zeros
+        positive, negative = weights
         observed = ~np.isnan(y)
         labels = np.where(observed, y, 0.0)
-        factor = 1.0 + (scale - 1.0) * labels
+        factor = positive * labels + negative * (1.0 - labels)
         w = 1.0 if weight is None else np.asarray(weight, dtype=np.float64)[:, None]
-        grad[:] = factor * grad + w * labels * (1.0 - labels) * (1.0 - scale) * observed
+        grad[:] = factor * grad + w * labels * (1.0 - labels) * (negative - positive) * observed
         hess *= factor.astype(G_H_DTYPE)
         return grad, hess
 

@@ -308,9 +308,9 @@ def _check_monotone_constraints(resolved):
 def _fold_positive_weights(resolved):
     """scale_pos_weight and is_unbalance, LightGBM's top-level names, become
     the sigmoid objective's parameters (saved with the model)."""
-    given = {"scale_pos_weight": resolved["scale_pos_weight"],
-             "is_unbalance": resolved["is_unbalance"]}
-    if given == {"scale_pos_weight": 1.0, "is_unbalance": False}:
+    given = {name: resolved[name] for name in ("scale_pos_weight", "is_unbalance")
+             if resolved[name] != PARAMS[name].default}
+    if not given:
         return
     if resolved["objective"] != "sigmoid":
         raise ValueError(f"parameters 'scale_pos_weight' and 'is_unbalance' weigh the positive "

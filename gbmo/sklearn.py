@@ -63,6 +63,8 @@ __all__ = ["GBMORegressor", "GBMOClassifier"]
 # passed to it under its own name.
 _ESTIMATOR_ONLY = ("n_estimators", "early_stopping_rounds", "validation_fraction",
                    "random_state", "importance_type", "class_weight")
+# parameters checked only once y has set the objective
+_NEED_THE_OBJECTIVE = ("scale_pos_weight", "is_unbalance")
 
 _VALIDATION_NAME = "validation"
 _X_DTYPES = [np.float64, np.float32]
@@ -234,6 +236,8 @@ class _GBMOModel(BaseEstimator):
         growth="bestfirst",
         cat_smooth=10.0,
         max_delta_step=0.0,
+        scale_pos_weight=1.0,
+        is_unbalance=False,
         monotone_constraints=None,
         interaction_constraints=None,
         ensembler=None,
@@ -276,6 +280,8 @@ class _GBMOModel(BaseEstimator):
         self.growth = growth
         self.cat_smooth = cat_smooth
         self.max_delta_step = max_delta_step
+        self.scale_pos_weight = scale_pos_weight
+        self.is_unbalance = is_unbalance
         self.monotone_constraints = monotone_constraints
         self.interaction_constraints = interaction_constraints
         self.ensembler = ensembler
@@ -313,11 +319,12 @@ class _GBMOModel(BaseEstimator):
             return rng, int(self.random_state)
         return rng, int(rng.randint(np.iinfo(np.int32).max))
 
-    def _gbmo_params(self, seed, objective_params):
+    def _gbmo_params(self, seed, objective_params, leave_out=()):
+        """train's parameters, checked (errors name the parameter)."""
         params = {name: value for name, value in self.get_params(deep=False).items()
-                  if name not in _ESTIMATOR_ONLY}
+                  if name not in _ESTIMATOR_ONLY + leave_out}
         params.update(seed=seed, **objective_params)
-        resolve_params(params)  # raises errors that name the parameter
+        resolve_params(params)
         return params
 
     def _check_own_params(self):
@@ -380,7 +387,8 @@ class _GBMOModel(BaseEstimator):
             self._check_continued_classes(init_model, y)
             init_model = init_model.booster_
         rng, seed = self._random()
-        self._gbmo_params(seed, {})  # parameter errors before any work on y
+        # errors before any work on y, but for what needs the objective y decides
+        self._gbmo_params(seed, {}, leave_out=_NEED_THE_OBJECTIVE)
         target, objective_params, stratify = self._prepare_target(y)
         if eval_metric is not None and sp.issparse(target):
             raise ValueError("eval_metric is not taken with a sparse y yet: its path has its own "
@@ -388,8 +396,9 @@ class _GBMOModel(BaseEstimator):
         sample_weight = self._weigh_classes(sample_weight, stratify)
         params = self._gbmo_params(seed, objective_params)
         if extra_metrics:
-            base = metric_names(params["metric"], make_loss(
-                params["objective"], params.get("num_class"), 1, params.get("objective_params")))
+            resolved = resolve_params(params)
+            base = metric_names(resolved["metric"], make_loss(
+                resolved["objective"], resolved["num_class"], 1, resolved["objective_params"]))
             params["metric"] = base + [m for m in extra_metrics if m not in base]
         feature_names = (list(map(str, self.feature_names_in_))
                          if hasattr(self, "feature_names_in_") else None)
@@ -511,7 +520,8 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
     goss_renew_leaves,
     colsample_bytree, colsample_bynode, extra_trees, tree_mode, split, top_k, growth,
-    cat_smooth, max_delta_step, monotone_constraints, interaction_constraints, ensembler,
+    cat_smooth, max_delta_step, scale_pos_weight and is_unbalance (GBMOClassifier's
+    binary and multi-label), monotone_constraints, interaction_constraints, ensembler,
     ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),

@@ -426,6 +426,11 @@ def split_sparse_params(params):
     """(gbmo parameters, objective, sparse_threshold, metrics): the
     sparse-only values are taken out before the shared validation."""
     params = dict(params or {})
+    for name, neutral in (("scale_pos_weight", 1.0), ("is_unbalance", False),
+                          ("unbalance", False), ("unbalanced_sets", False)):
+        # before the shared validation, which knows no sparse objective
+        if params.get(name, neutral) != neutral:
+            raise ValueError(f"a sparse Y does not take {name} yet")
     objective = canonical_objective(params.pop("objective", params.pop("loss", "squared_hinge")))
     threshold = params.pop("sparse_threshold", None)
     metric = params.pop("metric", None)

@@ -253,10 +253,14 @@ def test_scale_pos_weight_weighs_the_positive_rows_and_is_unbalance_picks_the_ra
     np.testing.assert_allclose(g3, g * factor, rtol=1e-6)
     np.testing.assert_allclose(h3, h * factor, rtol=1e-6)
     assert g3[3, 1] == 0 and h3[3, 1] == 0
-    ratio = np.nansum(1 - y, axis=0) / np.nansum(y, axis=0)
+    # is_unbalance, as LightGBM: the minority class of each output weighs the
+    # majority's count over its own (output 0: positives; output 1: negatives)
+    positives, negatives = np.nansum(y, axis=0), np.nansum(1 - y, axis=0)
+    assert positives[0] < negatives[0] and positives[1] > negatives[1]
     gu, hu = make_loss("sigmoid", objective_params={"is_unbalance": True}).gradients(
         y, raw, weight)
-    factor = np.where(y == 1, ratio, 1.0)
+    factor = np.where(y == 1, np.maximum(negatives / positives, 1.0),
+                      np.maximum(positives / negatives, 1.0))
     np.testing.assert_allclose(gu, np.nan_to_num(g * factor), rtol=1e-6)
     np.testing.assert_allclose(hu, np.nan_to_num(h * factor), rtol=1e-6)
 
@@ -292,6 +296,8 @@ def test_top_level_names_reach_the_sigmoid_and_its_model_file():
       "objective_params": {"scale_pos_weight": 3.0}}, ValueError, "differ; give it once"),
     ({"objective": "sigmoid", "objective_params": {"scale_pos_weight": -1.0}}, ValueError,
      "scale_pos_weight must be a finite number > 0"),
+    ({"objective": "sigmoid", "is_unbalance": True, "objective_params": {"scale_pos_weight": 3.0}},
+     ValueError, "give is_unbalance or scale_pos_weight, not both"),
 ])
 def test_bad_positive_weights_are_refused(params, error, message):
     import gbmo
@@ -299,3 +305,22 @@ def test_bad_positive_weights_are_refused(params, error, message):
     X = np.random.default_rng(8).normal(size=(40, 2))
     with pytest.raises(error, match=message):
         gbmo.train({"verbosity": 0, **params}, gbmo.Dataset(X, (X[:, 0] > 0).astype(float)), 1)
+
+
+def test_a_sparse_y_and_the_estimators_own_objectives_refuse_positive_weights_by_name():
+    import scipy.sparse as sp
+
+    import gbmo
+    from gbmo.sklearn import GBMOClassifier, GBMORegressor
+
+    X = np.random.default_rng(9).normal(size=(60, 3))
+    with pytest.raises(ValueError, match="a sparse Y does not take scale_pos_weight"):
+        gbmo.train({"verbosity": 0, "objective": "sigmoid", "scale_pos_weight": 2.0,
+                    "split": "sparse", "top_k": 1},
+                   gbmo.Dataset(X, sp.csr_matrix((X > 0).astype(float))), 1)
+    with pytest.raises(ValueError, match="the objective is 'mse'"):
+        GBMORegressor(n_estimators=2, scale_pos_weight=2.0).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="the objective is 'softmax'"):
+        GBMOClassifier(n_estimators=2, is_unbalance=True).fit(X, np.digitize(X[:, 0], [-1, 1]))
+    model = GBMOClassifier(n_estimators=2, is_unbalance=True).fit(X, (X[:, 0] > 1).astype(int))
+    assert model.booster_.loss.is_unbalance

@@ -262,3 +262,17 @@ def test_max_delta_step_needs_the_dense_bounded_search():
         with pytest.raises(ValueError, match="parameter 'max_delta_step' needs split='dense'"):
             gbmo.train({"verbosity": 0, "max_delta_step": 1.0, **params},
                        gbmo.Dataset(X, np.column_stack([X[:, 0], X[:, 1]])), 1)
+
+
+def test_goss_renews_the_leaves_within_max_delta_step():
+    """GOSS sets a tree's leaves again from every row; max_delta_step bounds
+    them, and a bound that never binds leaves the renewed model as it was."""
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(3000, 4))
+    Y = np.column_stack([5 * np.sign(X[:, 0]), X[:, 1]]) + 0.1 * rng.normal(size=(3000, 2))
+    params = {"verbosity": 0, "data_sample_strategy": "goss", "learning_rate": 0.2}
+    free = gbmo.train(params, gbmo.Dataset(X, Y), 20)
+    loose = gbmo.train({**params, "max_delta_step": 1e9}, gbmo.Dataset(X, Y), 20)
+    np.testing.assert_allclose(loose.predict(X), free.predict(X), rtol=1e-9)
+    tight = gbmo.train({**params, "max_delta_step": 0.5}, gbmo.Dataset(X, Y), 20)
+    assert max(np.abs(t.dense_leaf_values(2)).max() for t in tight.trees) <= 0.1 + 1e-12

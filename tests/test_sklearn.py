@@ -693,3 +693,6 @@ def test_the_metric_parameter_sets_the_recorded_metrics_and_eval_metric_adds_to_
     only = GBMORegressor(n_estimators=5, metric="None").fit(X, y, eval_set=pair,
                                                             eval_metric=largest_error)
     assert set(only.evals_result_["valid_0"]) == {"largest"}
+    named = GBMORegressor(n_estimators=5, metric="None").fit(X, y, eval_set=pair,
+                                                             eval_metric="l1")
+    assert set(named.evals_result_["valid_0"]) == {"mae"}
