@@ -154,11 +154,12 @@ class SparseBinned:
                              *arguments)
 
 
-def predict_binned(X_binned, missing_bin, *arguments):
-    """_predict.predict_binned for a dense binned array or a SparseBinned."""
+def predict_binned(X_binned, missing_bin, *arguments, **categorical):
+    """_predict.predict_binned for a dense binned array or a SparseBinned
+    (categorical splits, the keywords, need dense X)."""
     if isinstance(X_binned, SparseBinned):
         return X_binned.predict(missing_bin, *arguments)
-    return _predict_binned_dense(X_binned, missing_bin, *arguments)
+    return _predict_binned_dense(X_binned, missing_bin, *arguments, **categorical)
 
 
 class BinMapper:

@@ -59,7 +59,33 @@ class _PackedForest:
         self.node_bin = concat("node_bin")
         self.node_cover = concat("node_count").astype(np.float64)
         self.leaves = LeafArrays.concatenate([t.leaf_arrays() for t in trees])
+        self._category_sets(trees, node_offsets)
         self._walk_layout(node_offsets)
+
+    def _category_sets(self, trees, node_offsets):
+        """category_words: each categorical split's set as its size in bits
+        then its bits, 64 a word; category_offset: each node's offset in it,
+        -1 for the others (see _predict.pyx's walk)."""
+        self.category_offset = np.full(len(self.node_left), -1, dtype=np.int64)
+        words = []
+        size = 0
+        for tree, base in zip(trees, node_offsets):
+            for node, ranks in tree.categories_left.items():
+                n_bits = int(ranks[-1]) + 1 if ranks.size else 0
+                bits = np.zeros(1 + (n_bits + 63) // 64, dtype=np.uint64)
+                bits[0] = n_bits
+                np.bitwise_or.at(bits, 1 + ranks // 64,
+                                 np.left_shift(np.uint64(1), (ranks % 64).astype(np.uint64)))
+                self.category_offset[base + node] = size
+                words.append(bits)
+                size += bits.size
+        self.category_words = (np.concatenate(words) if words else None)
+
+    def categorical_arguments(self):
+        """The dense-X kernels' keywords for categorical splits (none without)."""
+        if self.category_words is None:
+            return {}
+        return {"category_words": self.category_words}
 
     def expected_value(self, n_outputs):
         """The sum over trees of each tree's mean leaf (an n_outputs vector) as
@@ -111,9 +137,12 @@ class _PackedForest:
         position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)
         is_leaf = self.node_left[order] < 0
         nodes = np.empty(n_nodes, dtype=WALK_NODE_DTYPE)
-        nodes["threshold"] = np.where(is_leaf, np.inf, self.node_threshold[order])
+        categorical = self.category_offset[order] >= 0
+        nodes["threshold"] = np.where(is_leaf, np.inf, np.where(
+            categorical, self.category_offset[order], self.node_threshold[order]))
         nodes["feature_and_missing"] = np.where(
-            is_leaf, 0, 2 * self.node_feature[order] + (self.node_missing_left[order] == 0))
+            is_leaf, 0, 4 * self.node_feature[order] + 2 * categorical
+            + (self.node_missing_left[order] == 0))
         nodes["left"] = np.where(is_leaf, np.arange(n_nodes),
                                  position[np.maximum(self.node_left[order], 0)])
         self.walk_nodes = nodes
@@ -274,7 +303,7 @@ class Booster:
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
             kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
             kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
-                   out, threads)
+                   out, threads, **forest.categorical_arguments())
         if not raw_score:
             out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
@@ -305,7 +334,10 @@ class Booster:
             rows = X[start:start + block]
             rows = rows.toarray() if hasattr(rows, "tocsr") else rows
             tree_shap(np.ascontiguousarray(rows, dtype=np.float64), *arguments,
-                      out[start:start + block], threads)
+                      out[start:start + block], threads,
+                      **({} if forest.category_words is None else
+                         {"category_offset": forest.category_offset,
+                          "category_words": forest.category_words}))
         return out
 
     def predict_topk(self, X, k, raw_score=False, num_iteration=None, n_threads=None):
@@ -325,7 +357,7 @@ class Booster:
             forest = self._forest(n_trees)
             threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
             kernel = predict_leaf_raw_csr if hasattr(X, "tocsr") else predict_leaf_raw
-            kernel(*forest.tree_arguments(X), out, threads)
+            kernel(*forest.tree_arguments(X), out, threads, **forest.categorical_arguments())
             leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[: n_trees - 1]])
             out -= leaf_offsets.astype(NODE_DTYPE)
         return out

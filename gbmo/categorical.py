@@ -1,18 +1,20 @@
-"""Categorical features: each category becomes its rank in an order learnt
-from the training gradients, so that a threshold on the rank splits the
-categories into two groups.
+"""Categorical features: each category becomes a rank, and each node splits
+the categories into two sets.
 
-For one output, ordering the categories by their leaf values -G_c / (H_c +
-cat_smooth) and trying every threshold on that order finds the best split of
-the categories into two groups (Fisher 1958, for squared error; LightGBM
-orders the same way at every node). For d outputs the leaf values are
-vectors, and the order is that of their projections on the first principal
-direction of the categories' leaf vectors, weighted by their hessian sums
-(Coppersmith, Hong and Hosking 1999). Unlike LightGBM, the order is learnt
-once, from the gradients of the first round, rather than at every node: the
-trees, the model format, the prediction kernels and TreeSHAP then need
-nothing else, since a categorical feature is a numeric one (its rank) to
-them.
+The ranks come from an order learnt once, from the gradients of the first
+round: for one output the categories' leaf values -G_c / (H_c + cat_smooth),
+for d outputs the projection of their leaf vectors on the first principal
+direction (weighted by their hessian sums, Coppersmith, Hong and Hosking
+1999). The ranks are what the binned data, the model and the walks read: a
+category is a bin (a few when there are more categories than bins).
+
+Each node then orders the categories again, by the same statistic over its
+own rows (gbmo._core._split.order_categories), and tries every prefix of
+that order as the set that goes left, as LightGBM does: for one output the
+best prefix is the best two-group split (Fisher 1958). A tree stores each
+categorical split's set of ranks (Tree.categories_left); the walks, TreeSHAP
+and the binned walk of training test membership. Symmetric trees, whose
+levels share one threshold, split the ranks by a threshold instead.
 
 Category values are integers (numbers with no fractional part, or a pandas
 category column, whose codes are used). Negative values and NaN are missing;

@@ -16,7 +16,7 @@ from . import sparse_output
 from .dataset import Dataset
 from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
-from .grower import GrowerWorkspace, TreeGrower, leaf_values
+from .grower import GrowerWorkspace, TreeGrower, leaf_values, left_bin_flags
 from .importance import OutputImportance
 from .losses import make_loss
 from .metrics import check_metric_fits, evaluate, higher_is_better
@@ -132,9 +132,20 @@ class _EvalSet:
 def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
     """out += each row's leaf in tree, leaves as the kernels take them
     (value_start, output_start, values, outputs)."""
+    categorical = {}
+    if tree.bins_left:  # the categorical splits' sets, as flags per bin
+        node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
+        node_left_flags = np.zeros((tree.n_nodes, 256), dtype=np.uint8)
+        for node, bins in tree.bins_left.items():
+            node_categorical[node] = 1
+            node_left_flags[node] = left_bin_flags(bins, tree.node_missing_left[node],
+                                                   missing_bin)
+        categorical = {"node_categorical": node_categorical,
+                       "node_left_flags": node_left_flags}
     predict_binned(X_binned, missing_bin, np.zeros(1, dtype=np.int32), tree.node_feature,
                    tree.node_bin, tree.node_missing_left, tree.node_left, tree.node_right,
-                   tree.node_value, *leaves, out, threads_for(n_threads, out.size * 8))
+                   tree.node_value, *leaves, out, threads_for(n_threads, out.size * 8),
+                   **categorical)
 
 
 def _check_validation_target(loss, y, train_y, n_outputs, name):
@@ -233,6 +244,15 @@ def _category_order(params, train_set, init_model, monotone, loss, y, raw):
     return CategoryOrder.fit(train_set.X, features, grad, hess, params["cat_smooth"])
 
 
+def _category_bins(order, bin_mapper):
+    """{categorical feature: the bin of each category rank}, or None."""
+    if order is None:
+        return None
+    return {f: np.searchsorted(bin_mapper.edges_[f, :bin_mapper.n_edges_[f]],
+                               np.arange(len(categories)), side="left")
+            for f, categories in zip(order.features, order.categories)}
+
+
 def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
@@ -307,6 +327,7 @@ class _Trainer:
                                               loss, y, raw)
         train_set.construct(params, self.category_order)
         self.bin_mapper = train_set.bin_mapper
+        self.category_bins = _category_bins(self.category_order, self.bin_mapper)
 
         self.training_set = _EvalSet("training", train_set, y, raw)
         self.eval_sets = []
@@ -487,7 +508,7 @@ class _Trainer:
         grower = TreeGrower(self.train_set.X_binned, self.bin_mapper,
                             _draw_features(self.rng, self.features, params["colsample_bytree"]),
                             grad, hess, hess_constant, params, workspace, self.row_sample,
-                            self.rng, monotone)
+                            self.rng, monotone, self.category_bins)
         tree = grower.grow()
         leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
         if update is not None:

@@ -82,7 +82,7 @@ def node_draws(tree_seed, node_id, stream, n):
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
                  "bin", "missing_left", "left_sums", "left", "right", "index", "outputs",
-                 "id", "lower", "upper", "path")
+                 "id", "lower", "upper", "path", "left_bins")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
@@ -92,6 +92,7 @@ class _Node:
         self.path = frozenset()  # the features split on above it (interaction constraints)
         self.gain = -1.0
         self.left = self.right = None
+        self.left_bins = None  # a categorical split's set of bins
 
     @property
     def count(self):
@@ -152,7 +153,8 @@ class TreeGrower:
     """
 
     def __init__(self, X_binned, bin_mapper, features, grad, hess, hess_constant,
-                 params, workspace, row_sample=None, rng=None, monotone=None):
+                 params, workspace, row_sample=None, rng=None, monotone=None,
+                 categorical=None):
         self.X_binned = X_binned
         self.row_sample = row_sample  # sorted rows to grow on, None for all
         # Each node's draws (its features under colsample_bynode < 1, its
@@ -213,6 +215,14 @@ class TreeGrower:
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
         self.pool = workspace.histogram_pool(shape, capacity)
+        # categorical: {feature: the bin of each category rank} (gbmo.categorical);
+        # their bins are ordered at each node, but for symmetric trees, whose
+        # levels share one threshold, which reads the ranks in their order
+        self.categorical = None if self.symmetric or not categorical else categorical
+        if self.categorical is not None:
+            self.categorical_flags = np.zeros(n_features, dtype=np.uint8)
+            self.categorical_flags[list(categorical)] = 1
+            self.category_order = np.empty(shape[:2], dtype=np.int32)
         self.split_gain = np.empty(n_features, dtype=np.float64)
         self.split_bin = np.empty(n_features, dtype=np.int32)
         self.split_missing_left = np.empty(n_features, dtype=np.uint8)
@@ -329,13 +339,16 @@ class TreeGrower:
             n_bins = self.bin_mapper.n_bins_non_missing_
             draws = node_draws(self.tree_seed, node.id, 1, len(n_bins))
             random_bins = (draws % np.maximum(n_bins - 1, 1).astype(np.uint64)).astype(np.int32)
+        options = {"lambda_l1": self.lambda_l1, "random_bins": random_bins}
+        if self.categorical is not None:
+            options.update(categorical=self.categorical_flags, cat_smooth=params["cat_smooth"],
+                           category_order=self.category_order)
         if self.top_k is None:
             bounds = () if self.monotone is None else (self.monotone, node.lower, node.upper)
-            best = find_best_splits(*common, *results, *bounds, lambda_l1=self.lambda_l1,
-                                    random_bins=random_bins)
+            best = find_best_splits(*common, *results, *bounds, **options)
         else:
             best = find_best_sparse_splits(*common, self.top_k, self.restricted, *results,
-                                           lambda_l1=self.lambda_l1, random_bins=random_bins)
+                                           **options)
         if best < 0:
             return
         feature = int(features[best])
@@ -359,8 +372,14 @@ class TreeGrower:
         node.feature, node.bin, node.missing_left = feature, bin_, missing_left
         # Kept with the split because the histogram may be evicted before it is applied.
         feature_hist = node.histogram[feature]
-        node.left_sums = np.empty(self.width)
-        column_sums(feature_hist, bin_ + 1, node.left_sums)
+        if self.categorical is not None and feature in self.categorical:
+            # bin_ is a position in the node's order of the categories
+            node.left_bins = np.sort(self.category_order[feature, :bin_ + 1])
+            node.left_sums = feature_hist[node.left_bins].sum(axis=0)
+        else:
+            node.left_bins = None
+            node.left_sums = np.empty(self.width)
+            column_sums(feature_hist, bin_ + 1, node.left_sums)
         if missing_left:
             node.left_sums += feature_hist[-1]
 
@@ -404,6 +423,8 @@ class TreeGrower:
             rows, column, node.bin, node.missing_left,
             self.bin_mapper.missing_bin, self.workspace.left_buffer,
             self.workspace.right_buffer, self._threads_for(node.count),
+            None if node.left_bins is None else left_bin_flags(
+                node.left_bins, node.missing_left, self.bin_mapper.missing_bin),
         )
         middle = node.start + n_left
         node.left = self._new_node(node.start, middle, node.depth + 1, left_sums)
@@ -714,7 +735,7 @@ class TreeGrower:
 
     def _to_tree(self, root):
         """The Tree of the grown nodes, with leaf values and per-split output gains."""
-        arrays, leaves, splits = tree_structure(root, self.bin_mapper)
+        arrays, leaves, splits = tree_structure(root, self.bin_mapper, self.categorical)
         self.leaf_ranges = [(node.start, node.stop) for node in leaves]
         values = self._values(np.array([node.sums for node in leaves]))
         if self.monotone is not None:
@@ -728,14 +749,28 @@ class TreeGrower:
         if splits:
             self.split_output_gains = list(zip([node.feature for node in splits],
                                                *self._output_gains(splits)))
-        return Tree(values, leaf_outputs, **arrays)
+        categories_left = arrays.pop("categories_left")
+        tree = Tree(values, leaf_outputs, categories_left, **arrays)
+        tree.bins_left = {node.index: node.left_bins for node in splits
+                          if node.left_bins is not None}
+        return tree
 
 
-def tree_structure(root, bin_mapper):
+def left_bin_flags(left_bins, missing_left, missing_bin):
+    """A categorical split as split_rows' and the binned walk's 256 flags."""
+    flags = np.zeros(256, dtype=np.uint8)
+    flags[left_bins] = 1
+    flags[missing_bin] = missing_left
+    return flags
+
+
+def tree_structure(root, bin_mapper, categorical=None):
     """(arrays, leaves, splits) of the nodes below root (each with left, right,
     count and, when split, feature, bin, missing_left and gain), numbered
     breadth-first so children come after parents: arrays holds Tree's node_*
-    fields; leaf l of the Tree is leaves[l]."""
+    fields and categories_left, the ranks of the categorical splits' sets
+    (categorical: {feature: the bin of each rank}); leaf l of the Tree is
+    leaves[l]."""
     nodes = [root]
     for node in nodes:
         if node.left is not None:
@@ -744,6 +779,8 @@ def tree_structure(root, bin_mapper):
         node.index = index
     leaves = [node for node in nodes if node.left is None]
     splits = [node for node in nodes if node.left is not None]
+    # categorical splits (the sparse-output grower's nodes have no sets)
+    by_set = [node for node in splits if getattr(node, "left_bins", None) is not None]
     n = len(nodes)
     arrays = {name: np.zeros(n, dtype) for name, dtype in (
         ("node_feature", np.int32), ("node_threshold", np.float64),
@@ -760,12 +797,17 @@ def tree_structure(root, bin_mapper):
         bins = [node.bin for node in splits]
         arrays["node_feature"][index] = features
         arrays["node_bin"][index] = bins
-        arrays["node_threshold"][index] = [bin_mapper.bin_threshold(f, b)
-                                           for f, b in zip(features, bins)]
+        arrays["node_threshold"][index] = [
+            0.0 if node in by_set else bin_mapper.bin_threshold(f, b)
+            for node, f, b in zip(splits, features, bins)]
+        arrays["node_bin"][[node.index for node in by_set]] = 0
         arrays["node_missing_left"][index] = [node.missing_left for node in splits]
         arrays["node_gain"][index] = [node.gain for node in splits]
         arrays["node_left"][index] = [node.left.index for node in splits]
         arrays["node_right"][index] = [node.right.index for node in splits]
+    arrays["categories_left"] = {
+        node.index: np.flatnonzero(np.isin(categorical[node.feature], node.left_bins))
+        for node in by_set}
     return arrays, leaves, splits
 
 

@@ -21,15 +21,19 @@ def _depths_and_parents(tree):
     return depth, parent
 
 
-def _categories_left(booster, feature, threshold):
-    """The categories a split on a categorical feature sends left (their
-    ranks are <= threshold): pandas labels for a category column, else the
-    integer values; None for other features."""
-    order = booster.category_order
+def _categories_left(booster, tree, node):
+    """The categories a split on a categorical feature sends left (its set of
+    ranks, or the ranks <= its threshold in symmetric trees): pandas labels
+    for a category column, else the integer values; None for other
+    features."""
+    order, feature = booster.category_order, int(tree.node_feature[node])
     if order is None or feature not in order.features:
         return None
     position = order.features.index(feature)
-    left = order.categories[position][order.ranks[position] <= threshold].astype(np.int64)
+    ranks = order.ranks[position]
+    chosen = (np.isin(ranks, tree.categories_left[node]) if node in tree.categories_left
+              else ranks <= tree.node_threshold[node])
+    left = order.categories[position][chosen].astype(np.int64)
     labels = booster.pandas_categories.get(feature)
     return [labels[c] for c in left] if labels is not None else left.tolist()
 
@@ -46,7 +50,7 @@ def _tree_rows(tree_index, tree, booster, feature_names):
                None if leaf else int(tree.node_right[node]),
                None if leaf else feature_names[feature], None if leaf else feature,
                None if leaf else float(tree.node_threshold[node]),
-               None if leaf else _categories_left(booster, feature, tree.node_threshold[node]),
+               None if leaf else _categories_left(booster, tree, node),
                None if leaf else ("left" if tree.node_missing_left[node] else "right"),
                None if leaf else float(tree.node_gain[node]), int(tree.node_count[node]),
                int(tree.node_value[node]) if leaf else None,
@@ -55,9 +59,9 @@ def _tree_rows(tree_index, tree, booster, feature_names):
 
 def trees_to_dataframe(booster):
     """One row per node: its tree, index, depth and parent; for splits the
-    feature (name and index), threshold (x <= threshold goes left; for a
-    categorical feature x is the category's rank, and `categories_left` lists
-    the categories that go left), where missing values go and the gain; for leaves the leaf index and the leaf's
+    feature (name and index), threshold (x <= threshold goes left; unused, 0,
+    for a categorical feature, whose `categories_left` lists the categories
+    that go left), where missing values go and the gain; for leaves the leaf index and the leaf's
     value vector (a numpy array of n_outputs, zeros where a sparse leaf
     stores nothing); the training rows that reached it in `count`."""
     try:

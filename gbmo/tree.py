@@ -6,6 +6,11 @@ node_value[node] of leaf_values; internal nodes send a row left when its value
 is <= node_threshold (binned: bin <= node_bin) and a missing value left iff
 node_missing_left.
 
+A categorical split (categories_left: {node: the sorted category ranks it
+sends left}, see gbmo.categorical) sends a row left when its rank is in the
+set, a missing value left iff node_missing_left, and any other rank right;
+its node_threshold and node_bin are unused (0).
+
 Dense leaves: leaf_values is (n_leaves, d). Sparse leaves (top-k splits, one
 tree per output): leaf_values is (n_leaves, k) and leaf_outputs (n_leaves, k)
 names the outputs they hold, in increasing order; the other outputs are 0.
@@ -65,7 +70,7 @@ class LeafArrays:
 
 
 class Tree:
-    def __init__(self, leaf_values, leaf_outputs=None, **node_arrays):
+    def __init__(self, leaf_values, leaf_outputs=None, categories_left=None, **node_arrays):
         missing = set(_NODE_ARRAYS) - set(node_arrays)
         if missing:
             raise TreeFormatError(f"tree is missing the field(s) {sorted(missing)}")
@@ -74,6 +79,11 @@ class Tree:
         self.leaf_values = np.ascontiguousarray(leaf_values, dtype=np.float64)
         self.leaf_outputs = (None if leaf_outputs is None
                              else np.ascontiguousarray(leaf_outputs, dtype=np.int32))
+        self.categories_left = {int(node): np.asarray(ranks, dtype=np.int64)
+                                for node, ranks in (categories_left or {}).items()}
+        # {node: the bins it sends left}: a categorical split's set as the binned
+        # data of its own training run reads it (not saved)
+        self.bins_left = {}
 
     def leaf_arrays(self):
         n_leaves, width = self.leaf_values.shape
@@ -138,6 +148,11 @@ class Tree:
             raise TreeFormatError(f"field 'node_feature' has an index outside [0, {n_features})")
         if np.any(np.isnan(self.node_threshold[internal])):
             raise TreeFormatError("field 'node_threshold' contains NaN")
+        for node, ranks in self.categories_left.items():
+            if not 0 <= node < n or is_leaf[node] or ranks.ndim != 1 or (
+                    ranks.size and (ranks[0] < 0 or np.any(np.diff(ranks) <= 0))):
+                raise TreeFormatError(f"field 'categories_left' of node {node} must be an "
+                                      "internal node's increasing ranks (integers >= 0)")
         values = self.node_value[is_leaf]
         if np.any(values < 0) or np.any(values >= self.n_leaves):
             raise TreeFormatError(f"field 'node_value' has a leaf index outside [0, {self.n_leaves})")
@@ -169,6 +184,9 @@ class Tree:
         out["leaf_values"] = self.leaf_values.tolist()
         if self.leaf_outputs is not None:
             out["leaf_outputs"] = self.leaf_outputs.tolist()
+        if self.categories_left:
+            out["categories_left"] = {str(node): ranks.tolist()
+                                      for node, ranks in self.categories_left.items()}
         return out
 
     @classmethod
@@ -179,7 +197,14 @@ class Tree:
         leaf_values = _read_field(data, "leaf_values", np.float64, ndim=2)
         leaf_outputs = (_read_field(data, "leaf_outputs", np.int32, ndim=2)
                         if data.get("leaf_outputs") is not None else None)
-        tree = cls(leaf_values, leaf_outputs, **arrays)
+        categories_left = data.get("categories_left") or {}
+        if not isinstance(categories_left, dict) or not all(
+                isinstance(node, str) and node.isdigit() and isinstance(ranks, list)
+                for node, ranks in categories_left.items()):
+            raise TreeFormatError("field 'categories_left' must map node indices to lists")
+        categories_left = {int(node): _read_field(categories_left, node, np.int64)
+                           for node in categories_left}
+        tree = cls(leaf_values, leaf_outputs, categories_left, **arrays)
         tree.validate(n_features, n_outputs)
         return tree
 

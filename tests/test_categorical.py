@@ -525,3 +525,57 @@ def test_bool_categories_survive_the_model_file():
     for loaded in (gbmo.Booster(model_str=booster.model_to_string()),
                    pickle.loads(pickle.dumps(booster))):
         np.testing.assert_array_equal(loaded.predict(frame), booster.predict(frame))
+
+
+def test_each_node_orders_its_categories_so_interactions_are_learnt():
+    """y = a_c sign(x): the first round's gradients see no effect of c, so
+    one order for every node (symmetric trees keep it) cannot split c by a_c;
+    an order per node can, below a split on x."""
+    rng = np.random.default_rng(24)
+    codes = rng.integers(0, 40, 6000)
+    x = rng.normal(size=6000)
+    y = 2 * rng.normal(size=40)[codes] * np.sign(x) + 0.1 * rng.normal(size=6000)
+    X = np.column_stack([codes, x]).astype(float)
+    rmse = {}
+    for growth in ("bestfirst", "symmetric"):
+        params = {**QUIET, "categorical_feature": [0], "growth": growth, "max_depth": 6}
+        model = gbmo.train(params, gbmo.Dataset(X[:4000], y[:4000]), 100)
+        rmse[growth] = np.sqrt(np.mean((model.predict(X[4000:]) - y[4000:]) ** 2))
+        has_sets = any(tree.categories_left for tree in model.trees)
+        assert has_sets == (growth == "bestfirst")
+    assert rmse["bestfirst"] < 0.35
+    assert rmse["bestfirst"] < 0.5 * rmse["symmetric"]
+
+
+def test_categorical_splits_predict_alike_in_every_walk():
+    """The raw walk, the leaf indices, TreeSHAP and the binned walk of the
+    training scores all send a category where its split's set says."""
+    X, y = _category_problem(n=2000, n_categories=30, seed=25)
+    Y = np.column_stack([y, -y + X[:, 1]])
+    data = gbmo.Dataset(X, Y, categorical_feature=[0])
+    model = gbmo.train({**QUIET, "max_leaves": 12}, data, 15, valid_sets=[data],
+                       valid_names=["train"])
+    assert any(tree.categories_left for tree in model.trees)
+    raw = model.predict(X, raw_score=True)
+    rmse = np.mean(np.sqrt(np.mean((raw - Y) ** 2, axis=0)))  # averaged over the outputs
+    assert model.evals_result["train"]["rmse"][-1] == pytest.approx(rmse, rel=1e-12)
+    contributions = model.predict(X[:200], pred_contrib=True)
+    np.testing.assert_allclose(contributions.sum(axis=1), raw[:200], atol=1e-9)
+    leaves = model.predict_leaf(X)
+    by_leaves = model.init_score + sum(tree.dense_leaf_values(2)[leaves[:, t]]
+                                       for t, tree in enumerate(model.trees))
+    np.testing.assert_allclose(by_leaves, raw, atol=1e-9)
+
+
+@pytest.mark.parametrize("value", [{"1": [3, 1]}, {"1": [-1]}, {"0": "x"}, [1]])
+def test_malformed_category_sets_in_a_model_file_are_refused(value):
+    import json
+
+    X, y = _category_problem(n=600, n_categories=6, seed=26)
+    model = gbmo.train({**QUIET, "categorical_feature": [0], "min_samples_leaf": 5},
+                       gbmo.Dataset(X, y), 3)
+    data = json.loads(model.model_to_string())
+    tree = next(t for t in data["trees"] if "categories_left" in t)
+    tree["categories_left"] = value
+    with pytest.raises(ModelFormatError):
+        gbmo.Booster(model_str=json.dumps(data))

@@ -24,8 +24,8 @@ def test_predict_raw_reads_features_more_than_2_gib_apart():
     # a stump on feature 1 at threshold 0: leaves 0 (left) and 1 (right)
     arrays = dict(
         tree_roots=np.zeros(1, NODE_DTYPE), tree_depth=np.ones(1, np.int32),
-        # feature 1 (times 2), children 1 and 2; a leaf is its own left child
-        walk_nodes=np.array([(0.0, 2, 1), (np.inf, 0, 1), (np.inf, 0, 2)], WALK_NODE_DTYPE),
+        # feature 1 (times 4, see WalkNode), children 1 and 2; a leaf is its own left child
+        walk_nodes=np.array([(0.0, 4, 1), (np.inf, 0, 1), (np.inf, 0, 2)], WALK_NODE_DTYPE),
         node_value=np.array([-1, 0, 1], NODE_DTYPE))
     out = np.zeros((4, 1))
     predict_raw(X, *arrays.values(), np.array([0, 1, 2], np.int64), np.full(2, -1, np.int64),

@@ -142,3 +142,25 @@ def test_threads_agree_on_large_input():
     expected, expected_left = reference_split(rows, column, 100, True, MISSING_BIN)
     assert results[0][1] == expected_left
     np.testing.assert_array_equal(results[0][0], expected)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(5))
+def test_a_table_of_left_bins_sends_exactly_those_bins_left(n_threads, seed):
+    """A categorical split's set (and the missing bin's flag): each side keeps
+    its rows' order, the threshold is ignored."""
+    rng = np.random.default_rng(seed)
+    column = rng.integers(0, 12, size=500).astype(X_BINNED_DTYPE)
+    column[rng.random(500) < 0.1] = MISSING_BIN
+    rows = np.sort(rng.choice(500, size=300, replace=False)).astype(ROW_DTYPE)
+    table = np.zeros(256, dtype=np.uint8)
+    table[rng.choice(12, size=5, replace=False)] = 1
+    table[MISSING_BIN] = seed % 2
+    expected_left = rows[table[column[rows]] == 1]
+    expected = np.concatenate([expected_left, rows[table[column[rows]] == 0]])
+    buffers = np.empty(300, ROW_DTYPE), np.empty(300, ROW_DTYPE)
+    n_left = split_rows(rows, column, 99, 0, MISSING_BIN, *buffers, n_threads, table)
+    assert n_left == len(expected_left)
+    np.testing.assert_array_equal(rows, expected)
+    with pytest.raises(ValueError, match="left_bins must have 256 flags"):
+        split_rows(rows, column, 0, 0, MISSING_BIN, *buffers, 1, table[:10])

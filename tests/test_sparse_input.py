@@ -235,7 +235,7 @@ def stump_forest(specs):
     walk = np.zeros(3 * T, WALK_NODE_DTYPE)
     walk["threshold"], walk["left"] = np.inf, np.arange(3 * T)
     walk["threshold"][roots], walk["left"][roots] = threshold, roots + 1
-    walk["feature_and_missing"][roots] = 2 * feature + 1 - missing_left
+    walk["feature_and_missing"][roots] = 4 * feature + 1 - missing_left  # see WalkNode
     forest["walk_nodes"] = walk
     values = np.random.default_rng(T).normal(size=2 * T)
     leaves = (np.arange(2 * T + 1, dtype=np.int64), np.full(2 * T, -1, np.int64), values,

@@ -419,3 +419,85 @@ def test_random_bins_outside_a_feature_s_thresholds_are_refused():
                          ([0], r"one bin per feature \(2\), got 1")):
         with pytest.raises(ValueError, match=message):
             find_best_splits(*arguments, random_bins=np.array(bad, np.int32))
+
+
+# -- categorical features: each node orders its categories ---------------------------
+def _category_histogram(rng, n_categories, d, hess_width):
+    n_bins = n_categories
+    counts = rng.integers(0, 15, size=n_bins)
+    counts[:2] = np.maximum(counts[:2], 3)
+    width = d + hess_width + 1
+    hist = np.zeros((1, n_bins + 1, width))
+    hist[0, :n_bins, :d] = rng.normal(size=(n_bins, d)) * counts[:, None]
+    if hess_width:
+        hist[0, :n_bins, d:d + hess_width] = rng.uniform(0.5, 1.0, (n_bins, hess_width)) * \
+            counts[:, None]
+    hist[0, :n_bins, -1] = counts
+    if rng.random() < 0.5:
+        hist[0, -1] = hist[0, 0] / 2  # some missing values
+    return hist, n_bins
+
+
+def _dense_gain(sums, parent, d, hess_width, lambda_l2):
+    def score(v):
+        h = v[d:d + hess_width] if hess_width else v[-1:]
+        return float(np.sum(v[:d] ** 2 / (np.broadcast_to(h, (d,)) + lambda_l2)))
+    return 0.5 * (score(sums) + score(parent - sums) - score(parent))
+
+
+@pytest.mark.parametrize("hess_width", [0, 1])
+@pytest.mark.parametrize("seed", range(30))
+def test_one_output_categorical_split_is_the_best_partition(hess_width, seed):
+    """For one output the order by leaf value makes the best prefix the best
+    partition of the categories (Fisher): against every subset, either
+    missing side."""
+    import itertools
+
+    rng = np.random.default_rng(seed)
+    hist, n_bins = _category_histogram(rng, int(rng.integers(2, 8)), 1, hess_width)
+    parent = hist[0].sum(axis=0)
+    outputs = np.empty(1), np.empty(1, np.int32), np.empty(1, np.uint8)
+    order = np.full((1, n_bins + 1), -1, np.int32)
+    find_best_splits(hist, np.array([0], np.int32), np.array([n_bins], np.int32), parent, 1,
+                     hess_width, 1.0, 1.0, 1.0, 0.0, *outputs, 1,
+                     categorical=np.array([1], np.uint8), cat_smooth=0.0, category_order=order)
+    present = [b for b in range(n_bins) if hist[0, b, -1] > 0]
+    best = -1.0
+    for size in range(0, len(present) + 1):
+        for subset in itertools.combinations(present, size):
+            for missing_left in (0, 1):
+                left = hist[0, list(subset)].sum(axis=0) + missing_left * hist[0, -1]
+                if left[-1] >= 1 and parent[-1] - left[-1] >= 1:
+                    best = max(best, _dense_gain(left, parent, 1, hess_width, 1.0))
+    assert outputs[0][0] == pytest.approx(best, rel=1e-9)
+    chosen = order[0, :outputs[1][0] + 1]
+    left = hist[0, chosen].sum(axis=0) + outputs[2][0] * hist[0, -1]
+    assert _dense_gain(left, parent, 1, hess_width, 1.0) == pytest.approx(outputs[0][0])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_several_outputs_split_a_prefix_of_the_projection_order(seed):
+    """For d outputs the set is a prefix of the categories ordered by the
+    projection of their leaf vectors on the principal direction (numpy's
+    eigenvector here), and its gain is the one reported."""
+    rng = np.random.default_rng(seed)
+    d = 3
+    hist, n_bins = _category_histogram(rng, 6, d, d)
+    hist[0, -1] = 0
+    parent = hist[0].sum(axis=0)
+    outputs = np.empty(1), np.empty(1, np.int32), np.empty(1, np.uint8)
+    order = np.full((1, n_bins + 1), -1, np.int32)
+    find_best_splits(hist, np.array([0], np.int32), np.array([n_bins], np.int32), parent, d,
+                     d, 1.0, 1.0, 1.0, 0.0, *outputs, 1, categorical=np.array([1], np.uint8),
+                     cat_smooth=2.0, category_order=order)
+    present = np.flatnonzero(hist[0, :n_bins, -1] > 0)
+    values = -hist[0, present, :d] / (hist[0, present, d:2 * d] + 2.0)
+    weights = hist[0, present, -1]
+    centred = values - np.average(values, axis=0, weights=weights)
+    direction = np.linalg.eigh((weights[:, None] * centred).T @ centred)[1][:, -1]
+    expected = present[np.argsort(centred @ direction)]
+    found = order[0, :len(present)]
+    assert np.array_equal(found, expected) or np.array_equal(found, expected[::-1])
+    chosen = order[0, :outputs[1][0] + 1]
+    assert _dense_gain(hist[0, chosen].sum(axis=0), parent, d, d, 1.0) == \
+        pytest.approx(outputs[0][0], rel=1e-9)

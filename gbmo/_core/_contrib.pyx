@@ -19,7 +19,7 @@ cimport numpy as np
 import numpy as np
 from cython.parallel cimport prange, threadid
 
-from .common cimport NODE_t, X_t
+from .common cimport NODE_t, X_t, in_category_set
 from .leaves cimport add_scaled_leaf
 
 
@@ -42,6 +42,8 @@ cdef struct Forest:
     const long long* output_start
     const double* values
     const int* outputs
+    const long long* category_offset            # per node; -1 but at categorical splits
+    const unsigned long long* category_words    # NULL: no categorical split
 
 
 cdef inline void extend(PathStep* path, Py_ssize_t length, double zero_fraction,
@@ -100,6 +102,7 @@ cdef void visit(const Forest* forest, const double* x, double* contributions, Py
     cdef PathStep* path = parent_path + length
     cdef Py_ssize_t i, k, last
     cdef NODE_t hot, cold
+    cdef bint goes_right
     cdef double value, incoming_zero = 1.0, incoming_one = 1.0
     cdef int split_feature
     for i in range(length):
@@ -116,8 +119,16 @@ cdef void visit(const Forest* forest, const double* x, double* contributions, Py
         return
     split_feature = forest.feature[node]
     value = x[split_feature]
-    # the row's side, by prediction's rule (NaN > t is false)
-    if value > forest.threshold[node] or (value != value and not forest.missing_left[node]):
+    # the row's side, by prediction's rule (NaN > t is false; a categorical
+    # split sends a rank outside its set right)
+    if forest.category_words != NULL and forest.category_offset[node] >= 0:
+        goes_right = ((value != value and not forest.missing_left[node])
+                      or (value == value and not in_category_set(
+                          forest.category_words, forest.category_offset[node], value)))
+    else:
+        goes_right = value > forest.threshold[node] or (value != value
+                                                        and not forest.missing_left[node])
+    if goes_right:
         hot, cold = forest.right[node], forest.left[node]
     else:
         hot, cold = forest.left[node], forest.right[node]
@@ -149,10 +160,13 @@ def tree_shap(const double[:, ::1] X,
               const double[::1] values,
               const int[::1] outputs,
               double[:, :, ::1] out,
-              int n_threads):
+              int n_threads,
+              const long long[::1] category_offset=None,
+              const unsigned long long[::1] category_words=None):
     """out[i, f] += the contribution of feature f to row i's raw scores (a
     d-vector), summed over the trees. max_depth is at least every tree's
-    depth (edges); every node_cover must be > 0."""
+    depth (edges); every node_cover must be > 0. Categorical splits: each
+    node's offset in category_words, as _predict's walk reads them."""
     cdef Py_ssize_t n = X.shape[0], d = out.shape[2]
     cdef Py_ssize_t i, t
     # each level of the walk keeps its path (at most depth + 1 steps) after its parent's
@@ -174,6 +188,11 @@ def tree_shap(const double[:, ::1] X,
     forest.leaf, forest.cover = &node_value[0], &node_cover[0]
     forest.value_start, forest.output_start = &value_start[0], &output_start[0]
     forest.values, forest.outputs = &values[0], &outputs[0]
+    forest.category_words = NULL
+    if category_words is not None and category_words.shape[0]:
+        if category_offset is None or category_offset.shape[0] != node_left.shape[0]:
+            raise ValueError(f"category_offset must have {node_left.shape[0]} entries")
+        forest.category_offset, forest.category_words = &category_offset[0], &category_words[0]
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
         for t in range(tree_roots.shape[0]):

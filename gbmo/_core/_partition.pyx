@@ -12,11 +12,16 @@ def split_rows(ROW_t[::1] rows,
                X_BINNED_t missing_bin,
                ROW_t[::1] left_buffer,
                ROW_t[::1] right_buffer,
-               int n_threads):
+               int n_threads,
+               const unsigned char[::1] left_bins=None):
     """Reorders rows so that those going left come first, each side keeping its
     order; returns how many go left. Buffers are scratch space of at least
     len(rows). Each thread partitions one contiguous chunk into the buffers at
-    the chunk's offset, then the chunks are copied back in order."""
+    the chunk's offset, then the chunks are copied back in order.
+
+    A row goes left when its bin is <= threshold_bin (the missing bin when
+    missing_left), or, with left_bins (256 flags, the missing bin's
+    included: a categorical split's set), when left_bins[bin] is set."""
     cdef Py_ssize_t n = rows.shape[0]
     cdef int n_chunks = n_threads if n >= n_threads else 1
     cdef Py_ssize_t chunk_size = (n + n_chunks - 1) // n_chunks
@@ -25,6 +30,16 @@ def split_rows(ROW_t[::1] rows,
     cdef Py_ssize_t i, start, stop, n_l, n_r, total_left
     cdef X_BINNED_t b
     cdef ROW_t r
+    cdef unsigned char goes_left[256]  # per bin: one lookup, whatever the split's kind
+    if left_bins is not None and left_bins.shape[0] != 256:
+        raise ValueError(f"left_bins must have 256 flags, got {left_bins.shape[0]}")
+    for c in range(256):
+        if left_bins is not None:
+            goes_left[c] = left_bins[c] != 0
+        elif c == missing_bin:
+            goes_left[c] = missing_left
+        else:
+            goes_left[c] = c <= threshold_bin
     if n == 0:
         return 0
     if n_chunks > 64:
@@ -41,7 +56,7 @@ def split_rows(ROW_t[::1] rows,
         for i in range(start, stop):
             r = rows[i]
             b = column[r]
-            if (b == missing_bin and missing_left) or (b != missing_bin and b <= threshold_bin):
+            if goes_left[b]:
                 left_buffer[start + n_l] = r
                 n_l = n_l + 1
             else:

@@ -15,7 +15,7 @@ values rather than d.
 from cython.parallel cimport prange
 from libc.math cimport isnan
 
-from .common cimport NODE_t, ROW_t, X_BINNED_t, X_t
+from .common cimport NODE_t, ROW_t, X_BINNED_t, X_t, in_category_set
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
 
 ctypedef fused X_IN_t:
@@ -32,9 +32,11 @@ cdef packed struct WalkNode:
     # A node as the raw-X walk reads it, in one 16-byte load. The right child
     # is left + 1, so the walk adds the direction to left; a leaf is its own
     # left child with an infinite threshold, which no value exceeds, so rows
-    # that reached it stay. _PackedForest builds these (WALK_NODE_DTYPE).
+    # that reached it stay. _PackedForest builds these (WALK_NODE_DTYPE). A
+    # categorical split holds in threshold the offset of its set in the
+    # forest's category words: the set's size in bits, then its bits.
     X_t threshold
-    int feature_and_missing     # feature * 2, plus 1 when a missing value goes right
+    int feature_and_missing     # feature * 4, + 2 for a categorical split, + 1 when missing goes right
     NODE_t left
 
 
@@ -45,21 +47,27 @@ cdef struct Trees:
     const int* depth
     const WalkNode* nodes
     const NODE_t* leaf
+    const unsigned long long* category_words  # NULL: no categorical split
 
 
 cdef Trees trees_of(const NODE_t[::1] tree_roots, const int[::1] tree_depth,
-                    const WalkNode[::1] walk_nodes, const NODE_t[::1] node_value):
+                    const WalkNode[::1] walk_nodes, const NODE_t[::1] node_value,
+                    const unsigned long long[::1] category_words):
     cdef Trees trees
     trees.n_trees = tree_roots.shape[0]
+    trees.category_words = NULL
     if trees.n_trees:
         trees.root, trees.depth = &tree_roots[0], &tree_depth[0]
         trees.nodes, trees.leaf = &walk_nodes[0], &node_value[0]
+    if category_words is not None and category_words.shape[0]:
+        trees.category_words = &category_words[0]
     return trees
 
 
 cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
                               Py_ssize_t row_stride, Py_ssize_t feature_stride,
-                              const Trees* trees, Py_ssize_t t, NODE_t* node) noexcept nogil:
+                              const Trees* trees, Py_ssize_t t, NODE_t* node,
+                              bint categorical) noexcept nogil:
     """node[r] = the leaf node that row r of a block reaches in tree t. Strides
     are in bytes.
 
@@ -68,7 +76,9 @@ cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
     step moves every row of the block at once so that their loads overlap. A
     tree is at most depth[t] steps deep; the walk stops early when no row
     moved, which keeps a long, thin branch of an unbalanced tree from costing
-    every row its length."""
+    every row its length. categorical (a constant at each call, so the
+    compiler keeps the plain walk for forests without categorical splits)
+    tests set membership at the nodes flagged so."""
     cdef const char* rows = <const char*> first_row
     # a local rather than trees' field, which (built without strict aliasing)
     # the compiler would reload after every store to node
@@ -85,9 +95,15 @@ cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
         for r in range(n_rows):
             at = nodes + node[r]
             x = (<const X_IN_t*> (rows + r * row_stride
-                                  + (at.feature_and_missing >> 1) * feature_stride))[0]
-            # right when above the threshold, or missing and sent right (NaN > t is false)
-            to = at.left + ((x > at.threshold) | ((x != x) & (at.feature_and_missing & 1)))
+                                  + (at.feature_and_missing >> 2) * feature_stride))[0]
+            if categorical and at.feature_and_missing & 2:
+                # right when not in the set (x is a rank, or NaN when missing)
+                to = at.left + (((x != x) & (at.feature_and_missing & 1)) | (
+                    (x == x) & (not in_category_set(trees.category_words,
+                                                    <Py_ssize_t>at.threshold, x))))
+            else:
+                # right when above the threshold, or missing and sent right (NaN > t is false)
+                to = at.left + ((x > at.threshold) | ((x != x) & (at.feature_and_missing & 1)))
             moved |= to != node[r]
             node[r] = to
         if not moved:
@@ -106,7 +122,10 @@ cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ss
     for r in range(n_rows):
         start_row(out + r * d, init_score, d)
     for t in range(trees.n_trees):
-        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node)
+        if trees.category_words != NULL:
+            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, True)
+        else:
+            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, False)
         for r in range(n_rows):
             add_leaf(out + r * d, d, trees.leaf[node[r]], value_start, output_start, values,
                      outputs)
@@ -119,7 +138,10 @@ cdef void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ssize_t
     cdef NODE_t node[BLOCK_ROWS]
     cdef Py_ssize_t r, t
     for t in range(trees.n_trees):
-        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node)
+        if trees.category_words != NULL:
+            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, True)
+        else:
+            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, False)
         for r in range(n_rows):
             out[r * trees.n_trees + t] = trees.leaf[node[r]]
 
@@ -135,7 +157,8 @@ def predict_raw(const X_IN_t[:, :] X,
                 const int[::1] outputs,
                 const double[::1] init_score,
                 double[:, ::1] out,
-                int n_threads):
+                int n_threads,
+                const unsigned long long[::1] category_words=None):
     """out[i] = init_score + the sum over trees of the leaf row i reaches. X may
     have any strides. out may be uninitialised: each row is started here, so
     that it is written while in cache rather than in a pass of its own.
@@ -144,7 +167,7 @@ def predict_raw(const X_IN_t[:, :] X,
     cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
     cdef Py_ssize_t block, first
-    cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value)
+    cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value, category_words)
     check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     if n == 0:
         return
@@ -162,12 +185,13 @@ def predict_leaf_raw(const X_IN_t[:, :] X,
                      const WalkNode[::1] walk_nodes,
                      const NODE_t[::1] node_value,
                      NODE_t[:, ::1] out,
-                     int n_threads):
+                     int n_threads,
+                     const unsigned long long[::1] category_words=None):
     """out[i, t] = the index (into values) of the leaf row i reaches in tree t."""
     cdef Py_ssize_t n = X.shape[0]
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
     cdef Py_ssize_t block, first
-    cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value)
+    cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value, category_words)
     if n == 0 or trees.n_trees == 0:
         return
     for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
@@ -191,21 +215,33 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
                    const double[::1] values,
                    const int[::1] outputs,
                    double[:, ::1] out,
-                   int n_threads):
+                   int n_threads,
+                   const unsigned char[::1] node_categorical=None,
+                   const unsigned char[:, ::1] node_left_flags=None):
     """predict_raw for X_binned of shape (n_features, n_rows), binned with the
-    edges the trees were grown on."""
+    edges the trees were grown on. With categorical splits, node_categorical
+    flags them per node, and node_left_flags (n_nodes, 256) gives each one's
+    bins that go left (the missing bin's flag included)."""
     cdef Py_ssize_t n = X_binned.shape[1]
     cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t i, t
     cdef NODE_t node
     cdef X_BINNED_t b
+    cdef bint categorical = node_categorical is not None
+    if categorical and (node_left_flags is None or node_categorical.shape[0] != node_left.shape[0]
+                        or node_left_flags.shape[0] != node_left.shape[0]
+                        or node_left_flags.shape[1] != 256):
+        raise ValueError(f"node_categorical must have {node_left.shape[0]} flags and "
+                         f"node_left_flags the shape ({node_left.shape[0]}, 256)")
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
         for t in range(tree_roots.shape[0]):
             node = tree_roots[t]
             while node_left[node] >= 0:
                 b = X_binned[node_feature[node], i]
-                if b == missing_bin:
+                if categorical and node_categorical[node]:
+                    node = node_left[node] if node_left_flags[node, b] else node_right[node]
+                elif b == missing_bin:
                     node = node_left[node] if node_missing_left[node] else node_right[node]
                 elif b <= node_bin[node]:
                     node = node_left[node]

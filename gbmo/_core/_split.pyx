@@ -19,7 +19,7 @@ hessian shared by the outputs; k = d), then the row count.
 """
 from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MAX
-from libc.math cimport INFINITY, NAN, fabs
+from libc.math cimport INFINITY, NAN, fabs, sqrt
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -322,6 +322,12 @@ cdef struct SplitContext:
     const signed char* monotone
     const double* lower
     const double* upper
+    # categorical features (NULL: none): per feature 1 when its bins are
+    # categories, ordered at each node (order_categories)
+    const unsigned char* categorical
+    double cat_smooth
+    int* category_order        # out: (n_features, histogram rows), each one's order
+    Py_ssize_t order_stride
 
 
 cdef struct Scratch:
@@ -337,6 +343,18 @@ cdef struct Scratch:
     double* left_values        # n_outputs (monotone constraints only)
     double* right_values       # n_outputs (monotone constraints only)
     const signed char* direction  # per output, the constraint of the feature being scanned
+    CategoryScratch* categories   # categorical features only
+
+
+cdef struct CategoryScratch:
+    # order_categories' buffers, per thread
+    int* order                 # histogram rows
+    double* key                # histogram rows
+    HIST_t* permuted           # histogram rows x width
+    double* values             # histogram rows x n_outputs
+    double* centre             # n_outputs
+    double* direction          # n_outputs
+    double* product            # n_outputs
 
 
 cdef struct Candidate:
@@ -577,6 +595,121 @@ cdef void free_top_k(TopK* sel) noexcept nogil:
         free(sel)
 
 
+cdef CategoryScratch* new_category_scratch(Py_ssize_t n_rows, Py_ssize_t width,
+                                          Py_ssize_t d) noexcept nogil:
+    cdef CategoryScratch* c = <CategoryScratch*> malloc(sizeof(CategoryScratch))
+    c.order = <int*> malloc(n_rows * sizeof(int))
+    c.key = <double*> malloc(n_rows * sizeof(double))
+    c.permuted = <HIST_t*> malloc(n_rows * width * sizeof(HIST_t))
+    c.values = <double*> malloc(n_rows * d * sizeof(double))
+    c.centre = <double*> malloc(d * sizeof(double))
+    c.direction = <double*> malloc(d * sizeof(double))
+    c.product = <double*> malloc(d * sizeof(double))
+    return c
+
+
+cdef void free_category_scratch(CategoryScratch* c) noexcept nogil:
+    if c != NULL:
+        free(c.order)
+        free(c.key)
+        free(c.permuted)
+        free(c.values)
+        free(c.centre)
+        free(c.direction)
+        free(c.product)
+        free(c)
+
+
+cdef Py_ssize_t order_categories(const SplitContext* context, const HIST_t* feature_hist,
+                                 Py_ssize_t n_bins, CategoryScratch* c) noexcept nogil:
+    """A categorical feature's non-empty bins (categories) in c.order, sorted
+    by their leaf values at this node, and their histogram rows in that order
+    in c.permuted; returns how many. The scans then try every prefix of the
+    order as the left child's set, as LightGBM does: for one output the
+    leaf value -G / (H + cat_smooth) orders them, which makes the best
+    prefix the best two-group split (Fisher 1958); for several, the
+    projection of the leaf vectors on their first principal direction
+    (weighted by rows, by power iteration; Coppersmith et al. 1999). Empty
+    bins are in no set: their categories go right."""
+    cdef Py_ssize_t d = context.n_outputs, k = context.hess_width
+    cdef Py_ssize_t width = d + k + 1
+    cdef Py_ssize_t b, i, j, m = 0, iteration, heaviest = 0
+    cdef double hessian, total_weight = 0.0, norm, key
+    cdef int bin_
+    for b in range(n_bins):
+        if feature_hist[b * width + width - 1] > 0:
+            c.order[m] = <int>b
+            m += 1
+    for i in range(m):
+        b = c.order[i]
+        for j in range(d):
+            if k == 0:
+                hessian = context.hess_constant * feature_hist[b * width + width - 1]
+            elif k == 1:
+                hessian = feature_hist[b * width + d]
+            else:
+                hessian = feature_hist[b * width + d + j]
+            hessian += context.cat_smooth
+            c.values[i * d + j] = (-feature_hist[b * width + j] / hessian
+                                   if hessian > 0.0 else 0.0)
+    if d == 1:
+        for i in range(m):
+            c.key[i] = c.values[i]
+    else:
+        for j in range(d):
+            c.centre[j] = 0.0
+        for i in range(m):
+            key = feature_hist[c.order[i] * width + width - 1]  # the bin's rows weigh it
+            total_weight += key
+            if key > feature_hist[c.order[heaviest] * width + width - 1]:
+                heaviest = i
+            for j in range(d):
+                c.centre[j] += key * c.values[i * d + j]
+        for j in range(d):
+            c.centre[j] /= total_weight
+            c.direction[j] = c.values[heaviest * d + j] - c.centre[j]
+        for iteration in range(10):
+            norm = 0.0
+            for j in range(d):
+                norm += c.direction[j] * c.direction[j]
+            if norm == 0.0:  # no spread: any order is as good
+                c.direction[0] = 1.0
+                norm = 1.0
+            norm = sqrt(norm)
+            for j in range(d):
+                c.direction[j] /= norm
+                c.product[j] = 0.0
+            for i in range(m):
+                key = 0.0
+                for j in range(d):
+                    key += (c.values[i * d + j] - c.centre[j]) * c.direction[j]
+                key *= feature_hist[c.order[i] * width + width - 1]
+                for j in range(d):
+                    c.product[j] += key * (c.values[i * d + j] - c.centre[j])
+            for j in range(d):
+                c.direction[j] = c.product[j]
+        for i in range(m):
+            key = 0.0
+            for j in range(d):
+                key += (c.values[i * d + j] - c.centre[j]) * c.direction[j]
+            c.key[i] = key
+    # insertion sort of at most a histogram's rows, stable: ties keep bin order
+    for i in range(1, m):
+        key = c.key[i]
+        bin_ = c.order[i]
+        j = i - 1
+        while j >= 0 and c.key[j] > key:
+            c.key[j + 1] = c.key[j]
+            c.order[j + 1] = c.order[j]
+            j -= 1
+        c.key[j + 1] = key
+        c.order[j + 1] = bin_
+    for i in range(m):
+        for j in range(width):
+            c.permuted[i * width + j] = feature_hist[c.order[i] * width + j]
+    return m
+
+
 cdef void search_features(const SplitContext* context,
                           const HIST_t[:, :, ::1] hist,
                           const int[::1] features,
@@ -599,6 +732,7 @@ cdef void search_features(const SplitContext* context,
     cdef Scratch* s
     cdef const HIST_t* missing
     cdef const HIST_t* start
+    cdef const HIST_t* base       # the feature's rows: the histogram's, or in category order
     cdef HIST_t* before           # the sums of the bins before a random threshold
     cdef HIST_t* before_missing   # the same plus the missing bin
 
@@ -623,6 +757,9 @@ cdef void search_features(const SplitContext* context,
         s.right_values = NULL
         s.direction = NULL
         before = before_missing = NULL
+        s.categories = NULL
+        if context.categorical != NULL:
+            s.categories = new_category_scratch(hist.shape[1], width, d)
         if random_bins != NULL:
             before = <HIST_t*> malloc(width * sizeof(HIST_t))
             before_missing = <HIST_t*> malloc(width * sizeof(HIST_t))
@@ -644,16 +781,24 @@ cdef void search_features(const SplitContext* context,
             best.missing_left = 0
             if context.monotone != NULL:
                 s.direction = context.monotone + f * d
+            base = &hist[f, 0, 0]
+            if context.categorical != NULL and context.categorical[f]:
+                # the categories in this node's order: thresholds are prefixes of it
+                n_bins = order_categories(context, base, n_bins, s.categories)
+                base = s.categories.permuted
+                for t in range(n_bins):
+                    context.category_order[f * context.order_stride + t] = \
+                        s.categories.order[t]
             first = 0
-            start = &hist[f, 0, 0]
+            start = base
             if random_bins != NULL:
-                first = random_bins[f]
-                start = &hist[f, first, 0]
+                first = min(random_bins[f], max(n_bins - 2, 0))
+                start = base + first * width
                 for j in range(width):
                     before[j] = 0.0
                 for t in range(first):
                     for j in range(width):
-                        before[j] += hist[f, t, j]
+                        before[j] += base[t * width + j]
                 for j in range(width):
                     before_missing[j] = before[j] + missing[j]
             if missing[width - 1] > 0:
@@ -686,6 +831,7 @@ cdef void search_features(const SplitContext* context,
         free_top_k(s.select_right)
         free(before)
         free(before_missing)
+        free_category_scratch(s.categories)
         free(s)
         free(best)
 
@@ -714,6 +860,8 @@ cdef SplitContext _context(const HIST_t[::1] parent, Py_ssize_t n_outputs,
     context.monotone = NULL
     context.lower = lower
     context.upper = upper
+    context.categorical = NULL
+    context.category_order = NULL
     cdef const HIST_t[::1] scored = _shrunk(parent, n_outputs, lambda_l1)
     if lower != NULL:
         context.parent_score = bounded_score(&scored[0], n_outputs, hess_width, hess_constant,
@@ -755,7 +903,10 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      const double[::1] lower=None,
                      const double[::1] upper=None,
                      double lambda_l1=0.0,
-                     const int[::1] random_bins=None):
+                     const int[::1] random_bins=None,
+                     const unsigned char[::1] categorical=None,
+                     double cat_smooth=10.0,
+                     int[:, ::1] category_order=None):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
@@ -772,7 +923,14 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     random_bins (per feature of hist; extra trees) limits each feature to one
     threshold, "bins <= random_bins[f] go left", with each missing direction;
     it must lie in [0, max(n_bins - 2, 0)] (with no values on one side only
-    the missing-value split "all values left" remains)."""
+    the missing-value split "all values left" remains).
+
+    categorical (per feature of hist, 1 for a categorical one) with
+    category_order (out, (n_features, hist rows)): a categorical feature's
+    non-empty bins are ordered at this node (order_categories) into
+    category_order[f], and best_bin[f] is a position in that order: the bins
+    category_order[f, :best_bin[f] + 1] go left (random_bins[f] likewise,
+    clipped to the order's length)."""
     cdef const double* lower_bound = NULL
     cdef const double* upper_bound = NULL
     if monotone is not None:
@@ -787,11 +945,32 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                                          min_child_weight, 0, False, lower_bound, upper_bound)
     if monotone is not None:
         context.monotone = &monotone[0, 0]
+    _set_categorical(&context, hist, categorical, cat_smooth, category_order)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
                         best_missing_left, n_threads, random)
     return best_feature_position(features, best_gain)
+
+
+cdef int _set_categorical(SplitContext* context, const HIST_t[:, :, ::1] hist,
+                          const unsigned char[::1] categorical, double cat_smooth,
+                          int[:, ::1] category_order) except -1:
+    """The context's categorical fields, checked (none when categorical is None)."""
+    if categorical is None:
+        return 0
+    if category_order is None or categorical.shape[0] != hist.shape[0] \
+            or category_order.shape[0] != hist.shape[0] \
+            or category_order.shape[1] != hist.shape[1]:
+        raise ValueError(f"categorical needs one flag per feature ({hist.shape[0]}) and "
+                         f"category_order the shape ({hist.shape[0]}, {hist.shape[1]})")
+    if not cat_smooth >= 0.0:
+        raise ValueError(f"cat_smooth must be >= 0, got {cat_smooth}")
+    context.categorical = &categorical[0]
+    context.cat_smooth = cat_smooth
+    context.category_order = &category_order[0, 0]
+    context.order_stride = category_order.shape[1]
+    return 0
 
 
 cdef const int* _random_bins(const int[::1] random_bins, const HIST_t[:, :, ::1] hist,
@@ -944,10 +1123,14 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                             unsigned char[::1] best_missing_left,
                             int n_threads,
                             double lambda_l1=0.0,
-                            const int[::1] random_bins=None):
+                            const int[::1] random_bins=None,
+                            const unsigned char[::1] categorical=None,
+                            double cat_smooth=10.0,
+                            int[:, ::1] category_order=None):
     """Sparse top-k split search (GBDT-MO Algorithms 5 and 6). Same arguments,
     outputs, thresholds, missing-value handling, constraints and tie-breaking as
-    find_best_splits (random_bins included), plus top_k (>= 1) and restricted.
+    find_best_splits (random_bins and categorical features included), plus
+    top_k (>= 1) and restricted.
 
     With imp_j(node) = G_j^2 / (H_j + lambda) and topk(v) = the sum of the top_k
     largest entries of v:
@@ -980,10 +1163,13 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
         return find_best_splits(hist, features, n_bins_non_missing, parent, n_outputs,
                                 hess_width, hess_constant, lambda_l2, min_samples_leaf,
                                 min_child_weight, best_gain, best_bin, best_missing_left,
-                                n_threads, lambda_l1=lambda_l1, random_bins=random_bins)
+                                n_threads, lambda_l1=lambda_l1, random_bins=random_bins,
+                                categorical=categorical, cat_smooth=cat_smooth,
+                                category_order=category_order)
     cdef SplitContext context = _context(parent, n_outputs, hess_width, hess_constant,
                                          lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, top_k, restricted)
+    _set_categorical(&context, hist, categorical, cat_smooth, category_order)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
         search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,

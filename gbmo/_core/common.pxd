@@ -26,3 +26,15 @@ cdef inline Py_ssize_t histogram_row(X_BINNED_t value, Py_ssize_t missing_row) n
     features with few values (binary, one-hot, small integers) do not make
     every histogram max_bins tall."""
     return value if value < missing_row else missing_row
+
+
+cdef inline bint in_category_set(const unsigned long long* words, Py_ssize_t offset,
+                                 double x) noexcept nogil:
+    """Whether the category rank x (a number >= 0, not NaN) is in a
+    categorical split's set, stored at words[offset]: its size in bits, then
+    its bits (booster._PackedForest builds them for the walks and TreeSHAP)."""
+    cdef unsigned long long rank
+    if not x < <double>words[offset]:
+        return False
+    rank = <unsigned long long>x
+    return (words[offset + 1 + (rank >> 6)] >> (rank & 63)) & 1
