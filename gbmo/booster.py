@@ -179,6 +179,19 @@ def _load_loss(objective, num_class, objective_params):
         raise ModelFormatError(f"model's objective {objective!r} cannot be used: {err}") from None
 
 
+def _check_category_sets(trees, category_order):
+    """A categorical split must split a categorical feature, on its ranks."""
+    n_categories = ({} if category_order is None else
+                    {f: len(c) for f, c in zip(category_order.features, category_order.categories)})
+    for t, tree in enumerate(trees):
+        for node, ranks in tree.categories_left.items():
+            feature = int(tree.node_feature[node])
+            if feature not in n_categories or (ranks.size and ranks[-1] >= n_categories[feature]):
+                raise ModelFormatError(
+                    f"model has an invalid tree: tree {t}'s node {node} splits feature {feature} "
+                    f"by a set of categories, but it is not categorical or has fewer of them")
+
+
 def _count_field(data, name):
     value = data[name]
     if isinstance(value, bool) or not isinstance(value, int):
@@ -509,6 +522,7 @@ class Booster:
             category_order = data.get("categorical")
             if category_order is not None:
                 category_order = CategoryOrder.from_dict(category_order, n_features)
+            _check_category_sets(trees, category_order)
             pandas_categories = pandas_categories_from_dict(data.get("pandas_categories", {}),
                                                             category_order)
         except KeyError as missing:

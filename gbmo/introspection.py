@@ -21,7 +21,7 @@ def _depths_and_parents(tree):
     return depth, parent
 
 
-def _categories_left(booster, tree, node):
+def categories_left(booster, tree, node):
     """The categories a split on a categorical feature sends left (its set of
     ranks, or the ranks <= its threshold in symmetric trees): pandas labels
     for a category column, else the integer values; None for other
@@ -50,7 +50,7 @@ def _tree_rows(tree_index, tree, booster, feature_names):
                None if leaf else int(tree.node_right[node]),
                None if leaf else feature_names[feature], None if leaf else feature,
                None if leaf else float(tree.node_threshold[node]),
-               None if leaf else _categories_left(booster, tree, node),
+               None if leaf else categories_left(booster, tree, node),
                None if leaf else ("left" if tree.node_missing_left[node] else "right"),
                None if leaf else float(tree.node_gain[node]), int(tree.node_count[node]),
                int(tree.node_value[node]) if leaf else None,

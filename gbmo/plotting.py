@@ -230,9 +230,16 @@ def _tree_layout(tree):
     return x, depth
 
 
-def _split_text(tree, node, names, precision):
-    return (f"{names[tree.node_feature[node]]} <= "
-            f"{_format(tree.node_threshold[node], precision)}\n"
+def _split_text(booster, tree, node, names, precision):
+    from .introspection import categories_left
+
+    categories = categories_left(booster, tree, node)
+    if categories is None:
+        rule = f"<= {_format(tree.node_threshold[node], precision)}"
+    else:  # a categorical split: the categories that go left, the first few
+        shown = ", ".join(map(str, categories[:4])) + (", ..." if len(categories) > 4 else "")
+        rule = f"in {{{shown}}}"
+    return (f"{names[tree.node_feature[node]]} {rule}\n"
             f"gain {_format(tree.node_gain[node], precision)}\n"
             f"count {tree.node_count[node]}")
 
@@ -260,7 +267,8 @@ def plot_tree(booster, tree_index=0, feature_names=None, max_outputs=8, precisio
               figsize=None):
     """Draws tree `tree_index` (an index into booster.trees) with matplotlib alone.
 
-    Internal nodes are boxes with "feature <= threshold", the split's gain and
+    Internal nodes are boxes with "feature <= threshold" (or "feature in {...}",
+    the categories a categorical split sends left), the split's gain and
     its training row count; the edge to the left child is labelled "yes", the
     other "no", and the side missing values take also "missing". Each leaf is
     an inset Axes (in ax.child_axes, in node order) titled with its leaf index
@@ -289,7 +297,7 @@ def plot_tree(booster, tree_index=0, feature_names=None, max_outputs=8, precisio
                        f"leaf {leaf}, count {tree.node_count[node]}", value_range,
                        max_outputs, precision)
             continue
-        ax.text(x[node], -depth[node], _split_text(tree, node, names, precision),
+        ax.text(x[node], -depth[node], _split_text(booster, tree, node, names, precision),
                 ha="center", va="center", fontsize=7, zorder=3,
                 bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "gray"})
         missing_left = bool(tree.node_missing_left[node])

@@ -199,9 +199,12 @@ class Tree:
                         if data.get("leaf_outputs") is not None else None)
         categories_left = data.get("categories_left") or {}
         if not isinstance(categories_left, dict) or not all(
-                isinstance(node, str) and node.isdigit() and isinstance(ranks, list)
+                isinstance(node, str) and node.isdigit() and node == str(int(node))
+                and isinstance(ranks, list)
+                and all(isinstance(r, int) and not isinstance(r, bool) for r in ranks)
                 for node, ranks in categories_left.items()):
-            raise TreeFormatError("field 'categories_left' must map node indices to lists")
+            raise TreeFormatError("field 'categories_left' must map node indices to lists "
+                                  "of integer ranks")
         categories_left = {int(node): _read_field(categories_left, node, np.int64)
                            for node in categories_left}
         tree = cls(leaf_values, leaf_outputs, categories_left, **arrays)

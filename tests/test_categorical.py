@@ -579,3 +579,55 @@ def test_malformed_category_sets_in_a_model_file_are_refused(value):
     tree["categories_left"] = value
     with pytest.raises(ModelFormatError):
         gbmo.Booster(model_str=json.dumps(data))
+
+
+@pytest.mark.parametrize("change", ["numeric node", "rank beyond", "key 01", "bool rank",
+                                    "no categorical field"])
+def test_a_set_on_the_wrong_node_or_ranks_is_refused_at_load(change):
+    """Found by review: such files loaded, then the walk read raw values as
+    ranks (a crash for negative values)."""
+    import json
+
+    X, y = _category_problem(n=600, n_categories=6, seed=27)
+    model = gbmo.train({**QUIET, "categorical_feature": [0], "min_samples_leaf": 5},
+                       gbmo.Dataset(X, y), 3)
+    data = json.loads(model.model_to_string())
+    tree = next(t for t in data["trees"] if "categories_left" in t)
+    node = next(iter(tree["categories_left"]))
+    numeric = next(str(i) for i, f in enumerate(tree["node_feature"])
+                   if tree["node_left"][i] >= 0 and str(i) not in tree["categories_left"]
+                   and f == 1) if change == "numeric node" else None
+    if change == "numeric node":
+        tree["categories_left"][numeric] = [0, 1]
+    elif change == "rank beyond":
+        tree["categories_left"][node] = [0, 500]
+    elif change == "key 01":
+        tree["categories_left"]["0" + node] = tree["categories_left"].pop(node)
+    elif change == "bool rank":
+        tree["categories_left"][node] = [True]
+    else:
+        del data["categorical"]
+    with pytest.raises(ModelFormatError):
+        gbmo.Booster(model_str=json.dumps(data))
+
+
+def test_extra_trees_draw_any_prefix_of_a_node_s_few_categories():
+    """Found by review: a draw over the feature's 100 bins, clipped to a node
+    with 3 categories, nearly always took the last prefix."""
+    from gbmo._core._split import find_best_splits
+
+    hist = np.zeros((1, 101, 3))
+    for b in (10, 40, 70):
+        hist[0, b] = [float(b - 40), 5.0, 5.0]
+    chosen = []
+    for draw in range(99):
+        outputs = np.empty(1), np.empty(1, np.int32), np.empty(1, np.uint8)
+        order = np.zeros((1, 101), np.int32)
+        find_best_splits(hist, np.array([0], np.int32), np.array([100], np.int32),
+                         hist[0].sum(axis=0), 1, 1, 1.0, 1.0, 1.0, 0.0, *outputs, 1,
+                         random_bins=np.array([draw], np.int32),
+                         categorical=np.array([1], np.uint8), cat_smooth=0.0,
+                         category_order=order)
+        chosen.append(int(outputs[1][0]))
+    counts = np.bincount(chosen, minlength=2)
+    assert counts[0] > 40 and counts[1] > 40  # each of the two prefixes about half the draws

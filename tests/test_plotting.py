@@ -266,3 +266,20 @@ def test_gbmo_imports_without_matplotlib_and_plots_say_how_to_get_it(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=tmp_path)
     assert "pip install matplotlib" in result.stdout and "gbmo[plot]" in result.stdout
+
+
+def test_plot_tree_lists_a_categorical_split_s_set():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    labels = np.array(["ant", "bee", "cat", "dog", "eel", "fox"])
+    codes = rng.integers(0, 6, 600)
+    frame = pd.DataFrame({"animal": pd.Categorical(labels[codes]), "x": rng.normal(size=600)})
+    y = np.array([3.0, -2.0, 1.0, -3.0, 2.0, 0.0])[codes] + 0.1 * rng.normal(size=600)
+    model = gbmo.train({"verbosity": 0, "max_leaves": 3}, gbmo.Dataset(frame, y), 1)
+    root_set = model.trees_to_dataframe().categories_left[0]
+    ax = plot_tree(model)
+    texts = [t.get_text() for t in ax.texts]
+    root = next(t for t in texts if t.startswith("animal in {"))
+    assert all(label in root for label in root_set[:4])
+    assert "<=" not in root
+    plt.close("all")

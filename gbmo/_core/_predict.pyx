@@ -114,34 +114,30 @@ cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ss
                         Py_ssize_t feature_stride, const Trees* trees,
                         const long long* value_start, const long long* output_start,
                         const double* values, const int* outputs, const double* init_score,
-                        double* out, Py_ssize_t d) noexcept nogil:
-    """out's n_rows rows (d apart) = init_score + their leaves' values."""
+                        double* out, Py_ssize_t d, bint categorical) noexcept nogil:
+    """out's n_rows rows (d apart) = init_score + their leaves' values.
+    categorical as in reach_leaves."""
     # on this thread's stack: a shared buffer's rows would share cache lines
     cdef NODE_t node[BLOCK_ROWS]
     cdef Py_ssize_t r, t
     for r in range(n_rows):
         start_row(out + r * d, init_score, d)
     for t in range(trees.n_trees):
-        if trees.category_words != NULL:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, True)
-        else:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, False)
+        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, categorical)
         for r in range(n_rows):
             add_leaf(out + r * d, d, trees.leaf[node[r]], value_start, output_start, values,
                      outputs)
 
 
-cdef void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ssize_t row_stride,
-                          Py_ssize_t feature_stride, const Trees* trees,
-                          NODE_t* out) noexcept nogil:
-    """out's n_rows rows (n_trees apart) = the leaf index each row reaches per tree."""
+cdef inline void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows,
+                                Py_ssize_t row_stride, Py_ssize_t feature_stride,
+                                const Trees* trees, NODE_t* out, bint categorical) noexcept nogil:
+    """out's n_rows rows (n_trees apart) = the leaf index each row reaches per
+    tree. categorical as in reach_leaves."""
     cdef NODE_t node[BLOCK_ROWS]
     cdef Py_ssize_t r, t
     for t in range(trees.n_trees):
-        if trees.category_words != NULL:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, True)
-        else:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, False)
+        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, categorical)
         for r in range(n_rows):
             out[r * trees.n_trees + t] = trees.leaf[node[r]]
 
@@ -171,12 +167,22 @@ def predict_raw(const X_IN_t[:, :] X,
     check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     if n == 0:
         return
-    for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
-                        num_threads=n_threads, use_threads_if=n_threads > 1):
-        first = block * BLOCK_ROWS
-        predict_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
-                      &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
-                      &init_score[0], &out[first, 0], d)
+    # one loop per kind of forest: a test between the two walks inside one loop
+    # cost forests without categorical splits 11% (inlining gave up)
+    if trees.category_words == NULL:
+        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+                            num_threads=n_threads, use_threads_if=n_threads > 1):
+            first = block * BLOCK_ROWS
+            predict_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
+                          &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
+                          &init_score[0], &out[first, 0], d, False)
+    else:
+        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+                            num_threads=n_threads, use_threads_if=n_threads > 1):
+            first = block * BLOCK_ROWS
+            predict_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
+                          &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
+                          &init_score[0], &out[first, 0], d, True)
 
 
 def predict_leaf_raw(const X_IN_t[:, :] X,
@@ -194,11 +200,18 @@ def predict_leaf_raw(const X_IN_t[:, :] X,
     cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value, category_words)
     if n == 0 or trees.n_trees == 0:
         return
-    for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
-                        num_threads=n_threads, use_threads_if=n_threads > 1):
-        first = block * BLOCK_ROWS
-        leaves_of_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
-                        &trees, &out[first, 0])
+    if trees.category_words == NULL:  # one loop per kind of forest, as in predict_raw
+        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+                            num_threads=n_threads, use_threads_if=n_threads > 1):
+            first = block * BLOCK_ROWS
+            leaves_of_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride,
+                            feature_stride, &trees, &out[first, 0], False)
+    else:
+        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+                            num_threads=n_threads, use_threads_if=n_threads > 1):
+            first = block * BLOCK_ROWS
+            leaves_of_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride,
+                            feature_stride, &trees, &out[first, 0], True)
 
 
 def predict_binned(const X_BINNED_t[:, ::1] X_binned,

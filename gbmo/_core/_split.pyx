@@ -727,7 +727,7 @@ cdef void search_features(const SplitContext* context,
     cdef Py_ssize_t width = d + context.hess_width + 1
     cdef Py_ssize_t missing_bin = hist.shape[1] - 1
     cdef double parent_count = context.parent[width - 1]
-    cdef Py_ssize_t fi, f, n_bins, j, t, first, n_thresholds
+    cdef Py_ssize_t fi, f, n_bins, j, t, first, n_thresholds, n_categories
     cdef Candidate* best
     cdef Scratch* s
     cdef const HIST_t* missing
@@ -782,17 +782,20 @@ cdef void search_features(const SplitContext* context,
             if context.monotone != NULL:
                 s.direction = context.monotone + f * d
             base = &hist[f, 0, 0]
+            first = 0 if random_bins == NULL else random_bins[f]
             if context.categorical != NULL and context.categorical[f]:
                 # the categories in this node's order: thresholds are prefixes of it
-                n_bins = order_categories(context, base, n_bins, s.categories)
+                n_categories = order_categories(context, base, n_bins, s.categories)
+                # a draw over the feature's bins, scaled to this node's categories
+                first = first * max(n_categories - 1, 1) // max(n_bins - 1, 1)
+                n_bins = n_categories
                 base = s.categories.permuted
                 for t in range(n_bins):
                     context.category_order[f * context.order_stride + t] = \
                         s.categories.order[t]
-            first = 0
             start = base
             if random_bins != NULL:
-                first = min(random_bins[f], max(n_bins - 2, 0))
+                first = min(first, max(n_bins - 2, 0))
                 start = base + first * width
                 for j in range(width):
                     before[j] = 0.0

@@ -34,7 +34,7 @@ cdef inline bint in_category_set(const unsigned long long* words, Py_ssize_t off
     categorical split's set, stored at words[offset]: its size in bits, then
     its bits (booster._PackedForest builds them for the walks and TreeSHAP)."""
     cdef unsigned long long rank
-    if not x < <double>words[offset]:
+    if not (0.0 <= x < <double>words[offset]):
         return False
     rank = <unsigned long long>x
     return (words[offset + 1 + (rank >> 6)] >> (rank & 63)) & 1
