@@ -290,6 +290,12 @@ class BinMapper:
         return SparseBinned(n_rows, dense, is_sparse, column_of, new_indptr, new_indices,
                             new_bins, np.ascontiguousarray(zero_bin[sparse_features]))
 
+    def bins_of(self, feature, values):
+        """The value bins of one feature's values (not NaN), by transform's
+        rule: x falls in bin b when edges[b - 1] < x <= edges[b]."""
+        return np.searchsorted(self.edges_[feature, :self.n_edges_[feature]], values,
+                               side="left")
+
     def bin_threshold(self, feature, bin_index):
         """The raw threshold equivalent to 'bin <= bin_index' for feature."""
         if bin_index >= self.n_edges_[feature]:

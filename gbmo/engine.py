@@ -16,7 +16,7 @@ from . import sparse_output
 from .dataset import Dataset
 from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
-from .grower import GrowerWorkspace, TreeGrower, leaf_values, left_bin_flags
+from .grower import GrowerWorkspace, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .losses import make_loss
 from .metrics import check_metric_fits, evaluate, higher_is_better
@@ -132,20 +132,10 @@ class _EvalSet:
 def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
     """out += each row's leaf in tree, leaves as the kernels take them
     (value_start, output_start, values, outputs)."""
-    categorical = {}
-    if tree.bins_left:  # the categorical splits' sets, as flags per bin
-        node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
-        node_left_flags = np.zeros((tree.n_nodes, 256), dtype=np.uint8)
-        for node, bins in tree.bins_left.items():
-            node_categorical[node] = 1
-            node_left_flags[node] = left_bin_flags(bins, tree.node_missing_left[node],
-                                                   missing_bin)
-        categorical = {"node_categorical": node_categorical,
-                       "node_left_flags": node_left_flags}
     predict_binned(X_binned, missing_bin, np.zeros(1, dtype=np.int32), tree.node_feature,
                    tree.node_bin, tree.node_missing_left, tree.node_left, tree.node_right,
                    tree.node_value, *leaves, out, threads_for(n_threads, out.size * 8),
-                   **categorical)
+                   **tree.binned_sets)
 
 
 def _check_validation_target(loss, y, train_y, n_outputs, name):
@@ -248,8 +238,7 @@ def _category_bins(order, bin_mapper):
     """{categorical feature: the bin of each category rank}, or None."""
     if order is None:
         return None
-    return {f: np.searchsorted(bin_mapper.edges_[f, :bin_mapper.n_edges_[f]],
-                               np.arange(len(categories)), side="left")
+    return {f: bin_mapper.bins_of(f, np.arange(len(categories)))
             for f, categories in zip(order.features, order.categories)}
 
 

@@ -82,7 +82,7 @@ def node_draws(tree_seed, node_id, stream, n):
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
                  "bin", "missing_left", "left_sums", "left", "right", "index", "outputs",
-                 "id", "lower", "upper", "path", "left_bins")
+                 "id", "lower", "upper", "path", "left_bins", "left_flags")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
@@ -93,6 +93,7 @@ class _Node:
         self.gain = -1.0
         self.left = self.right = None
         self.left_bins = None  # a categorical split's set of bins
+        self.left_flags = None  # ... as 256 flags per bin, the missing bin's included
 
     @property
     def count(self):
@@ -419,12 +420,14 @@ class TreeGrower:
             column = self.X_binned.column(node.feature, self.workspace.column_scratch())
         else:
             column = self.X_binned[node.feature]
+        if node.left_bins is not None:
+            node.left_flags = np.zeros(256, dtype=np.uint8)
+            node.left_flags[node.left_bins] = 1
+            node.left_flags[self.bin_mapper.missing_bin] = node.missing_left
         n_left = split_rows(
             rows, column, node.bin, node.missing_left,
             self.bin_mapper.missing_bin, self.workspace.left_buffer,
-            self.workspace.right_buffer, self._threads_for(node.count),
-            None if node.left_bins is None else left_bin_flags(
-                node.left_bins, node.missing_left, self.bin_mapper.missing_bin),
+            self.workspace.right_buffer, self._threads_for(node.count), node.left_flags,
         )
         middle = node.start + n_left
         node.left = self._new_node(node.start, middle, node.depth + 1, left_sums)
@@ -751,17 +754,16 @@ class TreeGrower:
                                                *self._output_gains(splits)))
         categories_left = arrays.pop("categories_left")
         tree = Tree(values, leaf_outputs, categories_left, **arrays)
-        tree.bins_left = {node.index: node.left_bins for node in splits
-                          if node.left_bins is not None}
+        by_set = [node for node in splits if node.left_flags is not None]
+        if by_set:  # the binned walk's view of the sets, built once per tree
+            node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
+            node_left_flags = np.zeros((tree.n_nodes, 256), dtype=np.uint8)
+            for node in by_set:
+                node_categorical[node.index] = 1
+                node_left_flags[node.index] = node.left_flags
+            tree.binned_sets = {"node_categorical": node_categorical,
+                                "node_left_flags": node_left_flags}
         return tree
-
-
-def left_bin_flags(left_bins, missing_left, missing_bin):
-    """A categorical split as split_rows' and the binned walk's 256 flags."""
-    flags = np.zeros(256, dtype=np.uint8)
-    flags[left_bins] = 1
-    flags[missing_bin] = missing_left
-    return flags
 
 
 def tree_structure(root, bin_mapper, categorical=None):
@@ -781,6 +783,7 @@ def tree_structure(root, bin_mapper, categorical=None):
     splits = [node for node in nodes if node.left is not None]
     # categorical splits (the sparse-output grower's nodes have no sets)
     by_set = [node for node in splits if getattr(node, "left_bins", None) is not None]
+    set_index = {node.index for node in by_set}
     n = len(nodes)
     arrays = {name: np.zeros(n, dtype) for name, dtype in (
         ("node_feature", np.int32), ("node_threshold", np.float64),
@@ -798,9 +801,9 @@ def tree_structure(root, bin_mapper, categorical=None):
         arrays["node_feature"][index] = features
         arrays["node_bin"][index] = bins
         arrays["node_threshold"][index] = [
-            0.0 if node in by_set else bin_mapper.bin_threshold(f, b)
+            0.0 if node.index in set_index else bin_mapper.bin_threshold(f, b)
             for node, f, b in zip(splits, features, bins)]
-        arrays["node_bin"][[node.index for node in by_set]] = 0
+        arrays["node_bin"][list(set_index)] = 0
         arrays["node_missing_left"][index] = [node.missing_left for node in splits]
         arrays["node_gain"][index] = [node.gain for node in splits]
         arrays["node_left"][index] = [node.left.index for node in splits]

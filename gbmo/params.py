@@ -35,8 +35,8 @@ PARAMS = {
                              doc="keyword arguments of a registered ensembler (e.g. k)"),
     "scale_pos_weight": Spec(1.0, float, 0.0, 1e300, low_open=True,
                              doc="sigmoid: weight of the positive labels' part of the loss"),
-    "is_unbalance": Spec(False, bool, doc="sigmoid: scale_pos_weight = negatives / positives, "
-                                          "per output"),
+    "is_unbalance": Spec(False, bool, doc="sigmoid: each output's minority class weighs the "
+                                          "majority's count over its own"),
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax (default: max label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),

@@ -81,9 +81,9 @@ class Tree:
                              else np.ascontiguousarray(leaf_outputs, dtype=np.int32))
         self.categories_left = {int(node): np.asarray(ranks, dtype=np.int64)
                                 for node, ranks in (categories_left or {}).items()}
-        # {node: the bins it sends left}: a categorical split's set as the binned
-        # data of its own training run reads it (not saved)
-        self.bins_left = {}
+        # predict_binned's keywords for the categorical splits' sets, as the
+        # binned data of the tree's own training run reads them (not saved)
+        self.binned_sets = {}
 
     def leaf_arrays(self):
         n_leaves, width = self.leaf_values.shape
