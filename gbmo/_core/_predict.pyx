@@ -167,8 +167,10 @@ def predict_raw(const X_IN_t[:, :] X,
     check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     if n == 0:
         return
-    # one loop per kind of forest: a test between the two walks inside one loop
-    # cost forests without categorical splits 11% (inlining gave up)
+    # One loop per kind of forest, so that each walk is compiled with its flag
+    # a constant: the compiler outlines a parallel loop's body before it could
+    # fold in a flag passed down, and the test inside one loop cost forests
+    # without categorical splits 11-17% (review 5, benchmarks/README.md).
     if trees.category_words == NULL:
         for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
                             num_threads=n_threads, use_threads_if=n_threads > 1):
