@@ -28,7 +28,7 @@ def split_rows(ROW_t[::1] rows,
     cdef Py_ssize_t[64] n_left_of, n_right_of, left_offset, right_offset
     cdef int c
     cdef Py_ssize_t i, start, stop, n_l, n_r, total_left
-    cdef X_BINNED_t b
+    cdef unsigned char b
     cdef ROW_t r
     cdef unsigned char goes_left[256]  # per bin: one lookup, whatever the split's kind
     if left_bins is not None and left_bins.shape[0] != 256:
@@ -53,15 +53,18 @@ def split_rows(ROW_t[::1] rows,
             stop = n
         n_l = 0
         n_r = 0
+        # Branch-free: each row is written to both buffers and only the side
+        # it goes to advances. A branch mispredicts on about half the rows
+        # of a balanced split; this costs 0.8 ns a row whatever the split,
+        # against 1.7-5 ns for splits from 50/50 to 90/10, 0.7 ns at 97/3
+        # (benchmarks/README.md, "Partition").
         for i in range(start, stop):
             r = rows[i]
-            b = column[r]
-            if goes_left[b]:
-                left_buffer[start + n_l] = r
-                n_l = n_l + 1
-            else:
-                right_buffer[start + n_r] = r
-                n_r = n_r + 1
+            b = goes_left[column[r]]
+            left_buffer[start + n_l] = r
+            right_buffer[start + n_r] = r
+            n_l = n_l + b
+            n_r = n_r + 1 - b
         n_left_of[c] = n_l
         n_right_of[c] = n_r
 

@@ -1,0 +1,176 @@
+"""A kernel of the installed build against the same kernel at a commit.
+
+    python benchmarks/ab_kernel.py --kernel split --base 493382d [--threads 1]
+    python benchmarks/ab_kernel.py --kernel partition --base ea981a7
+
+Compiles the kernel's .pyx as it was at --base into a temporary directory
+(the .pxd files beside it, the setup.py flags), loads it beside the
+installed module, checks that both give the same results bit for bit, and
+times them interleaved; prints the median time of each and old / new.
+
+- split: find_best_splits of one output on one node's histogram of 50
+  features x 255 bins, 50 calls per sample.
+- partition: split_rows of a node's rows (sorted, drawn from 200,000) on a
+  random column, at several shares going left; each sample partitions
+  fresh copies of different row sets (at least 20 and 1,000,000 rows),
+  since a branch predictor learns a few sets' pattern when they are
+  partitioned again and again.
+"""
+import argparse
+import importlib.util
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import gbmo._core._partition as new_partition
+import gbmo._core._split as new_split
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SPLIT_CASES = [  # rows in the node, hessian width, lambda_l1, a missing-value bin
+    (5_000, 0, 0.0, False), (5_000, 1, 0.0, False), (500, 1, 0.0, False),
+    (100_000, 0, 0.0, False), (5_000, 1, 0.5, False), (5_000, 0, 0.0, True)]
+PARTITION_CASES = [  # rows in the node, share of the bins going left
+    (1_000, 0.5), (3_000, 0.5), (3_000, 0.9), (50_000, 0.5), (200_000, 0.5), (200_000, 0.97)]
+
+SETUP = """
+from setuptools import Extension, setup
+from Cython.Build import cythonize
+import numpy
+setup(ext_modules=cythonize([Extension("gbmo._core.{name}", ["gbmo/_core/{name}.pyx"],
+      include_dirs=[numpy.get_include()], extra_compile_args=["-O3", "-fopenmp"],
+      extra_link_args=["-fopenmp"])], compiler_directives={{"language_level": 3,
+      "boundscheck": False, "wraparound": False, "cdivision": True,
+      "initializedcheck": False}}), script_args=["build_ext", "--inplace"])
+"""
+
+
+def build_old(name, base, directory):
+    """The kernel module gbmo._core.<name> as it was at commit base."""
+    core = pathlib.Path(directory, "gbmo", "_core")
+    core.mkdir(parents=True)
+    for path in [f"gbmo/_core/{name}.pyx", *(str(p.relative_to(ROOT))
+                                             for p in (ROOT / "gbmo/_core").glob("*.pxd"))]:
+        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{base}:{path}"],
+                              check=True, capture_output=True, text=True).stdout
+        pathlib.Path(directory, path).write_text(text)
+    subprocess.run([sys.executable, "-c", SETUP.format(name=name)], cwd=directory, check=True,
+                   capture_output=True)
+    built = next(core.glob(f"{name}*.so"))
+    spec = importlib.util.spec_from_file_location(f"gbmo._core.{name}", built)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def node_histogram(rng, n_rows, hess_width, missing, n_features=50, n_bins=255):
+    width = hess_width + 2
+    X = rng.integers(0, n_bins, size=(n_features, n_rows))
+    g, h = rng.normal(size=n_rows), rng.uniform(0.1, 0.3, size=n_rows)
+    hist = np.zeros((n_features, n_bins + 1, width))
+    for f in range(n_features):
+        hist[f, :n_bins, 0] = np.bincount(X[f], g, n_bins)
+        if hess_width:
+            hist[f, :n_bins, 1] = np.bincount(X[f], h, n_bins)
+        hist[f, :n_bins, -1] = np.bincount(X[f], None, n_bins)
+    if missing:
+        hist[:, -1], hist[:, 3] = hist[:, 3].copy(), 0
+    features = np.arange(n_features, dtype=np.int32)
+    return (hist, features, np.full(n_features, n_bins, np.int32), hist[0].sum(axis=0), 1,
+            hess_width, 1.0, 1.0, 20.0, 1e-3)
+
+
+def search(module, arguments, lambda_l1, threads):
+    n_features = arguments[0].shape[0]
+    out = (np.empty(n_features), np.empty(n_features, np.int32),
+           np.empty(n_features, np.uint8))
+    best = module.find_best_splits(*arguments, *out, threads, lambda_l1=lambda_l1)
+    return best, out
+
+
+def median_times(calls, samples):
+    """Median microseconds per call of each of calls (name -> (function that
+    times its calls in seconds, calls per sample)), sampled in turn."""
+    times = {name: [] for name in calls}
+    for _ in range(samples):
+        for name, (function, repeats) in calls.items():
+            times[name].append(function() / repeats * 1e6)
+    return [np.median(times[name]) for name in calls]
+
+
+def compare_split(old_split, threads, samples, rng):
+    print(f"find_best_splits, 50 features x 255 bins, {threads} thread(s), "
+          f"median of {samples} interleaved samples of 50 calls")
+    print(f"{'rows':>7} {'hess':>4} {'l1':>4} {'missing':>7} {'old us':>7} {'new us':>7} "
+          f"{'old / new':>9}")
+    for n_rows, hess_width, lambda_l1, missing in SPLIT_CASES:
+        arguments = node_histogram(rng, n_rows, hess_width, missing)
+        old_best, old_out = search(old_split, arguments, lambda_l1, threads)
+        new_best, new_out = search(new_split, arguments, lambda_l1, threads)
+        assert old_best == new_best and all(
+            np.array_equal(a, b) for a, b in zip(old_out, new_out)), "the splits differ"
+
+        def calls(module):
+            start = time.perf_counter()
+            for _ in range(50):
+                search(module, arguments, lambda_l1, threads)
+            return time.perf_counter() - start
+        old_us, new_us = median_times({"old": (lambda: calls(old_split), 50),
+                                       "new": (lambda: calls(new_split), 50)}, samples)
+        print(f"{n_rows:7d} {hess_width:4d} {lambda_l1:4} {str(missing):>7} {old_us:7.1f} "
+              f"{new_us:7.1f} {old_us / new_us:9.2f}")
+
+
+def compare_partition(old_partition, threads, samples, rng, n_total=200_000):
+    print(f"split_rows, {threads} thread(s), median of {samples} interleaved samples of "
+          "at least 20 row sets and 1,000,000 rows")
+    print(f"{'rows':>7} {'left':>5} {'old us':>7} {'new us':>7} {'old / new':>9}")
+    column = rng.integers(0, 255, size=n_total).astype(np.uint8)
+    left, right = np.empty(n_total, np.uint32), np.empty(n_total, np.uint32)
+    for n_rows, share_left in PARTITION_CASES:
+        threshold = int(share_left * 254)
+        n_sets = max(20, 1_000_000 // n_rows)
+        row_sets = [np.sort(rng.choice(n_total, n_rows, replace=False)).astype(np.uint32)
+                    for _ in range(n_sets)]
+        results = []
+        for module in (old_partition, new_partition):
+            rows = row_sets[0].copy()
+            results.append((module.split_rows(rows, column, threshold, False, 255, left, right,
+                                              threads), rows))
+        assert results[0][0] == results[1][0] and np.array_equal(results[0][1], results[1][1]), \
+            "the partitions differ"
+
+        def calls(module):
+            copies = [rows.copy() for rows in row_sets]
+            start = time.perf_counter()
+            for rows in copies:
+                module.split_rows(rows, column, threshold, False, 255, left, right, threads)
+            return time.perf_counter() - start
+
+        old_us, new_us = median_times({"old": (lambda: calls(old_partition), n_sets),
+                                       "new": (lambda: calls(new_partition), n_sets)}, samples)
+        print(f"{n_rows:7d} {share_left:5} {old_us:7.2f} {new_us:7.2f} {old_us / new_us:9.2f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kernel", choices=["split", "partition"], required=True)
+    parser.add_argument("--base", required=True, help="the commit to compare with")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=15)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as directory:
+        if args.kernel == "split":
+            compare_split(build_old("_split", args.base, directory), args.threads,
+                          args.samples, rng)
+        else:
+            compare_partition(build_old("_partition", args.base, directory), args.threads,
+                              args.samples, rng)
+
+
+if __name__ == "__main__":
+    main()
