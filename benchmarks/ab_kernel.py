@@ -52,8 +52,10 @@ def build_old(name, base, directory):
     """The kernel module gbmo._core.<name> as it was at commit base."""
     core = pathlib.Path(directory, "gbmo", "_core")
     core.mkdir(parents=True)
-    for path in [f"gbmo/_core/{name}.pyx", *(str(p.relative_to(ROOT))
-                                             for p in (ROOT / "gbmo/_core").glob("*.pxd"))]:
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", base,
+                             "gbmo/_core/"], check=True, capture_output=True, text=True).stdout
+    for path in [f"gbmo/_core/{name}.pyx",
+                 *(path for path in listed.split() if path.endswith(".pxd"))]:
         text = subprocess.run(["git", "-C", str(ROOT), "show", f"{base}:{path}"],
                               check=True, capture_output=True, text=True).stdout
         pathlib.Path(directory, path).write_text(text)

@@ -40,24 +40,39 @@ def column_sums(const Summed[:, ::1] block, Py_ssize_t n_rows, HIST_t[::1] out):
                 out[j] += block[i, j]
 
 
+cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
+                      const ROW_t* rows, Py_ssize_t n_rows, G_H_t* out,
+                      int n_threads) noexcept nogil:
+    """out row i = [grad[rows[i]], hess[rows[i]], 1] (grad n x d, hess n x k,
+    row-major; hess unread when k is 0)."""
+    cdef Py_ssize_t width = d + k + 1
+    cdef Py_ssize_t i, j, r
+    for i in prange(n_rows, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
+        r = rows[i]
+        for j in range(d):
+            out[i * width + j] = grad[r * d + j]
+        for j in range(k):
+            out[i * width + d + j] = hess[r * k + j]
+        out[i * width + d + k] = 1.0
+
+
 def gather_gradients(const G_H_t[:, ::1] grad,
                      const G_H_t[:, ::1] hess,
                      const ROW_t[::1] rows,
                      G_H_t[:, ::1] out,
                      int n_threads):
     """out[i] = [grad[rows[i]], hess[rows[i]], 1]; hess may have 0, 1 or d columns."""
-    cdef Py_ssize_t n = rows.shape[0]
     cdef Py_ssize_t d = grad.shape[1]
     cdef Py_ssize_t k = hess.shape[1]
-    cdef Py_ssize_t i, j, r
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
-                    use_threads_if=n_threads > 1):
-        r = rows[i]
-        for j in range(d):
-            out[i, j] = grad[r, j]
-        for j in range(k):
-            out[i, d + j] = hess[r, j]
-        out[i, d + k] = 1.0
+    if out.shape[0] < rows.shape[0] or out.shape[1] != d + k + 1:
+        raise ValueError(f"out must be at least ({rows.shape[0]}, {d + k + 1}), got "
+                         f"({out.shape[0]}, {out.shape[1]})")
+    if rows.shape[0] == 0:
+        return
+    with nogil:
+        gather_rows(&grad[0, 0], &hess[0, 0] if k > 0 else NULL, d, k, &rows[0],
+                    rows.shape[0], &out[0, 0], n_threads)
 
 
 cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
@@ -165,6 +180,24 @@ cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, 
     return 0
 
 
+cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+                                   const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
+                                   const int* features, Py_ssize_t n_features,
+                                   const int* columns, const int* skipped_bins,
+                                   const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
+                                   Py_ssize_t width, int n_threads) noexcept nogil:
+    """build_histograms on raw pointers (X_binned row f at X_binned + f *
+    row_stride; columns, skipped_bins and totals NULL for none)."""
+    cdef Py_ssize_t fi, f, c, skipped
+    for fi in prange(n_features, schedule="dynamic", num_threads=n_threads,
+                     use_threads_if=n_threads > 1):
+        f = features[fi]
+        c = columns[fi] if columns != NULL else f
+        skipped = skipped_bins[f] if skipped_bins != NULL else -1
+        accumulate(X_binned + c * row_stride, rows, n_rows, ordered, width, n_bins, skipped,
+                   totals, hist + f * n_bins * width)
+
+
 def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                      const ROW_t[::1] rows,
                      const G_H_t[:, ::1] ordered,
@@ -183,23 +216,21 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
     skipped_bins, when given, has a bin per feature (-1: none) whose sums are
     totals[0] (the sums of ordered's rows) minus the other bins' instead of
     being added row by row."""
-    cdef Py_ssize_t n_bins = hist.shape[1]
-    cdef Py_ssize_t width = hist.shape[2]
-    cdef Py_ssize_t fi, f, c, skipped = -1
-    cdef bint remapped = columns is not None
-    cdef bint skipping = skipped_bins is not None
-    check_skipped_bins(skipped_bins, totals, hist.shape[0], n_bins, width, 1)
+    cdef Py_ssize_t fi
+    check_skipped_bins(skipped_bins, totals, hist.shape[0], hist.shape[1], hist.shape[2], 1)
     if rows.shape[0] == 0:
         for fi in range(features.shape[0]):
             hist[features[fi], :, :] = 0.0
         return
-    for fi in prange(features.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads,
-                    use_threads_if=n_threads > 1):
-        f = features[fi]
-        c = columns[fi] if remapped else f
-        skipped = skipped_bins[f] if skipping else -1
-        accumulate(&X_binned[c, 0], &rows[0], rows.shape[0], &ordered[0, 0], width, n_bins,
-                   skipped, &totals[0, 0] if skipping else NULL, &hist[f, 0, 0])
+    if features.shape[0] == 0:
+        return
+    with nogil:
+        build_feature_histograms(&X_binned[0, 0], X_binned.shape[1], &rows[0], rows.shape[0],
+                                 &ordered[0, 0], &features[0], features.shape[0],
+                                 &columns[0] if columns is not None else NULL,
+                                 &skipped_bins[0] if skipped_bins is not None else NULL,
+                                 &totals[0, 0] if skipped_bins is not None else NULL,
+                                 &hist[0, 0, 0], hist.shape[1], hist.shape[2], n_threads)
 
 
 def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
@@ -245,25 +276,35 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
                    &totals[m, 0] if skipping else NULL, &hists[m, f, 0, 0])
 
 
+cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
+                                      const int* features, Py_ssize_t n_features,
+                                      Py_ssize_t feature_size, HIST_t* sibling,
+                                      int n_threads) noexcept nogil:
+    """subtract_histograms on raw pointers (feature_size: bins x width)."""
+    cdef Py_ssize_t fi, offset, j
+    for fi in prange(n_features, schedule="static", num_threads=n_threads,
+                     use_threads_if=n_threads > 1):
+        offset = features[fi] * feature_size
+        for j in range(feature_size):
+            sibling[offset + j] = parent[offset + j] - child[offset + j]
+
+
 def subtract_histograms(const HIST_t[:, :, ::1] parent,
                         const HIST_t[:, :, ::1] child,
                         const int[::1] features,
                         HIST_t[:, :, ::1] sibling,
                         int n_threads):
     """sibling = parent - child on the given features (paper eq. 12)."""
-    cdef Py_ssize_t size = parent.shape[1] * parent.shape[2]
-    cdef Py_ssize_t fi, f, j
-    cdef const HIST_t* p
-    cdef const HIST_t* c
-    cdef HIST_t* s
-    for fi in prange(features.shape[0], nogil=True, schedule="static", num_threads=n_threads,
-                    use_threads_if=n_threads > 1):
-        f = features[fi]
-        p = &parent[f, 0, 0]
-        c = &child[f, 0, 0]
-        s = &sibling[f, 0, 0]
-        for j in range(size):
-            s[j] = p[j] - c[j]
+    if not (parent.shape[0] == child.shape[0] == sibling.shape[0]
+            and parent.shape[1] * parent.shape[2] == child.shape[1] * child.shape[2]
+            == sibling.shape[1] * sibling.shape[2]):
+        raise ValueError("parent, child and sibling histograms must have the same shape")
+    if features.shape[0] == 0:
+        return
+    with nogil:
+        subtract_feature_histograms(&parent[0, 0, 0], &child[0, 0, 0], &features[0],
+                                    features.shape[0], parent.shape[1] * parent.shape[2],
+                                    &sibling[0, 0, 0], n_threads)
 
 
 cdef inline Py_ssize_t first_entry_from(const int32_t* entry_feature, Py_ssize_t first,
@@ -278,6 +319,45 @@ cdef inline Py_ssize_t first_entry_from(const int32_t* entry_feature, Py_ssize_t
         else:
             stop = middle
     return first
+
+
+cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
+                                    const X_BINNED_t* entry_bin, const int32_t* feature_blocks,
+                                    Py_ssize_t n_blocks, const unsigned char* wanted,
+                                    const int* skipped_bins, const ROW_t* rows,
+                                    Py_ssize_t n_rows, const G_H_t* ordered,
+                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
+                                    Py_ssize_t width, int n_threads) noexcept nogil:
+    """build_histograms_by_row on raw pointers."""
+    cdef Py_ssize_t block, i, e, stop, j, f, row
+    cdef int32_t low, high
+    cdef HIST_t* bin_row
+    cdef const G_H_t* grad_row
+    for block in prange(n_blocks, schedule="static", num_threads=n_threads,
+                        use_threads_if=n_threads > 1):
+        low = feature_blocks[block]
+        high = feature_blocks[block + 1]
+        for f in range(low, high):
+            if wanted[f]:
+                bin_row = hist + f * n_bins * width
+                for j in range(n_bins * width):
+                    bin_row[j] = 0.0
+        for i in range(n_rows):
+            row = rows[i]
+            stop = indptr[row + 1]
+            e = first_entry_from(entry_feature, indptr[row], stop, low)
+            grad_row = ordered + i * width
+            while e < stop and entry_feature[e] < high:
+                f = entry_feature[e]
+                if wanted[f]:
+                    bin_row = hist + (f * n_bins + entry_bin[e]) * width
+                    for j in range(width):
+                        bin_row[j] += grad_row[j]
+                e = e + 1
+        for f in range(low, high):
+            if wanted[f]:
+                fill_skipped_bin(hist + f * n_bins * width, n_bins, width, skipped_bins[f],
+                                 totals)
 
 
 def build_histograms_by_row(const int64_t[::1] indptr,
@@ -302,10 +382,7 @@ def build_histograms_by_row(const int64_t[::1] indptr,
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
     cdef Py_ssize_t n_blocks = feature_blocks.shape[0] - 1
-    cdef Py_ssize_t block, i, e, stop, j, f, row
-    cdef int32_t low, high
-    cdef HIST_t* bin_row
-    cdef const G_H_t* grad_row
+    cdef Py_ssize_t f
     if totals.shape[0] != width or ordered.shape[1] != width:
         raise ValueError(f"totals and ordered rows must have the histogram's width {width}")
     if rows.shape[0] != ordered.shape[0]:
@@ -319,30 +396,17 @@ def build_histograms_by_row(const int64_t[::1] indptr,
                              f"{skipped_bins[f]} is not one of the {n_bins} bins")
     if n_blocks < 1 or feature_blocks[0] != 0 or feature_blocks[n_blocks] != hist.shape[0]:
         raise ValueError("feature_blocks must run from 0 to the number of features")
-    for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
-                        use_threads_if=n_threads > 1):
-        low = feature_blocks[block]
-        high = feature_blocks[block + 1]
-        for f in range(low, high):
+    if rows.shape[0] == 0:
+        for f in range(hist.shape[0]):
             if wanted[f]:
-                bin_row = &hist[f, 0, 0]
-                for j in range(n_bins * width):
-                    bin_row[j] = 0.0
-        for i in range(rows.shape[0]):
-            row = rows[i]
-            stop = indptr[row + 1]
-            e = first_entry_from(&entry_feature[0], indptr[row], stop, low)
-            grad_row = &ordered[i, 0]
-            while e < stop and entry_feature[e] < high:
-                f = entry_feature[e]
-                if wanted[f]:
-                    bin_row = &hist[f, entry_bin[e], 0]
-                    for j in range(width):
-                        bin_row[j] += grad_row[j]
-                e = e + 1
-        for f in range(low, high):
-            if wanted[f]:
-                fill_skipped_bin(&hist[f, 0, 0], n_bins, width, skipped_bins[f], &totals[0])
+                hist[f, :, :] = 0.0
+                hist[f, skipped_bins[f], :] = totals
+        return
+    with nogil:
+        build_row_wise_histograms(&indptr[0], &entry_feature[0], &entry_bin[0],
+                                  &feature_blocks[0], n_blocks, &wanted[0], &skipped_bins[0],
+                                  &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
+                                  &hist[0, 0, 0], n_bins, width, n_threads)
 
 
 # row_entries walks the binned data in blocks of this many rows, feature by

@@ -5,47 +5,36 @@ from libc.string cimport memcpy
 from .common cimport ROW_t, X_BINNED_t
 
 
-def split_rows(ROW_t[::1] rows,
-               const X_BINNED_t[::1] column,
-               int threshold_bin,
-               bint missing_left,
-               X_BINNED_t missing_bin,
-               ROW_t[::1] left_buffer,
-               ROW_t[::1] right_buffer,
-               int n_threads,
-               const unsigned char[::1] left_bins=None):
-    """Reorders rows so that those going left come first, each side keeping its
-    order; returns how many go left. Buffers are scratch space of at least
-    len(rows). Each thread partitions one contiguous chunk into the buffers at
-    the chunk's offset, then the chunks are copied back in order.
+cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint missing_left,
+                          X_BINNED_t missing_bin) noexcept nogil:
+    """goes_left[b] (256 flags) for a split "bins <= threshold_bin go left",
+    the missing bin going left iff missing_left."""
+    cdef int b
+    for b in range(256):
+        if b == missing_bin:
+            goes_left[b] = missing_left
+        else:
+            goes_left[b] = b <= threshold_bin
 
-    A row goes left when its bin is <= threshold_bin (the missing bin when
-    missing_left), or, with left_bins (256 flags, the missing bin's
-    included: a categorical split's set), when left_bins[bin] is set."""
-    cdef Py_ssize_t n = rows.shape[0]
+
+cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* column,
+                               const unsigned char* goes_left, ROW_t* left_buffer,
+                               ROW_t* right_buffer, int n_threads) noexcept nogil:
+    """split_rows on raw pointers (goes_left: 0 or 1 per bin); the grower's
+    loop (_grow.pyx) calls it without the GIL."""
     cdef int n_chunks = n_threads if n >= n_threads else 1
-    cdef Py_ssize_t chunk_size = (n + n_chunks - 1) // n_chunks
+    cdef Py_ssize_t chunk_size
     cdef Py_ssize_t[64] n_left_of, n_right_of, left_offset, right_offset
     cdef int c
     cdef Py_ssize_t i, start, stop, n_l, n_r, total_left
     cdef unsigned char b
     cdef ROW_t r
-    cdef unsigned char goes_left[256]  # per bin: one lookup, whatever the split's kind
-    if left_bins is not None and left_bins.shape[0] != 256:
-        raise ValueError(f"left_bins must have 256 flags, got {left_bins.shape[0]}")
-    for c in range(256):
-        if left_bins is not None:
-            goes_left[c] = left_bins[c] != 0
-        elif c == missing_bin:
-            goes_left[c] = missing_left
-        else:
-            goes_left[c] = c <= threshold_bin
     if n == 0:
         return 0
     if n_chunks > 64:
         n_chunks = 64
-        chunk_size = (n + n_chunks - 1) // n_chunks
-    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads,
+    chunk_size = (n + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
         start = c * chunk_size
         stop = start + chunk_size
@@ -76,7 +65,7 @@ def split_rows(ROW_t[::1] rows,
     for c in range(1, n_chunks):
         right_offset[c] = right_offset[c - 1] + n_right_of[c - 1]
 
-    for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads,
+    for c in prange(n_chunks, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
         start = c * chunk_size
         if n_left_of[c] > 0:
@@ -84,3 +73,40 @@ def split_rows(ROW_t[::1] rows,
         if n_right_of[c] > 0:
             memcpy(&rows[right_offset[c]], &right_buffer[start], n_right_of[c] * sizeof(ROW_t))
     return total_left
+
+
+def split_rows(ROW_t[::1] rows,
+               const X_BINNED_t[::1] column,
+               int threshold_bin,
+               bint missing_left,
+               X_BINNED_t missing_bin,
+               ROW_t[::1] left_buffer,
+               ROW_t[::1] right_buffer,
+               int n_threads,
+               const unsigned char[::1] left_bins=None):
+    """Reorders rows so that those going left come first, each side keeping its
+    order; returns how many go left. Buffers are scratch space of at least
+    len(rows). Each thread partitions one contiguous chunk into the buffers at
+    the chunk's offset, then the chunks are copied back in order.
+
+    A row goes left when its bin is <= threshold_bin (the missing bin when
+    missing_left), or, with left_bins (256 flags, the missing bin's
+    included: a categorical split's set), when left_bins[bin] is set."""
+    cdef unsigned char goes_left[256]  # per bin: one lookup, whatever the split's kind
+    cdef int c
+    cdef Py_ssize_t n_left
+    if left_bins is not None and left_bins.shape[0] != 256:
+        raise ValueError(f"left_bins must have 256 flags, got {left_bins.shape[0]}")
+    if left_buffer.shape[0] < rows.shape[0] or right_buffer.shape[0] < rows.shape[0]:
+        raise ValueError(f"the buffers must hold the {rows.shape[0]} rows")
+    if rows.shape[0] == 0:
+        return 0
+    if left_bins is not None:
+        for c in range(256):
+            goes_left[c] = left_bins[c] != 0
+    else:
+        threshold_sides(goes_left, threshold_bin, missing_left, missing_bin)
+    with nogil:
+        n_left = partition_rows(&rows[0], rows.shape[0], &column[0], goes_left,
+                                &left_buffer[0], &right_buffer[0], n_threads)
+    return n_left

@@ -304,32 +304,6 @@ cdef void top_k_indices(const double* values, Py_ssize_t n, Py_ssize_t top_k,
         out[pos] = index
 
 
-cdef struct SplitContext:
-    Py_ssize_t n_outputs
-    Py_ssize_t hess_width
-    double hess_constant
-    double lambda_l2
-    double lambda_l1
-    double min_samples_leaf
-    double min_child_weight
-    const HIST_t* parent
-    double parent_score
-    # sparse top-k search only (top_k == 0: dense)
-    Py_ssize_t top_k
-    bint restricted
-    # monotone constraints (NULL: none): per feature and output -1, 0 or +1,
-    # and the node's bounds on its leaf values, per output
-    const signed char* monotone
-    const double* lower
-    const double* upper
-    # categorical features (NULL: none): per feature 1 when its bins are
-    # categories, ordered at each node (order_categories)
-    const unsigned char* categorical
-    double cat_smooth
-    int* category_order        # out: (n_features, histogram rows), each one's order
-    Py_ssize_t order_stride
-
-
 cdef struct Scratch:
     # per-thread buffers, allocated once per thread
     HIST_t* left               # width
@@ -711,21 +685,25 @@ cdef Py_ssize_t order_categories(const SplitContext* context, const HIST_t* feat
 
 
 cdef void search_features(const SplitContext* context,
-                          const HIST_t[:, :, ::1] hist,
-                          const int[::1] features,
-                          const int[::1] n_bins_non_missing,
-                          double[::1] best_gain,
-                          int[::1] best_bin,
-                          unsigned char[::1] best_missing_left,
+                          const HIST_t* hist,
+                          Py_ssize_t n_hist_bins,
+                          const int* features,
+                          Py_ssize_t n_features,
+                          const int* n_bins_non_missing,
+                          double* best_gain,
+                          int* best_bin,
+                          unsigned char* best_missing_left,
                           int n_threads,
                           const int* random_bins) noexcept nogil:
-    """The per-feature search shared by the dense and the sparse entry points.
-    random_bins (NULL: every threshold) gives each feature the one threshold
-    to try (extra trees): the scans then see the histogram from that bin on,
-    one threshold long, with the bins before it as the left side's start."""
+    """The per-feature search shared by the dense and the sparse entry points
+    and the grower's loop (_grow.pyx): hist is (features, n_hist_bins,
+    width), row-major. random_bins (NULL: every threshold) gives each
+    feature the one threshold to try (extra trees): the scans then see the
+    histogram from that bin on, one threshold long, with the bins before it
+    as the left side's start."""
     cdef Py_ssize_t d = context.n_outputs
     cdef Py_ssize_t width = d + context.hess_width + 1
-    cdef Py_ssize_t missing_bin = hist.shape[1] - 1
+    cdef Py_ssize_t missing_bin = n_hist_bins - 1
     cdef double parent_count = context.parent[width - 1]
     cdef Py_ssize_t fi, f, n_bins, j, t, first, n_thresholds, n_categories
     cdef Candidate* best
@@ -759,7 +737,7 @@ cdef void search_features(const SplitContext* context,
         before = before_missing = NULL
         s.categories = NULL
         if context.categorical != NULL:
-            s.categories = new_category_scratch(hist.shape[1], width, d)
+            s.categories = new_category_scratch(n_hist_bins, width, d)
         if random_bins != NULL:
             before = <HIST_t*> malloc(width * sizeof(HIST_t))
             before_missing = <HIST_t*> malloc(width * sizeof(HIST_t))
@@ -772,16 +750,16 @@ cdef void search_features(const SplitContext* context,
             if not context.restricted:
                 s.improvement_right = <double*> malloc(d * sizeof(double))
                 s.select_right = new_top_k(context.top_k)
-        for fi in prange(features.shape[0], schedule="dynamic"):
+        for fi in prange(n_features, schedule="dynamic"):
             f = features[fi]
             n_bins = n_bins_non_missing[f]
-            missing = &hist[f, missing_bin, 0]
+            base = hist + f * n_hist_bins * width
+            missing = base + missing_bin * width
             best.gain = -1.0
             best.bin = -1
             best.missing_left = 0
             if context.monotone != NULL:
                 s.direction = context.monotone + f * d
-            base = &hist[f, 0, 0]
             first = 0 if random_bins == NULL else random_bins[f]
             if context.categorical != NULL and context.categorical[f]:
                 # the categories in this node's order: thresholds are prefixes of it
@@ -839,6 +817,43 @@ cdef void search_features(const SplitContext* context,
         free(best)
 
 
+cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n_outputs,
+                       Py_ssize_t hess_width, double hess_constant, double lambda_l2,
+                       double lambda_l1, double min_samples_leaf, double min_child_weight,
+                       Py_ssize_t top_k, bint restricted, const double* lower,
+                       const double* upper) noexcept nogil:
+    """Every field but parent_score; no monotone constraints or categorical
+    features (the entry points add them)."""
+    context.n_outputs = n_outputs
+    context.hess_width = hess_width
+    context.hess_constant = hess_constant
+    context.lambda_l2 = lambda_l2
+    context.lambda_l1 = lambda_l1
+    context.min_samples_leaf = min_samples_leaf
+    context.min_child_weight = min_child_weight
+    context.parent = parent
+    context.top_k = top_k
+    context.restricted = restricted
+    context.monotone = NULL
+    context.lower = lower
+    context.upper = upper
+    context.categorical = NULL
+    context.category_order = NULL
+
+
+cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shrunk_parent,
+                        Py_ssize_t n_outputs, Py_ssize_t hess_width, double hess_constant,
+                        double lambda_l2, double lambda_l1, double min_samples_leaf,
+                        double min_child_weight) noexcept nogil:
+    """The context of a dense search without bounds (shrunk_parent: width
+    scratch for the parent's shrunk sums when lambda_l1 > 0)."""
+    init_context(context, parent, n_outputs, hess_width, hess_constant, lambda_l2, lambda_l1,
+                 min_samples_leaf, min_child_weight, 0, False, NULL, NULL)
+    context.parent_score = score(l1_shrunk(parent, n_outputs, n_outputs + hess_width + 1,
+                                           lambda_l1, shrunk_parent),
+                                 n_outputs, hess_width, hess_constant, lambda_l2)
+
+
 cdef SplitContext _context(const HIST_t[::1] parent, Py_ssize_t n_outputs,
                            Py_ssize_t hess_width, double hess_constant, double lambda_l2,
                            double lambda_l1, double min_samples_leaf, double min_child_weight,
@@ -850,21 +865,8 @@ cdef SplitContext _context(const HIST_t[::1] parent, Py_ssize_t n_outputs,
     cdef SplitContext context
     if not lambda_l1 >= 0.0:
         raise ValueError(f"lambda_l1 must be >= 0, got {lambda_l1}")
-    context.n_outputs = n_outputs
-    context.hess_width = hess_width
-    context.hess_constant = hess_constant
-    context.lambda_l2 = lambda_l2
-    context.lambda_l1 = lambda_l1
-    context.min_samples_leaf = min_samples_leaf
-    context.min_child_weight = min_child_weight
-    context.parent = &parent[0]
-    context.top_k = top_k
-    context.restricted = restricted
-    context.monotone = NULL
-    context.lower = lower
-    context.upper = upper
-    context.categorical = NULL
-    context.category_order = NULL
+    init_context(&context, &parent[0], n_outputs, hess_width, hess_constant, lambda_l2,
+                 lambda_l1, min_samples_leaf, min_child_weight, top_k, restricted, lower, upper)
     cdef const HIST_t[::1] scored = _shrunk(parent, n_outputs, lambda_l1)
     if lower != NULL:
         context.parent_score = bounded_score(&scored[0], n_outputs, hess_width, hess_constant,
@@ -951,9 +953,10 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     _set_categorical(&context, hist, categorical, cat_smooth, category_order)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
-        search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
-                        best_missing_left, n_threads, random)
-    return best_feature_position(features, best_gain)
+        search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
+                        features.shape[0], &n_bins_non_missing[0], &best_gain[0], &best_bin[0],
+                        &best_missing_left[0], n_threads, random)
+    return best_feature_position(&features[0], features.shape[0], &best_gain[0])
 
 
 cdef int _set_categorical(SplitContext* context, const HIST_t[:, :, ::1] hist,
@@ -1087,15 +1090,15 @@ def split_gain_table(const HIST_t[:, :, ::1] hist,
         free(shrunk_right)
 
 
-cdef Py_ssize_t best_feature_position(const int[::1] features,
-                                      const double[::1] best_gain) noexcept:
+cdef Py_ssize_t best_feature_position(const int* features, Py_ssize_t n_features,
+                                      const double* best_gain) noexcept nogil:
     """The position in features of the largest gain (the first on ties), -1
     when there is none (no features, or every gain NaN): the grower's choice
     among the features, here because numpy's fancy indexing and argmax cost
     more than the search on small nodes."""
     cdef Py_ssize_t fi, best = -1
     cdef double top = -INFINITY
-    for fi in range(features.shape[0]):
+    for fi in range(n_features):
         if best_gain[features[fi]] > top:
             best = fi
             top = best_gain[features[fi]]
@@ -1175,9 +1178,10 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
     _set_categorical(&context, hist, categorical, cat_smooth, category_order)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
-        search_features(&context, hist, features, n_bins_non_missing, best_gain, best_bin,
-                        best_missing_left, n_threads, random)
-    return best_feature_position(features, best_gain)
+        search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
+                        features.shape[0], &n_bins_non_missing[0], &best_gain[0], &best_bin[0],
+                        &best_missing_left[0], n_threads, random)
+    return best_feature_position(&features[0], features.shape[0], &best_gain[0])
 
 
 cdef double _top_k_score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,

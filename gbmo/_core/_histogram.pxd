@@ -1,0 +1,28 @@
+from numpy cimport int32_t, int64_t
+
+from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
+
+
+cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
+                      const ROW_t* rows, Py_ssize_t n_rows, G_H_t* out,
+                      int n_threads) noexcept nogil
+
+cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+                                   const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
+                                   const int* features, Py_ssize_t n_features,
+                                   const int* columns, const int* skipped_bins,
+                                   const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
+                                   Py_ssize_t width, int n_threads) noexcept nogil
+
+cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
+                                      const int* features, Py_ssize_t n_features,
+                                      Py_ssize_t feature_size, HIST_t* sibling,
+                                      int n_threads) noexcept nogil
+
+cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
+                                    const X_BINNED_t* entry_bin, const int32_t* feature_blocks,
+                                    Py_ssize_t n_blocks, const unsigned char* wanted,
+                                    const int* skipped_bins, const ROW_t* rows,
+                                    Py_ssize_t n_rows, const G_H_t* ordered,
+                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
+                                    Py_ssize_t width, int n_threads) noexcept nogil

@@ -1,0 +1,48 @@
+from .common cimport HIST_t
+
+
+cdef struct SplitContext:
+    Py_ssize_t n_outputs
+    Py_ssize_t hess_width
+    double hess_constant
+    double lambda_l2
+    double lambda_l1
+    double min_samples_leaf
+    double min_child_weight
+    const HIST_t* parent
+    double parent_score
+    # sparse top-k search only (top_k == 0: dense)
+    Py_ssize_t top_k
+    bint restricted
+    # monotone constraints (NULL: none): per feature and output -1, 0 or +1,
+    # and the node's bounds on its leaf values, per output
+    const signed char* monotone
+    const double* lower
+    const double* upper
+    # categorical features (NULL: none): per feature 1 when its bins are
+    # categories, ordered at each node (order_categories)
+    const unsigned char* categorical
+    double cat_smooth
+    int* category_order        # out: (n_features, histogram rows), each one's order
+    Py_ssize_t order_stride
+
+
+cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shrunk_parent,
+                        Py_ssize_t n_outputs, Py_ssize_t hess_width, double hess_constant,
+                        double lambda_l2, double lambda_l1, double min_samples_leaf,
+                        double min_child_weight) noexcept nogil
+
+cdef void search_features(const SplitContext* context,
+                          const HIST_t* hist,
+                          Py_ssize_t n_hist_bins,
+                          const int* features,
+                          Py_ssize_t n_features,
+                          const int* n_bins_non_missing,
+                          double* best_gain,
+                          int* best_bin,
+                          unsigned char* best_missing_left,
+                          int n_threads,
+                          const int* random_bins) noexcept nogil
+
+cdef Py_ssize_t best_feature_position(const int* features, Py_ssize_t n_features,
+                                      const double* best_gain) noexcept nogil
