@@ -297,7 +297,9 @@ class BinMapper:
                                side="left")
 
     def bin_threshold(self, feature, bin_index):
-        """The raw threshold equivalent to 'bin <= bin_index' for feature."""
-        if bin_index >= self.n_edges_[feature]:
-            return np.inf
-        return float(self.edges_[feature, bin_index])
+        """The raw threshold equivalent to 'bin <= bin_index' for feature
+        (elementwise over arrays of features and bins): +inf from the last
+        value bin on."""
+        feature, bin_index = np.asarray(feature), np.asarray(bin_index)
+        edges = self.edges_[feature, np.minimum(bin_index, self.edges_.shape[1] - 1)]
+        return np.where(bin_index >= self.n_edges_[feature], np.inf, edges)

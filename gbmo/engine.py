@@ -499,7 +499,7 @@ class _Trainer:
                             grad, hess, hess_constant, params, workspace, self.row_sample,
                             self.rng, monotone, self.category_bins)
         tree = grower.grow()
-        leaf_start, leaf_stop = (np.array(v, dtype=np.intp) for v in zip(*grower.leaf_ranges))
+        leaf_start, leaf_stop = grower.leaf_start, grower.leaf_stop
         if update is not None:
             tree.leaf_values = _leaf_values(update, workspace.rows, leaf_start, leaf_stop,
                                             params["lambda_l2"], params["lambda_l1"],
@@ -507,8 +507,7 @@ class _Trainer:
             self.booster.output_importance = None
         else:
             covered = slice(output, output + 1) if self.single_output else slice(None)
-            for feature, gains, involved in grower.split_output_gains:
-                self.importance.add(feature, gains, involved, covered)
+            self.importance.add(*grower.split_output_gains, covered)
         tree.leaf_values *= shrinkage
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)

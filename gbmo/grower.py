@@ -4,7 +4,10 @@ or depth-wise (level by level).
 Python decides which node to split next; the Cython kernels build the
 histograms, search the splits and partition the rows. Only the smaller child's
 histogram is built; the larger one is the parent's minus it, as long as the
-parent's histogram is still in the bounded cache.
+parent's histogram is still in the bounded cache. In the common configuration
+(TreeGrower.native) the same loop runs in Cython in one call
+(_core/_grow.pyx), which grows the same trees without the Python between
+kernel calls.
 
 X_binned is the dense (n_features, n_rows) uint8 array, or a
 binning.SparseBinned (from scipy sparse X): its dense features take the same
@@ -21,6 +24,7 @@ from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
+from ._core._grow import grow_best_first
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
@@ -53,6 +57,9 @@ SKIP_BIN_SAMPLE_ROWS = 16384
 # reading every row's bin on MNIST, at 5 bytes per entry, so at most 1.5x the
 # binned data's memory.
 ROW_WISE_SHARE = 0.7
+# Whether the trees _core/_grow.pyx can grow are grown there (TreeGrower.native);
+# the tests turn it off to check that both loops grow the same trees.
+NATIVE_GROWTH = True
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -119,6 +126,29 @@ def leaf_values(grad_sums, regularized_hessian, lambda_l1=0.0):
     return values
 
 
+class GrownNodes:
+    """The nodes grow_best_first writes, in the order they were made:
+    rows [start, stop) of the workspace's rows, depth, [G, H, count] sums,
+    and for a split its gain, feature, bin, missing side, children and left
+    sums; breadth_first is their order in the model; peak_histograms, the
+    most histograms alive at once."""
+
+    def __init__(self, max_nodes, width):
+        self.start = np.empty(max_nodes, dtype=np.intp)
+        self.stop = np.empty(max_nodes, dtype=np.intp)
+        self.depth = np.empty(max_nodes, dtype=np.int32)
+        self.sums = np.empty((max_nodes, width))
+        self.left_sums = np.empty((max_nodes, width))
+        self.gain = np.empty(max_nodes)
+        self.feature = np.empty(max_nodes, dtype=np.int32)
+        self.bin = np.empty(max_nodes, dtype=np.int32)
+        self.missing_left = np.empty(max_nodes, dtype=np.uint8)
+        self.left = np.empty(max_nodes, dtype=np.int32)
+        self.right = np.empty(max_nodes, dtype=np.int32)
+        self.breadth_first = np.empty(max_nodes, dtype=np.int32)
+        self.peak_histograms = 0
+
+
 class _HistogramPool:
     """Recycles histogram buffers and bounds how many are alive at once."""
 
@@ -147,10 +177,11 @@ class TreeGrower:
     features are those the tree may split on; row_sample, when given, the
     (sorted) training rows it is grown on.
 
-    After grow(), `rows` holds the training rows grouped by leaf and
-    `leaf_ranges` the [start, stop) of each leaf in it, so raw scores can be
-    updated without traversing X again; `split_output_gains` holds each
-    split's (feature, gain per output, outputs involved) for importance.
+    After grow(), the workspace's rows hold the training rows grouped by
+    leaf and `leaf_start` / `leaf_stop` the [start, stop) of each leaf in
+    them, so raw scores can be updated without traversing X again;
+    `split_output_gains` holds the splits' (features, gains per output,
+    outputs involved), a row per split, for importance.
     """
 
     def __init__(self, X_binned, bin_mapper, features, grad, hess, hess_constant,
@@ -215,7 +246,21 @@ class TreeGrower:
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
-        self.pool = workspace.histogram_pool(shape, capacity)
+        # the loop in Cython takes what needs no per-node Python: not sparse
+        # X, sparse splits, monotone or interaction constraints, categorical
+        # features, per-node draws, depth-wise or symmetric growth
+        self.native = (NATIVE_GROWTH and not self.mixed and params["growth"] == "bestfirst"
+                       and self.top_k is None and monotone is None
+                       and self.interaction_groups is None and not categorical
+                       and params["colsample_bynode"] >= 1.0 and not params["extra_trees"])
+        if self.native:
+            # at most one histogram per leaf is alive, or two while the cache
+            # is smaller (a parent's and its child's, nothing left to evict)
+            self.capacity = max(capacity, 2)
+            self.histograms = workspace.histogram_block(
+                shape, min(self.capacity, params["max_leaves"] + 1))
+        else:
+            self.pool = workspace.histogram_pool(shape, capacity)
         # categorical: {feature: the bin of each category rank} (gbmo.categorical);
         # their bins are ordered at each node, but for symmetric trees, whose
         # levels share one threshold, which reads the ranks in their order
@@ -548,6 +593,8 @@ class TreeGrower:
         return (0, -node.gain)
 
     def grow(self):
+        if self.native:
+            return self._grow_native()
         n_rows = self.workspace.reset_rows(self.row_sample)
         root = self._new_node(0, n_rows, 0, None)  # _build sums its gathered rows
         if self.monotone is not None:
@@ -565,6 +612,51 @@ class TreeGrower:
         else:
             self._grow_by_gain(root)
         return self._to_tree(root)
+
+    def _grow_native(self):
+        """grow() in one call of the Cython loop (_core/_grow.pyx)."""
+        params, workspace = self.params, self.workspace
+        n_rows = workspace.reset_rows(self.row_sample)
+        nodes = GrownNodes(max(1, 2 * min(params["max_leaves"], n_rows) - 1), self.width)
+        entries = self.by_row
+        row_wise = None if entries is None else (
+            entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,
+            entries.mean_entries_per_row)
+        n_nodes = grow_best_first(
+            self.X_binned, self.grad, self.hess, self.hess_constant, workspace.rows, n_rows,
+            workspace.left_buffer, workspace.right_buffer,
+            workspace.ordered(n_rows, self.width).reshape(-1), self.histograms, self.capacity,
+            self.features, self.column_features, self.bin_mapper.n_bins_non_missing_,
+            self.bin_mapper.missing_bin, self.skipped_bins, row_wise, params["lambda_l2"],
+            self.lambda_l1, params["min_samples_leaf"], params["min_child_weight"],
+            params["min_gain"], params["max_depth"] if params["max_depth"] > 0 else -1,
+            params["max_leaves"], self.n_threads, nodes)
+        order = nodes.breadth_first[:n_nodes]
+        position = np.empty(n_nodes, dtype=NODE_DTYPE)
+        position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)
+        left, right = nodes.left[order], nodes.right[order]
+        is_split = left >= 0
+        splits, leaves = order[is_split], order[~is_split]
+        features, bins = nodes.feature[splits], nodes.bin[splits]
+        arrays = {name: np.zeros(n_nodes, dtype) for name, dtype in (
+            ("node_feature", np.int32), ("node_threshold", np.float64),
+            ("node_bin", np.uint8), ("node_missing_left", np.uint8),
+            ("node_gain", np.float64))}
+        arrays["node_feature"][is_split] = features
+        arrays["node_bin"][is_split] = bins
+        arrays["node_threshold"][is_split] = self.bin_mapper.bin_threshold(features, bins)
+        arrays["node_missing_left"][is_split] = nodes.missing_left[splits]
+        arrays["node_gain"][is_split] = nodes.gain[splits]
+        arrays["node_count"] = (nodes.stop[order] - nodes.start[order]).astype(np.int64)
+        for name, child in (("node_left", left), ("node_right", right)):
+            arrays[name] = np.full(n_nodes, -1, NODE_DTYPE)
+            arrays[name][is_split] = position[child[is_split]]
+        arrays["node_value"] = np.full(n_nodes, -1, NODE_DTYPE)
+        arrays["node_value"][~is_split] = np.arange(len(leaves), dtype=NODE_DTYPE)
+        return self._finish_tree(
+            arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
+            (nodes.sums[splits], nodes.sums[nodes.left[splits]],
+             nodes.sums[nodes.right[splits]]))
 
     def _grow_by_gain(self, root):
         """Best-first, or depth-wise (see _priority)."""
@@ -696,26 +788,26 @@ class TreeGrower:
         np.put_along_axis(mask, chosen, True, axis=1)
         return mask
 
-    def _output_gains(self, splits):
-        """For each split node, its gain per output (summing to node.gain) and
-        which outputs it involves: all for dense, those a side or the parent
-        keeps for sparse. One pass over all the tree's splits."""
+    def _output_gains(self, split_sums, bounds):
+        """For each split, its gain per output (summing to its gain) and which
+        outputs it involves: all for dense, those a side or the parent keeps
+        for sparse. split_sums: the (parents, left children, right children)
+        sums, a row per split; bounds: the parents' (lower, upper) under
+        monotone constraints, else None. One pass over all the tree's splits."""
         d = self.n_outputs
-        sums = np.array([node.sums for node in splits]
-                        + [node.left.sums for node in splits]
-                        + [node.right.sums for node in splits])
+        n_splits = len(split_sums[0])
+        sums = np.concatenate(split_sums)
         # T(G)^2 / (H + lambda) = -T(G) w with w the leaf value, which is 0
         # where H + lambda is 0 (see leaf_values) instead of 0 / 0.
         shrunk = soft_threshold(sums[:, :d], self.lambda_l1)
-        if self.monotone is None:
+        if bounds is None:
             scores = -shrunk * self._values(sums)
         else:
             # values bounded by the parent's bounds, as the split search scored them
-            lower = np.tile([node.lower for node in splits], (3, 1))
-            upper = np.tile([node.upper for node in splits], (3, 1))
+            lower, upper = (np.tile(bound, (3, 1)) for bound in bounds)
             values = np.clip(self._values(sums), lower, upper)
             scores = -(2.0 * shrunk * values + self._regularized_hessian(sums) * values ** 2)
-        parent, left, right = scores.reshape(3, len(splits), d)
+        parent, left, right = scores.reshape(3, n_splits, d)
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
         keep_parent = self._top_k_masks(parent)
@@ -737,23 +829,25 @@ class TreeGrower:
         return outputs
 
     def _to_tree(self, root):
-        """The Tree of the grown nodes, with leaf values and per-split output gains."""
+        """The Tree of the grown nodes (see _finish_tree)."""
         arrays, leaves, splits = tree_structure(root, self.bin_mapper, self.categorical)
-        self.leaf_ranges = [(node.start, node.stop) for node in leaves]
-        values = self._values(np.array([node.sums for node in leaves]))
+        leaf_bounds = split_bounds = None
         if self.monotone is not None:
-            values = np.clip(values, [node.lower for node in leaves],
-                             [node.upper for node in leaves])
+            leaf_bounds = tuple(np.array([getattr(node, side) for node in leaves])
+                                for side in ("lower", "upper"))
+            split_bounds = tuple(np.array([getattr(node, side) for node in splits])
+                                 .reshape(-1, self.n_outputs) for side in ("lower", "upper"))
         leaf_outputs = None
         if self.top_k is not None:
             leaf_outputs = np.array([self._leaf_outputs(node) for node in leaves])
-            values = np.take_along_axis(values, leaf_outputs, axis=1)
-        self.split_output_gains = []  # (feature, gain per output, outputs involved)
-        if splits:
-            self.split_output_gains = list(zip([node.feature for node in splits],
-                                               *self._output_gains(splits)))
-        categories_left = arrays.pop("categories_left")
-        tree = Tree(values, leaf_outputs, categories_left, **arrays)
+        split_sums = tuple(np.array([node.sums for node in nodes]).reshape(-1, self.width)
+                           for nodes in (splits, [node.left for node in splits],
+                                         [node.right for node in splits]))
+        tree = self._finish_tree(
+            arrays, np.array([node.start for node in leaves], dtype=np.intp),
+            np.array([node.stop for node in leaves], dtype=np.intp),
+            np.array([node.sums for node in leaves]), [node.feature for node in splits],
+            split_sums, leaf_bounds, split_bounds, leaf_outputs)
         by_set = [node for node in splits if node.left_flags is not None]
         if by_set:  # the binned walk's view of the sets, built once per tree
             node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
@@ -764,6 +858,22 @@ class TreeGrower:
             tree.binned_sets = {"node_categorical": node_categorical,
                                 "node_left_flags": node_left_flags}
         return tree
+
+    def _finish_tree(self, arrays, leaf_start, leaf_stop, leaf_sums, split_features,
+                     split_sums, leaf_bounds=None, split_bounds=None, leaf_outputs=None):
+        """The Tree of arrays (tree_structure's, categories_left included),
+        with its leaves' values from their sums (clipped to leaf_bounds under
+        monotone constraints, the leaf_outputs of sparse leaves), and each
+        split's output gains (see _output_gains)."""
+        self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
+        values = self._values(leaf_sums)
+        if leaf_bounds is not None:
+            values = np.clip(values, *leaf_bounds)
+        if leaf_outputs is not None:
+            values = np.take_along_axis(values, leaf_outputs, axis=1)
+        self.split_output_gains = (split_features, *self._output_gains(split_sums, split_bounds))
+        categories_left = arrays.pop("categories_left", {})
+        return Tree(values, leaf_outputs, categories_left, **arrays)
 
 
 def tree_structure(root, bin_mapper, categorical=None):
@@ -839,6 +949,7 @@ class GrowerWorkspace:
     def __init__(self, n_rows):
         self.n_rows = n_rows
         self._pool = None
+        self._histogram_block = None
         self.rows = np.arange(n_rows, dtype=ROW_DTYPE)
         self.left_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
@@ -874,6 +985,14 @@ class GrowerWorkspace:
             self._row_entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
                                             n_threads) if by_row.any() else False)
         return self._row_entries or None
+
+    def histogram_block(self, shape, n_slots):
+        """n_slots histograms of shape in one array, for the loop in Cython;
+        kept across trees as histogram_pool's buffers are."""
+        block = self._histogram_block
+        if block is None or block.shape[1:] != shape or len(block) < n_slots:
+            block = self._histogram_block = np.empty((n_slots,) + shape, dtype=HIST_DTYPE)
+        return block[:n_slots]
 
     def histogram_pool(self, shape, capacity):
         """The run's histogram pool, emptied of live buffers for a new tree.

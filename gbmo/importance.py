@@ -23,12 +23,17 @@ class OutputImportance:
         self._gain = np.zeros((0, n_outputs))
         self._splits = np.zeros((0, n_outputs), dtype=np.int64)
 
-    def add(self, feature, output_gain, involved, outputs=slice(None)):
-        """One split: its per-output gains and involvement for the outputs it
-        covers (all of them, or the one output of a single-output tree)."""
-        row = self._row(int(feature))
-        self._gain[row, outputs] += output_gain
-        self._splits[row, outputs] += involved
+    def add(self, features, output_gains, involved, outputs=slice(None)):
+        """A tree's splits: each one's feature, per-output gains and
+        involvement (a row per split) for the outputs they cover (all of
+        them, or the one output of a single-output tree). Added split by
+        split in order (np.add.at), so sums do not depend on the batching."""
+        if not len(features):
+            return
+        unique, split_feature = np.unique(features, return_inverse=True)
+        rows = np.array([self._row(int(feature)) for feature in unique])[split_feature]
+        np.add.at(self._gain[:, outputs], rows, output_gains)
+        np.add.at(self._splits[:, outputs], rows, involved)
 
     def _row(self, feature):
         row = self._row_of_feature.get(feature)

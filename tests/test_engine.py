@@ -192,39 +192,59 @@ def test_bounded_histogram_cache_grows_the_same_trees():
         np.testing.assert_allclose(bounded.predict(X), unbounded.predict(X), rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("native", [True, False])
 @pytest.mark.parametrize("cache, bound", [(1, 2), (3, 3), (8, 8)])
-def test_histogram_pool_never_exceeds_its_bound(monkeypatch, cache, bound):
+def test_histogram_pool_never_exceeds_its_bound(monkeypatch, cache, bound, native):
     """At most hist_cache histograms are alive, and never fewer than the two a
-    split needs (the parent's, reused by the larger child, and the smaller child's)."""
+    split needs (the parent's, reused by the larger child, and the smaller
+    child's), in the loop in Cython and in the Python one."""
     from gbmo import grower
 
+    monkeypatch.setattr(grower, "NATIVE_GROWTH", native)
     peak = {"alive": 0}
     take = grower._HistogramPool.take
+    grow_best_first = grower.grow_best_first
 
     def counting_take(pool):
         histogram = take(pool)
         peak["alive"] = max(peak["alive"], pool.n_alive)
         return histogram
 
+    def counting_growth(*args):
+        n_nodes = grow_best_first(*args)
+        peak["alive"] = max(peak["alive"], args[-1].peak_histograms)
+        return n_nodes
+
     monkeypatch.setattr(grower._HistogramPool, "take", counting_take)
+    monkeypatch.setattr(grower, "grow_best_first", counting_growth)
     X, Y = _friedman1_copies(3000, 0.5, seed=13)
     gbmo.train({"max_leaves": 63, "hist_cache": cache, "verbosity": 0}, gbmo.Dataset(X, Y), 2)
     assert peak["alive"] == bound
 
 
 def record_histogram_pools(monkeypatch):
-    """(shapes, capacities): appended to at every tree's histogram pool."""
+    """(shapes, capacities): appended to at every tree's histogram pool (the
+    Python loop) or call of the loop in Cython, with the histograms' shape and
+    the cache's bound."""
     from gbmo import grower
 
     shapes, capacities = [], []
     pool = grower.GrowerWorkspace.histogram_pool
+    grow_best_first = grower.grow_best_first
 
     def recording_pool(workspace, shape, capacity):
         shapes.append(shape)
         capacities.append(capacity)
         return pool(workspace, shape, capacity)
 
+    def recording_growth(*args):
+        histograms, capacity = args[9:11]
+        shapes.append(histograms.shape[1:])
+        capacities.append(capacity)
+        return grow_best_first(*args)
+
     monkeypatch.setattr(grower.GrowerWorkspace, "histogram_pool", recording_pool)
+    monkeypatch.setattr(grower, "grow_best_first", recording_growth)
     return shapes, capacities
 
 

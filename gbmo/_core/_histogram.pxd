@@ -3,6 +3,24 @@ from numpy cimport int32_t, int64_t
 from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
 
 
+ctypedef fused Summed:
+    float
+    double
+
+
+cdef inline void sum_rows(const Summed* block, Py_ssize_t n_rows, Py_ssize_t width,
+                          HIST_t* out) noexcept nogil:
+    """out[j] = the sum of the first n_rows rows' column j (block row-major,
+    width wide) in float64, row after row: serial, so the same on any thread
+    count. For a node's gathered rows and a prefix of a histogram."""
+    cdef Py_ssize_t i, j
+    for j in range(width):
+        out[j] = 0.0
+    for i in range(n_rows):
+        for j in range(width):
+            out[j] += block[i * width + j]
+
+
 cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
                       const ROW_t* rows, Py_ssize_t n_rows, G_H_t* out,
                       int n_threads) noexcept nogil

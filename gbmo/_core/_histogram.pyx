@@ -17,27 +17,17 @@ from numpy cimport int32_t, int64_t
 from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, histogram_row
 
 
-ctypedef fused Summed:
-    float
-    double
-
-
 def column_sums(const Summed[:, ::1] block, Py_ssize_t n_rows, HIST_t[::1] out):
     """out[j] = the sum of block[:n_rows, j] in float64, row after row (serial:
     the same on any thread count). For a node's gathered rows and a prefix of
     a histogram: numpy's axis-0 sum with a float64 accumulator took 190 us on
     7,000 x 6, as much as building that node's histogram."""
     cdef Py_ssize_t width = block.shape[1]
-    cdef Py_ssize_t i, j
     if out.shape[0] != width or not 0 <= n_rows <= block.shape[0]:
         raise ValueError(f"column_sums of {n_rows} rows of a ({block.shape[0]}, {width}) "
                          f"block into {out.shape[0]} sums")
     with nogil:
-        for j in range(width):
-            out[j] = 0.0
-        for i in range(n_rows):
-            for j in range(width):
-                out[j] += block[i, j]
+        sum_rows(&block[0, 0], n_rows, width, &out[0])
 
 
 cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,

@@ -1,0 +1,542 @@
+"""Best-first growth of one tree in one call without the GIL.
+
+The Python grower (grower.TreeGrower) decides which node splits next and
+calls a kernel for every step: with few rows and outputs its Python between
+the calls (node objects, argument checks, small numpy arrays) cost as much as
+the kernels, 40% of a d = 1 model's time on 20,000 rows. This loop takes the
+same steps in the same order over the same kernels' nogil cores, so it grows
+the same tree bit for bit (tests/test_native_grower.py checks it against the
+Python grower). It takes the common configuration (dense binned data, the
+dense split, best-first growth; see TreeGrower.native); the Python grower
+keeps the others.
+
+Nodes are numbered as they are made (the root 0, a split's children next);
+each has a histogram slot in a block of n_slots histograms while it may still
+split. Waiting nodes are a binary heap on (largest gain, earliest made).
+"""
+from libc.stdlib cimport free, malloc
+
+from numpy cimport int32_t, int64_t
+
+from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
+from ._histogram cimport (build_feature_histograms, build_row_wise_histograms, gather_rows,
+                          subtract_feature_histograms, sum_rows)
+from ._partition cimport partition_rows, threshold_sides
+from ._split cimport SplitContext, best_feature_position, dense_context, search_features
+
+from ..parallel import PARALLEL_MIN_WORK
+
+cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
+
+
+cdef struct Waiting:
+    double gain
+    Py_ssize_t order
+    int node
+
+
+cdef struct Grow:
+    # the data, as the Python grower's
+    const X_BINNED_t* X_binned
+    Py_ssize_t row_stride
+    const G_H_t* grad
+    const G_H_t* hess
+    Py_ssize_t d, k, width
+    double hess_constant
+    ROW_t* rows
+    ROW_t* left_buffer
+    ROW_t* right_buffer
+    G_H_t* ordered
+    const int* features
+    Py_ssize_t n_features
+    const int* column_features      # those built column by column
+    Py_ssize_t n_column_features
+    const int* n_bins_non_missing
+    int missing_bin
+    const int* skipped_bins          # NULL: none
+    # the features built row by row (indptr NULL: none)
+    const int64_t* indptr
+    const int32_t* entry_feature
+    const X_BINNED_t* entry_bin
+    const int32_t* feature_blocks
+    Py_ssize_t n_blocks
+    const unsigned char* wanted
+    double mean_entries_per_row
+    # parameters
+    double lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain
+    Py_ssize_t max_depth, max_leaves
+    int n_threads
+    # histograms: n_slots of (all features, n_hist_bins, width)
+    HIST_t* histograms
+    Py_ssize_t hist_size, n_hist_bins, capacity
+    int* free_slots
+    Py_ssize_t n_free, n_alive, peak_alive
+    # nodes
+    Py_ssize_t n_nodes
+    Py_ssize_t* start
+    Py_ssize_t* stop
+    int* depth
+    HIST_t* sums
+    HIST_t* left_sums
+    double* gain
+    int* feature
+    int* bin
+    unsigned char* missing_left
+    int* left
+    int* right
+    int* slot
+    # waiting nodes
+    Waiting* heap
+    Py_ssize_t heap_size
+    # per-search scratch
+    double* split_gain
+    int* split_bin
+    unsigned char* split_missing_left
+    HIST_t* shrunk_parent
+    bint out_of_slots
+
+
+cdef inline int threads_for(const Grow* g, double work) noexcept nogil:
+    """parallel.threads_for."""
+    return g.n_threads if work >= parallel_min_work else 1
+
+
+cdef inline HIST_t* histogram_of(const Grow* g, int node) noexcept nogil:
+    return g.histograms + g.slot[node] * g.hist_size
+
+
+cdef inline bint can_split(const Grow* g, int node) noexcept nogil:
+    return (g.depth[node] < g.max_depth and g.n_features > 0
+            and g.stop[node] - g.start[node] >= 2 * g.min_samples_leaf)
+
+
+cdef int new_node(Grow* g, Py_ssize_t start, Py_ssize_t stop, int depth) noexcept nogil:
+    cdef int node = <int>g.n_nodes
+    g.n_nodes += 1
+    g.start[node] = start
+    g.stop[node] = stop
+    g.depth[node] = depth
+    g.gain[node] = -1.0
+    g.feature[node] = -1
+    g.bin[node] = 0
+    g.missing_left[node] = 0
+    g.left[node] = -1
+    g.right[node] = -1
+    g.slot[node] = -1
+    return node
+
+
+# -- waiting nodes: a binary heap, the largest gain first, then the earliest --
+cdef inline bint comes_before(const Waiting* a, const Waiting* b) noexcept nogil:
+    return a.gain > b.gain or (a.gain == b.gain and a.order < b.order)
+
+
+cdef void push(Grow* g, int node, Py_ssize_t order) noexcept nogil:
+    cdef Py_ssize_t i = g.heap_size, parent
+    cdef Waiting entry
+    entry.gain = g.gain[node]
+    entry.order = order
+    entry.node = node
+    g.heap_size += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not comes_before(&entry, &g.heap[parent]):
+            break
+        g.heap[i] = g.heap[parent]
+        i = parent
+    g.heap[i] = entry
+
+
+cdef int pop(Grow* g) noexcept nogil:
+    cdef int node = g.heap[0].node
+    cdef Waiting last
+    cdef Py_ssize_t i = 0, child
+    g.heap_size -= 1
+    last = g.heap[g.heap_size]
+    while True:
+        child = 2 * i + 1
+        if child >= g.heap_size:
+            break
+        if child + 1 < g.heap_size and comes_before(&g.heap[child + 1], &g.heap[child]):
+            child += 1
+        if not comes_before(&g.heap[child], &last):
+            break
+        g.heap[i] = g.heap[child]
+        i = child
+    if g.heap_size > 0:
+        g.heap[i] = last
+    return node
+
+
+# -- histogram slots -----------------------------------------------------------
+cdef void release(Grow* g, int node) noexcept nogil:
+    if g.slot[node] >= 0:
+        g.free_slots[g.n_free] = g.slot[node]
+        g.n_free += 1
+        g.n_alive -= 1
+        g.slot[node] = -1
+
+
+cdef bint evict_one(Grow* g) noexcept nogil:
+    """Frees the histogram of the waiting node with the smallest gain (the
+    least likely to split next); False when no waiting node holds one."""
+    cdef Py_ssize_t i
+    cdef int chosen = -1
+    for i in range(g.heap_size):
+        if g.slot[g.heap[i].node] >= 0 and (
+                chosen < 0 or g.heap[i].gain < g.gain[chosen]):
+            chosen = g.heap[i].node
+    if chosen < 0:
+        return False
+    release(g, chosen)
+    return True
+
+
+cdef void make_room(Grow* g, Py_ssize_t needed) noexcept nogil:
+    """Evicts until needed more histograms fit in the capacity, or nothing is
+    left to evict."""
+    while g.n_alive + needed > g.capacity and evict_one(g):
+        pass
+
+
+cdef bint take_slot(Grow* g, int node) noexcept nogil:
+    make_room(g, 1)
+    if g.n_free == 0:  # the caller sized the block for the most that can be alive
+        g.out_of_slots = True
+        return False
+    g.n_free -= 1
+    g.slot[node] = g.free_slots[g.n_free]
+    g.n_alive += 1
+    g.peak_alive = max(g.peak_alive, g.n_alive)
+    return True
+
+
+# -- the steps -----------------------------------------------------------------
+cdef void gather(Grow* g, int node) noexcept nogil:
+    cdef Py_ssize_t count = g.stop[node] - g.start[node]
+    gather_rows(g.grad, g.hess, g.d, g.k, g.rows + g.start[node], count, g.ordered,
+                threads_for(g, count * g.width))
+
+
+cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
+    """node's histogram, into a slot; the root's sums come from its gathered
+    rows first (skipped bins need them)."""
+    cdef Py_ssize_t count = g.stop[node] - g.start[node]
+    cdef const ROW_t* rows = g.rows + g.start[node]
+    cdef HIST_t* sums = g.sums + node * g.width
+    cdef HIST_t* histogram
+    gather(g, node)
+    if not sums_known:
+        sum_rows(g.ordered, count, g.width, sums)
+    if not take_slot(g, node):
+        return
+    histogram = histogram_of(g, node)
+    build_feature_histograms(g.X_binned, g.row_stride, rows, count, g.ordered,
+                             g.column_features, g.n_column_features, NULL, g.skipped_bins,
+                             sums, histogram, g.n_hist_bins, g.width,
+                             threads_for(g, <double>count * g.width * g.n_column_features))
+    if g.indptr != NULL:
+        build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
+                                  g.n_blocks, g.wanted, g.skipped_bins, rows, count, g.ordered,
+                                  sums, histogram, g.n_hist_bins, g.width,
+                                  threads_for(g, count * g.width * g.mean_entries_per_row))
+
+
+cdef void find_split(Grow* g, int node) noexcept nogil:
+    """node's best split (gain, feature, bin, missing side, left sums), kept
+    when its gain is positive and its gain per output above min_gain."""
+    cdef SplitContext context
+    cdef HIST_t* histogram = histogram_of(g, node)
+    cdef HIST_t* feature_hist
+    cdef HIST_t* left_sums = g.left_sums + node * g.width
+    cdef Py_ssize_t best, j
+    cdef int f
+    cdef double gain
+    dense_context(&context, g.sums + node * g.width, g.shrunk_parent, g.d, g.k,
+                  g.hess_constant, g.lambda_l2, g.lambda_l1, g.min_samples_leaf,
+                  g.min_child_weight)
+    search_features(&context, histogram, g.n_hist_bins, g.features, g.n_features,
+                    g.n_bins_non_missing, g.split_gain, g.split_bin, g.split_missing_left,
+                    threads_for(g, <double>g.n_hist_bins * g.width * g.n_features), NULL)
+    best = best_feature_position(g.features, g.n_features, g.split_gain)
+    if best < 0:
+        return
+    f = g.features[best]
+    gain = g.split_gain[f]
+    if gain <= 0 or gain / g.d <= g.min_gain:
+        return
+    g.gain[node] = gain
+    g.feature[node] = f
+    g.bin[node] = g.split_bin[f]
+    g.missing_left[node] = g.split_missing_left[f]
+    feature_hist = histogram + f * g.n_hist_bins * g.width
+    sum_rows(feature_hist, g.bin[node] + 1, g.width, left_sums)
+    if g.missing_left[node]:
+        for j in range(g.width):
+            left_sums[j] += feature_hist[(g.n_hist_bins - 1) * g.width + j]
+
+
+cdef void split(Grow* g, int node) noexcept nogil:
+    """Partitions node's rows and makes its two children."""
+    cdef unsigned char goes_left[256]
+    cdef Py_ssize_t count = g.stop[node] - g.start[node], n_left, j
+    cdef int left, right
+    threshold_sides(goes_left, g.bin[node], g.missing_left[node], <X_BINNED_t>g.missing_bin)
+    n_left = partition_rows(g.rows + g.start[node], count,
+                            g.X_binned + g.feature[node] * g.row_stride, goes_left,
+                            g.left_buffer, g.right_buffer, threads_for(g, count))
+    left = new_node(g, g.start[node], g.start[node] + n_left, g.depth[node] + 1)
+    right = new_node(g, g.start[node] + n_left, g.stop[node], g.depth[node] + 1)
+    g.left[node] = left
+    g.right[node] = right
+    for j in range(g.width):
+        g.sums[left * g.width + j] = g.left_sums[node * g.width + j]
+        g.sums[right * g.width + j] = (g.sums[node * g.width + j]
+                                       - g.left_sums[node * g.width + j])
+
+
+cdef void prepare_children(Grow* g, int parent) noexcept nogil:
+    """The children's histograms (the smaller built, the larger the parent's
+    minus it while the parent holds one), then their best splits."""
+    cdef int left = g.left[parent], right = g.right[parent]
+    cdef int small = left, large = right, child
+    cdef bint left_splits = can_split(g, left), right_splits = can_split(g, right)
+    cdef int i
+    if not left_splits and not right_splits:
+        release(g, parent)
+        return
+    if g.stop[left] - g.start[left] > g.stop[right] - g.start[right]:
+        small, large = right, left
+    if g.slot[parent] >= 0 and can_split(g, large):
+        make_room(g, 1)
+        build(g, small, True)
+        g.slot[large] = g.slot[parent]
+        g.slot[parent] = -1
+        if g.slot[small] >= 0:
+            subtract_feature_histograms(histogram_of(g, large), histogram_of(g, small),
+                                        g.features, g.n_features, g.n_hist_bins * g.width,
+                                        histogram_of(g, large),
+                                        threads_for(g, <double>g.n_hist_bins * g.width
+                                                    * g.n_features))
+    else:
+        release(g, parent)
+        make_room(g, left_splits + right_splits)
+        if left_splits:
+            build(g, left, True)
+        if right_splits:
+            build(g, right, True)
+    if g.out_of_slots:
+        return
+    for i in range(2):
+        child = left if i == 0 else right
+        if g.slot[child] >= 0 and can_split(g, child):
+            find_split(g, child)
+        if g.gain[child] <= 0:
+            release(g, child)
+
+
+cdef void grow(Grow* g, Py_ssize_t n_rows) noexcept nogil:
+    cdef int root = new_node(g, 0, n_rows, 0)
+    cdef int node, child
+    cdef Py_ssize_t order = 0, n_leaves = 1
+    cdef int i
+    if can_split(g, root):
+        build(g, root, False)
+    else:
+        gather(g, root)
+        sum_rows(g.ordered, n_rows, g.width, g.sums)
+    if g.slot[root] >= 0:
+        find_split(g, root)
+    if g.gain[root] > 0:
+        push(g, root, order)
+    while g.heap_size > 0 and n_leaves < g.max_leaves and not g.out_of_slots:
+        node = pop(g)
+        split(g, node)
+        n_leaves += 1
+        if n_leaves < g.max_leaves:
+            prepare_children(g, node)
+        else:
+            release(g, node)
+        for i in range(2):
+            child = g.left[node] if i == 0 else g.right[node]
+            if g.gain[child] > 0:
+                order += 1
+                push(g, child, order)
+
+
+cdef void breadth_first(const Grow* g, int* order) noexcept nogil:
+    """order: the nodes breadth-first from the root (children after parents,
+    the left child first), as the model numbers them."""
+    cdef Py_ssize_t head = 0, tail = 1
+    cdef int node
+    order[0] = 0
+    while head < tail:
+        node = order[head]
+        head += 1
+        if g.left[node] >= 0:
+            order[tail] = g.left[node]
+            order[tail + 1] = g.right[node]
+            tail += 2
+
+
+def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
+                    const G_H_t[:, ::1] grad,
+                    const G_H_t[:, ::1] hess,
+                    double hess_constant,
+                    ROW_t[::1] rows,
+                    Py_ssize_t n_rows,
+                    ROW_t[::1] left_buffer,
+                    ROW_t[::1] right_buffer,
+                    G_H_t[::1] ordered,
+                    HIST_t[:, :, :, ::1] histograms,
+                    Py_ssize_t capacity,
+                    const int[::1] features,
+                    const int[::1] column_features,
+                    const int[::1] n_bins_non_missing,
+                    int missing_bin,
+                    const int[::1] skipped_bins,
+                    row_wise,
+                    double lambda_l2,
+                    double lambda_l1,
+                    double min_samples_leaf,
+                    double min_child_weight,
+                    double min_gain,
+                    Py_ssize_t max_depth,
+                    Py_ssize_t max_leaves,
+                    int n_threads,
+                    nodes):
+    """Grows one tree best-first on the first n_rows of rows (reordered by
+    leaf, as the Python grower leaves them) and returns its number of nodes.
+
+    The arguments are the Python grower's: X_binned (features, all rows),
+    grad (rows, d) and hess (rows, k) float32 with k in {0, 1, d}, the
+    partition buffers, ordered (at least n_rows x (d + k + 1) float32),
+    histograms (n_slots, features, histogram bins, d + k + 1) with capacity
+    the cache's bound (at least 2), skipped_bins (None: none), row_wise
+    (None, or the RowEntries fields indptr, feature, bin, blocks, the
+    features wanted and the mean entries per row), max_depth (-1: none).
+    nodes (grower.GrownNodes) holds the arrays the nodes are written to, one
+    entry per node in the order they were made, and `breadth_first`, their
+    order in the model; its peak_histograms is set to the most histograms
+    that were alive at once."""
+    cdef Grow g
+    cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
+    cdef Py_ssize_t max_nodes = nodes.start.shape[0]
+    cdef Py_ssize_t n_slots = histograms.shape[0]
+    cdef Py_ssize_t n_all_features = X_binned.shape[0]
+    cdef Py_ssize_t i
+    cdef Py_ssize_t[::1] start = nodes.start, stop = nodes.stop
+    cdef int[::1] depth = nodes.depth, feature = nodes.feature, bin_ = nodes.bin
+    cdef int[::1] left = nodes.left, right = nodes.right, order = nodes.breadth_first
+    cdef HIST_t[:, ::1] sums = nodes.sums, left_sums = nodes.left_sums
+    cdef double[::1] gain = nodes.gain
+    cdef unsigned char[::1] missing_left = nodes.missing_left
+    cdef const int64_t[::1] indptr
+    cdef const int32_t[::1] entry_feature, feature_blocks
+    cdef const X_BINNED_t[::1] entry_bin
+    cdef const unsigned char[::1] wanted
+    if not 0 <= n_rows <= rows.shape[0] or X_binned.shape[1] != grad.shape[0] \
+            or hess.shape[0] != grad.shape[0] or hess.shape[1] not in (0, 1, grad.shape[1]):
+        raise ValueError("rows, X_binned, grad and hess disagree on the rows or outputs")
+    if left_buffer.shape[0] < n_rows or right_buffer.shape[0] < n_rows \
+            or ordered.shape[0] < n_rows * width:
+        raise ValueError(f"the partition buffers and ordered must hold {n_rows} rows")
+    if histograms.shape[1] != n_all_features or histograms.shape[3] != width \
+            or n_slots < 2 or capacity < 2:
+        raise ValueError(f"histograms must be (>= 2 slots, {n_all_features}, bins, {width}) "
+                         "and capacity >= 2")
+    if max_leaves < 2 or max_nodes < max(1, 2 * min(max_leaves, n_rows) - 1) \
+            or sums.shape[1] != width or left_sums.shape[1] != width:
+        raise ValueError(f"nodes must hold {max(1, 2 * min(max_leaves, n_rows) - 1)} nodes "
+                         f"of {width} sums")
+    if n_bins_non_missing.shape[0] != n_all_features or not 0 <= missing_bin < 256 \
+            or (skipped_bins is not None and skipped_bins.shape[0] != n_all_features):
+        raise ValueError("n_bins_non_missing and skipped_bins need one entry per feature")
+    for i in range(features.shape[0]):
+        if not 0 <= features[i] < n_all_features \
+                or not 0 <= n_bins_non_missing[features[i]] < histograms.shape[2]:
+            raise ValueError(f"feature {features[i]} or its bins are outside the histograms")
+    g.X_binned = &X_binned[0, 0]
+    g.row_stride = X_binned.shape[1]
+    g.grad = &grad[0, 0]
+    g.hess = &hess[0, 0] if hess.shape[1] > 0 else NULL
+    g.d = grad.shape[1]
+    g.k = hess.shape[1]
+    g.width = width
+    g.hess_constant = hess_constant
+    g.rows = &rows[0]
+    g.left_buffer = &left_buffer[0]
+    g.right_buffer = &right_buffer[0]
+    g.ordered = &ordered[0]
+    g.features = &features[0] if features.shape[0] > 0 else NULL
+    g.n_features = features.shape[0]
+    g.column_features = &column_features[0] if column_features.shape[0] > 0 else NULL
+    g.n_column_features = column_features.shape[0]
+    g.n_bins_non_missing = &n_bins_non_missing[0]
+    g.missing_bin = missing_bin
+    g.skipped_bins = &skipped_bins[0] if skipped_bins is not None else NULL
+    g.indptr = NULL
+    if row_wise is not None:
+        indptr, entry_feature, entry_bin, feature_blocks, wanted = row_wise[:5]
+        if indptr.shape[0] != X_binned.shape[1] + 1 or wanted.shape[0] != n_all_features \
+                or g.skipped_bins == NULL:
+            raise ValueError("row_wise needs an indptr entry per row plus one, a wanted flag "
+                             "per feature and skipped_bins")
+        g.indptr = &indptr[0]
+        g.entry_feature = &entry_feature[0] if entry_feature.shape[0] > 0 else NULL
+        g.entry_bin = &entry_bin[0] if entry_bin.shape[0] > 0 else NULL
+        g.feature_blocks = &feature_blocks[0]
+        g.n_blocks = feature_blocks.shape[0] - 1
+        g.wanted = &wanted[0]
+        g.mean_entries_per_row = row_wise[5]
+    g.lambda_l2 = lambda_l2
+    g.lambda_l1 = lambda_l1
+    g.min_samples_leaf = min_samples_leaf
+    g.min_child_weight = min_child_weight
+    g.min_gain = min_gain
+    g.max_depth = max_depth if max_depth >= 0 else max_nodes
+    g.max_leaves = max_leaves
+    g.n_threads = n_threads
+    g.histograms = &histograms[0, 0, 0, 0]
+    g.n_hist_bins = histograms.shape[2]
+    g.hist_size = histograms.shape[1] * histograms.shape[2] * width
+    g.capacity = capacity
+    g.n_free = n_slots
+    g.n_alive = g.peak_alive = 0
+    g.n_nodes = 0
+    g.start, g.stop, g.depth = &start[0], &stop[0], &depth[0]
+    g.sums, g.left_sums = &sums[0, 0], &left_sums[0, 0]
+    g.gain, g.feature, g.bin = &gain[0], &feature[0], &bin_[0]
+    g.missing_left, g.left, g.right = &missing_left[0], &left[0], &right[0]
+    g.heap_size = 0
+    g.out_of_slots = False
+    g.free_slots = <int*> malloc(n_slots * sizeof(int))
+    g.slot = <int*> malloc(max_nodes * sizeof(int))
+    g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
+    g.split_gain = <double*> malloc(n_all_features * sizeof(double))
+    g.split_bin = <int*> malloc(n_all_features * sizeof(int))
+    g.split_missing_left = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
+    g.shrunk_parent = <HIST_t*> malloc(width * sizeof(HIST_t))
+    try:
+        if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or g.split_gain == NULL
+                or g.split_bin == NULL or g.split_missing_left == NULL
+                or g.shrunk_parent == NULL):
+            raise MemoryError()
+        for i in range(n_slots):
+            g.free_slots[i] = <int>(n_slots - 1 - i)
+        with nogil:
+            grow(&g, n_rows)
+            breadth_first(&g, &order[0])
+        if g.out_of_slots:
+            raise RuntimeError(f"growing a tree needed more than the {n_slots} histograms "
+                               "allotted to it")
+        nodes.peak_histograms = g.peak_alive
+        return g.n_nodes
+    finally:
+        free(g.free_slots)
+        free(g.slot)
+        free(g.heap)
+        free(g.split_gain)
+        free(g.split_bin)
+        free(g.split_missing_left)
+        free(g.shrunk_parent)

@@ -1,0 +1,177 @@
+"""The best-first loop in Cython (_core/_grow.pyx) grows the trees the Python
+loop grows, bit for bit, wherever it is used; and it refuses bad arguments."""
+import numpy as np
+import pytest
+
+import gbmo
+from gbmo import grower
+from gbmo._core._grow import grow_best_first
+
+TREE_ARRAYS = ("node_feature", "node_bin", "node_threshold", "node_missing_left", "node_gain",
+               "node_count", "node_left", "node_right", "node_value", "leaf_values")
+
+
+def _data(n, d, seed, missing=0.0, sparse_columns=0):
+    """Correlated outputs of 8 features; optionally NaN in feature 1 and
+    mostly-zero leading columns (skipped bins, row-wise histograms)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 8))
+    X[:, :sparse_columns] *= rng.random((n, sparse_columns)) < 0.15
+    if missing:
+        X[rng.random(n) < missing, 1] = np.nan
+    base = np.sin(X[:, 0]) + np.nan_to_num(X[:, 1]) * X[:, 2] + 0.5 * X[:, 3]
+    Y = base[:, None] + 0.3 * rng.normal(size=(n, d)) + np.arange(d) * X[:, 4:5]
+    return X, Y
+
+
+def _train_both(monkeypatch, params, X, y, rounds):
+    """(native, python) boosters; fails unless the native loop grew every tree."""
+    calls = []
+
+    def counting(*args):
+        calls.append(1)
+        return grow_best_first(*args)
+
+    monkeypatch.setattr(grower, "grow_best_first", counting)
+    params = {"verbosity": 0, **params}
+    native = gbmo.train(params, gbmo.Dataset(X, y), rounds)
+    assert len(calls) == sum(1 for _ in native.trees)
+    monkeypatch.setattr(grower, "NATIVE_GROWTH", False)
+    python = gbmo.train(params, gbmo.Dataset(X, y), rounds)
+    assert len(calls) == len(native.trees)  # the Python loop did not call it
+    return native, python
+
+
+CASES = {
+    "mse, 3 outputs": ({}, dict(n=2000, d=3)),
+    "one output": ({"max_leaves": 63}, dict(n=3000, d=1)),
+    "missing values": ({"min_samples_leaf": 5}, dict(n=2000, d=2, missing=0.3)),
+    "skipped bins, row-wise": ({}, dict(n=2000, d=3, sparse_columns=3)),
+    "l1, min_gain, min_child_weight": (
+        {"lambda_l1": 2.0, "min_gain": 5.0, "min_child_weight": 5.0, "lambda_l2": 0.0},
+        dict(n=2000, d=3)),
+    "max_depth": ({"max_depth": 3, "max_leaves": 31}, dict(n=2000, d=2)),
+    "more leaves than rows allow": ({"max_leaves": 1000, "min_samples_leaf": 1},
+                                    dict(n=60, d=2)),
+    "histogram cache of 1": ({"hist_cache": 1, "max_leaves": 40}, dict(n=2000, d=2)),
+    "histogram cache of 3": ({"hist_cache": 3, "max_leaves": 40}, dict(n=2000, d=2)),
+    "bagging, colsample_bytree": ({"subsample": 0.6, "subsample_freq": 1,
+                                   "colsample_bytree": 0.5, "seed": 4}, dict(n=2000, d=3)),
+    "goss": ({"data_sample_strategy": "goss", "learning_rate": 0.5}, dict(n=3000, d=2)),
+    "single-output trees": ({"tree_mode": "single_output"}, dict(n=1500, d=3)),
+    "two threads": ({"n_threads": 2}, dict(n=20000, d=2)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_native_loop_grows_the_python_loops_trees(monkeypatch, case):
+    params, data = CASES[case]
+    X, Y = _data(seed=hash(case) % 1000, **data)
+    native, python = _train_both(monkeypatch, params, X, Y, 6)
+    assert len(native.trees) == len(python.trees)
+    assert max(tree.n_leaves for tree in native.trees) > 2  # the trees split
+    if "min_gain" in params:  # ... and some stop before max_leaves for it
+        assert min(tree.n_leaves for tree in native.trees) < 31
+    for a, b in zip(native.trees, python.trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_array_equal(native.feature_importance("gain", per_output=True),
+                                  python.feature_importance("gain", per_output=True))
+    np.testing.assert_array_equal(native.predict(X), python.predict(X))
+
+
+@pytest.mark.parametrize("objective, hessian_width", [("softmax", 3), ("sigmoid", 3)])
+def test_native_loop_with_per_output_hessians(monkeypatch, objective, hessian_width):
+    """Classification losses give a hessian per output (k = d), which the
+    loop gathers beside the gradients."""
+    X, Y = _data(2000, 3, seed=7)
+    if objective == "softmax":
+        y = np.digitize(Y[:, 0], np.quantile(Y[:, 0], [1 / 3, 2 / 3]))
+    else:
+        y = (Y > np.median(Y, axis=0)).astype(float)
+    native, python = _train_both(monkeypatch, {"objective": objective}, X, y, 5)
+    assert native.trees[0].leaf_values.shape[1] == hessian_width
+    for a, b in zip(native.trees, python.trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def test_native_loop_splits_the_earlier_node_on_equal_gains(monkeypatch):
+    """Values 0, 1, 10, 11 on four equal groups: the root's children have
+    exactly equal gains, and with three leaves only the one made first (the
+    left child) splits, as in the Python loop's heap."""
+    x = np.repeat(np.arange(4.0), 50)
+    y = np.array([0.0, 1.0, 10.0, 11.0])[x.astype(int)]
+    native, python = _train_both(monkeypatch, {"max_leaves": 3, "min_samples_leaf": 1},
+                                 x[:, None], y, 1)
+    tree = native.trees[0]
+    assert tree.node_gain[1] > 0 and tree.node_left[1] >= 0 and tree.node_left[2] == -1
+    for name in TREE_ARRAYS:
+        np.testing.assert_array_equal(getattr(tree, name), getattr(python.trees[0], name))
+
+
+def test_native_loop_stays_a_leaf_without_features_or_rows_to_split(monkeypatch):
+    """Constant features: every tree is one leaf holding the mean gradient step."""
+    X = np.ones((100, 3))
+    Y = np.random.default_rng(0).normal(size=(100, 2))
+    native, python = _train_both(monkeypatch, {"learning_rate": 1.0, "lambda_l2": 0.0},
+                                 X, Y, 2)
+    assert native.trees[0].n_leaves == 1
+    np.testing.assert_allclose(native.predict(X[:1])[0], Y.mean(axis=0), atol=1e-6)
+    np.testing.assert_array_equal(native.trees[0].leaf_values, python.trees[0].leaf_values)
+
+
+def _arguments(n_rows=50, d=2, n_features=3, n_bins=8, n_slots=4, max_leaves=4):
+    """Valid grow_best_first arguments for a small problem, as a dict."""
+    rng = np.random.default_rng(0)
+    width = d + 1
+    return dict(
+        X_binned=rng.integers(0, n_bins - 1, size=(n_features, n_rows)).astype(np.uint8),
+        grad=rng.normal(size=(n_rows, d)).astype(np.float32),
+        hess=np.empty((n_rows, 0), dtype=np.float32), hess_constant=1.0,
+        rows=np.arange(n_rows, dtype=np.uint32), n_rows=n_rows,
+        left_buffer=np.empty(n_rows, np.uint32), right_buffer=np.empty(n_rows, np.uint32),
+        ordered=np.empty(n_rows * width, np.float32),
+        histograms=np.empty((n_slots, n_features, n_bins, width)), capacity=n_slots,
+        features=np.arange(n_features, dtype=np.int32),
+        column_features=np.arange(n_features, dtype=np.int32),
+        n_bins_non_missing=np.full(n_features, n_bins - 1, np.int32), missing_bin=255,
+        skipped_bins=None, row_wise=None, lambda_l2=1.0, lambda_l1=0.0, min_samples_leaf=5,
+        min_child_weight=0.0, min_gain=0.0, max_depth=-1, max_leaves=max_leaves, n_threads=1,
+        nodes=grower.GrownNodes(2 * max_leaves - 1, width))
+
+
+def test_grow_best_first_splits_a_small_problem():
+    arguments = _arguments()
+    n_nodes = grow_best_first(**arguments)
+    nodes = arguments["nodes"]
+    assert n_nodes == 7  # max_leaves = 4
+    assert sorted(arguments["rows"]) == list(range(50))
+    leaves = [m for m in range(n_nodes) if nodes.left[m] < 0]
+    # the leaves partition the rows, and each leaf's sums are its rows' gradients
+    assert sum(nodes.stop[m] - nodes.start[m] for m in leaves) == 50
+    for m in leaves:
+        rows = arguments["rows"][nodes.start[m]:nodes.stop[m]]
+        np.testing.assert_allclose(nodes.sums[m, :2], arguments["grad"][rows].sum(axis=0),
+                                   rtol=1e-6, atol=1e-6)
+        assert nodes.sums[m, 2] == len(rows)
+    assert 2 <= nodes.peak_histograms <= 4
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"n_rows": 51}, "disagree on the rows"),
+    ({"hess": np.empty((50, 3), np.float32)}, "disagree on the rows or outputs"),
+    ({"left_buffer": np.empty(10, np.uint32)}, "partition buffers"),
+    ({"ordered": np.empty(10, np.float32)}, "partition buffers and ordered"),
+    ({"histograms": np.empty((4, 2, 8, 3))}, "histograms must be"),
+    ({"capacity": 1}, "capacity >= 2"),
+    ({"nodes": grower.GrownNodes(3, 3)}, "nodes must hold 7 nodes"),
+    ({"n_bins_non_missing": np.full(2, 7, np.int32)}, "one entry per feature"),
+    ({"features": np.array([0, 5], np.int32)}, "feature 5"),
+    ({"row_wise": (np.zeros(3, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8),
+                   np.array([0, 3], np.int32), np.ones(3, np.uint8), 0.0)}, "row_wise needs"),
+])
+def test_grow_best_first_refuses_bad_arguments(change, message):
+    arguments = {**_arguments(), **change}
+    with pytest.raises(ValueError, match=message):
+        grow_best_first(**arguments)
