@@ -32,7 +32,8 @@ import gbmo._core._split as new_split
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SPLIT_CASES = [  # rows in the node, hessian width, lambda_l1, a missing-value bin
     (5_000, 0, 0.0, False), (5_000, 1, 0.0, False), (500, 1, 0.0, False),
-    (100_000, 0, 0.0, False), (5_000, 1, 0.5, False), (5_000, 0, 0.0, True)]
+    (200, 0, 0.0, False), (100_000, 0, 0.0, False), (5_000, 1, 0.5, False),
+    (5_000, 0, 0.0, True)]
 PARTITION_CASES = [  # rows in the node, share of the bins going left
     (1_000, 0.5), (3_000, 0.5), (3_000, 0.9), (50_000, 0.5), (200_000, 0.5), (200_000, 0.97)]
 

@@ -14,6 +14,24 @@ cdef inline void sum_rows(const Summed* block, Py_ssize_t n_rows, Py_ssize_t wid
     width wide) in float64, row after row: serial, so the same on any thread
     count. For a node's gathered rows and a prefix of a histogram."""
     cdef Py_ssize_t i, j
+    cdef double first = 0.0, second = 0.0, third = 0.0
+    if width <= 3:
+        # One output (rows of 2 or 3): the sums stay in registers. Through
+        # out, each add waited for the store of the one before (the compiler
+        # cannot tell that out does not alias block): 6% of a one-output
+        # model's time went to the root's sums.
+        for i in range(n_rows):
+            first += block[i * width]
+            if width > 1:
+                second += block[i * width + 1]
+            if width > 2:
+                third += block[i * width + 2]
+        out[0] = first
+        if width > 1:
+            out[1] = second
+        if width > 2:
+            out[2] = third
+        return
     for j in range(width):
         out[j] = 0.0
     for i in range(n_rows):
