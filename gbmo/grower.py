@@ -24,7 +24,7 @@ from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
-from ._core._grow import grow_best_first
+from ._core._grow import grow_best_first, node_draws
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
@@ -60,30 +60,6 @@ ROW_WISE_SHARE = 0.7
 # Whether the trees _core/_grow.pyx can grow are grown there (TreeGrower.native);
 # the tests turn it off to check that both loops grow the same trees.
 NATIVE_GROWTH = True
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix(x):
-    """splitmix64's finaliser (Steele et al. 2014): a bijection of 64-bit
-    integers whose outputs for nearby inputs look independent."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def node_draws(tree_seed, node_id, stream, n):
-    """n uniform 64-bit draws for one node and purpose (stream), the same
-    whatever was drawn for other nodes: a counter from a key that hashes the
-    tree's seed, the node and the stream, each step hashed again (splitmix64).
-    The key is hashed, not summed, so that nodes k and k + 1 do not share
-    shifted draws. numpy's generators would cost a SeedSequence per node;
-    this is a few array operations."""
-    with np.errstate(over="ignore"):
-        key = _splitmix(np.uint64(tree_seed)
-                        ^ _splitmix(np.uint64(node_id) * np.uint64(2) + np.uint64(stream)))
-        return _splitmix(key + np.arange(1, n + 1, dtype=np.uint64) * _GOLDEN)
 
 
 class _Node:
@@ -246,13 +222,12 @@ class TreeGrower:
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
-        # the loop in Cython takes what needs no per-node Python: not sparse
-        # X, sparse splits, monotone or interaction constraints, categorical
-        # features, per-node draws, depth-wise or symmetric growth
+        # the loop in Cython takes all but sparse X, sparse splits, monotone
+        # or interaction constraints, categorical features, depth-wise or
+        # symmetric growth
         self.native = (NATIVE_GROWTH and not self.mixed and params["growth"] == "bestfirst"
                        and self.top_k is None and monotone is None
-                       and self.interaction_groups is None and not categorical
-                       and params["colsample_bynode"] >= 1.0 and not params["extra_trees"])
+                       and self.interaction_groups is None and not categorical)
         if self.native:
             # at most one histogram per leaf is alive, or two while the cache
             # is smaller (a parent's and its child's, nothing left to evict)
@@ -630,7 +605,9 @@ class TreeGrower:
             self.bin_mapper.missing_bin, self.skipped_bins, row_wise, params["lambda_l2"],
             self.lambda_l1, params["min_samples_leaf"], params["min_child_weight"],
             params["min_gain"], params["max_depth"] if params["max_depth"] > 0 else -1,
-            params["max_leaves"], self.n_threads, nodes)
+            params["max_leaves"], self.n_threads, nodes,
+            tree_seed=0 if self.tree_seed is None else self.tree_seed,
+            colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"])
         order = nodes.breadth_first[:n_nodes]
         position = np.empty(n_nodes, dtype=NODE_DTYPE)
         position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)

@@ -1,5 +1,6 @@
 """The best-first loop in Cython (_core/_grow.pyx) grows the trees the Python
-loop grows, bit for bit, wherever it is used; and it refuses bad arguments."""
+loop grows, bit for bit, wherever it is used (per-node draws included); and it
+refuses bad arguments."""
 import numpy as np
 import pytest
 
@@ -28,9 +29,9 @@ def _train_both(monkeypatch, params, X, y, rounds):
     """(native, python) boosters; fails unless the native loop grew every tree."""
     calls = []
 
-    def counting(*args):
+    def counting(*args, **options):
         calls.append(1)
-        return grow_best_first(*args)
+        return grow_best_first(*args, **options)
 
     monkeypatch.setattr(grower, "grow_best_first", counting)
     params = {"verbosity": 0, **params}
@@ -59,6 +60,11 @@ CASES = {
                                    "colsample_bytree": 0.5, "seed": 4}, dict(n=2000, d=3)),
     "goss": ({"data_sample_strategy": "goss", "learning_rate": 0.5}, dict(n=3000, d=2)),
     "single-output trees": ({"tree_mode": "single_output"}, dict(n=1500, d=3)),
+    "colsample_bynode": ({"colsample_bynode": 0.4, "seed": 5}, dict(n=2000, d=3)),
+    "extra_trees": ({"extra_trees": True, "max_bins": 31, "seed": 6}, dict(n=2000, d=2)),
+    "extra_trees, colsample_bynode, bagging": (
+        {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
+        dict(n=2000, d=2, missing=0.2)),
     "two threads": ({"n_threads": 2}, dict(n=20000, d=2)),
 }
 

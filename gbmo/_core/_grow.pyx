@@ -10,12 +10,16 @@ Python grower). It takes the common configuration (dense binned data, the
 dense split, best-first growth; see TreeGrower.native); the Python grower
 keeps the others.
 
-Nodes are numbered as they are made (the root 0, a split's children next);
-each has a histogram slot in a block of n_slots histograms while it may still
+Nodes are numbered as they are made (the root 0, a split's children next),
+as the Python loop numbers them, so per-node draws (node_draws) agree; each
+has a histogram slot in a block of n_slots histograms while it may still
 split. Waiting nodes are a binary heap on (largest gain, earliest made).
 """
-from libc.stdlib cimport free, malloc
+from libc.math cimport nearbyint
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc, qsort
 
+import numpy as np
 from numpy cimport int32_t, int64_t
 
 from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
@@ -27,6 +31,56 @@ from ._split cimport SplitContext, best_feature_position, dense_context, search_
 from ..parallel import PARALLEL_MIN_WORK
 
 cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
+
+# splitmix64 (Steele et al. 2014): its finaliser's multipliers and the golden-ratio step
+cdef uint64_t MIX_1 = 0xBF58476D1CE4E5B9
+cdef uint64_t MIX_2 = 0x94D049BB133111EB
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15
+
+
+cdef inline uint64_t splitmix(uint64_t x) noexcept nogil:
+    """splitmix64's finaliser: a bijection of 64-bit integers whose outputs for
+    nearby inputs look independent."""
+    x = (x ^ (x >> 30)) * MIX_1
+    x = (x ^ (x >> 27)) * MIX_2
+    return x ^ (x >> 31)
+
+
+cdef void fill_node_draws(uint64_t tree_seed, Py_ssize_t node, Py_ssize_t stream,
+                          Py_ssize_t n, uint64_t* out) noexcept nogil:
+    """node_draws into out."""
+    cdef uint64_t key = splitmix(tree_seed ^ splitmix(<uint64_t>node * 2 + <uint64_t>stream))
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = splitmix(key + <uint64_t>(i + 1) * GOLDEN)
+
+
+def node_draws(uint64_t tree_seed, Py_ssize_t node_id, Py_ssize_t stream, Py_ssize_t n):
+    """n uniform 64-bit draws for one node and purpose (stream), the same
+    whatever was drawn for other nodes: a counter from a key that hashes the
+    tree's seed, the node and the stream, each step hashed again (splitmix64).
+    The key is hashed, not summed, so that nodes k and k + 1 do not share
+    shifted draws. Both growth loops draw a node's features
+    (colsample_bynode, stream 0) and thresholds (extra_trees, stream 1) here."""
+    draws = np.empty(max(n, 0), dtype=np.uint64)
+    cdef uint64_t[::1] out = draws
+    if n > 0:
+        fill_node_draws(tree_seed, node_id, stream, n, &out[0])
+    return draws
+
+
+cdef struct Draw:
+    uint64_t value
+    Py_ssize_t position
+
+
+cdef int draw_order(const void* a, const void* b) noexcept nogil:
+    """Smaller draws first, then earlier positions (numpy's stable argsort)."""
+    cdef const Draw* x = <const Draw*> a
+    cdef const Draw* y = <const Draw*> b
+    if x.value != y.value:
+        return -1 if x.value < y.value else 1
+    return (x.position > y.position) - (x.position < y.position)
 
 
 cdef struct Waiting:
@@ -88,6 +142,16 @@ cdef struct Grow:
     # waiting nodes
     Waiting* heap
     Py_ssize_t heap_size
+    # per-node draws (colsample_bynode < 1, extra_trees)
+    uint64_t tree_seed
+    double bynode_fraction
+    bint extra_trees
+    uint64_t* draws                  # max(features, all features)
+    Draw* sorted_draws               # features
+    unsigned char* chosen            # features
+    int* node_features               # features
+    int* random_bins                 # all features
+    Py_ssize_t n_all_features
     # per-search scratch
     double* split_gain
     int* split_bin
@@ -242,6 +306,39 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
 
+cdef Py_ssize_t draw_node_features(Grow* g, int node) noexcept nogil:
+    """colsample_bynode: the features of the round(fraction x features)
+    smallest draws (at least one), ascending, into g.node_features; returns
+    how many. As grower.TreeGrower._node_features."""
+    cdef Py_ssize_t n = g.n_features, size, i
+    cdef Py_ssize_t m = 0
+    size = max(1, <Py_ssize_t>nearbyint(g.bynode_fraction * n))
+    fill_node_draws(g.tree_seed, node, 0, n, g.draws)
+    for i in range(n):
+        g.sorted_draws[i].value = g.draws[i]
+        g.sorted_draws[i].position = i
+        g.chosen[i] = 0
+    qsort(g.sorted_draws, n, sizeof(Draw), draw_order)
+    for i in range(min(size, n)):
+        g.chosen[g.sorted_draws[i].position] = 1
+    for i in range(n):  # the tree's features are ascending
+        if g.chosen[i]:
+            g.node_features[m] = g.features[i]
+            m += 1
+    return m
+
+
+cdef void draw_random_bins(Grow* g, int node) noexcept nogil:
+    """extra_trees: each feature's one threshold, between two of its value
+    bins, into g.random_bins. As grower.TreeGrower._find_split."""
+    cdef Py_ssize_t f
+    cdef uint64_t choices
+    fill_node_draws(g.tree_seed, node, 1, g.n_all_features, g.draws)
+    for f in range(g.n_all_features):
+        choices = <uint64_t>max(g.n_bins_non_missing[f] - 1, 1)
+        g.random_bins[f] = <int>(g.draws[f] % choices)
+
+
 cdef void find_split(Grow* g, int node) noexcept nogil:
     """node's best split (gain, feature, bin, missing side, left sums), kept
     when its gain is positive and its gain per output above min_gain."""
@@ -249,19 +346,28 @@ cdef void find_split(Grow* g, int node) noexcept nogil:
     cdef HIST_t* histogram = histogram_of(g, node)
     cdef HIST_t* feature_hist
     cdef HIST_t* left_sums = g.left_sums + node * g.width
+    cdef const int* features = g.features
+    cdef Py_ssize_t n_features = g.n_features
+    cdef const int* random_bins = NULL
     cdef Py_ssize_t best, j
     cdef int f
     cdef double gain
+    if g.bynode_fraction < 1.0:
+        n_features = draw_node_features(g, node)
+        features = g.node_features
+    if g.extra_trees:
+        draw_random_bins(g, node)
+        random_bins = g.random_bins
     dense_context(&context, g.sums + node * g.width, g.shrunk_parent, g.d, g.k,
                   g.hess_constant, g.lambda_l2, g.lambda_l1, g.min_samples_leaf,
                   g.min_child_weight)
-    search_features(&context, histogram, g.n_hist_bins, g.features, g.n_features,
+    search_features(&context, histogram, g.n_hist_bins, features, n_features,
                     g.n_bins_non_missing, g.split_gain, g.split_bin, g.split_missing_left,
-                    threads_for(g, <double>g.n_hist_bins * g.width * g.n_features), NULL)
-    best = best_feature_position(g.features, g.n_features, g.split_gain)
+                    threads_for(g, <double>g.n_hist_bins * g.width * n_features), random_bins)
+    best = best_feature_position(features, n_features, g.split_gain)
     if best < 0:
         return
-    f = g.features[best]
+    f = features[best]
     gain = g.split_gain[f]
     if gain <= 0 or gain / g.d <= g.min_gain:
         return
@@ -404,7 +510,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     Py_ssize_t max_depth,
                     Py_ssize_t max_leaves,
                     int n_threads,
-                    nodes):
+                    nodes,
+                    uint64_t tree_seed=0,
+                    double colsample_bynode=1.0,
+                    bint extra_trees=False):
     """Grows one tree best-first on the first n_rows of rows (reordered by
     leaf, as the Python grower leaves them) and returns its number of nodes.
 
@@ -418,7 +527,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     nodes (grower.GrownNodes) holds the arrays the nodes are written to, one
     entry per node in the order they were made, and `breadth_first`, their
     order in the model; its peak_histograms is set to the most histograms
-    that were alive at once."""
+    that were alive at once. colsample_bynode < 1 and extra_trees draw each
+    node's features and thresholds from tree_seed (node_draws)."""
     cdef Grow g
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
     cdef Py_ssize_t max_nodes = nodes.start.shape[0]
@@ -510,6 +620,12 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.missing_left, g.left, g.right = &missing_left[0], &left[0], &right[0]
     g.heap_size = 0
     g.out_of_slots = False
+    if not 0.0 < colsample_bynode <= 1.0:
+        raise ValueError(f"colsample_bynode must be in (0, 1], got {colsample_bynode}")
+    g.tree_seed = tree_seed
+    g.bynode_fraction = colsample_bynode
+    g.extra_trees = extra_trees
+    g.n_all_features = n_all_features
     g.free_slots = <int*> malloc(n_slots * sizeof(int))
     g.slot = <int*> malloc(max_nodes * sizeof(int))
     g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
@@ -517,10 +633,16 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.split_bin = <int*> malloc(n_all_features * sizeof(int))
     g.split_missing_left = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
     g.shrunk_parent = <HIST_t*> malloc(width * sizeof(HIST_t))
+    g.draws = <uint64_t*> malloc(max(n_all_features, 1) * sizeof(uint64_t))
+    g.sorted_draws = <Draw*> malloc(max(g.n_features, 1) * sizeof(Draw))
+    g.chosen = <unsigned char*> malloc(max(g.n_features, 1) * sizeof(unsigned char))
+    g.node_features = <int*> malloc(max(g.n_features, 1) * sizeof(int))
+    g.random_bins = <int*> malloc(max(n_all_features, 1) * sizeof(int))
     try:
         if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or g.split_gain == NULL
                 or g.split_bin == NULL or g.split_missing_left == NULL
-                or g.shrunk_parent == NULL):
+                or g.shrunk_parent == NULL or g.draws == NULL or g.sorted_draws == NULL
+                or g.chosen == NULL or g.node_features == NULL or g.random_bins == NULL):
             raise MemoryError()
         for i in range(n_slots):
             g.free_slots[i] = <int>(n_slots - 1 - i)
@@ -540,3 +662,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         free(g.split_bin)
         free(g.split_missing_left)
         free(g.shrunk_parent)
+        free(g.draws)
+        free(g.sorted_draws)
+        free(g.chosen)
+        free(g.node_features)
+        free(g.random_bins)
