@@ -107,9 +107,10 @@ class GrownNodes:
     rows [start, stop) of the workspace's rows, depth, [G, H, count] sums,
     and for a split its gain, feature, bin, missing side, children and left
     sums; breadth_first is their order in the model; peak_histograms, the
-    most histograms alive at once."""
+    most histograms alive at once; lower and upper, the bounds on each node's
+    values under monotone constraints (bounded_outputs columns)."""
 
-    def __init__(self, max_nodes, width):
+    def __init__(self, max_nodes, width, bounded_outputs=0):
         self.start = np.empty(max_nodes, dtype=np.intp)
         self.stop = np.empty(max_nodes, dtype=np.intp)
         self.depth = np.empty(max_nodes, dtype=np.int32)
@@ -123,6 +124,9 @@ class GrownNodes:
         self.right = np.empty(max_nodes, dtype=np.int32)
         self.breadth_first = np.empty(max_nodes, dtype=np.int32)
         self.peak_histograms = 0
+        # each node's bounds on its values, under monotone constraints
+        self.lower = np.empty((max_nodes, bounded_outputs))
+        self.upper = np.empty((max_nodes, bounded_outputs))
 
 
 class _HistogramPool:
@@ -222,12 +226,12 @@ class TreeGrower:
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
-        # the loop in Cython takes all but sparse X, sparse splits, monotone
-        # or interaction constraints, categorical features, depth-wise or
+        # the loop in Cython takes all but sparse X, sparse splits,
+        # interaction constraints, categorical features, depth-wise or
         # symmetric growth
         self.native = (NATIVE_GROWTH and not self.mixed and params["growth"] == "bestfirst"
-                       and self.top_k is None and monotone is None
-                       and self.interaction_groups is None and not categorical)
+                       and self.top_k is None and self.interaction_groups is None
+                       and not categorical)
         if self.native:
             # at most one histogram per leaf is alive, or two while the cache
             # is smaller (a parent's and its child's, nothing left to evict)
@@ -573,9 +577,8 @@ class TreeGrower:
         n_rows = self.workspace.reset_rows(self.row_sample)
         root = self._new_node(0, n_rows, 0, None)  # _build sums its gathered rows
         if self.monotone is not None:
-            bound = self.params["max_delta_step"] if self.params["max_delta_step"] > 0 else np.inf
-            root.lower = np.full(self.n_outputs, -bound)
-            root.upper = np.full(self.n_outputs, bound)
+            root.lower = np.full(self.n_outputs, -self._root_bound())
+            root.upper = np.full(self.n_outputs, self._root_bound())
         if self.mixed:
             self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):
@@ -588,11 +591,18 @@ class TreeGrower:
             self._grow_by_gain(root)
         return self._to_tree(root)
 
+    def _root_bound(self):
+        """The bound on the root's values under monotone constraints:
+        max_delta_step when it is set (which runs on the same search)."""
+        return self.params["max_delta_step"] if self.params["max_delta_step"] > 0 else np.inf
+
     def _grow_native(self):
         """grow() in one call of the Cython loop (_core/_grow.pyx)."""
         params, workspace = self.params, self.workspace
         n_rows = workspace.reset_rows(self.row_sample)
-        nodes = GrownNodes(max(1, 2 * min(params["max_leaves"], n_rows) - 1), self.width)
+        bounded = self.monotone is not None
+        nodes = GrownNodes(max(1, 2 * min(params["max_leaves"], n_rows) - 1), self.width,
+                           self.n_outputs if bounded else 0)
         entries = self.by_row
         row_wise = None if entries is None else (
             entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,
@@ -607,7 +617,8 @@ class TreeGrower:
             params["min_gain"], params["max_depth"] if params["max_depth"] > 0 else -1,
             params["max_leaves"], self.n_threads, nodes,
             tree_seed=0 if self.tree_seed is None else self.tree_seed,
-            colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"])
+            colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
+            monotone=self.monotone, root_bound=self._root_bound())
         order = nodes.breadth_first[:n_nodes]
         position = np.empty(n_nodes, dtype=NODE_DTYPE)
         position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)
@@ -633,7 +644,9 @@ class TreeGrower:
         return self._finish_tree(
             arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
             (nodes.sums[splits], nodes.sums[nodes.left[splits]],
-             nodes.sums[nodes.right[splits]]))
+             nodes.sums[nodes.right[splits]]),
+            (nodes.lower[leaves], nodes.upper[leaves]) if bounded else None,
+            (nodes.lower[splits], nodes.upper[splits]) if bounded else None)
 
     def _grow_by_gain(self, root):
         """Best-first, or depth-wise (see _priority)."""

@@ -62,6 +62,12 @@ CASES = {
     "single-output trees": ({"tree_mode": "single_output"}, dict(n=1500, d=3)),
     "colsample_bynode": ({"colsample_bynode": 0.4, "seed": 5}, dict(n=2000, d=3)),
     "extra_trees": ({"extra_trees": True, "max_bins": 31, "seed": 6}, dict(n=2000, d=2)),
+    "monotone constraints": ({"monotone_constraints": [1, 0, -1, 0, 1, 0, 0, 0]},
+                             dict(n=2000, d=3)),
+    "monotone, single-output trees, l1": (
+        {"monotone_constraints": [[1, 0, 0], [0, 0, 0], [0, -1, 1]] + [[0, 0, 0]] * 5,
+         "tree_mode": "single_output", "lambda_l1": 1.0}, dict(n=1500, d=3)),
+    "max_delta_step": ({"max_delta_step": 0.3, "learning_rate": 1.0}, dict(n=2000, d=2)),
     "extra_trees, colsample_bynode, bagging": (
         {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
         dict(n=2000, d=2, missing=0.2)),

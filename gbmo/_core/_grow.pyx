@@ -15,7 +15,7 @@ as the Python loop numbers them, so per-node draws (node_draws) agree; each
 has a histogram slot in a block of n_slots histograms while it may still
 split. Waiting nodes are a binary heap on (largest gain, earliest made).
 """
-from libc.math cimport nearbyint
+from libc.math cimport INFINITY, nearbyint
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, qsort
 
@@ -26,7 +26,8 @@ from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
 from ._histogram cimport (build_feature_histograms, build_row_wise_histograms, gather_rows,
                           subtract_feature_histograms, sum_rows)
 from ._partition cimport partition_rows, threshold_sides
-from ._split cimport SplitContext, best_feature_position, dense_context, search_features
+from ._split cimport (SplitContext, best_feature_position, clipped_leaf_values, dense_context,
+                      search_features)
 
 from ..parallel import PARALLEL_MIN_WORK
 
@@ -152,6 +153,13 @@ cdef struct Grow:
     int* node_features               # features
     int* random_bins                 # all features
     Py_ssize_t n_all_features
+    # monotone constraints (NULL: none): per feature and output -1, 0 or +1,
+    # and each node's bounds on its values, per output
+    const signed char* monotone
+    double* lower
+    double* upper
+    double* left_values              # outputs
+    double* right_values             # outputs
     # per-search scratch
     double* split_gain
     int* split_bin
@@ -360,7 +368,9 @@ cdef void find_split(Grow* g, int node) noexcept nogil:
         random_bins = g.random_bins
     dense_context(&context, g.sums + node * g.width, g.shrunk_parent, g.d, g.k,
                   g.hess_constant, g.lambda_l2, g.lambda_l1, g.min_samples_leaf,
-                  g.min_child_weight)
+                  g.min_child_weight, g.monotone,
+                  g.lower + node * g.d if g.monotone != NULL else NULL,
+                  g.upper + node * g.d if g.monotone != NULL else NULL)
     search_features(&context, histogram, g.n_hist_bins, features, n_features,
                     g.n_bins_non_missing, g.split_gain, g.split_bin, g.split_missing_left,
                     threads_for(g, <double>g.n_hist_bins * g.width * n_features), random_bins)
@@ -382,6 +392,37 @@ cdef void find_split(Grow* g, int node) noexcept nogil:
             left_sums[j] += feature_hist[(g.n_hist_bins - 1) * g.width + j]
 
 
+cdef void bound_children(Grow* g, int node) noexcept nogil:
+    """The children's bounds: their parent's, and for a split on a
+    constrained feature, cut at the midpoint of the two children's values
+    (per output), as grower.TreeGrower._bound_children."""
+    cdef int left = g.left[node], right = g.right[node]
+    cdef const signed char* direction = g.monotone + g.feature[node] * g.d
+    cdef const double* lower = g.lower + node * g.d
+    cdef const double* upper = g.upper + node * g.d
+    cdef Py_ssize_t j
+    cdef bint constrained = False
+    cdef double middle
+    for j in range(g.d):
+        g.lower[left * g.d + j] = g.lower[right * g.d + j] = lower[j]
+        g.upper[left * g.d + j] = g.upper[right * g.d + j] = upper[j]
+        constrained = constrained or direction[j] != 0
+    if not constrained:
+        return
+    clipped_leaf_values(g.sums + left * g.width, g.d, g.k, g.hess_constant, g.lambda_l2,
+                        g.lambda_l1, lower, upper, g.shrunk_parent, g.left_values)
+    clipped_leaf_values(g.sums + right * g.width, g.d, g.k, g.hess_constant, g.lambda_l2,
+                        g.lambda_l1, lower, upper, g.shrunk_parent, g.right_values)
+    for j in range(g.d):
+        middle = 0.5 * (g.left_values[j] + g.right_values[j])
+        if direction[j] > 0:
+            g.upper[left * g.d + j] = min(upper[j], middle)
+            g.lower[right * g.d + j] = max(lower[j], middle)
+        elif direction[j] < 0:
+            g.lower[left * g.d + j] = max(lower[j], middle)
+            g.upper[right * g.d + j] = min(upper[j], middle)
+
+
 cdef void split(Grow* g, int node) noexcept nogil:
     """Partitions node's rows and makes its two children."""
     cdef unsigned char goes_left[256]
@@ -399,6 +440,8 @@ cdef void split(Grow* g, int node) noexcept nogil:
         g.sums[left * g.width + j] = g.left_sums[node * g.width + j]
         g.sums[right * g.width + j] = (g.sums[node * g.width + j]
                                        - g.left_sums[node * g.width + j])
+    if g.monotone != NULL:
+        bound_children(g, node)
 
 
 cdef void prepare_children(Grow* g, int parent) noexcept nogil:
@@ -513,7 +556,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     nodes,
                     uint64_t tree_seed=0,
                     double colsample_bynode=1.0,
-                    bint extra_trees=False):
+                    bint extra_trees=False,
+                    const signed char[:, ::1] monotone=None,
+                    double root_bound=INFINITY):
     """Grows one tree best-first on the first n_rows of rows (reordered by
     leaf, as the Python grower leaves them) and returns its number of nodes.
 
@@ -528,7 +573,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     entry per node in the order they were made, and `breadth_first`, their
     order in the model; its peak_histograms is set to the most histograms
     that were alive at once. colsample_bynode < 1 and extra_trees draw each
-    node's features and thresholds from tree_seed (node_draws)."""
+    node's features and thresholds from tree_seed (node_draws). monotone
+    (features, outputs: +1, -1, 0) bounds the nodes' values (the root's to
+    +-root_bound) into nodes.lower and nodes.upper (as many rows as nodes,
+    one column per output), as the Python loop does."""
     cdef Grow g
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
     cdef Py_ssize_t max_nodes = nodes.start.shape[0]
@@ -626,6 +674,22 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.bynode_fraction = colsample_bynode
     g.extra_trees = extra_trees
     g.n_all_features = n_all_features
+    cdef double[:, ::1] lower, upper
+    g.monotone = NULL
+    if monotone is not None:
+        lower, upper = nodes.lower, nodes.upper
+        if monotone.shape[0] != n_all_features or monotone.shape[1] != g.d \
+                or lower.shape[0] < max_nodes or upper.shape[0] < max_nodes \
+                or lower.shape[1] != g.d or upper.shape[1] != g.d:
+            raise ValueError(f"monotone must be ({n_all_features}, {g.d}) and the nodes' "
+                             f"bounds ({max_nodes}, {g.d})")
+        if not root_bound > 0:
+            raise ValueError(f"root_bound must be > 0, got {root_bound}")
+        g.monotone = &monotone[0, 0]
+        g.lower, g.upper = &lower[0, 0], &upper[0, 0]
+        for i in range(g.d):
+            g.lower[i] = -root_bound
+            g.upper[i] = root_bound
     g.free_slots = <int*> malloc(n_slots * sizeof(int))
     g.slot = <int*> malloc(max_nodes * sizeof(int))
     g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
@@ -638,11 +702,14 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.chosen = <unsigned char*> malloc(max(g.n_features, 1) * sizeof(unsigned char))
     g.node_features = <int*> malloc(max(g.n_features, 1) * sizeof(int))
     g.random_bins = <int*> malloc(max(n_all_features, 1) * sizeof(int))
+    g.left_values = <double*> malloc(g.d * sizeof(double))
+    g.right_values = <double*> malloc(g.d * sizeof(double))
     try:
         if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or g.split_gain == NULL
                 or g.split_bin == NULL or g.split_missing_left == NULL
                 or g.shrunk_parent == NULL or g.draws == NULL or g.sorted_draws == NULL
-                or g.chosen == NULL or g.node_features == NULL or g.random_bins == NULL):
+                or g.chosen == NULL or g.node_features == NULL or g.random_bins == NULL
+                or g.left_values == NULL or g.right_values == NULL):
             raise MemoryError()
         for i in range(n_slots):
             g.free_slots[i] = <int>(n_slots - 1 - i)
@@ -667,3 +734,5 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         free(g.chosen)
         free(g.node_features)
         free(g.random_bins)
+        free(g.left_values)
+        free(g.right_values)

@@ -30,7 +30,13 @@ cdef struct SplitContext:
 cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shrunk_parent,
                         Py_ssize_t n_outputs, Py_ssize_t hess_width, double hess_constant,
                         double lambda_l2, double lambda_l1, double min_samples_leaf,
-                        double min_child_weight) noexcept nogil
+                        double min_child_weight, const signed char* monotone,
+                        const double* lower, const double* upper) noexcept nogil
+
+cdef void clipped_leaf_values(const HIST_t* sums, Py_ssize_t n_outputs, Py_ssize_t hess_width,
+                              double hess_constant, double lambda_l2, double lambda_l1,
+                              const double* lower, const double* upper, HIST_t* shrunk,
+                              double* values) noexcept nogil
 
 cdef void search_features(const SplitContext* context,
                           const HIST_t* hist,

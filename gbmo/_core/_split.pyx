@@ -844,14 +844,31 @@ cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n
 cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shrunk_parent,
                         Py_ssize_t n_outputs, Py_ssize_t hess_width, double hess_constant,
                         double lambda_l2, double lambda_l1, double min_samples_leaf,
-                        double min_child_weight) noexcept nogil:
-    """The context of a dense search without bounds (shrunk_parent: width
-    scratch for the parent's shrunk sums when lambda_l1 > 0)."""
+                        double min_child_weight, const signed char* monotone,
+                        const double* lower, const double* upper) noexcept nogil:
+    """The context of a dense search (shrunk_parent: width scratch for the
+    parent's shrunk sums when lambda_l1 > 0), under monotone constraints
+    with the node's bounds when monotone is not NULL."""
+    cdef const HIST_t* scored = l1_shrunk(parent, n_outputs, n_outputs + hess_width + 1,
+                                          lambda_l1, shrunk_parent)
     init_context(context, parent, n_outputs, hess_width, hess_constant, lambda_l2, lambda_l1,
-                 min_samples_leaf, min_child_weight, 0, False, NULL, NULL)
-    context.parent_score = score(l1_shrunk(parent, n_outputs, n_outputs + hess_width + 1,
-                                           lambda_l1, shrunk_parent),
-                                 n_outputs, hess_width, hess_constant, lambda_l2)
+                 min_samples_leaf, min_child_weight, 0, False, lower, upper)
+    if monotone != NULL:
+        context.monotone = monotone
+        context.parent_score = bounded_score(scored, n_outputs, hess_width, hess_constant,
+                                             lambda_l2, lower, upper, NULL)
+    else:
+        context.parent_score = score(scored, n_outputs, hess_width, hess_constant, lambda_l2)
+
+
+cdef void clipped_leaf_values(const HIST_t* sums, Py_ssize_t n_outputs, Py_ssize_t hess_width,
+                              double hess_constant, double lambda_l2, double lambda_l1,
+                              const double* lower, const double* upper, HIST_t* shrunk,
+                              double* values) noexcept nogil:
+    """A node's leaf values -T(G) / (H + lambda), clipped to its bounds, into
+    values (shrunk: width scratch), as grower.TreeGrower._bounded_values."""
+    bounded_score(l1_shrunk(sums, n_outputs, n_outputs + hess_width + 1, lambda_l1, shrunk),
+                  n_outputs, hess_width, hess_constant, lambda_l2, lower, upper, values)
 
 
 cdef SplitContext _context(const HIST_t[::1] parent, Py_ssize_t n_outputs,
