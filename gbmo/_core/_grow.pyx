@@ -18,6 +18,7 @@ split. Waiting nodes are a binary heap on (largest gain, earliest made).
 from libc.math cimport INFINITY, nearbyint
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, qsort
+from cython.parallel cimport prange
 
 import numpy as np
 from numpy cimport int32_t, int64_t
@@ -90,6 +91,50 @@ cdef struct Waiting:
     int node
 
 
+cdef struct Search:
+    # one split search's scratch
+    double* split_gain               # all features
+    int* split_bin                   # all features
+    unsigned char* split_missing_left  # all features
+    HIST_t* shrunk_parent            # width
+    uint64_t* draws                  # all features
+    Draw* sorted_draws               # the tree's features
+    unsigned char* chosen            # the tree's features
+    int* node_features               # the tree's features
+    int* random_bins                 # all features
+
+
+cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features,
+                     Py_ssize_t width) noexcept nogil:
+    """Allocates s's buffers; False when one could not be."""
+    n_all_features = max(n_all_features, 1)
+    n_features = max(n_features, 1)
+    s.split_gain = <double*> malloc(n_all_features * sizeof(double))
+    s.split_bin = <int*> malloc(n_all_features * sizeof(int))
+    s.split_missing_left = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
+    s.shrunk_parent = <HIST_t*> malloc(width * sizeof(HIST_t))
+    s.draws = <uint64_t*> malloc(n_all_features * sizeof(uint64_t))
+    s.sorted_draws = <Draw*> malloc(n_features * sizeof(Draw))
+    s.chosen = <unsigned char*> malloc(n_features * sizeof(unsigned char))
+    s.node_features = <int*> malloc(n_features * sizeof(int))
+    s.random_bins = <int*> malloc(n_all_features * sizeof(int))
+    return not (s.split_gain == NULL or s.split_bin == NULL or s.split_missing_left == NULL
+                or s.shrunk_parent == NULL or s.draws == NULL or s.sorted_draws == NULL
+                or s.chosen == NULL or s.node_features == NULL or s.random_bins == NULL)
+
+
+cdef void free_search(Search* s) noexcept nogil:
+    free(s.split_gain)
+    free(s.split_bin)
+    free(s.split_missing_left)
+    free(s.shrunk_parent)
+    free(s.draws)
+    free(s.sorted_draws)
+    free(s.chosen)
+    free(s.node_features)
+    free(s.random_bins)
+
+
 cdef struct Grow:
     # the data, as the Python grower's
     const X_BINNED_t* X_binned
@@ -147,11 +192,6 @@ cdef struct Grow:
     uint64_t tree_seed
     double bynode_fraction
     bint extra_trees
-    uint64_t* draws                  # max(features, all features)
-    Draw* sorted_draws               # features
-    unsigned char* chosen            # features
-    int* node_features               # features
-    int* random_bins                 # all features
     Py_ssize_t n_all_features
     # monotone constraints (NULL: none): per feature and output -1, 0 or +1,
     # and each node's bounds on its values, per output
@@ -160,11 +200,8 @@ cdef struct Grow:
     double* upper
     double* left_values              # outputs
     double* right_values             # outputs
-    # per-search scratch
-    double* split_gain
-    int* split_bin
-    unsigned char* split_missing_left
-    HIST_t* shrunk_parent
+    # the scratch of two searches (a split's children are searched together)
+    Search searches[2]
     bint out_of_slots
 
 
@@ -314,42 +351,48 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
 
-cdef Py_ssize_t draw_node_features(Grow* g, int node) noexcept nogil:
+cdef Py_ssize_t draw_node_features(const Grow* g, int node, Search* s) noexcept nogil:
     """colsample_bynode: the features of the round(fraction x features)
-    smallest draws (at least one), ascending, into g.node_features; returns
+    smallest draws (at least one), ascending, into s.node_features; returns
     how many. As grower.TreeGrower._node_features."""
     cdef Py_ssize_t n = g.n_features, size, i
     cdef Py_ssize_t m = 0
     size = max(1, <Py_ssize_t>nearbyint(g.bynode_fraction * n))
-    fill_node_draws(g.tree_seed, node, 0, n, g.draws)
+    fill_node_draws(g.tree_seed, node, 0, n, s.draws)
     for i in range(n):
-        g.sorted_draws[i].value = g.draws[i]
-        g.sorted_draws[i].position = i
-        g.chosen[i] = 0
-    qsort(g.sorted_draws, n, sizeof(Draw), draw_order)
+        s.sorted_draws[i].value = s.draws[i]
+        s.sorted_draws[i].position = i
+        s.chosen[i] = 0
+    qsort(s.sorted_draws, n, sizeof(Draw), draw_order)
     for i in range(min(size, n)):
-        g.chosen[g.sorted_draws[i].position] = 1
+        s.chosen[s.sorted_draws[i].position] = 1
     for i in range(n):  # the tree's features are ascending
-        if g.chosen[i]:
-            g.node_features[m] = g.features[i]
+        if s.chosen[i]:
+            s.node_features[m] = g.features[i]
             m += 1
     return m
 
 
-cdef void draw_random_bins(Grow* g, int node) noexcept nogil:
+cdef void draw_random_bins(const Grow* g, int node, Search* s) noexcept nogil:
     """extra_trees: each feature's one threshold, between two of its value
-    bins, into g.random_bins. As grower.TreeGrower._find_split."""
+    bins, into s.random_bins. As grower.TreeGrower._find_split."""
     cdef Py_ssize_t f
     cdef uint64_t choices
-    fill_node_draws(g.tree_seed, node, 1, g.n_all_features, g.draws)
+    fill_node_draws(g.tree_seed, node, 1, g.n_all_features, s.draws)
     for f in range(g.n_all_features):
         choices = <uint64_t>max(g.n_bins_non_missing[f] - 1, 1)
-        g.random_bins[f] = <int>(g.draws[f] % choices)
+        s.random_bins[f] = <int>(s.draws[f] % choices)
 
 
-cdef void find_split(Grow* g, int node) noexcept nogil:
+cdef inline double search_work(const Grow* g) noexcept nogil:
+    return <double>g.n_hist_bins * g.width * g.n_features
+
+
+cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil:
     """node's best split (gain, feature, bin, missing side, left sums), kept
-    when its gain is positive and its gain per output above min_gain."""
+    when its gain is positive and its gain per output above min_gain. It
+    writes only node's entries, so two nodes may be searched at once with a
+    Search each."""
     cdef SplitContext context
     cdef HIST_t* histogram = histogram_of(g, node)
     cdef HIST_t* feature_hist
@@ -361,30 +404,30 @@ cdef void find_split(Grow* g, int node) noexcept nogil:
     cdef int f
     cdef double gain
     if g.bynode_fraction < 1.0:
-        n_features = draw_node_features(g, node)
-        features = g.node_features
+        n_features = draw_node_features(g, node, s)
+        features = s.node_features
     if g.extra_trees:
-        draw_random_bins(g, node)
-        random_bins = g.random_bins
-    dense_context(&context, g.sums + node * g.width, g.shrunk_parent, g.d, g.k,
+        draw_random_bins(g, node, s)
+        random_bins = s.random_bins
+    dense_context(&context, g.sums + node * g.width, s.shrunk_parent, g.d, g.k,
                   g.hess_constant, g.lambda_l2, g.lambda_l1, g.min_samples_leaf,
                   g.min_child_weight, g.monotone,
                   g.lower + node * g.d if g.monotone != NULL else NULL,
                   g.upper + node * g.d if g.monotone != NULL else NULL)
     search_features(&context, histogram, g.n_hist_bins, features, n_features,
-                    g.n_bins_non_missing, g.split_gain, g.split_bin, g.split_missing_left,
-                    threads_for(g, <double>g.n_hist_bins * g.width * n_features), random_bins)
-    best = best_feature_position(features, n_features, g.split_gain)
+                    g.n_bins_non_missing, s.split_gain, s.split_bin, s.split_missing_left,
+                    n_threads, random_bins)
+    best = best_feature_position(features, n_features, s.split_gain)
     if best < 0:
         return
     f = features[best]
-    gain = g.split_gain[f]
+    gain = s.split_gain[f]
     if gain <= 0 or gain / g.d <= g.min_gain:
         return
     g.gain[node] = gain
     g.feature[node] = f
-    g.bin[node] = g.split_bin[f]
-    g.missing_left[node] = g.split_missing_left[f]
+    g.bin[node] = s.split_bin[f]
+    g.missing_left[node] = s.split_missing_left[f]
     feature_hist = histogram + f * g.n_hist_bins * g.width
     sum_rows(feature_hist, g.bin[node] + 1, g.width, left_sums)
     if g.missing_left[node]:
@@ -410,9 +453,11 @@ cdef void bound_children(Grow* g, int node) noexcept nogil:
     if not constrained:
         return
     clipped_leaf_values(g.sums + left * g.width, g.d, g.k, g.hess_constant, g.lambda_l2,
-                        g.lambda_l1, lower, upper, g.shrunk_parent, g.left_values)
+                        g.lambda_l1, lower, upper, g.searches[0].shrunk_parent,
+                        g.left_values)
     clipped_leaf_values(g.sums + right * g.width, g.d, g.k, g.hess_constant, g.lambda_l2,
-                        g.lambda_l1, lower, upper, g.shrunk_parent, g.right_values)
+                        g.lambda_l1, lower, upper, g.searches[0].shrunk_parent,
+                        g.right_values)
     for j in range(g.d):
         middle = 0.5 * (g.left_values[j] + g.right_values[j])
         if direction[j] > 0:
@@ -476,12 +521,29 @@ cdef void prepare_children(Grow* g, int parent) noexcept nogil:
             build(g, right, True)
     if g.out_of_slots:
         return
+    search_children(g, left, right)
+    for i in range(2):
+        child = left if i == 0 else right
+        if g.gain[child] <= 0:
+            release(g, child)
+
+
+cdef void search_children(Grow* g, int left, int right) noexcept nogil:
+    """The best splits of the children that hold a histogram and may split;
+    when both do and each search is too small for all the threads, the two
+    run at once, a thread each (a one-output model's searches: 7 features x
+    256 bins)."""
+    cdef int i, child
+    cdef bint both = (g.slot[left] >= 0 and can_split(g, left)
+                      and g.slot[right] >= 0 and can_split(g, right))
+    if both and g.n_threads > 1 and threads_for(g, search_work(g)) == 1:
+        for i in prange(2, schedule="static", num_threads=2):
+            find_split(g, left if i == 0 else right, &g.searches[i], 1)
+        return
     for i in range(2):
         child = left if i == 0 else right
         if g.slot[child] >= 0 and can_split(g, child):
-            find_split(g, child)
-        if g.gain[child] <= 0:
-            release(g, child)
+            find_split(g, child, &g.searches[0], threads_for(g, search_work(g)))
 
 
 cdef void grow(Grow* g, Py_ssize_t n_rows) noexcept nogil:
@@ -495,7 +557,7 @@ cdef void grow(Grow* g, Py_ssize_t n_rows) noexcept nogil:
         gather(g, root)
         sum_rows(g.ordered, n_rows, g.width, g.sums)
     if g.slot[root] >= 0:
-        find_split(g, root)
+        find_split(g, root, &g.searches[0], threads_for(g, search_work(g)))
     if g.gain[root] > 0:
         push(g, root, order)
     while g.heap_size > 0 and n_leaves < g.max_leaves and not g.out_of_slots:
@@ -578,6 +640,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     +-root_bound) into nodes.lower and nodes.upper (as many rows as nodes,
     one column per output), as the Python loop does."""
     cdef Grow g
+    cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
     cdef Py_ssize_t max_nodes = nodes.start.shape[0]
     cdef Py_ssize_t n_slots = histograms.shape[0]
@@ -693,22 +756,12 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.free_slots = <int*> malloc(n_slots * sizeof(int))
     g.slot = <int*> malloc(max_nodes * sizeof(int))
     g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
-    g.split_gain = <double*> malloc(n_all_features * sizeof(double))
-    g.split_bin = <int*> malloc(n_all_features * sizeof(int))
-    g.split_missing_left = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
-    g.shrunk_parent = <HIST_t*> malloc(width * sizeof(HIST_t))
-    g.draws = <uint64_t*> malloc(max(n_all_features, 1) * sizeof(uint64_t))
-    g.sorted_draws = <Draw*> malloc(max(g.n_features, 1) * sizeof(Draw))
-    g.chosen = <unsigned char*> malloc(max(g.n_features, 1) * sizeof(unsigned char))
-    g.node_features = <int*> malloc(max(g.n_features, 1) * sizeof(int))
-    g.random_bins = <int*> malloc(max(n_all_features, 1) * sizeof(int))
+    searches_ready = (new_search(&g.searches[0], n_all_features, g.n_features, width)
+                      & new_search(&g.searches[1], n_all_features, g.n_features, width))
     g.left_values = <double*> malloc(g.d * sizeof(double))
     g.right_values = <double*> malloc(g.d * sizeof(double))
     try:
-        if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or g.split_gain == NULL
-                or g.split_bin == NULL or g.split_missing_left == NULL
-                or g.shrunk_parent == NULL or g.draws == NULL or g.sorted_draws == NULL
-                or g.chosen == NULL or g.node_features == NULL or g.random_bins == NULL
+        if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or not searches_ready
                 or g.left_values == NULL or g.right_values == NULL):
             raise MemoryError()
         for i in range(n_slots):
@@ -725,14 +778,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         free(g.free_slots)
         free(g.slot)
         free(g.heap)
-        free(g.split_gain)
-        free(g.split_bin)
-        free(g.split_missing_left)
-        free(g.shrunk_parent)
-        free(g.draws)
-        free(g.sorted_draws)
-        free(g.chosen)
-        free(g.node_features)
-        free(g.random_bins)
+        free_search(&g.searches[0])
+        free_search(&g.searches[1])
         free(g.left_values)
         free(g.right_values)
