@@ -24,7 +24,7 @@ from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
-from ._core._grow import grow_best_first, node_draws
+from ._core._grow import grow_best_first, node_bound, node_draws
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
@@ -225,7 +225,9 @@ class TreeGrower:
                     features[~self.by_row.by_row[features]])
         histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
-        capacity = min(params["hist_cache"], max(2, cache_bytes // histogram_bytes))
+        # never below the two histograms a split needs (its parent's, which the
+        # larger child takes over, and the smaller child's), in both loops
+        capacity = max(2, min(params["hist_cache"], cache_bytes // histogram_bytes))
         # the loop in Cython takes all but sparse X, sparse splits,
         # interaction constraints, categorical features, depth-wise or
         # symmetric growth
@@ -233,11 +235,10 @@ class TreeGrower:
                        and self.top_k is None and self.interaction_groups is None
                        and not categorical)
         if self.native:
-            # at most one histogram per leaf is alive, or two while the cache
-            # is smaller (a parent's and its child's, nothing left to evict)
-            self.capacity = max(capacity, 2)
+            # at most one histogram per leaf is alive
+            self.capacity = capacity
             self.histograms = workspace.histogram_block(
-                shape, min(self.capacity, params["max_leaves"] + 1))
+                shape, min(capacity, params["max_leaves"] + 1))
         else:
             self.pool = workspace.histogram_pool(shape, capacity)
         # categorical: {feature: the bin of each category rank} (gbmo.categorical);
@@ -601,8 +602,9 @@ class TreeGrower:
         params, workspace = self.params, self.workspace
         n_rows = workspace.reset_rows(self.row_sample)
         bounded = self.monotone is not None
-        nodes = GrownNodes(max(1, 2 * min(params["max_leaves"], n_rows) - 1), self.width,
-                           self.n_outputs if bounded else 0)
+        nodes = GrownNodes(node_bound(n_rows, params["max_leaves"], params["min_samples_leaf"],
+                                      params["max_depth"]),
+                           self.width, self.n_outputs if bounded else 0)
         entries = self.by_row
         row_wise = None if entries is None else (
             entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,

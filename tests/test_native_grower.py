@@ -92,6 +92,30 @@ def test_native_loop_grows_the_python_loops_trees(monkeypatch, case):
     np.testing.assert_array_equal(native.predict(X), python.predict(X))
 
 
+@pytest.mark.parametrize("cache", [1, 2, 3, 64])
+def test_native_loop_builds_and_subtracts_where_the_python_loop_does(monkeypatch, cache):
+    """Gradients spread over e^-12 to e^12 make float64 histogram sums
+    inexact, so a histogram built from rows and one subtracted from its
+    parent's differ in their last bits: the trees agree bit for bit only if
+    both loops subtract, build and evict at the same nodes (MSE's sums are
+    exact and cannot tell)."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.normal(size=(n, 6))
+    G = ((np.sin(X[:, :1]) + X[:, 1:3] * X[:, 2:3] + rng.normal(size=(n, 2)))
+         * np.exp(rng.uniform(-12, 12, size=(n, 1))))
+
+    def objective(y, raw):
+        return G + raw, np.ones((len(y), 1))
+
+    native, python = _train_both(
+        monkeypatch, {"objective": objective, "hist_cache": cache, "max_leaves": 64}, X,
+        np.zeros((n, 2)), 2)
+    for a, b in zip(native.trees, python.trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
 @pytest.mark.parametrize("objective, hessian_width", [("softmax", 3), ("sigmoid", 3)])
 def test_native_loop_with_per_output_hessians(monkeypatch, objective, hessian_width):
     """Classification losses give a hessian per output (k = d), which the
@@ -178,6 +202,10 @@ def test_grow_best_first_splits_a_small_problem():
     ({"histograms": np.empty((4, 2, 8, 3))}, "histograms must be"),
     ({"capacity": 1}, "capacity >= 2"),
     ({"nodes": grower.GrownNodes(3, 3)}, "nodes must hold 7 nodes"),
+    ({"min_samples_leaf": 0}, "min_samples_leaf >= 1"),
+    ({"skipped_bins": np.full(3, 8, np.int32)}, "skipped_bins\\[0\\] = 8 is beyond"),
+    ({"column_features": np.array([0, 3], np.int32)}, "column feature 3"),
+    ({"features": np.array([1, 0], np.int32)}, "not ascending"),
     ({"n_bins_non_missing": np.full(2, 7, np.int32)}, "one entry per feature"),
     ({"features": np.array([0, 5], np.int32)}, "feature 5"),
     ({"row_wise": (np.zeros(3, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8),

@@ -575,6 +575,18 @@ cdef void grow(Grow* g, Py_ssize_t n_rows) noexcept nogil:
                 push(g, child, order)
 
 
+def node_bound(Py_ssize_t n_rows, Py_ssize_t max_leaves, double min_samples_leaf,
+               Py_ssize_t max_depth):
+    """The most nodes a tree can have: 2 L - 1 for L leaves, at most
+    max_leaves, n_rows / min_samples_leaf (every leaf keeps that many rows
+    but the root's) and 2^max_depth (max_depth <= 0: none)."""
+    cdef Py_ssize_t leaves = max(1, min(max_leaves, <Py_ssize_t>(n_rows
+                                                                  / max(min_samples_leaf, 1.0))))
+    if 0 < max_depth < 62:
+        leaves = min(leaves, (<Py_ssize_t>1) << max_depth)
+    return 2 * leaves - 1
+
+
 cdef void breadth_first(const Grow* g, int* order) noexcept nogil:
     """order: the nodes breadth-first from the root (children after parents,
     the left child first), as the model numbers them."""
@@ -630,7 +642,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     histograms (n_slots, features, histogram bins, d + k + 1) with capacity
     the cache's bound (at least 2), skipped_bins (None: none), row_wise
     (None, or the RowEntries fields indptr, feature, bin, blocks, the
-    features wanted and the mean entries per row), max_depth (-1: none).
+    features wanted and the mean entries per row), max_depth (<= 0: none);
+    the features ascending.
     nodes (grower.GrownNodes) holds the arrays the nodes are written to, one
     entry per node in the order they were made, and `breadth_first`, their
     order in the model; its peak_histograms is set to the most histograms
@@ -642,7 +655,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
-    cdef Py_ssize_t max_nodes = nodes.start.shape[0]
+    cdef Py_ssize_t max_nodes = nodes.start.shape[0], needed
     cdef Py_ssize_t n_slots = histograms.shape[0]
     cdef Py_ssize_t n_all_features = X_binned.shape[0]
     cdef Py_ssize_t i
@@ -666,17 +679,30 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
             or n_slots < 2 or capacity < 2:
         raise ValueError(f"histograms must be (>= 2 slots, {n_all_features}, bins, {width}) "
                          "and capacity >= 2")
-    if max_leaves < 2 or max_nodes < max(1, 2 * min(max_leaves, n_rows) - 1) \
-            or sums.shape[1] != width or left_sums.shape[1] != width:
-        raise ValueError(f"nodes must hold {max(1, 2 * min(max_leaves, n_rows) - 1)} nodes "
-                         f"of {width} sums")
+    needed = node_bound(n_rows, max_leaves, min_samples_leaf, max_depth)
+    if max_leaves < 2 or min_samples_leaf < 1 or sums.shape[1] != width \
+            or left_sums.shape[1] != width or min(
+                len(getattr(nodes, name)) for name in (
+                    "start", "stop", "depth", "feature", "bin", "left", "right",
+                    "breadth_first", "sums", "left_sums", "gain", "missing_left")) < needed:
+        raise ValueError(f"nodes must hold {needed} nodes of {width} sums (max_leaves >= 2, "
+                         "min_samples_leaf >= 1)")
     if n_bins_non_missing.shape[0] != n_all_features or not 0 <= missing_bin < 256 \
             or (skipped_bins is not None and skipped_bins.shape[0] != n_all_features):
         raise ValueError("n_bins_non_missing and skipped_bins need one entry per feature")
     for i in range(features.shape[0]):
         if not 0 <= features[i] < n_all_features \
-                or not 0 <= n_bins_non_missing[features[i]] < histograms.shape[2]:
-            raise ValueError(f"feature {features[i]} or its bins are outside the histograms")
+                or not 0 <= n_bins_non_missing[features[i]] < histograms.shape[2] \
+                or (i > 0 and features[i] <= features[i - 1]):
+            raise ValueError(f"feature {features[i]} or its bins are outside the histograms, "
+                             "or the features are not ascending")
+    for i in range(column_features.shape[0]):
+        if not 0 <= column_features[i] < n_all_features:
+            raise ValueError(f"column feature {column_features[i]} is outside the histograms")
+    for i in range(n_all_features if skipped_bins is not None else 0):
+        if skipped_bins[i] >= histograms.shape[2]:
+            raise ValueError(f"skipped_bins[{i}] = {skipped_bins[i]} is beyond the "
+                             f"{histograms.shape[2]} bins of a histogram")
     g.X_binned = &X_binned[0, 0]
     g.row_stride = X_binned.shape[1]
     g.grad = &grad[0, 0]
@@ -715,7 +741,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.min_samples_leaf = min_samples_leaf
     g.min_child_weight = min_child_weight
     g.min_gain = min_gain
-    g.max_depth = max_depth if max_depth >= 0 else max_nodes
+    g.max_depth = max_depth if max_depth > 0 else max_nodes
     g.max_leaves = max_leaves
     g.n_threads = n_threads
     g.histograms = &histograms[0, 0, 0, 0]
@@ -742,10 +768,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     if monotone is not None:
         lower, upper = nodes.lower, nodes.upper
         if monotone.shape[0] != n_all_features or monotone.shape[1] != g.d \
-                or lower.shape[0] < max_nodes or upper.shape[0] < max_nodes \
+                or lower.shape[0] < needed or upper.shape[0] < needed \
                 or lower.shape[1] != g.d or upper.shape[1] != g.d:
             raise ValueError(f"monotone must be ({n_all_features}, {g.d}) and the nodes' "
-                             f"bounds ({max_nodes}, {g.d})")
+                             f"bounds ({needed}, {g.d})")
         if not root_bound > 0:
             raise ValueError(f"root_bound must be > 0, got {root_bound}")
         g.monotone = &monotone[0, 0]
