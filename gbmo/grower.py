@@ -229,11 +229,9 @@ class TreeGrower:
         # larger child takes over, and the smaller child's), in both loops
         capacity = max(2, min(params["hist_cache"], cache_bytes // histogram_bytes))
         # the loop in Cython takes all but sparse X, sparse splits,
-        # interaction constraints, categorical features, depth-wise or
-        # symmetric growth
+        # categorical features, depth-wise or symmetric growth
         self.native = (NATIVE_GROWTH and not self.mixed and params["growth"] == "bestfirst"
-                       and self.top_k is None and self.interaction_groups is None
-                       and not categorical)
+                       and self.top_k is None and not categorical)
         if self.native:
             # at most one histogram per leaf is alive
             self.capacity = capacity
@@ -592,6 +590,15 @@ class TreeGrower:
             self._grow_by_gain(root)
         return self._to_tree(root)
 
+    def _group_arguments(self):
+        """The interaction groups for grow_best_first: their features one
+        after the other (group_features) and where each starts (group_indptr)."""
+        if self.interaction_groups is None:
+            return {}
+        groups = [sorted(group) for group in self.interaction_groups]
+        return {"group_indptr": np.cumsum([0] + [len(g) for g in groups]).astype(np.int32),
+                "group_features": np.array([f for g in groups for f in g], dtype=np.int32)}
+
     def _root_bound(self):
         """The bound on the root's values under monotone constraints:
         max_delta_step when it is set (which runs on the same search)."""
@@ -620,7 +627,8 @@ class TreeGrower:
             params["max_leaves"], self.n_threads, nodes,
             tree_seed=0 if self.tree_seed is None else self.tree_seed,
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
-            monotone=self.monotone, root_bound=self._root_bound())
+            monotone=self.monotone, root_bound=self._root_bound(),
+            **self._group_arguments())
         order = nodes.breadth_first[:n_nodes]
         position = np.empty(n_nodes, dtype=NODE_DTYPE)
         position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)

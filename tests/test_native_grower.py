@@ -68,6 +68,16 @@ CASES = {
         {"monotone_constraints": [[1, 0, 0], [0, 0, 0], [0, -1, 1]] + [[0, 0, 0]] * 5,
          "tree_mode": "single_output", "lambda_l1": 1.0}, dict(n=1500, d=3)),
     "max_delta_step": ({"max_delta_step": 0.3, "learning_rate": 1.0}, dict(n=2000, d=2)),
+    "interaction constraints": ({"interaction_constraints": [[0, 1], [2, 3], [1, 4, 5]]},
+                                dict(n=2000, d=2, missing=0.2)),
+    "interaction constraints, colsample_bynode, monotone": (
+        {"interaction_constraints": [[0, 1, 2], [2, 3, 4]], "colsample_bynode": 0.6,
+         "monotone_constraints": [1, 0, 0, -1, 0, 0, 0, 0], "seed": 3}, dict(n=2000, d=2)),
+    "interaction constraints, features in no group": (
+        {"interaction_constraints": [[2, 3]]}, dict(n=2000, d=2)),
+    "interaction constraints, single-output trees": (
+        {"interaction_constraints": [[0, 3], [1, 2, 4]], "tree_mode": "single_output"},
+        dict(n=1500, d=2)),
     "extra_trees, colsample_bynode, bagging": (
         {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
         dict(n=2000, d=2, missing=0.2)),
@@ -206,6 +216,10 @@ def test_grow_best_first_splits_a_small_problem():
     ({"skipped_bins": np.full(3, 8, np.int32)}, "skipped_bins\\[0\\] = 8 is beyond"),
     ({"column_features": np.array([0, 3], np.int32)}, "column feature 3"),
     ({"features": np.array([1, 0], np.int32)}, "not ascending"),
+    ({"group_indptr": np.array([0, 2], np.int32), "group_features": np.array([0, 3], np.int32)},
+     "interaction group feature 3"),
+    ({"group_indptr": np.array([0, 3], np.int32), "group_features": np.array([0, 1], np.int32)},
+     "group_indptr must run"),
     ({"n_bins_non_missing": np.full(2, 7, np.int32)}, "one entry per feature"),
     ({"features": np.array([0, 5], np.int32)}, "feature 5"),
     ({"row_wise": (np.zeros(3, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8),

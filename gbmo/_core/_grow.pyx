@@ -101,7 +101,17 @@ cdef struct Search:
     Draw* sorted_draws               # the tree's features
     unsigned char* chosen            # the tree's features
     int* node_features               # the tree's features
+    int* allowed                     # the tree's features
+    uint64_t* allowed_bits           # a bit per feature (interaction constraints)
     int* random_bins                 # all features
+
+
+cdef inline Py_ssize_t bit_words(Py_ssize_t n_bits) noexcept nogil:
+    return (n_bits + 63) // 64
+
+
+cdef inline bint has_bit(const uint64_t* bits, Py_ssize_t i) noexcept nogil:
+    return (bits[i >> 6] >> (i & 63)) & 1
 
 
 cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features,
@@ -117,10 +127,13 @@ cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features
     s.sorted_draws = <Draw*> malloc(n_features * sizeof(Draw))
     s.chosen = <unsigned char*> malloc(n_features * sizeof(unsigned char))
     s.node_features = <int*> malloc(n_features * sizeof(int))
+    s.allowed = <int*> malloc(n_features * sizeof(int))
+    s.allowed_bits = <uint64_t*> malloc(bit_words(n_all_features) * sizeof(uint64_t))
     s.random_bins = <int*> malloc(n_all_features * sizeof(int))
     return not (s.split_gain == NULL or s.split_bin == NULL or s.split_missing_left == NULL
                 or s.shrunk_parent == NULL or s.draws == NULL or s.sorted_draws == NULL
-                or s.chosen == NULL or s.node_features == NULL or s.random_bins == NULL)
+                or s.chosen == NULL or s.node_features == NULL or s.allowed == NULL
+                or s.allowed_bits == NULL or s.random_bins == NULL)
 
 
 cdef void free_search(Search* s) noexcept nogil:
@@ -132,6 +145,8 @@ cdef void free_search(Search* s) noexcept nogil:
     free(s.sorted_draws)
     free(s.chosen)
     free(s.node_features)
+    free(s.allowed)
+    free(s.allowed_bits)
     free(s.random_bins)
 
 
@@ -188,6 +203,11 @@ cdef struct Grow:
     # waiting nodes
     Waiting* heap
     Py_ssize_t heap_size
+    # interaction constraints (n_groups 0: none): each group's features as
+    # bits, and each node's parent, whose features make its path
+    Py_ssize_t n_groups
+    uint64_t* group_bits             # n_groups x bit_words(all features)
+    int* parent
     # per-node draws (colsample_bynode < 1, extra_trees)
     uint64_t tree_seed
     double bynode_fraction
@@ -351,11 +371,46 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
 
-cdef Py_ssize_t draw_node_features(const Grow* g, int node, Search* s) noexcept nogil:
-    """colsample_bynode: the features of the round(fraction x features)
-    smallest draws (at least one), ascending, into s.node_features; returns
-    how many. As grower.TreeGrower._node_features."""
-    cdef Py_ssize_t n = g.n_features, size, i
+cdef Py_ssize_t allowed_features(const Grow* g, int node, Search* s) noexcept nogil:
+    """Interaction constraints: the tree's features that may join the ones
+    split on above node (its path), into s.allowed; returns how many. As
+    grower.TreeGrower._allowed_features: those of every group holding the
+    whole path, and a path of one feature may repeat it."""
+    cdef Py_ssize_t words = bit_words(g.n_all_features), group, w, i, m = 0
+    cdef int ancestor, first = g.feature[g.parent[node]]
+    cdef bint holds, one_feature = True
+    cdef const uint64_t* bits
+    for w in range(words):
+        s.allowed_bits[w] = 0
+    for group in range(g.n_groups):
+        bits = g.group_bits + group * words
+        holds = True
+        ancestor = g.parent[node]
+        while ancestor >= 0 and holds:
+            holds = has_bit(bits, g.feature[ancestor])
+            ancestor = g.parent[ancestor]
+        if holds:
+            for w in range(words):
+                s.allowed_bits[w] |= bits[w]
+    ancestor = g.parent[node]
+    while ancestor >= 0:
+        one_feature = one_feature and g.feature[ancestor] == first
+        ancestor = g.parent[ancestor]
+    if one_feature:
+        s.allowed_bits[first >> 6] |= (<uint64_t>1) << (first & 63)
+    for i in range(g.n_features):
+        if has_bit(s.allowed_bits, g.features[i]):
+            s.allowed[m] = g.features[i]
+            m += 1
+    return m
+
+
+cdef Py_ssize_t draw_node_features(const Grow* g, int node, const int* features,
+                                   Py_ssize_t n, Search* s) noexcept nogil:
+    """colsample_bynode: of features (n, ascending), those of the
+    round(fraction x n) smallest draws (at least one), ascending, into
+    s.node_features; returns how many. As grower.TreeGrower._node_features."""
+    cdef Py_ssize_t size, i
     cdef Py_ssize_t m = 0
     size = max(1, <Py_ssize_t>nearbyint(g.bynode_fraction * n))
     fill_node_draws(g.tree_seed, node, 0, n, s.draws)
@@ -366,9 +421,9 @@ cdef Py_ssize_t draw_node_features(const Grow* g, int node, Search* s) noexcept 
     qsort(s.sorted_draws, n, sizeof(Draw), draw_order)
     for i in range(min(size, n)):
         s.chosen[s.sorted_draws[i].position] = 1
-    for i in range(n):  # the tree's features are ascending
+    for i in range(n):
         if s.chosen[i]:
-            s.node_features[m] = g.features[i]
+            s.node_features[m] = features[i]
             m += 1
     return m
 
@@ -403,8 +458,11 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
     cdef Py_ssize_t best, j
     cdef int f
     cdef double gain
+    if g.n_groups > 0 and node > 0:
+        n_features = allowed_features(g, node, s)
+        features = s.allowed
     if g.bynode_fraction < 1.0:
-        n_features = draw_node_features(g, node, s)
+        n_features = draw_node_features(g, node, features, n_features, s)
         features = s.node_features
     if g.extra_trees:
         draw_random_bins(g, node, s)
@@ -481,6 +539,7 @@ cdef void split(Grow* g, int node) noexcept nogil:
     right = new_node(g, g.start[node] + n_left, g.stop[node], g.depth[node] + 1)
     g.left[node] = left
     g.right[node] = right
+    g.parent[left] = g.parent[right] = node
     for j in range(g.width):
         g.sums[left * g.width + j] = g.left_sums[node * g.width + j]
         g.sums[right * g.width + j] = (g.sums[node * g.width + j]
@@ -632,7 +691,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     double colsample_bynode=1.0,
                     bint extra_trees=False,
                     const signed char[:, ::1] monotone=None,
-                    double root_bound=INFINITY):
+                    double root_bound=INFINITY,
+                    const int[::1] group_indptr=None,
+                    const int[::1] group_features=None):
     """Grows one tree best-first on the first n_rows of rows (reordered by
     leaf, as the Python grower leaves them) and returns its number of nodes.
 
@@ -651,11 +712,13 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     node's features and thresholds from tree_seed (node_draws). monotone
     (features, outputs: +1, -1, 0) bounds the nodes' values (the root's to
     +-root_bound) into nodes.lower and nodes.upper (as many rows as nodes,
-    one column per output), as the Python loop does."""
+    one column per output), as the Python loop does. Interaction
+    constraints: group m holds the features group_features[group_indptr[m]:
+    group_indptr[m + 1]]."""
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
-    cdef Py_ssize_t max_nodes = nodes.start.shape[0], needed
+    cdef Py_ssize_t max_nodes = nodes.start.shape[0], needed, words, group
     cdef Py_ssize_t n_slots = histograms.shape[0]
     cdef Py_ssize_t n_all_features = X_binned.shape[0]
     cdef Py_ssize_t i
@@ -784,11 +847,34 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
     searches_ready = (new_search(&g.searches[0], n_all_features, g.n_features, width)
                       & new_search(&g.searches[1], n_all_features, g.n_features, width))
+    g.n_groups = 0
+    if group_indptr is not None:
+        g.n_groups = group_indptr.shape[0] - 1
+        if g.n_groups < 1 or group_features is None or group_indptr[0] != 0 \
+                or group_indptr[g.n_groups] != group_features.shape[0]:
+            raise ValueError("group_indptr must run from 0 to the length of group_features")
+        for i in range(group_features.shape[0]):
+            if not 0 <= group_features[i] < n_all_features:
+                raise ValueError(f"interaction group feature {group_features[i]} is not one "
+                                 f"of the {n_all_features} features")
+    words = bit_words(n_all_features)
+    g.group_bits = <uint64_t*> malloc(max(g.n_groups * words, 1) * sizeof(uint64_t))
+    g.parent = <int*> malloc(max_nodes * sizeof(int))
+    if g.group_bits != NULL:
+        for i in range(g.n_groups * words):
+            g.group_bits[i] = 0
+        for group in range(g.n_groups):
+            for i in range(group_indptr[group], group_indptr[group + 1]):
+                g.group_bits[group * words + (group_features[i] >> 6)] |= \
+                    (<uint64_t>1) << (group_features[i] & 63)
+    if g.parent != NULL:
+        g.parent[0] = -1
     g.left_values = <double*> malloc(g.d * sizeof(double))
     g.right_values = <double*> malloc(g.d * sizeof(double))
     try:
         if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or not searches_ready
-                or g.left_values == NULL or g.right_values == NULL):
+                or g.left_values == NULL or g.right_values == NULL or g.group_bits == NULL
+                or g.parent == NULL):
             raise MemoryError()
         for i in range(n_slots):
             g.free_slots[i] = <int>(n_slots - 1 - i)
@@ -808,3 +894,5 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         free_search(&g.searches[1])
         free(g.left_values)
         free(g.right_values)
+        free(g.group_bits)
+        free(g.parent)
