@@ -224,6 +224,14 @@ def test_grow_best_first_splits_a_small_problem():
     ({"features": np.array([0, 5], np.int32)}, "feature 5"),
     ({"row_wise": (np.zeros(3, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8),
                    np.array([0, 3], np.int32), np.ones(3, np.uint8), 0.0)}, "row_wise needs"),
+    ({"row_wise": (np.zeros(51, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8),
+                   np.array([0, 3], np.int32), np.ones(3, np.uint8), 0.0),
+      "skipped_bins": np.full(3, -1, np.int32)}, "feature 0 is built by row"),
+    ({"row_wise": (np.r_[0, np.ones(50, np.int64)], np.array([7], np.int32),
+                   np.zeros(1, np.uint8), np.array([0, 3], np.int32), np.ones(3, np.uint8), 0.0),
+      "skipped_bins": np.zeros(3, np.int32)}, "row_wise entry 0"),
+    ({"monotone": np.full((3, 2), 2, np.int8), "nodes": grower.GrownNodes(7, 3, 2)},
+     "-1, 0 or \\+1"),
 ])
 def test_grow_best_first_refuses_bad_arguments(change, message):
     arguments = {**_arguments(), **change}

@@ -789,9 +789,24 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     if row_wise is not None:
         indptr, entry_feature, entry_bin, feature_blocks, wanted = row_wise[:5]
         if indptr.shape[0] != X_binned.shape[1] + 1 or wanted.shape[0] != n_all_features \
-                or g.skipped_bins == NULL:
-            raise ValueError("row_wise needs an indptr entry per row plus one, a wanted flag "
-                             "per feature and skipped_bins")
+                or g.skipped_bins == NULL or indptr[0] != 0 \
+                or entry_feature.shape[0] != indptr[indptr.shape[0] - 1] \
+                or entry_bin.shape[0] != entry_feature.shape[0] \
+                or feature_blocks.shape[0] < 2 or feature_blocks[0] != 0 \
+                or feature_blocks[feature_blocks.shape[0] - 1] != n_all_features:
+            raise ValueError("row_wise needs an indptr entry per row plus one (from 0 to its "
+                             "entries), a wanted flag per feature, feature blocks from 0 to "
+                             "the features, and skipped_bins")
+        for i in range(1, indptr.shape[0]):
+            if indptr[i] < indptr[i - 1]:
+                raise ValueError("row_wise's indptr must not decrease")
+        for i in range(entry_feature.shape[0]):
+            if not 0 <= entry_feature[i] < n_all_features \
+                    or entry_bin[i] >= histograms.shape[2]:
+                raise ValueError(f"row_wise entry {i} is outside the histograms")
+        for i in range(n_all_features):
+            if wanted[i] and not 0 <= skipped_bins[i] < histograms.shape[2]:
+                raise ValueError(f"feature {i} is built by row but has no skipped bin")
         g.indptr = &indptr[0]
         g.entry_feature = &entry_feature[0] if entry_feature.shape[0] > 0 else NULL
         g.entry_bin = &entry_bin[0] if entry_bin.shape[0] > 0 else NULL
@@ -837,6 +852,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                              f"bounds ({needed}, {g.d})")
         if not root_bound > 0:
             raise ValueError(f"root_bound must be > 0, got {root_bound}")
+        for i in range(n_all_features * g.d):
+            if not -1 <= (&monotone[0, 0])[i] <= 1:
+                raise ValueError("monotone holds -1, 0 or +1 per feature and output")
         g.monotone = &monotone[0, 0]
         g.lower, g.upper = &lower[0, 0], &upper[0, 0]
         for i in range(g.d):
