@@ -124,6 +124,7 @@ class GrownNodes:
         self.right = np.empty(max_nodes, dtype=np.int32)
         self.breadth_first = np.empty(max_nodes, dtype=np.int32)
         self.peak_histograms = 0
+        self.widest_pass = 0  # the most nodes whose histograms one pass built
         # each node's bounds on its values, under monotone constraints
         self.lower = np.empty((max_nodes, bounded_outputs))
         self.upper = np.empty((max_nodes, bounded_outputs))
@@ -229,8 +230,8 @@ class TreeGrower:
         # larger child takes over, and the smaller child's), in both loops
         capacity = max(2, min(params["hist_cache"], cache_bytes // histogram_bytes))
         # the loop in Cython takes all but sparse X, sparse splits,
-        # categorical features, depth-wise or symmetric growth
-        self.native = (NATIVE_GROWTH and not self.mixed and params["growth"] == "bestfirst"
+        # categorical features and symmetric growth
+        self.native = (NATIVE_GROWTH and not self.mixed and not self.symmetric
                        and self.top_k is None and not categorical)
         if self.native:
             # at most one histogram per leaf is alive
@@ -628,6 +629,7 @@ class TreeGrower:
             tree_seed=0 if self.tree_seed is None else self.tree_seed,
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
             monotone=self.monotone, root_bound=self._root_bound(),
+            depthwise=params["growth"] == "depthwise", level_batch=self.level_batch,
             **self._group_arguments())
         order = nodes.breadth_first[:n_nodes]
         position = np.empty(n_nodes, dtype=NODE_DTYPE)

@@ -78,6 +78,15 @@ CASES = {
     "interaction constraints, single-output trees": (
         {"interaction_constraints": [[0, 3], [1, 2, 4]], "tree_mode": "single_output"},
         dict(n=1500, d=2)),
+    "depth-wise": ({"growth": "depthwise", "max_depth": 5, "max_leaves": 24},
+                   dict(n=3000, d=3, missing=0.1)),
+    "depth-wise, small cache, row-wise, goss": (
+        {"growth": "depthwise", "max_depth": 6, "max_leaves": 63, "hist_cache": 7,
+         "data_sample_strategy": "goss", "learning_rate": 0.5}, dict(n=3000, d=2, sparse_columns=3)),
+    "depth-wise, constraints, draws": (
+        {"growth": "depthwise", "max_depth": 4, "monotone_constraints": [1, 0, 0, -1, 0, 0, 0, 0],
+         "interaction_constraints": [[0, 1, 2], [2, 3, 4]], "colsample_bynode": 0.7,
+         "extra_trees": True, "seed": 9}, dict(n=2000, d=2)),
     "extra_trees, colsample_bynode, bagging": (
         {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
         dict(n=2000, d=2, missing=0.2)),
@@ -102,8 +111,10 @@ def test_native_loop_grows_the_python_loops_trees(monkeypatch, case):
     np.testing.assert_array_equal(native.predict(X), python.predict(X))
 
 
-@pytest.mark.parametrize("cache", [1, 2, 3, 64])
-def test_native_loop_builds_and_subtracts_where_the_python_loop_does(monkeypatch, cache):
+@pytest.mark.parametrize("growth", ["bestfirst", "depthwise"])
+@pytest.mark.parametrize("cache", [1, 2, 3, 7, 64])
+def test_native_loop_builds_and_subtracts_where_the_python_loop_does(monkeypatch, cache,
+                                                                     growth):
     """Gradients spread over e^-12 to e^12 make float64 histogram sums
     inexact, so a histogram built from rows and one subtracted from its
     parent's differ in their last bits: the trees agree bit for bit only if
@@ -119,8 +130,8 @@ def test_native_loop_builds_and_subtracts_where_the_python_loop_does(monkeypatch
         return G + raw, np.ones((len(y), 1))
 
     native, python = _train_both(
-        monkeypatch, {"objective": objective, "hist_cache": cache, "max_leaves": 64}, X,
-        np.zeros((n, 2)), 2)
+        monkeypatch, {"objective": objective, "hist_cache": cache, "max_leaves": 64,
+                      "growth": growth, "max_depth": 8}, X, np.zeros((n, 2)), 2)
     for a, b in zip(native.trees, python.trees):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
@@ -140,6 +151,26 @@ def test_native_loop_with_per_output_hessians(monkeypatch, objective, hessian_wi
     for a, b in zip(native.trees, python.trees):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+@pytest.mark.parametrize("growth, widest", [("bestfirst", 1), ("depthwise", 8)])
+def test_native_loop_builds_a_levels_histograms_in_one_pass(monkeypatch, growth, widest):
+    """Depth-wise growth splits a level's nodes together and builds their
+    children's histograms in one pass (8 at the fourth level of depth 5);
+    best-first builds one smaller child at a time while the parents keep
+    their histograms."""
+    widest_passes = []
+
+    def recording(*args, **options):
+        n_nodes = grow_best_first(*args, **options)
+        widest_passes.append(args[-1].widest_pass)
+        return n_nodes
+
+    monkeypatch.setattr(grower, "grow_best_first", recording)
+    X, Y = _data(20000, 2, seed=3)
+    gbmo.train({"verbosity": 0, "growth": growth, "max_depth": 5, "max_leaves": 32,
+                "min_samples_leaf": 5}, gbmo.Dataset(X, Y), 2)
+    assert max(widest_passes) == widest
 
 
 def test_native_loop_splits_the_earlier_node_on_equal_gains(monkeypatch):

@@ -24,8 +24,9 @@ import numpy as np
 from numpy cimport int32_t, int64_t
 
 from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
-from ._histogram cimport (build_feature_histograms, build_row_wise_histograms, gather_rows,
-                          subtract_feature_histograms, sum_rows)
+from ._histogram cimport (build_feature_histograms, build_nodes_histograms,
+                          build_row_wise_histograms, gather_rows, subtract_feature_histograms,
+                          sum_rows)
 from ._partition cimport partition_rows, threshold_sides
 from ._split cimport (SplitContext, best_feature_position, clipped_leaf_values, dense_context,
                       search_features)
@@ -86,6 +87,7 @@ cdef int draw_order(const void* a, const void* b) noexcept nogil:
 
 
 cdef struct Waiting:
+    int depth
     double gain
     Py_ssize_t order
     int node
@@ -186,6 +188,7 @@ cdef struct Grow:
     Py_ssize_t hist_size, n_hist_bins, capacity
     int* free_slots
     Py_ssize_t n_free, n_alive, peak_alive
+    Py_ssize_t widest_pass           # the most nodes whose histograms were built in one pass
     # nodes
     Py_ssize_t n_nodes
     Py_ssize_t* start
@@ -203,6 +206,18 @@ cdef struct Grow:
     # waiting nodes
     Waiting* heap
     Py_ssize_t heap_size
+    # depth-wise growth: a level's nodes first, and up to level_batch of them
+    # split together, their children's histograms built in one pass
+    bint depthwise
+    Py_ssize_t level_batch
+    int* batch                       # level_batch
+    int* to_build                    # 2 level_batch
+    int* subtracted                  # level_batch: parents whose larger child subtracts
+    ROW_t** node_rows                # 2 level_batch, for build_nodes_histograms
+    Py_ssize_t* node_counts
+    G_H_t** node_ordered
+    HIST_t** node_totals
+    HIST_t** node_hists
     # interaction constraints (n_groups 0: none): each group's features as
     # bits, and each node's parent, whose features make its path
     Py_ssize_t n_groups
@@ -255,21 +270,25 @@ cdef int new_node(Grow* g, Py_ssize_t start, Py_ssize_t stop, int depth) noexcep
     return node
 
 
-# -- waiting nodes: a binary heap, the largest gain first, then the earliest --
-cdef inline bint comes_before(const Waiting* a, const Waiting* b) noexcept nogil:
+# -- waiting nodes: a binary heap, the largest gain first (depth-wise: the
+# shallowest, then the largest gain), then the earliest --------------------------
+cdef inline bint comes_before(const Grow* g, const Waiting* a, const Waiting* b) noexcept nogil:
+    if g.depthwise and a.depth != b.depth:
+        return a.depth < b.depth
     return a.gain > b.gain or (a.gain == b.gain and a.order < b.order)
 
 
 cdef void push(Grow* g, int node, Py_ssize_t order) noexcept nogil:
     cdef Py_ssize_t i = g.heap_size, parent
     cdef Waiting entry
+    entry.depth = g.depth[node]
     entry.gain = g.gain[node]
     entry.order = order
     entry.node = node
     g.heap_size += 1
     while i > 0:
         parent = (i - 1) >> 1
-        if not comes_before(&entry, &g.heap[parent]):
+        if not comes_before(g, &entry, &g.heap[parent]):
             break
         g.heap[i] = g.heap[parent]
         i = parent
@@ -286,9 +305,9 @@ cdef int pop(Grow* g) noexcept nogil:
         child = 2 * i + 1
         if child >= g.heap_size:
             break
-        if child + 1 < g.heap_size and comes_before(&g.heap[child + 1], &g.heap[child]):
+        if child + 1 < g.heap_size and comes_before(g, &g.heap[child + 1], &g.heap[child]):
             child += 1
-        if not comes_before(&g.heap[child], &last):
+        if not comes_before(g, &g.heap[child], &last):
             break
         g.heap[i] = g.heap[child]
         i = child
@@ -307,14 +326,18 @@ cdef void release(Grow* g, int node) noexcept nogil:
 
 
 cdef bint evict_one(Grow* g) noexcept nogil:
-    """Frees the histogram of the waiting node with the smallest gain (the
-    least likely to split next); False when no waiting node holds one."""
+    """Frees the histogram of the waiting node least likely to split next
+    (the smallest gain; depth-wise, of the deepest level); False when no
+    waiting node holds one."""
     cdef Py_ssize_t i
-    cdef int chosen = -1
+    cdef int chosen = -1, node
     for i in range(g.heap_size):
-        if g.slot[g.heap[i].node] >= 0 and (
-                chosen < 0 or g.heap[i].gain < g.gain[chosen]):
-            chosen = g.heap[i].node
+        node = g.heap[i].node
+        if g.slot[node] >= 0 and (
+                chosen < 0 or (g.depthwise and g.depth[node] > g.depth[chosen])
+                or ((not g.depthwise or g.depth[node] == g.depth[chosen])
+                    and g.gain[node] < g.gain[chosen])):
+            chosen = node
     if chosen < 0:
         return False
     release(g, chosen)
@@ -548,43 +571,102 @@ cdef void split(Grow* g, int node) noexcept nogil:
         bound_children(g, node)
 
 
-cdef void prepare_children(Grow* g, int parent) noexcept nogil:
-    """The children's histograms (the smaller built, the larger the parent's
-    minus it while the parent holds one), then their best splits."""
-    cdef int left = g.left[parent], right = g.right[parent]
-    cdef int small = left, large = right, child
-    cdef bint left_splits = can_split(g, left), right_splits = can_split(g, right)
-    cdef int i
-    if not left_splits and not right_splits:
-        release(g, parent)
+cdef void build_all(Grow* g, const int* nodes, Py_ssize_t n) noexcept nogil:
+    """Several nodes' histograms (their sums known): one parallel pass over
+    every (node, feature) pair, so that a level's small nodes keep every
+    thread busy. As grower.TreeGrower._build_all."""
+    cdef Py_ssize_t m, count, offset = 0
+    cdef int node
+    make_room(g, n)
+    g.widest_pass = max(g.widest_pass, n)
+    if n == 1:
+        build(g, nodes[0], True)
         return
-    if g.stop[left] - g.start[left] > g.stop[right] - g.start[right]:
-        small, large = right, left
-    if g.slot[parent] >= 0 and can_split(g, large):
-        make_room(g, 1)
-        build(g, small, True)
-        g.slot[large] = g.slot[parent]
-        g.slot[parent] = -1
-        if g.slot[small] >= 0:
-            subtract_feature_histograms(histogram_of(g, large), histogram_of(g, small),
-                                        g.features, g.n_features, g.n_hist_bins * g.width,
-                                        histogram_of(g, large),
-                                        threads_for(g, <double>g.n_hist_bins * g.width
-                                                    * g.n_features))
+    for m in range(n):
+        node = nodes[m]
+        if not take_slot(g, node):
+            return
+        count = g.stop[node] - g.start[node]
+        gather_rows(g.grad, g.hess, g.d, g.k, g.rows + g.start[node], count,
+                    g.ordered + offset * g.width, threads_for(g, count * g.width))
+        g.node_rows[m] = g.rows + g.start[node]
+        g.node_counts[m] = count
+        g.node_ordered[m] = g.ordered + offset * g.width
+        g.node_totals[m] = g.sums + node * g.width
+        g.node_hists[m] = histogram_of(g, node)
+        offset += count
+    build_nodes_histograms(g.X_binned, g.row_stride, g.node_rows, g.node_counts,
+                           g.node_ordered, g.node_totals, g.node_hists, n,
+                           g.column_features, g.n_column_features, NULL, g.skipped_bins,
+                           g.n_hist_bins, g.width,
+                           threads_for(g, <double>offset * g.width * g.n_column_features))
+    if g.indptr != NULL:
+        for m in range(n):
+            build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
+                                      g.n_blocks, g.wanted, g.skipped_bins, g.node_rows[m],
+                                      g.node_counts[m], g.node_ordered[m], g.node_totals[m],
+                                      g.node_hists[m], g.n_hist_bins, g.width,
+                                      threads_for(g, g.node_counts[m] * g.width
+                                                  * g.mean_entries_per_row))
+
+
+cdef inline void smaller_larger(const Grow* g, int parent, int* small, int* large) noexcept nogil:
+    cdef int left = g.left[parent], right = g.right[parent]
+    if g.stop[left] - g.start[left] <= g.stop[right] - g.start[right]:
+        small[0], large[0] = left, right
     else:
-        release(g, parent)
-        make_room(g, left_splits + right_splits)
-        if left_splits:
-            build(g, left, True)
-        if right_splits:
-            build(g, right, True)
+        small[0], large[0] = right, left
+
+
+cdef void prepare_children(Grow* g, const int* parents, Py_ssize_t n) noexcept nogil:
+    """The histograms of the children that may split (the smaller built, the
+    larger its parent's minus it while the parent holds one; all built in
+    one pass), then their best splits. As grower.TreeGrower._prepare_children."""
+    cdef Py_ssize_t m, n_build = 0, n_subtracted = 0
+    cdef int parent, left, right, small, large, child
+    cdef bint left_splits, right_splits
+    for m in range(n):
+        parent = parents[m]
+        left, right = g.left[parent], g.right[parent]
+        left_splits, right_splits = can_split(g, left), can_split(g, right)
+        if not left_splits and not right_splits:
+            release(g, parent)
+            continue
+        smaller_larger(g, parent, &small, &large)
+        if g.slot[parent] >= 0 and can_split(g, large):
+            g.to_build[n_build] = small
+            n_build += 1
+            g.subtracted[n_subtracted] = parent
+            n_subtracted += 1
+        else:
+            release(g, parent)
+            if left_splits:
+                g.to_build[n_build] = left
+                n_build += 1
+            if right_splits:
+                g.to_build[n_build] = right
+                n_build += 1
+    if n_build > 0:
+        build_all(g, g.to_build, n_build)
     if g.out_of_slots:
         return
-    search_children(g, left, right)
-    for i in range(2):
-        child = left if i == 0 else right
-        if g.gain[child] <= 0:
-            release(g, child)
+    for m in range(n_subtracted):
+        parent = g.subtracted[m]
+        smaller_larger(g, parent, &small, &large)
+        g.slot[large] = g.slot[parent]
+        g.slot[parent] = -1
+        subtract_feature_histograms(histogram_of(g, large), histogram_of(g, small),
+                                    g.features, g.n_features, g.n_hist_bins * g.width,
+                                    histogram_of(g, large),
+                                    threads_for(g, <double>g.n_hist_bins * g.width
+                                                * g.n_features))
+    for m in range(n):
+        left, right = g.left[parents[m]], g.right[parents[m]]
+        search_children(g, left, right)
+        if g.gain[left] <= 0:
+            release(g, left)
+        if g.gain[right] <= 0:
+            release(g, right)
 
 
 cdef void search_children(Grow* g, int left, int right) noexcept nogil:
@@ -607,8 +689,8 @@ cdef void search_children(Grow* g, int left, int right) noexcept nogil:
 
 cdef void grow(Grow* g, Py_ssize_t n_rows) noexcept nogil:
     cdef int root = new_node(g, 0, n_rows, 0)
-    cdef int node, child
-    cdef Py_ssize_t order = 0, n_leaves = 1
+    cdef int child
+    cdef Py_ssize_t order = 0, n_leaves = 1, n_batch, m
     cdef int i
     if can_split(g, root):
         build(g, root, False)
@@ -620,18 +702,28 @@ cdef void grow(Grow* g, Py_ssize_t n_rows) noexcept nogil:
     if g.gain[root] > 0:
         push(g, root, order)
     while g.heap_size > 0 and n_leaves < g.max_leaves and not g.out_of_slots:
-        node = pop(g)
-        split(g, node)
-        n_leaves += 1
+        g.batch[0] = pop(g)
+        n_batch = 1
+        # depth-wise: the level's next nodes join, as many as the cache allows
+        while (n_batch < g.level_batch and g.heap_size > 0
+               and g.depth[g.heap[0].node] == g.depth[g.batch[0]]
+               and n_leaves + n_batch < g.max_leaves):
+            g.batch[n_batch] = pop(g)
+            n_batch += 1
+        for m in range(n_batch):
+            split(g, g.batch[m])
+        n_leaves += n_batch
         if n_leaves < g.max_leaves:
-            prepare_children(g, node)
+            prepare_children(g, g.batch, n_batch)
         else:
-            release(g, node)
-        for i in range(2):
-            child = g.left[node] if i == 0 else g.right[node]
-            if g.gain[child] > 0:
-                order += 1
-                push(g, child, order)
+            for m in range(n_batch):
+                release(g, g.batch[m])
+        for m in range(n_batch):
+            for i in range(2):
+                child = g.left[g.batch[m]] if i == 0 else g.right[g.batch[m]]
+                if g.gain[child] > 0:
+                    order += 1
+                    push(g, child, order)
 
 
 def node_bound(Py_ssize_t n_rows, Py_ssize_t max_leaves, double min_samples_leaf,
@@ -693,7 +785,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     const signed char[:, ::1] monotone=None,
                     double root_bound=INFINITY,
                     const int[::1] group_indptr=None,
-                    const int[::1] group_features=None):
+                    const int[::1] group_features=None,
+                    bint depthwise=False,
+                    Py_ssize_t level_batch=1):
     """Grows one tree best-first on the first n_rows of rows (reordered by
     leaf, as the Python grower leaves them) and returns its number of nodes.
 
@@ -708,13 +802,15 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     nodes (grower.GrownNodes) holds the arrays the nodes are written to, one
     entry per node in the order they were made, and `breadth_first`, their
     order in the model; its peak_histograms is set to the most histograms
-    that were alive at once. colsample_bynode < 1 and extra_trees draw each
+    that were alive at once, its widest_pass to the most nodes whose
+    histograms one pass built. colsample_bynode < 1 and extra_trees draw each
     node's features and thresholds from tree_seed (node_draws). monotone
     (features, outputs: +1, -1, 0) bounds the nodes' values (the root's to
     +-root_bound) into nodes.lower and nodes.upper (as many rows as nodes,
     one column per output), as the Python loop does. Interaction
     constraints: group m holds the features group_features[group_indptr[m]:
-    group_indptr[m + 1]]."""
+    group_indptr[m + 1]]. depthwise splits a level before the next, up to
+    level_batch nodes of it at once."""
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
@@ -827,7 +923,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.hist_size = histograms.shape[1] * histograms.shape[2] * width
     g.capacity = capacity
     g.n_free = n_slots
-    g.n_alive = g.peak_alive = 0
+    g.n_alive = g.peak_alive = g.widest_pass = 0
     g.n_nodes = 0
     g.start, g.stop, g.depth = &start[0], &stop[0], &depth[0]
     g.sums, g.left_sums = &sums[0, 0], &left_sums[0, 0]
@@ -887,12 +983,26 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     (<uint64_t>1) << (group_features[i] & 63)
     if g.parent != NULL:
         g.parent[0] = -1
+    if level_batch < 1:
+        raise ValueError(f"level_batch must be >= 1, got {level_batch}")
+    g.depthwise = depthwise
+    g.level_batch = min(level_batch, max_nodes)
+    g.batch = <int*> malloc(g.level_batch * sizeof(int))
+    g.to_build = <int*> malloc(2 * g.level_batch * sizeof(int))
+    g.subtracted = <int*> malloc(g.level_batch * sizeof(int))
+    g.node_rows = <ROW_t**> malloc(2 * g.level_batch * sizeof(ROW_t*))
+    g.node_counts = <Py_ssize_t*> malloc(2 * g.level_batch * sizeof(Py_ssize_t))
+    g.node_ordered = <G_H_t**> malloc(2 * g.level_batch * sizeof(G_H_t*))
+    g.node_totals = <HIST_t**> malloc(2 * g.level_batch * sizeof(HIST_t*))
+    g.node_hists = <HIST_t**> malloc(2 * g.level_batch * sizeof(HIST_t*))
     g.left_values = <double*> malloc(g.d * sizeof(double))
     g.right_values = <double*> malloc(g.d * sizeof(double))
     try:
         if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or not searches_ready
                 or g.left_values == NULL or g.right_values == NULL or g.group_bits == NULL
-                or g.parent == NULL):
+                or g.parent == NULL or g.batch == NULL or g.to_build == NULL
+                or g.subtracted == NULL or g.node_rows == NULL or g.node_counts == NULL
+                or g.node_ordered == NULL or g.node_totals == NULL or g.node_hists == NULL):
             raise MemoryError()
         for i in range(n_slots):
             g.free_slots[i] = <int>(n_slots - 1 - i)
@@ -903,6 +1013,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
             raise RuntimeError(f"growing a tree needed more than the {n_slots} histograms "
                                "allotted to it")
         nodes.peak_histograms = g.peak_alive
+        nodes.widest_pass = g.widest_pass
         return g.n_nodes
     finally:
         free(g.free_slots)
@@ -914,3 +1025,11 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         free(g.right_values)
         free(g.group_bits)
         free(g.parent)
+        free(g.batch)
+        free(g.to_build)
+        free(g.subtracted)
+        free(g.node_rows)
+        free(g.node_counts)
+        free(g.node_ordered)
+        free(g.node_totals)
+        free(g.node_hists)

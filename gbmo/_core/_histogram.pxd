@@ -62,3 +62,11 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_
                                     Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                     Py_ssize_t width, int n_threads) noexcept nogil
+
+cdef void build_nodes_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+                                 ROW_t** node_rows, const Py_ssize_t* node_counts,
+                                 G_H_t** node_ordered, HIST_t** node_totals,
+                                 HIST_t** node_hists, Py_ssize_t n_nodes, const int* features,
+                                 Py_ssize_t n_features, const int* columns,
+                                 const int* skipped_bins, Py_ssize_t n_bins, Py_ssize_t width,
+                                 int n_threads) noexcept nogil

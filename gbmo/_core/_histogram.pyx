@@ -10,6 +10,7 @@ vectorises. Features are independent, so threads split them without
 contention (layout measured in benchmarks/README.md).
 """
 from cython.parallel cimport prange
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 from numpy cimport int32_t, int64_t
@@ -223,6 +224,28 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                                  &hist[0, 0, 0], hist.shape[1], hist.shape[2], n_threads)
 
 
+cdef void build_nodes_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+                                 ROW_t** node_rows, const Py_ssize_t* node_counts,
+                                 G_H_t** node_ordered, HIST_t** node_totals,
+                                 HIST_t** node_hists, Py_ssize_t n_nodes, const int* features,
+                                 Py_ssize_t n_features, const int* columns,
+                                 const int* skipped_bins, Py_ssize_t n_bins, Py_ssize_t width,
+                                 int n_threads) noexcept nogil:
+    """build_histograms_of_nodes on raw pointers: node m's rows, gathered
+    gradients, sums (for skipped bins) and histogram at node_rows[m],
+    node_ordered[m], node_totals[m] and node_hists[m]."""
+    cdef Py_ssize_t pair, m, i, f, c, skipped
+    for pair in prange(n_nodes * n_features, schedule="dynamic", num_threads=n_threads,
+                       use_threads_if=n_threads > 1):
+        m = pair // n_features
+        i = pair % n_features
+        f = features[i]
+        c = columns[i] if columns != NULL else f
+        skipped = skipped_bins[f] if skipped_bins != NULL else -1
+        accumulate(X_binned + c * row_stride, node_rows[m], node_counts[m], node_ordered[m],
+                   width, n_bins, skipped, node_totals[m], node_hists[m] + f * n_bins * width)
+
+
 def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
                               const ROW_t[::1] rows,
                               const Py_ssize_t[::1] node_offsets,
@@ -238,32 +261,46 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
     thread busy. Node m's rows are rows[node_offsets[m]:node_offsets[m + 1]] and
     its gathered gradients the same rows of ordered; its histogram is hists[m].
     columns and skipped_bins: as in build_histograms, with totals[m] node m's sums."""
-    cdef Py_ssize_t n_features = features.shape[0]
-    cdef Py_ssize_t n_bins = hists.shape[2]
+    cdef Py_ssize_t n_nodes = hists.shape[0], m
     cdef Py_ssize_t width = hists.shape[3]
-    cdef Py_ssize_t pair, m, f, first, c, skipped = -1
-    cdef bint remapped = columns is not None
-    cdef bint skipping = skipped_bins is not None
-    check_skipped_bins(skipped_bins, totals, hists.shape[1], n_bins, width, hists.shape[0])
-    if n_features == 0 or hists.shape[0] == 0:
+    check_skipped_bins(skipped_bins, totals, hists.shape[1], hists.shape[2], width, n_nodes)
+    if features.shape[0] == 0 or n_nodes == 0:
         return
     if rows.shape[0] == 0:
         hists[:, :, :, :] = 0.0
         return
-    for pair in prange(hists.shape[0] * n_features, nogil=True, schedule="dynamic",
-                       num_threads=n_threads, use_threads_if=n_threads > 1):
-        m = pair // n_features
-        c = pair % n_features
-        f = features[c]
-        if not remapped:
-            c = f
-        else:
-            c = columns[c]
-        first = node_offsets[m]
-        skipped = skipped_bins[f] if skipping else -1
-        accumulate(&X_binned[c, 0], &rows[0] + first, node_offsets[m + 1] - first,
-                   &ordered[0, 0] + first * width, width, n_bins, skipped,
-                   &totals[m, 0] if skipping else NULL, &hists[m, f, 0, 0])
+    if node_offsets.shape[0] != n_nodes + 1 or node_offsets[0] != 0 \
+            or node_offsets[n_nodes] != rows.shape[0]:
+        raise ValueError(f"node_offsets must run from 0 to the {rows.shape[0]} rows in "
+                         f"{n_nodes} steps")
+    node_rows = <ROW_t**> malloc(n_nodes * sizeof(ROW_t*))
+    node_counts = <Py_ssize_t*> malloc(n_nodes * sizeof(Py_ssize_t))
+    node_ordered = <G_H_t**> malloc(n_nodes * sizeof(G_H_t*))
+    node_totals = <HIST_t**> malloc(n_nodes * sizeof(HIST_t*))
+    node_hists = <HIST_t**> malloc(n_nodes * sizeof(HIST_t*))
+    try:
+        if (node_rows == NULL or node_counts == NULL or node_ordered == NULL
+                or node_totals == NULL or node_hists == NULL):
+            raise MemoryError()
+        for m in range(n_nodes):
+            node_rows[m] = <ROW_t*> &rows[0] + node_offsets[m]
+            node_counts[m] = node_offsets[m + 1] - node_offsets[m]
+            node_ordered[m] = <G_H_t*> &ordered[0, 0] + node_offsets[m] * width
+            node_totals[m] = <HIST_t*> &totals[m, 0] if skipped_bins is not None else NULL
+            node_hists[m] = &hists[m, 0, 0, 0]
+        with nogil:
+            build_nodes_histograms(&X_binned[0, 0], X_binned.shape[1], node_rows, node_counts,
+                                   node_ordered, node_totals, node_hists, n_nodes,
+                                   &features[0], features.shape[0],
+                                   &columns[0] if columns is not None else NULL,
+                                   &skipped_bins[0] if skipped_bins is not None else NULL,
+                                   hists.shape[2], width, n_threads)
+    finally:
+        free(node_rows)
+        free(node_counts)
+        free(node_ordered)
+        free(node_totals)
+        free(node_hists)
 
 
 cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
