@@ -1,7 +1,7 @@
 """The best-first loop in Cython against the Python loop, and LightGBM beside
 them, on small and middling problems where the loop's overhead shows.
 
-    python benchmarks/bench_grower.py [--threads 1 2] [--repeats 3]
+    python benchmarks/bench_grower.py [--threads 1 2] [--repeats 3] [--depthwise]
 
 Each shape trains, interleaved in this process, gbmo with the loop in Cython
 (_core/_grow.pyx), gbmo with the Python loop (grower.NATIVE_GROWTH = False),
@@ -10,6 +10,7 @@ user would; gbmo's tree_mode="single_output" where the shape says so).
 31 leaves, 255 bins, min 20 rows per leaf, learning rate 0.1; binning and
 Dataset construction included (as a user pays them). The best of --repeats;
 prints seconds and the ratios python / native and native / LightGBM.
+--depthwise grows level by level to depth 5 (LightGBM: max_depth 5, 31 leaves).
 """
 import argparse
 import time
@@ -34,23 +35,25 @@ def make_data(n_rows, n_features, n_outputs, seed=0):
     return X, Y
 
 
-def time_gbmo(X, Y, rounds, threads, tree_mode, native):
+def time_gbmo(X, Y, rounds, threads, tree_mode, native, growth):
     import gbmo
     from gbmo import grower
 
     grower.NATIVE_GROWTH = native
     params = {"verbosity": 0, "n_threads": threads, "max_leaves": 31, "max_bins": 255,
-              "min_samples_leaf": 20, "learning_rate": 0.1, "tree_mode": tree_mode}
+              "min_samples_leaf": 20, "learning_rate": 0.1, "tree_mode": tree_mode,
+              "growth": growth, "max_depth": 5 if growth == "depthwise" else -1}
     start = time.perf_counter()
     gbmo.train(params, gbmo.Dataset(X, Y), rounds)
     return time.perf_counter() - start
 
 
-def time_lightgbm(X, Y, rounds, threads):
+def time_lightgbm(X, Y, rounds, threads, growth):
     import lightgbm
 
     params = {"verbosity": -1, "num_threads": threads, "num_leaves": 31, "max_bin": 255,
-              "min_data_in_leaf": 20, "learning_rate": 0.1}
+              "min_data_in_leaf": 20, "learning_rate": 0.1,
+              "max_depth": 5 if growth == "depthwise" else -1}
     start = time.perf_counter()
     for j in range(Y.shape[1]):
         lightgbm.train(params, lightgbm.Dataset(X, Y[:, j]), rounds)
@@ -61,7 +64,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--depthwise", action="store_true")
     args = parser.parse_args()
+    growth = "depthwise" if args.depthwise else "bestfirst"
     print(f"{'rows':>7} {'feat':>4} {'out':>3} {'rounds':>6} {'mode':>13} {'thr':>3} "
           f"{'native s':>8} {'python s':>8} {'LightGBM s':>10} {'py / nat':>8} "
           f"{'nat / LGB':>9}")
@@ -71,10 +76,11 @@ def main():
             best = {"native": np.inf, "python": np.inf, "lightgbm": np.inf}
             for _ in range(args.repeats):
                 best["native"] = min(best["native"],
-                                     time_gbmo(X, Y, rounds, threads, tree_mode, True))
+                                     time_gbmo(X, Y, rounds, threads, tree_mode, True, growth))
                 best["python"] = min(best["python"],
-                                     time_gbmo(X, Y, rounds, threads, tree_mode, False))
-                best["lightgbm"] = min(best["lightgbm"], time_lightgbm(X, Y, rounds, threads))
+                                     time_gbmo(X, Y, rounds, threads, tree_mode, False, growth))
+                best["lightgbm"] = min(best["lightgbm"],
+                                       time_lightgbm(X, Y, rounds, threads, growth))
             print(f"{n_rows:7d} {n_features:4d} {n_outputs:3d} {rounds:6d} {tree_mode:>13} "
                   f"{threads:3d} {best['native']:8.3f} {best['python']:8.3f} "
                   f"{best['lightgbm']:10.3f} {best['python'] / best['native']:8.2f} "
