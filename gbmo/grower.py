@@ -634,25 +634,13 @@ class TreeGrower:
         order = nodes.breadth_first[:n_nodes]
         position = np.empty(n_nodes, dtype=NODE_DTYPE)
         position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)
-        left, right = nodes.left[order], nodes.right[order]
-        is_split = left >= 0
+        is_split = nodes.left[order] >= 0
         splits, leaves = order[is_split], order[~is_split]
-        features, bins = nodes.feature[splits], nodes.bin[splits]
-        arrays = {name: np.zeros(n_nodes, dtype) for name, dtype in (
-            ("node_feature", np.int32), ("node_threshold", np.float64),
-            ("node_bin", np.uint8), ("node_missing_left", np.uint8),
-            ("node_gain", np.float64))}
-        arrays["node_feature"][is_split] = features
-        arrays["node_bin"][is_split] = bins
-        arrays["node_threshold"][is_split] = self.bin_mapper.bin_threshold(features, bins)
-        arrays["node_missing_left"][is_split] = nodes.missing_left[splits]
-        arrays["node_gain"][is_split] = nodes.gain[splits]
-        arrays["node_count"] = (nodes.stop[order] - nodes.start[order]).astype(np.int64)
-        for name, child in (("node_left", left), ("node_right", right)):
-            arrays[name] = np.full(n_nodes, -1, NODE_DTYPE)
-            arrays[name][is_split] = position[child[is_split]]
-        arrays["node_value"] = np.full(n_nodes, -1, NODE_DTYPE)
-        arrays["node_value"][~is_split] = np.arange(len(leaves), dtype=NODE_DTYPE)
+        features = nodes.feature[splits]
+        arrays = node_arrays(
+            self.bin_mapper, (nodes.stop[order] - nodes.start[order]).astype(np.int64),
+            is_split, features, nodes.bin[splits], nodes.missing_left[splits],
+            nodes.gain[splits], position[nodes.left[splits]], position[nodes.right[splits]])
         return self._finish_tree(
             arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
             (nodes.sums[splits], nodes.sums[nodes.left[splits]],
@@ -878,6 +866,34 @@ class TreeGrower:
         return Tree(values, leaf_outputs, categories_left, **arrays)
 
 
+def node_arrays(bin_mapper, count, is_split, feature, bin_, missing_left, gain, left, right,
+                by_set=None):
+    """Tree's node_* fields of nodes numbered breadth-first: count and
+    is_split per node, and per split (in that order) its feature, bin,
+    missing side, gain, children's numbers and whether it splits by a
+    categorical set (by_set; whose threshold and bin are 0, the set lives
+    apart). Both growth loops number their nodes so and call this."""
+    n = len(count)
+    arrays = {name: np.zeros(n, dtype) for name, dtype in (
+        ("node_feature", np.int32), ("node_threshold", np.float64),
+        ("node_bin", np.uint8), ("node_missing_left", np.uint8),
+        ("node_gain", np.float64))}
+    arrays["node_count"] = count
+    for name in ("node_left", "node_right", "node_value"):
+        arrays[name] = np.full(n, -1, NODE_DTYPE)
+    arrays["node_value"][~is_split] = np.arange(n - int(is_split.sum()), dtype=NODE_DTYPE)
+    by_set = np.zeros(len(feature), dtype=bool) if by_set is None else by_set
+    arrays["node_feature"][is_split] = feature
+    arrays["node_bin"][is_split] = np.where(by_set, 0, bin_)
+    arrays["node_threshold"][is_split] = np.where(
+        by_set, 0.0, bin_mapper.bin_threshold(feature, np.where(by_set, 0, bin_)))
+    arrays["node_missing_left"][is_split] = missing_left
+    arrays["node_gain"][is_split] = gain
+    arrays["node_left"][is_split] = left
+    arrays["node_right"][is_split] = right
+    return arrays
+
+
 def tree_structure(root, bin_mapper, categorical=None):
     """(arrays, leaves, splits) of the nodes below root (each with left, right,
     count and, when split, feature, bin, missing_left and gain), numbered
@@ -895,31 +911,16 @@ def tree_structure(root, bin_mapper, categorical=None):
     splits = [node for node in nodes if node.left is not None]
     # categorical splits (the sparse-output grower's nodes have no sets)
     by_set = [node for node in splits if getattr(node, "left_bins", None) is not None]
-    set_index = {node.index for node in by_set}
-    n = len(nodes)
-    arrays = {name: np.zeros(n, dtype) for name, dtype in (
-        ("node_feature", np.int32), ("node_threshold", np.float64),
-        ("node_bin", np.uint8), ("node_missing_left", np.uint8),
-        ("node_gain", np.float64))}
-    arrays["node_count"] = np.array([node.count for node in nodes], dtype=np.int64)
-    for name in ("node_left", "node_right", "node_value"):
-        arrays[name] = np.full(n, -1, NODE_DTYPE)
-    arrays["node_value"][[node.index for node in leaves]] = np.arange(len(leaves),
-                                                                      dtype=NODE_DTYPE)
-    if splits:
-        index = [node.index for node in splits]
-        features = [node.feature for node in splits]
-        bins = [node.bin for node in splits]
-        arrays["node_feature"][index] = features
-        arrays["node_bin"][index] = bins
-        arrays["node_threshold"][index] = [
-            0.0 if node.index in set_index else bin_mapper.bin_threshold(f, b)
-            for node, f, b in zip(splits, features, bins)]
-        arrays["node_bin"][list(set_index)] = 0
-        arrays["node_missing_left"][index] = [node.missing_left for node in splits]
-        arrays["node_gain"][index] = [node.gain for node in splits]
-        arrays["node_left"][index] = [node.left.index for node in splits]
-        arrays["node_right"][index] = [node.right.index for node in splits]
+    arrays = node_arrays(
+        bin_mapper, np.array([node.count for node in nodes], dtype=np.int64),
+        np.array([node.left is not None for node in nodes], dtype=bool),
+        *(np.array([getattr(node, name) for node in splits], dtype=dtype).reshape(-1)
+          for name, dtype in (("feature", np.int32), ("bin", np.int32),
+                              ("missing_left", np.uint8), ("gain", np.float64))),
+        np.array([node.left.index for node in splits], dtype=NODE_DTYPE),
+        np.array([node.right.index for node in splits], dtype=NODE_DTYPE),
+        np.array([getattr(node, "left_bins", None) is not None for node in splits],
+                 dtype=bool))
     arrays["categories_left"] = {
         node.index: np.flatnonzero(np.isin(categorical[node.feature], node.left_bins))
         for node in by_set}
