@@ -16,7 +16,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNELS = ["_binning", "_histogram", "_split", "_partition", "_predict", "_losses",
-           "_leaf_values", "_sparse", "_projection", "_sparse_output", "_contrib", "_grow"]
+           "_leaf_values", "_sparse", "_projection", "_sparse_output", "_contrib", "_grow",
+           "_openmp"]
 
 OPENMP_PROBE = r"""
 #include <omp.h>

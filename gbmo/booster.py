@@ -1,6 +1,5 @@
 """Booster: the trained model. Predicts, saves to versioned JSON and loads back."""
 import json
-import os
 
 import numpy as np
 
@@ -12,7 +11,7 @@ from .categorical import (CategoryOrder, align_dataframe_categories,
                           pandas_categories_from_dict)
 from .importance import OutputImportance
 from .losses import make_loss
-from .parallel import threads_for
+from .parallel import thread_count, threads_for
 from .registry import PluginError
 from .tree import LeafArrays, Tree, TreeFormatError
 from .validation import check_features
@@ -274,16 +273,14 @@ class Booster:
 
     def _n_threads(self, n_threads):
         """The thread count for a prediction: the argument, else the training
-        parameter, else all cores; -1 or 0 also mean all cores."""
+        parameter, else parallel.default_threads(), which -1 and 0 also mean."""
         if n_threads is None:
-            n_threads = self.params.get("n_threads")
-        if n_threads is None:
-            return os.cpu_count() or 1
+            return thread_count(self.params.get("n_threads"))
         if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
                 or not -1 <= n_threads <= MAX_THREADS:
             raise ValueError(f"n_threads = {n_threads!r} is out of range; allowed: an integer "
                              f"in [-1, {MAX_THREADS}] (-1 or 0: all cores)")
-        return int(n_threads) if n_threads > 0 else os.cpu_count() or 1
+        return int(n_threads) if n_threads > 0 else thread_count(None)
 
     def predict(self, X, raw_score=False, num_iteration=None, n_threads=None,
                 pred_contrib=False, pred_leaf=False):

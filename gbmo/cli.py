@@ -500,7 +500,7 @@ def _build_parser():
                             "round (set --param verbosity=0 to silence)")
     train.add_argument("--delimiter", default=",", help="CSV field separator (default ','; '\\t' for tab)")
     train.add_argument("--threads", type=_positive_int, default=None,
-                       help="OpenMP threads (default: all cores)")
+                       help="OpenMP threads (default: all cores, or OMP_NUM_THREADS)")
     train.set_defaults(func=_cmd_train)
 
     predict = commands.add_parser(

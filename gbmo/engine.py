@@ -21,7 +21,7 @@ from .importance import OutputImportance
 from .losses import make_loss
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
-from .parallel import threads_for
+from .parallel import thread_count, threads_for
 from .params import resolve_params
 
 
@@ -273,7 +273,10 @@ class _Trainer:
     per fold in lockstep so callbacks see the folds' mean every round."""
 
     def __init__(self, params, train_set, valid_sets, valid_names, init_model=None, fevals=()):
-        self.params = params
+        # the booster keeps the default (None), so it predicts with the threads
+        # available when it predicts, as a loaded model does
+        booster_params = params
+        self.params = params = {**params, "n_threads": thread_count(params["n_threads"])}
         self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], params["num_class"],
                                      params["n_threads"], params["objective_params"])
@@ -337,7 +340,7 @@ class _Trainer:
                 valid, init_score, n_outputs, init_model, f"validation set {name!r}")))
 
         self.booster = booster = Booster()
-        booster._start(params, loss, train_set.n_features, n_outputs, init_score,
+        booster._start(booster_params, loss, train_set.n_features, n_outputs, init_score,
                        train_set.feature_names, trees_per_round,
                        train_set.one_dimensional_target and n_outputs == 1)
         booster.category_order = self.category_order

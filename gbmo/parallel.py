@@ -1,11 +1,32 @@
 """How many threads a kernel call, or a map over Python-level tasks, gets."""
 
+import os
 from concurrent.futures import ThreadPoolExecutor
+
+from ._core._openmp import openmp_max_threads
 
 # A parallel region costs tens of microseconds when the cores are free and
 # milliseconds when another process holds one, so calls with less work than
 # this (counted in inner-loop updates) run on one thread.
 PARALLEL_MIN_WORK = 1 << 13
+
+
+def default_threads():
+    """The thread count that n_threads None, 0 or -1 stands for: the OpenMP
+    runtime's (OMP_NUM_THREADS, or threadpoolctl's limit while one is in force,
+    else the CPUs at start-up), at most the CPUs this process may run on now.
+    os.cpu_count() alone would ignore all three, so a joblib worker would start
+    a thread per core beside its siblings."""
+    if hasattr(os, "sched_getaffinity"):
+        available = len(os.sched_getaffinity(0))
+    else:
+        available = os.cpu_count() or 1
+    return max(1, min(openmp_max_threads(), available))
+
+
+def thread_count(n_threads):
+    """n_threads as resolve_params left it (None for the default) -> a count."""
+    return n_threads if n_threads is not None else default_threads()
 
 
 def threads_for(n_threads, work):

@@ -2,7 +2,6 @@
 validated once at the boundary so kernels never see a bad value."""
 import difflib
 import numbers
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,7 +115,8 @@ PARAMS = {
     "metric": Spec(None, str, allow_none=True, many=True,
                    doc="evaluation metric or list of metrics (default: the objective's)"),
     "n_threads": Spec(None, int, -1, 4096, allow_none=True,
-                      doc="OpenMP threads; None or -1 means all cores"),
+                      doc="OpenMP threads; None, 0 or -1: all cores, or "
+                          "OMP_NUM_THREADS / a threadpoolctl limit when set"),
     "seed": Spec(0, int, 0, 2**63 - 1,
                  doc="random seed (bin, row and column subsampling, ensemblers)"),
     "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log"),
@@ -395,6 +395,6 @@ def resolve_params(params):
             f"subsample={resolved['subsample']}")
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")
-    if resolved["n_threads"] in (None, -1, 0):
-        resolved["n_threads"] = os.cpu_count() or 1
+    if resolved["n_threads"] in (-1, 0):
+        resolved["n_threads"] = None  # the default, resolved when training starts
     return resolved

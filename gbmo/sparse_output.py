@@ -29,7 +29,7 @@ from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .losses import Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
-from .parallel import threads_for
+from .parallel import thread_count, threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
 from .params import canonical_objective, resolve_params
 from .tree import LeafArrays, Tree
@@ -454,7 +454,9 @@ class SparseOutputTrainer:
         from .engine import _active_features
 
         params, objective, threshold, metrics = split_sparse_params(params)
-        self.params = params = resolve_params(params)
+        booster_params = resolve_params(params)
+        self.params = params = {**booster_params,
+                                "n_threads": thread_count(booster_params["n_threads"])}
         if params["split"] != "sparse" or params["top_k"] is None:
             raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "
                              f"got split={params['split']!r}, top_k={params['top_k']!r}")
@@ -505,7 +507,7 @@ class SparseOutputTrainer:
         self.booster = booster = Booster()
         # The booster predicts with a registered loss of the same transform, so a
         # saved model loads: sigmoid, or mse (the identity) for the squared hinge.
-        booster._start(params, make_loss("sigmoid" if loss.name == "sigmoid" else "mse"),
+        booster._start(booster_params, make_loss("sigmoid" if loss.name == "sigmoid" else "mse"),
                        train_set.n_features, n_labels,
                        np.full(n_labels, self.base), train_set.feature_names)
         booster.evals_result = {name: {} for name, _, _ in self.eval_sets}

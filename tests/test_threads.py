@@ -1,0 +1,75 @@
+"""The default thread count follows what limits OpenMP: OMP_NUM_THREADS,
+threadpoolctl (which joblib's workers use) and the process's CPU affinity."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import threadpoolctl
+from joblib import Parallel, delayed
+
+import gbmo
+from gbmo.params import resolve_params
+from gbmo.parallel import default_threads, thread_count
+
+
+def _in_subprocess(code, **env):
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**os.environ, **env}, check=True)
+    return result.stdout.split()
+
+
+def test_default_is_every_cpu_the_process_may_use():
+    assert default_threads() == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("n_threads", [None, 0, -1])
+def test_a_threadpoolctl_limit_is_the_default_for_training_and_prediction(n_threads):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    booster = gbmo.train({"n_threads": n_threads}, gbmo.Dataset(X, X[:, 0]), num_boost_round=2)
+    with threadpoolctl.threadpool_limits(1, user_api="openmp"):
+        trained_on = []
+        gbmo.train({"n_threads": n_threads}, gbmo.Dataset(X, X[:, 0]), num_boost_round=2,
+                   callbacks=[lambda env: trained_on.append(env.params["n_threads"])])
+        assert trained_on == [1, 1]
+        assert thread_count(resolve_params({"n_threads": n_threads})["n_threads"]) == 1
+        assert booster._n_threads(None) == booster._n_threads(n_threads) == 1
+    assert booster._n_threads(None) == default_threads()
+
+
+def test_a_model_trained_on_a_given_count_predicts_on_it():
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    booster = gbmo.train({"n_threads": 3}, gbmo.Dataset(X, X[:, 0]), num_boost_round=2)
+    with threadpoolctl.threadpool_limits(1, user_api="openmp"):
+        assert booster._n_threads(None) == 3
+
+
+def test_an_explicit_count_overrides_the_limit():
+    with threadpoolctl.threadpool_limits(1, user_api="openmp"):
+        assert thread_count(resolve_params({"n_threads": 3})["n_threads"]) == 3
+
+
+def test_omp_num_threads_sets_the_default():
+    code = ("import numpy as np, gbmo; X = np.arange(20.0).reshape(10, 2); "
+            "print(gbmo.train({}, gbmo.Dataset(X, X[:, 0]), 1)._n_threads(None))")
+    assert _in_subprocess(code, OMP_NUM_THREADS="1") == ["1"]
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to narrow")
+def test_cpu_affinity_narrowed_after_start_up_bounds_the_default():
+    code = ("import os; from gbmo.parallel import default_threads, thread_count; before = default_threads(); "
+            "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "print(before, default_threads())")
+    before, after = _in_subprocess(code)
+    assert int(before) >= 2 and after == "1"
+
+
+def test_joblib_workers_share_the_cpus_instead_of_each_taking_them_all():
+    counts = Parallel(n_jobs=2)(delayed(
+        lambda: (default_threads(), os.environ.get("OMP_NUM_THREADS")))() for _ in range(2))
+    for threads, omp_num_threads in counts:
+        assert omp_num_threads is not None
+        assert threads == min(int(omp_num_threads), len(os.sched_getaffinity(0)))
+    if len(os.sched_getaffinity(0)) == 2:
+        assert [threads for threads, _ in counts] == [1, 1]
