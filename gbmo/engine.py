@@ -23,6 +23,7 @@ from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import thread_count, threads_for
 from .params import resolve_params
+from .thread_governor import ThreadGovernor
 
 
 def _split_hessian(hess):
@@ -276,7 +277,8 @@ class _Trainer:
         # the booster keeps the default (None), so it predicts with the threads
         # available when it predicts, as a loaded model does
         booster_params = params
-        self.params = params = {**params, "n_threads": thread_count(params["n_threads"])}
+        self.threads = ThreadGovernor(thread_count(params["n_threads"]))
+        self.params = params = {**params, "n_threads": self.threads.current}
         self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], params["num_class"],
                                      params["n_threads"], params["objective_params"])
@@ -349,7 +351,7 @@ class _Trainer:
             booster.trees = list(init_model.trees)
         booster.evals_result = {s.name: {} for s in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
-        self.workspace = GrowerWorkspace(train_set.n_rows)
+        self.workspace = GrowerWorkspace(train_set.n_rows, self.threads.n_threads)
         self.rng = np.random.default_rng(params["seed"])
         # Per-output gains exist when the split columns are the outputs (no ensembler).
         self.importance = OutputImportance(train_set.n_features, n_outputs)
@@ -367,6 +369,12 @@ class _Trainer:
     def step(self, iteration):
         """Grows the round's trees, updates every raw score and returns the
         evaluation results [(data name, metric, value, higher is better)]."""
+        self.params["n_threads"] = self.loss.n_threads = self.threads.round_threads()
+        results = self._round(iteration)
+        self.threads.round_done()
+        return results
+
+    def _round(self, iteration):
         params, rng, raw = self.params, self.rng, self.raw
         n_rows, n_threads = self.train_set.n_rows, params["n_threads"]
         if self.bagging and iteration % params["subsample_freq"] == 0:

@@ -218,7 +218,7 @@ class TreeGrower:
             self.skipped_bins = np.where(share >= SKIP_BIN_SHARE, common, -1).astype(np.int32)
             self.by_row = workspace.row_entries(
                 X_binned, shape[1], self.skipped_bins,
-                (share >= ROW_WISE_SHARE) & (self.skipped_bins >= 0), self.n_threads)
+                (share >= ROW_WISE_SHARE) & (self.skipped_bins >= 0))
             if self.by_row is not None:
                 self.wanted = np.zeros(n_features, dtype=np.uint8)
                 self.wanted[features] = self.by_row.by_row[features]
@@ -947,10 +947,12 @@ class RowEntries:
 class GrowerWorkspace:
     """Buffers reused by every tree of one training run: the row partition,
     the partition scratch space, the gathered-gradient block and the
-    histogram buffers."""
+    histogram buffers. max_threads: the most threads any tree of the run
+    gets (the thread governor may give a tree fewer)."""
 
-    def __init__(self, n_rows):
+    def __init__(self, n_rows, max_threads=1):
         self.n_rows = n_rows
+        self.max_threads = max_threads
         self._pool = None
         self._histogram_block = None
         self.rows = np.arange(n_rows, dtype=ROW_DTYPE)
@@ -981,12 +983,13 @@ class GrowerWorkspace:
             self._common_bins = common, share
         return self._common_bins
 
-    def row_entries(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_threads):
+    def row_entries(self, X_binned, n_histogram_bins, skipped_bins, by_row):
         """The RowEntries of the features where by_row is True, None when
-        there are none; built once per run."""
+        there are none; built once per run, with a block of features for
+        each of the run's threads."""
         if self._row_entries is None:
             self._row_entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
-                                            n_threads) if by_row.any() else False)
+                                            self.max_threads) if by_row.any() else False)
         return self._row_entries or None
 
     def histogram_block(self, shape, n_slots):

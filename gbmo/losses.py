@@ -393,6 +393,7 @@ class MultiTaskLoss(Loss):
     name = "multitask"
 
     def __init__(self, tasks, weights=None, n_threads=1):
+        self.losses = []
         super().__init__(n_threads)
         if not isinstance(tasks, (list, tuple)) or not tasks:
             raise ValueError(f"MultiTaskLoss takes a non-empty list of tasks, got {tasks!r}")
@@ -417,6 +418,16 @@ class MultiTaskLoss(Loss):
                                  "one column of class indices for several outputs; use "
                                  "'sigmoid' per class column instead")
         self.masks_missing_targets = all(loss.masks_missing_targets for loss in self.losses)
+
+    @property
+    def n_threads(self):
+        return self._n_threads
+
+    @n_threads.setter
+    def n_threads(self, n_threads):
+        self._n_threads = n_threads
+        for loss in self.losses:
+            loss.n_threads = n_threads
 
     def get_params(self):
         return {"tasks": [[name, columns, params] for name, columns, params in self.specs],

@@ -17,11 +17,14 @@ def default_threads():
     else the CPUs at start-up), at most the CPUs this process may run on now.
     os.cpu_count() alone would ignore all three, so a joblib worker would start
     a thread per core beside its siblings."""
+    return max(1, min(openmp_max_threads(), available_cpus()))
+
+
+def available_cpus():
+    """The CPUs this process may run on now."""
     if hasattr(os, "sched_getaffinity"):
-        available = len(os.sched_getaffinity(0))
-    else:
-        available = os.cpu_count() or 1
-    return max(1, min(openmp_max_threads(), available))
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def thread_count(n_threads):

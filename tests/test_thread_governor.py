@@ -1,0 +1,234 @@
+"""ThreadGovernor: each round's thread count from how the last rounds ran,
+driven here by simulated clocks; and training that changes its thread count
+between rounds grows the same model."""
+import numpy as np
+import pytest
+import gbmo
+import gbmo.engine
+from gbmo.params import resolve_params
+from gbmo.losses import MultiTaskLoss
+from gbmo.thread_governor import (FALLBACK_ROUNDS, IDLE_WINDOW, JUDGED_SECONDS, PROBE_SPACING,
+                                  ThreadGovernor, machine_idle_seconds, other_running_tasks)
+
+# rounds of 0.01 s that one judgement of the CPU share takes
+JUDGED_ROUNDS = round(JUDGED_SECONDS / 0.01)
+
+
+class Machine:
+    """Clocks a test advances by hand: wall seconds, this process's CPU
+    seconds, and the machine's idle CPU seconds (None: not known); and the
+    tasks of other processes running when training starts."""
+
+    def __init__(self, idle_known=True, cpus=8, others_running=0):
+        self.wall = self.cpu = 0.0
+        self.idle = 0.0 if idle_known else None
+        self.cpus, self.others_running = cpus, others_running
+
+    def governor(self, n_threads):
+        return ThreadGovernor(n_threads, lambda: self.wall, lambda: self.cpu,
+                              lambda: self.idle, lambda: self.others_running,
+                              lambda: self.cpus)
+
+    def run_round(self, governor, wall, running_threads=None, idle_cpus=0.0):
+        """One round of `wall` seconds in which `running_threads` of the
+        governor's threads held a core (all of them by default)."""
+        threads = governor.round_threads()
+        running = threads if running_threads is None else min(threads, running_threads)
+        self.wall += wall
+        self.cpu += wall * running
+        if self.idle is not None:
+            self.idle += wall * idle_cpus
+        governor.round_done()
+        return threads
+
+
+def test_free_cores_keep_every_thread():
+    machine = Machine()
+    governor = machine.governor(4)
+    assert [machine.run_round(governor, 0.01) for _ in range(50)] == [4] * 50
+
+
+def test_starved_rounds_drop_to_the_threads_that_ran():
+    machine = Machine()
+    for n_threads, running, fallback in [(8, 3, 3), (2, 1, 1)]:
+        governor = machine.governor(n_threads)
+        counts = [machine.run_round(governor, 0.01, running_threads=running)
+                  for _ in range(JUDGED_ROUNDS + 2)]
+        # judged once JUDGED_SECONDS of rounds are in (float sums of 0.01: one more)
+        assert counts[:JUDGED_ROUNDS] == [n_threads] * JUDGED_ROUNDS
+        assert counts[-1] == fallback
+
+
+def test_one_long_starved_round_is_judged_at_once():
+    machine = Machine()
+    governor = machine.governor(2)
+    machine.run_round(governor, 1.3, running_threads=1)
+    assert machine.run_round(governor, 0.01) == 1
+
+
+def test_cpu_time_that_lags_a_tick_on_short_rounds_does_not_drop_threads():
+    """Another thread's CPU time is brought up to date at a scheduler tick, so
+    a short round reads half or one and a half of its real share; judged
+    over JUDGED_SECONDS the share is right."""
+    machine = Machine()
+    governor = machine.governor(2)
+    counts = []
+    for i in range(200):
+        counts.append(governor.round_threads())
+        machine.wall += 0.0035
+        machine.cpu += 0.0035 * (1 if i % 2 else 3)
+        governor.round_done()
+    assert counts == [2] * 200
+
+
+@pytest.mark.parametrize("cpus, others_running, n_threads, start", [
+    (2, 2, 2, 1), (8, 3, 8, 5), (8, 3, 4, 4), (2, 0, 2, 2), (2, 9, 4, 1)])
+def test_training_starts_on_the_cpus_other_running_tasks_leave(cpus, others_running,
+                                                               n_threads, start):
+    machine = Machine(cpus=cpus, others_running=others_running)
+    governor = machine.governor(n_threads)
+    assert governor.current == start
+    assert machine.run_round(governor, 0.01) == start
+
+
+@pytest.mark.parametrize("cpus, start", [(8, 4), (2, 2)])
+def test_without_running_tasks_training_starts_on_every_cpu_up_to_n_threads(cpus, start):
+    governor = ThreadGovernor(4, others_running=lambda: None, cpus=lambda: cpus)
+    assert governor.current == start
+
+
+def test_no_try_of_the_full_count_while_the_cpus_stay_busy():
+    machine = Machine()
+    governor = machine.governor(2)
+    machine.run_round(governor, 1.0, running_threads=1)
+    assert {machine.run_round(governor, 0.01) for _ in range(5000)} == {1}
+
+
+def test_idle_cpus_bring_back_the_full_count_when_it_is_faster():
+    machine = Machine()
+    governor = machine.governor(2)
+    machine.run_round(governor, 1.0, running_threads=1)
+    counts = []
+    for _ in range(FALLBACK_ROUNDS + 20):
+        threads = governor.round_threads()
+        wall = 0.01 if threads == 1 else 0.006
+        machine.wall += wall
+        machine.cpu += wall * threads
+        machine.idle += wall * (2 - threads)
+        governor.round_done()
+        counts.append(threads)
+    # FALLBACK_ROUNDS on one thread, then a try that wins and stays
+    assert counts[:FALLBACK_ROUNDS] == [1] * FALLBACK_ROUNDS
+    assert counts[FALLBACK_ROUNDS:] == [2] * 20
+
+
+def test_idle_cpus_are_judged_over_the_last_window_not_since_the_drop():
+    machine = Machine(cpus=2, others_running=2)
+    governor = machine.governor(2)
+    for _ in range(2000):  # 20 s busy
+        machine.run_round(governor, 0.01)
+    counts = [machine.run_round(governor, 0.01, idle_cpus=1.0)
+              for _ in range(int(2 * IDLE_WINDOW / 0.01))]
+    assert 2 in counts
+
+
+def test_a_failed_try_waits_ten_times_its_excess():
+    machine = Machine(idle_known=False)
+    governor = machine.governor(2)
+    machine.run_round(governor, 1.0, running_threads=1)
+    counts = []
+    for _ in range(400):
+        threads = governor.round_threads()
+        wall = 0.01 if threads == 1 else 0.21  # a try costs 0.2 s more
+        machine.wall += wall
+        machine.cpu += wall
+        governor.round_done()
+        counts.append(threads)
+    tries = [i for i, threads in enumerate(counts) if threads == 2]
+    assert tries[0] == FALLBACK_ROUNDS
+    # 0.2 s of excess -> the next try after 2 s, 200 rounds of 0.01 s
+    spacing = round(PROBE_SPACING * 0.2 / 0.01)
+    assert spacing <= tries[1] - tries[0] - 1 <= spacing + 1  # float sums of 0.01
+    assert len(tries) == 2
+
+
+def test_a_serial_stretch_that_lowers_the_share_does_not_keep_the_fallback():
+    """A round that spends half its time in Python: the threads' share is
+    low on free cores too, but the full count is faster, so the try wins,
+    and the share it had becomes normal instead of a reason to drop again."""
+    machine = Machine()
+    governor = machine.governor(2)
+    counts = []
+    for _ in range(60):
+        threads = governor.round_threads()
+        wall = 0.01 if threads == 2 else 0.015
+        machine.wall += wall
+        machine.cpu += 0.012 if threads == 2 else 0.015  # share 0.6 on two threads
+        machine.idle += wall * (2 - (0.012 if threads == 2 else 0.015) / wall)
+        governor.round_done()
+        counts.append(threads)
+    assert counts[:JUDGED_ROUNDS + 1] == [2] * JUDGED_ROUNDS + [1]
+    assert counts[-30:] == [2] * 30
+
+
+def test_the_machine_readings_read_where_the_system_tells():
+    idle, others = machine_idle_seconds(), other_running_tasks()
+    assert idle is None or idle >= 0
+    assert others is None or others >= 0
+
+
+def test_changing_threads_between_rounds_grows_the_same_model(monkeypatch):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5))
+    Y = np.c_[X[:, 0] + X[:, 1] ** 2, np.sin(X[:, 2])] + rng.normal(size=(3000, 2)) * 0.1
+    params = {"max_leaves": 15, "n_threads": 2, "subsample": 0.8, "colsample_bynode": 0.7}
+    fixed = gbmo.train(params, gbmo.Dataset(X, Y), 12).model_to_string()
+
+    class Alternating:
+        def __init__(self, n_threads):
+            self.n_threads = self.current = n_threads
+            self.counts = iter([2, 1] * 6)
+
+        def round_threads(self):
+            return next(self.counts)
+
+        def round_done(self):
+            pass
+
+    monkeypatch.setattr(gbmo.engine, "ThreadGovernor", Alternating)
+    seen = []
+    varied = gbmo.train(params, gbmo.Dataset(X, Y), 12,
+                        callbacks=[lambda env: seen.append(env.params["n_threads"])])
+    assert seen == [2, 1] * 6
+    assert varied.model_to_string() == fixed
+
+
+def test_a_multitask_loss_passes_its_thread_count_to_its_tasks():
+    loss = MultiTaskLoss([("mse", [0]), ("sigmoid", [1])])
+    loss.n_threads = 3
+    assert [task.n_threads for task in loss.losses] == [3, 3]
+
+
+
+def test_row_wise_histograms_keep_a_block_per_thread_of_the_run(monkeypatch):
+    """The first tree may run on fewer threads than the run (the governor
+    starts low on a busy machine); the features built row by row are still
+    split into a block for each of the run's threads."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 6)) * (rng.random((4000, 6)) < 0.03)  # mostly zeros: row-wise
+    y = X[:, 0] + X[:, 1]
+
+    class StartsLow:
+        def __init__(self, n_threads):
+            self.n_threads, self.current = n_threads, 1
+
+        def round_threads(self):
+            return self.current
+
+        def round_done(self):
+            pass
+
+    monkeypatch.setattr(gbmo.engine, "ThreadGovernor", StartsLow)
+    trainer = gbmo.engine._Trainer(resolve_params({"n_threads": 2}), gbmo.Dataset(X, y), [], [])
+    trainer.step(0)
+    assert len(trainer.workspace._row_entries.blocks) == 3  # two blocks
