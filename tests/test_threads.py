@@ -73,3 +73,27 @@ def test_joblib_workers_share_the_cpus_instead_of_each_taking_them_all():
         assert threads == min(int(omp_num_threads), len(os.sched_getaffinity(0)))
     if len(os.sched_getaffinity(0)) == 2:
         assert [threads for threads, _ in counts] == [1, 1]
+
+
+_rng = np.random.default_rng(1)
+_X = _rng.normal(size=(30000, 12))
+_X[:, 6:] *= _rng.random((30000, 6)) < 0.05  # mostly zeros: built row by row
+_X[_rng.random(_X.shape) < 0.02] = np.nan
+_FILLED = np.nan_to_num(_X)
+_Y = np.c_[_FILLED[:, 0] + _FILLED[:, 6], np.sin(_FILLED[:, 1]), _rng.normal(size=30000)]
+_CLASSES = (_FILLED[:, 0] > 0).astype(int) + (_FILLED[:, 1] > 0.5)
+
+
+@pytest.mark.parametrize("params, target", [
+    ({}, _Y), ({"growth": "depthwise", "max_depth": 5}, _Y),
+    ({"objective": "softmax", "num_class": 3}, _CLASSES), ({"split": "sparse", "top_k": 1}, _Y),
+    ({"tree_mode": "single_output"}, _Y), ({"data_sample_strategy": "goss"}, _Y),
+    ({"growth": "symmetric", "max_depth": 4}, _Y),
+    ({"subsample": 0.7, "colsample_bynode": 0.5, "extra_trees": True}, _Y),
+    ({"boosting": "dart"}, _Y)], ids=lambda p: str(p) if isinstance(p, dict) else "")
+def test_the_model_does_not_depend_on_the_thread_count(params, target):
+    """Bit for bit, which is what lets the thread governor change the count
+    between rounds (README, "Busy machines")."""
+    models = [gbmo.train({**params, "n_threads": threads, "seed": 3},
+                         gbmo.Dataset(_X, target), 8).model_to_string() for threads in (1, 2)]
+    assert models[0] == models[1]
