@@ -32,6 +32,7 @@ from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precisio
 from .parallel import thread_count, threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
 from .params import canonical_objective, resolve_params
+from .thread_governor import ThreadGovernor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
 
@@ -455,8 +456,8 @@ class SparseOutputTrainer:
 
         params, objective, threshold, metrics = split_sparse_params(params)
         booster_params = resolve_params(params)
-        self.params = params = {**booster_params,
-                                "n_threads": thread_count(booster_params["n_threads"])}
+        self.threads = ThreadGovernor(thread_count(booster_params["n_threads"]))
+        self.params = params = {**booster_params, "n_threads": self.threads.current}
         if params["split"] != "sparse" or params["top_k"] is None:
             raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "
                              f"got split={params['split']!r}, top_k={params['top_k']!r}")
@@ -515,6 +516,14 @@ class SparseOutputTrainer:
         self.rng = np.random.default_rng(params["seed"])
 
     def step(self, iteration):
+        """Grows the round's tree on the thread governor's count (as
+        engine._Trainer.step) and returns the evaluation results."""
+        self.params["n_threads"] = self.threads.round_threads()
+        results = self._round()
+        self.threads.round_done()
+        return results
+
+    def _round(self):
         from .engine import _draw_features
 
         params = self.params

@@ -3,8 +3,10 @@ driven here by simulated clocks; and training that changes its thread count
 between rounds grows the same model."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import gbmo
 import gbmo.engine
+import gbmo.sparse_output
 from gbmo.params import resolve_params
 from gbmo.losses import MultiTaskLoss
 from gbmo.thread_governor import (FALLBACK_ROUNDS, IDLE_WINDOW, JUDGED_SECONDS, PROBE_SPACING,
@@ -177,30 +179,51 @@ def test_the_machine_readings_read_where_the_system_tells():
     assert others is None or others >= 0
 
 
+class Alternating:
+    """A governor that gives 2 and 1 threads by turns."""
+
+    def __init__(self, n_threads):
+        self.n_threads = self.current = n_threads
+        self.counts = iter([2, 1] * 6)
+
+    def round_threads(self):
+        return next(self.counts)
+
+    def round_done(self):
+        pass
+
+
+def _rounds_on(params, dataset, monkeypatch):
+    """12 rounds with the thread count alternating; the model string and the
+    count each round saw."""
+    monkeypatch.setattr(gbmo.engine, "ThreadGovernor", Alternating)
+    monkeypatch.setattr(gbmo.sparse_output, "ThreadGovernor", Alternating)
+    seen = []
+    booster = gbmo.train(params, dataset, 12,
+                         callbacks=[lambda env: seen.append(env.params["n_threads"])])
+    return booster.model_to_string(), seen
+
+
 def test_changing_threads_between_rounds_grows_the_same_model(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 5))
     Y = np.c_[X[:, 0] + X[:, 1] ** 2, np.sin(X[:, 2])] + rng.normal(size=(3000, 2)) * 0.1
     params = {"max_leaves": 15, "n_threads": 2, "subsample": 0.8, "colsample_bynode": 0.7}
     fixed = gbmo.train(params, gbmo.Dataset(X, Y), 12).model_to_string()
-
-    class Alternating:
-        def __init__(self, n_threads):
-            self.n_threads = self.current = n_threads
-            self.counts = iter([2, 1] * 6)
-
-        def round_threads(self):
-            return next(self.counts)
-
-        def round_done(self):
-            pass
-
-    monkeypatch.setattr(gbmo.engine, "ThreadGovernor", Alternating)
-    seen = []
-    varied = gbmo.train(params, gbmo.Dataset(X, Y), 12,
-                        callbacks=[lambda env: seen.append(env.params["n_threads"])])
+    varied, seen = _rounds_on(params, gbmo.Dataset(X, Y), monkeypatch)
     assert seen == [2, 1] * 6
-    assert varied.model_to_string() == fixed
+    assert varied == fixed
+
+
+def test_a_sparse_label_run_changes_threads_between_rounds_too(monkeypatch):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6))
+    Y = sp.csr_matrix((X @ rng.normal(size=(6, 20)) > 1.5).astype(float))
+    params = {"split": "sparse", "top_k": 3, "max_leaves": 8, "n_threads": 2}
+    fixed = gbmo.train(params, gbmo.Dataset(X, Y), 12).model_to_string()
+    varied, seen = _rounds_on(params, gbmo.Dataset(X, Y), monkeypatch)
+    assert seen == [2, 1] * 6
+    assert varied == fixed
 
 
 def test_a_multitask_loss_passes_its_thread_count_to_its_tasks():
