@@ -7,6 +7,7 @@ import numpy as np
 from .binning import BinMapper
 from .categorical import (align_dataframe_categories, dataframe_categories, recode,
                           resolve_categorical_features)
+from .parallel import thread_count
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import check_features, check_init_score, check_target, check_weight
 
@@ -149,7 +150,8 @@ class Dataset:
             self.bin_mapper = self.reference.construct(params, category_order).bin_mapper
         else:
             self.bin_mapper = BinMapper(
-                params["max_bins"], params["bin_subsample"], params["seed"], params["n_threads"]
+                params["max_bins"], params["bin_subsample"], params["seed"],
+                thread_count(params["n_threads"])
             ).fit(X)
         self.X_binned = self.bin_mapper.transform(X)
         return self

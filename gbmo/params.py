@@ -117,6 +117,10 @@ PARAMS = {
     "n_threads": Spec(None, int, -1, 4096, allow_none=True,
                       doc="OpenMP threads; None, 0 or -1: all cores, or "
                           "OMP_NUM_THREADS / a threadpoolctl limit when set"),
+    "adaptive_threads": Spec(True, bool,
+                             doc="while other processes hold the cores, run training rounds "
+                                 "on fewer threads (the model is the same); False: always "
+                                 "n_threads"),
     "seed": Spec(0, int, 0, 2**63 - 1,
                  doc="random seed (bin, row and column subsampling, ensemblers)"),
     "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log"),

@@ -245,6 +245,7 @@ class _GBMOModel(BaseEstimator):
         early_stopping_rounds=None,
         validation_fraction=0.1,
         n_threads=None,
+        adaptive_threads=True,
         random_state=None,
         verbosity=0,
         importance_type="gain",
@@ -289,6 +290,7 @@ class _GBMOModel(BaseEstimator):
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
         self.n_threads = n_threads
+        self.adaptive_threads = adaptive_threads
         self.random_state = random_state
         self.verbosity = verbosity
         self.importance_type = importance_type
@@ -523,7 +525,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     cat_smooth, max_delta_step, scale_pos_weight and is_unbalance (GBMOClassifier's
     binary and multi-label), monotone_constraints, interaction_constraints, ensembler,
     ensembler_params (all as in gbmo.train),
-    early_stopping_rounds, validation_fraction, n_threads, random_state
+    early_stopping_rounds, validation_fraction, n_threads, adaptive_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),
     class_weight (GBMOClassifier's; here only None), metric (the metrics
     recorded, as gbmo.train's; eval_metric adds to them). Missing values (NaN)

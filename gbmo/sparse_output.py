@@ -29,10 +29,10 @@ from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .losses import Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
-from .parallel import thread_count, threads_for
+from .parallel import threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
 from .params import canonical_objective, resolve_params
-from .thread_governor import ThreadGovernor
+from .thread_governor import round_threads
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
 
@@ -456,7 +456,7 @@ class SparseOutputTrainer:
 
         params, objective, threshold, metrics = split_sparse_params(params)
         booster_params = resolve_params(params)
-        self.threads = ThreadGovernor(thread_count(booster_params["n_threads"]))
+        self.threads = round_threads(booster_params)
         self.params = params = {**booster_params, "n_threads": self.threads.current}
         if params["split"] != "sparse" or params["top_k"] is None:
             raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "

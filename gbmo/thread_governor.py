@@ -2,14 +2,15 @@
 
 When other processes hold the cores, every parallel region waits for its
 slowest thread, and the scheduler may have parked that thread for a time
-slice. Beside two busy processes on 2 cores, 100 rounds on 2 fixed threads
-took up to 64 s where 1 thread took 0.6 s, and LightGBM up to 114 s
+slice. Beside two busy processes on 2 cores, 50 rounds on 2 fixed threads
+took up to 81 s where 1 thread took 0.6 s, and LightGBM up to 266 s
 (benchmarks/README.md, "Busy cores"). A tree does not depend on the thread
 count, bit for bit, so the count may follow the machine without changing
-the model.
+the model. adaptive_threads=False keeps it fixed (FixedThreadCount).
 
 - Training starts on the CPUs that other processes' running tasks leave
-  free, where /proc tells, and never on more threads than the CPUs.
+  free, where /proc tells (on a machine the process may use all of), and
+  never on more threads than the CPUs.
 - The signal after that is the CPU time the process got against its wall
   time times its threads, over rounds of at least JUDGED_SECONDS (another
   thread's CPU time is only brought up to date at a scheduler tick). On free
@@ -26,8 +27,9 @@ the model.
 """
 import os
 import time
+from collections import deque
 
-from .parallel import available_cpus
+from .parallel import available_cpus, thread_count
 
 # the share of the threads' time that they held a core, below which rounds
 # count as starved and drop the thread count
@@ -36,6 +38,9 @@ STARVED_SHARE = 0.75
 JUDGED_SECONDS = 0.05
 # rounds on the fallback count before a round tries the full count again
 FALLBACK_ROUNDS = 8
+# a try of the full count wins when its round takes less than this share of
+# the fallback's median round (rounds differ in cost, so a tie is no win)
+PROBE_MARGIN = 0.9
 # a failed try of the full count waits this many times its excess: trying
 # then takes at most a tenth of the time
 PROBE_SPACING = 10
@@ -47,7 +52,9 @@ IDLE_WINDOW = 1.0
 
 def machine_idle_seconds():
     """CPU-seconds all CPUs of the machine spent idle since boot, or None
-    where /proc/stat does not tell."""
+    where /proc/stat does not tell or counts CPUs this process may not use."""
+    if not _whole_machine():
+        return None
     try:
         with open("/proc/stat", encoding="ascii") as stat:
             fields = stat.readline().split()
@@ -60,7 +67,10 @@ def other_running_tasks():
     """Tasks of other processes running or ready to run on the machine now,
     or None where /proc does not tell. This process's own running threads
     (this one, and OpenMP threads still spinning after a parallel region)
-    are left out."""
+    are left out. None too where the process may not use every CPU: the
+    tasks would be counted on CPUs it cannot run on."""
+    if not _whole_machine():
+        return None
     try:
         with open("/proc/loadavg", encoding="ascii") as loadavg:
             running = int(loadavg.read().split()[3].split("/")[0])
@@ -73,30 +83,56 @@ def other_running_tasks():
     return max(0, running)
 
 
+def round_threads(params):
+    """The governor of a training run's rounds, for resolved params."""
+    n_threads = thread_count(params["n_threads"])
+    if params["adaptive_threads"]:
+        return ThreadGovernor(n_threads)
+    return FixedThreadCount(n_threads)
+
+
+def _whole_machine():
+    return available_cpus() >= (os.cpu_count() or 1)
+
+
+class FixedThreadCount:
+    """The governor's interface with the count never changing."""
+
+    def __init__(self, n_threads):
+        self.n_threads = self.current = n_threads
+
+    def round_threads(self):
+        return self.n_threads
+
+    def round_done(self):
+        pass
+
+
 class ThreadGovernor:
     """round_threads() before a round gives its thread count; round_done()
-    after it measures the round. n_threads is the most it ever gives;
-    `current` is the count before the first round."""
+    after it measures the round. n_threads is the most it ever gives (the
+    asked count, at most the CPUs); `current` is the count before the first
+    round."""
 
     def __init__(self, n_threads, wall_clock=time.perf_counter, cpu_clock=time.process_time,
                  idle_clock=machine_idle_seconds, others_running=other_running_tasks,
                  cpus=available_cpus):
-        self.n_threads = n_threads
+        n_cpus = cpus()
+        self.n_threads = max(1, min(n_threads, n_cpus))
         self.wall_clock, self.cpu_clock, self.idle_clock = wall_clock, cpu_clock, idle_clock
         self.starved_share = STARVED_SHARE
+        self.calibrating = False
         self.probe_after = 0.0  # seconds on the fallback before the next try
         self.probing = False
         self._reset_window()
-        others = others_running() if n_threads > 1 else None
-        self.current = max(1, min(n_threads, cpus() - (others or 0)))
-        # a start below n_threads is a fallback that must earn its keep
-        self.dropped_at_share = 1.0
-        self._start_fallback()
+        others = others_running() if self.n_threads > 1 else None
+        self.current = max(1, min(self.n_threads, n_cpus - (others or 0)))
+        self._start_fallback()  # a start below n_threads must earn its keep too
 
     def round_threads(self):
         self.probing = (self.current < self.n_threads
-                        and len(self.fallback_walls) >= FALLBACK_ROUNDS
-                        and sum(self.fallback_walls) >= self.probe_after
+                        and self.fallback_rounds >= FALLBACK_ROUNDS
+                        and self.fallback_seconds >= self.probe_after
                         and self._cpus_were_idle())
         self.threads = self.n_threads if self.probing else self.current
         self.started = self.wall_clock(), self.cpu_clock()
@@ -110,6 +146,8 @@ class ThreadGovernor:
             return
         if self.current < self.n_threads:
             self.fallback_walls.append(wall)
+            self.fallback_rounds += 1
+            self.fallback_seconds += wall
         if self.current > 1:
             self.window_wall += wall
             self.window_cpu += cpu
@@ -118,33 +156,37 @@ class ThreadGovernor:
 
     def _judge_window(self):
         share = self.window_cpu / (self.window_wall * self.current)
-        if share < self.starved_share:
+        if self.calibrating:
+            # the first window after the full count won a try on idle CPUs:
+            # its share is what free cores give this run (below 1 when the
+            # rounds have serial stretches), and starving is measured from it
+            self.starved_share = STARVED_SHARE * min(1.0, share)
+            self.calibrating = False
+        elif share < self.starved_share:
             # down to the threads that held a core, on average
             running = round(self.window_cpu / self.window_wall)
             self.current = max(1, min(self.current - 1, running))
-            self.dropped_at_share = share
             self._start_fallback()
         self._reset_window()
 
     def _judge_probe(self, wall):
-        walls = sorted(self.fallback_walls[-FALLBACK_ROUNDS:])
+        walls = sorted(self.fallback_walls)
         fallback_wall = walls[len(walls) // 2]
-        if wall < fallback_wall:
-            # the full count won although its threads starved at the share
-            # that dropped them: that share is normal here
+        if wall < PROBE_MARGIN * fallback_wall:
             self.current = self.n_threads
-            self.starved_share = min(STARVED_SHARE, STARVED_SHARE * self.dropped_at_share)
+            self.calibrating = True
             self.probe_after = 0.0
             self._reset_window()
         else:
-            self.probe_after = PROBE_SPACING * (wall - fallback_wall)
+            self.probe_after = PROBE_SPACING * max(0.0, wall - fallback_wall)
         self._start_fallback()
 
     def _reset_window(self):
         self.window_wall = self.window_cpu = 0.0
 
     def _start_fallback(self):
-        self.fallback_walls = []
+        self.fallback_walls = deque(maxlen=FALLBACK_ROUNDS)
+        self.fallback_rounds, self.fallback_seconds = 0, 0.0
         self.idle_since = self.wall_clock(), self.idle_clock()
 
     def _cpus_were_idle(self):

@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.sparse
 import threadpoolctl
 from joblib import Parallel, delayed
 
@@ -15,13 +16,23 @@ from gbmo.parallel import default_threads, thread_count
 
 
 def _in_subprocess(code, **env):
+    """stdout's words of code run in a new interpreter, with OMP_NUM_THREADS
+    only when env sets it."""
+    environment = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env={**os.environ, **env}, check=True)
+                            env={**environment, **env}, check=True)
     return result.stdout.split()
 
 
 def test_default_is_every_cpu_the_process_may_use():
-    assert default_threads() == len(os.sched_getaffinity(0))
+    code = "from gbmo.parallel import default_threads; print(default_threads())"
+    assert _in_subprocess(code) == [str(len(os.sched_getaffinity(0)))]
+
+
+def test_a_dataset_constructs_with_the_default_thread_count():
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    dataset = gbmo.Dataset(X, X[:, 0]).construct(resolve_params({}))
+    assert dataset.X_binned.shape == (3, 100)
 
 
 @pytest.mark.parametrize("n_threads", [None, 0, -1])
@@ -90,10 +101,14 @@ _CLASSES = (_FILLED[:, 0] > 0).astype(int) + (_FILLED[:, 1] > 0.5)
     ({"tree_mode": "single_output"}, _Y), ({"data_sample_strategy": "goss"}, _Y),
     ({"growth": "symmetric", "max_depth": 4}, _Y),
     ({"subsample": 0.7, "colsample_bynode": 0.5, "extra_trees": True}, _Y),
-    ({"boosting": "dart"}, _Y)], ids=lambda p: str(p) if isinstance(p, dict) else "")
+    ({"boosting": "dart"}, _Y), ({"sparse_x": True}, _Y)],
+    ids=lambda p: str(p) if isinstance(p, dict) else "")
 def test_the_model_does_not_depend_on_the_thread_count(params, target):
     """Bit for bit, which is what lets the thread governor change the count
-    between rounds (README, "Busy machines")."""
-    models = [gbmo.train({**params, "n_threads": threads, "seed": 3},
-                         gbmo.Dataset(_X, target), 8).model_to_string() for threads in (1, 2)]
+    between rounds (README, "Busy machines"). The governor is off, so the
+    2-thread run does run on 2 threads on a busy machine too."""
+    params = dict(params)
+    X = scipy.sparse.csr_matrix(_FILLED) if params.pop("sparse_x", False) else _X
+    models = [gbmo.train({**params, "n_threads": threads, "seed": 3, "adaptive_threads": False},
+                         gbmo.Dataset(X, target), 8).model_to_string() for threads in (1, 2)]
     assert models[0] == models[1]
