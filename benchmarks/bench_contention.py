@@ -7,8 +7,7 @@ For each --busy count, that many processes spin (`while True: pass`) for the
 whole measurement, then each repeat trains in turn, in this process: gbmo
 on 2 threads (its governor may drop threads for a round, thread_governor.py),
 gbmo on 1 thread, LightGBM on 2 threads and on 1, and with --fixed gbmo on 2
-threads with the governor replaced by a fixed count (the behaviour before
-it). Prints the median and the worst seconds over the repeats, and the
+threads with adaptive_threads=False (the behaviour before the governor). Prints the median and the worst seconds over the repeats, and the
 median's ratio to LightGBM's on 2 threads. A busy machine is noisy: the
 medians move by tens of percent from run to run; the worst runs are the
 point.
@@ -17,8 +16,12 @@ import argparse
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_grower import make_data, time_lightgbm  # noqa: E402
 
 SHAPES = [  # rows, features, outputs, rounds
     (100_000, 7, 1, 100),
@@ -26,50 +29,13 @@ SHAPES = [  # rows, features, outputs, rounds
 ]
 
 
-class FixedThreads:
-    """The governor's interface with the count never changing."""
-
-    def __init__(self, n_threads):
-        self.n_threads = self.current = n_threads
-
-    def round_threads(self):
-        return self.n_threads
-
-    def round_done(self):
-        pass
-
-
-def make_data(n_rows, n_features, n_outputs, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n_rows, n_features))
-    W = rng.standard_normal((n_features, n_outputs))
-    Y = np.tanh(X @ W / 3) + np.sin(X[:, :1]) + 0.1 * rng.standard_normal((n_rows, n_outputs))
-    return X, Y
-
-
-def time_gbmo(X, Y, rounds, threads, governed=True):
+def time_gbmo(X, Y, rounds, threads, adaptive=True):
     import gbmo
-    import gbmo.engine
-    from gbmo.thread_governor import ThreadGovernor
 
-    gbmo.engine.ThreadGovernor = ThreadGovernor if governed else FixedThreads
     params = {"verbosity": 0, "n_threads": threads, "max_leaves": 31, "max_bins": 255,
-              "min_samples_leaf": 20, "learning_rate": 0.1}
+              "min_samples_leaf": 20, "learning_rate": 0.1, "adaptive_threads": adaptive}
     start = time.perf_counter()
     gbmo.train(params, gbmo.Dataset(X, Y), rounds)
-    elapsed = time.perf_counter() - start
-    gbmo.engine.ThreadGovernor = ThreadGovernor
-    return elapsed
-
-
-def time_lightgbm(X, Y, rounds, threads):
-    import lightgbm
-
-    params = {"verbosity": -1, "num_threads": threads, "num_leaves": 31, "max_bin": 255,
-              "min_data_in_leaf": 20, "learning_rate": 0.1}
-    start = time.perf_counter()
-    for j in range(Y.shape[1]):
-        lightgbm.train(params, lightgbm.Dataset(X, Y[:, j]), rounds)
     return time.perf_counter() - start
 
 
@@ -82,10 +48,10 @@ def main():
     args = parser.parse_args()
     runs = {"gbmo 2 threads": lambda X, Y, r: time_gbmo(X, Y, r, 2),
             "gbmo 1 thread": lambda X, Y, r: time_gbmo(X, Y, r, 1),
-            "lightgbm 2 threads": lambda X, Y, r: time_lightgbm(X, Y, r, 2),
-            "lightgbm 1 thread": lambda X, Y, r: time_lightgbm(X, Y, r, 1)}
+            "lightgbm 2 threads": lambda X, Y, r: time_lightgbm(X, Y, r, 2, "bestfirst"),
+            "lightgbm 1 thread": lambda X, Y, r: time_lightgbm(X, Y, r, 1, "bestfirst")}
     if args.fixed:
-        runs["gbmo 2 fixed threads"] = lambda X, Y, r: time_gbmo(X, Y, r, 2, governed=False)
+        runs["gbmo 2 fixed threads"] = lambda X, Y, r: time_gbmo(X, Y, r, 2, adaptive=False)
     for busy in args.busy:
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                     for _ in range(busy)]
