@@ -3,6 +3,7 @@ threadpoolctl (which joblib's workers use) and the process's CPU affinity."""
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -17,10 +18,10 @@ from gbmo.parallel import default_threads, thread_count
 
 def _in_subprocess(code, **env):
     """stdout's words of code run in a new interpreter, with OMP_NUM_THREADS
-    only when env sets it."""
+    only when env sets it; outside the source tree, whose gbmo is not built."""
     environment = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env={**environment, **env}, check=True)
+                            env={**environment, **env}, cwd=tempfile.gettempdir(), check=True)
     return result.stdout.split()
 
 
