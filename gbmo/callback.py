@@ -10,6 +10,8 @@ from dataclasses import dataclass
 @dataclass
 class CallbackEnv:
     model: object
+    # resolved; in train, n_threads is the round's own count (the thread
+    # governor's), in cv the one asked for (each fold has its own)
     params: dict
     iteration: int            # 0-based index of the round just finished
     begin_iteration: int

@@ -31,6 +31,8 @@ class Loss:
     masks_missing_targets = False
 
     def __init__(self, n_threads=1):
+        # training sets it before every round (the thread governor may change
+        # it), so a loss reads it when it computes instead of keeping a copy
         self.n_threads = n_threads
 
     def _threads(self, raw):
