@@ -21,10 +21,41 @@ def default_threads():
 
 
 def available_cpus():
-    """The CPUs this process may run on now."""
+    """The CPUs this process may run on now: its affinity, and at most its
+    cgroup's CPU quota rounded up (a container started with --cpus=2 on a
+    64-core host sees 64 CPUs, but gets the time of 2)."""
     if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+        cpus = len(os.sched_getaffinity(0))
+    else:
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    return cpus if quota is None else max(1, min(cpus, quota))
+
+
+def cgroup_cpu_quota(root="/sys/fs/cgroup"):
+    """The CPUs' worth of time the process's cgroup allows, rounded up, or
+    None where no quota is set or readable. cgroup v2's cpu.max ("quota
+    period" or "max period"), else v1's cpu.cfs_quota_us and cfs_period_us
+    (-1: none). A dozen lines, so not worth a dependency (joblib's loky
+    reads the same files)."""
+    try:
+        with open(os.path.join(root, "cpu.max"), encoding="ascii") as cpu_max:
+            quota, period = cpu_max.read().split()[:2]
+    except (OSError, ValueError):
+        try:
+            with open(os.path.join(root, "cpu", "cpu.cfs_quota_us"), encoding="ascii") as f:
+                quota = f.read().strip()
+            with open(os.path.join(root, "cpu", "cpu.cfs_period_us"), encoding="ascii") as f:
+                period = f.read().strip()
+        except OSError:
+            return None
+    try:
+        quota, period = int(quota), int(period)
+    except ValueError:  # "max": no quota
+        return None
+    if quota <= 0 or period <= 0:
+        return None
+    return -(-quota // period)
 
 
 def thread_count(n_threads):

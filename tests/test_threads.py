@@ -13,7 +13,8 @@ from joblib import Parallel, delayed
 
 import gbmo
 from gbmo.params import resolve_params
-from gbmo.parallel import default_threads, thread_count
+import gbmo.parallel
+from gbmo.parallel import available_cpus, cgroup_cpu_quota, default_threads, thread_count
 
 
 def _in_subprocess(code, **env):
@@ -70,7 +71,7 @@ def test_omp_num_threads_sets_the_default():
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to narrow")
 def test_cpu_affinity_narrowed_after_start_up_bounds_the_default():
-    code = ("import os; from gbmo.parallel import default_threads, thread_count; before = default_threads(); "
+    code = ("import os; from gbmo.parallel import default_threads; before = default_threads(); "
             "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
             "print(before, default_threads())")
     before, after = _in_subprocess(code)
@@ -113,3 +114,22 @@ def test_the_model_does_not_depend_on_the_thread_count(params, target):
     models = [gbmo.train({**params, "n_threads": threads, "seed": 3, "adaptive_threads": False},
                          gbmo.Dataset(X, target), 8).model_to_string() for threads in (1, 2)]
     assert models[0] == models[1]
+
+
+@pytest.mark.parametrize("files, quota", [
+    ({"cpu.max": "150000 100000\n"}, 2), ({"cpu.max": "100000 100000\n"}, 1),
+    ({"cpu.max": "max 100000\n"}, None),
+    ({"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({}, None)])
+def test_a_cgroup_cpu_quota_is_read_from_v2_or_v1_files(tmp_path, files, quota):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cgroup_cpu_quota(str(tmp_path)) == quota
+
+
+def test_a_cgroup_quota_bounds_the_cpus_and_so_the_default(monkeypatch):
+    monkeypatch.setattr(gbmo.parallel, "cgroup_cpu_quota", lambda: 1)
+    assert available_cpus() == 1
+    assert default_threads() == 1
