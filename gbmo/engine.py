@@ -23,7 +23,7 @@ from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import threads_for
 from .params import resolve_params
-from .thread_governor import round_threads
+from .thread_governor import thread_governor
 
 
 def _split_hessian(hess):
@@ -277,7 +277,7 @@ class _Trainer:
         # the booster keeps the default (None), so it predicts with the threads
         # available when it predicts, as a loaded model does
         booster_params = params
-        self.threads = round_threads(params)
+        self.threads = thread_governor(params)
         self.params = params = {**params, "n_threads": self.threads.current}
         self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], params["num_class"],

@@ -1,5 +1,6 @@
 """How many threads a kernel call, or a map over Python-level tasks, gets."""
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -32,12 +33,13 @@ def available_cpus():
     return cpus if quota is None else max(1, min(cpus, quota))
 
 
+@functools.lru_cache(maxsize=None)
 def cgroup_cpu_quota(root="/sys/fs/cgroup"):
     """The CPUs' worth of time the process's cgroup allows, rounded up, or
     None where no quota is set or readable. cgroup v2's cpu.max ("quota
     period" or "max period"), else v1's cpu.cfs_quota_us and cfs_period_us
     (-1: none). A dozen lines, so not worth a dependency (joblib's loky
-    reads the same files)."""
+    reads the same files). Read once: every prediction asks for the CPUs."""
     try:
         with open(os.path.join(root, "cpu.max"), encoding="ascii") as cpu_max:
             quota, period = cpu_max.read().split()[:2]

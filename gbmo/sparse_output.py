@@ -32,7 +32,7 @@ from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precisio
 from .parallel import threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
 from .params import canonical_objective, resolve_params
-from .thread_governor import round_threads
+from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
 
@@ -456,7 +456,7 @@ class SparseOutputTrainer:
 
         params, objective, threshold, metrics = split_sparse_params(params)
         booster_params = resolve_params(params)
-        self.threads = round_threads(booster_params)
+        self.threads = thread_governor(booster_params)
         self.params = params = {**booster_params, "n_threads": self.threads.current}
         if params["split"] != "sparse" or params["top_k"] is None:
             raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "

@@ -52,9 +52,7 @@ IDLE_WINDOW = 1.0
 
 def machine_idle_seconds():
     """CPU-seconds all CPUs of the machine spent idle since boot, or None
-    where /proc/stat does not tell or counts CPUs this process may not use."""
-    if not _whole_machine():
-        return None
+    where /proc/stat does not tell."""
     try:
         with open("/proc/stat", encoding="ascii") as stat:
             fields = stat.readline().split()
@@ -67,10 +65,7 @@ def other_running_tasks():
     """Tasks of other processes running or ready to run on the machine now,
     or None where /proc does not tell. This process's own running threads
     (this one, and OpenMP threads still spinning after a parallel region)
-    are left out. None too where the process may not use every CPU: the
-    tasks would be counted on CPUs it cannot run on."""
-    if not _whole_machine():
-        return None
+    are left out."""
     try:
         with open("/proc/loadavg", encoding="ascii") as loadavg:
             running = int(loadavg.read().split()[3].split("/")[0])
@@ -83,7 +78,7 @@ def other_running_tasks():
     return max(0, running)
 
 
-def round_threads(params):
+def thread_governor(params):
     """The governor of a training run's rounds, for resolved params."""
     n_threads = thread_count(params["n_threads"])
     if params["adaptive_threads"]:
@@ -91,8 +86,12 @@ def round_threads(params):
     return FixedThreadCount(n_threads)
 
 
-def _whole_machine():
+def may_use_every_cpu():
     return available_cpus() >= (os.cpu_count() or 1)
+
+
+def _unknown():
+    return None
 
 
 class FixedThreadCount:
@@ -116,7 +115,10 @@ class ThreadGovernor:
 
     def __init__(self, n_threads, wall_clock=time.perf_counter, cpu_clock=time.process_time,
                  idle_clock=machine_idle_seconds, others_running=other_running_tasks,
-                 cpus=available_cpus):
+                 cpus=available_cpus, whole_machine=may_use_every_cpu):
+        if not whole_machine():
+            # the machine's readings would count CPUs this process cannot run on
+            idle_clock = others_running = _unknown
         n_cpus = cpus()
         self.n_threads = max(1, min(n_threads, n_cpus))
         self.wall_clock, self.cpu_clock, self.idle_clock = wall_clock, cpu_clock, idle_clock
@@ -131,7 +133,7 @@ class ThreadGovernor:
 
     def round_threads(self):
         self.probing = (self.current < self.n_threads
-                        and self.fallback_rounds >= FALLBACK_ROUNDS
+                        and len(self.fallback_walls) == FALLBACK_ROUNDS
                         and self.fallback_seconds >= self.probe_after
                         and self._cpus_were_idle())
         self.threads = self.n_threads if self.probing else self.current
@@ -145,8 +147,7 @@ class ThreadGovernor:
             self._judge_probe(wall)
             return
         if self.current < self.n_threads:
-            self.fallback_walls.append(wall)
-            self.fallback_rounds += 1
+            self.fallback_walls.append(wall)  # the last FALLBACK_ROUNDS
             self.fallback_seconds += wall
         if self.current > 1:
             self.window_wall += wall
@@ -186,7 +187,7 @@ class ThreadGovernor:
 
     def _start_fallback(self):
         self.fallback_walls = deque(maxlen=FALLBACK_ROUNDS)
-        self.fallback_rounds, self.fallback_seconds = 0, 0.0
+        self.fallback_seconds = 0.0
         self.idle_since = self.wall_clock(), self.idle_clock()
 
     def _cpus_were_idle(self):

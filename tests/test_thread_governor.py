@@ -14,7 +14,7 @@ from gbmo.params import resolve_params
 from gbmo.losses import MultiTaskLoss
 from gbmo.thread_governor import (FALLBACK_ROUNDS, IDLE_WINDOW, JUDGED_SECONDS, PROBE_SPACING,
                                   STARVED_SHARE, FixedThreadCount, ThreadGovernor,
-                                  machine_idle_seconds, other_running_tasks, round_threads)
+                                  machine_idle_seconds, other_running_tasks, thread_governor)
 
 # rounds of 0.01 s that one judgement of the CPU share takes
 JUDGED_ROUNDS = round(JUDGED_SECONDS / 0.01)
@@ -33,7 +33,7 @@ class Machine:
     def governor(self, n_threads):
         return ThreadGovernor(n_threads, lambda: self.wall, lambda: self.cpu,
                               lambda: self.idle, lambda: self.others_running,
-                              lambda: self.cpus)
+                              lambda: self.cpus, lambda: True)
 
     def run_round(self, governor, wall, running_threads=None, idle_cpus=0.0):
         """One round of `wall` seconds (or wall(thread count)) in which
@@ -97,6 +97,12 @@ def test_training_starts_on_the_cpus_other_running_tasks_leave(cpus, others_runn
     governor = machine.governor(n_threads)
     assert governor.current == start
     assert machine.run_round(governor, 0.01) == start
+
+
+def test_a_process_that_may_not_use_every_cpu_ignores_the_machine_readings():
+    governor = ThreadGovernor(2, others_running=lambda: 5, idle_clock=lambda: 0.0,
+                              cpus=lambda: 2, whole_machine=lambda: False)
+    assert governor.current == 2 and governor.idle_clock() is None
 
 
 @pytest.mark.parametrize("cpus, start", [(8, 4), (2, 2)])
@@ -297,7 +303,7 @@ def test_a_try_that_only_ties_the_fallback_does_not_win():
 
 
 def test_adaptive_threads_false_keeps_the_count():
-    threads = round_threads(resolve_params({"n_threads": 3, "adaptive_threads": False}))
+    threads = thread_governor(resolve_params({"n_threads": 3, "adaptive_threads": False}))
     assert isinstance(threads, FixedThreadCount)
     assert [threads.round_threads() for _ in range(5)] == [3] * 5
     X = np.random.default_rng(0).normal(size=(200, 3))
