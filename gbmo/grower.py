@@ -108,9 +108,11 @@ class GrownNodes:
     and for a split its gain, feature, bin, missing side, children and left
     sums; breadth_first is their order in the model; peak_histograms, the
     most histograms alive at once; lower and upper, the bounds on each node's
-    values under monotone constraints (bounded_outputs columns)."""
+    values under monotone constraints (bounded_outputs columns); with
+    categorical features, left_flags: each split's set of bins that go left,
+    256 flags (the missing bin's included)."""
 
-    def __init__(self, max_nodes, width, bounded_outputs=0):
+    def __init__(self, max_nodes, width, bounded_outputs=0, categorical=False):
         self.start = np.empty(max_nodes, dtype=np.intp)
         self.stop = np.empty(max_nodes, dtype=np.intp)
         self.depth = np.empty(max_nodes, dtype=np.int32)
@@ -128,6 +130,7 @@ class GrownNodes:
         # each node's bounds on its values, under monotone constraints
         self.lower = np.empty((max_nodes, bounded_outputs))
         self.upper = np.empty((max_nodes, bounded_outputs))
+        self.left_flags = np.empty((max_nodes, 256 if categorical else 0), dtype=np.uint8)
 
 
 class _HistogramPool:
@@ -229,10 +232,10 @@ class TreeGrower:
         # never below the two histograms a split needs (its parent's, which the
         # larger child takes over, and the smaller child's), in both loops
         capacity = max(2, min(params["hist_cache"], cache_bytes // histogram_bytes))
-        # the loop in Cython takes all but sparse X, sparse splits,
-        # categorical features and symmetric growth
+        # the loop in Cython takes all but sparse X, sparse splits and
+        # symmetric growth
         self.native = (NATIVE_GROWTH and not self.mixed and not self.symmetric
-                       and self.top_k is None and not categorical)
+                       and self.top_k is None)
         if self.native:
             # at most one histogram per leaf is alive
             self.capacity = capacity
@@ -600,6 +603,12 @@ class TreeGrower:
         return {"group_indptr": np.cumsum([0] + [len(g) for g in groups]).astype(np.int32),
                 "group_features": np.array([f for g in groups for f in g], dtype=np.int32)}
 
+    def _categorical_arguments(self):
+        """The categorical features' flags and cat_smooth for grow_best_first."""
+        if self.categorical is None:
+            return {}
+        return {"categorical": self.categorical_flags, "cat_smooth": self.params["cat_smooth"]}
+
     def _root_bound(self):
         """The bound on the root's values under monotone constraints:
         max_delta_step when it is set (which runs on the same search)."""
@@ -610,9 +619,10 @@ class TreeGrower:
         params, workspace = self.params, self.workspace
         n_rows = workspace.reset_rows(self.row_sample)
         bounded = self.monotone is not None
+        categorical = self.categorical is not None
         nodes = GrownNodes(node_bound(n_rows, params["max_leaves"], params["min_samples_leaf"],
                                       params["max_depth"]),
-                           self.width, self.n_outputs if bounded else 0)
+                           self.width, self.n_outputs if bounded else 0, categorical)
         entries = self.by_row
         row_wise = None if entries is None else (
             entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,
@@ -630,23 +640,29 @@ class TreeGrower:
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
             monotone=self.monotone, root_bound=self._root_bound(),
             depthwise=params["growth"] == "depthwise", level_batch=self.level_batch,
-            **self._group_arguments())
+            **self._group_arguments(), **self._categorical_arguments())
         order = nodes.breadth_first[:n_nodes]
         position = np.empty(n_nodes, dtype=NODE_DTYPE)
         position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)
         is_split = nodes.left[order] >= 0
         splits, leaves = order[is_split], order[~is_split]
         features = nodes.feature[splits]
+        by_set = self.categorical_flags[features].astype(bool) if categorical else None
         arrays = node_arrays(
             self.bin_mapper, (nodes.stop[order] - nodes.start[order]).astype(np.int64),
             is_split, features, nodes.bin[splits], nodes.missing_left[splits],
-            nodes.gain[splits], position[nodes.left[splits]], position[nodes.right[splits]])
+            nodes.gain[splits], position[nodes.left[splits]], position[nodes.right[splits]],
+            by_set)
+        sets = ((), (), ())
+        if categorical:
+            set_splits = splits[by_set]
+            sets = (position[set_splits], features[by_set], nodes.left_flags[set_splits])
         return self._finish_tree(
             arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
             (nodes.sums[splits], nodes.sums[nodes.left[splits]],
              nodes.sums[nodes.right[splits]]),
             (nodes.lower[leaves], nodes.upper[leaves]) if bounded else None,
-            (nodes.lower[splits], nodes.upper[splits]) if bounded else None)
+            (nodes.lower[splits], nodes.upper[splits]) if bounded else None, None, sets)
 
     def _grow_by_gain(self, root):
         """Best-first, or depth-wise (see _priority)."""
@@ -820,7 +836,7 @@ class TreeGrower:
 
     def _to_tree(self, root):
         """The Tree of the grown nodes (see _finish_tree)."""
-        arrays, leaves, splits = tree_structure(root, self.bin_mapper, self.categorical)
+        arrays, leaves, splits = tree_structure(root, self.bin_mapper)
         leaf_bounds = split_bounds = None
         if self.monotone is not None:
             leaf_bounds = tuple(np.array([getattr(node, side) for node in leaves])
@@ -833,28 +849,24 @@ class TreeGrower:
         split_sums = tuple(np.array([node.sums for node in nodes]).reshape(-1, self.width)
                            for nodes in (splits, [node.left for node in splits],
                                          [node.right for node in splits]))
-        tree = self._finish_tree(
+        by_set = [node for node in splits if node.left_flags is not None]
+        return self._finish_tree(
             arrays, np.array([node.start for node in leaves], dtype=np.intp),
             np.array([node.stop for node in leaves], dtype=np.intp),
             np.array([node.sums for node in leaves]), [node.feature for node in splits],
-            split_sums, leaf_bounds, split_bounds, leaf_outputs)
-        by_set = [node for node in splits if node.left_flags is not None]
-        if by_set:  # the binned walk's view of the sets, built once per tree
-            node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
-            node_left_flags = np.zeros((tree.n_nodes, 256), dtype=np.uint8)
-            for node in by_set:
-                node_categorical[node.index] = 1
-                node_left_flags[node.index] = node.left_flags
-            tree.binned_sets = {"node_categorical": node_categorical,
-                                "node_left_flags": node_left_flags}
-        return tree
+            split_sums, leaf_bounds, split_bounds, leaf_outputs,
+            ([node.index for node in by_set], [node.feature for node in by_set],
+             [node.left_flags for node in by_set]))
 
     def _finish_tree(self, arrays, leaf_start, leaf_stop, leaf_sums, split_features,
-                     split_sums, leaf_bounds=None, split_bounds=None, leaf_outputs=None):
-        """The Tree of arrays (tree_structure's, categories_left included),
-        with its leaves' values from their sums (clipped to leaf_bounds under
-        monotone constraints, the leaf_outputs of sparse leaves), and each
-        split's output gains (see _output_gains)."""
+                     split_sums, leaf_bounds=None, split_bounds=None, leaf_outputs=None,
+                     sets=((), (), ())):
+        """The Tree of arrays (tree_structure's or node_arrays'), with its
+        leaves' values from their sums (clipped to leaf_bounds under monotone
+        constraints, the leaf_outputs of sparse leaves), each split's output
+        gains (see _output_gains) and its categorical splits' sets: sets
+        holds their nodes' numbers in the tree, features and left flags (256
+        each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
         values = self._values(leaf_sums)
         if leaf_bounds is not None:
@@ -862,8 +874,19 @@ class TreeGrower:
         if leaf_outputs is not None:
             values = np.take_along_axis(values, leaf_outputs, axis=1)
         self.split_output_gains = (split_features, *self._output_gains(split_sums, split_bounds))
-        categories_left = arrays.pop("categories_left", {})
-        return Tree(values, leaf_outputs, categories_left, **arrays)
+        set_nodes, set_features, set_flags = sets
+        # each set as the ranks of the categories it sends left
+        categories_left = {node: np.flatnonzero(flags[self.categorical[feature]])
+                           for node, feature, flags in zip(*sets)}
+        tree = Tree(values, leaf_outputs, categories_left, **arrays)
+        if len(set_nodes):  # the binned walk's view of the sets, built once per tree
+            node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
+            node_left_flags = np.zeros((tree.n_nodes, 256), dtype=np.uint8)
+            node_categorical[set_nodes] = 1
+            node_left_flags[set_nodes] = set_flags
+            tree.binned_sets = {"node_categorical": node_categorical,
+                                "node_left_flags": node_left_flags}
+        return tree
 
 
 def node_arrays(bin_mapper, count, is_split, feature, bin_, missing_left, gain, left, right,
@@ -894,13 +917,12 @@ def node_arrays(bin_mapper, count, is_split, feature, bin_, missing_left, gain, 
     return arrays
 
 
-def tree_structure(root, bin_mapper, categorical=None):
+def tree_structure(root, bin_mapper):
     """(arrays, leaves, splits) of the nodes below root (each with left, right,
     count and, when split, feature, bin, missing_left and gain), numbered
     breadth-first so children come after parents: arrays holds Tree's node_*
-    fields and categories_left, the ranks of the categorical splits' sets
-    (categorical: {feature: the bin of each rank}); leaf l of the Tree is
-    leaves[l]."""
+    fields (a categorical split's threshold and bin 0: its set lives apart);
+    leaf l of the Tree is leaves[l]."""
     nodes = [root]
     for node in nodes:
         if node.left is not None:
@@ -909,8 +931,6 @@ def tree_structure(root, bin_mapper, categorical=None):
         node.index = index
     leaves = [node for node in nodes if node.left is None]
     splits = [node for node in nodes if node.left is not None]
-    # categorical splits (the sparse-output grower's nodes have no sets)
-    by_set = [node for node in splits if getattr(node, "left_bins", None) is not None]
     arrays = node_arrays(
         bin_mapper, np.array([node.count for node in nodes], dtype=np.int64),
         np.array([node.left is not None for node in nodes], dtype=bool),
@@ -919,11 +939,9 @@ def tree_structure(root, bin_mapper, categorical=None):
                               ("missing_left", np.uint8), ("gain", np.float64))),
         np.array([node.left.index for node in splits], dtype=NODE_DTYPE),
         np.array([node.right.index for node in splits], dtype=NODE_DTYPE),
+        # categorical splits (the sparse-output grower's nodes have no sets)
         np.array([getattr(node, "left_bins", None) is not None for node in splits],
                  dtype=bool))
-    arrays["categories_left"] = {
-        node.index: np.flatnonzero(np.isin(categorical[node.feature], node.left_bins))
-        for node in by_set}
     return arrays, leaves, splits
 
 

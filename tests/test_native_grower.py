@@ -12,9 +12,12 @@ TREE_ARRAYS = ("node_feature", "node_bin", "node_threshold", "node_missing_left"
                "node_count", "node_left", "node_right", "node_value", "leaf_values")
 
 
-def _data(n, d, seed, missing=0.0, sparse_columns=0):
-    """Correlated outputs of 8 features; optionally NaN in feature 1 and
-    mostly-zero leading columns (skipped bins, row-wise histograms)."""
+def _data(n, d, seed, missing=0.0, sparse_columns=0, categories=0):
+    """Correlated outputs of 8 features; optionally NaN in feature 1,
+    mostly-zero leading columns (skipped bins, row-wise histograms) and
+    features 6 and 7 made codes of `categories` categories, whose effects on
+    the outputs are in no order of the codes (7's on the outputs' slopes on
+    feature 0), feature 6 missing as often as feature 1."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 8))
     X[:, :sparse_columns] *= rng.random((n, sparse_columns)) < 0.15
@@ -22,6 +25,12 @@ def _data(n, d, seed, missing=0.0, sparse_columns=0):
         X[rng.random(n) < missing, 1] = np.nan
     base = np.sin(X[:, 0]) + np.nan_to_num(X[:, 1]) * X[:, 2] + 0.5 * X[:, 3]
     Y = base[:, None] + 0.3 * rng.normal(size=(n, d)) + np.arange(d) * X[:, 4:5]
+    if categories:
+        X[:, 6:] = rng.integers(0, categories, size=(n, 2))
+        codes = X[:, 6:].astype(int)
+        Y += rng.normal(size=(categories, d))[codes[:, 0]]
+        Y += rng.normal(size=(categories, 1))[codes[:, 1]] * X[:, :1]
+        X[rng.random(n) < missing, 6] = np.nan
     return X, Y
 
 
@@ -91,6 +100,24 @@ CASES = {
         {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
         dict(n=2000, d=2, missing=0.2)),
     "two threads": ({"n_threads": 2}, dict(n=20000, d=2)),
+    "categorical features": ({"categorical_feature": [6, 7], "min_samples_leaf": 5},
+                             dict(n=2000, d=3, categories=12, missing=0.2)),
+    "categorical, one output, cat_smooth 0": (
+        {"categorical_feature": [6, 7], "cat_smooth": 0.0, "max_leaves": 63},
+        dict(n=3000, d=1, categories=40)),
+    "categorical, more categories than bins, row-wise": (
+        {"categorical_feature": [6, 7], "max_bins": 15},
+        dict(n=2000, d=2, categories=30, sparse_columns=3)),
+    "categorical, extra_trees, colsample_bynode, monotone": (
+        {"categorical_feature": [7], "extra_trees": True, "colsample_bynode": 0.7,
+         "monotone_constraints": [1, 0, 0, -1, 0, 0, 0, 0], "seed": 11},
+        dict(n=2000, d=2, categories=9)),
+    "categorical, depth-wise, small cache, single-output trees": (
+        {"categorical_feature": [6, 7], "growth": "depthwise", "max_depth": 5,
+         "hist_cache": 5, "tree_mode": "single_output"}, dict(n=2000, d=2, categories=15)),
+    "categorical, interaction constraints, two threads": (
+        {"categorical_feature": [6, 7], "interaction_constraints": [[0, 6], [1, 2, 7]],
+         "n_threads": 2}, dict(n=20000, d=2, categories=25, missing=0.1)),
 }
 
 
@@ -106,6 +133,14 @@ def test_native_loop_grows_the_python_loops_trees(monkeypatch, case):
     for a, b in zip(native.trees, python.trees):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert a.categories_left.keys() == b.categories_left.keys()
+        for node, ranks in a.categories_left.items():
+            np.testing.assert_array_equal(ranks, b.categories_left[node])
+        assert a.binned_sets.keys() == b.binned_sets.keys()
+        for name, flags in a.binned_sets.items():
+            np.testing.assert_array_equal(flags, b.binned_sets[name], err_msg=name)
+    if "categorical_feature" in params:  # ... categorical sets among them
+        assert sum(len(tree.categories_left) for tree in native.trees) >= 6
     np.testing.assert_array_equal(native.feature_importance("gain", per_output=True),
                                   python.feature_importance("gain", per_output=True))
     np.testing.assert_array_equal(native.predict(X), python.predict(X))
@@ -235,6 +270,28 @@ def test_grow_best_first_splits_a_small_problem():
     assert 2 <= nodes.peak_histograms <= 4
 
 
+def test_grow_best_first_splits_by_categorical_sets():
+    """Feature 0's categories 1, 4 and 6 hold the large gradients: the root
+    sends exactly those bins, or exactly the others, left (the missing bin,
+    which no row has, with the larger side), and the rows follow the set."""
+    arguments = _arguments(n_rows=400, d=1, max_leaves=2)
+    X_binned, grad = arguments["X_binned"], arguments["grad"]
+    grad[:] = np.where(np.isin(X_binned[0], [1, 4, 6]), 5.0, -1.0)[:, None]
+    nodes = grower.GrownNodes(3, 2, categorical=True)
+    arguments.update(nodes=nodes, categorical=np.array([1, 0, 0], np.uint8), cat_smooth=0.0)
+    assert grow_best_first(**arguments) == 3
+    assert nodes.feature[0] == 0
+    flags = nodes.left_flags[0]
+    assert set(np.flatnonzero(flags[:255])) in ({1, 4, 6}, set(range(7)) - {1, 4, 6})
+    n_left = nodes.stop[1] - nodes.start[1]
+    assert flags[255] == nodes.missing_left[0] == (n_left >= 400 - n_left)
+    left_rows = arguments["rows"][nodes.start[1]:nodes.stop[1]]
+    assert flags[X_binned[0, left_rows]].all() and len(left_rows) == nodes.stop[1]
+    right_rows = arguments["rows"][nodes.start[2]:nodes.stop[2]]
+    assert not flags[X_binned[0, right_rows]].any()
+    np.testing.assert_allclose(nodes.left_sums[0], nodes.sums[1])
+
+
 @pytest.mark.parametrize("change, message", [
     ({"n_rows": 51}, "disagree on the rows"),
     ({"hess": np.empty((50, 3), np.float32)}, "disagree on the rows or outputs"),
@@ -263,6 +320,11 @@ def test_grow_best_first_splits_a_small_problem():
       "skipped_bins": np.zeros(3, np.int32)}, "row_wise entry 0"),
     ({"monotone": np.full((3, 2), 2, np.int8), "nodes": grower.GrownNodes(7, 3, 2)},
      "-1, 0 or \\+1"),
+    ({"categorical": np.ones(2, np.uint8), "nodes": grower.GrownNodes(7, 3, categorical=True)},
+     "a flag per feature \\(3\\)"),
+    ({"categorical": np.ones(3, np.uint8)}, "left_flags the shape \\(7, 256\\)"),
+    ({"categorical": np.ones(3, np.uint8), "nodes": grower.GrownNodes(7, 3, categorical=True),
+      "cat_smooth": -1.0}, "cat_smooth must be >= 0"),
 ])
 def test_grow_best_first_refuses_bad_arguments(change, message):
     arguments = {**_arguments(), **change}

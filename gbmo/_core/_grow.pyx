@@ -106,6 +106,7 @@ cdef struct Search:
     int* allowed                     # the tree's features
     uint64_t* allowed_bits           # a bit per feature (interaction constraints)
     int* random_bins                 # all features
+    int* category_order              # all features x histogram bins (categorical only)
 
 
 cdef inline Py_ssize_t bit_words(Py_ssize_t n_bits) noexcept nogil:
@@ -117,8 +118,9 @@ cdef inline bint has_bit(const uint64_t* bits, Py_ssize_t i) noexcept nogil:
 
 
 cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features,
-                     Py_ssize_t width) noexcept nogil:
-    """Allocates s's buffers; False when one could not be."""
+                     Py_ssize_t width, Py_ssize_t order_size) noexcept nogil:
+    """Allocates s's buffers (order_size entries for the categories' orders);
+    False when one could not be."""
     n_all_features = max(n_all_features, 1)
     n_features = max(n_features, 1)
     s.split_gain = <double*> malloc(n_all_features * sizeof(double))
@@ -132,10 +134,12 @@ cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features
     s.allowed = <int*> malloc(n_features * sizeof(int))
     s.allowed_bits = <uint64_t*> malloc(bit_words(n_all_features) * sizeof(uint64_t))
     s.random_bins = <int*> malloc(n_all_features * sizeof(int))
+    s.category_order = <int*> malloc(max(order_size, 1) * sizeof(int))
     return not (s.split_gain == NULL or s.split_bin == NULL or s.split_missing_left == NULL
                 or s.shrunk_parent == NULL or s.draws == NULL or s.sorted_draws == NULL
                 or s.chosen == NULL or s.node_features == NULL or s.allowed == NULL
-                or s.allowed_bits == NULL or s.random_bins == NULL)
+                or s.allowed_bits == NULL or s.random_bins == NULL
+                or s.category_order == NULL)
 
 
 cdef void free_search(Search* s) noexcept nogil:
@@ -150,6 +154,7 @@ cdef void free_search(Search* s) noexcept nogil:
     free(s.allowed)
     free(s.allowed_bits)
     free(s.random_bins)
+    free(s.category_order)
 
 
 cdef struct Grow:
@@ -235,6 +240,13 @@ cdef struct Grow:
     double* upper
     double* left_values              # outputs
     double* right_values             # outputs
+    # categorical features (NULL: none): per feature 1 when its bins are
+    # categories, ordered at each node; a split on one sends left the bins
+    # whose flag is set in its node's row of left_flags (256 per node, the
+    # missing bin's included)
+    const unsigned char* categorical
+    double cat_smooth
+    unsigned char* left_flags
     # the scratch of two searches (a split's children are searched together)
     Search searches[2]
     bint out_of_slots
@@ -495,6 +507,11 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
                   g.min_child_weight, g.monotone,
                   g.lower + node * g.d if g.monotone != NULL else NULL,
                   g.upper + node * g.d if g.monotone != NULL else NULL)
+    if g.categorical != NULL:
+        context.categorical = g.categorical
+        context.cat_smooth = g.cat_smooth
+        context.category_order = s.category_order
+        context.order_stride = g.n_hist_bins
     search_features(&context, histogram, g.n_hist_bins, features, n_features,
                     g.n_bins_non_missing, s.split_gain, s.split_bin, s.split_missing_left,
                     n_threads, random_bins)
@@ -510,10 +527,34 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
     g.bin[node] = s.split_bin[f]
     g.missing_left[node] = s.split_missing_left[f]
     feature_hist = histogram + f * g.n_hist_bins * g.width
-    sum_rows(feature_hist, g.bin[node] + 1, g.width, left_sums)
+    if g.categorical != NULL and g.categorical[f]:
+        set_sums(g, node, s.category_order + f * g.n_hist_bins, feature_hist, left_sums)
+    else:
+        sum_rows(feature_hist, g.bin[node] + 1, g.width, left_sums)
     if g.missing_left[node]:
         for j in range(g.width):
             left_sums[j] += feature_hist[(g.n_hist_bins - 1) * g.width + j]
+
+
+cdef void set_sums(Grow* g, int node, const int* order, const HIST_t* feature_hist,
+                   HIST_t* left_sums) noexcept nogil:
+    """A categorical split's set, the bins order[:bin + 1] of its node's order
+    of the categories, as node's flags (the missing bin's from its side),
+    and the set's sums into left_sums, adding its bins in ascending order
+    as the Python loop does."""
+    cdef unsigned char* flags = g.left_flags + node * 256
+    cdef Py_ssize_t b, j
+    for b in range(256):
+        flags[b] = 0
+    for b in range(g.bin[node] + 1):
+        flags[order[b]] = 1
+    for j in range(g.width):
+        left_sums[j] = 0.0
+    for b in range(g.n_hist_bins - 1):
+        if flags[b]:
+            for j in range(g.width):
+                left_sums[j] += feature_hist[b * g.width + j]
+    flags[g.missing_bin] = g.missing_left[node]
 
 
 cdef void bound_children(Grow* g, int node) noexcept nogil:
@@ -551,10 +592,15 @@ cdef void bound_children(Grow* g, int node) noexcept nogil:
 
 cdef void split(Grow* g, int node) noexcept nogil:
     """Partitions node's rows and makes its two children."""
-    cdef unsigned char goes_left[256]
+    cdef unsigned char by_threshold[256]
+    cdef const unsigned char* goes_left = by_threshold
     cdef Py_ssize_t count = g.stop[node] - g.start[node], n_left, j
     cdef int left, right
-    threshold_sides(goes_left, g.bin[node], g.missing_left[node], <X_BINNED_t>g.missing_bin)
+    if g.categorical != NULL and g.categorical[g.feature[node]]:
+        goes_left = g.left_flags + node * 256
+    else:
+        threshold_sides(by_threshold, g.bin[node], g.missing_left[node],
+                        <X_BINNED_t>g.missing_bin)
     n_left = partition_rows(g.rows + g.start[node], count,
                             g.X_binned + g.feature[node] * g.row_stride, goes_left,
                             g.left_buffer, g.right_buffer, threads_for(g, count))
@@ -787,7 +833,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     const int[::1] group_indptr=None,
                     const int[::1] group_features=None,
                     bint depthwise=False,
-                    Py_ssize_t level_batch=1):
+                    Py_ssize_t level_batch=1,
+                    const unsigned char[::1] categorical=None,
+                    double cat_smooth=10.0):
     """Grows one tree best-first on the first n_rows of rows (reordered by
     leaf, as the Python grower leaves them) and returns its number of nodes.
 
@@ -810,7 +858,11 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     one column per output), as the Python loop does. Interaction
     constraints: group m holds the features group_features[group_indptr[m]:
     group_indptr[m + 1]]. depthwise splits a level before the next, up to
-    level_batch nodes of it at once."""
+    level_batch nodes of it at once. categorical (a flag per feature) orders
+    the flagged features' bins at each node, as find_best_splits does with
+    cat_smooth, and a split on one sends left the bins set in its node's row
+    of nodes.left_flags (as many rows as nodes, 256 flags each, the missing
+    bin's included)."""
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
@@ -956,11 +1008,27 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         for i in range(g.d):
             g.lower[i] = -root_bound
             g.upper[i] = root_bound
+    cdef unsigned char[:, ::1] left_flags
+    cdef Py_ssize_t order_size = 0
+    g.categorical = NULL
+    if categorical is not None:
+        left_flags = nodes.left_flags
+        if categorical.shape[0] != n_all_features or left_flags.shape[0] < needed \
+                or left_flags.shape[1] != 256:
+            raise ValueError(f"categorical needs a flag per feature ({n_all_features}) and "
+                             f"the nodes' left_flags the shape ({needed}, 256)")
+        if not cat_smooth >= 0.0:
+            raise ValueError(f"cat_smooth must be >= 0, got {cat_smooth}")
+        g.categorical = &categorical[0]
+        g.cat_smooth = cat_smooth
+        g.left_flags = &left_flags[0, 0]
+        order_size = n_all_features * g.n_hist_bins
     g.free_slots = <int*> malloc(n_slots * sizeof(int))
     g.slot = <int*> malloc(max_nodes * sizeof(int))
     g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
-    searches_ready = (new_search(&g.searches[0], n_all_features, g.n_features, width)
-                      & new_search(&g.searches[1], n_all_features, g.n_features, width))
+    searches_ready = (new_search(&g.searches[0], n_all_features, g.n_features, width, order_size)
+                      & new_search(&g.searches[1], n_all_features, g.n_features, width,
+                                   order_size))
     g.n_groups = 0
     if group_indptr is not None:
         g.n_groups = group_indptr.shape[0] - 1
