@@ -2,6 +2,7 @@
 
     python benchmarks/ab_kernel.py --kernel split --base 493382d [--threads 1]
     python benchmarks/ab_kernel.py --kernel partition --base ea981a7
+    python benchmarks/ab_kernel.py --kernel categorical --base 5b397f5
 
 Compiles the kernel's .pyx as it was at --base into a temporary directory
 (the .pxd files beside it, the setup.py flags), loads it beside the
@@ -15,6 +16,9 @@ times them interleaved; prints the median time of each and old / new.
   fresh copies of different row sets (at least 20 and 1,000,000 rows),
   since a branch predictor learns a few sets' pattern when they are
   partitioned again and again.
+- categorical: find_best_splits on one node's histogram of 10 categorical
+  features (every bin a category, ordered at the node), of 1 and 5
+  outputs, 50 calls per sample.
 """
 import argparse
 import importlib.util
@@ -86,11 +90,27 @@ def node_histogram(rng, n_rows, hess_width, missing, n_features=50, n_bins=255):
             hess_width, 1.0, 1.0, 20.0, 1e-3)
 
 
-def search(module, arguments, lambda_l1, threads):
+def categorical_histogram(rng, n_rows, n_categories, n_outputs, n_features=10):
+    """node_histogram's arguments for categorical features of n_categories
+    each, whose categories' gradients have means in no order of their bins."""
+    width = n_outputs + 1
+    X = rng.integers(0, n_categories, size=(n_features, n_rows))
+    G = rng.normal(size=(n_categories, n_outputs))[X[0]] + rng.normal(size=(n_rows, n_outputs))
+    hist = np.zeros((n_features, n_categories + 1, width))
+    for f in range(n_features):
+        for j in range(n_outputs):
+            hist[f, :n_categories, j] = np.bincount(X[f], G[:, j], n_categories)
+        hist[f, :n_categories, -1] = np.bincount(X[f], None, n_categories)
+    features = np.arange(n_features, dtype=np.int32)
+    return (hist, features, np.full(n_features, n_categories, np.int32), hist[0].sum(axis=0),
+            n_outputs, 0, 1.0, 1.0, 20.0, 1e-3)
+
+
+def search(module, arguments, lambda_l1, threads, **options):
     n_features = arguments[0].shape[0]
     out = (np.empty(n_features), np.empty(n_features, np.int32),
            np.empty(n_features, np.uint8))
-    best = module.find_best_splits(*arguments, *out, threads, lambda_l1=lambda_l1)
+    best = module.find_best_splits(*arguments, *out, threads, lambda_l1=lambda_l1, **options)
     return best, out
 
 
@@ -127,6 +147,40 @@ def compare_split(old_split, threads, samples, rng):
               f"{new_us:7.1f} {old_us / new_us:9.2f}")
 
 
+def compare_categorical(old_split, threads, samples, rng):
+    print(f"find_best_splits, 10 categorical features, {threads} thread(s), "
+          f"median of {samples} interleaved samples of 50 calls")
+    print(f"{'categories':>10} {'outputs':>7} {'old us':>7} {'new us':>7} {'old / new':>9}")
+    for n_categories in (10, 50, 200):
+        for n_outputs in (1, 5):
+            arguments = categorical_histogram(rng, 20 * n_categories, n_categories, n_outputs)
+            hist = arguments[0]
+            orders = []
+            results = []
+            for module in (old_split, new_split):
+                orders.append(np.empty(hist.shape[:2], dtype=np.int32))
+                results.append(search(module, arguments, 0.0, threads,
+                                      categorical=np.ones(hist.shape[0], np.uint8),
+                                      category_order=orders[-1]))
+            (old_best, old_out), (new_best, new_out) = results
+            assert old_best == new_best and all(
+                np.array_equal(a, b) for a, b in zip(old_out, new_out)), "the splits differ"
+            assert np.array_equal(orders[0][:, :n_categories], orders[1][:, :n_categories]), \
+                "the orders differ"
+
+            def calls(module, order):
+                start = time.perf_counter()
+                for _ in range(50):
+                    search(module, arguments, 0.0, threads,
+                           categorical=np.ones(hist.shape[0], np.uint8), category_order=order)
+                return time.perf_counter() - start
+            old_us, new_us = median_times({"old": (lambda: calls(old_split, orders[0]), 50),
+                                           "new": (lambda: calls(new_split, orders[1]), 50)},
+                                          samples)
+            print(f"{n_categories:10d} {n_outputs:7d} {old_us:7.1f} {new_us:7.1f} "
+                  f"{old_us / new_us:9.2f}")
+
+
 def compare_partition(old_partition, threads, samples, rng, n_total=200_000):
     print(f"split_rows, {threads} thread(s), median of {samples} interleaved samples of "
           "at least 20 row sets and 1,000,000 rows")
@@ -160,16 +214,17 @@ def compare_partition(old_partition, threads, samples, rng, n_total=200_000):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kernel", choices=["split", "partition"], required=True)
+    parser.add_argument("--kernel", choices=["split", "categorical", "partition"],
+                        required=True)
     parser.add_argument("--base", required=True, help="the commit to compare with")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--samples", type=int, default=15)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as directory:
-        if args.kernel == "split":
-            compare_split(build_old("_split", args.base, directory), args.threads,
-                          args.samples, rng)
+        if args.kernel in ("split", "categorical"):
+            compare = compare_split if args.kernel == "split" else compare_categorical
+            compare(build_old("_split", args.base, directory), args.threads, args.samples, rng)
         else:
             compare_partition(build_old("_partition", args.base, directory), args.threads,
                               args.samples, rng)
