@@ -57,6 +57,11 @@ SKIP_BIN_SAMPLE_ROWS = 16384
 # reading every row's bin on MNIST, at 5 bytes per entry, so at most 1.5x the
 # binned data's memory.
 ROW_WISE_SHARE = 0.7
+# The parameters that shape a categorical feature's sets (see
+# _split.search_categories), LightGBM's names
+CATEGORY_RULES = ("cat_smooth", "cat_l2", "min_data_per_group", "max_cat_threshold",
+                  "max_cat_to_onehot")
+
 # Whether the trees _core/_grow.pyx can grow are grown there (TreeGrower.native);
 # the tests turn it off to check that both loops grow the same trees.
 NATIVE_GROWTH = True
@@ -369,8 +374,8 @@ class TreeGrower:
             random_bins = (draws % np.maximum(n_bins - 1, 1).astype(np.uint64)).astype(np.int32)
         options = {"lambda_l1": self.lambda_l1, "random_bins": random_bins}
         if self.categorical is not None:
-            options.update(categorical=self.categorical_flags, cat_smooth=params["cat_smooth"],
-                           category_order=self.category_order)
+            options.update(categorical=self.categorical_flags, category_order=self.category_order,
+                           **self._category_rules())
         if self.top_k is None:
             bounds = () if self.monotone is None else (self.monotone, node.lower, node.upper)
             best = find_best_splits(*common, *results, *bounds, **options)
@@ -603,11 +608,15 @@ class TreeGrower:
         return {"group_indptr": np.cumsum([0] + [len(g) for g in groups]).astype(np.int32),
                 "group_features": np.array([f for g in groups for f in g], dtype=np.int32)}
 
+    def _category_rules(self):
+        """The parameters of the split kernels' categorical sets."""
+        return {name: self.params[name] for name in CATEGORY_RULES}
+
     def _categorical_arguments(self):
-        """The categorical features' flags and cat_smooth for grow_best_first."""
+        """The categorical features' flags and rules for grow_best_first."""
         if self.categorical is None:
             return {}
-        return {"categorical": self.categorical_flags, "cat_smooth": self.params["cat_smooth"]}
+        return {"categorical": self.categorical_flags, **self._category_rules()}
 
     def _root_bound(self):
         """The bound on the root's values under monotone constraints:

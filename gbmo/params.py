@@ -108,7 +108,20 @@ PARAMS = {
                                 doc="categorical features: indices or names, or 'auto' (the "
                                     "pandas category columns); None: the Dataset's choice"),
     "cat_smooth": Spec(10.0, float, 0.0, 1e300,
-                       doc="hessian added to each category's when ordering the categories"),
+                       doc="hessian added to each category's when ordering the categories; "
+                           "categories of fewer rows in a node join no set there"),
+    "cat_l2": Spec(10.0, float, 0.0, 1e300,
+                   doc="added to lambda_l2 when scoring the children of a categorical set "
+                       "(the split's gain, not the leaf values)"),
+    "min_data_per_group": Spec(100, int, 0, 2**62,
+                               doc="a categorical set grows by groups of categories of at least "
+                                   "this many rows, and leaves the other side at least as many"),
+    "max_cat_threshold": Spec(32, int, 1, 2**31 - 1,
+                              doc="most categories in a categorical set, taken from either end "
+                                  "of the node's order"),
+    "max_cat_to_onehot": Spec(4, int, 0, 2**31 - 1,
+                              doc="a categorical feature of at most this many categories splits "
+                                  "one category from the rest"),
     "hist_cache": Spec(64, int, 1, 2**20,
                        doc="node histograms kept for subtraction (at most 1 GiB of them, "
                        "but 2); evicted ones are rebuilt"),

@@ -235,6 +235,10 @@ class _GBMOModel(BaseEstimator):
         top_k=None,
         growth="bestfirst",
         cat_smooth=10.0,
+        cat_l2=10.0,
+        min_data_per_group=100,
+        max_cat_threshold=32,
+        max_cat_to_onehot=4,
         max_delta_step=0.0,
         scale_pos_weight=1.0,
         is_unbalance=False,
@@ -280,6 +284,10 @@ class _GBMOModel(BaseEstimator):
         self.top_k = top_k
         self.growth = growth
         self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
+        self.max_cat_threshold = max_cat_threshold
+        self.max_cat_to_onehot = max_cat_to_onehot
         self.max_delta_step = max_delta_step
         self.scale_pos_weight = scale_pos_weight
         self.is_unbalance = is_unbalance
@@ -522,7 +530,8 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     subsample, subsample_freq, data_sample_strategy, top_rate, other_rate,
     goss_renew_leaves,
     colsample_bytree, colsample_bynode, extra_trees, tree_mode, split, top_k, growth,
-    cat_smooth, max_delta_step, scale_pos_weight and is_unbalance (GBMOClassifier's
+    cat_smooth, cat_l2, min_data_per_group, max_cat_threshold, max_cat_to_onehot,
+    max_delta_step, scale_pos_weight and is_unbalance (GBMOClassifier's
     binary and multi-label), monotone_constraints, interaction_constraints, ensembler,
     ensembler_params (all as in gbmo.train),
     early_stopping_rounds, validation_fraction, n_threads, adaptive_threads, random_state

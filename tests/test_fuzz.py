@@ -299,6 +299,10 @@ def training_cases(draw):
     if categorical:
         params["categorical_feature"] = [column]
         params["cat_smooth"] = draw(st.sampled_from([0.0, 10.0]))
+        params["cat_l2"] = draw(st.sampled_from([0.0, 10.0]))
+        params["min_data_per_group"] = draw(st.sampled_from([0, 5, 100]))
+        params["max_cat_threshold"] = draw(st.sampled_from([1, 3, 32]))
+        params["max_cat_to_onehot"] = draw(st.sampled_from([0, 4, 300]))
         if params.get("monotone_constraints") is not None:
             params["monotone_constraints"][column] = (
                 [0] * n_outputs if isinstance(params["monotone_constraints"][column], list)

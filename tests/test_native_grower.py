@@ -115,6 +115,9 @@ CASES = {
     "categorical, depth-wise, small cache, single-output trees": (
         {"categorical_feature": [6, 7], "growth": "depthwise", "max_depth": 5,
          "hist_cache": 5, "tree_mode": "single_output"}, dict(n=2000, d=2, categories=15)),
+    "categorical, one category a set, no other rules": (
+        {"categorical_feature": [6, 7], "max_cat_to_onehot": 4, "min_data_per_group": 0,
+         "cat_l2": 0.0, "cat_smooth": 0.0}, dict(n=2000, d=3, categories=4, missing=0.2)),
     "categorical, interaction constraints, two threads": (
         {"categorical_feature": [6, 7], "interaction_constraints": [[0, 6], [1, 2, 7]],
          "n_threads": 2}, dict(n=20000, d=2, categories=25, missing=0.1)),

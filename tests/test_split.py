@@ -477,9 +477,10 @@ def test_one_output_categorical_split_is_the_best_partition(hess_width, seed):
 
 @pytest.mark.parametrize("seed", range(10))
 def test_several_outputs_split_a_prefix_of_the_projection_order(seed):
-    """For d outputs the set is a prefix of the categories ordered by the
-    projection of their leaf vectors on the principal direction (numpy's
-    eigenvector here), and its gain is the one reported."""
+    """For d outputs the set is a run from one end of the categories ordered
+    by the projection of their leaf vectors on the principal direction
+    (numpy's eigenvector here), those of fewer than cat_smooth rows left out,
+    and its gain is the one reported."""
     rng = np.random.default_rng(seed)
     d = 3
     hist, n_bins = _category_histogram(rng, 6, d, d)
@@ -490,7 +491,7 @@ def test_several_outputs_split_a_prefix_of_the_projection_order(seed):
     find_best_splits(hist, np.array([0], np.int32), np.array([n_bins], np.int32), parent, d,
                      d, 1.0, 1.0, 1.0, 0.0, *outputs, 1, categorical=np.array([1], np.uint8),
                      cat_smooth=2.0, category_order=order)
-    present = np.flatnonzero(hist[0, :n_bins, -1] > 0)
+    present = np.flatnonzero(hist[0, :n_bins, -1] >= 2.0)
     values = -hist[0, present, :d] / (hist[0, present, d:2 * d] + 2.0)
     weights = hist[0, present, -1]
     centred = values - np.average(values, axis=0, weights=weights)
@@ -501,3 +502,121 @@ def test_several_outputs_split_a_prefix_of_the_projection_order(seed):
     chosen = order[0, :outputs[1][0] + 1]
     assert _dense_gain(hist[0, chosen].sum(axis=0), parent, d, d, 1.0) == \
         pytest.approx(outputs[0][0], rel=1e-9)
+
+
+def _set_candidates(hist, n_bins, hess_width, lambda_l2, min_samples_leaf, rules):
+    """Every set LightGBM's rules allow a categorical feature of one output,
+    plainly: (sorted bins that go left, missing side, gain)."""
+    d = 1
+    counts, missing, parent = hist[0, :n_bins, -1], hist[0, -1], hist[0].sum(axis=0)
+
+    def score(v, l2):
+        h = v[d] if hess_width else v[-1]
+        return v[0] ** 2 / (h + l2)
+
+    def gain(bins, side, l2_children, min_right):
+        left = hist[0, list(bins)].sum(axis=0) + side * missing
+        right = parent - left
+        if left[-1] < min_samples_leaf or right[-1] < max(min_samples_leaf, min_right):
+            return None
+        return 0.5 * (score(left, l2_children) + score(right, l2_children)
+                      - score(parent, lambda_l2))
+
+    sides = (0, 1) if missing[-1] > 0 else (0,)
+    candidates = []
+    if n_bins <= rules["max_cat_to_onehot"]:
+        for b in np.flatnonzero(counts > 0):
+            candidates += [((b,), side, gain([b], side, lambda_l2, 0)) for side in sides]
+    else:
+        kept = [b for b in range(n_bins) if counts[b] > 0 and counts[b] >= rules["cat_smooth"]]
+        hessians = hist[0, :n_bins, d] if hess_width else counts
+        value = {b: -hist[0, b, 0] / (hessians[b] + rules["cat_smooth"]) for b in kept}
+        order = sorted(kept, key=lambda b: (value[b], b))
+        for run in (order, order[::-1]):
+            taken, group = [], 0.0
+            for b in run[:rules["max_cat_threshold"]]:
+                taken.append(b)
+                group += counts[b]
+                if group >= rules["min_data_per_group"]:
+                    group = 0.0
+                    candidates += [(tuple(sorted(taken)), side,
+                                    gain(taken, side, lambda_l2 + rules["cat_l2"],
+                                         rules["min_data_per_group"])) for side in sides]
+    return [(bins, side, g) for bins, side, g in candidates if g is not None]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_categorical_sets_follow_lightgbm_s_rules(seed):
+    """The set found under cat_smooth, cat_l2, min_data_per_group,
+    max_cat_threshold and max_cat_to_onehot is the best of the sets a plain
+    enumeration of those rules allows, with the same gain."""
+    rng = np.random.default_rng(seed)
+    hess_width = int(rng.integers(0, 2))
+    n_bins = int(rng.integers(2, 12))
+    hist = np.zeros((1, n_bins + 1, hess_width + 2))
+    counts = rng.integers(0, 40, size=n_bins).astype(float)
+    hist[0, :n_bins, 0] = rng.normal(size=n_bins) * counts + rng.normal(size=n_bins)
+    if hess_width:
+        hist[0, :n_bins, 1] = rng.uniform(0.2, 1.0, n_bins) * counts
+    hist[0, :n_bins, -1] = counts
+    if rng.random() < 0.5:
+        hist[0, -1] = [rng.normal() * 10, 5.0, 10.0][-(hess_width + 2):]
+    rules = {"cat_smooth": float(rng.choice([0.0, 5.0, 20.0])),
+             "cat_l2": float(rng.choice([0.0, 10.0])),
+             "min_data_per_group": int(rng.choice([0, 30, 60])),
+             "max_cat_threshold": int(rng.integers(1, 6)),
+             "max_cat_to_onehot": int(rng.choice([0, 4, 8]))}
+    outputs = np.empty(1), np.empty(1, np.int32), np.empty(1, np.uint8)
+    order = np.full((1, n_bins + 1), -1, np.int32)
+    find_best_splits(hist, np.array([0], np.int32), np.array([n_bins], np.int32),
+                     hist[0].sum(axis=0), 1, hess_width, 1.0, 1.0, 5.0, 0.0, *outputs, 1,
+                     categorical=np.array([1], np.uint8), category_order=order, **rules)
+    candidates = _set_candidates(hist, n_bins, hess_width, 1.0, 5.0, rules)
+    best = max((g for _, _, g in candidates), default=-1.0)
+    if best <= -1.0:
+        assert outputs[1][0] == -1
+        return
+    assert outputs[0][0] == pytest.approx(best, rel=1e-9, abs=1e-12)
+    chosen = (tuple(sorted(order[0, :outputs[1][0] + 1])), int(outputs[2][0]))
+    gains = {(bins, side): g for bins, side, g in candidates}
+    if missing_free := hist[0, -1, -1] == 0:
+        chosen = (chosen[0], 0)  # with no missing rows, its side is only a convention
+    assert chosen in gains and gains[chosen] == pytest.approx(best, rel=1e-9, abs=1e-12)
+    assert missing_free or outputs[2][0] in (0, 1)
+
+
+def test_categorical_sets_on_several_outputs_send_one_category_left_when_few():
+    """max_cat_to_onehot: with at most that many categories a set is one
+    category, the best such of several outputs, whatever the order."""
+    rng = np.random.default_rng(3)
+    d, n_bins = 3, 4
+    hist = np.zeros((1, n_bins + 1, d + 1))
+    hist[0, :n_bins, :d] = rng.normal(size=(n_bins, d)) * 20
+    hist[0, :n_bins, -1] = 20.0
+    parent = hist[0].sum(axis=0)
+    outputs = np.empty(1), np.empty(1, np.int32), np.empty(1, np.uint8)
+    order = np.full((1, n_bins + 1), -1, np.int32)
+    find_best_splits(hist, np.array([0], np.int32), np.array([n_bins], np.int32), parent, d,
+                     0, 1.0, 1.0, 1.0, 0.0, *outputs, 1, categorical=np.array([1], np.uint8),
+                     category_order=order, max_cat_to_onehot=4)
+    assert outputs[1][0] == 0
+    gains = [_dense_gain(hist[0, b], parent, d, 0, 1.0) for b in range(n_bins)]
+    assert order[0, 0] == int(np.argmax(gains))
+    assert outputs[0][0] == pytest.approx(max(gains), rel=1e-9)
+
+
+@pytest.mark.parametrize("rule, value, message", [
+    ("cat_l2", -1.0, "cat_l2 must be >= 0"),
+    ("min_data_per_group", -1.0, "min_data_per_group must be >= 0"),
+    ("max_cat_threshold", 0, "max_cat_threshold must be >= 1"),
+    ("max_cat_to_onehot", -1, "max_cat_to_onehot must be >= 0"),
+    ("cat_smooth", float("nan"), "cat_smooth must be >= 0"),
+])
+def test_bad_category_rules_are_refused(rule, value, message):
+    hist = np.ones((1, 5, 2))
+    outputs = np.empty(1), np.empty(1, np.int32), np.empty(1, np.uint8)
+    with pytest.raises(ValueError, match=message):
+        find_best_splits(hist, np.array([0], np.int32), np.array([4], np.int32),
+                         hist[0].sum(axis=0), 1, 0, 1.0, 1.0, 1.0, 0.0, *outputs, 1,
+                         categorical=np.array([1], np.uint8),
+                         category_order=np.zeros((1, 5), np.int32), **{rule: value})

@@ -28,8 +28,8 @@ from ._histogram cimport (build_feature_histograms, build_nodes_histograms,
                           build_row_wise_histograms, gather_rows, subtract_feature_histograms,
                           sum_rows)
 from ._partition cimport partition_rows, threshold_sides
-from ._split cimport (SplitContext, best_feature_position, clipped_leaf_values, dense_context,
-                      search_features)
+from ._split cimport (CategoryRules, SplitContext, best_feature_position, category_rules,
+                      clipped_leaf_values, dense_context, search_features)
 
 from ..parallel import PARALLEL_MIN_WORK
 
@@ -245,7 +245,7 @@ cdef struct Grow:
     # whose flag is set in its node's row of left_flags (256 per node, the
     # missing bin's included)
     const unsigned char* categorical
-    double cat_smooth
+    CategoryRules category_rules
     unsigned char* left_flags
     # the scratch of two searches (a split's children are searched together)
     Search searches[2]
@@ -509,7 +509,7 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
                   g.upper + node * g.d if g.monotone != NULL else NULL)
     if g.categorical != NULL:
         context.categorical = g.categorical
-        context.cat_smooth = g.cat_smooth
+        context.rules = g.category_rules
         context.category_order = s.category_order
         context.order_stride = g.n_hist_bins
     search_features(&context, histogram, g.n_hist_bins, features, n_features,
@@ -835,7 +835,11 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     bint depthwise=False,
                     Py_ssize_t level_batch=1,
                     const unsigned char[::1] categorical=None,
-                    double cat_smooth=10.0):
+                    double cat_smooth=10.0,
+                    double cat_l2=0.0,
+                    double min_data_per_group=0.0,
+                    Py_ssize_t max_cat_threshold=256,
+                    Py_ssize_t max_cat_to_onehot=0):
     """Grows one tree best-first on the first n_rows of rows (reordered by
     leaf, as the Python grower leaves them) and returns its number of nodes.
 
@@ -858,11 +862,11 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     one column per output), as the Python loop does. Interaction
     constraints: group m holds the features group_features[group_indptr[m]:
     group_indptr[m + 1]]. depthwise splits a level before the next, up to
-    level_batch nodes of it at once. categorical (a flag per feature) orders
-    the flagged features' bins at each node, as find_best_splits does with
-    cat_smooth, and a split on one sends left the bins set in its node's row
-    of nodes.left_flags (as many rows as nodes, 256 flags each, the missing
-    bin's included)."""
+    level_batch nodes of it at once. categorical (a flag per feature) splits
+    the flagged features by sets, as find_best_splits does under the rules
+    cat_smooth to max_cat_to_onehot, and a split on one sends left the bins
+    set in its node's row of nodes.left_flags (as many rows as nodes, 256
+    flags each, the missing bin's included)."""
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
@@ -1017,10 +1021,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                 or left_flags.shape[1] != 256:
             raise ValueError(f"categorical needs a flag per feature ({n_all_features}) and "
                              f"the nodes' left_flags the shape ({needed}, 256)")
-        if not cat_smooth >= 0.0:
-            raise ValueError(f"cat_smooth must be >= 0, got {cat_smooth}")
+        g.category_rules = category_rules(cat_smooth, cat_l2, min_data_per_group,
+                                          max_cat_threshold, max_cat_to_onehot)
         g.categorical = &categorical[0]
-        g.cat_smooth = cat_smooth
         g.left_flags = &left_flags[0, 0]
         order_size = n_all_features * g.n_hist_bins
     g.free_slots = <int*> malloc(n_slots * sizeof(int))

@@ -1,6 +1,17 @@
 from .common cimport HIST_t
 
 
+cdef struct CategoryRules:
+    # how search_categories forms a categorical feature's sets (LightGBM's
+    # parameters of the same names)
+    double cat_smooth          # added to each category's hessian when ordering; and
+                               # categories of fewer rows join no set
+    double cat_l2              # added to lambda_l2 when scoring a set's children
+    double min_data_per_group  # rows of each group of categories a set grows by
+    Py_ssize_t max_cat_threshold  # categories in a set at most
+    Py_ssize_t max_cat_to_onehot  # features of at most this many bins: one category a set
+
+
 cdef struct SplitContext:
     Py_ssize_t n_outputs
     Py_ssize_t hess_width
@@ -20,9 +31,10 @@ cdef struct SplitContext:
     const double* lower
     const double* upper
     # categorical features (NULL: none): per feature 1 when its bins are
-    # categories, ordered at each node (order_categories)
+    # categories, ordered at each node (order_categories), and the rules of
+    # their sets (search_categories)
     const unsigned char* categorical
-    double cat_smooth
+    CategoryRules rules
     int* category_order        # out: (n_features, histogram rows), each one's order
     Py_ssize_t order_stride
 
@@ -52,3 +64,7 @@ cdef void search_features(const SplitContext* context,
 
 cdef Py_ssize_t best_feature_position(const int* features, Py_ssize_t n_features,
                                       const double* best_gain) noexcept nogil
+
+cdef CategoryRules category_rules(double cat_smooth, double cat_l2, double min_data_per_group,
+                                  Py_ssize_t max_cat_threshold,
+                                  Py_ssize_t max_cat_to_onehot) except *

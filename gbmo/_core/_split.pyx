@@ -325,6 +325,8 @@ cdef struct CategoryScratch:
     int* order                 # histogram rows
     double* key                # histogram rows
     HIST_t* permuted           # histogram rows x width
+    HIST_t* grouped            # histogram rows x width: the groups of a run's categories
+    int* group_last            # histogram rows: each group's last position in the run
     double* values             # histogram rows x n_outputs
     double* centre             # n_outputs
     double* direction          # n_outputs
@@ -575,6 +577,8 @@ cdef CategoryScratch* new_category_scratch(Py_ssize_t n_rows, Py_ssize_t width,
     c.order = <int*> malloc(n_rows * sizeof(int))
     c.key = <double*> malloc(n_rows * sizeof(double))
     c.permuted = <HIST_t*> malloc(n_rows * width * sizeof(HIST_t))
+    c.grouped = <HIST_t*> malloc(n_rows * width * sizeof(HIST_t))
+    c.group_last = <int*> malloc(n_rows * sizeof(int))
     c.values = <double*> malloc(n_rows * d * sizeof(double))
     c.centre = <double*> malloc(d * sizeof(double))
     c.direction = <double*> malloc(d * sizeof(double))
@@ -587,6 +591,8 @@ cdef void free_category_scratch(CategoryScratch* c) noexcept nogil:
         free(c.order)
         free(c.key)
         free(c.permuted)
+        free(c.grouped)
+        free(c.group_last)
         free(c.values)
         free(c.centre)
         free(c.direction)
@@ -596,22 +602,24 @@ cdef void free_category_scratch(CategoryScratch* c) noexcept nogil:
 
 cdef Py_ssize_t order_categories(const SplitContext* context, const HIST_t* feature_hist,
                                  Py_ssize_t n_bins, CategoryScratch* c) noexcept nogil:
-    """A categorical feature's non-empty bins (categories) in c.order, sorted
-    by their leaf values at this node, and their histogram rows in that order
-    in c.permuted; returns how many. The scans then try every prefix of the
-    order as the left child's set, as LightGBM does: for one output the
-    leaf value -G / (H + cat_smooth) orders them, which makes the best
-    prefix the best two-group split (Fisher 1958); for several, the
-    projection of the leaf vectors on their first principal direction
-    (weighted by rows, by power iteration; Coppersmith et al. 1999). Empty
-    bins are in no set: their categories go right."""
+    """A categorical feature's bins (categories) of at least cat_smooth rows
+    (and at least one) in c.order, sorted by their leaf values at this node,
+    and their histogram rows in that order in c.permuted; returns how many.
+    search_categories then tries runs from either end of the order as the
+    left child's set, as LightGBM does: for one output the leaf value
+    -G / (H + cat_smooth) orders them, which makes the best prefix the best
+    two-group split (Fisher 1958); for several, the projection of the leaf
+    vectors on their first principal direction (weighted by rows, by power
+    iteration; Coppersmith et al. 1999). Other bins are in no set: their
+    categories go right, as LightGBM's rare categories do."""
     cdef Py_ssize_t d = context.n_outputs, k = context.hess_width
     cdef Py_ssize_t width = d + k + 1
     cdef Py_ssize_t b, i, j, m = 0, iteration, heaviest = 0
     cdef double hessian, total_weight = 0.0, norm, key
     cdef int bin_
     for b in range(n_bins):
-        if feature_hist[b * width + width - 1] > 0:
+        if feature_hist[b * width + width - 1] > 0 \
+                and feature_hist[b * width + width - 1] >= context.rules.cat_smooth:
             c.order[m] = <int>b
             m += 1
     for i in range(m):
@@ -623,7 +631,7 @@ cdef Py_ssize_t order_categories(const SplitContext* context, const HIST_t* feat
                 hessian = feature_hist[b * width + d]
             else:
                 hessian = feature_hist[b * width + d + j]
-            hessian += context.cat_smooth
+            hessian += context.rules.cat_smooth
             c.values[i * d + j] = (-feature_hist[b * width + j] / hessian
                                    if hessian > 0.0 else 0.0)
     if d == 1:
@@ -684,6 +692,131 @@ cdef Py_ssize_t order_categories(const SplitContext* context, const HIST_t* feat
     return m
 
 
+cdef void search_categories(const SplitContext* c, Py_ssize_t f, const HIST_t* feature_hist,
+                            const HIST_t* missing, Py_ssize_t n_bins, Py_ssize_t draw,
+                            HIST_t* before, Scratch* s, Candidate* best) noexcept nogil:
+    """A categorical feature's best set at this node, as LightGBM chooses it
+    (the missing bin's side tried both ways, as for numeric features):
+
+    - a feature of at most max_cat_to_onehot bins sends one category left;
+    - otherwise its categories of at least cat_smooth rows are ordered
+      (order_categories), and the set is a run of at most max_cat_threshold
+      of them from either end of the order, grown by groups of at least
+      min_data_per_group rows while the other side keeps that many; the
+      children of such a set are scored with lambda_l2 + cat_l2 (the parent
+      with lambda_l2), so that it must gain more than a threshold would.
+
+    The set is the front of the feature's row of category_order, up to its
+    position best.bin. draw >= 0 (extra trees, a draw among the feature's
+    n_bins - 1 thresholds) tries one set of each kind, scaled to this node's
+    candidates. before: width scratch."""
+    cdef Py_ssize_t width = c.n_outputs + c.hess_width + 1
+    cdef int* order_out = c.category_order + f * c.order_stride
+    cdef CategoryScratch* cats = s.categories
+    cdef bint has_missing = missing[width - 1] > 0
+    cdef double parent_count = c.parent[width - 1], group_count
+    cdef Py_ssize_t m, i, j, t, n_groups, n_drawn, n_in_run, pick, direction, side
+    cdef Py_ssize_t won = -1      # the category or the direction of the best set
+    cdef SplitContext set_context
+    cdef Candidate trial
+    cdef const HIST_t* start
+    if n_bins <= c.rules.max_cat_to_onehot:
+        if s.select_left != NULL:
+            s.select_left.seeded = False
+        if s.select_right != NULL:
+            s.select_right.seeded = False
+        m = 0
+        for t in range(n_bins):
+            if feature_hist[t * width + width - 1] > 0:
+                cats.order[m] = <int>t
+                m += 1
+        pick = -1 if draw < 0 else min(draw * m // max(n_bins - 1, 1), m - 1)
+        for i in range(m):
+            if pick >= 0 and i != pick:
+                continue
+            t = cats.order[i]
+            for side in range(2 if has_missing else 1):
+                for j in range(width):
+                    s.left[j] = feature_hist[t * width + j] + (missing[j] if side else 0.0)
+                trial.gain = split_gain(c, s.left, s.right, s)
+                if trial.gain > best.gain:
+                    best.gain = trial.gain
+                    best.bin = 0
+                    best.missing_left = <unsigned char>side
+                    best.left_count = s.left[width - 1]
+                    won = t
+        if won >= 0:
+            order_out[0] = <int>won
+    else:
+        set_context = c[0]
+        set_context.lambda_l2 = c.lambda_l2 + c.rules.cat_l2
+        # the groups give the set at least min_data_per_group rows; this gives the other side
+        set_context.min_samples_leaf = max(c.min_samples_leaf, c.rules.min_data_per_group)
+        m = order_categories(c, feature_hist, n_bins, cats)
+        n_in_run = min(c.rules.max_cat_threshold, m)
+        for direction in range(2):
+            # the run's categories in groups: one from each end of the order
+            n_groups = 0
+            group_count = 0.0
+            for j in range(width):
+                cats.grouped[j] = 0.0
+            for i in range(n_in_run):
+                t = i if direction == 0 else m - 1 - i
+                for j in range(width):
+                    cats.grouped[n_groups * width + j] += cats.permuted[t * width + j]
+                group_count += cats.permuted[t * width + width - 1]
+                if group_count >= c.rules.min_data_per_group:
+                    cats.group_last[n_groups] = <int>i
+                    n_groups += 1
+                    group_count = 0.0
+                    if i + 1 < n_in_run:
+                        for j in range(width):
+                            cats.grouped[n_groups * width + j] = 0.0
+            # a draw leaves out the set of every category, as it does "all values left"
+            n_drawn = n_groups - (cats.group_last[n_groups - 1] == m - 1) if n_groups else 0
+            if n_groups == 0 or (draw >= 0 and n_drawn == 0):
+                continue
+            start = cats.grouped
+            pick = n_groups
+            for j in range(width):
+                before[j] = 0.0
+            if draw >= 0:
+                pick = min(draw * n_drawn // max(n_bins - 1, 1), n_drawn - 1)
+                for t in range(pick):
+                    for j in range(width):
+                        before[j] += cats.grouped[t * width + j]
+                start = cats.grouped + pick * width
+            trial.gain = -1.0
+            trial.bin = -1
+            for side in range(2 if has_missing else 1):
+                if side:
+                    for j in range(width):
+                        before[j] += missing[j]
+                # the plain scan, which gives the gains of scan's one-output
+                # copies: they stay inlined only where numeric features need them
+                scan_thresholds(&set_context, start, 1 if draw >= 0 else n_groups, before,
+                                <unsigned char>side, s, &trial)
+            if trial.bin >= 0 and trial.gain > best.gain:
+                best[0] = trial
+                best.bin = cats.group_last[trial.bin + (pick if draw >= 0 else 0)]
+                won = direction
+        if won >= 0:
+            for i in range(m):
+                order_out[i] = cats.order[i if won == 0 else m - 1 - i]
+    if best.bin >= 0 and not has_missing:
+        best.missing_left = best.left_count >= parent_count - best.left_count
+
+
+ctypedef void (*CategorySearch)(const SplitContext*, Py_ssize_t, const HIST_t*, const HIST_t*,
+                                Py_ssize_t, Py_ssize_t, HIST_t*, Scratch*,
+                                Candidate*) noexcept nogil
+
+# Called through this pointer, search_categories stays out of search_features'
+# loop: inlined there, it made the numeric features' scans 10-20% slower
+# (ab_kernel.py --kernel split).
+cdef CategorySearch categories_search = search_categories
+
+
 cdef void search_features(const SplitContext* context,
                           const HIST_t* hist,
                           Py_ssize_t n_hist_bins,
@@ -705,14 +838,15 @@ cdef void search_features(const SplitContext* context,
     cdef Py_ssize_t width = d + context.hess_width + 1
     cdef Py_ssize_t missing_bin = n_hist_bins - 1
     cdef double parent_count = context.parent[width - 1]
-    cdef Py_ssize_t fi, f, n_bins, j, t, first, n_thresholds, n_categories
+    cdef Py_ssize_t fi, f, n_bins, j, t, first, n_thresholds
     cdef Candidate* best
     cdef Scratch* s
     cdef const HIST_t* missing
     cdef const HIST_t* start
-    cdef const HIST_t* base       # the feature's rows: the histogram's, or in category order
+    cdef const HIST_t* base       # the feature's rows
     cdef HIST_t* before           # the sums of the bins before a random threshold
     cdef HIST_t* before_missing   # the same plus the missing bin
+    cdef HIST_t* initial          # the left side's start: before, NULL without a draw
 
     with parallel(num_threads=n_threads,
                   use_threads_if=n_threads > 1):
@@ -738,9 +872,10 @@ cdef void search_features(const SplitContext* context,
         s.categories = NULL
         if context.categorical != NULL:
             s.categories = new_category_scratch(n_hist_bins, width, d)
-        if random_bins != NULL:
+        if random_bins != NULL or context.categorical != NULL:
             before = <HIST_t*> malloc(width * sizeof(HIST_t))
             before_missing = <HIST_t*> malloc(width * sizeof(HIST_t))
+        initial = before if random_bins != NULL else NULL
         if context.monotone != NULL:
             s.left_values = <double*> malloc(d * sizeof(double))
             s.right_values = <double*> malloc(d * sizeof(double))
@@ -760,43 +895,37 @@ cdef void search_features(const SplitContext* context,
             best.missing_left = 0
             if context.monotone != NULL:
                 s.direction = context.monotone + f * d
-            first = 0 if random_bins == NULL else random_bins[f]
             if context.categorical != NULL and context.categorical[f]:
-                # the categories in this node's order: thresholds are prefixes of it
-                n_categories = order_categories(context, base, n_bins, s.categories)
-                # a draw over the feature's bins, scaled to this node's categories
-                first = first * max(n_categories - 1, 1) // max(n_bins - 1, 1)
-                n_bins = n_categories
-                base = s.categories.permuted
-                for t in range(n_bins):
-                    context.category_order[f * context.order_stride + t] = \
-                        s.categories.order[t]
-            start = base
-            if random_bins != NULL:
-                first = min(first, max(n_bins - 2, 0))
-                start = base + first * width
-                for j in range(width):
-                    before[j] = 0.0
-                for t in range(first):
-                    for j in range(width):
-                        before[j] += base[t * width + j]
-                for j in range(width):
-                    before_missing[j] = before[j] + missing[j]
-            if missing[width - 1] > 0:
-                # Missing right: every threshold including "all values left";
-                # missing left: every threshold that leaves some values right.
-                n_thresholds = n_bins if random_bins == NULL else (first < n_bins)
-                scan(context, start, n_thresholds, before, 0, s, best)
-                n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
-                scan(context, start, n_thresholds,
-                     missing if random_bins == NULL else before_missing, 1, s, best)
+                categories_search(context, f, base, missing, n_bins,
+                                  -1 if random_bins == NULL else random_bins[f], before, s,
+                                  best)
             else:
-                n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
-                scan(context, start, n_thresholds, before, 0, s, best)
+                first = 0 if random_bins == NULL else min(random_bins[f], max(n_bins - 2, 0))
+                start = base
+                if random_bins != NULL:
+                    start = base + first * width
+                    for j in range(width):
+                        before[j] = 0.0
+                    for t in range(first):
+                        for j in range(width):
+                            before[j] += base[t * width + j]
+                    for j in range(width):
+                        before_missing[j] = before[j] + missing[j]
+                if missing[width - 1] > 0:
+                    # Missing right: every threshold including "all values left";
+                    # missing left: every threshold that leaves some values right.
+                    n_thresholds = n_bins if random_bins == NULL else (first < n_bins)
+                    scan(context, start, n_thresholds, initial, 0, s, best)
+                    n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
+                    scan(context, start, n_thresholds,
+                         missing if random_bins == NULL else before_missing, 1, s, best)
+                else:
+                    n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
+                    scan(context, start, n_thresholds, initial, 0, s, best)
+                    if best.bin >= 0:
+                        best.missing_left = best.left_count >= parent_count - best.left_count
                 if best.bin >= 0:
-                    best.missing_left = best.left_count >= parent_count - best.left_count
-            if best.bin >= 0:
-                best.bin += <int>first
+                    best.bin += <int>first
             best_gain[f] = best.gain
             best_bin[f] = best.bin
             best_missing_left[f] = best.missing_left
@@ -928,7 +1057,11 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      const int[::1] random_bins=None,
                      const unsigned char[::1] categorical=None,
                      double cat_smooth=10.0,
-                     int[:, ::1] category_order=None):
+                     int[:, ::1] category_order=None,
+                     double cat_l2=0.0,
+                     double min_data_per_group=0.0,
+                     Py_ssize_t max_cat_threshold=256,
+                     Py_ssize_t max_cat_to_onehot=0):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
@@ -949,10 +1082,12 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
 
     categorical (per feature of hist, 1 for a categorical one) with
     category_order (out, (n_features, hist rows)): a categorical feature's
-    non-empty bins are ordered at this node (order_categories) into
-    category_order[f], and best_bin[f] is a position in that order: the bins
-    category_order[f, :best_bin[f] + 1] go left (random_bins[f] likewise,
-    clipped to the order's length)."""
+    bins go left by a set found at this node (search_categories, under the
+    rules cat_smooth, cat_l2, min_data_per_group, max_cat_threshold and
+    max_cat_to_onehot, whose defaults here set none but cat_smooth's order),
+    written to the front of category_order[f]: the bins
+    category_order[f, :best_bin[f] + 1] go left (random_bins[f] draws one
+    candidate set)."""
     cdef const double* lower_bound = NULL
     cdef const double* upper_bound = NULL
     if monotone is not None:
@@ -967,7 +1102,9 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                                          min_child_weight, 0, False, lower_bound, upper_bound)
     if monotone is not None:
         context.monotone = &monotone[0, 0]
-    _set_categorical(&context, hist, categorical, cat_smooth, category_order)
+    _set_categorical(&context, hist, categorical,
+                     category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
+                                    max_cat_to_onehot), category_order)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
@@ -976,8 +1113,28 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     return best_feature_position(&features[0], features.shape[0], &best_gain[0])
 
 
+cdef CategoryRules category_rules(double cat_smooth, double cat_l2, double min_data_per_group,
+                                  Py_ssize_t max_cat_threshold,
+                                  Py_ssize_t max_cat_to_onehot) except *:
+    """The rules, checked: each a number >= 0, max_cat_threshold >= 1."""
+    cdef CategoryRules rules
+    for name, value in (("cat_smooth", cat_smooth), ("cat_l2", cat_l2),
+                        ("min_data_per_group", min_data_per_group),
+                        ("max_cat_to_onehot", max_cat_to_onehot)):
+        if not value >= 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    if max_cat_threshold < 1:
+        raise ValueError(f"max_cat_threshold must be >= 1, got {max_cat_threshold}")
+    rules.cat_smooth = cat_smooth
+    rules.cat_l2 = cat_l2
+    rules.min_data_per_group = min_data_per_group
+    rules.max_cat_threshold = max_cat_threshold
+    rules.max_cat_to_onehot = max_cat_to_onehot
+    return rules
+
+
 cdef int _set_categorical(SplitContext* context, const HIST_t[:, :, ::1] hist,
-                          const unsigned char[::1] categorical, double cat_smooth,
+                          const unsigned char[::1] categorical, CategoryRules rules,
                           int[:, ::1] category_order) except -1:
     """The context's categorical fields, checked (none when categorical is None)."""
     if categorical is None:
@@ -987,10 +1144,8 @@ cdef int _set_categorical(SplitContext* context, const HIST_t[:, :, ::1] hist,
             or category_order.shape[1] != hist.shape[1]:
         raise ValueError(f"categorical needs one flag per feature ({hist.shape[0]}) and "
                          f"category_order the shape ({hist.shape[0]}, {hist.shape[1]})")
-    if not cat_smooth >= 0.0:
-        raise ValueError(f"cat_smooth must be >= 0, got {cat_smooth}")
     context.categorical = &categorical[0]
-    context.cat_smooth = cat_smooth
+    context.rules = rules
     context.category_order = &category_order[0, 0]
     context.order_stride = category_order.shape[1]
     return 0
@@ -1149,7 +1304,11 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                             const int[::1] random_bins=None,
                             const unsigned char[::1] categorical=None,
                             double cat_smooth=10.0,
-                            int[:, ::1] category_order=None):
+                            int[:, ::1] category_order=None,
+                            double cat_l2=0.0,
+                            double min_data_per_group=0.0,
+                            Py_ssize_t max_cat_threshold=256,
+                            Py_ssize_t max_cat_to_onehot=0):
     """Sparse top-k split search (GBDT-MO Algorithms 5 and 6). Same arguments,
     outputs, thresholds, missing-value handling, constraints and tie-breaking as
     find_best_splits (random_bins and categorical features included), plus
@@ -1188,11 +1347,16 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                                 min_child_weight, best_gain, best_bin, best_missing_left,
                                 n_threads, lambda_l1=lambda_l1, random_bins=random_bins,
                                 categorical=categorical, cat_smooth=cat_smooth,
-                                category_order=category_order)
+                                category_order=category_order, cat_l2=cat_l2,
+                                min_data_per_group=min_data_per_group,
+                                max_cat_threshold=max_cat_threshold,
+                                max_cat_to_onehot=max_cat_to_onehot)
     cdef SplitContext context = _context(parent, n_outputs, hess_width, hess_constant,
                                          lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, top_k, restricted)
-    _set_categorical(&context, hist, categorical, cat_smooth, category_order)
+    _set_categorical(&context, hist, categorical,
+                     category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
+                                    max_cat_to_onehot), category_order)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
