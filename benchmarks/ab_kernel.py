@@ -2,7 +2,7 @@
 
     python benchmarks/ab_kernel.py --kernel split --base 493382d [--threads 1]
     python benchmarks/ab_kernel.py --kernel partition --base ea981a7
-    python benchmarks/ab_kernel.py --kernel categorical --base 5b397f5
+    python benchmarks/ab_kernel.py --kernel categorical --base a84f162
 
 Compiles the kernel's .pyx as it was at --base into a temporary directory
 (the .pxd files beside it, the setup.py flags), loads it beside the

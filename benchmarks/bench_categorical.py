@@ -1,7 +1,7 @@
 """Categorical features: gbmo's and LightGBM's, against the codes read as numbers.
 
     python benchmarks/bench_categorical.py [--outputs 5] [--rows 20000] [--rounds 300]
-                                           [--threads 2] [--seed 0]
+                                           [--threads 2] [--seed 0] [--ablation]
 
 Data (rows for training, as many for the test): a "shop" feature of 200
 categories whose effect on the d outputs is one shared effect plus a smaller
@@ -14,7 +14,8 @@ gbmo trains one multi-output model, LightGBM one model per output; both get
 the same rounds, 31 leaves, learning rate 0.05, 20 rows per leaf, and the
 same threads, and their own defaults of the categorical rules (cat_smooth,
 cat_l2, min_data_per_group, max_cat_threshold, max_cat_to_onehot; the same
-values); "gbmo, no rules" turns those off but cat_smooth's order. Prints the test RMSE and the seconds of the fit, each as a
+values); "gbmo, no rules" turns them all off. --ablation instead trains gbmo
+with each rule alone at its default. Prints the test RMSE and the seconds of the fit, each as a
 ratio to LightGBM's categorical model from the same run.
 """
 import argparse
@@ -39,7 +40,10 @@ def make_data(n_rows, n_outputs, seed):
     return X, Y
 
 
-# LightGBM's rules for categorical sets, all off (gbmo before session 13)
+# LightGBM's rules for categorical sets (gbmo's defaults since session 13),
+# and all off
+CATEGORY_RULES = {"cat_smooth": 10.0, "cat_l2": 10.0, "min_data_per_group": 100,
+                  "max_cat_threshold": 32, "max_cat_to_onehot": 4}
 NO_CATEGORY_RULES = {"cat_smooth": 0.0, "cat_l2": 0.0, "min_data_per_group": 0,
                      "max_cat_threshold": 256, "max_cat_to_onehot": 0}
 
@@ -54,9 +58,20 @@ def fit_gbmo(X, Y, categorical, rounds, threads, extra=None):
 
 
 def fit_gbmo_without_rules(X, Y, categorical, rounds, threads):
-    """gbmo's categorical sets without LightGBM's rules (cat_smooth only orders)."""
-    return fit_gbmo(X, Y, categorical, rounds, threads,
-                    {**NO_CATEGORY_RULES, "cat_smooth": 10.0})
+    """gbmo's categorical sets without LightGBM's rules."""
+    return fit_gbmo(X, Y, categorical, rounds, threads, NO_CATEGORY_RULES)
+
+
+def ablation(X_train, Y_train, X_test, Y_test, args):
+    """gbmo's test RMSE with each rule alone at its default, the others off."""
+    variants = {"all off": NO_CATEGORY_RULES, "all on (defaults)": CATEGORY_RULES}
+    variants.update({f"{name} alone": {**NO_CATEGORY_RULES, name: value}
+                     for name, value in CATEGORY_RULES.items()})
+    print(f"{args.rows} training rows, {args.outputs} outputs, {args.rounds} rounds, "
+          f"seed {args.seed}: gbmo's test RMSE by rules")
+    for name, rules in variants.items():
+        predict = fit_gbmo(X_train, Y_train, True, args.rounds, args.threads, rules)
+        print(f"{name:<28} {np.sqrt(np.mean((predict(X_test) - Y_test) ** 2)):.4f}")
 
 
 def fit_lightgbm(X, Y, categorical, rounds, threads):
@@ -79,9 +94,14 @@ def main():
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ablation", action="store_true",
+                        help="instead, gbmo with each categorical rule alone")
     args = parser.parse_args()
     X, Y = make_data(2 * args.rows, args.outputs, args.seed)
     X_train, Y_train, X_test, Y_test = X[:args.rows], Y[:args.rows], X[args.rows:], Y[args.rows:]
+    if args.ablation:
+        ablation(X_train, Y_train, X_test, Y_test, args)
+        return
     runs = {("gbmo", True): fit_gbmo, ("gbmo, no rules", True): fit_gbmo_without_rules,
             ("gbmo", False): fit_gbmo, ("lightgbm", True): fit_lightgbm,
             ("lightgbm", False): fit_lightgbm}
