@@ -150,3 +150,26 @@ def progress_bar(show_metrics=True, stream=None, use_tqdm=True):
     _callback.close = close
     _callback.order = 5
     return _callback
+
+
+def controlled_run(controls, num_boost_round, callbacks, verbose):
+    """(num_boost_round, callbacks) of a run whose params held LightGBM's
+    training controls (params.split_controls): num_iterations replaces
+    num_boost_round, and early_stopping_round > 0 adds early_stopping with
+    first_metric_only and early_stopping_min_delta, as LightGBM's train
+    does."""
+    num_boost_round = controls.get("num_iterations", num_boost_round)
+    callbacks = list(callbacks or [])
+    if "early_stopping_round" not in controls:
+        if controls.keys() & {"first_metric_only", "early_stopping_min_delta"}:
+            raise ValueError("first_metric_only and early_stopping_min_delta need "
+                             "early_stopping_round in params (or are an early_stopping "
+                             "callback's arguments)")
+        return num_boost_round, callbacks
+    rounds = controls["early_stopping_round"]
+    if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral):
+        raise ValueError(f"early_stopping_round must be an integer (<= 0: none), got {rounds!r}")
+    if rounds > 0:  # else LightGBM's "none"
+        callbacks.append(early_stopping(rounds, controls.get("first_metric_only", False),
+                                        controls.get("early_stopping_min_delta", 0.0), verbose))
+    return num_boost_round, callbacks

@@ -33,7 +33,7 @@ from .callback import early_stopping
 from .dataset import Dataset
 from .engine import train as _train
 from .losses import make_loss
-from .params import resolve_params
+from .params import resolve_params, split_controls
 
 _MISSING = {"", "na", "nan"}
 
@@ -241,7 +241,8 @@ def _cmd_train(args):
         if any(k in params for k in ("n_threads", "num_threads", "nthread")):
             raise CLIError("give the thread count once: --threads or --param n_threads=..., not both")
         params["n_threads"] = args.threads
-    resolved = _guard("bad parameters", resolve_params, params)
+    # LightGBM's training controls (num_iterations, early_stopping_round) go to train
+    resolved = _guard("bad parameters", resolve_params, split_controls(params)[0])
     _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"])
 
     table = _read_csv(args.data, delimiter)

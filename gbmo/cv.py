@@ -5,12 +5,12 @@ import numbers
 
 import numpy as np
 
-from .callback import CallbackEnv
+from .callback import CallbackEnv, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
 from .engine import _prepare_callbacks, _Trainer, close_callbacks, run_callbacks
-from .params import resolve_params
+from .params import resolve_params, split_controls
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid")
 
@@ -66,12 +66,16 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     return_boosters=True also "boosters", one per fold. Callbacks receive the
     fold means as ("valid", metric, mean, higher is better) results and the
     list of fold boosters as env.model. feval: custom metrics as in train,
-    called on each fold's validation Dataset.
+    called on each fold's validation Dataset. params may hold num_iterations
+    and early_stopping_round, as train's.
     """
     if isinstance(train_set, Dataset) and is_sparse_labels(train_set.Y):
         raise ValueError("cv does not take a sparse Y (the sparse-output path) yet; "
                          "use train with valid_sets")
+    params, controls = split_controls(params)
     params = resolve_params(params)
+    num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
+                                                params["verbosity"] > 0)
     fevals = check_fevals(feval)
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")

@@ -8,7 +8,7 @@ from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
 from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
-from .callback import CallbackEnv, EarlyStopException, log_evaluation
+from .callback import CallbackEnv, EarlyStopException, controlled_run, log_evaluation
 from .categorical import CategoryOrder, refuse_sparse
 from .custom_metric import check_fevals, custom_results
 from .dart import rounds_to_drop
@@ -22,7 +22,7 @@ from .losses import make_loss
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import threads_for
-from .params import resolve_params
+from .params import resolve_params, split_controls
 from .thread_governor import thread_governor
 
 
@@ -622,9 +622,16 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     (preds, eval_data) -> (name, value, is_higher_better) or a list of such
     tuples, evaluated on every validation set every round beside the built-in
     metrics (see gbmo.custom_metric).
+
+    As in LightGBM, params may hold num_iterations (or an alias:
+    num_boost_round, n_estimators, ...), which replaces num_boost_round, and
+    early_stopping_round (early_stopping_rounds, ...; with first_metric_only
+    and early_stopping_min_delta), which adds an early_stopping callback.
     """
-    raw_params = params
-    params = resolve_params(_without_sparse_output_params(params, train_set))
+    raw_params, controls = split_controls(params)
+    params = resolve_params(_without_sparse_output_params(raw_params, train_set))
+    num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
+                                                params["verbosity"] > 0)
     valid_sets = list(valid_sets or [])
     _check_arguments(train_set, num_boost_round, valid_sets, valid_names)
     valid_names = list(valid_names or [

@@ -342,6 +342,39 @@ def _fold_positive_weights(resolved):
     resolved["objective_params"] = objective_params
 
 
+# LightGBM's train() and cv() also read the rounds and early stopping from
+# params, in place of their arguments; so do gbmo's (see split_controls).
+CONTROL_ALIASES = {
+    **dict.fromkeys(("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees",
+                     "num_round", "num_rounds", "nrounds", "num_boost_round", "n_estimators",
+                     "max_iter"), "num_iterations"),
+    **dict.fromkeys(("early_stopping_round", "early_stopping_rounds", "early_stopping",
+                     "n_iter_no_change"), "early_stopping_round"),
+    "first_metric_only": "first_metric_only",
+    "early_stopping_min_delta": "early_stopping_min_delta",
+}
+
+
+def split_controls(params):
+    """(params without LightGBM's training controls, {control: value} under
+    their canonical names): num_iterations, which stands for train's and cv's
+    num_boost_round, and early_stopping_round (<= 0: none), first_metric_only
+    and early_stopping_min_delta, which add early stopping. The values are
+    checked where they are used; a control given twice is refused."""
+    if not isinstance(params, dict):
+        return params, {}
+    rest, controls = {}, {}
+    for key, value in params.items():
+        name = CONTROL_ALIASES.get(key)
+        if name is None:
+            rest[key] = value
+        elif name in controls:
+            raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
+        else:
+            controls[name] = value
+    return rest, controls
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:

@@ -178,3 +178,47 @@ def test_cv_closes_the_progress_bar():
     gbmo.cv({"verbosity": 0}, _progress_data(), 4, nfold=2,
             callbacks=[gbmo.progress_bar(stream=stream, use_tqdm=False)])
     assert "[4/4] valid rmse" in stream.getvalue() and stream.getvalue().endswith("\n")
+
+
+# -- LightGBM's training controls in params ------------------------------------------
+@pytest.mark.parametrize("name", ["num_iterations", "n_estimators", "num_boost_round"])
+def test_num_iterations_in_params_replaces_num_boost_round(name):
+    train, _, _, _ = _noisy_regression()
+    assert gbmo.train({**PARAMS, name: 7}, train, 100).num_trees == 7
+    assert len(gbmo.cv({**PARAMS, name: 4}, train, 100, nfold=2)["valid rmse-mean"]) == 4
+
+
+def test_early_stopping_round_in_params_is_the_early_stopping_callback():
+    train, valid, _, _ = _noisy_regression(4)
+    by_callback = gbmo.train(PARAMS, train, 500, valid_sets=[valid],
+                             callbacks=[gbmo.early_stopping(10, min_delta=0.01, verbose=False)])
+    by_params = gbmo.train({**PARAMS, "early_stopping_rounds": 10,
+                            "early_stopping_min_delta": 0.01}, train, 500, valid_sets=[valid])
+    assert by_params.num_trees == by_callback.num_trees < 500
+    assert by_params.best_iteration == by_callback.best_iteration
+    unstopped = gbmo.train({**PARAMS, "early_stopping_round": 0}, train, 60, valid_sets=[valid])
+    assert unstopped.num_trees == 60
+    history = gbmo.cv({**PARAMS, "early_stopping": 5}, train, 500, nfold=2)["valid rmse-mean"]
+    assert len(history) < 500 and int(np.argmin(history)) == len(history) - 1
+
+
+def test_first_metric_only_in_params_watches_the_first_metric():
+    train, valid, _, _ = _noisy_regression(5)
+    params = {**PARAMS, "metric": ["rmse", "mae"], "early_stopping_round": 5}
+    first = gbmo.train({**params, "first_metric_only": True}, train, 500, valid_sets=[valid])
+    history = first.evals_result["valid_0"]["rmse"]
+    assert first.best_iteration == int(np.argmin(history)) + 1
+    assert len(history) == first.best_iteration + 5
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"num_iterations": 5, "n_estimators": 6}, "'num_iterations' is given twice"),
+    ({"num_iterations": -1}, "num_boost_round must be"),
+    ({"early_stopping_round": 2.5}, "early_stopping_round must be an integer"),
+    ({"first_metric_only": True}, "need early_stopping_round"),
+    ({"early_stopping_round": 3}, "needs at least one validation set"),
+])
+def test_bad_training_controls_are_refused(params, message):
+    train, _, _, _ = _noisy_regression()
+    with pytest.raises(ValueError, match=message):
+        gbmo.train({**PARAMS, **params}, train, 10)

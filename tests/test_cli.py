@@ -264,6 +264,14 @@ def test_raw_and_contrib_are_one_or_the_other(regression_csv, tmp_path, capsys):
     assert "not allowed with argument" in capsys.readouterr().err
 
 
+def test_lightgbm_s_num_iterations_parameter_sets_the_rounds(regression_csv, tmp_path, capsys):
+    path, _, _ = regression_csv
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1", "--output", model, "--rounds", "3",
+                 "--param", "num_iterations=5"]) == 0, capsys.readouterr().err
+    assert gbmo.Booster(model_file=model).num_trees == 5
+
+
 def test_list_parameters_are_read_as_json(regression_csv, tmp_path, capsys):
     path, X, _ = regression_csv
     model = str(tmp_path / "m.json")
