@@ -137,6 +137,14 @@ PARAMS = {
     "seed": Spec(0, int, 0, 2**63 - 1,
                  doc="random seed (bin, row and column subsampling, ensemblers)"),
     "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log"),
+    # LightGBM's switches that never change its model, taken so that its
+    # users' params run unchanged
+    "force_col_wise": Spec(False, bool, doc="LightGBM's histogram layout switch; gbmo chooses "
+                                            "each feature's layout itself: no effect"),
+    "force_row_wise": Spec(False, bool, doc="as force_col_wise: no effect"),
+    "deterministic": Spec(False, bool, doc="gbmo's models never depend on the threads or the "
+                                           "machine's load: no effect"),
+    "device_type": Spec("cpu", str, choices=("cpu",), doc="gbmo trains on the CPU"),
 }
 
 ALIASES = {
@@ -185,6 +193,7 @@ ALIASES = {
     "cat_feature": "categorical_feature",
     "categorical_column": "categorical_feature",
     "categorical_features": "categorical_feature",
+    "device": "device_type",
 }
 
 

@@ -379,3 +379,16 @@ def test_extra_trees_with_symmetric_growth_or_a_sparse_y_is_refused():
     with pytest.raises(ValueError, match="a sparse Y does not take extra_trees"):
         gbmo.train({"verbosity": 0, "extra_trees": True, "split": "sparse", "top_k": 1},
                    gbmo.Dataset(X, sp.csr_matrix((X > 0).astype(float))), 1)
+
+
+def test_lightgbm_s_switches_that_never_change_a_model_are_taken_and_change_nothing():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]])
+    params = {"verbosity": 0, "subsample": 0.7, "subsample_freq": 1}
+    plain = gbmo.train(params, gbmo.Dataset(X, Y), 5)
+    switched = gbmo.train({**params, "force_col_wise": True, "deterministic": True,
+                           "device": "cpu"}, gbmo.Dataset(X, Y), 5)
+    np.testing.assert_array_equal(plain.predict(X), switched.predict(X))
+    with pytest.raises(ValueError, match="'device_type' = 'gpu' is not allowed; allowed: cpu"):
+        gbmo.train({"device_type": "gpu"}, gbmo.Dataset(X, Y), 5)
