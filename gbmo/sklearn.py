@@ -45,7 +45,7 @@ from .dataset import Dataset
 from .engine import metric_names, train
 from .losses import make_loss
 from .metrics import canonical_metric, is_known, unknown_metric_message
-from .params import resolve_params
+from .params import ALIASES, CONTROL_ALIASES, resolve_params
 from .sparse_output import check_sparse_labels
 from .validation import (check_dataframe_columns, check_init_score, frame_with_codes,
                          is_dataframe)
@@ -202,6 +202,14 @@ def _check_int_param(name, value, low, allow_none=False):
     return int(value)
 
 
+def _is_default(value, default):
+    """value == default, for values that may be arrays (never a default here)."""
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
 class _GBMOModel(BaseEstimator):
     """The parameters, fit and predict machinery shared by both estimators."""
 
@@ -255,6 +263,7 @@ class _GBMOModel(BaseEstimator):
         importance_type="gain",
         class_weight=None,
         metric=None,
+        **kwargs,
     ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -304,6 +313,10 @@ class _GBMOModel(BaseEstimator):
         self.importance_type = importance_type
         self.class_weight = class_weight
         self.metric = metric
+        # gbmo.train's other parameters and LightGBM's names, as LightGBM's
+        # estimators take them (see get_params)
+        self._other_params = {}
+        self.set_params(**kwargs)
 
     # -- to be provided by the subclasses -----------------------------------
     def _prepare_target(self, y):
@@ -319,6 +332,23 @@ class _GBMOModel(BaseEstimator):
         return sample_weight
 
     # -- parameters ---------------------------------------------------------
+    def get_params(self, deep=True):
+        """The constructor's parameters, and the others given to it or to
+        set_params: any of gbmo.train's, by its name or an alias (LightGBM's
+        num_leaves, reg_lambda, n_jobs, ...), as LightGBM's estimators take
+        **kwargs. An alias replaces the named parameter it stands for, which
+        must then keep its default."""
+        return {**super().get_params(deep=deep), **self._other_params}
+
+    def set_params(self, **params):
+        named = self._get_param_names()
+        super().set_params(**{k: v for k, v in params.items() if k in named})
+        for key, value in params.items():
+            if key not in named:
+                setattr(self, key, value)
+                self._other_params[key] = value
+        return self
+
     def _random(self):
         """(numpy RandomState for the validation split, gbmo seed)."""
         try:
@@ -333,6 +363,22 @@ class _GBMOModel(BaseEstimator):
         """train's parameters, checked (errors name the parameter)."""
         params = {name: value for name, value in self.get_params(deep=False).items()
                   if name not in _ESTIMATOR_ONLY + leave_out}
+        defaults = {name: parameter.default for name, parameter in
+                    inspect.signature(_GBMOModel.__init__).parameters.items()}
+        for alias in self._other_params:
+            if alias in CONTROL_ALIASES:
+                raise ValueError(f"parameter {alias!r} is not taken by the estimators: the "
+                                 "rounds are n_estimators, and early stopping "
+                                 "early_stopping_rounds")
+            name = ALIASES.get(alias, alias)
+            if name == "seed":
+                raise ValueError(f"parameter {alias!r} is random_state here")
+            if alias == name or name not in params:
+                continue
+            if not _is_default(params[name], defaults[name]):
+                raise ValueError(f"parameter {name!r} is given twice (as {name!r} and as "
+                                 f"{alias!r}); give it once")
+            del params[name]
         params.update(seed=seed, **objective_params)
         resolve_params(params)
         return params
@@ -537,8 +583,10 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     early_stopping_rounds, validation_fraction, n_threads, adaptive_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),
     class_weight (GBMOClassifier's; here only None), metric (the metrics
-    recorded, as gbmo.train's; eval_metric adds to them). Missing values (NaN)
-    in X are supported.
+    recorded, as gbmo.train's; eval_metric adds to them), and as keyword
+    arguments any other of gbmo.train's parameters or their aliases
+    (LightGBM's num_leaves, reg_lambda, n_jobs, ...; see get_params).
+    Missing values (NaN) in X are supported.
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
     column names), n_outputs_, n_iter_, best_iteration_, evals_result_.

@@ -696,3 +696,33 @@ def test_the_metric_parameter_sets_the_recorded_metrics_and_eval_metric_adds_to_
     named = GBMORegressor(n_estimators=5, metric="None").fit(X, y, eval_set=pair,
                                                              eval_metric="l1")
     assert set(named.evals_result_["valid_0"]) == {"mae"}
+
+
+# -- other parameters, as LightGBM's estimators' **kwargs ------------------------------
+def test_other_parameters_and_lightgbm_s_names_reach_train_and_survive_clone():
+    from sklearn.base import clone
+
+    X, Y = _multi_output_regression()
+    model = GBMORegressor(n_estimators=5, num_leaves=7, reg_lambda=2.0, n_jobs=1,
+                          force_col_wise=True, max_drop=3)
+    assert model.get_params()["num_leaves"] == 7 and model.num_leaves == 7
+    copy = clone(model)
+    assert copy.get_params() == model.get_params()
+    params = copy.fit(X, Y).booster_.params
+    assert (params["max_leaves"], params["lambda_l2"], params["n_threads"]) == (7, 2.0, 1)
+    assert max(tree.n_leaves for tree in copy.booster_.trees) == 7
+    model.set_params(num_leaves=3)
+    assert max(tree.n_leaves for tree in model.fit(X, Y).booster_.trees) == 3
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"num_leaves": 7, "max_leaves": 9}, "'max_leaves' is given twice"),
+    ({"num_iterations": 7}, "the rounds are n_estimators"),
+    ({"early_stopping_round": 3}, "early_stopping_rounds"),
+    ({"seed": 3}, "'seed' is random_state here"),
+    ({"bogus": 1}, "unknown parameter 'bogus'"),
+])
+def test_bad_other_parameters_are_refused_at_fit(kwargs, message):
+    X, Y = _multi_output_regression(n=100)
+    with pytest.raises(ValueError, match=message):
+        GBMORegressor(n_estimators=2, **kwargs).fit(X, Y)
