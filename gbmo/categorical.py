@@ -9,9 +9,11 @@ direction (weighted by their hessian sums, Coppersmith, Hong and Hosking
 category is a bin (a few when there are more categories than bins).
 
 Each node then orders the categories again, by the same statistic over its
-own rows (gbmo._core._split.order_categories), and tries every prefix of
-that order as the set that goes left, as LightGBM does: for one output the
-best prefix is the best two-group split (Fisher 1958). A tree stores each
+own rows (gbmo._core._split.order_categories), and tries runs of that order
+from either end as the set that goes left, under LightGBM's rules
+(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
+max_cat_to_onehot; gbmo._core._split.search_categories): without them the
+best prefix is, for one output, the best two-group split (Fisher 1958). A tree stores each
 categorical split's set of ranks (Tree.categories_left); the walks, TreeSHAP
 and the binned walk of training test membership. Symmetric trees, whose
 levels share one threshold, split the ranks by a threshold instead.
