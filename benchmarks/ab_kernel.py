@@ -2,7 +2,7 @@
 
     python benchmarks/ab_kernel.py --kernel split --base 493382d [--threads 1]
     python benchmarks/ab_kernel.py --kernel partition --base ea981a7
-    python benchmarks/ab_kernel.py --kernel categorical --base a84f162
+    python benchmarks/ab_kernel.py --kernel categorical --base COMMIT
 
 Compiles the kernel's .pyx as it was at --base into a temporary directory
 (the .pxd files beside it, the setup.py flags), loads it beside the
@@ -18,7 +18,8 @@ times them interleaved; prints the median time of each and old / new.
   partitioned again and again.
 - categorical: find_best_splits on one node's histogram of 10 categorical
   features (every bin a category, ordered at the node), of 1 and 5
-  outputs, 50 calls per sample.
+  outputs, 50 calls per sample; COMMIT must choose the same sets as the
+  build (the script checks it), so it times a change of speed only.
 """
 import argparse
 import importlib.util
@@ -158,7 +159,7 @@ def compare_categorical(old_split, threads, samples, rng):
             orders = []
             results = []
             for module in (old_split, new_split):
-                orders.append(np.empty(hist.shape[:2], dtype=np.int32))
+                orders.append(np.full(hist.shape[:2], -1, dtype=np.int32))
                 results.append(search(module, arguments, 0.0, threads,
                                       categorical=np.ones(hist.shape[0], np.uint8),
                                       category_order=orders[-1]))

@@ -368,10 +368,13 @@ class TreeGrower:
         results = (self.split_gain, self.split_bin, self.split_missing_left,
                    self._threads_for(node.histogram[0].size * len(features)))
         random_bins = None
-        if params["extra_trees"]:  # one threshold per feature, each between two value bins
+        if params["extra_trees"]:
+            # a threshold per feature, one of n_bins - 1; a categorical
+            # feature's draw is one of its n_bins (_split.search_categories)
             n_bins = self.bin_mapper.n_bins_non_missing_
             draws = node_draws(self.tree_seed, node.id, 1, len(n_bins))
-            random_bins = (draws % np.maximum(n_bins - 1, 1).astype(np.uint64)).astype(np.int32)
+            choices = n_bins - (1 if self.categorical is None else 1 - self.categorical_flags)
+            random_bins = (draws % np.maximum(choices, 1).astype(np.uint64)).astype(np.int32)
         options = {"lambda_l1": self.lambda_l1, "random_bins": random_bins}
         if self.categorical is not None:
             options.update(categorical=self.categorical_flags, category_order=self.category_order,
@@ -779,9 +782,9 @@ class TreeGrower:
         return (self.n_outputs, self.hess_width, self.hess_constant, self.params["lambda_l2"],
                 self.top_k)
 
-    def _regularized_hessian(self, sums):
-        """Per output H_j + lambda from [G, H, count] sums: of one node (1-D
-        sums) or of one node per row (2-D)."""
+    def _regularized_hessian(self, sums, extra_l2=0.0):
+        """Per output H_j + lambda (+ extra_l2, per row) from [G, H, count]
+        sums: of one node (1-D sums) or of one node per row (2-D)."""
         d, k = self.n_outputs, self.hess_width
         if k == 0:
             hessian = self.hess_constant * sums[..., d:d + 1]
@@ -789,11 +792,11 @@ class TreeGrower:
             hessian = sums[..., d:d + 1]
         else:
             hessian = sums[..., d:2 * d]
-        return hessian + self.params["lambda_l2"]
+        return hessian + self.params["lambda_l2"] + extra_l2
 
-    def _values(self, sums):
+    def _values(self, sums, extra_l2=0.0):
         """Leaf values -T(G) / (H + lambda) of the nodes whose sums are the rows."""
-        return leaf_values(sums[..., :self.n_outputs], self._regularized_hessian(sums),
+        return leaf_values(sums[..., :self.n_outputs], self._regularized_hessian(sums, extra_l2),
                            self.lambda_l1)
 
     def _top_k_masks(self, improvement):
@@ -803,25 +806,31 @@ class TreeGrower:
         np.put_along_axis(mask, chosen, True, axis=1)
         return mask
 
-    def _output_gains(self, split_sums, bounds):
+    def _output_gains(self, split_sums, bounds, by_set):
         """For each split, its gain per output (summing to its gain) and which
         outputs it involves: all for dense, those a side or the parent keeps
         for sparse. split_sums: the (parents, left children, right children)
         sums, a row per split; bounds: the parents' (lower, upper) under
-        monotone constraints, else None. One pass over all the tree's splits."""
+        monotone constraints, else None; by_set: whether each split is a
+        categorical set's, whose children the search scored with cat_l2
+        added. One pass over all the tree's splits."""
         d = self.n_outputs
         n_splits = len(split_sums[0])
         sums = np.concatenate(split_sums)
+        extra_l2 = np.zeros((3, n_splits, 1))
+        extra_l2[1:, by_set] = self.params["cat_l2"]
+        extra_l2 = extra_l2.reshape(-1, 1)
         # T(G)^2 / (H + lambda) = -T(G) w with w the leaf value, which is 0
         # where H + lambda is 0 (see leaf_values) instead of 0 / 0.
         shrunk = soft_threshold(sums[:, :d], self.lambda_l1)
         if bounds is None:
-            scores = -shrunk * self._values(sums)
+            scores = -shrunk * self._values(sums, extra_l2)
         else:
             # values bounded by the parent's bounds, as the split search scored them
             lower, upper = (np.tile(bound, (3, 1)) for bound in bounds)
-            values = np.clip(self._values(sums), lower, upper)
-            scores = -(2.0 * shrunk * values + self._regularized_hessian(sums) * values ** 2)
+            values = np.clip(self._values(sums, extra_l2), lower, upper)
+            scores = -(2.0 * shrunk * values
+                       + self._regularized_hessian(sums, extra_l2) * values ** 2)
         parent, left, right = scores.reshape(3, n_splits, d)
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
@@ -882,8 +891,10 @@ class TreeGrower:
             values = np.clip(values, *leaf_bounds)
         if leaf_outputs is not None:
             values = np.take_along_axis(values, leaf_outputs, axis=1)
-        self.split_output_gains = (split_features, *self._output_gains(split_sums, split_bounds))
         set_nodes, set_features, set_flags = sets
+        by_set = np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes)
+        self.split_output_gains = (split_features,
+                                   *self._output_gains(split_sums, split_bounds, by_set))
         # each set as the ranks of the categories it sends left
         categories_left = {node: np.flatnonzero(flags[self.categorical[feature]])
                            for node, feature, flags in zip(*sets)}

@@ -669,3 +669,36 @@ def test_bad_category_rules_are_refused_before_training(name, value):
     with pytest.raises(ValueError, match=name):
         gbmo.train({**QUIET, "categorical_feature": [0], name: value},
                    gbmo.Dataset(X, np.arange(100.0)), 2)
+
+
+def test_extra_trees_draw_every_category_of_a_one_category_split():
+    """Found by review: a one-category split (max_cat_to_onehot) drew among
+    the n_bins - 1 thresholds, so the last category was never sent alone."""
+    from gbmo._core._split import find_best_splits
+
+    hist = np.zeros((1, 4, 2))
+    hist[0, :3] = [[5.0, 10.0], [-3.0, 10.0], [1.0, 10.0]]
+    chosen = set()
+    for draw in range(3):
+        outputs = np.empty(1), np.empty(1, np.int32), np.empty(1, np.uint8)
+        order = np.full((1, 4), -1, np.int32)
+        find_best_splits(hist, np.array([0], np.int32), np.array([3], np.int32),
+                         hist[0].sum(axis=0), 1, 0, 1.0, 1.0, 1.0, 0.0, *outputs, 1,
+                         random_bins=np.array([draw], np.int32),
+                         categorical=np.array([1], np.uint8), cat_smooth=0.0,
+                         category_order=order, max_cat_to_onehot=4)
+        assert outputs[1][0] == 0
+        chosen.add(int(order[0, 0]))
+    assert chosen == {0, 1, 2}
+
+
+def test_output_gains_of_categorical_sets_sum_to_their_gain():
+    """Found by review: the gain per output scored a set's children without
+    cat_l2, as the search did, so it did not sum to the split's gain."""
+    X, y = _category_problem()
+    Y = np.column_stack([y, -2.0 * y + 0.1])
+    booster = gbmo.train({**QUIET, "categorical_feature": [0], "cat_l2": 25.0,
+                          "min_data_per_group": 10}, gbmo.Dataset(X, Y), 5)
+    assert sum(len(tree.categories_left) for tree in booster.trees) > 0
+    np.testing.assert_allclose(booster.feature_importance("gain", per_output=True).sum(axis=1),
+                               booster.feature_importance("gain"), rtol=1e-9)

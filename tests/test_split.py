@@ -506,7 +506,8 @@ def test_several_outputs_split_a_prefix_of_the_projection_order(seed):
 
 def _set_candidates(hist, n_bins, hess_width, lambda_l2, min_samples_leaf, rules):
     """Every set LightGBM's rules allow a categorical feature of one output,
-    plainly: (sorted bins that go left, missing side, gain)."""
+    plainly, as LightGBM's loop tries them: (sorted bins that go left,
+    missing side, gain)."""
     d = 1
     counts, missing, parent = hist[0, :n_bins, -1], hist[0, -1], hist[0].sum(axis=0)
 
@@ -514,10 +515,9 @@ def _set_candidates(hist, n_bins, hess_width, lambda_l2, min_samples_leaf, rules
         h = v[d] if hess_width else v[-1]
         return v[0] ** 2 / (h + l2)
 
-    def gain(bins, side, l2_children, min_right):
-        left = hist[0, list(bins)].sum(axis=0) + side * missing
+    def gain(left, l2_children):
         right = parent - left
-        if left[-1] < min_samples_leaf or right[-1] < max(min_samples_leaf, min_right):
+        if min(left[-1], right[-1]) <= 0 or min(left[-1], right[-1]) < min_samples_leaf:
             return None
         return 0.5 * (score(left, l2_children) + score(right, l2_children)
                       - score(parent, lambda_l2))
@@ -526,26 +526,38 @@ def _set_candidates(hist, n_bins, hess_width, lambda_l2, min_samples_leaf, rules
     candidates = []
     if n_bins <= rules["max_cat_to_onehot"]:
         for b in np.flatnonzero(counts > 0):
-            candidates += [((b,), side, gain([b], side, lambda_l2, 0)) for side in sides]
-    else:
-        kept = [b for b in range(n_bins) if counts[b] > 0 and counts[b] >= rules["cat_smooth"]]
-        hessians = hist[0, :n_bins, d] if hess_width else counts
-        value = {b: -hist[0, b, 0] / (hessians[b] + rules["cat_smooth"]) for b in kept}
-        order = sorted(kept, key=lambda b: (value[b], b))
-        for run in (order, order[::-1]):
+            candidates += [((b,), side, gain(hist[0, b] + side * missing, lambda_l2))
+                           for side in sides]
+        return [c for c in candidates if c[2] is not None]
+    l2_sets = lambda_l2 + rules["cat_l2"]
+    kept = [b for b in range(n_bins) if counts[b] > 0 and counts[b] >= rules["cat_smooth"]]
+    hessians = hist[0, :n_bins, d] if hess_width else counts
+    value = {b: -hist[0, b, 0] / (hessians[b] + rules["cat_smooth"]) for b in kept}
+    order = sorted(kept, key=lambda b: (value[b], b))
+    min_right = max(min_samples_leaf, rules["min_data_per_group"])
+    for run in (order, order[::-1]):
+        for side in sides:
             taken, group = [], 0.0
-            for b in run[:rules["max_cat_threshold"]]:
+            for b in run[:min(rules["max_cat_threshold"], (len(order) + 1) // 2)]:
                 taken.append(b)
                 group += counts[b]
-                if group >= rules["min_data_per_group"]:
-                    group = 0.0
-                    candidates += [(tuple(sorted(taken)), side,
-                                    gain(taken, side, lambda_l2 + rules["cat_l2"],
-                                         rules["min_data_per_group"])) for side in sides]
-    return [(bins, side, g) for bins, side, g in candidates if g is not None]
+                left = hist[0, taken].sum(axis=0) + side * missing
+                if left[-1] < min_samples_leaf:
+                    continue
+                if parent[-1] - left[-1] < min_right:
+                    break
+                if group < rules["min_data_per_group"]:
+                    continue
+                group = 0.0
+                candidates.append((tuple(sorted(taken)), side, gain(left, l2_sets)))
+    if missing[-1] > 0 and order:
+        everything = hist[0, order].sum(axis=0)
+        if parent[-1] - everything[-1] >= rules["min_data_per_group"]:
+            candidates.append((tuple(sorted(order)), 0, gain(everything, l2_sets)))
+    return [c for c in candidates if c[2] is not None]
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_categorical_sets_follow_lightgbm_s_rules(seed):
     """The set found under cat_smooth, cat_l2, min_data_per_group,
     max_cat_threshold and max_cat_to_onehot is the best of the sets a plain

@@ -465,12 +465,14 @@ cdef Py_ssize_t draw_node_features(const Grow* g, int node, const int* features,
 
 cdef void draw_random_bins(const Grow* g, int node, Search* s) noexcept nogil:
     """extra_trees: each feature's one threshold, between two of its value
-    bins, into s.random_bins. As grower.TreeGrower._find_split."""
+    bins (a categorical feature's draw is one of its bins), into
+    s.random_bins. As grower.TreeGrower._find_split."""
     cdef Py_ssize_t f
     cdef uint64_t choices
     fill_node_draws(g.tree_seed, node, 1, g.n_all_features, s.draws)
     for f in range(g.n_all_features):
-        choices = <uint64_t>max(g.n_bins_non_missing[f] - 1, 1)
+        choices = <uint64_t>max(g.n_bins_non_missing[f]
+                                - (0 if g.categorical != NULL and g.categorical[f] else 1), 1)
         s.random_bins[f] = <int>(s.draws[f] % choices)
 
 
@@ -1018,9 +1020,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     if categorical is not None:
         left_flags = nodes.left_flags
         if categorical.shape[0] != n_all_features or left_flags.shape[0] < needed \
-                or left_flags.shape[1] != 256:
-            raise ValueError(f"categorical needs a flag per feature ({n_all_features}) and "
-                             f"the nodes' left_flags the shape ({needed}, 256)")
+                or left_flags.shape[1] != 256 or histograms.shape[2] > 256:
+            raise ValueError(f"categorical needs a flag per feature ({n_all_features}), the "
+                             f"nodes' left_flags the shape ({needed}, 256) and histograms of "
+                             "at most 256 bins")
         g.category_rules = category_rules(cat_smooth, cat_l2, min_data_per_group,
                                           max_cat_threshold, max_cat_to_onehot)
         g.categorical = &categorical[0]

@@ -325,8 +325,6 @@ cdef struct CategoryScratch:
     int* order                 # histogram rows
     double* key                # histogram rows
     HIST_t* permuted           # histogram rows x width
-    HIST_t* grouped            # histogram rows x width: the groups of a run's categories
-    int* group_last            # histogram rows: each group's last position in the run
     double* values             # histogram rows x n_outputs
     double* centre             # n_outputs
     double* direction          # n_outputs
@@ -577,8 +575,6 @@ cdef CategoryScratch* new_category_scratch(Py_ssize_t n_rows, Py_ssize_t width,
     c.order = <int*> malloc(n_rows * sizeof(int))
     c.key = <double*> malloc(n_rows * sizeof(double))
     c.permuted = <HIST_t*> malloc(n_rows * width * sizeof(HIST_t))
-    c.grouped = <HIST_t*> malloc(n_rows * width * sizeof(HIST_t))
-    c.group_last = <int*> malloc(n_rows * sizeof(int))
     c.values = <double*> malloc(n_rows * d * sizeof(double))
     c.centre = <double*> malloc(d * sizeof(double))
     c.direction = <double*> malloc(d * sizeof(double))
@@ -591,8 +587,6 @@ cdef void free_category_scratch(CategoryScratch* c) noexcept nogil:
         free(c.order)
         free(c.key)
         free(c.permuted)
-        free(c.grouped)
-        free(c.group_last)
         free(c.values)
         free(c.centre)
         free(c.direction)
@@ -692,34 +686,89 @@ cdef Py_ssize_t order_categories(const SplitContext* context, const HIST_t* feat
     return m
 
 
+cdef inline void try_set(const SplitContext* c, Py_ssize_t position, unsigned char side,
+                         Scratch* s, Candidate* best) noexcept nogil:
+    """Scores the set in s.left (missing rows included when side is 1) and
+    keeps it in best when it gains more."""
+    cdef double gain
+    cdef double left_count = s.left[c.n_outputs + c.hess_width]
+    if left_count <= 0.0 or c.parent[c.n_outputs + c.hess_width] - left_count <= 0.0:
+        return  # a set leaves no child empty, even with min_samples_leaf 0
+    gain = split_gain(c, s.left, s.right, s)
+    if gain > best.gain:
+        best.gain = gain
+        best.bin = <int>position
+        best.missing_left = side
+        best.left_count = s.left[c.n_outputs + c.hess_width]
+
+
+cdef void scan_run(const SplitContext* c, const CategoryScratch* cats, Py_ssize_t m,
+                   Py_ssize_t n_in_run, bint reverse, const HIST_t* initial,
+                   unsigned char side, Py_ssize_t pick, Scratch* s,
+                   Candidate* best) noexcept nogil:
+    """The sets of search_categories that run from one end of the order
+    (reverse: its last category first), as LightGBM's loop tries them: a
+    category joins the set at each step; a set too small for
+    min_samples_leaf or min_child_weight is skipped, one that leaves the
+    other side too small ends the run, and one is scored only once the
+    categories added since the last scored one hold min_data_per_group rows.
+    initial: the missing row's sums (side 1) or NULL; pick >= 0 scores only
+    the set of that step. best.bin is the set's last position in the run."""
+    cdef Py_ssize_t d = c.n_outputs, k = c.hess_width
+    cdef Py_ssize_t width = d + k + 1, i, j, t
+    cdef double parent_count = c.parent[width - 1], group = 0.0
+    cdef double min_right = max(c.min_samples_leaf, c.rules.min_data_per_group)
+    if s.select_left != NULL:
+        s.select_left.seeded = False
+    if s.select_right != NULL:
+        s.select_right.seeded = False
+    for j in range(width):
+        s.left[j] = initial[j] if initial != NULL else 0.0
+    for i in range(n_in_run):
+        t = m - 1 - i if reverse else i
+        for j in range(width):
+            s.left[j] += cats.permuted[t * width + j]
+        group += cats.permuted[t * width + width - 1]
+        if s.left[width - 1] < c.min_samples_leaf \
+                or mean_hessian(s.left, d, k, c.hess_constant) < c.min_child_weight:
+            continue
+        if parent_count - s.left[width - 1] < min_right:
+            break
+        if group < c.rules.min_data_per_group:
+            continue
+        group = 0.0
+        if pick < 0 or i == pick:
+            try_set(c, i, side, s, best)
+
+
 cdef void search_categories(const SplitContext* c, Py_ssize_t f, const HIST_t* feature_hist,
                             const HIST_t* missing, Py_ssize_t n_bins, Py_ssize_t draw,
-                            HIST_t* before, Scratch* s, Candidate* best) noexcept nogil:
-    """A categorical feature's best set at this node, as LightGBM chooses it
-    (the missing bin's side tried both ways, as for numeric features):
+                            Scratch* s, Candidate* best) noexcept nogil:
+    """A categorical feature's best set at this node, as LightGBM chooses it,
+    with the missing bin's side tried both ways as for numeric features:
 
     - a feature of at most max_cat_to_onehot bins sends one category left;
     - otherwise its categories of at least cat_smooth rows are ordered
-      (order_categories), and the set is a run of at most max_cat_threshold
-      of them from either end of the order, grown by groups of at least
-      min_data_per_group rows while the other side keeps that many; the
-      children of such a set are scored with lambda_l2 + cat_l2 (the parent
-      with lambda_l2), so that it must gain more than a threshold would.
+      (order_categories), and the set is a run from either end of the order
+      of at most max_cat_threshold of them and at most half (the other end's
+      runs hold the rest), tried as scan_run does; and, when the node has
+      missing rows, every ordered category against them. The children of
+      such a set are scored with lambda_l2 + cat_l2 (the parent with
+      lambda_l2), so that it must gain more than a threshold would.
 
     The set is the front of the feature's row of category_order, up to its
     position best.bin. draw >= 0 (extra trees, a draw among the feature's
-    n_bins - 1 thresholds) tries one set of each kind, scaled to this node's
-    candidates. before: width scratch."""
+    n_bins values) tries one category, or one step of each run."""
     cdef Py_ssize_t width = c.n_outputs + c.hess_width + 1
     cdef int* order_out = c.category_order + f * c.order_stride
     cdef CategoryScratch* cats = s.categories
     cdef bint has_missing = missing[width - 1] > 0
-    cdef double parent_count = c.parent[width - 1], group_count
-    cdef Py_ssize_t m, i, j, t, n_groups, n_drawn, n_in_run, pick, direction, side
-    cdef Py_ssize_t won = -1      # the category or the direction of the best set
+    cdef double parent_count = c.parent[width - 1]
+    cdef Py_ssize_t m, i, j, t, n_in_run, pick, side
+    cdef int direction
+    cdef int won = -1      # the category or the direction of the best set
     cdef SplitContext set_context
     cdef Candidate trial
-    cdef const HIST_t* start
     if n_bins <= c.rules.max_cat_to_onehot:
         if s.select_left != NULL:
             s.select_left.seeded = False
@@ -730,7 +779,7 @@ cdef void search_categories(const SplitContext* c, Py_ssize_t f, const HIST_t* f
             if feature_hist[t * width + width - 1] > 0:
                 cats.order[m] = <int>t
                 m += 1
-        pick = -1 if draw < 0 else min(draw * m // max(n_bins - 1, 1), m - 1)
+        pick = -1 if draw < 0 else draw * m // n_bins
         for i in range(m):
             if pick >= 0 and i != pick:
                 continue
@@ -738,78 +787,47 @@ cdef void search_categories(const SplitContext* c, Py_ssize_t f, const HIST_t* f
             for side in range(2 if has_missing else 1):
                 for j in range(width):
                     s.left[j] = feature_hist[t * width + j] + (missing[j] if side else 0.0)
-                trial.gain = split_gain(c, s.left, s.right, s)
-                if trial.gain > best.gain:
-                    best.gain = trial.gain
-                    best.bin = 0
-                    best.missing_left = <unsigned char>side
-                    best.left_count = s.left[width - 1]
-                    won = t
+                trial.gain = best.gain
+                try_set(c, 0, <unsigned char>side, s, best)
+                if best.gain > trial.gain:
+                    won = <int>t
         if won >= 0:
-            order_out[0] = <int>won
+            order_out[0] = won
     else:
         set_context = c[0]
         set_context.lambda_l2 = c.lambda_l2 + c.rules.cat_l2
-        # the groups give the set at least min_data_per_group rows; this gives the other side
-        set_context.min_samples_leaf = max(c.min_samples_leaf, c.rules.min_data_per_group)
         m = order_categories(c, feature_hist, n_bins, cats)
-        n_in_run = min(c.rules.max_cat_threshold, m)
+        n_in_run = min(c.rules.max_cat_threshold, (m + 1) // 2)
+        pick = -1 if draw < 0 else draw * n_in_run // n_bins
         for direction in range(2):
-            # the run's categories in groups: one from each end of the order
-            n_groups = 0
-            group_count = 0.0
-            for j in range(width):
-                cats.grouped[j] = 0.0
-            for i in range(n_in_run):
-                t = i if direction == 0 else m - 1 - i
-                for j in range(width):
-                    cats.grouped[n_groups * width + j] += cats.permuted[t * width + j]
-                group_count += cats.permuted[t * width + width - 1]
-                if group_count >= c.rules.min_data_per_group:
-                    cats.group_last[n_groups] = <int>i
-                    n_groups += 1
-                    group_count = 0.0
-                    if i + 1 < n_in_run:
-                        for j in range(width):
-                            cats.grouped[n_groups * width + j] = 0.0
-            # a draw leaves out the set of every category, as it does "all values left"
-            n_drawn = n_groups - (cats.group_last[n_groups - 1] == m - 1) if n_groups else 0
-            if n_groups == 0 or (draw >= 0 and n_drawn == 0):
-                continue
-            start = cats.grouped
-            pick = n_groups
-            for j in range(width):
-                before[j] = 0.0
-            if draw >= 0:
-                pick = min(draw * n_drawn // max(n_bins - 1, 1), n_drawn - 1)
-                for t in range(pick):
-                    for j in range(width):
-                        before[j] += cats.grouped[t * width + j]
-                start = cats.grouped + pick * width
-            trial.gain = -1.0
-            trial.bin = -1
             for side in range(2 if has_missing else 1):
-                if side:
-                    for j in range(width):
-                        before[j] += missing[j]
-                # the plain scan, which gives the gains of scan's one-output
-                # copies: they stay inlined only where numeric features need them
-                scan_thresholds(&set_context, start, 1 if draw >= 0 else n_groups, before,
-                                <unsigned char>side, s, &trial)
-            if trial.bin >= 0 and trial.gain > best.gain:
-                best[0] = trial
-                best.bin = cats.group_last[trial.bin + (pick if draw >= 0 else 0)]
-                won = direction
+                trial.gain = best.gain
+                scan_run(&set_context, cats, m, n_in_run, direction == 1,
+                         missing if side else NULL, <unsigned char>side, pick, s, best)
+                if best.gain > trial.gain:
+                    won = direction
+        if has_missing and draw < 0 and m > 0:
+            # the missing rows against every ordered category: no run's
+            # complement, and LightGBM's missing values never split so
+            for j in range(width):
+                s.left[j] = 0.0
+            for i in range(m):
+                for j in range(width):
+                    s.left[j] += cats.permuted[i * width + j]
+            trial.gain = best.gain
+            if parent_count - s.left[width - 1] >= c.rules.min_data_per_group:
+                try_set(&set_context, m - 1, 0, s, best)
+            if best.gain > trial.gain:
+                won = 0
         if won >= 0:
             for i in range(m):
-                order_out[i] = cats.order[i if won == 0 else m - 1 - i]
+                order_out[i] = cats.order[m - 1 - i if won == 1 else i]
     if best.bin >= 0 and not has_missing:
         best.missing_left = best.left_count >= parent_count - best.left_count
 
 
 ctypedef void (*CategorySearch)(const SplitContext*, Py_ssize_t, const HIST_t*, const HIST_t*,
-                                Py_ssize_t, Py_ssize_t, HIST_t*, Scratch*,
-                                Candidate*) noexcept nogil
+                                Py_ssize_t, Py_ssize_t, Scratch*, Candidate*) noexcept nogil
 
 # Called through this pointer, search_categories stays out of search_features'
 # loop: inlined there, it made the numeric features' scans 10-20% slower
@@ -872,7 +890,7 @@ cdef void search_features(const SplitContext* context,
         s.categories = NULL
         if context.categorical != NULL:
             s.categories = new_category_scratch(n_hist_bins, width, d)
-        if random_bins != NULL or context.categorical != NULL:
+        if random_bins != NULL:
             before = <HIST_t*> malloc(width * sizeof(HIST_t))
             before_missing = <HIST_t*> malloc(width * sizeof(HIST_t))
         initial = before if random_bins != NULL else NULL
@@ -897,8 +915,7 @@ cdef void search_features(const SplitContext* context,
                 s.direction = context.monotone + f * d
             if context.categorical != NULL and context.categorical[f]:
                 categories_search(context, f, base, missing, n_bins,
-                                  -1 if random_bins == NULL else random_bins[f], before, s,
-                                  best)
+                                  -1 if random_bins == NULL else random_bins[f], s, best)
             else:
                 first = 0 if random_bins == NULL else min(random_bins[f], max(n_bins - 2, 0))
                 start = base
@@ -1084,10 +1101,11 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     category_order (out, (n_features, hist rows)): a categorical feature's
     bins go left by a set found at this node (search_categories, under the
     rules cat_smooth, cat_l2, min_data_per_group, max_cat_threshold and
-    max_cat_to_onehot, whose defaults here set none but cat_smooth's order),
-    written to the front of category_order[f]: the bins
-    category_order[f, :best_bin[f] + 1] go left (random_bins[f] draws one
-    candidate set)."""
+    max_cat_to_onehot; the defaults here set no rule but cat_smooth's, 10,
+    which smooths the order and keeps categories of fewer rows out of the
+    sets), written to the front of category_order[f]: the bins
+    category_order[f, :best_bin[f] + 1] go left (random_bins[f], in
+    [0, n_bins - 1] for a categorical feature, draws one candidate set)."""
     cdef const double* lower_bound = NULL
     cdef const double* upper_bound = NULL
     if monotone is not None:
@@ -1105,7 +1123,7 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     _set_categorical(&context, hist, categorical,
                      category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
                                     max_cat_to_onehot), category_order)
-    cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
+    cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing, categorical)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
                         features.shape[0], &n_bins_non_missing[0], &best_gain[0], &best_bin[0],
@@ -1152,10 +1170,12 @@ cdef int _set_categorical(SplitContext* context, const HIST_t[:, :, ::1] hist,
 
 
 cdef const int* _random_bins(const int[::1] random_bins, const HIST_t[:, :, ::1] hist,
-                             const int[::1] features,
-                             const int[::1] n_bins_non_missing) except? NULL:
-    """random_bins' data, checked; NULL when None."""
-    cdef Py_ssize_t fi, f
+                             const int[::1] features, const int[::1] n_bins_non_missing,
+                             const unsigned char[::1] categorical) except? NULL:
+    """random_bins' data, checked; NULL when None. A numeric feature's draw
+    is a threshold, one of its n_bins - 1; a categorical one's one of its
+    n_bins (search_categories)."""
+    cdef Py_ssize_t fi, f, highest
     if random_bins is None:
         return NULL
     if random_bins.shape[0] != hist.shape[0]:
@@ -1163,9 +1183,11 @@ cdef const int* _random_bins(const int[::1] random_bins, const HIST_t[:, :, ::1]
                          f"{random_bins.shape[0]}")
     for fi in range(features.shape[0]):
         f = features[fi]
-        if not 0 <= random_bins[f] <= max(n_bins_non_missing[f] - 2, 0):
+        highest = n_bins_non_missing[f] - (1 if categorical is not None and categorical[f]
+                                           else 2)
+        if not 0 <= random_bins[f] <= max(highest, 0):
             raise ValueError(f"random_bins[{f}] = {random_bins[f]} is outside [0, "
-                             f"{max(n_bins_non_missing[f] - 2, 0)}]")
+                             f"{max(highest, 0)}]")
     return &random_bins[0]
 
 
@@ -1357,7 +1379,7 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
     _set_categorical(&context, hist, categorical,
                      category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
                                     max_cat_to_onehot), category_order)
-    cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing)
+    cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing, categorical)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
                         features.shape[0], &n_bins_non_missing[0], &best_gain[0], &best_bin[0],
