@@ -113,9 +113,10 @@ PARAMS = {
     "cat_l2": Spec(10.0, float, 0.0, 1e300,
                    doc="added to lambda_l2 when scoring the children of a categorical set "
                        "(the split's gain, not the leaf values)"),
-    "min_data_per_group": Spec(100, int, 0, 2**62,
+    "min_data_per_group": Spec(0, int, 0, 2**62,
                                doc="a categorical set grows by groups of categories of at least "
-                                   "this many rows, and leaves the other side at least as many"),
+                                   "this many rows, and leaves the other side at least as many "
+                                   "(LightGBM's default is 100)"),
     "max_cat_threshold": Spec(32, int, 1, 2**31 - 1,
                               doc="most categories in a categorical set, taken from either end "
                                   "of the node's order"),

@@ -244,7 +244,7 @@ class _GBMOModel(BaseEstimator):
         growth="bestfirst",
         cat_smooth=10.0,
         cat_l2=10.0,
-        min_data_per_group=100,
+        min_data_per_group=0,
         max_cat_threshold=32,
         max_cat_to_onehot=4,
         max_delta_step=0.0,

@@ -641,9 +641,9 @@ def test_extra_trees_draw_any_prefix_of_a_node_s_few_categories():
 def test_lightgbm_s_rules_keep_rare_noise_categories_out_of_the_trees():
     """A feature of 1,000 categories of about 3 rows each (binned four to a
     bin) that has no effect: without LightGBM's rules most splits take it,
-    fitting its noise; with their defaults (no category of under 10 rows in
-    a set, groups of 100 rows, cat_l2 10) it gets a sixth of them, and the
-    test error comes near the noise's 0.5."""
+    fitting its noise; with gbmo's defaults (no category of under 10 rows in
+    a set, cat_l2 10) it gets a sixth of them, and the test error comes near
+    the noise's 0.5."""
     rng = np.random.default_rng(0)
 
     def data(n):
