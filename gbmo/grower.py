@@ -806,19 +806,19 @@ class TreeGrower:
         np.put_along_axis(mask, chosen, True, axis=1)
         return mask
 
-    def _output_gains(self, split_sums, bounds, by_set):
+    def _output_gains(self, split_sums, bounds, with_cat_l2):
         """For each split, its gain per output (summing to its gain) and which
         outputs it involves: all for dense, those a side or the parent keeps
         for sparse. split_sums: the (parents, left children, right children)
         sums, a row per split; bounds: the parents' (lower, upper) under
-        monotone constraints, else None; by_set: whether each split is a
-        categorical set's, whose children the search scored with cat_l2
-        added. One pass over all the tree's splits."""
+        monotone constraints, else None; with_cat_l2: whether the search
+        scored each split's children with cat_l2 added (a categorical set's).
+        One pass over all the tree's splits."""
         d = self.n_outputs
         n_splits = len(split_sums[0])
         sums = np.concatenate(split_sums)
         extra_l2 = np.zeros((3, n_splits, 1))
-        extra_l2[1:, by_set] = self.params["cat_l2"]
+        extra_l2[1:, with_cat_l2] = self.params["cat_l2"]
         extra_l2 = extra_l2.reshape(-1, 1)
         # T(G)^2 / (H + lambda) = -T(G) w with w the leaf value, which is 0
         # where H + lambda is 0 (see leaf_values) instead of 0 / 0.
@@ -892,9 +892,13 @@ class TreeGrower:
         if leaf_outputs is not None:
             values = np.take_along_axis(values, leaf_outputs, axis=1)
         set_nodes, set_features, set_flags = sets
-        by_set = np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes)
+        # the search scored the children of sets of ordered categories with
+        # cat_l2, not those of one category (max_cat_to_onehot)
+        ordered = (self.bin_mapper.n_bins_non_missing_[np.asarray(split_features, dtype=np.intp)]
+                   > self.params["max_cat_to_onehot"])
+        with_cat_l2 = np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes) & ordered
         self.split_output_gains = (split_features,
-                                   *self._output_gains(split_sums, split_bounds, by_set))
+                                   *self._output_gains(split_sums, split_bounds, with_cat_l2))
         # each set as the ranks of the categories it sends left
         categories_left = {node: np.flatnonzero(flags[self.categorical[feature]])
                            for node, feature, flags in zip(*sets)}

@@ -692,10 +692,12 @@ def test_extra_trees_draw_every_category_of_a_one_category_split():
     assert chosen == {0, 1, 2}
 
 
-def test_output_gains_of_categorical_sets_sum_to_their_gain():
+@pytest.mark.parametrize("n_categories", [40, 4])
+def test_output_gains_of_categorical_sets_sum_to_their_gain(n_categories):
     """Found by review: the gain per output scored a set's children without
-    cat_l2, as the search did, so it did not sum to the split's gain."""
-    X, y = _category_problem()
+    cat_l2, as the search did (for ordered categories, not one category
+    against the rest), so it did not sum to the split's gain."""
+    X, y = _category_problem(n_categories=n_categories)
     Y = np.column_stack([y, -2.0 * y + 0.1])
     booster = gbmo.train({**QUIET, "categorical_feature": [0], "cat_l2": 25.0,
                           "min_data_per_group": 10}, gbmo.Dataset(X, Y), 5)
