@@ -471,6 +471,10 @@ class Booster:
         except RecursionError:
             raise ModelFormatError("model JSON is nested too deeply") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            if isinstance(text, str) and text.startswith("tree\nversion="):
+                raise ModelFormatError("this is a LightGBM model file (its text format); gbmo "
+                                       "reads the JSON models it saves, and cannot load "
+                                       "LightGBM's") from None
             raise ModelFormatError(f"model is not valid JSON (corrupt or truncated?): {err}") from None
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
             raise ModelFormatError("not a gbmo model: the 'format' field is missing or wrong")

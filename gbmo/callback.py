@@ -17,6 +17,8 @@ class CallbackEnv:
     begin_iteration: int
     end_iteration: int
     evaluation_result_list: list  # (data name, metric name, value, higher is better)
+    # the name of the training set's results when valid_sets holds it, else None
+    training_set_name: str = None
 
 
 class EarlyStopException(Exception):
@@ -57,7 +59,9 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
     """Stops when no metric on the last validation set improved by more than
     min_delta for stopping_rounds rounds; the booster then predicts with the
     best round (booster.best_iteration). When every round runs, the best round
-    of the first watched metric is kept all the same, as in LightGBM."""
+    of the first watched metric is kept all the same, as in LightGBM. The
+    training set is never the one watched, wherever valid_sets lists it, as
+    in LightGBM, unless it is the only one."""
     if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral) \
             or stopping_rounds < 1:
         raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
@@ -72,7 +76,8 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
         if not results:
             raise ValueError("early stopping needs at least one validation set (valid_sets) and "
                              "a metric (metric='None' leaves only feval's)")
-        last_set = results[-1][0]
+        sets = [r[0] for r in results if r[0] != env.training_set_name] or [results[-1][0]]
+        last_set = sets[-1]
         watched = [r for r in results if r[0] == last_set]
         if first_metric_only:
             watched = watched[:1]

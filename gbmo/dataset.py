@@ -32,10 +32,21 @@ class Dataset:
     is "auto": a DataFrame's category columns, whose codes become the
     categories (see gbmo.categorical). A validation set's category columns are
     recoded to the training set's categories.
+
+    LightGBM's keywords work too: label for Y, feature_name for
+    feature_names ("auto": the DataFrame's), and free_raw_data, which changes
+    nothing (the raw X stays referenced until binned).
     """
 
-    def __init__(self, X, Y, weight=None, feature_names=None, reference=None, init_score=None,
-                 categorical_feature="auto"):
+    def __init__(self, X, Y=None, weight=None, feature_names=None, reference=None,
+                 init_score=None, categorical_feature="auto", *, label=None,
+                 feature_name="auto", free_raw_data=True):
+        Y = _one_of("Y", Y, "label", label)
+        feature_names = _one_of("feature_names", feature_names, "feature_name",
+                                None if isinstance(feature_name, str) and feature_name == "auto"
+                                else feature_name)
+        if Y is None:
+            raise ValueError("Dataset needs the target: Y (or label, LightGBM's name)")
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
                                            reference.n_features)
@@ -89,8 +100,9 @@ class Dataset:
         """The sample weights, or None."""
         return self.weight
 
-    def create_valid(self, X, Y, weight=None, init_score=None):
-        return Dataset(X, Y, weight, feature_names=self.feature_names, reference=self,
+    def create_valid(self, X, Y=None, weight=None, init_score=None, *, label=None):
+        return Dataset(X, _one_of("Y", Y, "label", label), weight,
+                       feature_names=self.feature_names, reference=self,
                        init_score=init_score, categorical_feature=self.categorical_feature)
 
     def subset(self, rows, reference=None):
@@ -155,3 +167,10 @@ class Dataset:
             ).fit(X)
         self.X_binned = self.bin_mapper.transform(X)
         return self
+
+
+def _one_of(name, value, lightgbm_name, lightgbm_value):
+    """The argument given under gbmo's name or LightGBM's; not both."""
+    if value is not None and lightgbm_value is not None:
+        raise ValueError(f"give {name} once: as {name} or as {lightgbm_name}, not both")
+    return value if value is not None else lightgbm_value

@@ -632,7 +632,10 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     params = resolve_params(_without_sparse_output_params(raw_params, train_set))
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)
-    valid_sets = list(valid_sets or [])
+    # one Dataset or name, as LightGBM takes them, or lists
+    valid_sets = [valid_sets] if isinstance(valid_sets, Dataset) else list(valid_sets or [])
+    if isinstance(valid_names, str):
+        valid_names = [valid_names]
     _check_arguments(train_set, num_boost_round, valid_sets, valid_names)
     valid_names = list(valid_names or [
         "training" if valid is train_set else f"valid_{i}" for i, valid in enumerate(valid_sets)])
@@ -650,11 +653,14 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         trainer = _Trainer(params, train_set, valid_sets, valid_names, init_model, fevals)
     booster = trainer.booster
     done = 0 if init_model is None else init_model.current_iteration()
+    training_set_name = next((name for valid, name in zip(valid_sets, valid_names)
+                              if valid is train_set), None)
     try:
         for iteration in range(num_boost_round):
             results = trainer.step(iteration)
             stop = run_callbacks(callbacks, CallbackEnv(booster, trainer.params, done + iteration,
-                                                        done, done + num_boost_round, results))
+                                                        done, done + num_boost_round, results,
+                                                        training_set_name))
             if stop is not None:
                 booster.best_iteration = stop.best_iteration
                 booster.best_score = stop.best_score

@@ -222,3 +222,25 @@ def test_bad_training_controls_are_refused(params, message):
     train, _, _, _ = _noisy_regression()
     with pytest.raises(ValueError, match=message):
         gbmo.train({**PARAMS, **params}, train, 10)
+
+
+def test_early_stopping_never_watches_the_training_set_wherever_it_is_listed():
+    """Found by a LightGBM user's code: valid_sets=[valid, train] watched the
+    training set, last, whose error keeps falling, so it never stopped."""
+    train, valid, _, _ = _noisy_regression(6)
+    stopping = [gbmo.early_stopping(10, verbose=False)]
+    valid_first = gbmo.train(PARAMS, train, 500, valid_sets=[valid, train], callbacks=stopping)
+    valid_only = gbmo.train(PARAMS, train, 500, valid_sets=[valid], callbacks=stopping)
+    assert valid_first.num_trees == valid_only.num_trees < 500
+    assert valid_first.best_iteration == valid_only.best_iteration
+    named = gbmo.train(PARAMS, train, 500, valid_sets=[valid, train],
+                       valid_names=["holdout", "fit"], callbacks=stopping)
+    assert named.best_iteration == valid_only.best_iteration
+    alone = gbmo.train(PARAMS, train, 40, valid_sets=[train], callbacks=stopping)
+    assert alone.num_trees == 40  # the training set alone is watched, and keeps improving
+
+
+def test_one_validation_set_and_name_as_lightgbm_takes_them():
+    train, valid, _, _ = _noisy_regression(7)
+    booster = gbmo.train(PARAMS, train, 5, valid_sets=valid, valid_names="holdout")
+    assert list(booster.evals_result) == ["holdout"]

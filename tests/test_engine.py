@@ -392,3 +392,27 @@ def test_lightgbm_s_switches_that_never_change_a_model_are_taken_and_change_noth
     np.testing.assert_array_equal(plain.predict(X), switched.predict(X))
     with pytest.raises(ValueError, match="'device_type' = 'gpu' is not allowed; allowed: cpu"):
         gbmo.train({"device_type": "gpu"}, gbmo.Dataset(X, Y), 5)
+
+
+def test_dataset_takes_lightgbm_s_keywords():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=300)
+    ours = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y, feature_names=["a", "b", "c"]), 5)
+    train = gbmo.Dataset(X, label=y, feature_name=["a", "b", "c"], free_raw_data=False)
+    theirs = gbmo.train({"verbosity": 0}, train, 5, valid_sets=[train.create_valid(X, label=y)])
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    assert theirs.feature_names == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="give Y once: as Y or as label"):
+        gbmo.Dataset(X, y, label=y)
+    with pytest.raises(ValueError, match="give feature_names once"):
+        gbmo.Dataset(X, y, feature_names=["a", "b", "c"], feature_name=["a", "b", "c"])
+    with pytest.raises(ValueError, match="Dataset needs the target: Y \\(or label"):
+        gbmo.Dataset(X)
+
+
+def test_a_lightgbm_model_file_is_refused_by_name(tmp_path):
+    path = tmp_path / "model.txt"
+    path.write_text("tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\n")
+    with pytest.raises(gbmo.ModelFormatError, match="a LightGBM model file"):
+        gbmo.Booster(model_file=path)
