@@ -205,7 +205,7 @@ class Booster:
     def __init__(self, params=None, model_file=None, model_str=None):
         self.trees = []
         self.best_iteration = None
-        self.best_score = None
+        self.best_score = {}  # {data name: {metric: value}} at the best round, as LightGBM's
         self.evals_result = {}
         self.output_importance = None
         self.category_order = None  # gbmo.categorical.CategoryOrder
@@ -241,6 +241,15 @@ class Booster:
     @property
     def num_trees(self):
         return len(self.trees)
+
+    def feature_name(self):
+        """The feature names (LightGBM's method): the feature_names attribute,
+        or f0, f1, ... when the model has none."""
+        return self.feature_names or [f"f{i}" for i in range(self.n_features)]
+
+    def num_feature(self):
+        """The number of features, as LightGBM's method."""
+        return self.n_features
 
     def current_iteration(self):
         """Boosting rounds done (a round has one tree per output in single_output mode)."""

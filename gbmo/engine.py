@@ -663,8 +663,18 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                                                         training_set_name))
             if stop is not None:
                 booster.best_iteration = stop.best_iteration
-                booster.best_score = stop.best_score
                 break
     finally:
         close_callbacks(callbacks)
+    booster.best_score = _best_scores(booster, done)
     return booster
+
+
+def _best_scores(booster, done):
+    """LightGBM's best_score: {data name: {metric: value}} at the best round
+    (booster.best_iteration) or, without one, the last; done: the rounds of
+    an init_model, which the history does not hold."""
+    index = -1 if booster.best_iteration is None else booster.best_iteration - done - 1
+    return {data: {metric: values[index] for metric, values in history.items()
+                   if values and not metric.endswith("_per_output")}
+            for data, history in booster.evals_result.items()}

@@ -68,7 +68,7 @@ def trees_to_dataframe(booster):
         import pandas as pd
     except ImportError:
         raise ImportError("trees_to_dataframe needs pandas: pip install pandas") from None
-    names = booster.feature_names or [f"f{i}" for i in range(booster.n_features)]
+    names = booster.feature_name()
     rows = [row for index, tree in enumerate(booster.trees)
             for row in _tree_rows(index, tree, booster, names)]
     frame = pd.DataFrame(rows, columns=COLUMNS)

@@ -43,9 +43,7 @@ def _as_booster(model, caller, accepted="a gbmo.Booster or a fitted gbmo estimat
 
 
 def _feature_names(booster, feature_names):
-    names = feature_names if feature_names is not None else booster.feature_names
-    if names is None:
-        return [f"f{i}" for i in range(booster.n_features)]
+    names = feature_names if feature_names is not None else booster.feature_name()
     if len(names) != booster.n_features:
         raise ValueError(f"feature_names has {len(names)} names, but the model has "
                          f"{booster.n_features} features")

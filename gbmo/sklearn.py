@@ -522,6 +522,7 @@ class _GBMOModel(BaseEstimator):
         self.best_iteration_ = (self.n_iter_ if booster.best_iteration is None
                                 else int(booster.best_iteration))
         self.evals_result_ = booster.evals_result
+        self.best_score_ = booster.best_score
         return self
 
     def _check_continued_classes(self, init_model, y):
@@ -589,7 +590,8 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     Missing values (NaN) in X are supported.
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
-    column names), n_outputs_, n_iter_, best_iteration_, evals_result_.
+    column names), n_outputs_, n_iter_, best_iteration_, evals_result_,
+    best_score_ ({eval set: {metric: value}} at best_iteration_, as LightGBM's).
     """
 
     _y_numeric = True

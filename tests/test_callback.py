@@ -24,7 +24,7 @@ def test_early_stopping_stops_at_the_best_round_and_predicts_with_it():
     best = int(np.argmin(history)) + 1
     assert booster.best_iteration == best
     assert len(history) == best + 10 < 500
-    assert booster.best_score == pytest.approx(min(history))
+    assert booster.best_score == {"valid_0": {"rmse": pytest.approx(min(history))}}
     np.testing.assert_array_equal(booster.predict(X_valid),
                                   booster.predict(X_valid, num_iteration=best))
     rmse = np.sqrt(np.mean((booster.predict(X_valid) - y_valid) ** 2))
@@ -244,3 +244,21 @@ def test_one_validation_set_and_name_as_lightgbm_takes_them():
     train, valid, _, _ = _noisy_regression(7)
     booster = gbmo.train(PARAMS, train, 5, valid_sets=valid, valid_names="holdout")
     assert list(booster.evals_result) == ["holdout"]
+
+
+def test_best_score_holds_every_set_and_metric_at_the_best_round_as_lightgbm_s():
+    train, valid, _, _ = _noisy_regression(8)
+    booster = gbmo.train({**PARAMS, "metric": ["rmse", "mae"]}, train, 500,
+                         valid_sets=[train, valid],
+                         callbacks=[gbmo.early_stopping(10, first_metric_only=True,
+                                                        verbose=False)])
+    best = booster.best_iteration - 1
+    assert booster.best_score == {
+        name: {metric: booster.evals_result[name][metric][best] for metric in ("rmse", "mae")}
+        for name in ("training", "valid_1")}
+    last = gbmo.train(PARAMS, train, 7, valid_sets=[valid])
+    assert last.best_score == {"valid_0": {"rmse": last.evals_result["valid_0"]["rmse"][-1]}}
+    continued = gbmo.train(PARAMS, train, 30, valid_sets=[valid], init_model=last,
+                           callbacks=[gbmo.early_stopping(5, verbose=False)])
+    assert continued.best_score["valid_0"]["rmse"] == min(
+        continued.evals_result["valid_0"]["rmse"])

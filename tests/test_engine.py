@@ -416,3 +416,17 @@ def test_a_lightgbm_model_file_is_refused_by_name(tmp_path):
     path.write_text("tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\n")
     with pytest.raises(gbmo.ModelFormatError, match="a LightGBM model file"):
         gbmo.Booster(model_file=path)
+
+
+def test_lightgbm_s_booster_methods_for_features_and_the_sklearn_best_score():
+    from gbmo.sklearn import GBMORegressor
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=300)
+    named = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y, feature_names=["a", "b", "c"]), 2)
+    assert named.feature_name() == ["a", "b", "c"] and named.num_feature() == 3
+    assert gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 2).feature_name() == ["f0", "f1", "f2"]
+    model = GBMORegressor(n_estimators=50, early_stopping_rounds=5).fit(X, y)
+    assert model.best_score_ == model.booster_.best_score
+    assert model.best_score_["validation"]["rmse"] == min(model.evals_result_["validation"]["rmse"])
