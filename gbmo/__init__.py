@@ -1,4 +1,6 @@
 """gbmo: gradient boosted decision trees with multiple outputs."""
+import importlib
+
 from .booster import Booster, ModelFormatError
 from .callback import (EarlyStopException, early_stopping, log_evaluation, progress_bar,
                        record_evaluation)
@@ -10,6 +12,18 @@ from .multitask import EnsemblerContext, ObjectiveResult
 from .registry import PluginContractError, PluginLoadError, register_ensembler, register_loss
 
 __version__ = "0.1.0"
+
+# Names whose modules need optional packages (scikit-learn, matplotlib): imported
+# on first use, so that gbmo imports without them and LightGBM's top-level
+# names (lgb.LGBMRegressor, lgb.plot_importance) have their counterparts here.
+_OPTIONAL = {"GBMORegressor": "sklearn", "GBMOClassifier": "sklearn",
+             "plot_importance": "plotting", "plot_metric": "plotting", "plot_tree": "plotting"}
+
+
+def __getattr__(name):
+    if name in _OPTIONAL:
+        return getattr(importlib.import_module(f".{_OPTIONAL[name]}", __name__), name)
+    raise AttributeError(f"module 'gbmo' has no attribute {name!r}")
 __all__ = ["Booster", "Dataset", "EarlyStopException", "EnsemblerContext", "Loss",
            "ModelFormatError", "MultiTaskLoss", "ObjectiveResult", "PluginContractError",
            "PluginLoadError", "cv", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation",

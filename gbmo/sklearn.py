@@ -618,16 +618,23 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         # restores one that predicts (n, 1) for a 1-D target.
         return prediction[:, 0] if self._y_is_1d and prediction.ndim == 2 else prediction
 
-    def predict(self, X, pred_contrib=False):
-        """Predictions (n,) for a 1-D training target, else (n, d).
-        pred_contrib=True: each feature's contribution to them (SHAP values;
-        see Booster.predict), (n, n_features + 1) or (n, n_features + 1, d)."""
+    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False,
+                pred_contrib=False):
+        """Predictions (n,) for a 1-D training target, else (n, d), with the
+        trees of best_iteration_ or of num_iteration rounds. raw_score,
+        pred_leaf: as Booster.predict's, as LightGBM's. pred_contrib=True:
+        each feature's contribution to them (SHAP values; see
+        Booster.predict), (n, n_features + 1) or (n, n_features + 1, d)."""
         X = self._check_predict_X(X)
+        if pred_leaf:
+            return self.booster_.predict(X, num_iteration=num_iteration, pred_leaf=True)
         if pred_contrib:
-            contributions = self.booster_.predict(X, pred_contrib=True)
+            contributions = self.booster_.predict(X, num_iteration=num_iteration,
+                                                  pred_contrib=True)
             return contributions[:, :, 0] if self._y_is_1d and contributions.ndim == 3 \
                 else contributions
-        return self._format(self.booster_.predict(X))
+        return self._format(self.booster_.predict(X, raw_score=raw_score,
+                                                  num_iteration=num_iteration))
 
     def staged_predict(self, X):
         """Yields the predictions after each round, up to best_iteration_
@@ -801,27 +808,35 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             return (proba > 0.5).astype(self._y_dtype)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def predict_proba(self, X):
-        """Class probabilities (n, n_classes); (n, d) probabilities of 1 for multi-label."""
+    def predict_proba(self, X, num_iteration=None):
+        """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
+        multi-label; with the trees of best_iteration_ or of num_iteration rounds."""
         X = self._check_predict_X(X)
-        return self._proba(self.booster_.predict(X))
+        return self._proba(self.booster_.predict(X, num_iteration=num_iteration))
 
-    def predict(self, X, pred_contrib=False):
+    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False,
+                pred_contrib=False):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
-        (CSR for a sparse training y, computed in blocks of rows).
-        pred_contrib=True: each feature's contribution to the raw scores (SHAP
-        values; see Booster.predict): (n, n_features + 1) for two classes,
-        else (n, n_features + 1, n_classes); not for a sparse training y."""
-        if pred_contrib:
+        (CSR for a sparse training y, computed in blocks of rows); with the
+        trees of best_iteration_ or of num_iteration rounds. raw_score,
+        pred_leaf: the booster's raw scores or leaves instead of labels, as
+        LightGBM's. pred_contrib=True: each feature's contribution to the raw
+        scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
+        classes, else (n, n_features + 1, n_classes). The last three not for
+        a sparse training y."""
+        options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}
+        if any(options.values()):
             if getattr(self, "_sparse_labels", False):
-                raise ValueError("pred_contrib is not available for a sparse training y: the "
-                                 "contributions would be an (n, n_features + 1, n_labels) array")
-            return self.booster_.predict(self._check_predict_X(X), pred_contrib=True)
+                raise ValueError("raw_score, pred_leaf and pred_contrib are not available for a "
+                                 "sparse training y: they would be (n, n_labels)-wide arrays")
+            return self.booster_.predict(self._check_predict_X(X), num_iteration=num_iteration,
+                                         **{name: True for name, on in options.items() if on})
         if not getattr(self, "_sparse_labels", False):
-            return self._labels(self.predict_proba(X))
+            return self._labels(self.predict_proba(X, num_iteration))
         X = self._check_predict_X(X)
         block = max(1, _PREDICT_BLOCK_VALUES // self.n_classes_)
-        return sp.vstack([self._labels(self.booster_.predict(X[start:start + block]))
+        return sp.vstack([self._labels(self.booster_.predict(X[start:start + block],
+                                                             num_iteration=num_iteration))
                           for start in range(0, X.shape[0], block)], format="csr")
 
     def predict_topk(self, X, k):

@@ -240,8 +240,10 @@ def test_a_classifier_with_a_sparse_y_refuses_contributions_by_name():
     X = rng.normal(size=(100, 3))
     Y = sp.csr_matrix((rng.random((100, 30)) < 0.1).astype(float))
     classifier = GBMOClassifier(n_estimators=2, max_leaves=4).fit(X, Y)
-    with pytest.raises(ValueError, match="pred_contrib is not available for a sparse training y"):
-        classifier.predict(X, pred_contrib=True)
+    for option in ("pred_contrib", "raw_score", "pred_leaf"):
+        with pytest.raises(ValueError, match="raw_score, pred_leaf and pred_contrib are not "
+                                             "available for a sparse training y"):
+            classifier.predict(X, **{option: True})
 
 
 def test_pred_leaf_is_predict_leaf_and_excludes_pred_contrib():

@@ -430,3 +430,14 @@ def test_lightgbm_s_booster_methods_for_features_and_the_sklearn_best_score():
     model = GBMORegressor(n_estimators=50, early_stopping_rounds=5).fit(X, y)
     assert model.best_score_ == model.booster_.best_score
     assert model.best_score_["validation"]["rmse"] == min(model.evals_result_["validation"]["rmse"])
+
+
+def test_the_estimators_and_plots_are_top_level_names_as_in_lightgbm():
+    import gbmo.plotting
+    import gbmo.sklearn
+
+    assert gbmo.GBMORegressor is gbmo.sklearn.GBMORegressor
+    assert gbmo.GBMOClassifier is gbmo.sklearn.GBMOClassifier
+    assert gbmo.plot_importance is gbmo.plotting.plot_importance
+    with pytest.raises(AttributeError, match="no attribute 'LGBMRegressor'"):
+        gbmo.LGBMRegressor

@@ -726,3 +726,23 @@ def test_bad_other_parameters_are_refused_at_fit(kwargs, message):
     X, Y = _multi_output_regression(n=100)
     with pytest.raises(ValueError, match=message):
         GBMORegressor(n_estimators=2, **kwargs).fit(X, Y)
+
+
+def test_predict_takes_lightgbm_s_options():
+    X, Y = _multi_output_regression()
+    regressor = GBMORegressor(n_estimators=20).fit(X, Y)
+    booster = regressor.booster_
+    np.testing.assert_array_equal(regressor.predict(X, num_iteration=5),
+                                  booster.predict(X, num_iteration=5))
+    np.testing.assert_array_equal(regressor.predict(X, pred_leaf=True),
+                                  booster.predict(X, pred_leaf=True))
+    labels = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    classifier = GBMOClassifier(n_estimators=20).fit(X, labels)
+    raw = classifier.predict(X, raw_score=True)
+    np.testing.assert_array_equal(raw, classifier.booster_.predict(X, raw_score=True))
+    early = classifier.predict_proba(X, num_iteration=3)
+    np.testing.assert_array_equal(early, classifier.booster_.predict(X, num_iteration=3))
+    assert not np.array_equal(early, classifier.predict_proba(X))
+    np.testing.assert_array_equal(classifier.predict(X, num_iteration=3),
+                                  classifier.classes_[np.argmax(early, axis=1)])
+    assert classifier.predict(X, pred_leaf=True).shape == (len(X), 20)
