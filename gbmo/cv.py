@@ -50,7 +50,7 @@ def _check_folds(folds, n_rows):
 
 
 def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
-       folds=None, callbacks=None, seed=0, return_boosters=False, feval=None):
+       folds=None, callbacks=None, seed=0, return_boosters=False, feval=None, metrics=None):
     """Cross-validates params on train_set (a Dataset).
 
     Each fold bins its own training rows (no information from its validation
@@ -67,12 +67,15 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     fold means as ("valid", metric, mean, higher is better) results and the
     list of fold boosters as env.model. feval: custom metrics as in train,
     called on each fold's validation Dataset. params may hold num_iterations
-    and early_stopping_round, as train's.
+    and early_stopping_round, as train's; metrics, as LightGBM's, replaces
+    params' metric.
     """
     if isinstance(train_set, Dataset) and is_sparse_labels(train_set.Y):
         raise ValueError("cv does not take a sparse Y (the sparse-output path) yet; "
                          "use train with valid_sets")
     params, controls = split_controls(params)
+    if metrics is not None and isinstance(params, dict):
+        params = {**params, "metric": metrics}
     params = resolve_params(params)
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)

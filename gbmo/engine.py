@@ -603,7 +603,7 @@ def _without_sparse_output_params(params, train_set):
 
 
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None,
-          callbacks=None, init_model=None, feval=None):
+          callbacks=None, init_model=None, feval=None, keep_training_booster=False):
     """Trains a Booster on train_set (a Dataset) for num_boost_round rounds.
 
     Every round each of valid_sets (train_set itself may be one) is evaluated
@@ -622,6 +622,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     (preds, eval_data) -> (name, value, is_higher_better) or a list of such
     tuples, evaluated on every validation set every round beside the built-in
     metrics (see gbmo.custom_metric).
+
+    keep_training_booster is LightGBM's, and changes nothing: every booster,
+    saved and loaded or not, continues as init_model.
 
     As in LightGBM, params may hold num_iterations (or an alias:
     num_boost_round, n_estimators, ...), which replaces num_boost_round, and

@@ -39,9 +39,10 @@ PARAMS = {
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax (default: max label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
-    "boosting": Spec("gbdt", str, choices=("gbdt", "dart"),
+    "boosting": Spec("gbdt", str, choices=("gbdt", "dart", "goss"),
                      doc="gbdt, or dart: each round drops earlier rounds at random while it "
-                         "fits (drop_rate, max_drop, skip_drop)"),
+                         "fits (drop_rate, max_drop, skip_drop); goss, LightGBM's older name "
+                         "of gbdt with data_sample_strategy='goss'"),
     "drop_rate": Spec(0.1, float, 0.0, 1.0, doc="dart: chance that an earlier round is dropped"),
     "max_drop": Spec(50, int, -2**31, 2**31 - 1,
                      doc="dart: rounds dropped at most in one round; <= 0: no limit"),
@@ -409,6 +410,8 @@ def resolve_params(params):
         resolved.setdefault(name, spec.default)
     _check_names(resolved)
     _fold_positive_weights(resolved)
+    if resolved["boosting"] == "goss":
+        resolved.update(boosting="gbdt", data_sample_strategy="goss")
     if resolved["split"] != "dense" and resolved["top_k"] is None:
         raise ValueError(
             f"parameter 'top_k' is required with split={resolved['split']!r}: "

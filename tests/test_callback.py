@@ -262,3 +262,16 @@ def test_best_score_holds_every_set_and_metric_at_the_best_round_as_lightgbm_s()
                            callbacks=[gbmo.early_stopping(5, verbose=False)])
     assert continued.best_score["valid_0"]["rmse"] == min(
         continued.evals_result["valid_0"]["rmse"])
+
+
+def test_lightgbm_s_cv_metrics_train_keep_training_booster_and_boosting_goss():
+    train, valid, X_valid, _ = _noisy_regression(9)
+    history = gbmo.cv({**PARAMS, "metric": "rmse"}, train, 3, nfold=2, metrics=["mae"])
+    assert list(history) == ["valid mae-mean", "valid mae-stdv"]
+    kept = gbmo.train(PARAMS, train, 3, keep_training_booster=True)
+    np.testing.assert_array_equal(kept.predict(X_valid),
+                                  gbmo.train(PARAMS, train, 3).predict(X_valid))
+    old_name = gbmo.train({**PARAMS, "boosting": "goss"}, train, 5)
+    new_name = gbmo.train({**PARAMS, "data_sample_strategy": "goss"}, train, 5)
+    assert old_name.params["data_sample_strategy"] == "goss"
+    np.testing.assert_array_equal(old_name.predict(X_valid), new_name.predict(X_valid))
