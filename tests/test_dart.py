@@ -103,7 +103,7 @@ def test_same_seed_same_model_and_the_estimators():
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"boosting": "goss"}, "boosting"),
+    ({"boosting": "rf"}, "boosting"),
     ({"boosting": "dart", "drop_rate": 1.5}, "drop_rate"),
     ({"boosting": "dart", "skip_drop": -0.1}, "skip_drop"),
 ])
