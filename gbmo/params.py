@@ -1,6 +1,7 @@
 """The training parameters: names, aliases, defaults and allowed ranges,
 validated once at the boundary so kernels never see a bad value."""
 import difflib
+import inspect
 import numbers
 from dataclasses import dataclass
 
@@ -333,6 +334,43 @@ def _check_monotone_constraints(resolved):
             f"ensembler={resolved['ensembler']!r}")
 
 
+def _objective_keywords(objective):
+    """The keyword parameters a registered objective's class takes (none for
+    a function, or a name the registry cannot load: that error comes later)."""
+    if not isinstance(objective, str):
+        return set()
+    from .registry import LOSSES  # the registry loads plugins: only when asked
+
+    try:
+        parameters = inspect.signature(LOSSES.get(objective)).parameters.values()
+    except Exception:  # an unknown or broken objective is reported by make_loss
+        return set()
+    return {p.name for p in parameters
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"n_threads"}
+
+
+def _fold_objective_keywords(resolved, unknown):
+    """Names that are no parameter of gbmo's but a keyword of the objective's
+    (LightGBM's top-level alpha of quantile) become its objective_params, as
+    in LightGBM; any other is refused, with the closest known names."""
+    keywords = _objective_keywords(resolved["objective"]) if unknown else set()
+    objective_params = dict(resolved["objective_params"] or {})
+    for key, value in unknown.items():
+        if key not in keywords:
+            close = difflib.get_close_matches(key, list(PARAMS) + list(ALIASES), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(
+                f"unknown parameter {key!r}{hint} Known parameters: {', '.join(PARAMS)}"
+                + (f"; and objective {resolved['objective']!r} takes "
+                   f"{', '.join(sorted(keywords))}" if keywords else ""))
+        if objective_params.get(key, value) != value:
+            raise ValueError(f"parameter {key!r} = {value!r} and objective_params' "
+                             f"{objective_params[key]!r} differ; give it once")
+        objective_params[key] = value
+    if unknown:
+        resolved["objective_params"] = objective_params
+
+
 def _fold_positive_weights(resolved):
     """scale_pos_weight and is_unbalance, LightGBM's top-level names, become
     the sigmoid objective's parameters (saved with the model)."""
@@ -392,15 +430,12 @@ def resolve_params(params):
         params = {}
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    resolved = {}
+    resolved, unknown = {}, {}
     for key, value in params.items():
         name = ALIASES.get(key, key)
         if name not in PARAMS:
-            close = difflib.get_close_matches(key, list(PARAMS) + list(ALIASES), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ValueError(
-                f"unknown parameter {key!r}{hint} Known parameters: {', '.join(PARAMS)}"
-            )
+            unknown[key] = value
+            continue
         if name in resolved:
             raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
         resolved[name] = _check_value(name, value, PARAMS[name])
@@ -408,6 +443,7 @@ def resolve_params(params):
         resolved["objective"] = canonical_objective(resolved["objective"])
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
+    _fold_objective_keywords(resolved, unknown)
     _check_names(resolved)
     _fold_positive_weights(resolved)
     if resolved["boosting"] == "goss":

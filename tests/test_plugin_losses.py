@@ -403,3 +403,22 @@ def test_bad_targets_are_refused(objective, params, target, message):
 def test_sketch_svd_refuses_a_bad_k():
     with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
         create_ensembler("sketch_svd", k=0)
+
+
+def test_an_objective_s_keywords_are_taken_at_the_top_level_as_lightgbm_s_alpha():
+    """LightGBM users give quantile's alpha beside the other parameters; it
+    was refused with a hint towards reg_alpha, whose model is another."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = X[:, 0] + rng.normal(size=600)
+    top = gbmo.train({"objective": "quantile", "alpha": 0.9, "verbosity": 0},
+                     gbmo.Dataset(X, y), 30)
+    nested = gbmo.train({"objective": "quantile", "objective_params": {"alpha": 0.9},
+                         "verbosity": 0}, gbmo.Dataset(X, y), 30)
+    np.testing.assert_array_equal(top.predict(X), nested.predict(X))
+    assert top.params["objective_params"] == {"alpha": 0.9}
+    with pytest.raises(ValueError, match="'alpha' = 0.9 and objective_params' 0.5 differ"):
+        gbmo.train({"objective": "quantile", "alpha": 0.9, "objective_params": {"alpha": 0.5}},
+                   gbmo.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match="unknown parameter 'bogus'.*objective 'quantile' takes"):
+        gbmo.train({"objective": "quantile", "bogus": 1}, gbmo.Dataset(X, y), 2)
