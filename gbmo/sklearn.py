@@ -331,6 +331,14 @@ class _GBMOModel(BaseEstimator):
         (the classifier's class_weight); unchanged here."""
         return sample_weight
 
+    def __setstate__(self, state):
+        # An estimator pickled by an earlier gbmo lacks the parameters added
+        # since (get_params, and so clone and fit, would fail): their defaults.
+        defaults = {name: parameter.default for name, parameter in
+                    inspect.signature(_GBMOModel.__init__).parameters.items()
+                    if parameter.default is not parameter.empty}
+        super().__setstate__({**defaults, "_other_params": {}, **state})
+
     # -- parameters ---------------------------------------------------------
     def get_params(self, deep=True):
         """The constructor's parameters, and the others given to it or to

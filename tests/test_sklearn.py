@@ -746,3 +746,19 @@ def test_predict_takes_lightgbm_s_options():
     np.testing.assert_array_equal(classifier.predict(X, num_iteration=3),
                                   classifier.classes_[np.argmax(early, axis=1)])
     assert classifier.predict(X, pred_leaf=True).shape == (len(X), 20)
+
+
+def test_an_estimator_pickled_before_a_parameter_existed_takes_its_default():
+    import pickle
+
+    X, Y = _multi_output_regression(n=100)
+    model = GBMORegressor(n_estimators=3).fit(X, Y)
+    state = model.__getstate__()
+    for added in ("cat_l2", "max_cat_to_onehot", "_other_params"):
+        del state[added]
+    old = GBMORegressor.__new__(GBMORegressor)
+    old.__setstate__(state)
+    restored = pickle.loads(pickle.dumps(old))
+    assert restored.get_params()["cat_l2"] == 10.0
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    np.testing.assert_array_equal(clone(restored).fit(X, Y).predict(X), model.predict(X))
