@@ -210,6 +210,13 @@ def _is_default(value, default):
         return False
 
 
+def _constructor_defaults():
+    """The estimators' named parameters and their defaults."""
+    return {name: parameter.default for name, parameter in
+            inspect.signature(_GBMOModel.__init__).parameters.items()
+            if parameter.default is not parameter.empty}
+
+
 class _GBMOModel(BaseEstimator):
     """The parameters, fit and predict machinery shared by both estimators."""
 
@@ -334,10 +341,7 @@ class _GBMOModel(BaseEstimator):
     def __setstate__(self, state):
         # An estimator pickled by an earlier gbmo lacks the parameters added
         # since (get_params, and so clone and fit, would fail): their defaults.
-        defaults = {name: parameter.default for name, parameter in
-                    inspect.signature(_GBMOModel.__init__).parameters.items()
-                    if parameter.default is not parameter.empty}
-        super().__setstate__({**defaults, "_other_params": {}, **state})
+        super().__setstate__({**_constructor_defaults(), "_other_params": {}, **state})
 
     # -- parameters ---------------------------------------------------------
     def get_params(self, deep=True):
@@ -371,8 +375,7 @@ class _GBMOModel(BaseEstimator):
         """train's parameters, checked (errors name the parameter)."""
         params = {name: value for name, value in self.get_params(deep=False).items()
                   if name not in _ESTIMATOR_ONLY + leave_out}
-        defaults = {name: parameter.default for name, parameter in
-                    inspect.signature(_GBMOModel.__init__).parameters.items()}
+        defaults = _constructor_defaults()
         for alias in self._other_params:
             if alias in CONTROL_ALIASES:
                 raise ValueError(f"parameter {alias!r} is not taken by the estimators: the "
