@@ -901,7 +901,7 @@ class TreeGrower:
                                    *self._output_gains(split_sums, split_bounds, with_cat_l2))
         # each set as the ranks of the categories it sends left
         categories_left = {node: np.flatnonzero(flags[self.categorical[feature]])
-                           for node, feature, flags in zip(*sets)}
+                           for node, feature, flags in zip(set_nodes, set_features, set_flags)}
         tree = Tree(values, leaf_outputs, categories_left, **arrays)
         if len(set_nodes):  # the binned walk's view of the sets, built once per tree
             node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
