@@ -255,17 +255,30 @@ class Booster:
         """Boosting rounds done (a round has one tree per output in single_output mode)."""
         return len(self.trees) // self.trees_per_round
 
-    def _n_trees_used(self, num_iteration):
-        if num_iteration is None:
+    def _tree_range(self, start_iteration, num_iteration):
+        """(first, stop): the trees of the rounds used, as LightGBM reads its
+        arguments: from round start_iteration (<= 0: the first), num_iteration
+        rounds (None: best_iteration when early stopping found one and
+        start_iteration is 0; None or <= 0 otherwise: every round left)."""
+        if isinstance(start_iteration, bool) or not isinstance(start_iteration,
+                                                               (int, np.integer)):
+            raise ValueError(f"start_iteration must be an integer, got {start_iteration!r}")
+        start = max(int(start_iteration), 0)
+        if start > self.current_iteration():
+            raise ValueError(f"start_iteration = {start} is beyond the model's "
+                             f"{self.current_iteration()} rounds; allowed: 0 to "
+                             f"{self.current_iteration()}")
+        if num_iteration is None and start == 0:
             num_iteration = self.best_iteration
+        first = start * self.trees_per_round
         if num_iteration is None or num_iteration <= 0:
-            return len(self.trees)
-        return min(int(num_iteration) * self.trees_per_round, len(self.trees))
+            return first, len(self.trees)
+        return first, min(first + int(num_iteration) * self.trees_per_round, len(self.trees))
 
-    def _forest(self, n_trees):
-        if n_trees not in self._forests:
-            self._forests = {n_trees: _PackedForest(self.trees[:n_trees])}
-        return self._forests[n_trees]
+    def _forest(self, first, stop):
+        if (first, stop) not in self._forests:
+            self._forests = {(first, stop): _PackedForest(self.trees[first:stop])}
+        return self._forests[(first, stop)]
 
     def _check_X(self, X):
         """X as a dense array, or scipy sparse X as canonical CSR, which the
@@ -292,11 +305,17 @@ class Booster:
         return int(n_threads) if n_threads > 0 else thread_count(None)
 
     def predict(self, X, raw_score=False, num_iteration=None, n_threads=None,
-                pred_contrib=False, pred_leaf=False):
+                pred_contrib=False, pred_leaf=False, start_iteration=0):
         """Predictions (n, d): raw scores, or the objective's transform of them
-        (probabilities for softmax / sigmoid). num_iteration defaults to the best
-        iteration when early stopping found one, else all trees. (n,) instead
-        when the model has one output and was trained on a 1-D target.
+        (probabilities for softmax / sigmoid). (n,) instead when the model has
+        one output and was trained on a 1-D target.
+
+        The trees used are those of num_iteration rounds from round
+        start_iteration, as in LightGBM: num_iteration defaults to the best
+        iteration when early stopping found one (and start_iteration is 0),
+        else all rounds. The start score (init_score) is always added: gbmo
+        keeps it apart from the trees, where LightGBM folds it into its first
+        tree, which start_iteration > 0 leaves out.
 
         pred_contrib=True gives instead each feature's contribution to the raw
         scores (SHAP values, by TreeSHAP with the training rows' distribution):
@@ -308,18 +327,19 @@ class Booster:
             raise ValueError("pred_contrib and pred_leaf are two kinds of prediction; "
                              "ask for one at a time")
         if pred_leaf:
-            return self.predict_leaf(X, num_iteration, n_threads)
+            return self.predict_leaf(X, num_iteration, n_threads, start_iteration)
+        trees = self._tree_range(start_iteration, num_iteration)
         X = self._check_X(X)
-        n_trees = self._n_trees_used(num_iteration)
         if pred_contrib:
-            out = self._contributions(X, n_trees, n_threads)
+            out = self._contributions(X, trees, n_threads)
             return out[:, :, 0] if self.one_dimensional_target else out
-        if not n_trees:
+        if trees[0] == trees[1]:
             out = np.tile(self.init_score, (X.shape[0], 1))
         else:
             out = np.empty((X.shape[0], self.n_outputs))
-            forest = self._forest(n_trees)
-            threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
+            forest = self._forest(*trees)
+            threads = threads_for(self._n_threads(n_threads),
+                                  X.shape[0] * (trees[1] - trees[0]) * 8)
             kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
             kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
                    out, threads, **forest.categorical_arguments())
@@ -327,12 +347,12 @@ class Booster:
             out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
 
-    def _contributions(self, X, n_trees, n_threads):
+    def _contributions(self, X, trees, n_threads):
         out = np.zeros((X.shape[0], self.n_features + 1, self.n_outputs))
         out[:, -1] = self.init_score
-        if not n_trees:
+        if trees[0] == trees[1]:
             return out
-        forest = self._forest(n_trees)
+        forest = self._forest(*trees)
         if np.any(forest.node_cover <= 0):
             raise ValueError("pred_contrib needs every node's node_count (training rows) to be "
                              "positive: the contributions weigh a node's children by them")
@@ -345,7 +365,7 @@ class Booster:
                      forest.node_threshold, forest.node_missing_left, forest.node_left,
                      forest.node_right, forest.node_value, forest.node_cover,
                      *forest.leaves.kernel_arguments())
-        threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 64)
+        threads = threads_for(self._n_threads(n_threads), X.shape[0] * (trees[1] - trees[0]) * 64)
         # CSR X is densified a block of rows at a time, which bounds the copy
         block = (max(1, DENSIFIED_VALUES // max(1, X.shape[1])) if hasattr(X, "tocsr")
                  else X.shape[0])
@@ -367,17 +387,18 @@ class Booster:
 
         return predict_topk(self, X, k, raw_score, num_iteration, n_threads)
 
-    def predict_leaf(self, X, num_iteration=None, n_threads=None):
-        """(n, n_trees) int32: the leaf index (within its tree) each row reaches."""
+    def predict_leaf(self, X, num_iteration=None, n_threads=None, start_iteration=0):
+        """(n, n_trees) int32: the leaf index (within its tree) each row reaches,
+        in the trees predict would use with the same arguments."""
+        first, stop = self._tree_range(start_iteration, num_iteration)
         X = self._check_X(X)
-        n_trees = self._n_trees_used(num_iteration)
-        out = np.zeros((X.shape[0], n_trees), dtype=NODE_DTYPE)
-        if n_trees:
-            forest = self._forest(n_trees)
-            threads = threads_for(self._n_threads(n_threads), X.shape[0] * n_trees * 8)
+        out = np.zeros((X.shape[0], stop - first), dtype=NODE_DTYPE)
+        if stop > first:
+            forest = self._forest(first, stop)
+            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * 8)
             kernel = predict_leaf_raw_csr if hasattr(X, "tocsr") else predict_leaf_raw
             kernel(*forest.tree_arguments(X), out, threads, **forest.categorical_arguments())
-            leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[: n_trees - 1]])
+            leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[first:stop - 1]])
             out -= leaf_offsets.astype(NODE_DTYPE)
         return out
 
@@ -403,7 +424,7 @@ class Booster:
             return self._per_output_importance(importance_type, iteration)
         splits = np.zeros(self.n_features, dtype=np.int64)
         gain = np.zeros(self.n_features)
-        for tree in self.trees[:self._n_trees_used(iteration)]:
+        for tree in self.trees[:self._tree_range(0, iteration)[1]]:
             internal = tree.node_left >= 0
             np.add.at(splits, tree.node_feature[internal], 1)
             np.add.at(gain, tree.node_feature[internal], tree.node_gain[internal])
@@ -431,7 +452,20 @@ class Booster:
         return trees_to_dataframe(self)
 
     # -- persistence --------------------------------------------------------
-    def dump_model(self):
+    def dump_model(self, num_iteration=None, start_iteration=0):
+        """The model as a JSON-ready dict (what save_model writes). Every tree by
+        default, with best_iteration, so a loaded model predicts as this one;
+        num_iteration / start_iteration keep only those rounds, as in LightGBM
+        (which by default keeps only the best iteration's). Such a part keeps
+        best_iteration only when it starts at round 0 and holds that round,
+        and leaves out the per-output importance, which covers every tree."""
+        first, stop = self._tree_range(start_iteration, -1 if num_iteration is None
+                                       else num_iteration)
+        whole = (first, stop) == (0, len(self.trees))
+        best_iteration = self.best_iteration
+        if not whole and (first > 0 or best_iteration is None
+                          or best_iteration * self.trees_per_round > stop):
+            best_iteration = None
         return {
             "format": MODEL_FORMAT,
             "version": MODEL_VERSION,
@@ -448,10 +482,10 @@ class Booster:
                             else self.category_order.to_dict()),
             "pandas_categories": {str(i): c for i, c in self.pandas_categories.items()},
             "init_score": self.init_score.tolist(),
-            "best_iteration": self.best_iteration,
-            "output_importance": (None if self.output_importance is None
+            "best_iteration": best_iteration,
+            "output_importance": (None if self.output_importance is None or not whole
                                   else self.output_importance.to_dict()),
-            "trees": [tree.to_dict() for tree in self.trees],
+            "trees": [tree.to_dict() for tree in self.trees[first:stop]],
         }
 
     def _saved_params(self):
@@ -466,12 +500,15 @@ class Booster:
             saved["ensembler"] = getattr(ensembler, "name", None) or "custom"
         return saved
 
-    def model_to_string(self):
-        return json.dumps(self.dump_model())
+    def model_to_string(self, num_iteration=None, start_iteration=0):
+        """dump_model's dict as JSON text."""
+        return json.dumps(self.dump_model(num_iteration, start_iteration))
 
-    def save_model(self, filename):
+    def save_model(self, filename, num_iteration=None, start_iteration=0):
+        """Writes model_to_string to filename (see dump_model for the rounds kept)."""
+        text = self.model_to_string(num_iteration, start_iteration)
         with open(filename, "w", encoding="utf-8") as f:
-            f.write(self.model_to_string())
+            f.write(text)
         return self
 
     def _load(self, text):

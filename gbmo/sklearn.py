@@ -630,22 +630,22 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         return prediction[:, 0] if self._y_is_1d and prediction.ndim == 2 else prediction
 
     def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False,
-                pred_contrib=False):
+                pred_contrib=False, start_iteration=0):
         """Predictions (n,) for a 1-D training target, else (n, d), with the
-        trees of best_iteration_ or of num_iteration rounds. raw_score,
-        pred_leaf: as Booster.predict's, as LightGBM's. pred_contrib=True:
-        each feature's contribution to them (SHAP values; see
-        Booster.predict), (n, n_features + 1) or (n, n_features + 1, d)."""
+        trees of best_iteration_, or of num_iteration rounds from round
+        start_iteration (see Booster.predict). raw_score, pred_leaf: as
+        Booster.predict's, as LightGBM's. pred_contrib=True: each feature's
+        contribution to them (SHAP values; see Booster.predict),
+        (n, n_features + 1) or (n, n_features + 1, d)."""
         X = self._check_predict_X(X)
+        rounds = {"num_iteration": num_iteration, "start_iteration": start_iteration}
         if pred_leaf:
-            return self.booster_.predict(X, num_iteration=num_iteration, pred_leaf=True)
+            return self.booster_.predict(X, pred_leaf=True, **rounds)
         if pred_contrib:
-            contributions = self.booster_.predict(X, num_iteration=num_iteration,
-                                                  pred_contrib=True)
+            contributions = self.booster_.predict(X, pred_contrib=True, **rounds)
             return contributions[:, :, 0] if self._y_is_1d and contributions.ndim == 3 \
                 else contributions
-        return self._format(self.booster_.predict(X, raw_score=raw_score,
-                                                  num_iteration=num_iteration))
+        return self._format(self.booster_.predict(X, raw_score=raw_score, **rounds))
 
     def staged_predict(self, X):
         """Yields the predictions after each round, up to best_iteration_
@@ -819,17 +819,20 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             return (proba > 0.5).astype(self._y_dtype)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def predict_proba(self, X, num_iteration=None):
+    def predict_proba(self, X, num_iteration=None, start_iteration=0):
         """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
-        multi-label; with the trees of best_iteration_ or of num_iteration rounds."""
+        multi-label; with the trees of best_iteration_, or of num_iteration
+        rounds from round start_iteration (see Booster.predict)."""
         X = self._check_predict_X(X)
-        return self._proba(self.booster_.predict(X, num_iteration=num_iteration))
+        return self._proba(self.booster_.predict(X, num_iteration=num_iteration,
+                                                 start_iteration=start_iteration))
 
     def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False,
-                pred_contrib=False):
+                pred_contrib=False, start_iteration=0):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
         (CSR for a sparse training y, computed in blocks of rows); with the
-        trees of best_iteration_ or of num_iteration rounds. raw_score,
+        trees of best_iteration_, or of num_iteration rounds from round
+        start_iteration (see Booster.predict). raw_score,
         pred_leaf: the booster's raw scores or leaves instead of labels, as
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
@@ -841,14 +844,15 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                 raise ValueError("raw_score, pred_leaf and pred_contrib are not available for a "
                                  "sparse training y: they would be (n, n_labels)-wide arrays")
             return self.booster_.predict(self._check_predict_X(X), num_iteration=num_iteration,
+                                         start_iteration=start_iteration,
                                          **{name: True for name, on in options.items() if on})
         if not getattr(self, "_sparse_labels", False):
-            return self._labels(self.predict_proba(X, num_iteration))
+            return self._labels(self.predict_proba(X, num_iteration, start_iteration))
         X = self._check_predict_X(X)
         block = max(1, _PREDICT_BLOCK_VALUES // self.n_classes_)
-        return sp.vstack([self._labels(self.booster_.predict(X[start:start + block],
-                                                             num_iteration=num_iteration))
-                          for start in range(0, X.shape[0], block)], format="csr")
+        return sp.vstack([self._labels(self.booster_.predict(
+            X[start:start + block], num_iteration=num_iteration, start_iteration=start_iteration))
+            for start in range(0, X.shape[0], block)], format="csr")
 
     def predict_topk(self, X, k):
         """(labels, probabilities), (n, k) each: every row's k most probable

@@ -207,7 +207,7 @@ def test_trees_deeper_than_the_walk_may_recurse_are_refused_by_name(monkeypatch)
 def test_the_kernel_refuses_an_output_of_the_wrong_shape():
     rng = np.random.default_rng(0)
     booster = booster_of([with_counts(forest_of(rng, 1, 3, 2)[0], rng, True)], 3, 2, np.zeros(2))
-    forest = booster._forest(1)
+    forest = booster._forest(0, 1)
     arguments = (forest.tree_roots, int(forest.tree_depth.max()), forest.node_feature,
                  forest.node_threshold, forest.node_missing_left, forest.node_left,
                  forest.node_right, forest.node_value, forest.node_cover,
