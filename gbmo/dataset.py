@@ -139,6 +139,22 @@ class Dataset:
         recoded.category_order = None
         return recoded
 
+    def validation_of(self, training):
+        """This Dataset as a validation set of training: binned with its bin
+        edges, its category columns recoded to its categories. Itself when
+        training is its reference already; else a copy. Without it, a set
+        made without reference= (or with another one) would be binned with
+        its own edges, which the trees' bin thresholds do not describe, and
+        its metrics would be wrong; LightGBM, too, makes the training set
+        the reference of such a set. train has checked the feature count."""
+        if self.reference is training:
+            return self
+        valid = copy.copy(self.in_categories(training.pandas_categories))
+        valid.reference = training
+        valid.X_binned = valid.bin_mapper = valid._binning = None
+        valid.category_order = None
+        return valid
+
     def categorical_features(self, spec=None):
         """The indices of the categorical features that spec (default: this
         Dataset's categorical_feature) names (see gbmo.categorical)."""

@@ -333,7 +333,7 @@ class _Trainer:
                 raise ValueError(f"validation set {name!r} has no init_score while the training "
                                  "set has one: give its rows' offsets too "
                                  "(create_valid(X, y, init_score=...))")
-            valid.construct(params, self.category_order)
+            valid = valid.validation_of(train_set).construct(params, self.category_order)
             valid_y = loss.prepare_target(valid.Y)
             _check_validation_target(loss, valid_y, y, n_outputs, name)
             for metric in self.metric_names:

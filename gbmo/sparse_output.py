@@ -500,7 +500,7 @@ class SparseOutputTrainer:
         self.eval_sets = []
         for name, valid in zip(valid_names, valid_sets):
             if valid is not train_set:
-                valid.construct(params)
+                valid = valid.validation_of(train_set).construct(params)
                 if valid.Y.shape[1] != n_labels:
                     raise ValueError(f"a validation Y has {valid.Y.shape[1]} labels, "
                                      f"the training Y {n_labels}")

@@ -441,3 +441,45 @@ def test_the_estimators_and_plots_are_top_level_names_as_in_lightgbm():
     assert gbmo.plot_importance is gbmo.plotting.plot_importance
     with pytest.raises(AttributeError, match="no attribute 'LGBMRegressor'"):
         gbmo.LGBMRegressor
+
+
+def _last_recorded_rmse_and_the_predictions_rmse(train, valid, X_valid, y_valid):
+    booster = gbmo.train({"verbosity": 0, "max_bins": 16}, train, 15, valid_sets=valid)
+    prediction_rmse = np.sqrt(np.mean((booster.predict(X_valid) - y_valid) ** 2))
+    return booster.evals_result["valid_0"]["rmse"][-1], prediction_rmse
+
+
+def test_a_validation_set_made_without_the_training_set_is_scored_on_its_bins():
+    # Its own bin edges (few bins, a shifted range) would put rows in other
+    # bins than the trees' thresholds read: the recorded metric was wrong.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(900, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=900)
+    X_valid, y_valid = X[600:] + 0.7, y[600:] + 0.7
+    train = gbmo.Dataset(X[:600], y[:600])
+    for valid in (gbmo.Dataset(X_valid, y_valid),
+                  gbmo.Dataset(X[:300], y[:300]).create_valid(X_valid, y_valid)):
+        recorded, predicted = _last_recorded_rmse_and_the_predictions_rmse(
+            train, valid, X_valid, y_valid)
+        assert recorded == pytest.approx(predicted, rel=1e-9)
+        assert valid.bin_mapper is None or valid.reference is not train  # left as it was
+
+
+def test_a_validation_frame_without_the_training_set_is_scored_in_its_categories():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    shops = np.array(["a", "b", "c", "d"])
+    effect = {"a": 0.0, "b": 3.0, "c": -2.0, "d": 1.0}
+    codes = rng.integers(0, 4, size=800)
+    y = np.array([effect[s] for s in shops[codes]]) + 0.1 * rng.normal(size=800)
+    frame = pd.DataFrame({"shop": pd.Categorical(shops[codes]), "x": rng.normal(size=800)})
+    # the validation rows lack "a", so its own category codes are shifted by one
+    valid_rows = np.flatnonzero(codes[:] != 0)[-200:]
+    valid_frame = frame.iloc[valid_rows].copy()
+    valid_frame["shop"] = valid_frame["shop"].cat.remove_unused_categories()
+    train = gbmo.Dataset(frame.iloc[:500], y[:500])
+    recorded, predicted = _last_recorded_rmse_and_the_predictions_rmse(
+        train, gbmo.Dataset(valid_frame, y[valid_rows]), valid_frame, y[valid_rows])
+    assert recorded == pytest.approx(predicted, rel=1e-9)
+    assert predicted < 0.5
+

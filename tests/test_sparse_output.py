@@ -507,3 +507,14 @@ def test_classifier_with_a_sparse_y_names_what_it_does_not_take(change, message)
     with pytest.raises((ValueError, TypeError), match=message):
         classifier.fit(sp.csr_matrix(X) if change.get("sparse_X") else X, sp.csr_matrix(Y),
                        **fit)
+
+
+def test_a_validation_set_made_without_the_training_set_is_scored_on_its_bins():
+    X, Y = make_multilabel(n=400, seed=9)
+    X_valid = X[300:] * 1.5 + 0.5  # its own bin edges would differ from the training set's
+    train = gbmo.Dataset(X[:300], sp.csr_matrix(Y[:300]))
+    booster = gbmo.train(dict(BASE_PARAMS, metric="precision@3", max_bins=16), train, 8,
+                         valid_sets=[gbmo.Dataset(X_valid, sp.csr_matrix(Y[300:]))])
+    labels, _ = booster.predict_topk(X_valid, 3)
+    assert booster.evals_result["valid_0"]["precision@3"][-1] == pytest.approx(
+        precision_at_k(sp.csr_matrix(Y[300:]), labels))
