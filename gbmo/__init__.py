@@ -4,7 +4,7 @@ import importlib
 from .booster import Booster, ModelFormatError
 from .callback import (EarlyStopException, early_stopping, log_evaluation, progress_bar,
                        record_evaluation)
-from .cv import cv
+from .cv import CVBooster, cv
 from .dataset import Dataset
 from .engine import train
 from .losses import Loss, MultiTaskLoss
@@ -24,7 +24,7 @@ def __getattr__(name):
     if name in _OPTIONAL:
         return getattr(importlib.import_module(f".{_OPTIONAL[name]}", __name__), name)
     raise AttributeError(f"module 'gbmo' has no attribute {name!r}")
-__all__ = ["Booster", "Dataset", "EarlyStopException", "EnsemblerContext", "Loss",
+__all__ = ["Booster", "CVBooster", "Dataset", "EarlyStopException", "EnsemblerContext", "Loss",
            "ModelFormatError", "MultiTaskLoss", "ObjectiveResult", "PluginContractError",
            "PluginLoadError", "cv", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation",
            "register_ensembler", "register_loss", "train", "__version__"]

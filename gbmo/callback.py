@@ -6,6 +6,8 @@ import numbers
 import sys
 from dataclasses import dataclass
 
+from .metric_history import MetricHistory
+
 
 @dataclass
 class CallbackEnv:
@@ -49,7 +51,7 @@ def record_evaluation(eval_result):
 
     def _callback(env):
         for data, metric, value, _ in env.evaluation_result_list:
-            eval_result.setdefault(data, {}).setdefault(metric, []).append(value)
+            eval_result.setdefault(data, MetricHistory()).setdefault(metric, []).append(value)
 
     _callback.order = 20
     return _callback

@@ -5,11 +5,13 @@ import numbers
 
 import numpy as np
 
+from .booster import Booster
 from .callback import CallbackEnv, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
 from .engine import _prepare_callbacks, _Trainer, close_callbacks, run_callbacks
+from .metric_history import CVHistory
 from .params import resolve_params, split_controls
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid")
@@ -49,8 +51,30 @@ def _check_folds(folds, n_rows):
     return pairs
 
 
+class CVBooster:
+    """cv's fold models, as LightGBM's CVBooster: `boosters` (one per fold)
+    and `best_iteration`. A Booster method called on it runs on every fold's
+    booster and gives the list of their results: cvbooster.predict(X) is one
+    prediction per fold."""
+
+    def __init__(self, boosters):
+        self.boosters = boosters
+        self.best_iteration = boosters[0].best_iteration
+
+    def __getattr__(self, name):
+        if name.startswith("_") or not callable(getattr(Booster, name, None)):
+            raise AttributeError(f"CVBooster has no attribute {name!r}; it has boosters, "
+                                 "best_iteration and the Booster methods, run on every fold")
+
+        def on_every_fold(*args, **kwargs):
+            return [getattr(booster, name)(*args, **kwargs) for booster in self.boosters]
+
+        return on_every_fold
+
+
 def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
-       folds=None, callbacks=None, seed=0, return_boosters=False, feval=None, metrics=None):
+       folds=None, callbacks=None, seed=0, return_boosters=False, feval=None, metrics=None,
+       return_cvbooster=False):
     """Cross-validates params on train_set (a Dataset).
 
     Each fold bins its own training rows (no information from its validation
@@ -63,7 +87,10 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     Returns {"valid <metric>-mean": [...], "valid <metric>-stdv": [...]} with
     one value per round (metrics averaged over outputs, then over folds), cut
     at the best round when early stopping ended the run; with
-    return_boosters=True also "boosters", one per fold. Callbacks receive the
+    return_boosters=True also "boosters", one per fold, and with
+    return_cvbooster=True (LightGBM's) "cvbooster", a CVBooster of them.
+    The results also answer to LightGBM's metric names ("valid l2-mean" is
+    gbmo's "valid mse-mean"; see gbmo.metric_history). Callbacks receive the
     fold means as ("valid", metric, mean, higher is better) results and the
     list of fold boosters as env.model. feval: custom metrics as in train,
     called on each fold's validation Dataset. params may hold num_iterations
@@ -116,11 +143,13 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         close_callbacks(callbacks)
     if return_boosters:
         history["boosters"] = boosters
+    if return_cvbooster:
+        history["cvbooster"] = CVBooster(boosters)
     return history
 
 
 def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
-    history = {}
+    history = CVHistory()
     for iteration in range(num_boost_round):
         per_fold = [trainer.step(iteration) for trainer in trainers]
         names = [[metric for _, metric, _, _ in fold] for fold in per_fold]
@@ -136,7 +165,7 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
         stop = run_callbacks(callbacks, CallbackEnv(boosters, params, iteration, 0,
                                                     num_boost_round, results))
         if stop is not None:
-            history = {key: values[:stop.best_iteration] for key, values in history.items()}
+            history = CVHistory({key: values[:stop.best_iteration] for key, values in history.items()})
             for booster in boosters:
                 booster.best_iteration = stop.best_iteration
             break

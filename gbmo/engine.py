@@ -19,6 +19,7 @@ from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .losses import make_loss
+from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import threads_for
@@ -349,7 +350,7 @@ class _Trainer:
         booster.pandas_categories = train_set.pandas_categories
         if init_model is not None:
             booster.trees = list(init_model.trees)
-        booster.evals_result = {s.name: {} for s in self.eval_sets}
+        booster.evals_result = {s.name: MetricHistory() for s in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.workspace = GrowerWorkspace(train_set.n_rows, self.threads.n_threads)
         self.rng = np.random.default_rng(params["seed"])
@@ -678,6 +679,6 @@ def _best_scores(booster, done):
     (booster.best_iteration) or, without one, the last; done: the rounds of
     an init_model, which the history does not hold."""
     index = -1 if booster.best_iteration is None else booster.best_iteration - done - 1
-    return {data: {metric: values[index] for metric, values in history.items()
-                   if values and not metric.endswith("_per_output")}
+    return {data: MetricHistory({metric: values[index] for metric, values in history.items()
+                                 if values and not metric.endswith(PER_OUTPUT)})
             for data, history in booster.evals_result.items()}

@@ -28,6 +28,7 @@ import numpy as np
 from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .losses import Loss, make_loss
+from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
@@ -511,7 +512,7 @@ class SparseOutputTrainer:
         booster._start(booster_params, make_loss("sigmoid" if loss.name == "sigmoid" else "mse"),
                        train_set.n_features, n_labels,
                        np.full(n_labels, self.base), train_set.feature_names)
-        booster.evals_result = {name: {} for name, _, _ in self.eval_sets}
+        booster.evals_result = {name: MetricHistory() for name, _, _ in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.rng = np.random.default_rng(params["seed"])
 

@@ -483,3 +483,45 @@ def test_a_validation_frame_without_the_training_set_is_scored_in_its_categories
     assert recorded == pytest.approx(predicted, rel=1e-9)
     assert predicted < 0.5
 
+
+def test_lightgbm_s_metric_names_read_the_records():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(float)
+    train = gbmo.Dataset(X[:300], y[:300])
+    recorded = {}
+    booster = gbmo.train({"objective": "binary", "metric": ["binary_logloss", "l2"],
+                          "verbosity": 0}, train, 5,
+                         valid_sets=train.create_valid(X[300:], y[300:]),
+                         callbacks=[gbmo.record_evaluation(recorded)])
+    history = booster.evals_result["valid_0"]
+    assert list(history) == ["logloss", "mse"]  # gbmo's names are the keys
+    assert history["binary_logloss"] is history["logloss"]
+    assert history["l2"] is history["mse"] and "l2" in history and "auc" not in history
+    assert history.get("mean_squared_error") is history["mse"]
+    assert recorded["valid_0"]["l2"] == history["mse"]
+    assert booster.best_score["valid_0"]["binary_logloss"] == history["logloss"][-1]
+    with pytest.raises(KeyError, match=r"metric 'l1' \(gbmo's name: 'mae'\) was not recorded; "
+                                       r"recorded: 'logloss', 'mse'"):
+        history["l1"]
+    results = gbmo.cv({"objective": "binary", "metric": "l2", "verbosity": 0}, train, 3,
+                      nfold=3)
+    assert results["valid l2-mean"] is results["valid mse-mean"]
+    assert results["valid l2-stdv"] is results["valid mse-stdv"]
+    with pytest.raises(KeyError, match="'valid l1-mean'"):
+        results["valid l1-mean"]
+
+
+def test_cv_returns_lightgbm_s_cvbooster():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 3))
+    results = gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, X[:, 0]), 4, nfold=3,
+                      return_cvbooster=True, return_boosters=True)
+    cvbooster = results["cvbooster"]
+    assert cvbooster.boosters is results["boosters"] and len(cvbooster.boosters) == 3
+    assert cvbooster.best_iteration is None
+    predictions = cvbooster.predict(X[:5], num_iteration=2)
+    for prediction, booster in zip(predictions, cvbooster.boosters, strict=True):
+        np.testing.assert_array_equal(prediction, booster.predict(X[:5], num_iteration=2))
+    with pytest.raises(AttributeError, match="CVBooster has no attribute 'trees'"):
+        cvbooster.trees
