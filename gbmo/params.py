@@ -206,6 +206,8 @@ OBJECTIVE_ALIASES = {
     "squared_error": "mse", "reg:squarederror": "mse",
     "multiclass": "softmax", "multi:softprob": "softmax",
     "binary": "sigmoid", "binary:logistic": "sigmoid", "multilabel": "sigmoid",
+    # LightGBM's cross-entropy takes labels anywhere in [0, 1], as sigmoid does
+    "cross_entropy": "sigmoid", "xentropy": "sigmoid",
 }
 
 

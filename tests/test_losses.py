@@ -210,7 +210,8 @@ def test_a_region_without_labels_of_one_output_still_splits_at_lambda_zero():
     ("regression", "mse", "values"), ("l2", "mse", "values"), ("reg:squarederror", "mse", "values"),
     ("multiclass", "softmax", "classes"), ("multi:softprob", "softmax", "classes"),
     ("binary", "sigmoid", "binary"), ("binary:logistic", "sigmoid", "binary"),
-    ("multilabel", "sigmoid", "binary"),
+    ("multilabel", "sigmoid", "binary"), ("cross_entropy", "sigmoid", "probabilities"),
+    ("xentropy", "sigmoid", "probabilities"),
 ])
 def test_lightgbm_and_xgboost_objective_names_train_gbmo_objectives(alias, name, target):
     """The same trees as under gbmo's own name, and the model file (so a
@@ -218,7 +219,8 @@ def test_lightgbm_and_xgboost_objective_names_train_gbmo_objectives(alias, name,
     X = rng.normal(size=(200, 3))
     y = {"values": X[:, 0] + 0.1 * rng.normal(size=200),
          "classes": np.digitize(X[:, 0], [-0.5, 0.5]),
-         "binary": (X[:, :2] > 0).astype(float)}[target]
+         "binary": (X[:, :2] > 0).astype(float),
+         "probabilities": 1 / (1 + np.exp(-X[:, :2]))}[target]
     params = {"max_leaves": 4, "verbosity": 0}
     aliased = gbmo.train(dict(params, objective=alias), gbmo.Dataset(X, y), 3)
     named = gbmo.train(dict(params, objective=name), gbmo.Dataset(X, y), 3)

@@ -20,7 +20,7 @@ from gbmo.metrics import logloss
 from gbmo.multitask import EnsemblerContext
 from gbmo.registry import ENSEMBLERS, LOSSES, create_ensembler, create_loss
 
-PLUGIN_LOSSES = ["focal", "huber", "poisson", "quantile"]
+PLUGIN_LOSSES = ["focal", "gamma", "huber", "poisson", "quantile", "tweedie"]
 PLUGIN_ENSEMBLERS = ["sketch_svd"]
 DISTRIBUTION = "gbmo-losses"
 # Small trees, two threads and no per-round log keep every training test fast.
@@ -72,8 +72,17 @@ def _cases(rng, n):
         "huber": ({"delta": 0.7}, rng.normal(size=(n, 3))),
         "quantile": ({"alpha": [0.1, 0.5, 0.9]}, rng.normal(size=n)),
         "poisson": ({}, rng.poisson(2.0, size=(n, 3)).astype(float)),
+        "tweedie": ({"tweedie_variance_power": 1.3}, _compound_poisson_gamma(rng, (n, 3))),
+        "gamma": ({}, rng.gamma(2.0, 1.5, size=(n, 2))),
         "focal": ({"gamma": 2.0}, (rng.random((n, 3)) < 0.4).astype(float)),
     }
+
+
+def _compound_poisson_gamma(rng, shape, mean=None):
+    """Tweedie-like targets: a Poisson number of gamma-sized claims (often 0)."""
+    mean = np.ones(shape) if mean is None else mean
+    claims = rng.poisson(0.8 * mean)
+    return np.where(claims > 0, rng.gamma(np.maximum(claims, 1) * 2.0, 0.625), 0.0)
 
 
 def _entry_differences(loss, y, raw, step):
@@ -192,7 +201,7 @@ def test_start_scores_are_weighted_quantiles_like_repeated_rows():
         np.quantile(repeated[:, 0], [0.1, 0.5, 0.9], method="inverted_cdf"))
 
 
-@pytest.mark.parametrize("name", ["poisson", "focal"])
+@pytest.mark.parametrize("name", ["poisson", "tweedie", "gamma", "focal"])
 def test_smooth_losses_start_at_the_best_constant(name):
     # The gradients of the weighted loss sum to 0 at the start score.
     rng = np.random.default_rng(3)
@@ -206,6 +215,7 @@ def test_smooth_losses_start_at_the_best_constant(name):
 
 
 @pytest.mark.parametrize("name, target", [("poisson", np.zeros((10, 2))),
+                                          ("tweedie", np.zeros((10, 2))),
                                           ("focal", np.c_[np.zeros(10), np.ones(10)])])
 def test_start_scores_stay_finite_for_constant_targets(name, target):
     loss = create_loss(name)
@@ -288,6 +298,48 @@ def test_poisson_recovers_the_mean_of_counts():
         assert np.corrcoef(np.log(prediction[:, j]), log_mean[1000:, j])[0, 1] > 0.7
 
 
+def test_tweedie_at_power_one_is_the_poisson_loss():
+    rng = np.random.default_rng(5)
+    y = rng.poisson(2.0, size=(30, 2)).astype(float)
+    raw = rng.normal(size=(30, 2))
+    tweedie, poisson = create_loss("tweedie", tweedie_variance_power=1.0), create_loss("poisson")
+    for got, expected in zip(tweedie.gradients(y, raw, None), poisson.gradients(y, raw, None)):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert tweedie.value(y, raw) == pytest.approx(poisson.value(y, raw), rel=1e-12)
+
+
+@pytest.mark.parametrize("name, draw", [
+    ("tweedie", lambda rng, mean: _compound_poisson_gamma(rng, mean.shape, mean)),
+    ("gamma", lambda rng, mean: rng.gamma(2.0, mean / 2.0)),
+])
+def test_log_link_losses_recover_the_mean(name, draw):
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(3000, 3))
+    log_mean = np.c_[0.6 * X[:, 0], 0.5 - 0.4 * X[:, 1]]
+    Y = draw(rng, np.exp(log_mean))
+    booster = gbmo.train({**FAST, "objective": name, "learning_rate": 0.1, "min_samples_leaf": 50},
+                         gbmo.Dataset(X[:2000], Y[:2000]), 60)
+    prediction = booster.predict(X[2000:])
+
+    assert np.all(prediction > 0)
+    for j in range(2):
+        assert np.corrcoef(np.log(prediction[:, j]), log_mean[2000:, j])[0, 1] > 0.9
+        # calibrated: the mean prediction matches the mean target on held-out rows
+        assert prediction[:, j].mean() == pytest.approx(Y[2000:, j].mean(), rel=0.1)
+
+
+def test_huber_takes_lightgbm_s_alpha_for_delta():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + rng.standard_t(2, size=300)
+    lightgbm_style = gbmo.train({**FAST, "objective": "huber", "alpha": 0.4},
+                                gbmo.Dataset(X, y), 10)
+    gbmo_style = gbmo.train({**FAST, "objective": "huber", "objective_params": {"delta": 0.4}},
+                            gbmo.Dataset(X, y), 10)
+    np.testing.assert_array_equal(lightgbm_style.predict(X), gbmo_style.predict(X))
+    assert lightgbm_style.loss.get_params() == {"delta": 0.4}
+
+
 def test_focal_learns_multi_label_data():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(1500, 4))
@@ -308,6 +360,8 @@ def test_focal_learns_multi_label_data():
 @pytest.mark.parametrize("name, params", [("huber", {"delta": 0.25}),
                                           ("quantile", {"alpha": [0.2, 0.8]}),
                                           ("poisson", {}),
+                                          ("tweedie", {"tweedie_variance_power": 1.7}),
+                                          ("gamma", {}),
                                           ("focal", {"gamma": 1.5})])
 def test_save_and_load_keep_objective_parameters_and_predictions(name, params):
     rng = np.random.default_rng(4)
@@ -383,6 +437,9 @@ def _train(objective, params, target):
     ("huber", {"delta": 0}, "'delta' must be > 0"),
     ("huber", {"delta": float("nan")}, "'delta' must be a finite number"),
     ("focal", {"gamma": -1}, "'gamma' must be >= 0"),
+    ("tweedie", {"tweedie_variance_power": 2.0}, r"must be in \[1, 2\), got 2.0"),
+    ("tweedie", {"tweedie_variance_power": 0.5}, r"must be in \[1, 2\), got 0.5"),
+    ("huber", {"delta": 0.5, "alpha": 0.5}, "give delta once, as delta or as alpha"),
 ])
 def test_bad_parameters_are_refused(objective, params, message):
     with pytest.raises(ValueError, match=message):
@@ -390,7 +447,9 @@ def test_bad_parameters_are_refused(objective, params, message):
 
 
 @pytest.mark.parametrize("objective, params, target, message", [
-    ("poisson", {}, [1.0, -2.0, 3.0, 0.0], r"'poisson' takes non-negative targets .* -2"),
+    ("poisson", {}, [1.0, -2.0, 3.0, 0.0], r"'poisson' takes non-negative targets, .* -2"),
+    ("tweedie", {}, [1.0, 0.0, -0.5, 2.0], r"'tweedie' takes non-negative targets, .* -0.5"),
+    ("gamma", {}, [1.0, 0.0, 3.0, 2.0], r"'gamma' takes positive targets, .* 0.0"),
     ("focal", {}, [0.0, 1.0, 0.5, 1.0], r"'focal' takes labels 0 and 1 only, .*\[0.5\]"),
     ("huber", {}, [1.0, np.nan, 3.0, 0.0], "'huber': the target contains NaN or infinite"),
     ("quantile", {"alpha": [0.1, 0.9]}, np.ones((4, 2)), "takes one target column"),

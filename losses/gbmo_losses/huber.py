@@ -16,15 +16,20 @@ class Huber(Loss):
     does), not the exact 0 beyond delta: leaves made only of outliers would
     otherwise have no curvature and take unbounded steps. The start score is
     the (weighted) median per output. The default metric is mae: like the
-    loss it is not dominated by the outliers, which rmse would be.
+    loss it is not dominated by the outliers, which rmse would be. alpha is
+    LightGBM's name for delta (its default there is 0.9).
     """
 
     name = "huber"
     default_metric = "mae"
     exact_hessian = False
 
-    def __init__(self, delta=1.0, n_threads=1):
+    def __init__(self, delta=None, n_threads=1, alpha=None):
         super().__init__(n_threads)
+        if delta is not None and alpha is not None:
+            raise ValueError("objective 'huber': give delta once, as delta or as alpha "
+                             "(LightGBM's name for it)")
+        delta = next((value for value in (delta, alpha) if value is not None), 1.0)
         self.delta = real_number(delta, "delta", self.name)
         if self.delta <= 0:
             raise ValueError(f"objective 'huber': parameter 'delta' must be > 0, got {delta!r}")
