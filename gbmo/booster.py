@@ -198,6 +198,14 @@ def _count_field(data, name):
     return value
 
 
+class _CallableCount(int):
+    """An int that calling returns: gbmo's num_trees is a property, LightGBM's
+    a method, and code written for either works."""
+
+    def __call__(self):
+        return int(self)
+
+
 class Booster:
     """A trained gbmo model: `Booster(model_file=path)` or `Booster(model_str=text)`
     loads one; `gbmo.train` makes one."""
@@ -240,7 +248,8 @@ class Booster:
 
     @property
     def num_trees(self):
-        return len(self.trees)
+        """The number of trees; also callable, as LightGBM's num_trees()."""
+        return _CallableCount(len(self.trees))
 
     def feature_name(self):
         """The feature names (LightGBM's method): the feature_names attribute,

@@ -427,6 +427,10 @@ def test_lightgbm_s_booster_methods_for_features_and_the_sklearn_best_score():
     named = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y, feature_names=["a", "b", "c"]), 2)
     assert named.feature_name() == ["a", "b", "c"] and named.num_feature() == 3
     assert gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 2).feature_name() == ["f0", "f1", "f2"]
+    # LightGBM's num_trees() is a method, gbmo's a property: both forms count
+    single = gbmo.train({"verbosity": 0, "tree_mode": "single_output"},
+                        gbmo.Dataset(X, np.c_[y, -y]), 3)
+    assert single.num_trees == single.num_trees() == 6 and type(single.num_trees()) is int
     model = GBMORegressor(n_estimators=50, early_stopping_rounds=5).fit(X, y)
     assert model.best_score_ == model.booster_.best_score
     assert model.best_score_["validation"]["rmse"] == min(model.evals_result_["validation"]["rmse"])
