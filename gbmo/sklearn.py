@@ -27,6 +27,7 @@ Choices written down here (see also the class docstrings):
 """
 import inspect
 import numbers
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -43,9 +44,9 @@ from .categorical import (align_dataframe_categories, dataframe_categories,
                           resolve_categorical_features)
 from .dataset import Dataset
 from .engine import metric_names, train
-from .losses import make_loss
+from .losses import CustomObjective, make_loss
 from .metrics import canonical_metric, is_known, unknown_metric_message
-from .params import ALIASES, CONTROL_ALIASES, resolve_params
+from .params import ALIASES, CONTROL_ALIASES, canonical_objective, resolve_params
 from .sparse_output import check_sparse_labels
 from .validation import (check_dataframe_columns, check_init_score, frame_with_codes,
                          is_dataframe)
@@ -390,9 +391,20 @@ class _GBMOModel(BaseEstimator):
                 raise ValueError(f"parameter {name!r} is given twice (as {name!r} and as "
                                  f"{alias!r}); give it once")
             del params[name]
+        given = next((key for key in params if ALIASES.get(key, key) == "objective"), None)
+        if given is not None and self._takes_objective(params[given]):
+            # the user's objective, with what y decides besides (num_class, ...)
+            objective_params = {k: v for k, v in objective_params.items() if k != "objective"}
+        elif given is not None:
+            del params[given]
         params.update(seed=seed, **objective_params)
         resolve_params(params)
         return params
+
+    def _takes_objective(self, objective):
+        """Whether an objective given as a parameter is trained as given, rather
+        than the one y decides: always for the regressor."""
+        return True
 
     def _check_own_params(self):
         n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
@@ -419,7 +431,10 @@ class _GBMOModel(BaseEstimator):
         eval_set: a list of (X, y) pairs evaluated every round and recorded in
         `evals_result_` ("valid_0", "valid_1", ...); with
         `early_stopping_rounds`, the last one decides when to stop (no
-        `validation_fraction` split is made then). callbacks: gbmo callbacks
+        `validation_fraction` split is made then). A pair of fit's own X and
+        y (the same objects) is the training set, recorded as "training"
+        and never watched by early stopping, as in LightGBM. eval_metric's
+        metrics come first, as in LightGBM. callbacks: gbmo callbacks
         (plain callables receiving a `gbmo.callback.CallbackEnv`).
         init_score / eval_init_score (a list, one per eval_set pair): each
         row's starting raw scores (see gbmo.Dataset). init_model: a Booster,
@@ -436,6 +451,7 @@ class _GBMOModel(BaseEstimator):
         """
         n_estimators, rounds, fraction = self._check_own_params()
         extra_metrics, fevals = _eval_metrics(eval_metric)
+        given_X, given_y = X, y
         if rounds is not None and self.boosting == "dart":
             raise ValueError(f"early_stopping_rounds={rounds} is not taken with "
                              "boosting='dart': every round rescales the rounds it drops, so "
@@ -466,7 +482,8 @@ class _GBMOModel(BaseEstimator):
             resolved = resolve_params(params)
             base = metric_names(resolved["metric"], make_loss(
                 resolved["objective"], resolved["num_class"], 1, resolved["objective_params"]))
-            params["metric"] = base + [m for m in extra_metrics if m not in base]
+            # eval_metric's first, as LightGBM orders them (first_metric_only watches it)
+            params["metric"] = extra_metrics + [m for m in base if m not in extra_metrics]
         feature_names = (list(map(str, self.feature_names_in_))
                          if hasattr(self, "feature_names_in_") else None)
 
@@ -490,6 +507,12 @@ class _GBMOModel(BaseEstimator):
             for i, (pair, valid_init_score) in enumerate(zip(eval_set, eval_init_score)):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
+                if pair[0] is given_X and pair[1] is given_y:
+                    # the training data itself, as LightGBM recognises it: scored as
+                    # the training set, which early stopping never watches
+                    valid_data.append(None)
+                    valid_names.append("training")
+                    continue
                 X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1],
                                      f"eval_set[{i}] X")
                 X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
@@ -520,7 +543,8 @@ class _GBMOModel(BaseEstimator):
         train_set = Dataset(X, target, weight=sample_weight, feature_names=feature_names,
                             init_score=init_score, categorical_feature=categorical)
         train_set.pandas_categories = pandas_categories
-        valid_sets = [train_set.create_valid(Xv, yv, wv, sv) for Xv, yv, wv, sv in valid_data]
+        valid_sets = [train_set if data is None else train_set.create_valid(*data)
+                      for data in valid_data]
         all_callbacks = list(callbacks or [])
         if rounds is not None:
             all_callbacks.append(early_stopping(rounds, verbose=self.verbosity > 0))
@@ -626,8 +650,10 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
 
     def _format(self, prediction):
         # An estimator pickled before boosters knew their target's shape
-        # restores one that predicts (n, 1) for a 1-D target.
-        return prediction[:, 0] if self._y_is_1d and prediction.ndim == 2 else prediction
+        # restores one that predicts (n, 1) for a 1-D target; an objective
+        # may give a 1-D target several outputs (quantile's levels).
+        one_column = prediction.ndim == 2 and prediction.shape[1] == 1
+        return prediction[:, 0] if self._y_is_1d and one_column else prediction
 
     def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False,
                 pred_contrib=False, start_iteration=0):
@@ -725,6 +751,13 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                              "row must count")
         return row_weight
 
+    def _takes_objective(self, objective):
+        """Any objective but the names of sigmoid and softmax (binary,
+        multiclass, ...), between which y decides by its classes, as
+        LightGBM's classifier switches binary and multiclass."""
+        return not (isinstance(objective, str)
+                    and canonical_objective(objective) in ("sigmoid", "softmax"))
+
     def _prepare_target(self, y):
         if self.class_weight is not None and (sp.issparse(y) or (
                 np.ndim(y) == 2 and np.shape(y)[1] != 1)):
@@ -808,9 +841,22 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return encoded.astype(np.float64 if self.n_classes_ == 2 else np.int64)
 
     def _proba(self, raw):
+        if self._custom_objective():
+            return raw
         if self.n_classes_ == 2 and not self._multilabel:  # raw is (n,): one output, 1-D y
             return np.column_stack([1.0 - raw, raw])
         return raw
+
+    def _custom_objective(self):
+        """A function as the objective gives raw scores, which are no
+        probabilities: predict_proba and predict return them, with a warning,
+        as LightGBM's classifier does."""
+        if not isinstance(self.booster_.loss, CustomObjective):
+            return False
+        warnings.warn("the objective is a function, so class probabilities and labels are "
+                      "not known: returning raw scores instead (as LightGBM does)",
+                      UserWarning, stacklevel=3)
+        return True
 
     def _labels(self, proba):
         if self._sparse_labels:
@@ -847,7 +893,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                                          start_iteration=start_iteration,
                                          **{name: True for name, on in options.items() if on})
         if not getattr(self, "_sparse_labels", False):
-            return self._labels(self.predict_proba(X, num_iteration, start_iteration))
+            proba = self.predict_proba(X, num_iteration, start_iteration)
+            return proba if isinstance(self.booster_.loss, CustomObjective) else self._labels(proba)
         X = self._check_predict_X(X)
         block = max(1, _PREDICT_BLOCK_VALUES // self.n_classes_)
         return sp.vstack([self._labels(self.booster_.predict(

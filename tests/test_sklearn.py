@@ -762,3 +762,88 @@ def test_an_estimator_pickled_before_a_parameter_existed_takes_its_default():
     assert restored.get_params()["cat_l2"] == 10.0
     np.testing.assert_array_equal(restored.predict(X), model.predict(X))
     np.testing.assert_array_equal(clone(restored).fit(X, Y).predict(X), model.predict(X))
+
+
+# -- LightGBM's objective, eval_metric and eval_set forms -------------------
+
+@pytest.mark.parametrize("given", [{"objective": "huber"}, {"loss": "huber"},
+                                   {"objective": "huber", "alpha": 0.5}])
+def test_the_regressor_trains_the_objective_it_is_given(given):
+    """It trained squared error whatever objective it was given."""
+    X, y = _noisy_regression()
+    model = GBMORegressor(**SMALL, **given).fit(X, y)
+    booster = gbmo.train({**{k: v for k, v in SMALL.items() if k not in (
+        "n_estimators", "random_state")}, "seed": 0, "verbosity": 0, **given},
+        gbmo.Dataset(X, y), SMALL["n_estimators"])
+    assert model.booster_.loss.name == "huber"
+    np.testing.assert_allclose(model.predict(X), booster.predict(X))
+
+
+def test_the_regressor_trains_an_objective_function_and_several_quantiles():
+    X, y = _noisy_regression()
+    calls = []
+
+    def squared_error(y_true, raw):
+        calls.append(raw.shape)
+        return raw - y_true.reshape(raw.shape), np.ones_like(raw)
+
+    model = GBMORegressor(n_estimators=3, objective=squared_error).fit(X, y)
+    assert calls == [(600, 1)] * 3 and model.booster_.loss.name == "custom"
+    quantiles = GBMORegressor(objective="quantile", alpha=[0.1, 0.9], min_samples_leaf=50,
+                              random_state=0).fit(X, y)
+    coverage = (y[:, None] <= quantiles.predict(X)).mean(axis=0)
+    np.testing.assert_allclose(coverage, [0.1, 0.9], atol=0.05)
+
+
+@pytest.mark.parametrize("objective, n_classes, loss", [
+    ("multiclass", 2, "sigmoid"), ("binary", 3, "softmax"), ("multi:softprob", 2, "sigmoid"),
+    ("focal", 2, "focal"),
+])
+def test_the_classifier_keeps_objectives_other_than_the_two_y_decides(objective, n_classes, loss):
+    X, labels = _blobs()
+    y = np.minimum(labels, n_classes - 1)
+    model = GBMOClassifier(objective=objective, n_estimators=10).fit(X, y)
+    assert model.booster_.loss.name == loss
+    proba = model.predict_proba(X)
+    assert proba.shape == (len(X), n_classes)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert model.score(X, y) > 0.8
+
+
+def test_a_classifier_with_an_objective_function_predicts_raw_scores_as_lightgbm():
+    X, labels = _blobs()
+    y = (labels == 0).astype(int)
+
+    def logistic(y_true, raw):
+        p = 1 / (1 + np.exp(-raw))
+        return p - y_true.reshape(raw.shape), p * (1 - p)
+
+    model = GBMOClassifier(objective=logistic, n_estimators=10).fit(X, y)
+    raw = model.booster_.predict(X, raw_score=True)
+    for method in (model.predict, model.predict_proba):
+        with pytest.warns(UserWarning, match="returning raw scores instead"):
+            np.testing.assert_array_equal(method(X), raw)
+    assert ((raw > 0) == y).mean() > 0.9  # it did learn the logistic loss
+
+
+def test_eval_metric_comes_first_so_first_metric_only_watches_it():
+    X, y = _noisy_regression(seed=3)
+    model = GBMORegressor(n_estimators=300, learning_rate=0.3, random_state=0).fit(
+        X[:400], y[:400], eval_set=[(X[400:], y[400:])], eval_metric="l1",
+        callbacks=[gbmo.early_stopping(5, first_metric_only=True, verbose=False)])
+    history = model.evals_result_["valid_0"]
+    assert list(history) == ["mae", "rmse"]
+    assert model.best_iteration_ == int(np.argmin(history["l1"])) + 1
+
+
+def test_the_training_pair_in_eval_set_is_the_training_set_as_in_lightgbm():
+    X, y = _noisy_regression(seed=4)
+    X_train, y_train, X_valid, y_valid = X[:400], y[:400], X[400:], y[400:]
+    model = GBMORegressor(n_estimators=300, early_stopping_rounds=5, random_state=0).fit(
+        X_train, y_train, eval_set=[(X_valid, y_valid), (X_train, y_train)])
+    assert list(model.evals_result_) == ["valid_0", "training"]
+    assert model.n_iter_ < 300  # it watched valid_0, not the training error
+    assert model.best_iteration_ == int(np.argmin(model.evals_result_["valid_0"]["rmse"])) + 1
+    fitted = np.sqrt(np.mean((model.predict(X_train, num_iteration=model.n_iter_)
+                              - y_train) ** 2))
+    assert model.evals_result_["training"]["rmse"][-1] == pytest.approx(fitted)
