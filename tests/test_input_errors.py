@@ -80,7 +80,7 @@ def test_bad_weights():
     ({"lambda_l2": -1}, "'lambda_l2' = -1.0 is out of range"),
     ({"max_leaves": 2.5}, "'max_leaves' must be an integer"),
     ({"objective": "hinge"}, "unknown objective .hinge.; known objectives: .*mse, multitask.*sigmoid, "
-                             r"softmax \(also regression, .*multiclass.*binary"),
+                             r"softmax.* \(also regression, .*multiclass.*binary"),
     ({"metric": "gini"}, "unknown metric 'gini'; known metrics: accuracy, auc"),
 ])
 def test_bad_parameters_name_the_parameter_value_and_range(params, message):
