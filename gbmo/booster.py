@@ -313,11 +313,12 @@ class Booster:
                              f"in [-1, {MAX_THREADS}] (-1 or 0: all cores)")
         return int(n_threads) if n_threads > 0 else thread_count(None)
 
-    def predict(self, X, raw_score=False, num_iteration=None, n_threads=None,
-                pred_contrib=False, pred_leaf=False, start_iteration=0):
+    def predict(self, X, start_iteration=0, num_iteration=None, raw_score=False,
+                pred_leaf=False, pred_contrib=False, n_threads=None):
         """Predictions (n, d): raw scores, or the objective's transform of them
         (probabilities for softmax / sigmoid). (n,) instead when the model has
-        one output and was trained on a 1-D target.
+        one output and was trained on a 1-D target. The arguments are in
+        LightGBM's order (n_threads, gbmo's, last).
 
         The trees used are those of num_iteration rounds from round
         start_iteration, as in LightGBM: num_iteration defaults to the best
@@ -414,7 +415,7 @@ class Booster:
     # -- introspection ------------------------------------------------------
     IMPORTANCE_TYPES = ("split", "gain", "average_gain")
 
-    def feature_importance(self, importance_type="split", per_output=False, iteration=None):
+    def feature_importance(self, importance_type="split", iteration=None, per_output=False):
         """Importance of each feature: "split" (how many splits use it), "gain"
         (the total gain of those splits) or "average_gain" (gain / splits), as in
         LightGBM and XGBoost. iteration limits it to the first rounds (default:
@@ -598,8 +599,10 @@ class Booster:
         self.pandas_categories = pandas_categories
 
     def __getstate__(self):
-        return {"model": self.model_to_string(), "evals_result": self.evals_result}
+        return {"model": self.model_to_string(), "evals_result": self.evals_result,
+                "best_score": self.best_score}
 
     def __setstate__(self, state):
         self.__init__(model_str=state["model"])
         self.evals_result = state["evals_result"]
+        self.best_score = state.get("best_score", {})  # not in pickles of earlier gbmo

@@ -24,6 +24,10 @@ class CallbackEnv:
 
 
 class EarlyStopException(Exception):
+    """Raised by a callback to end training. best_iteration is the 0-based
+    index of the best round, as LightGBM's (env.iteration at that round):
+    the booster then predicts with best_iteration + 1 rounds."""
+
     def __init__(self, best_iteration, best_score):
         super().__init__(best_iteration, best_score)
         self.best_iteration = best_iteration
@@ -57,13 +61,14 @@ def record_evaluation(eval_result):
     return _callback
 
 
-def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verbose=True):
+def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_delta=0.0):
     """Stops when no metric on the last validation set improved by more than
     min_delta for stopping_rounds rounds; the booster then predicts with the
     best round (booster.best_iteration). When every round runs, the best round
     of the first watched metric is kept all the same, as in LightGBM. The
     training set is never the one watched, wherever valid_sets lists it, as
-    in LightGBM, unless it is the only one."""
+    in LightGBM, unless it is the only one. The arguments are in LightGBM's
+    order."""
     if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral) \
             or stopping_rounds < 1:
         raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
@@ -94,10 +99,10 @@ def early_stopping(stopping_rounds, first_metric_only=False, min_delta=0.0, verb
                 if verbose:
                     print(f"Early stopping: best round {iteration + 1}, "
                           f"{last_set}'s {metric}: {value:g}")
-                raise EarlyStopException(iteration + 1, value)
+                raise EarlyStopException(iteration, value)
         if env.iteration == env.end_iteration - 1 and best:
             _, iteration, value = next(iter(best.values()))
-            raise EarlyStopException(iteration + 1, value)
+            raise EarlyStopException(iteration, value)
 
     _callback.order = 30
     _callback.stops_early = True  # train refuses it with boosting="dart"
@@ -177,6 +182,7 @@ def controlled_run(controls, num_boost_round, callbacks, verbose):
     if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral):
         raise ValueError(f"early_stopping_round must be an integer (<= 0: none), got {rounds!r}")
     if rounds > 0:  # else LightGBM's "none"
-        callbacks.append(early_stopping(rounds, controls.get("first_metric_only", False),
-                                        controls.get("early_stopping_min_delta", 0.0), verbose))
+        callbacks.append(early_stopping(
+            rounds, controls.get("first_metric_only", False), verbose=verbose,
+            min_delta=controls.get("early_stopping_min_delta", 0.0)))
     return num_boost_round, callbacks

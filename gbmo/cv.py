@@ -162,11 +162,11 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
             history.setdefault(f"valid {metric}-mean", []).append(float(values.mean()))
             history.setdefault(f"valid {metric}-stdv", []).append(float(values.std()))
             results.append(("valid", metric, float(values.mean()), higher_is_better))
-        stop = run_callbacks(callbacks, CallbackEnv(boosters, params, iteration, 0,
-                                                    num_boost_round, results))
-        if stop is not None:
-            history = CVHistory({key: values[:stop.best_iteration] for key, values in history.items()})
+        best_rounds = run_callbacks(callbacks, CallbackEnv(boosters, params, iteration, 0,
+                                                           num_boost_round, results))
+        if best_rounds is not None:
+            history = CVHistory({key: values[:best_rounds] for key, values in history.items()})
             for booster in boosters:
-                booster.best_iteration = stop.best_iteration
+                booster.best_iteration = best_rounds
             break
     return history

@@ -21,8 +21,8 @@ class Dataset:
     missing, and the binned data of sparse columns stays sparse); Y is (n,) or
     (n, d): regression targets, class indices for softmax, 0/1 labels for
     sigmoid; or a scipy sparse (n, L) matrix of 0/1 labels, which trains the
-    sparse-output path (gbmo.sparse_output) and is never densified. Binning happens once, on first use, with the training parameters;
-    a validation set made by create_valid reuses the training set's bin edges.
+    sparse-output path (gbmo.sparse_output) and is never densified. Binning
+    happens once, on first use, with the training parameters.
 
     init_score, (n,) or (n, d), is each row's starting raw score (an offset,
     such as a log exposure, or another model's output), as in LightGBM: the
@@ -35,7 +35,9 @@ class Dataset:
 
     LightGBM's keywords work too: label for Y, feature_name for
     feature_names ("auto": the DataFrame's), and free_raw_data, which changes
-    nothing (the raw X stays referenced until binned).
+    nothing (the raw X stays referenced until binned). A validation set made
+    with reference= or create_valid, or given to train without either,
+    takes the training set's bin edges.
     """
 
     def __init__(self, X, Y=None, weight=None, feature_names=None, reference=None,
@@ -47,6 +49,9 @@ class Dataset:
                                 else feature_name)
         if Y is None:
             raise ValueError("Dataset needs the target: Y (or label, LightGBM's name)")
+        if isinstance(weight, Dataset):  # LightGBM's third argument is reference
+            raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
+                            "LightGBM's is reference; give the training set as reference=")
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
                                            reference.n_features)

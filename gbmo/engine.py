@@ -577,12 +577,13 @@ def close_callbacks(callbacks):
 
 
 def run_callbacks(callbacks, env):
-    """Calls every callback; the EarlyStopException one raises, or None."""
+    """Calls every callback: None, or the rounds of the best model when one
+    raises EarlyStopException (its 0-based best round + 1)."""
     try:
         for callback in callbacks:
             callback(env)
     except EarlyStopException as stop:
-        return stop
+        return stop.best_iteration + 1
     return None
 
 
@@ -662,11 +663,11 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     try:
         for iteration in range(num_boost_round):
             results = trainer.step(iteration)
-            stop = run_callbacks(callbacks, CallbackEnv(booster, trainer.params, done + iteration,
-                                                        done, done + num_boost_round, results,
-                                                        training_set_name))
-            if stop is not None:
-                booster.best_iteration = stop.best_iteration
+            best_rounds = run_callbacks(callbacks, CallbackEnv(
+                booster, trainer.params, done + iteration, done, done + num_boost_round, results,
+                training_set_name))
+            if best_rounds is not None:
+                booster.best_iteration = best_rounds
                 break
     finally:
         close_callbacks(callbacks)

@@ -39,6 +39,21 @@ def test_pickle_round_trip(trained):
     np.testing.assert_array_equal(clone.predict(X), booster.predict(X))
 
 
+def test_pickle_keeps_the_records_and_the_best_score():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3))
+    train = gbmo.Dataset(X, X[:, 0])
+    booster = gbmo.train({"verbosity": 0}, train, 4, valid_sets=train.create_valid(X, X[:, 0]))
+    clone = pickle.loads(pickle.dumps(booster))
+    assert clone.best_score == booster.best_score and clone.best_score["valid_0"]["l2_root"]
+    assert clone.evals_result == booster.evals_result
+    state = booster.__getstate__()
+    del state["best_score"]  # as pickled by an earlier gbmo
+    old = gbmo.Booster.__new__(gbmo.Booster)
+    old.__setstate__(state)
+    assert old.best_score == {}
+
+
 def test_model_file_does_not_carry_thread_count(trained):
     booster, _ = trained
     assert "n_threads" not in json.loads(booster.model_to_string())["params"]

@@ -275,3 +275,44 @@ def test_lightgbm_s_cv_metrics_train_keep_training_booster_and_boosting_goss():
     new_name = gbmo.train({**PARAMS, "data_sample_strategy": "goss"}, train, 5)
     assert old_name.params["data_sample_strategy"] == "goss"
     np.testing.assert_array_equal(old_name.predict(X_valid), new_name.predict(X_valid))
+
+
+def test_early_stopping_takes_lightgbm_s_positional_order():
+    """(stopping_rounds, first_metric_only, verbose, min_delta): a positional
+    verbose=False was taken as min_delta=0 (and True as min_delta=1, which
+    stopped at round 1)."""
+    import inspect
+
+    assert list(inspect.signature(gbmo.early_stopping).parameters) == [
+        "stopping_rounds", "first_metric_only", "verbose", "min_delta"]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=600)
+    train = gbmo.Dataset(X[:400], y[:400])
+    valid = train.create_valid(X[400:], y[400:])
+    positional = gbmo.train({"verbosity": 0}, train, 60, valid_sets=valid,
+                            callbacks=[gbmo.early_stopping(3, False, True)])
+    assert positional.best_iteration > 30  # min_delta 1.0 would stop at round 1
+
+
+@pytest.mark.parametrize("runner", ["train", "cv"])
+def test_a_callback_s_early_stop_names_its_best_round_from_zero_as_lightgbm(runner):
+    """EarlyStopException carries env.iteration of the best round (0-based),
+    and the model keeps that round: LightGBM code raising it at
+    env.iteration == 9 keeps 10 rounds."""
+    def stop_after_ten(env):
+        if env.iteration == 9:
+            raise gbmo.EarlyStopException(env.iteration, env.evaluation_result_list)
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    data = gbmo.Dataset(X, X[:, 0])
+    if runner == "train":
+        booster = gbmo.train({"verbosity": 0}, data, 50, valid_sets=data.create_valid(X, X[:, 0]),
+                             callbacks=[stop_after_ten])
+        assert booster.best_iteration == 10 and booster.current_iteration() == 10
+    else:
+        results = gbmo.cv({"verbosity": 0}, data, 50, nfold=3, callbacks=[stop_after_ten],
+                          return_boosters=True)
+        assert len(results["valid rmse-mean"]) == 10
+        assert {booster.best_iteration for booster in results["boosters"]} == {10}

@@ -411,6 +411,14 @@ def test_dataset_takes_lightgbm_s_keywords():
         gbmo.Dataset(X)
 
 
+def test_lightgbm_s_positional_reference_is_refused_by_name():
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    train = gbmo.Dataset(X, X[:, 0])
+    with pytest.raises(TypeError, match="weight is a Dataset: gbmo's third argument is weight, "
+                                        "where LightGBM's is reference"):
+        gbmo.Dataset(X, X[:, 0], train)
+
+
 def test_a_lightgbm_model_file_is_refused_by_name(tmp_path):
     path = tmp_path / "model.txt"
     path.write_text("tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\n")

@@ -129,3 +129,23 @@ def test_the_estimators_take_start_iteration():
     assert not np.array_equal(proba, classifier.predict_proba(X))
     np.testing.assert_array_equal(classifier.predict(X, start_iteration=4),
                                   classifier.classes_[proba.argmax(axis=1)])
+
+
+def test_predict_and_feature_importance_take_lightgbm_s_positional_order():
+    """predict(X, start_iteration, num_iteration, raw_score, pred_leaf,
+    pred_contrib) and feature_importance(importance_type, iteration): a
+    LightGBM call predict(X, 5) returned raw scores of every round."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(float)
+    booster = gbmo.train({"objective": "binary", "verbosity": 0}, gbmo.Dataset(X, y), 8)
+    np.testing.assert_array_equal(booster.predict(X, 5), booster.predict(X, start_iteration=5))
+    assert np.all((booster.predict(X, 5) > 0) & (booster.predict(X, 5) < 1))
+    np.testing.assert_array_equal(
+        booster.predict(X, 2, 3, True),
+        booster.predict(X, start_iteration=2, num_iteration=3, raw_score=True))
+    np.testing.assert_array_equal(booster.predict(X, 0, None, False, True),
+                                  booster.predict_leaf(X))
+    gain = booster.feature_importance("gain", 3)
+    np.testing.assert_array_equal(gain, booster.feature_importance("gain", iteration=3))
+    assert gain.shape == (3,) and not np.array_equal(gain, booster.feature_importance("gain"))
