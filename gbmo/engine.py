@@ -312,8 +312,9 @@ class _Trainer:
         if init_model is not None:
             _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
             init_score = init_model.init_score
-        elif train_set.init_score is not None:
-            init_score = np.zeros(n_outputs)  # the rows' own offsets replace the constant
+        elif train_set.init_score is not None or not params["boost_from_average"]:
+            # the rows' own offsets replace the constant, or the user asked for 0
+            init_score = np.zeros(n_outputs)
         else:
             init_score = loss.init_score(y, train_set.weight)
         self.raw = raw = _starting_raw(train_set, init_score, n_outputs, init_model,

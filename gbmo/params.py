@@ -37,6 +37,8 @@ PARAMS = {
                              doc="sigmoid: weight of the positive labels' part of the loss"),
     "is_unbalance": Spec(False, bool, doc="sigmoid: each output's minority class weighs the "
                                           "majority's count over its own"),
+    "boost_from_average": Spec(True, bool, doc="start every row from the objective's best "
+                                                 "constant score (False: from 0), as LightGBM's"),
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax (default: max label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
@@ -351,6 +353,18 @@ def _objective_keywords(objective):
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"n_threads"}
 
 
+# LightGBM parameters that gbmo does not take, and why: named in the refusal.
+_LIGHTGBM_NOT_TAKEN = {
+    **dict.fromkeys(("bagging_seed", "feature_fraction_seed", "data_random_seed", "drop_seed",
+                     "extra_seed", "objective_seed"),
+                    "gbmo draws every random choice from one seed: give seed"),
+    "path_smooth": "gbmo does not smooth leaf values toward their parents",
+    "min_data_in_bin": "gbmo's bins are quantiles of the values (see max_bins)",
+    "linear_tree": "gbmo's leaves hold constants, not linear models",
+    "group": "gbmo has no ranking objectives",
+}
+
+
 def _fold_objective_keywords(resolved, unknown):
     """Names that are no parameter of gbmo's but a keyword of the objective's
     (LightGBM's top-level alpha of quantile) become its objective_params, as
@@ -358,6 +372,9 @@ def _fold_objective_keywords(resolved, unknown):
     keywords = _objective_keywords(resolved["objective"]) if unknown else set()
     objective_params = dict(resolved["objective_params"] or {})
     for key, value in unknown.items():
+        if key in _LIGHTGBM_NOT_TAKEN and key not in keywords:
+            raise ValueError(f"parameter {key!r} is LightGBM's, and gbmo does not take it: "
+                             f"{_LIGHTGBM_NOT_TAKEN[key]}")
         if key not in keywords:
             close = difflib.get_close_matches(key, list(PARAMS) + list(ALIASES), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""

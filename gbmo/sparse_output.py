@@ -478,6 +478,9 @@ class SparseOutputTrainer:
             raise ValueError("a sparse Y does not take data_sample_strategy='goss' yet")
         if params["extra_trees"]:
             raise ValueError("a sparse Y does not take extra_trees yet")
+        if not params["boost_from_average"]:
+            raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
+                             "labels keep the start score, which must be the labels' own")
         if train_set.categorical_features(params["categorical_feature"]):
             raise ValueError("a sparse Y does not take categorical features yet")
         for dataset in [train_set, *valid_sets]:

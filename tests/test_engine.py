@@ -537,3 +537,28 @@ def test_cv_returns_lightgbm_s_cvbooster():
         np.testing.assert_array_equal(prediction, booster.predict(X[:5], num_iteration=2))
     with pytest.raises(AttributeError, match="CVBooster has no attribute 'trees'"):
         cvbooster.trees
+
+
+def test_boost_from_average_false_starts_every_row_from_zero():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + 5.0
+    from_zero = gbmo.train({"verbosity": 0, "boost_from_average": False},
+                           gbmo.Dataset(X, y), 5)
+    zero_offsets = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y, init_score=np.zeros(300)), 5)
+    default = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 5)
+    np.testing.assert_array_equal(from_zero.init_score, [0.0])
+    np.testing.assert_array_equal(from_zero.predict(X), zero_offsets.predict(X))
+    assert default.init_score[0] == pytest.approx(y.mean())
+    # five rounds of 0.1 from 0 stay far below the targets, the default does not
+    assert np.mean(from_zero.predict(X)) < 3 < np.mean(default.predict(X))
+
+
+@pytest.mark.parametrize("name, reason", [("bagging_seed", "one seed: give seed"),
+                                          ("path_smooth", "does not smooth leaf values"),
+                                          ("linear_tree", "leaves hold constants")])
+def test_lightgbm_parameters_gbmo_does_not_take_are_refused_with_the_reason(name, reason):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ValueError, match=f"parameter '{name}' is LightGBM's, and gbmo does not "
+                                         f"take it: .*{reason}"):
+        gbmo.train({"verbosity": 0, name: 1}, gbmo.Dataset(X, X[:, 0]), 1)

@@ -518,3 +518,10 @@ def test_a_validation_set_made_without_the_training_set_is_scored_on_its_bins():
     labels, _ = booster.predict_topk(X_valid, 3)
     assert booster.evals_result["valid_0"]["precision@3"][-1] == pytest.approx(
         precision_at_k(sp.csr_matrix(Y[300:]), labels))
+
+
+def test_a_sparse_y_refuses_boost_from_average_false():
+    X, Y = make_multilabel(n=100, seed=10)
+    with pytest.raises(ValueError, match="a sparse Y does not take boost_from_average=False"):
+        gbmo.train(dict(BASE_PARAMS, boost_from_average=False),
+                   gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
