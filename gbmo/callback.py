@@ -62,19 +62,20 @@ def record_evaluation(eval_result):
 
 
 def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_delta=0.0):
-    """Stops when no metric on the last validation set improved by more than
-    min_delta for stopping_rounds rounds; the booster then predicts with the
-    best round (booster.best_iteration). When every round runs, the best round
-    of the first watched metric is kept all the same, as in LightGBM. The
-    training set is never the one watched, wherever valid_sets lists it, as
-    in LightGBM, unless it is the only one. The arguments are in LightGBM's
-    order."""
+    """Stops when a metric on a validation set has not improved by more than
+    min_delta for stopping_rounds rounds; the booster then predicts with that
+    metric's best round (booster.best_iteration). As in LightGBM, every
+    validation set and metric is watched (first_metric_only: only the first
+    metric, on every set), the first to stall decides, and when every round
+    runs the best round of the first watched one is kept all the same. The
+    training set is never watched, wherever valid_sets lists it, unless it
+    is the only one. The arguments are in LightGBM's order."""
     if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral) \
             or stopping_rounds < 1:
         raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
     if min_delta < 0:
         raise ValueError(f"min_delta must be >= 0, got {min_delta!r}")
-    best = {}  # metric -> (score, higher is better; iteration; value)
+    best = {}  # (data name, metric) -> (score, higher is better; iteration; value)
 
     def _callback(env):
         if env.iteration == env.begin_iteration:
@@ -83,22 +84,20 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
         if not results:
             raise ValueError("early stopping needs at least one validation set (valid_sets) and "
                              "a metric (metric='None' leaves only feval's)")
-        sets = [r[0] for r in results if r[0] != env.training_set_name] or [results[-1][0]]
-        last_set = sets[-1]
-        watched = [r for r in results if r[0] == last_set]
+        watched = [r for r in results if r[0] != env.training_set_name] or results
         if first_metric_only:
-            watched = watched[:1]
+            watched = [r for r in watched if r[1] == results[0][1]]
         for data, metric, value, higher_is_better in watched:
             if value != value:  # NaN: no output had a value this round, nothing to keep
                 continue
             score = value if higher_is_better else -value
-            if metric not in best or score > best[metric][0] + min_delta:
-                best[metric] = (score, env.iteration, value)
-        for metric, (_, iteration, value) in best.items():
+            if (data, metric) not in best or score > best[data, metric][0] + min_delta:
+                best[data, metric] = (score, env.iteration, value)
+        for (data, metric), (_, iteration, value) in best.items():
             if env.iteration - iteration >= stopping_rounds:
                 if verbose:
                     print(f"Early stopping: best round {iteration + 1}, "
-                          f"{last_set}'s {metric}: {value:g}")
+                          f"{data}'s {metric}: {value:g}")
                 raise EarlyStopException(iteration, value)
         if env.iteration == env.end_iteration - 1 and best:
             _, iteration, value = next(iter(best.values()))

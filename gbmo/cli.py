@@ -33,6 +33,7 @@ from .callback import early_stopping
 from .dataset import Dataset
 from .engine import train as _train
 from .losses import make_loss
+from .metrics import evaluate
 from .params import resolve_params, split_controls
 
 _MISSING = {"", "na", "nan"}
@@ -360,14 +361,19 @@ def _split(n, seed=0, train_fraction=0.7):
 DEMO_STOPPING_ROUNDS = 20
 
 
-def _demo_log(name, booster, every=10):
-    """Every set's metrics, one line per logged round."""
-    curves = [(f"{set_name} {metric}", values)
-              for set_name, metrics in booster.evals_result.items()
-              for metric, values in metrics.items() if not metric.endswith("_per_output")]
-    n_rounds = len(curves[0][1]) if curves else 0
-    for i in range(1, n_rounds + 1):
-        if i % every == 0 or i == 1 or i == n_rounds:
+def _demo_log(name, booster, X_test, y_test, every=10):
+    """Every set's metrics, one line per logged round: the held-out rows'
+    recorded in training, the test rows' computed after it (early stopping
+    watches every validation set, and these must steer nothing)."""
+    held_out = booster.evals_result["held-out"]
+    metrics = [metric for metric in held_out if not metric.endswith("_per_output")]
+    y_test = booster.loss.prepare_target(y_test)
+    predictions = [booster.predict(X_test, num_iteration=i)
+                   for i in range(1, booster.current_iteration() + 1)]
+    curves = ([(f"test {m}", [evaluate(m, y_test, p)[0] for p in predictions]) for m in metrics]
+              + [(f"held-out {m}", held_out[m]) for m in metrics])
+    for i in range(1, len(predictions) + 1):
+        if i % every == 0 or i == 1 or i == len(predictions):
             print(f"  [{i:4d}] {name} " + ", ".join(f"{label} {values[i - 1]:.5f}"
                                                    for label, values in curves))
 
@@ -381,15 +387,12 @@ def _demo_train(name, bunch, params, max_rounds):
     fit_rows, stop_rows = train_rows[:n_fit], train_rows[n_fit:]
     train_set = Dataset(bunch.data[fit_rows], bunch.target[fit_rows],
                         feature_names=bunch.feature_names)
-    test = train_set.create_valid(bunch.data[test_rows], bunch.target[test_rows])
     stop = train_set.create_valid(bunch.data[stop_rows], bunch.target[stop_rows])
     start = time.perf_counter()
-    # early stopping watches the last set only: the held-out training rows
-    booster = _train(params, train_set, max_rounds, valid_sets=[test, stop],
-                     valid_names=["test", "held-out"],
+    booster = _train(params, train_set, max_rounds, valid_sets=[stop], valid_names=["held-out"],
                      callbacks=[early_stopping(DEMO_STOPPING_ROUNDS, verbose=False)])
     seconds = time.perf_counter() - start
-    _demo_log(name, booster)
+    _demo_log(name, booster, bunch.data[test_rows], bunch.target[test_rows])
     rounds = booster.current_iteration()
     if rounds < max_rounds:
         print(f"  {name}: held-out loss flat for {DEMO_STOPPING_ROUNDS} rounds; stopped after "

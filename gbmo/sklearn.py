@@ -16,8 +16,8 @@ Choices written down here (see also the class docstrings):
   were actually run (fewer with early stopping); `best_iteration_` the number
   of rounds that `predict` uses: the best round found by early stopping, or
   `n_iter_` without it.
-- Early stopping (`early_stopping_rounds`) watches the last set of `eval_set`
-  when one is given, otherwise a held-out `validation_fraction` of the
+- Early stopping (`early_stopping_rounds`) watches every set of `eval_set`
+  (the first to stall decides, as in LightGBM) when one is given, otherwise a held-out `validation_fraction` of the
   training data (stratified for classes, seeded by `random_state`), named
   "validation" in `evals_result_`. User eval sets are named "valid_0",
   "valid_1", ... as in LightGBM.
@@ -430,7 +430,7 @@ class _GBMOModel(BaseEstimator):
 
         eval_set: a list of (X, y) pairs evaluated every round and recorded in
         `evals_result_` ("valid_0", "valid_1", ...); with
-        `early_stopping_rounds`, the last one decides when to stop (no
+        `early_stopping_rounds`, the first set to stall stops training (no
         `validation_fraction` split is made then). A pair of fit's own X and
         y (the same objects) is the training set, recorded as "training"
         and never watched by early stopping, as in LightGBM. eval_metric's

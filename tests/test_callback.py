@@ -316,3 +316,36 @@ def test_a_callback_s_early_stop_names_its_best_round_from_zero_as_lightgbm(runn
                           return_boosters=True)
         assert len(results["valid rmse-mean"]) == 10
         assert {booster.best_iteration for booster in results["boosters"]} == {10}
+
+
+def _first_stall(values, patience):
+    """(stopping round, best round), 0-based, of one record under early
+    stopping with this patience, or None when it never stalls."""
+    best = 0
+    for round_, value in enumerate(values):
+        if value < values[best]:
+            best = round_
+        if round_ - best >= patience:
+            return round_, best
+    return None
+
+
+def test_early_stopping_watches_every_validation_set_and_the_first_to_stall_decides():
+    """As LightGBM: it watched only the last validation set, so a set that
+    had stopped improving long before was ignored."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1400, 4))
+    y = X[:, 0] + np.sin(3 * X[:, 1])
+    train = gbmo.Dataset(X[:800], y[:800] + 0.3 * rng.normal(size=800))
+    noisy = train.create_valid(X[800:1100], y[800:1100] + 2.0 * rng.normal(size=300))
+    clean = train.create_valid(X[1100:], y[1100:])
+    booster = gbmo.train({"verbosity": 0, "learning_rate": 0.3}, train, 300,
+                         valid_sets=[noisy, train, clean], valid_names=["noisy", "train", "clean"],
+                         callbacks=[gbmo.early_stopping(5, verbose=False)])
+    stalls = {name: _first_stall(booster.evals_result[name]["rmse"], 5)
+              for name in ("noisy", "clean")}
+    first = min((s for s in stalls.values() if s), key=lambda s: s[0])
+    assert stalls["noisy"] == first  # the noisy set stalls first, and decides
+    assert stalls["clean"] is None or stalls["clean"][0] > first[0]
+    assert booster.current_iteration() == first[0] + 1
+    assert booster.best_iteration == first[1] + 1
