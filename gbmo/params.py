@@ -178,6 +178,7 @@ ALIASES = {
     "sub_feature": "colsample_bytree",
     "min_sum_hessian_in_leaf": "min_child_weight",
     "min_split_gain": "min_gain",
+    "min_split_loss": "min_gain",
     "eta": "learning_rate",
     "num_threads": "n_threads",
     "nthread": "n_threads",
@@ -443,6 +444,12 @@ def split_controls(params):
     return rest, controls
 
 
+# gbmo's split gain is the loss reduction, obj(parent) - obj(left) - obj(right)
+# with obj = -1/2 sum G^2 / (H + lambda) (DESIGN.md); LightGBM's and XGBoost's
+# leave out the 1/2, so a threshold given under their names is halved.
+_TWICE_GBMO_GAIN = ("min_split_gain", "min_gain_to_split", "min_split_loss")
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:
@@ -458,6 +465,8 @@ def resolve_params(params):
         if name in resolved:
             raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
         resolved[name] = _check_value(name, value, PARAMS[name])
+        if key in _TWICE_GBMO_GAIN:
+            resolved[name] /= 2
     if "objective" in resolved:
         resolved["objective"] = canonical_objective(resolved["objective"])
     for name, spec in PARAMS.items():

@@ -562,3 +562,21 @@ def test_lightgbm_parameters_gbmo_does_not_take_are_refused_with_the_reason(name
     with pytest.raises(ValueError, match=f"parameter '{name}' is LightGBM's, and gbmo does not "
                                          f"take it: .*{reason}"):
         gbmo.train({"verbosity": 0, name: 1}, gbmo.Dataset(X, X[:, 0]), 1)
+
+
+@pytest.mark.parametrize("name", ["min_split_gain", "min_gain_to_split", "min_split_loss"])
+def test_lightgbm_s_and_xgboost_s_gain_thresholds_prune_as_there(name):
+    """Their split gain leaves out the 1/2 of gbmo's loss reduction: a
+    threshold under their names is halved, so a split whose LightGBM gain
+    (twice gbmo's) exceeds it is kept, as LightGBM keeps it."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    y = (X[:, 0] > 0) + 0.1 * rng.normal(size=1000)
+    params = {"verbosity": 0, "max_leaves": 2, "lambda_l2": 0.0, "learning_rate": 1.0}
+    stump = gbmo.train(params, gbmo.Dataset(X, y), 1)
+    peer_gain = 2 * stump.trees[0].node_gain[0]
+    for threshold, splits in [(0.75 * peer_gain, 1), (1.25 * peer_gain, 0)]:
+        pruned = gbmo.train({**params, name: threshold}, gbmo.Dataset(X, y), 1)
+        assert pruned.feature_importance("split").sum() == splits
+    assert gbmo.params.resolve_params({name: 3.0})["min_gain"] == 1.5
+    assert gbmo.params.resolve_params({"min_gain": 3.0})["min_gain"] == 3.0

@@ -301,7 +301,7 @@ def test_an_object_column_of_numbers_is_taken_as_numbers():
 
 @pytest.mark.parametrize("alias, name, value", [
     ("min_child_samples", "min_samples_leaf", 7), ("min_data", "min_samples_leaf", 7),
-    ("min_gain_to_split", "min_gain", 0.5), ("shrinkage_rate", "learning_rate", 0.3),
+    ("shrinkage_rate", "learning_rate", 0.3),
     ("n_jobs", "n_threads", 1), ("verbose", "verbosity", -1),
     ("subsample_for_bin", "bin_subsample", 500), ("bagging", "subsample", 0.5),
     ("sub_feature", "colsample_bytree", 0.5), ("reg_alpha", "lambda_l1", 2.0),
