@@ -21,6 +21,9 @@ Choices written down here (see also the class docstrings):
   training data (stratified for classes, seeded by `random_state`), named
   "validation" in `evals_result_`. User eval sets are named "valid_0",
   "valid_1", ... as in LightGBM.
+- `random_state=None` is the seed 0: two fits give the same model, as
+  LightGBM's estimators do (scikit-learn's convention would draw a seed from
+  numpy's global state; pass a RandomState instance for that).
 - The defaults are gbmo's (`min_samples_leaf=20` etc.). On very small data
   sets (tens of rows) such a model cannot split at all; lower
   `min_samples_leaf` there.
@@ -363,13 +366,15 @@ class _GBMOModel(BaseEstimator):
         return self
 
     def _random(self):
-        """(numpy RandomState for the validation split, gbmo seed)."""
+        """(numpy RandomState for the validation split, gbmo seed). None is the
+        fixed seed 0, as LightGBM's estimators are reproducible by default
+        (scikit-learn's convention would draw from numpy's global state)."""
         try:
-            rng = check_random_state(self.random_state)
+            rng = check_random_state(0 if self.random_state is None else self.random_state)
         except ValueError as err:
             raise ValueError(f"parameter 'random_state' is invalid: {err}") from None
-        if isinstance(self.random_state, numbers.Integral):
-            return rng, int(self.random_state)
+        if self.random_state is None or isinstance(self.random_state, numbers.Integral):
+            return rng, int(self.random_state or 0)
         return rng, int(rng.randint(np.iinfo(np.int32).max))
 
     def _gbmo_params(self, seed, objective_params, leave_out=()):

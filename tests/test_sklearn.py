@@ -847,3 +847,16 @@ def test_the_training_pair_in_eval_set_is_the_training_set_as_in_lightgbm():
     fitted = np.sqrt(np.mean((model.predict(X_train, num_iteration=model.n_iter_)
                               - y_train) ** 2))
     assert model.evals_result_["training"]["rmse"][-1] == pytest.approx(fitted)
+
+
+def test_the_default_random_state_gives_the_same_model_every_fit_as_lightgbm():
+    X, y = _noisy_regression(seed=5)
+    params = {"n_estimators": 15, "subsample": 0.7, "colsample_bytree": 0.6,
+              "early_stopping_rounds": 5}
+    first, second = (GBMORegressor(**params).fit(X, y) for _ in range(2))
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+    np.testing.assert_array_equal(first.predict(X), GBMORegressor(**params, random_state=0)
+                                  .fit(X, y).predict(X))
+    drawn = [GBMORegressor(**params, random_state=np.random.RandomState(seed)).fit(X, y)
+             for seed in (1, 2)]
+    assert not np.array_equal(drawn[0].predict(X), drawn[1].predict(X))
