@@ -15,7 +15,7 @@ from .booster import Booster
 _LINESTYLES = ("-", "--", ":", "-.")
 
 
-def _axes(ax, figsize):
+def _axes(ax, figsize, dpi=None):
     """ax, or the Axes of a new figure; the ImportError says how to get matplotlib."""
     try:
         import matplotlib.pyplot as plt
@@ -23,7 +23,7 @@ def _axes(ax, figsize):
         raise ImportError("gbmo's plots need matplotlib: pip install matplotlib "
                           "(or pip install gbmo[plot])") from None
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize)
+        _, ax = plt.subplots(figsize=figsize, dpi=dpi)
     return ax
 
 
@@ -56,11 +56,11 @@ def _format(value, precision):
     return f"{value:.{precision}g}"
 
 
-def _apply_labels(ax, title, xlabel, ylabel, grid):
-    for setter, text in ((ax.set_title, title), (ax.set_xlabel, xlabel),
-                         (ax.set_ylabel, ylabel)):
-        if text is not None:
-            setter(text)
+def _apply_labels(ax, title, xlabel, ylabel, grid, xlim=None, ylim=None):
+    for setter, value in ((ax.set_title, title), (ax.set_xlabel, xlabel),
+                          (ax.set_ylabel, ylabel), (ax.set_xlim, xlim), (ax.set_ylim, ylim)):
+        if value is not None:
+            setter(value)
     ax.grid(grid)
 
 
@@ -109,9 +109,9 @@ def _metric_curves(evals_result, metric, dataset_names, per_output):
     return metric, curves
 
 
-def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, per_output=False,
-                ax=None, title="Metric during training", xlabel="Iterations", ylabel=None,
-                figsize=None, grid=True):
+def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, ax=None, xlim=None,
+                ylim=None, title="Metric during training", xlabel="Iterations", ylabel=None,
+                figsize=None, dpi=None, grid=True, per_output=False):
     """One curve per data set of `metric` against the boosting round (1, 2, ...).
 
     booster_or_evals_result: a Booster, a fitted estimator or an evals_result
@@ -119,20 +119,21 @@ def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, per_ou
     output] per round]}}). metric defaults to the first one recorded,
     dataset_names to all recorded data sets. per_output=True draws one curve
     per output (a color per output, a line style per data set). ylabel
-    defaults to the metric's name."""
+    defaults to the metric's name. The arguments before per_output are
+    LightGBM's, in its order."""
     evals_result = (booster_or_evals_result if isinstance(booster_or_evals_result, dict)
                     else _as_booster(booster_or_evals_result, "plot_metric",
                                      "a gbmo.Booster, a fitted gbmo estimator or an "
                                      "evals_result dict").evals_result)
     metric, curves = _metric_curves(evals_result, metric, dataset_names, per_output)
-    ax = _axes(ax, figsize)
+    ax = _axes(ax, figsize, dpi)
     from matplotlib.ticker import MaxNLocator  # _axes has made sure matplotlib is there
 
     for label, values, style in curves:
         ax.plot(np.arange(1, len(values) + 1), values, label=label, **style)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="best")
-    _apply_labels(ax, title, xlabel, metric if ylabel is None else ylabel, grid)
+    _apply_labels(ax, title, xlabel, metric if ylabel is None else ylabel, grid, xlim, ylim)
     return ax
 
 
@@ -151,14 +152,17 @@ def _importance_columns(booster, importance_type, per_output, output):
     return by_output[:, [output]], None
 
 
-def plot_importance(booster, importance_type="gain", max_num_features=None, per_output=False,
-                    output=None, stacked=False, feature_names=None, ignore_zero=True,
-                    precision=3, height=0.6, ax=None, title="Feature importance",
-                    xlabel="Feature importance", ylabel="Features", figsize=None, grid=True):
+def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
+                    title="Feature importance", xlabel="Feature importance", ylabel="Features",
+                    importance_type="auto", max_num_features=None, ignore_zero=True,
+                    figsize=None, dpi=None, grid=True, precision=3, per_output=False,
+                    output=None, stacked=False, feature_names=None, **kwargs):
     """Horizontal bars of `booster.feature_importance(importance_type)`, the
     most important feature on top, limited to the max_num_features most
     important; features with zero importance are left out unless ignore_zero
-    is False.
+    is False. importance_type "auto", as LightGBM's: a fitted estimator's own
+    importance_type, a Booster's "split". The arguments before per_output are
+    LightGBM's, in its order; kwargs go to Axes.barh.
 
     per_output=True draws each output's importance (the per-output array,
     whose "gain" columns sum to the overall gain), grouped bars per feature or
@@ -169,6 +173,8 @@ def plot_importance(booster, importance_type="gain", max_num_features=None, per_
     height of a feature's bar, or of its group of bars."""
     if max_num_features is not None and max_num_features < 1:
         raise ValueError(f"max_num_features must be None or >= 1, got {max_num_features!r}")
+    if importance_type == "auto":
+        importance_type = getattr(booster, "importance_type", "split")
     booster = _as_booster(booster, "plot_importance")
     names = _feature_names(booster, feature_names)
     importance, series_labels = _importance_columns(booster, importance_type, per_output, output)
@@ -180,7 +186,7 @@ def plot_importance(booster, importance_type="gain", max_num_features=None, per_
             raise ValueError("no feature has non-zero importance: the model made no split")
     # Bars are drawn bottom up: the most important feature goes last, on top.
     shown = ranked[:max_num_features][::-1]
-    ax = _axes(ax, figsize)
+    ax = _axes(ax, figsize, dpi)
     positions = np.arange(len(shown), dtype=float)
     n_series = importance.shape[1]
     bar_height = height if stacked else height / n_series
@@ -188,9 +194,9 @@ def plot_importance(booster, importance_type="gain", max_num_features=None, per_
     for series in range(n_series):
         values = importance[shown, series]
         offset = 0.0 if stacked else (series - (n_series - 1) / 2) * bar_height
+        style = {"color": None if series_labels is None else _output_color(series), **kwargs}
         bars = ax.barh(positions + offset, values, height=bar_height, left=left, align="center",
-                       label=None if series_labels is None else series_labels[series],
-                       color=None if series_labels is None else _output_color(series))
+                       label=None if series_labels is None else series_labels[series], **style)
         if stacked:
             left = left + values
         if precision is not None and (n_series == 1 or stacked and series == n_series - 1):
@@ -199,7 +205,7 @@ def plot_importance(booster, importance_type="gain", max_num_features=None, per_
     ax.set_yticks(positions, [names[f] for f in shown])
     if series_labels is not None:
         ax.legend(loc="lower right")
-    _apply_labels(ax, title, xlabel, ylabel, grid)
+    _apply_labels(ax, title, xlabel, ylabel, grid, xlim, ylim)
     return ax
 
 
@@ -261,8 +267,8 @@ def _draw_leaf(ax, x, y, values, caption, value_range, max_outputs, precision):
     inset.tick_params(axis="y", labelsize=5, length=2, pad=1)
 
 
-def plot_tree(booster, tree_index=0, feature_names=None, max_outputs=8, precision=3, ax=None,
-              figsize=None):
+def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, precision=3,
+              feature_names=None, max_outputs=8):
     """Draws tree `tree_index` (an index into booster.trees) with matplotlib alone.
 
     Internal nodes are boxes with "feature <= threshold" (or "feature in {...}",
@@ -271,7 +277,8 @@ def plot_tree(booster, tree_index=0, feature_names=None, max_outputs=8, precisio
     other "no", and the side missing values take also "missing". Each leaf is
     an inset Axes (in ax.child_axes, in node order) titled with its leaf index
     and count: a bar per output on a scale shared by the tree's leaves, or
-    the first max_outputs values and "..." when the vector is longer."""
+    the first max_outputs values and "..." when the vector is longer. The
+    arguments up to precision are LightGBM's, in its order."""
     booster = _as_booster(booster, "plot_tree")
     if not 0 <= tree_index < booster.num_trees:
         raise IndexError(f"tree_index {tree_index!r} is out of range: the model has "
@@ -282,7 +289,7 @@ def plot_tree(booster, tree_index=0, feature_names=None, max_outputs=8, precisio
     x, depth = _tree_layout(tree)
     if figsize is None:
         figsize = (max(6.0, 1.1 * tree.n_leaves), max(3.0, 1.4 * (depth.max() + 1)))
-    ax = _axes(ax, figsize)
+    ax = _axes(ax, figsize, dpi)
     # Leaves share one scale, with 0 in it, so their bars compare.
     value_range = (min(leaf_values.min(), 0.0), max(leaf_values.max(), 0.0))
     margin = 0.05 * (value_range[1] - value_range[0]) or 1.0

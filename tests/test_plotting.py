@@ -116,7 +116,7 @@ def _bar_widths(ax):
 
 
 def test_importance_bars_in_order_without_zero_features(booster, tmp_path):
-    ax = plot_importance(booster)
+    ax = plot_importance(booster, importance_type="gain")
     _assert_png(ax, tmp_path)
     gain = booster.feature_importance("gain")
     used = np.flatnonzero(gain)
@@ -141,7 +141,7 @@ def test_importance_top_k_split_counts_and_all_features(booster, tmp_path):
 
 @pytest.mark.parametrize("stacked", [False, True])
 def test_importance_per_output_bars(booster, tmp_path, stacked):
-    ax = plot_importance(booster, per_output=True, stacked=stacked)
+    ax = plot_importance(booster, importance_type="gain", per_output=True, stacked=stacked)
     _assert_png(ax, tmp_path)
     by_output = booster.feature_importance("gain", per_output=True)
     totals = by_output.sum(axis=1)
@@ -163,7 +163,7 @@ def test_importance_per_output_bars(booster, tmp_path, stacked):
 
 def test_importance_of_one_output(booster, tmp_path):
     column = booster.feature_importance("gain", per_output=True)[:, 1]
-    ax = plot_importance(booster, output=1)
+    ax = plot_importance(booster, importance_type="gain", output=1)
     _assert_png(ax, tmp_path)
     used = np.flatnonzero(column)
     np.testing.assert_allclose(_bar_widths(ax), np.sort(column[used]))
@@ -249,9 +249,32 @@ def test_a_fitted_estimator_is_accepted(tmp_path):
     with pytest.raises(TypeError, match="fitted gbmo estimator.*got gbmo.sklearn.GBMORegressor"):
         plot_tree(model)
     model.fit(X_FILLED, Y, eval_set=[(X_FILLED, Y)])
-    for ax in (plot_metric(model), plot_importance(model), plot_tree(model, 1)):
+    for ax in (plot_metric(model), plot_importance(model), plot_tree(model, tree_index=1)):
         _assert_png(ax, tmp_path)
     assert len(plot_metric(model).get_lines()) == 1
+
+
+def test_importance_auto_is_lightgbm_s_split_count_or_the_estimator_s_own(booster):
+    sklearn_api = pytest.importorskip("gbmo.sklearn")
+    np.testing.assert_array_equal(np.sort(_bar_widths(plot_importance(booster))),
+                                  np.sort(booster.feature_importance("split")[
+                                      booster.feature_importance("split") > 0]))
+    for kind in ("split", "gain"):
+        model = sklearn_api.GBMORegressor(n_estimators=3, max_leaves=4, min_samples_leaf=10,
+                                          importance_type=kind).fit(X_FILLED, Y)
+        values = model.booster_.feature_importance(kind)
+        np.testing.assert_allclose(np.sort(_bar_widths(plot_importance(model))),
+                                   np.sort(values[values > 0]))
+
+
+def test_lightgbm_s_limits_dpi_and_bar_keywords_are_taken(booster):
+    ax = plot_importance(booster, xlim=(0, 50), ylim=(-1, 8), dpi=50, color="red")
+    assert ax.get_xlim() == (0, 50) and ax.get_ylim() == (-1, 8)
+    assert ax.figure.dpi == 50
+    assert all(bar.get_facecolor()[:3] == (1.0, 0.0, 0.0) for bar in ax.patches)
+    ax = plot_metric(booster, xlim=(1, 3), ylim=(0, 9), dpi=60)
+    assert ax.get_xlim() == (1, 3) and ax.get_ylim() == (0, 9) and ax.figure.dpi == 60
+    assert plot_tree(booster, tree_index=0, dpi=40).figure.dpi == 40
 
 
 def test_gbmo_imports_without_matplotlib_and_plots_say_how_to_get_it(tmp_path):
