@@ -9,6 +9,7 @@ from ._core._predict import predict_leaf_raw, predict_raw
 from ._core._sparse import predict_leaf_raw_csr, predict_raw_csr
 from .categorical import (CategoryOrder, align_dataframe_categories,
                           pandas_categories_from_dict)
+from .dataset import Dataset
 from .importance import OutputImportance
 from .losses import make_loss
 from .parallel import thread_count, threads_for
@@ -212,7 +213,7 @@ class Booster:
 
     def __init__(self, params=None, model_file=None, model_str=None):
         self.trees = []
-        self.best_iteration = None
+        self.best_iteration = 0  # as LightGBM's: 0 when early stopping found no best round
         self.best_score = {}  # {data name: {metric: value}} at the best round, as LightGBM's
         self.evals_result = {}
         self.output_importance = None
@@ -293,6 +294,10 @@ class Booster:
         """X as a dense array, or scipy sparse X as canonical CSR, which the
         kernels traverse row by row without densifying (absent entries are 0);
         categorical features as their ranks."""
+        if isinstance(X, Dataset):
+            raise TypeError("predict takes the rows' features (an array, a DataFrame or a scipy "
+                            "sparse matrix), not a Dataset: pass its X (dataset.X); LightGBM "
+                            "refuses a Dataset too")
         X, _ = check_features(align_dataframe_categories(X, self.pandas_categories, self.n_features))
         if X.shape[1] != self.n_features:
             raise ValueError(
@@ -473,9 +478,8 @@ class Booster:
                                        else num_iteration)
         whole = (first, stop) == (0, len(self.trees))
         best_iteration = self.best_iteration
-        if not whole and (first > 0 or best_iteration is None
-                          or best_iteration * self.trees_per_round > stop):
-            best_iteration = None
+        if not whole and (first > 0 or best_iteration * self.trees_per_round > stop):
+            best_iteration = 0
         return {
             "format": MODEL_FORMAT,
             "version": MODEL_VERSION,
@@ -492,7 +496,7 @@ class Booster:
                             else self.category_order.to_dict()),
             "pandas_categories": {str(i): c for i, c in self.pandas_categories.items()},
             "init_score": self.init_score.tolist(),
-            "best_iteration": best_iteration,
+            "best_iteration": best_iteration or None,
             "output_importance": (None if self.output_importance is None or not whole
                                   else self.output_importance.to_dict()),
             "trees": [tree.to_dict() for tree in self.trees[first:stop]],
@@ -593,7 +597,7 @@ class Booster:
         self._start(params, loss, n_features, n_outputs, init_score, feature_names,
                     trees_per_round, one_dimensional_target)
         self.trees = trees
-        self.best_iteration = best_iteration
+        self.best_iteration = best_iteration or 0
         self.output_importance = importance
         self.category_order = category_order
         self.pandas_categories = pandas_categories

@@ -8,6 +8,7 @@ from .binning import BinMapper
 from .categorical import (align_dataframe_categories, dataframe_categories, recode,
                           resolve_categorical_features)
 from .parallel import thread_count
+from .params import resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import check_features, check_init_score, check_target, check_weight
 
@@ -167,11 +168,15 @@ class Dataset:
             self.categorical_feature if spec is None else spec, self.n_features,
             self.feature_names, self.pandas_categories)
 
-    def construct(self, params, category_order=None):
+    def construct(self, params=None, category_order=None):
         """Bins X (training sets fit the edges, validation sets take the
         reference's), its categorical features as their ranks in
         category_order; bins again only when a binning parameter or the
-        order changed."""
+        order changed. params: train's resolved parameters; None, as
+        LightGBM's construct(), bins with the defaults (train bins again
+        when its parameters bin otherwise)."""
+        if params is None:
+            params = resolve_params({})
         binning = (params["max_bins"], params["bin_subsample"], params["seed"])
         if (self.X_binned is not None and self._binning == binning
                 and self.category_order is category_order):

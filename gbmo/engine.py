@@ -362,7 +362,7 @@ class _Trainer:
                                                          train_set.n_features, n_outputs)
         booster.output_importance = (self.importance if init_model is None
                                      or init_model.output_importance is not None else None)
-        self.bagging = params["subsample"] < 1.0
+        self.bagging = params["subsample"] < 1.0 and params["subsample_freq"] > 0
         self.goss = params["data_sample_strategy"] == "goss"
         self.row_sample = None
         self.dart = params["boosting"] == "dart"
@@ -680,7 +680,7 @@ def _best_scores(booster, done):
     """LightGBM's best_score: {data name: {metric: value}} at the best round
     (booster.best_iteration) or, without one, the last; done: the rounds of
     an init_model, which the history does not hold."""
-    index = -1 if booster.best_iteration is None else booster.best_iteration - done - 1
+    index = booster.best_iteration - done - 1 if booster.best_iteration else -1
     return {data: MetricHistory({metric: values[index] for metric, values in history.items()
                                  if values and not metric.endswith(PER_OUTPUT)})
             for data, history in booster.evals_result.items()}

@@ -68,8 +68,9 @@ PARAMS = {
     "subsample": Spec(1.0, float, 0.0, 1.0, low_open=True,
                       doc="fraction of the rows each tree is grown on, drawn anew every "
                           "subsample_freq rounds (bagging)"),
-    "subsample_freq": Spec(1, int, 1, 2**31 - 1,
-                           doc="rounds between two row draws when subsample < 1"),
+    "subsample_freq": Spec(1, int, 0, 2**31 - 1,
+                           doc="rounds between two row draws when subsample < 1; 0: no "
+                               "bagging, as in LightGBM"),
     "data_sample_strategy": Spec("bagging", str, choices=("bagging", "goss"),
                                  doc="rows each tree is grown on: bagging (subsample) or "
                                      "goss, gradient-based one-side sampling (top_rate, "

@@ -559,8 +559,7 @@ class _GBMOModel(BaseEstimator):
 
         self.booster_ = booster
         self.n_iter_ = booster.current_iteration()
-        self.best_iteration_ = (self.n_iter_ if booster.best_iteration is None
-                                else int(booster.best_iteration))
+        self.best_iteration_ = int(booster.best_iteration or self.n_iter_)
         self.evals_result_ = booster.evals_result
         self.best_score_ = booster.best_score
         return self

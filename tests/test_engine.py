@@ -531,7 +531,7 @@ def test_cv_returns_lightgbm_s_cvbooster():
                       return_cvbooster=True, return_boosters=True)
     cvbooster = results["cvbooster"]
     assert cvbooster.boosters is results["boosters"] and len(cvbooster.boosters) == 3
-    assert cvbooster.best_iteration is None
+    assert cvbooster.best_iteration == 0  # no early stopping, as LightGBM's
     predictions = cvbooster.predict(X[:5], num_iteration=2)
     for prediction, booster in zip(predictions, cvbooster.boosters, strict=True):
         np.testing.assert_array_equal(prediction, booster.predict(X[:5], num_iteration=2))
@@ -580,3 +580,27 @@ def test_lightgbm_s_and_xgboost_s_gain_thresholds_prune_as_there(name):
         assert pruned.feature_importance("split").sum() == splits
     assert gbmo.params.resolve_params({name: 3.0})["min_gain"] == 1.5
     assert gbmo.params.resolve_params({"min_gain": 3.0})["min_gain"] == 3.0
+
+
+def test_lightgbm_s_bagging_freq_zero_turns_bagging_off():
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(300, 3))
+    data = gbmo.Dataset(X, X[:, 0] + 0.1 * rng.normal(size=300))
+    off = gbmo.train({"verbosity": 0, "bagging_fraction": 0.5, "bagging_freq": 0}, data, 5)
+    plain = gbmo.train({"verbosity": 0}, data, 5)
+    bagged = gbmo.train({"verbosity": 0, "bagging_fraction": 0.5}, data, 5)
+    np.testing.assert_array_equal(off.predict(X), plain.predict(X))
+    assert not np.array_equal(bagged.predict(X), plain.predict(X))
+
+
+def test_lightgbm_s_dataset_and_booster_forms():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(200, 3))
+    data = gbmo.Dataset(X, X[:, 0])
+    assert data.construct() is data and data.X_binned is not None  # LightGBM's construct()
+    booster = gbmo.train({"verbosity": 0, "max_bins": 15}, data, 3)
+    assert booster.best_iteration == 0  # no early stopping: 0, as LightGBM's
+    assert int(data.X_binned.max()) <= 15  # train binned again with its own max_bins
+    np.testing.assert_array_equal(booster.predict(X), booster.predict(X, num_iteration=3))
+    with pytest.raises(TypeError, match="predict takes the rows' features .*not a Dataset"):
+        booster.predict(data)

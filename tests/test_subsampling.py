@@ -94,7 +94,7 @@ def test_subsampling_still_learns():
 @pytest.mark.parametrize("params, message", [
     ({"subsample": 0}, r"'subsample' = 0.0 is out of range; allowed: \(0.0, 1.0\]"),
     ({"subsample": 1.5}, "'subsample' = 1.5 is out of range"),
-    ({"subsample_freq": 0}, "'subsample_freq' = 0 is out of range"),
+    ({"subsample_freq": -1}, "'subsample_freq' = -1 is out of range"),
     ({"colsample_bytree": -0.1}, "'colsample_bytree' = -0.1 is out of range"),
     ({"feature_fraction_bynode": 2}, "'colsample_bynode' = 2.0 is out of range"),
 ])
