@@ -64,15 +64,9 @@ class Dataset:
             raise ValueError(
                 f"X has {self.X.shape[0]} row; training needs at least 2 rows"
             )
-        if is_sparse_labels(Y):  # many labels, kept sparse (GBDT-sparse, gbmo.sparse_output)
-            self.Y = check_sparse_labels(Y, self.X.shape[0])
-        else:
-            self.Y = check_target(Y, self.X.shape[0])
-        # A model trained on a 1-D target with one output predicts (n,), as
-        # LightGBM, XGBoost and scikit-learn do, so that prediction - y stays (n,).
-        self.one_dimensional_target = not is_sparse_labels(Y) and np.ndim(Y) == 1
-        self.weight = check_weight(weight, self.X.shape[0])
-        self.init_score = check_init_score(init_score, self.X.shape[0])
+        self.set_label(Y)
+        self.set_weight(weight)
+        self.set_init_score(init_score)
         self.feature_names = list(feature_names) if feature_names is not None else names
         if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:
             raise ValueError(
@@ -105,6 +99,51 @@ class Dataset:
     def get_weight(self):
         """The sample weights, or None."""
         return self.weight
+
+    def get_init_score(self):
+        """The rows' starting raw scores, or None."""
+        return self.init_score
+
+    def get_field(self, field_name):
+        """LightGBM's get_field: "label", "weight" or "init_score"."""
+        getters = {"label": self.get_label, "weight": self.get_weight,
+                   "init_score": self.get_init_score}
+        if field_name not in getters:
+            raise KeyError(f"unknown field {field_name!r}; allowed: {', '.join(getters)}")
+        return getters[field_name]()
+
+    def set_label(self, label):
+        """Sets the target, checked; returns self."""
+        if is_sparse_labels(label):  # many labels, kept sparse (GBDT-sparse, gbmo.sparse_output)
+            self.Y = check_sparse_labels(label, self.n_rows)
+        else:
+            self.Y = check_target(label, self.n_rows)
+        # A model trained on a 1-D target with one output predicts (n,), as
+        # LightGBM, XGBoost and scikit-learn do, so that prediction - y stays (n,).
+        self.one_dimensional_target = not is_sparse_labels(label) and np.ndim(label) == 1
+        return self
+
+    def set_weight(self, weight):
+        """Sets the sample weights (None: none), checked; returns self."""
+        self.weight = check_weight(weight, self.n_rows)
+        return self
+
+    def set_init_score(self, init_score):
+        """Sets the rows' starting raw scores (None: none), checked; returns self."""
+        self.init_score = check_init_score(init_score, self.n_rows)
+        return self
+
+    def num_data(self):
+        """The number of rows, as LightGBM's method."""
+        return self.n_rows
+
+    def num_feature(self):
+        """The number of features, as LightGBM's method."""
+        return self.n_features
+
+    def get_feature_name(self):
+        """The feature names (f0, f1, ... when none were given), as LightGBM's method."""
+        return self.feature_names or [f"f{i}" for i in range(self.n_features)]
 
     def create_valid(self, X, Y=None, weight=None, init_score=None, *, label=None):
         return Dataset(X, _one_of("Y", Y, "label", label), weight,

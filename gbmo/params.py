@@ -207,6 +207,7 @@ ALIASES = {
 # What users of LightGBM and XGBoost call gbmo's built-in objectives.
 OBJECTIVE_ALIASES = {
     "regression": "mse", "regression_l2": "mse", "l2": "mse", "mean_squared_error": "mse",
+    "rmse": "mse", "l2_root": "mse", "root_mean_squared_error": "mse",
     "squared_error": "mse", "reg:squarederror": "mse",
     "multiclass": "softmax", "multi:softprob": "softmax",
     "binary": "sigmoid", "binary:logistic": "sigmoid", "multilabel": "sigmoid",

@@ -132,6 +132,20 @@ def _numeric_X(X, pandas_categories, n_features, name="X"):
     return X
 
 
+def _one_per_pair(name, values, n_pairs):
+    """An eval_* argument as a list with one entry per eval_set pair (None:
+    None for each; a single array: the one pair's)."""
+    if values is None:
+        return [None] * n_pairs
+    if isinstance(values, np.ndarray) or isinstance(values, str):
+        values = [values]
+    values = list(values)
+    if len(values) != n_pairs:
+        raise ValueError(f"{name} has {len(values)} entries for {n_pairs} eval_set pairs; "
+                         "allowed: one per pair")
+    return values
+
+
 def _check_class_weight(class_weight):
     """class_weight's form (None, "balanced" or {label: weight >= 0}), checked
     before any work; its labels are checked against the classes in fit."""
@@ -429,16 +443,21 @@ class _GBMOModel(BaseEstimator):
         return n_estimators, rounds, float(fraction)
 
     # -- fit ----------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_score=None,
-            eval_init_score=None, init_model=None, eval_metric=None, categorical_feature="auto"):
-        """Trains the model.
+    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
+            eval_sample_weight=None, eval_init_score=None, eval_metric=None,
+            feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None):
+        """Trains the model. The arguments are LightGBM's, in its order.
 
         eval_set: a list of (X, y) pairs evaluated every round and recorded in
         `evals_result_` ("valid_0", "valid_1", ...); with
         `early_stopping_rounds`, the first set to stall stops training (no
         `validation_fraction` split is made then). A pair of fit's own X and
         y (the same objects) is the training set, recorded as "training"
-        and never watched by early stopping, as in LightGBM. eval_metric's
+        and never watched by early stopping, as in LightGBM. eval_names: the
+        pairs' names instead; eval_sample_weight: their rows' weights (a
+        list, one array or None per pair; the training pair keeps
+        sample_weight). feature_name: the features' names ("auto": a
+        DataFrame's columns, else f0, f1, ...). eval_metric's
         metrics come first, as in LightGBM. callbacks: gbmo callbacks
         (plain callables receiving a `gbmo.callback.CallbackEnv`).
         init_score / eval_init_score (a list, one per eval_set pair): each
@@ -491,57 +510,64 @@ class _GBMOModel(BaseEstimator):
             params["metric"] = extra_metrics + [m for m in base if m not in extra_metrics]
         feature_names = (list(map(str, self.feature_names_in_))
                          if hasattr(self, "feature_names_in_") else None)
+        if not (isinstance(feature_name, str) and feature_name == "auto"):
+            feature_names = [str(name) for name in feature_name]
+            if len(feature_names) != X.shape[1]:
+                raise ValueError(f"feature_name has {len(feature_names)} names for "
+                                 f"{X.shape[1]} features")
 
         valid_data, valid_names = [], []
         if eval_set is not None:
             if isinstance(eval_set, tuple) and len(eval_set) == 2 \
                     and not isinstance(eval_set[0], tuple):
                 eval_set = [eval_set]
-            if eval_init_score is None:
-                if init_score is not None:
-                    raise ValueError("init_score is given, so every eval_set pair needs its "
-                                     "rows' starting scores too: pass eval_init_score, one per "
-                                     "pair")
-                eval_init_score = [None] * len(eval_set)
-            elif isinstance(eval_init_score, np.ndarray):
-                eval_init_score = [eval_init_score]  # the scores of a single pair
-            eval_init_score = list(eval_init_score)
-            if len(eval_init_score) != len(eval_set):
-                raise ValueError(f"eval_init_score has {len(eval_init_score)} entries for "
-                                 f"{len(eval_set)} eval_set pairs; allowed: one per pair")
-            for i, (pair, valid_init_score) in enumerate(zip(eval_set, eval_init_score)):
+            if eval_init_score is None and init_score is not None:
+                raise ValueError("init_score is given, so every eval_set pair needs its "
+                                 "rows' starting scores too: pass eval_init_score, one per "
+                                 "pair")
+            eval_init_score = _one_per_pair("eval_init_score", eval_init_score, len(eval_set))
+            eval_sample_weight = _one_per_pair("eval_sample_weight", eval_sample_weight,
+                                               len(eval_set))
+            names = _one_per_pair("eval_names", eval_names, len(eval_set))
+            for i, (pair, valid_weight, valid_init_score, name) in enumerate(
+                    zip(eval_set, eval_sample_weight, eval_init_score, names)):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
                 if pair[0] is given_X and pair[1] is given_y:
                     # the training data itself, as LightGBM recognises it: scored as
                     # the training set, which early stopping never watches
                     valid_data.append(None)
-                    valid_names.append("training")
+                    valid_names.append("training" if name is None else str(name))
                     continue
                 X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1],
                                      f"eval_set[{i}] X")
                 X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
-                                   None, valid_init_score))
-                valid_names.append(f"valid_{i}")
-        elif eval_init_score is not None:
-            raise ValueError("eval_init_score is given without an eval_set")
-        elif rounds is not None:
-            # the rows held out take their weights (class_weight's included) and
-            # starting scores with them
-            extras = [a for a in (sample_weight, init_score) if a is not None]
-            parts = train_test_split(X, target, *extras, test_size=fraction, stratify=stratify,
-                                     random_state=rng)
-            X, X_valid, target, y_valid = parts[:4]
-            split_extras = iter(zip(parts[4::2], parts[5::2]))
-            weight_valid = init_score_valid = None
-            if sample_weight is not None:
-                sample_weight, weight_valid = next(split_extras)
-            if init_score is not None:
-                init_score, init_score_valid = next(split_extras)
-            valid_data.append((X_valid, y_valid, weight_valid, init_score_valid))
-            valid_names.append(_VALIDATION_NAME)
+                                   _check_sample_weight(valid_weight, X_valid.shape[0]),
+                                   valid_init_score))
+                valid_names.append(f"valid_{i}" if name is None else str(name))
+        else:
+            for name, value in (("eval_init_score", eval_init_score),
+                                ("eval_sample_weight", eval_sample_weight),
+                                ("eval_names", eval_names)):
+                if value is not None:
+                    raise ValueError(f"{name} is given without an eval_set")
+            if rounds is not None:
+                # the rows held out take their weights (class_weight's included) and
+                # starting scores with them
+                extras = [a for a in (sample_weight, init_score) if a is not None]
+                parts = train_test_split(X, target, *extras, test_size=fraction, stratify=stratify,
+                                         random_state=rng)
+                X, X_valid, target, y_valid = parts[:4]
+                split_extras = iter(zip(parts[4::2], parts[5::2]))
+                weight_valid = init_score_valid = None
+                if sample_weight is not None:
+                    sample_weight, weight_valid = next(split_extras)
+                if init_score is not None:
+                    init_score, init_score_valid = next(split_extras)
+                valid_data.append((X_valid, y_valid, weight_valid, init_score_valid))
+                valid_names.append(_VALIDATION_NAME)
 
         categorical = resolve_categorical_features(categorical_feature, X.shape[1],
                                                    feature_names, pandas_categories)
@@ -577,6 +603,27 @@ class _GBMOModel(BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")
+
+    @property
+    def feature_name_(self):
+        """The features' names, as LightGBM's attribute (f0, f1, ... for
+        unnamed columns)."""
+        check_is_fitted(self)
+        return self.booster_.feature_name()
+
+    @property
+    def n_estimators_(self):
+        """The rounds run, as LightGBM's attribute (n_iter_)."""
+        check_is_fitted(self)
+        return self.n_iter_
+
+    @property
+    def objective_(self):
+        """The objective trained, as LightGBM's attribute: its name, or the
+        function given."""
+        check_is_fitted(self)
+        loss = self.booster_.loss
+        return loss.function if isinstance(loss, CustomObjective) else loss.name
 
     @property
     def feature_importances_(self):

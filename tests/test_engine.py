@@ -604,3 +604,25 @@ def test_lightgbm_s_dataset_and_booster_forms():
     np.testing.assert_array_equal(booster.predict(X), booster.predict(X, num_iteration=3))
     with pytest.raises(TypeError, match="predict takes the rows' features .*not a Dataset"):
         booster.predict(data)
+
+
+def test_lightgbm_s_dataset_getters_and_setters():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(100, 3))
+    data = gbmo.Dataset(X, X[:, 0], feature_names=["a", "b", "c"])
+    assert data.num_data() == 100 and data.num_feature() == 3
+    assert data.get_feature_name() == ["a", "b", "c"]
+    assert gbmo.Dataset(X, X[:, 0]).get_feature_name() == ["f0", "f1", "f2"]
+    weight, offsets = rng.uniform(0.5, 2.0, 100), rng.normal(size=100)
+    assert data.set_label(X[:, 1]).set_weight(weight).set_init_score(offsets) is data
+    np.testing.assert_array_equal(data.get_field("label"), X[:, 1])
+    np.testing.assert_array_equal(data.get_field("weight"), weight)
+    np.testing.assert_array_equal(data.get_field("init_score").ravel(), offsets)
+    with pytest.raises(ValueError, match=r"weight must have shape \(100,\)"):
+        data.set_weight(weight[:5])
+    with pytest.raises(KeyError, match="unknown field 'group'"):
+        data.get_field("group")
+    set_later = gbmo.Dataset(X, np.zeros(100)).set_label(X[:, 0])
+    np.testing.assert_array_equal(gbmo.train({"verbosity": 0}, set_later, 3).predict(X),
+                                  gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, 0]), 3)
+                                  .predict(X))

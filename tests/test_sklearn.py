@@ -860,3 +860,29 @@ def test_the_default_random_state_gives_the_same_model_every_fit_as_lightgbm():
     drawn = [GBMORegressor(**params, random_state=np.random.RandomState(seed)).fit(X, y)
              for seed in (1, 2)]
     assert not np.array_equal(drawn[0].predict(X), drawn[1].predict(X))
+
+
+def test_lightgbm_s_fit_keywords_and_attributes():
+    X, y = _noisy_regression(seed=6)
+    weight = np.random.default_rng(6).uniform(0.2, 3.0, size=200)
+    model = GBMORegressor(n_estimators=5, random_state=0).fit(
+        X[:400], y[:400], eval_set=[(X[400:], y[400:]), (X[:400], y[:400])],
+        eval_names=["holdout", "fit"], eval_sample_weight=[weight, None],
+        feature_name=["a", "b", "c", "d", "e"])
+    assert list(model.evals_result_) == ["holdout", "fit"]
+    weighted_rmse = np.sqrt(np.average((model.predict(X[400:]) - y[400:]) ** 2, weights=weight))
+    assert model.evals_result_["holdout"]["rmse"][-1] == pytest.approx(weighted_rmse)
+    assert model.feature_name_ == ["a", "b", "c", "d", "e"]
+    assert model.n_estimators_ == model.n_iter_ == 5 and model.objective_ == "mse"
+    assert GBMORegressor(n_estimators=2).fit(X, y).feature_name_ == [f"f{i}" for i in range(5)]
+    with pytest.raises(ValueError, match="eval_sample_weight has 1 entries for 2 eval_set pairs"):
+        model.fit(X, y, eval_set=[(X, y), (X, y)], eval_sample_weight=[weight])
+    with pytest.raises(ValueError, match="eval_names is given without an eval_set"):
+        model.fit(X, y, eval_names=["a"])
+    with pytest.raises(ValueError, match="feature_name has 2 names for 5 features"):
+        model.fit(X, y, feature_name=["a", "b"])
+
+
+def test_lightgbm_s_rmse_objective_name_is_squared_error():
+    X, y = _noisy_regression(seed=7)
+    assert GBMORegressor(n_estimators=2, objective="rmse").fit(X, y).objective_ == "mse"
