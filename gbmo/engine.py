@@ -438,8 +438,10 @@ class _Trainer:
         rows = np.argsort(keys, kind="stable").astype(ROW_DTYPE)
         leaf_stop = np.cumsum(np.bincount(leaf, minlength=tree.n_leaves)).astype(np.intp)
         leaf_start = np.concatenate([[0], leaf_stop[:-1]]).astype(np.intp)
-        values = _leaf_values((grad, hess), rows, leaf_start, leaf_stop,
-                              self.params["lambda_l2"], self.params["lambda_l1"], n_threads)
+        values = self._residual_leaf_values(output, rows, leaf_start, leaf_stop)
+        if values is None:
+            values = _leaf_values((grad, hess), rows, leaf_start, leaf_stop,
+                                  self.params["lambda_l2"], self.params["lambda_l1"], n_threads)
         bound = self.params["max_delta_step"]
         if bound > 0:
             np.clip(values, -bound, bound, out=values)
@@ -448,6 +450,19 @@ class _Trainer:
             values = np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
         tree.leaf_values = np.ascontiguousarray(values)
         return tree, leaf_start, leaf_stop, rows
+
+    def _residual_leaf_values(self, output, rows, leaf_start, leaf_stop):
+        """(n_leaves, outputs) leaf values that the loss sets from the leaves'
+        residuals (renew_leaf_values: quantile's residual quantiles, as
+        LightGBM renews its quantile and L1 leaves), before the learning rate;
+        None when it sets none, or under monotone_constraints or
+        max_delta_step, whose bounds hold the gradients' values."""
+        renew = getattr(self.loss, "renew_leaf_values", None)
+        if renew is None or self.monotone is not None:
+            return None
+        outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
+        return np.asarray(renew(self.y, self.raw, self.train_set.weight, rows, leaf_start,
+                                leaf_stop, outputs), dtype=np.float64)
 
     def _leaf_of_rows(self, tree):
         """The leaf of every training row in tree: the binned walk that updates
@@ -521,6 +536,11 @@ class _Trainer:
         else:
             covered = slice(output, output + 1) if self.single_output else slice(None)
             self.importance.add(*grower.split_output_gains, covered)
+        renewed = self._residual_leaf_values(output, workspace.rows, leaf_start, leaf_stop)
+        if renewed is not None:
+            if tree.leaf_outputs is not None:  # sparse leaves keep their outputs' values
+                renewed = np.take_along_axis(renewed, tree.leaf_outputs.astype(np.intp), axis=1)
+            tree.leaf_values = np.ascontiguousarray(renewed)
         tree.leaf_values *= shrinkage
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)

@@ -58,6 +58,11 @@ class Loss:
 
     # Optional: value(y, raw) -> the loss summed over rows and outputs (unweighted),
     # whose derivatives gradients() returns; tests check them by finite differences.
+    # Optional: renew_leaf_values(y, raw, weight, rows, leaf_start, leaf_stop, outputs)
+    # -> (n_leaves, len(outputs)) values set from each leaf's residuals before the
+    # learning rate (leaf l's rows are rows[leaf_start[l]:leaf_stop[l]]), replacing
+    # the gradients' -G / (H + lambda): what LightGBM does for quantile and L1, whose
+    # constant hessian makes the gradients' values poor steps.
 
 
 # Gradients are float32: targets beyond this would overflow them into inf/NaN.

@@ -211,6 +211,8 @@ OBJECTIVE_ALIASES = {
     "squared_error": "mse", "reg:squarederror": "mse",
     "multiclass": "softmax", "multi:softprob": "softmax",
     "binary": "sigmoid", "binary:logistic": "sigmoid", "multilabel": "sigmoid",
+    # gbmo-losses' l1 (a plugin: refused as unknown without it)
+    "regression_l1": "l1", "mae": "l1", "mean_absolute_error": "l1",
     # LightGBM's cross-entropy takes labels anywhere in [0, 1], as sigmoid does
     "cross_entropy": "sigmoid", "xentropy": "sigmoid",
 }

@@ -20,7 +20,7 @@ from gbmo.metrics import logloss
 from gbmo.multitask import EnsemblerContext
 from gbmo.registry import ENSEMBLERS, LOSSES, create_ensembler, create_loss
 
-PLUGIN_LOSSES = ["focal", "gamma", "huber", "poisson", "quantile", "tweedie"]
+PLUGIN_LOSSES = ["focal", "gamma", "huber", "l1", "poisson", "quantile", "tweedie"]
 PLUGIN_ENSEMBLERS = ["sketch_svd"]
 DISTRIBUTION = "gbmo-losses"
 # Small trees, two threads and no per-round log keep every training test fast.
@@ -71,6 +71,7 @@ def _cases(rng, n):
     return {
         "huber": ({"delta": 0.7}, rng.normal(size=(n, 3))),
         "quantile": ({"alpha": [0.1, 0.5, 0.9]}, rng.normal(size=n)),
+        "l1": ({}, rng.normal(size=(n, 2))),
         "poisson": ({}, rng.poisson(2.0, size=(n, 3)).astype(float)),
         "tweedie": ({"tweedie_variance_power": 1.3}, _compound_poisson_gamma(rng, (n, 3))),
         "gamma": ({}, rng.gamma(2.0, 1.5, size=(n, 2))),
@@ -199,6 +200,17 @@ def test_start_scores_are_weighted_quantiles_like_repeated_rows():
     np.testing.assert_array_equal(
         quantile.init_score(quantile.prepare_target(target[:, 0]), weight),
         np.quantile(repeated[:, 0], [0.1, 0.5, 0.9], method="inverted_cdf"))
+
+
+def test_an_unweighted_quantile_is_numpy_s_inverted_cdf():
+    from gbmo_losses._common import weighted_quantile
+
+    rng = np.random.default_rng(9)
+    for _ in range(2000):
+        values = rng.normal(size=rng.integers(1, 40))
+        level = rng.choice([rng.random(), 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1 / 3])
+        assert weighted_quantile(values, None, level) == np.quantile(values, level,
+                                                                     method="inverted_cdf")
 
 
 @pytest.mark.parametrize("name", ["poisson", "tweedie", "gamma", "focal"])
@@ -338,6 +350,65 @@ def test_huber_takes_lightgbm_s_alpha_for_delta():
                             gbmo.Dataset(X, y), 10)
     np.testing.assert_array_equal(lightgbm_style.predict(X), gbmo_style.predict(X))
     assert lightgbm_style.loss.get_params() == {"delta": 0.4}
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"tree_mode": "single_output"}, {"split": "sparse_restricted", "top_k": 1},
+    {"data_sample_strategy": "goss", "top_rate": 0.3, "other_rate": 0.3, "learning_rate": 2.0},
+])
+def test_quantile_leaves_are_the_quantiles_of_their_rows_residuals(params):
+    """As LightGBM renews them: the gradients' mean, with a hessian of 1, moved a
+    leaf by at most 1 a round, so a target on a scale of 100 took hundreds of
+    rounds (pinball loss 1.7 against LightGBM's 1.04 after 200 rounds). With
+    GOSS the leaves take every row's residuals, not only the sample's."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 3))
+    y = 100 * X[:, 0] + 30 * rng.normal(size=400)
+    weight = rng.integers(1, 4, size=400)  # integer weights act as repeated rows
+    repeated = np.repeat(np.arange(400), weight)
+    levels = [0.2, 0.7]
+    booster = gbmo.train({**FAST, "objective": "quantile", "alpha": levels, "max_leaves": 6,
+                          "learning_rate": 1.0, **params},
+                         gbmo.Dataset(X, y, weight=weight.astype(float)), 1)
+    rate, leaves = booster.params["learning_rate"], booster.predict_leaf(X)
+    for t, tree in enumerate(booster.trees):
+        for leaf in range(tree.n_leaves):
+            rows = repeated[leaves[repeated, t] == leaf]
+            for position, value in enumerate(tree.leaf_values[leaf]):
+                j = position if tree.leaf_outputs is None else tree.leaf_outputs[leaf, position]
+                expected = np.quantile(y[rows] - booster.init_score[j], levels[j],
+                                       method="inverted_cdf")
+                assert value / rate == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+def test_quantile_leaves_under_monotone_constraints_keep_the_bounded_gradient_values():
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-2, 2, size=(600, 2))
+    y = 50 * X[:, 0] + 10 * rng.normal(size=600)
+    booster = gbmo.train({**FAST, "objective": "quantile", "alpha": 0.5,
+                          "monotone_constraints": [1, 0]}, gbmo.Dataset(X, y), 20)
+    grid = np.column_stack([np.linspace(-2, 2, 200), np.zeros(200)])
+    assert np.all(np.diff(booster.predict(grid)) >= -1e-12)
+
+
+def test_l1_is_lightgbm_s_regression_l1_the_median_regression():
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(2000, 3))
+    y = 10 * X[:, 0] + 3 * rng.standard_t(2, size=2000)
+    models = {name: gbmo.train({**FAST, "objective": name, "learning_rate": 0.1},
+                               gbmo.Dataset(X[:1500], y[:1500]), 40)
+              for name in ("l1", "regression_l1", "mae", "mean_absolute_error")}
+    assert {model.loss.name for model in models.values()} == {"l1"}
+    reference = models["l1"].predict(X[1500:])
+    for model in models.values():
+        np.testing.assert_array_equal(model.predict(X[1500:]), reference)
+    assert models["l1"].loss.default_metric == "mae"
+    mae = np.mean(np.abs(reference - y[1500:]))
+    assert mae < 0.6 * np.mean(np.abs(np.median(y[:1500]) - y[1500:]))
+    quantile = gbmo.train({**FAST, "objective": "quantile", "alpha": 0.5, "learning_rate": 0.1},
+                          gbmo.Dataset(X[:1500], y[:1500]), 40)
+    # twice the gradients, the same splits and the same residual medians as leaves
+    np.testing.assert_allclose(quantile.predict(X[1500:]), reference, rtol=1e-10)
 
 
 def test_focal_learns_multi_label_data():

@@ -22,8 +22,9 @@ class Quantile(Loss):
     metrics broadcast it against the (n, d) predictions.
 
     The gradient is 1 - a where raw > y, else -a; the hessian is 1 for every
-    row (the pinball loss has zero curvature almost everywhere), so a leaf
-    moves by the mean gradient times the learning rate. The start score is
+    row (the pinball loss has zero curvature almost everywhere). The trees
+    split on these; each leaf's value is then the a-quantile of its rows'
+    residuals (renew_leaf_values), as LightGBM does. The start score is
     the (weighted) quantile of the target. The default metric is mae, which is
     twice the pinball loss at a = 0.5 (gbmo has no pinball metric).
     """
@@ -75,3 +76,20 @@ class Quantile(Loss):
     def value(self, y, raw):
         residual = y - raw
         return float(np.sum(np.maximum(self.alphas * residual, (self.alphas - 1.0) * residual)))
+
+    def renew_leaf_values(self, y, raw, weight, rows, leaf_start, leaf_stop, outputs):
+        """Each leaf's value for output j: the (weighted) alphas[j] quantile of
+        its rows' residuals y - raw, as LightGBM renews quantile leaves (the
+        gradients' value, their mean with a hessian of 1, moves a leaf by at
+        most 1 before the learning rate, so targets on a larger scale took
+        many rounds)."""
+        weight = None if weight is None else np.asarray(weight, dtype=np.float64)
+        values = np.empty((len(leaf_start), len(outputs)))
+        for position, j in enumerate(outputs):
+            column, level = (0, self.alphas[j]) if y.shape[1] == 1 else (j, self.alphas[0])
+            residual = y[:, column] - raw[:, j]
+            for leaf, (start, stop) in enumerate(zip(leaf_start, leaf_stop)):
+                members = rows[start:stop]
+                values[leaf, position] = weighted_quantile(
+                    residual[members], None if weight is None else weight[members], level)
+        return values
