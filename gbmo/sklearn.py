@@ -688,6 +688,11 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
                              "GBMOClassifier only (as in LightGBM, the regressor has it but "
                              "takes None); weigh rows with sample_weight")
         y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 2 and y.shape[1] == 1:
+            # a column vector (a one-column DataFrame) is one target, as for
+            # LightGBM's and scikit-learn's forests: (n,) predictions, which
+            # subtract from the target without broadcasting to (n, n)
+            y = column_or_1d(y, warn=True)
         self._y_is_1d = y.ndim == 1
         self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
         return y, {"objective": "mse"}, None
