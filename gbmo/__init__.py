@@ -3,7 +3,7 @@ import importlib
 
 from .booster import Booster, ModelFormatError
 from .callback import (EarlyStopException, early_stopping, log_evaluation, progress_bar,
-                       record_evaluation)
+                       record_evaluation, reset_parameter)
 from .cv import CVBooster, cv
 from .dataset import Dataset
 from .engine import train
@@ -26,5 +26,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'gbmo' has no attribute {name!r}")
 __all__ = ["Booster", "CVBooster", "Dataset", "EarlyStopException", "EnsemblerContext", "Loss",
            "ModelFormatError", "MultiTaskLoss", "ObjectiveResult", "PluginContractError",
-           "PluginLoadError", "cv", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation",
+           "PluginLoadError", "cv", "early_stopping", "log_evaluation", "progress_bar", "record_evaluation", "reset_parameter",
            "register_ensembler", "register_loss", "train", "__version__"]

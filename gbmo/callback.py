@@ -108,6 +108,42 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     return _callback
 
 
+def reset_parameter(**kwargs):
+    """Changes parameters before every round, as LightGBM's reset_parameter:
+    each keyword (a parameter's name or alias) gives a list with a value per
+    round of the run, or a function of the round (0 for the run's first)
+    returning the value; e.g. learning_rate=lambda i: 0.1 * 0.99 ** i.
+    Parameters read afresh every round or tree (params.RESETTABLE) only."""
+    from .params import ALIASES, PARAMS, RESETTABLE, checked_value
+
+    for key, schedule in kwargs.items():
+        if ALIASES.get(key, key) not in RESETTABLE:
+            known = key if ALIASES.get(key, key) in PARAMS else f"{key} (unknown)"
+            raise ValueError(f"reset_parameter cannot change {known}; it changes "
+                             f"{', '.join(RESETTABLE)} (or their aliases)")
+        if not (callable(schedule) or isinstance(schedule, (list, tuple))):
+            raise ValueError(f"reset_parameter's {key} must be a list (a value per round) or "
+                             f"a function of the round, got {type(schedule).__name__}")
+
+    def _callback(env):
+        round_ = env.iteration - env.begin_iteration
+        for key, schedule in kwargs.items():
+            if callable(schedule):
+                value = schedule(round_)
+            elif len(schedule) != env.end_iteration - env.begin_iteration:
+                raise ValueError(f"reset_parameter's {key} lists {len(schedule)} values for "
+                                 f"{env.end_iteration - env.begin_iteration} rounds; give one "
+                                 "per round")
+            else:
+                value = schedule[round_]
+            name, value = checked_value(key, value)
+            env.params[name] = value
+
+    _callback.order = 10
+    _callback.before_iteration = True
+    return _callback
+
+
 class _PlainProgress:
     """A one-line progress display for when tqdm is not installed."""
 

@@ -10,9 +10,10 @@ from .callback import CallbackEnv, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
-from .engine import _prepare_callbacks, _Trainer, close_callbacks, run_callbacks
+from .engine import (_prepare_callbacks, _Trainer, close_callbacks, run_before_round,
+                     run_callbacks)
 from .metric_history import CVHistory
-from .params import resolve_params, split_controls
+from .params import RESETTABLE, resolve_params, split_controls
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid")
 
@@ -151,6 +152,10 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
 def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
     history = CVHistory()
     for iteration in range(num_boost_round):
+        run_before_round(callbacks, CallbackEnv(boosters, params, iteration, 0,
+                                                num_boost_round, []))
+        for trainer in trainers:  # each fold's own copy of the parameters
+            trainer.params.update({name: params[name] for name in RESETTABLE})
         per_fold = [trainer.step(iteration) for trainer in trainers]
         names = [[metric for _, metric, _, _ in fold] for fold in per_fold]
         if any(fold_names != names[0] for fold_names in names):

@@ -597,12 +597,22 @@ def close_callbacks(callbacks):
             close()
 
 
+def run_before_round(callbacks, env):
+    """Calls the callbacks that run before each round (before_iteration, as
+    reset_parameter), which may change env.params."""
+    for callback in callbacks:
+        if getattr(callback, "before_iteration", False):
+            callback(env)
+
+
 def run_callbacks(callbacks, env):
-    """Calls every callback: None, or the rounds of the best model when one
-    raises EarlyStopException (its 0-based best round + 1)."""
+    """Calls every callback that runs after the round: None, or the rounds of
+    the best model when one raises EarlyStopException (its 0-based best
+    round + 1)."""
     try:
         for callback in callbacks:
-            callback(env)
+            if not getattr(callback, "before_iteration", False):
+                callback(env)
     except EarlyStopException as stop:
         return stop.best_iteration + 1
     return None
@@ -683,6 +693,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                               if valid is train_set), None)
     try:
         for iteration in range(num_boost_round):
+            run_before_round(callbacks, CallbackEnv(booster, trainer.params, done + iteration,
+                                                    done, done + num_boost_round, [],
+                                                    training_set_name))
             results = trainer.step(iteration)
             best_rounds = run_callbacks(callbacks, CallbackEnv(
                 booster, trainer.params, done + iteration, done, done + num_boost_round, results,

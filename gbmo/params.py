@@ -454,6 +454,21 @@ def split_controls(params):
 _TWICE_GBMO_GAIN = ("min_split_gain", "min_gain_to_split", "min_split_loss")
 
 
+# Parameters read afresh every round or tree, which reset_parameter may change
+# between rounds; the others shape the binning, the buffers or the loss.
+RESETTABLE = ("learning_rate", "lambda_l1", "lambda_l2", "min_gain", "min_samples_leaf",
+              "min_child_weight", "subsample", "colsample_bytree", "colsample_bynode",
+              "drop_rate", "skip_drop", "top_rate", "other_rate")
+
+
+def checked_value(key, value):
+    """(gbmo's name, the checked value) of a parameter given under any of its
+    names (a peer's gain threshold halved)."""
+    name = ALIASES.get(key, key)
+    value = _check_value(name, value, PARAMS[name])
+    return name, value / 2 if key in _TWICE_GBMO_GAIN else value
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:
@@ -468,9 +483,7 @@ def resolve_params(params):
             continue
         if name in resolved:
             raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
-        resolved[name] = _check_value(name, value, PARAMS[name])
-        if key in _TWICE_GBMO_GAIN:
-            resolved[name] /= 2
+        resolved[name] = checked_value(key, value)[1]
     if "objective" in resolved:
         resolved["objective"] = canonical_objective(resolved["objective"])
     for name, spec in PARAMS.items():

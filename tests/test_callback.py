@@ -349,3 +349,50 @@ def test_early_stopping_watches_every_validation_set_and_the_first_to_stall_deci
     assert stalls["clean"] is None or stalls["clean"][0] > first[0]
     assert booster.current_iteration() == first[0] + 1
     assert booster.best_iteration == first[1] + 1
+
+
+def test_reset_parameter_changes_the_learning_rate_every_round_as_lightgbm():
+    """A learning-rate schedule: each round's trees are those of a run at
+    that round's rate (a constant rate's first tree, then the next ...)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 3))
+    data = gbmo.Dataset(X, X[:, 0] + 0.1 * rng.normal(size=400))
+    rates = [0.5, 0.3, 0.1, 0.05]
+    scheduled = gbmo.train({"verbosity": 0}, data, 4,
+                           callbacks=[gbmo.reset_parameter(learning_rate=rates)])
+    by_function = gbmo.train({"verbosity": 0}, data, 4, callbacks=[
+        gbmo.reset_parameter(eta=lambda round_: rates[round_])])  # an alias, a function
+    np.testing.assert_array_equal(scheduled.predict(X), by_function.predict(X))
+    step_by_step = None
+    for rate in rates:  # the same rounds as continued training, one rate at a time
+        step_by_step = gbmo.train({"verbosity": 0, "learning_rate": rate}, data, 1,
+                                  init_model=step_by_step)
+    np.testing.assert_allclose(scheduled.predict(X), step_by_step.predict(X), rtol=1e-12)
+    constant = gbmo.train({"verbosity": 0, "learning_rate": 0.5}, data, 4)
+    assert not np.allclose(scheduled.predict(X), constant.predict(X))
+    folds = gbmo.cv({"verbosity": 0}, data, 4, nfold=3, return_boosters=True,
+                    callbacks=[gbmo.reset_parameter(learning_rate=rates)])
+    for booster in folds["boosters"]:
+        first_leaves = booster.trees[0].leaf_values
+        assert np.abs(first_leaves).max() > 5 * np.abs(booster.trees[3].leaf_values).max()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"max_bins": [63]}, "reset_parameter cannot change max_bins"),
+    ({"no_such": [1]}, r"cannot change no_such \(unknown\)"),
+    ({"learning_rate": 0.1}, "must be a list .* or a function of the round, got float"),
+])
+def test_reset_parameter_refuses_what_it_cannot_change(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        gbmo.reset_parameter(**kwargs)
+
+
+def test_reset_parameter_checks_the_list_length_and_the_values():
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    data = gbmo.Dataset(X, X[:, 0])
+    with pytest.raises(ValueError, match="lists 2 values for 3 rounds"):
+        gbmo.train({"verbosity": 0}, data, 3, callbacks=[gbmo.reset_parameter(
+            learning_rate=[0.1, 0.2])])
+    with pytest.raises(ValueError, match="'subsample'"):
+        gbmo.train({"verbosity": 0}, data, 3, callbacks=[gbmo.reset_parameter(
+            bagging_fraction=lambda i: 1.5)])
