@@ -711,8 +711,8 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         one_column = prediction.ndim == 2 and prediction.shape[1] == 1
         return prediction[:, 0] if self._y_is_1d and one_column else prediction
 
-    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False,
-                pred_contrib=False, start_iteration=0):
+    def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
+                pred_leaf=False, pred_contrib=False):
         """Predictions (n,) for a 1-D training target, else (n, d), with the
         trees of best_iteration_, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score, pred_leaf: as
@@ -921,16 +921,22 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             return (proba > 0.5).astype(self._y_dtype)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def predict_proba(self, X, num_iteration=None, start_iteration=0):
+    def predict_proba(self, X, raw_score=False, start_iteration=0, num_iteration=None,
+                      pred_leaf=False, pred_contrib=False):
         """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
         multi-label; with the trees of best_iteration_, or of num_iteration
-        rounds from round start_iteration (see Booster.predict)."""
+        rounds from round start_iteration (see Booster.predict). raw_score,
+        pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba."""
+        if raw_score or pred_leaf or pred_contrib:
+            return self.predict(X, raw_score=raw_score, num_iteration=num_iteration,
+                                pred_leaf=pred_leaf, pred_contrib=pred_contrib,
+                                start_iteration=start_iteration)
         X = self._check_predict_X(X)
         return self._proba(self.booster_.predict(X, num_iteration=num_iteration,
                                                  start_iteration=start_iteration))
 
-    def predict(self, X, raw_score=False, num_iteration=None, pred_leaf=False,
-                pred_contrib=False, start_iteration=0):
+    def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
+                pred_leaf=False, pred_contrib=False):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
         (CSR for a sparse training y, computed in blocks of rows); with the
         trees of best_iteration_, or of num_iteration rounds from round
@@ -949,7 +955,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                                          start_iteration=start_iteration,
                                          **{name: True for name, on in options.items() if on})
         if not getattr(self, "_sparse_labels", False):
-            proba = self.predict_proba(X, num_iteration, start_iteration)
+            proba = self.predict_proba(X, num_iteration=num_iteration,
+                                       start_iteration=start_iteration)
             return proba if isinstance(self.booster_.loss, CustomObjective) else self._labels(proba)
         X = self._check_predict_X(X)
         block = max(1, _PREDICT_BLOCK_VALUES // self.n_classes_)

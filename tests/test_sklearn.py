@@ -890,3 +890,20 @@ def test_lightgbm_s_fit_keywords_and_attributes():
 def test_lightgbm_s_rmse_objective_name_is_squared_error():
     X, y = _noisy_regression(seed=7)
     assert GBMORegressor(n_estimators=2, objective="rmse").fit(X, y).objective_ == "mse"
+
+
+def test_predict_proba_takes_lightgbm_s_raw_score_and_leaf_options():
+    X, y = _blobs()
+    model = GBMOClassifier(n_estimators=5).fit(X, y)
+    np.testing.assert_array_equal(model.predict_proba(X, raw_score=True),
+                                  model.booster_.predict(X, raw_score=True))
+    np.testing.assert_array_equal(model.predict_proba(X, pred_leaf=True),
+                                  model.booster_.predict_leaf(X))
+    np.testing.assert_allclose(model.predict_proba(X, pred_contrib=True).sum(axis=1),
+                               model.booster_.predict(X, raw_score=True), atol=1e-10)
+    # LightGBM's positional order: raw_score, start_iteration, num_iteration
+    np.testing.assert_array_equal(model.predict_proba(X, False, 2),
+                                  model.predict_proba(X, start_iteration=2))
+    np.testing.assert_array_equal(model.predict(X, True, 1, 3),
+                                  model.booster_.predict(X, start_iteration=1, num_iteration=3,
+                                                         raw_score=True))
