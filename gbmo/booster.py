@@ -11,6 +11,7 @@ from .categorical import (CategoryOrder, align_dataframe_categories,
                           pandas_categories_from_dict)
 from .dataset import Dataset
 from .importance import OutputImportance
+from .metric_history import MetricHistory
 from .losses import make_loss
 from .parallel import thread_count, threads_for
 from .registry import PluginError
@@ -207,7 +208,23 @@ class _CallableCount(int):
         return int(self)
 
 
-class Booster:
+class JSONModel:
+    """model_to_string and save_model of a class whose dump_model(num_iteration,
+    start_iteration) gives its JSON-ready dict (Booster, cv's CVBooster)."""
+
+    def model_to_string(self, num_iteration=None, start_iteration=0):
+        """dump_model's dict as JSON text."""
+        return json.dumps(self.dump_model(num_iteration, start_iteration))
+
+    def save_model(self, filename, num_iteration=None, start_iteration=0):
+        """Writes model_to_string to filename (see dump_model for the rounds kept)."""
+        text = self.model_to_string(num_iteration, start_iteration)
+        with open(filename, "w", encoding="utf-8") as f:
+            f.write(text)
+        return self
+
+
+class Booster(JSONModel):
     """A trained gbmo model: `Booster(model_file=path)` or `Booster(model_str=text)`
     loads one; `gbmo.train` makes one."""
 
@@ -514,17 +531,6 @@ class Booster:
             saved["ensembler"] = getattr(ensembler, "name", None) or "custom"
         return saved
 
-    def model_to_string(self, num_iteration=None, start_iteration=0):
-        """dump_model's dict as JSON text."""
-        return json.dumps(self.dump_model(num_iteration, start_iteration))
-
-    def save_model(self, filename, num_iteration=None, start_iteration=0):
-        """Writes model_to_string to filename (see dump_model for the rounds kept)."""
-        text = self.model_to_string(num_iteration, start_iteration)
-        with open(filename, "w", encoding="utf-8") as f:
-            f.write(text)
-        return self
-
     def _load(self, text):
         try:
             data = json.loads(text)
@@ -608,5 +614,7 @@ class Booster:
 
     def __setstate__(self, state):
         self.__init__(model_str=state["model"])
-        self.evals_result = state["evals_result"]
+        # an earlier gbmo pickled plain dicts, which LightGBM's metric names miss
+        self.evals_result = {name: MetricHistory(history)
+                             for name, history in state["evals_result"].items()}
         self.best_score = state.get("best_score", {})  # not in pickles of earlier gbmo

@@ -4,6 +4,7 @@ callback with a `close()` method has it called once training ends (however
 it ends), e.g. to finish a progress bar."""
 import numbers
 import sys
+import warnings
 from dataclasses import dataclass
 
 from .metric_history import MetricHistory
@@ -68,8 +69,9 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     validation set and metric is watched (first_metric_only: only the first
     metric, on every set), the first to stall decides, and when every round
     runs the best round of the first watched one is kept all the same. The
-    training set is never watched, wherever valid_sets lists it, unless it
-    is the only one. The arguments are in LightGBM's order."""
+    training set is never watched, wherever valid_sets lists it; when it is
+    the only set, early stopping is off, with a warning, as in LightGBM.
+    The arguments are in LightGBM's order."""
     if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral) \
             or stopping_rounds < 1:
         raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
@@ -84,7 +86,13 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
         if not results:
             raise ValueError("early stopping needs at least one validation set (valid_sets) and "
                              "a metric (metric='None' leaves only feval's)")
-        watched = [r for r in results if r[0] != env.training_set_name] or results
+        watched = [r for r in results if r[0] != env.training_set_name]
+        if not watched:
+            if env.iteration == env.begin_iteration:
+                warnings.warn("early stopping is off: the training set is the only one "
+                              "evaluated (as LightGBM, it never watches it); give a validation "
+                              "set", UserWarning, stacklevel=2)
+            return
         if first_metric_only:
             watched = [r for r in watched if r[1] == results[0][1]]
         for data, metric, value, higher_is_better in watched:

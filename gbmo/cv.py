@@ -1,11 +1,12 @@
 """cv(): k-fold cross-validation with the folds trained in lockstep, so early
 stopping and other callbacks see the metric averaged over folds every round
 (as LightGBM's cv does)."""
+import json
 import numbers
 
 import numpy as np
 
-from .booster import Booster
+from .booster import Booster, JSONModel, ModelFormatError
 from .callback import CallbackEnv, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
@@ -52,22 +53,44 @@ def _check_folds(folds, n_rows):
     return pairs
 
 
-class CVBooster:
+class CVBooster(JSONModel):
     """cv's fold models, as LightGBM's CVBooster: `boosters` (one per fold)
     and `best_iteration`. A Booster method called on it runs on every fold's
     booster and gives the list of their results: cvbooster.predict(X) is one
-    prediction per fold."""
+    prediction per fold (num_trees() too). save_model / model_to_string /
+    dump_model keep every fold in one JSON document, which
+    CVBooster(model_file=...) or CVBooster(model_str=...) loads."""
 
-    def __init__(self, boosters):
-        self.boosters = boosters
-        self.best_iteration = boosters[0].best_iteration
+    def __init__(self, boosters=None, model_file=None, model_str=None):
+        if model_file is not None:
+            with open(model_file, encoding="utf-8") as f:
+                model_str = f.read()
+        if model_str is not None:
+            document = json.loads(model_str)
+            if not isinstance(document, dict) or not isinstance(document.get("boosters"), list):
+                raise ModelFormatError("not a gbmo CVBooster: it needs a 'boosters' list of "
+                                       "models")
+            boosters = [Booster(model_str=json.dumps(model)) for model in document["boosters"]]
+        if not boosters:
+            raise ValueError("CVBooster needs boosters, a model_file or a model_str")
+        self.boosters = boosters if isinstance(boosters, list) else list(boosters)
+        self.best_iteration = self.boosters[0].best_iteration
+
+    def dump_model(self, num_iteration=None, start_iteration=0):
+        """{"boosters": [each fold's dump_model], "best_iteration": ...}."""
+        return {"boosters": [booster.dump_model(num_iteration, start_iteration)
+                             for booster in self.boosters],
+                "best_iteration": self.best_iteration}
 
     def __getattr__(self, name):
-        if name.startswith("_") or not callable(getattr(Booster, name, None)):
+        member = getattr(Booster, name, None)
+        if name.startswith("_") or not (callable(member) or isinstance(member, property)):
             raise AttributeError(f"CVBooster has no attribute {name!r}; it has boosters, "
                                  "best_iteration and the Booster methods, run on every fold")
 
         def on_every_fold(*args, **kwargs):
+            if isinstance(member, property):
+                return [getattr(booster, name) for booster in self.boosters]
             return [getattr(booster, name)(*args, **kwargs) for booster in self.boosters]
 
         return on_every_fold

@@ -23,7 +23,7 @@ from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import threads_for
-from .params import resolve_params, split_controls
+from .params import bags, check_sampling, resolve_params, split_controls
 from .thread_governor import thread_governor
 
 
@@ -362,7 +362,6 @@ class _Trainer:
                                                          train_set.n_features, n_outputs)
         booster.output_importance = (self.importance if init_model is None
                                      or init_model.output_importance is not None else None)
-        self.bagging = params["subsample"] < 1.0 and params["subsample_freq"] > 0
         self.goss = params["data_sample_strategy"] == "goss"
         self.row_sample = None
         self.dart = params["boosting"] == "dart"
@@ -379,8 +378,11 @@ class _Trainer:
     def _round(self, iteration):
         params, rng, raw = self.params, self.rng, self.raw
         n_rows, n_threads = self.train_set.n_rows, params["n_threads"]
-        if self.bagging and iteration % params["subsample_freq"] == 0:
+        check_sampling(params)  # reset_parameter may have changed it
+        if bags(params) and iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
+        elif not bags(params):
+            self.row_sample = None  # GOSS draws its own below
         dropped, n_dropped = self._drop() if self.dart else ([], 0)
         shrinkage = params["learning_rate"] / (1 + n_dropped)
         weight = self.train_set.weight
@@ -397,13 +399,13 @@ class _Trainer:
             raise ValueError("monotone_constraints and max_delta_step bound the leaf values of "
                              "the outputs, so they cannot be kept when an objective's update "
                              "gradients set the leaves; drop one of the two")
-        new_trees = [self._grow(output, tree_grad, tree_hess, update, shrinkage) for output, (
-            tree_grad, tree_hess) in enumerate(_per_tree_gradients(grad, hess,
-                                                                   self.single_output))]
-        missing_bin = self.bin_mapper.missing_bin
         # monotone constraints' bounds shrink down the tree, and the leaves keep none
         renew = (self.goss and self.row_sample is not None and params["goss_renew_leaves"]
                  and params["monotone_constraints"] is None)
+        new_trees = [self._grow(output, tree_grad, tree_hess, update, shrinkage, not renew)
+                     for output, (tree_grad, tree_hess) in enumerate(
+                         _per_tree_gradients(grad, hess, self.single_output))]
+        missing_bin = self.bin_mapper.missing_bin
         if renew:
             new_trees = [self._renew_leaves(tree, output, exact, shrinkage)
                          for output, (tree, _, _, _) in enumerate(new_trees)]
@@ -438,31 +440,38 @@ class _Trainer:
         rows = np.argsort(keys, kind="stable").astype(ROW_DTYPE)
         leaf_stop = np.cumsum(np.bincount(leaf, minlength=tree.n_leaves)).astype(np.intp)
         leaf_start = np.concatenate([[0], leaf_stop[:-1]]).astype(np.intp)
-        values = self._residual_leaf_values(output, rows, leaf_start, leaf_stop)
-        if values is None:
-            values = _leaf_values((grad, hess), rows, leaf_start, leaf_stop,
-                                  self.params["lambda_l2"], self.params["lambda_l1"], n_threads)
+        values = _leaf_values((grad, hess), rows, leaf_start, leaf_stop,
+                              self.params["lambda_l2"], self.params["lambda_l1"], n_threads)
         bound = self.params["max_delta_step"]
         if bound > 0:
             np.clip(values, -bound, bound, out=values)
-        values *= shrinkage
-        if tree.leaf_outputs is not None and not self.single_output:  # sparse leaves
-            values = np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
-        tree.leaf_values = np.ascontiguousarray(values)
+        values = self._kept_outputs(values, tree)
+        tree.leaf_values = self._with_residual_values(values, tree, output, rows, leaf_start,
+                                                      leaf_stop) * shrinkage
         return tree, leaf_start, leaf_stop, rows
 
-    def _residual_leaf_values(self, output, rows, leaf_start, leaf_stop):
-        """(n_leaves, outputs) leaf values that the loss sets from the leaves'
-        residuals (renew_leaf_values: quantile's residual quantiles, as
-        LightGBM renews its quantile and L1 leaves), before the learning rate;
-        None when it sets none, or under monotone_constraints or
-        max_delta_step, whose bounds hold the gradients' values."""
+    def _kept_outputs(self, values, tree):
+        """(n_leaves, d) values as the tree's leaves hold them: a sparse
+        leaf's outputs only (a single-output tree's values are its own)."""
+        if tree.leaf_outputs is None or self.single_output:
+            return values
+        return np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
+
+    def _with_residual_values(self, values, tree, output, rows, leaf_start, leaf_stop):
+        """The leaf values, in the tree's form, with those the loss sets from
+        the leaves' residuals (renew_leaf_values: quantile's residual
+        quantiles, as LightGBM renews its quantile and L1 leaves) in place of
+        the gradients' (before the learning rate); unchanged where it sets
+        none (NaN), and under monotone_constraints or max_delta_step, whose
+        bounds hold the gradients' values."""
         renew = getattr(self.loss, "renew_leaf_values", None)
         if renew is None or self.monotone is not None:
-            return None
+            return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
-        return np.asarray(renew(self.y, self.raw, self.train_set.weight, rows, leaf_start,
-                                leaf_stop, outputs), dtype=np.float64)
+        renewed = self._kept_outputs(np.asarray(
+            renew(self.y, self.raw, self.train_set.weight, rows, leaf_start, leaf_stop, outputs),
+            dtype=np.float64), tree)
+        return np.ascontiguousarray(np.where(np.isnan(renewed), values, renewed))
 
     def _leaf_of_rows(self, tree):
         """The leaf of every training row in tree: the binned walk that updates
@@ -515,8 +524,10 @@ class _Trainer:
             update = tuple(amplified(update, other, factor))
         return grad, hess, update
 
-    def _grow(self, output, grad, hess, update, shrinkage):
-        """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf)."""
+    def _grow(self, output, grad, hess, update, shrinkage, residual_values=True):
+        """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf).
+        residual_values: whether the loss may set its leaves from their
+        residuals here (not when GOSS sets them again from every row)."""
         params, workspace = self.params, self.workspace
         hess, hess_constant = _split_hessian(hess)
         monotone = self.monotone
@@ -536,11 +547,9 @@ class _Trainer:
         else:
             covered = slice(output, output + 1) if self.single_output else slice(None)
             self.importance.add(*grower.split_output_gains, covered)
-        renewed = self._residual_leaf_values(output, workspace.rows, leaf_start, leaf_stop)
-        if renewed is not None:
-            if tree.leaf_outputs is not None:  # sparse leaves keep their outputs' values
-                renewed = np.take_along_axis(renewed, tree.leaf_outputs.astype(np.intp), axis=1)
-            tree.leaf_values = np.ascontiguousarray(renewed)
+        if residual_values:
+            tree.leaf_values = self._with_residual_values(tree.leaf_values, tree, output,
+                                                          workspace.rows, leaf_start, leaf_stop)
         tree.leaf_values *= shrinkage
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)

@@ -61,8 +61,8 @@ class Loss:
     # Optional: renew_leaf_values(y, raw, weight, rows, leaf_start, leaf_stop, outputs)
     # -> (n_leaves, len(outputs)) values set from each leaf's residuals before the
     # learning rate (leaf l's rows are rows[leaf_start[l]:leaf_stop[l]]), replacing
-    # the gradients' -G / (H + lambda): what LightGBM does for quantile and L1, whose
-    # constant hessian makes the gradients' values poor steps.
+    # the gradients' -G / (H + lambda) (NaN: keep it): what LightGBM does for quantile
+    # and L1, whose constant hessian makes the gradients' values poor steps.
 
 
 # Gradients are float32: targets beyond this would overflow them into inf/NaN.
@@ -485,6 +485,23 @@ class MultiTaskLoss(Loss):
     def value(self, y, raw):
         return sum(weight * loss.value(y[:, columns], raw[:, columns])
                    for loss, columns, weight in self._tasks())
+
+    def renew_leaf_values(self, y, raw, weight, rows, leaf_start, leaf_stop, outputs):
+        """The renewed values of the outputs whose task's loss renews its
+        leaves (quantile, l1), NaN for the others (they keep their gradients'
+        values)."""
+        values = np.full((len(leaf_start), len(outputs)), np.nan)
+        for loss, columns, _ in self._tasks():
+            renew = getattr(loss, "renew_leaf_values", None)
+            wanted = [(position, columns.index(j)) for position, j in enumerate(outputs)
+                      if j in columns]
+            if renew is None or not wanted:
+                continue
+            positions, local = (list(part) for part in zip(*wanted))
+            values[:, positions] = renew(np.ascontiguousarray(y[:, columns]),
+                                         np.ascontiguousarray(raw[:, columns]), weight, rows,
+                                         leaf_start, leaf_stop, local)
+        return values
 
     def transform(self, raw):
         out = np.empty(raw.shape)

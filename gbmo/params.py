@@ -461,6 +461,23 @@ RESETTABLE = ("learning_rate", "lambda_l1", "lambda_l2", "min_gain", "min_sample
               "drop_rate", "skip_drop", "top_rate", "other_rate")
 
 
+def bags(params):
+    """Whether rows are bagged: subsample < 1 drawn every subsample_freq > 0 rounds."""
+    return params["subsample"] < 1.0 and params["subsample_freq"] > 0
+
+
+def check_sampling(params):
+    """GOSS's sampling parameters, checked when training starts and every
+    round (reset_parameter may change them)."""
+    if params["data_sample_strategy"] == "goss" and (
+            bags(params) or params["top_rate"] + params["other_rate"] > 1.0):
+        raise ValueError(
+            "data_sample_strategy='goss' draws each tree's rows itself from top_rate and "
+            "other_rate, whose sum must be <= 1, and takes no bagging (subsample=1 or "
+            f"subsample_freq=0); got top_rate={params['top_rate']}, "
+            f"other_rate={params['other_rate']}, subsample={params['subsample']}")
+
+
 def checked_value(key, value):
     """(gbmo's name, the checked value) of a parameter given under any of its
     names (a peer's gain threshold halved)."""
@@ -530,13 +547,7 @@ def resolve_params(params):
                                or any(isinstance(f, list) for group in groups for f in group)):
         raise ValueError("parameter 'interaction_constraints' must be a list of lists of "
                          f"feature indices, e.g. [[0, 1], [2, 3, 4]]; got {groups!r}")
-    if resolved["data_sample_strategy"] == "goss" and (
-            resolved["subsample"] < 1.0 or resolved["top_rate"] + resolved["other_rate"] > 1.0):
-        raise ValueError(
-            "data_sample_strategy='goss' draws each tree's rows itself from top_rate and "
-            "other_rate, whose sum must be <= 1, and needs subsample=1; got "
-            f"top_rate={resolved['top_rate']}, other_rate={resolved['other_rate']}, "
-            f"subsample={resolved['subsample']}")
+    check_sampling(resolved)
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")
     if resolved["n_threads"] in (-1, 0):

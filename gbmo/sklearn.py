@@ -654,7 +654,9 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
 
     One tree per round serves all outputs: y of shape (n,) gives predictions
     of shape (n,), y of shape (n, d) predictions of shape (n, d). Squared
-    error loss. `score` is R² averaged uniformly over the outputs.
+    error loss unless `objective` names another (huber, quantile, l1,
+    poisson, ... with gbmo-losses) or gives a function. `score` is R²
+    averaged uniformly over the outputs.
 
     Parameters (gbmo names in brackets where they differ): n_estimators
     (num_boost_round), learning_rate, boosting, drop_rate, max_drop,
@@ -955,9 +957,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                                          start_iteration=start_iteration,
                                          **{name: True for name, on in options.items() if on})
         if not getattr(self, "_sparse_labels", False):
-            proba = self.predict_proba(X, num_iteration=num_iteration,
-                                       start_iteration=start_iteration)
-            return proba if isinstance(self.booster_.loss, CustomObjective) else self._labels(proba)
+            return self._predicted(self.predict_proba(X, num_iteration=num_iteration,
+                                                      start_iteration=start_iteration))
         X = self._check_predict_X(X)
         block = max(1, _PREDICT_BLOCK_VALUES // self.n_classes_)
         return sp.vstack([self._labels(self.booster_.predict(
@@ -979,7 +980,12 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         """Yields predict after each round, up to best_iteration_ (the last one
         equals predict(X))."""
         for proba in self.staged_predict_proba(X):
-            yield self._labels(proba)
+            yield self._predicted(proba)
+
+    def _predicted(self, proba):
+        """predict's result from predict_proba's: the labels, or with an
+        objective function its raw scores, as LightGBM's."""
+        return proba if isinstance(self.booster_.loss, CustomObjective) else self._labels(proba)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -32,7 +32,7 @@ from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
-from .params import canonical_objective, resolve_params
+from .params import bags, canonical_objective, resolve_params
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -448,6 +448,16 @@ def split_sparse_params(params):
     return params, objective, threshold, metrics
 
 
+def _check_sparse_sampling(params):
+    """The sparse-Y path grows every tree on every row, with every feature at
+    each node (checked when training starts and every round)."""
+    if bags(params) or params["colsample_bynode"] < 1.0:
+        raise ValueError("a sparse Y supports no bagging (subsample=1 or subsample_freq=0) "
+                         "and colsample_bynode=1 only (for now), got "
+                         f"subsample={params['subsample']}, "
+                         f"colsample_bynode={params['colsample_bynode']}")
+
+
 class SparseOutputTrainer:
     """The sparse-output counterpart of engine._Trainer: one round per step."""
 
@@ -464,12 +474,10 @@ class SparseOutputTrainer:
                              f"got split={params['split']!r}, top_k={params['top_k']!r}")
         if params["tree_mode"] != "multi_output" or params["ensembler"] is not None:
             raise ValueError("a sparse Y needs tree_mode='multi_output' and no ensembler")
-        if params["subsample"] < 1.0 or params["colsample_bynode"] < 1.0 \
-                or params["growth"] != "bestfirst":
-            raise ValueError("a sparse Y supports growth='bestfirst', subsample=1 and "
-                             "colsample_bynode=1 only (for now), got "
-                             f"growth={params['growth']!r}, subsample={params['subsample']}, "
-                             f"colsample_bynode={params['colsample_bynode']}")
+        if params["growth"] != "bestfirst":
+            raise ValueError(f"a sparse Y supports growth='bestfirst' only (for now), got "
+                             f"growth={params['growth']!r}")
+        _check_sparse_sampling(params)
         if params["interaction_constraints"] is not None:
             raise ValueError("a sparse Y does not take interaction_constraints yet")
         if params["boosting"] != "gbdt":
@@ -523,6 +531,7 @@ class SparseOutputTrainer:
         """Grows the round's tree on the thread governor's count (as
         engine._Trainer.step) and returns the evaluation results."""
         self.params["n_threads"] = self.threads.round_threads()
+        _check_sparse_sampling(self.params)  # reset_parameter may have changed it
         results = self._round()
         self.threads.round_done()
         return results

@@ -48,10 +48,13 @@ def test_pickle_keeps_the_records_and_the_best_score():
     assert clone.best_score == booster.best_score and clone.best_score["valid_0"]["l2_root"]
     assert clone.evals_result == booster.evals_result
     state = booster.__getstate__()
-    del state["best_score"]  # as pickled by an earlier gbmo
+    del state["best_score"]  # as pickled by an earlier gbmo, with plain dicts
+    state["evals_result"] = {name: dict(history) for name, history in
+                             state["evals_result"].items()}
     old = gbmo.Booster.__new__(gbmo.Booster)
     old.__setstate__(state)
     assert old.best_score == {}
+    assert old.evals_result["valid_0"]["l2_root"] == booster.evals_result["valid_0"]["rmse"]
 
 
 def test_model_file_does_not_carry_thread_count(trained):

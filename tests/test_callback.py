@@ -146,7 +146,7 @@ def test_tqdm_progress_bar_is_closed_when_early_stopping_ends_training():
     stream = io.StringIO()
     data = _progress_data()
     booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "min_samples_leaf": 1}, data,
-                         200, valid_sets=[data],
+                         200, valid_sets=[data.create_valid(data.X, data.Y)],
                          callbacks=[gbmo.progress_bar(stream=stream),
                                     gbmo.early_stopping(1, verbose=False)])
     rounds = booster.current_iteration()
@@ -236,8 +236,9 @@ def test_early_stopping_never_watches_the_training_set_wherever_it_is_listed():
     named = gbmo.train(PARAMS, train, 500, valid_sets=[valid, train],
                        valid_names=["holdout", "fit"], callbacks=stopping)
     assert named.best_iteration == valid_only.best_iteration
-    alone = gbmo.train(PARAMS, train, 40, valid_sets=[train], callbacks=stopping)
-    assert alone.num_trees == 40  # the training set alone is watched, and keeps improving
+    with pytest.warns(UserWarning, match="early stopping is off"):
+        alone = gbmo.train(PARAMS, train, 40, valid_sets=[train], callbacks=stopping)
+    assert alone.num_trees == 40
 
 
 def test_one_validation_set_and_name_as_lightgbm_takes_them():
@@ -396,3 +397,27 @@ def test_reset_parameter_checks_the_list_length_and_the_values():
     with pytest.raises(ValueError, match="'subsample'"):
         gbmo.train({"verbosity": 0}, data, 3, callbacks=[gbmo.reset_parameter(
             bagging_fraction=lambda i: 1.5)])
+
+
+def test_reset_parameter_can_start_bagging_and_is_refused_where_no_bagging_is_taken():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 3))
+    data = gbmo.Dataset(X, X[:, 0] + 0.1 * rng.normal(size=300))
+    reset = gbmo.train({"verbosity": 0}, data, 5,
+                       callbacks=[gbmo.reset_parameter(bagging_fraction=[0.5] * 5)])
+    from_start = gbmo.train({"verbosity": 0, "subsample": 0.5}, data, 5)
+    np.testing.assert_array_equal(reset.predict(X), from_start.predict(X))
+    with pytest.raises(ValueError, match="takes no bagging"):
+        gbmo.train({"verbosity": 0, "data_sample_strategy": "goss"}, data, 3,
+                   callbacks=[gbmo.reset_parameter(subsample=[0.5] * 3)])
+
+
+def test_early_stopping_is_off_when_the_training_set_is_the_only_one():
+    """As LightGBM: it watched the training error then, which always improves
+    or stalls by chance, not the model's error on new rows."""
+    X = np.random.default_rng(6).normal(size=(200, 3))
+    data = gbmo.Dataset(X, X[:, 0])
+    with pytest.warns(UserWarning, match="early stopping is off: the training set is the only"):
+        booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "min_gain": 50.0}, data, 30,
+                             valid_sets=[data], callbacks=[gbmo.early_stopping(3, verbose=False)])
+    assert booster.current_iteration() == 30 and booster.best_iteration == 0

@@ -119,19 +119,22 @@ def test_rounds_without_a_value_do_not_end_early_stopping():
         rounds.append(len(rounds))
         return "late", (np.nan if len(rounds) <= 6 else float(len(rounds))), True
 
-    booster = gbmo.train({"verbosity": 0, "metric": "rmse"}, data, 30, valid_sets=[data],
-                         feval=late, callbacks=[gbmo.early_stopping(5, verbose=False)])
-    assert len(booster.evals_result["training"]["late"]) == 30
+    booster = gbmo.train({"verbosity": 0, "metric": "rmse"}, data, 30,
+                         valid_sets=[data.create_valid(X, Y)], feval=late,
+                         callbacks=[gbmo.early_stopping(5, first_metric_only=False,
+                                                        verbose=False)])
+    late_values = booster.evals_result["valid_0"]["late"]
+    assert np.isnan(late_values[:6]).all() and len(late_values) > 6 + 5
 
 
 @pytest.mark.parametrize("none", ["None", "na", "custom"])
 def test_metric_none_leaves_only_the_custom_metrics(none):
     X, Y = _data()
     data = gbmo.Dataset(X, Y)
-    booster = gbmo.train({"verbosity": 0, "metric": none}, data, 40, valid_sets=[data],
-                         feval=worst_output_mae,
+    booster = gbmo.train({"verbosity": 0, "metric": none}, data, 40,
+                         valid_sets=[data.create_valid(X, Y)], feval=worst_output_mae,
                          callbacks=[gbmo.early_stopping(3, first_metric_only=True,
                                                         verbose=False)])
-    assert list(booster.evals_result["training"]) == ["worst_mae"]
-    history = booster.evals_result["training"]["worst_mae"]
-    assert history[booster.best_iteration - 1] == min(history)
+    assert list(booster.evals_result["valid_0"]) == ["worst_mae"]
+    history = booster.evals_result["valid_0"]["worst_mae"]
+    assert booster.best_iteration > 0 and history[booster.best_iteration - 1] == min(history)

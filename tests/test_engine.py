@@ -626,3 +626,30 @@ def test_lightgbm_s_dataset_getters_and_setters():
     np.testing.assert_array_equal(gbmo.train({"verbosity": 0}, set_later, 3).predict(X),
                                   gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, 0]), 3)
                                   .predict(X))
+
+
+def test_subsample_without_bagging_frequency_is_taken_where_bagging_is_not():
+    """subsample_freq = 0 (LightGBM's estimators' default) means no bagging,
+    so a subsample below 1 beside GOSS means nothing, as in LightGBM."""
+    X = np.random.default_rng(13).normal(size=(200, 3))
+    data = gbmo.Dataset(X, X[:, 0])
+    goss = {"verbosity": 0, "data_sample_strategy": "goss"}
+    np.testing.assert_array_equal(
+        gbmo.train({**goss, "subsample": 0.8, "subsample_freq": 0}, data, 3).predict(X),
+        gbmo.train(goss, data, 3).predict(X))
+    with pytest.raises(ValueError, match="takes no bagging"):
+        gbmo.train({**goss, "subsample": 0.8}, data, 3)
+
+
+def test_the_cvbooster_saves_every_fold_in_one_file(tmp_path):
+    X = np.random.default_rng(14).normal(size=(200, 3))
+    cvbooster = gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, X[:, 0]), 4, nfold=3,
+                        return_cvbooster=True)["cvbooster"]
+    assert cvbooster.num_trees() == [4, 4, 4]
+    cvbooster.save_model(tmp_path / "folds.json", num_iteration=2)
+    loaded = gbmo.CVBooster(model_file=tmp_path / "folds.json")
+    assert len(loaded.boosters) == 3
+    for got, expected in zip(loaded.predict(X), cvbooster.predict(X, num_iteration=2)):
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(gbmo.ModelFormatError, match="not a gbmo CVBooster"):
+        gbmo.CVBooster(model_str='{"trees": []}')

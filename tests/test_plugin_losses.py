@@ -368,17 +368,38 @@ def test_quantile_leaves_are_the_quantiles_of_their_rows_residuals(params):
     repeated = np.repeat(np.arange(400), weight)
     levels = [0.2, 0.7]
     booster = gbmo.train({**FAST, "objective": "quantile", "alpha": levels, "max_leaves": 6,
-                          "learning_rate": 1.0, **params},
-                         gbmo.Dataset(X, y, weight=weight.astype(float)), 1)
+                          "learning_rate": 0.5, **params},
+                         gbmo.Dataset(X, y, weight=weight.astype(float)), 2)
     rate, leaves = booster.params["learning_rate"], booster.predict_leaf(X)
     for t, tree in enumerate(booster.trees):
+        # the residuals from the raw scores before the tree's round
+        done = t // booster.trees_per_round
+        raw = (np.tile(booster.init_score, (len(X), 1)) if done == 0
+               else booster.predict(X, raw_score=True, num_iteration=done))
         for leaf in range(tree.n_leaves):
             rows = repeated[leaves[repeated, t] == leaf]
             for position, value in enumerate(tree.leaf_values[leaf]):
                 j = position if tree.leaf_outputs is None else tree.leaf_outputs[leaf, position]
-                expected = np.quantile(y[rows] - booster.init_score[j], levels[j],
-                                       method="inverted_cdf")
+                expected = np.quantile(y[rows] - raw[rows, j], levels[j], method="inverted_cdf")
                 assert value / rate == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+def test_a_quantile_task_of_a_multitask_loss_renews_its_leaves_and_the_others_keep_theirs():
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(500, 3))
+    Y = np.column_stack([100 * X[:, 0] + 10 * rng.normal(size=500), X[:, 1]])
+    multi = gbmo.train({**FAST, "learning_rate": 1.0, "max_leaves": 4, "objective":
+                        gbmo.MultiTaskLoss([("quantile", [0], {"alpha": 0.8}), ("mse", [1])])},
+                       gbmo.Dataset(X, Y), 1)
+    tree, leaves = multi.trees[0], multi.predict_leaf(X)[:, 0]
+    for leaf in range(tree.n_leaves):
+        rows = leaves == leaf
+        residual = Y[rows] - multi.init_score
+        assert tree.leaf_values[leaf, 0] == pytest.approx(
+            np.quantile(residual[:, 0], 0.8, method="inverted_cdf"), rel=1e-12)
+        # the mse task keeps its gradients' value, -G / (H + lambda_l2 = 1)
+        assert tree.leaf_values[leaf, 1] == pytest.approx(
+            residual[:, 1].sum() / (rows.sum() + 1.0), rel=1e-6)
 
 
 def test_quantile_leaves_under_monotone_constraints_keep_the_bounded_gradient_values():

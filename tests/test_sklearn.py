@@ -827,6 +827,9 @@ def test_a_classifier_with_an_objective_function_predicts_raw_scores_as_lightgbm
     for method in (model.predict, model.predict_proba):
         with pytest.warns(UserWarning, match="returning raw scores instead"):
             np.testing.assert_array_equal(method(X), raw)
+    for staged in (model.staged_predict, model.staged_predict_proba):
+        with pytest.warns(UserWarning, match="returning raw scores instead"):
+            np.testing.assert_array_equal(list(staged(X))[-1], raw)
     assert ((raw > 0) == y).mean() > 0.9  # it did learn the logistic loss
 
 

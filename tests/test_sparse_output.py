@@ -525,3 +525,13 @@ def test_a_sparse_y_refuses_boost_from_average_false():
     with pytest.raises(ValueError, match="a sparse Y does not take boost_from_average=False"):
         gbmo.train(dict(BASE_PARAMS, boost_from_average=False),
                    gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
+
+
+def test_a_sparse_y_takes_a_subsample_without_bagging_frequency():
+    X, Y = make_multilabel(n=100, seed=11)
+    plain = gbmo.train(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y)), 2)
+    unused = gbmo.train(dict(BASE_PARAMS, subsample=0.5, subsample_freq=0),
+                        gbmo.Dataset(X, sp.csr_matrix(Y)), 2)
+    np.testing.assert_array_equal(unused.predict(X), plain.predict(X))
+    with pytest.raises(ValueError, match="a sparse Y supports no bagging"):
+        gbmo.train(dict(BASE_PARAMS, subsample=0.5), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
