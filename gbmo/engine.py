@@ -588,6 +588,11 @@ def _prepare_callbacks(callbacks, params):
     them, every round is logged. DART refuses early stopping (LightGBM turns
     it off with a warning): each round rescales earlier ones, so a best
     round's model is gone."""
+    for callback in callbacks or []:
+        if not callable(callback):
+            raise TypeError(f"callbacks must be callables taking a CallbackEnv (gbmo's own, or "
+                            f"written as LightGBM's), got {type(callback).__module__}."
+                            f"{type(callback).__qualname__}")
     callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
     if params["boosting"] == "dart" and any(getattr(c, "stops_early", False) for c in callbacks):
         raise ValueError("boosting='dart' takes no early stopping: every round rescales the "

@@ -151,6 +151,8 @@ PARAMS = {
     "deterministic": Spec(False, bool, doc="gbmo's models never depend on the threads or the "
                                            "machine's load: no effect"),
     "device_type": Spec("cpu", str, choices=("cpu",), doc="gbmo trains on the CPU"),
+    "tree_method": Spec("hist", str, choices=("hist", "auto"),
+                        doc="XGBoost's; gbmo's trees are histogram-based: no effect"),
 }
 
 ALIASES = {
@@ -201,6 +203,14 @@ ALIASES = {
     "categorical_column": "categorical_feature",
     "categorical_features": "categorical_feature",
     "device": "device_type",
+    # XGBoost's and CatBoost's names
+    "multi_strategy": "tree_mode",
+    "grow_policy": "growth",
+    "eval_metric": "metric",
+    "l2_leaf_reg": "lambda_l2",
+    "random_seed": "seed",
+    "thread_count": "n_threads",
+    "loss_function": "objective",
 }
 
 
@@ -211,6 +221,13 @@ OBJECTIVE_ALIASES = {
     "squared_error": "mse", "reg:squarederror": "mse",
     "multiclass": "softmax", "multi:softprob": "softmax",
     "binary": "sigmoid", "binary:logistic": "sigmoid", "multilabel": "sigmoid",
+    "reg:logistic": "sigmoid",
+    # CatBoost's
+    "RMSE": "mse", "MultiRMSE": "mse", "Logloss": "sigmoid", "MultiLogloss": "sigmoid",
+    "MultiClass": "softmax",
+    # gbmo-losses' (plugins: refused as unknown without them), by XGBoost's names
+    "reg:absoluteerror": "l1", "reg:quantileerror": "quantile", "count:poisson": "poisson",
+    "reg:tweedie": "tweedie", "reg:gamma": "gamma",
     # gbmo-losses' l1 (a plugin: refused as unknown without it)
     "regression_l1": "l1", "mae": "l1", "mean_absolute_error": "l1",
     # LightGBM's cross-entropy takes labels anywhere in [0, 1], as sigmoid does
@@ -276,6 +293,9 @@ def _check_value(name, value, spec):
                 f"parameter {name!r} = {value!r} is not allowed; allowed: {', '.join(spec.choices)}"
             )
         return value
+    if spec.many and isinstance(value, (str, dict)):
+        raise TypeError(f"parameter {name!r} takes a list, got {value!r} (XGBoost's string "
+                        "and dict forms are not taken: give the list itself)")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"parameter {name!r} must be a number, got {value!r}")
     if spec.kind is int:
@@ -478,10 +498,23 @@ def check_sampling(params):
             f"other_rate={params['other_rate']}, subsample={params['subsample']}")
 
 
+# Values other libraries give under their names: XGBoost's multi_strategy and
+# grow_policy, CatBoost's boolean verbose.
+_VALUE_ALIASES = {
+    "multi_strategy": {"multi_output_tree": "multi_output",
+                       "one_output_per_tree": "single_output"},
+    "grow_policy": {"lossguide": "bestfirst"},
+    "verbose": {False: 0, True: 1},
+}
+
+
 def checked_value(key, value):
     """(gbmo's name, the checked value) of a parameter given under any of its
-    names (a peer's gain threshold halved)."""
+    names (another library's values translated, a peer's gain threshold
+    halved)."""
     name = ALIASES.get(key, key)
+    if isinstance(value, (str, bool)):
+        value = _VALUE_ALIASES.get(key, {}).get(value, value)
     value = _check_value(name, value, PARAMS[name])
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 

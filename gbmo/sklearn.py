@@ -42,7 +42,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, check_random_state, column_or_1d
 
 from .booster import Booster
-from .callback import early_stopping
+from .callback import early_stopping, log_evaluation
 from .categorical import (align_dataframe_categories, dataframe_categories,
                           resolve_categorical_features)
 from .dataset import Dataset
@@ -76,8 +76,9 @@ _X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without den
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
 
 
-def _check_sample_weight(sample_weight, n_rows):
-    """sample_weight (None, a number or an array-like) as float64 (n_rows,), or None."""
+def _check_sample_weight(sample_weight, n_rows, name="sample_weight"):
+    """sample_weight (None, a number or an array-like) as float64 (n_rows,), or
+    None; errors call it name."""
     if sample_weight is None:
         return None
     if isinstance(sample_weight, numbers.Number):
@@ -85,17 +86,15 @@ def _check_sample_weight(sample_weight, n_rows):
     try:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"sample_weight must be numeric: {err}") from None
+        raise TypeError(f"{name} must be numeric: {err}") from None
     if sample_weight.shape != (n_rows,):
-        raise ValueError(
-            f"sample_weight must have shape ({n_rows},), got {sample_weight.shape}"
-        )
+        raise ValueError(f"{name} must have shape ({n_rows},), got {sample_weight.shape}")
     if not np.all(np.isfinite(sample_weight)):
-        raise ValueError("sample_weight contains NaN or infinite values")
+        raise ValueError(f"{name} contains NaN or infinite values")
     if np.any(sample_weight < 0):
-        raise ValueError("sample_weight must be >= 0 (negative weights are not allowed)")
+        raise ValueError(f"{name} must be >= 0 (negative weights are not allowed)")
     if not np.any(sample_weight > 0):
-        raise ValueError("sample_weight must contain at least one non-zero weight")
+        raise ValueError(f"{name} must contain at least one non-zero weight")
     return sample_weight
 
 
@@ -130,6 +129,15 @@ def _numeric_X(X, pandas_categories, n_features, name="X"):
                         f"{name} of dtype {dtype} has a value that is not a number: {err}. "
                         "Convert or encode such columns as numbers first") from None
     return X
+
+
+def _log_period(verbose):
+    """fit's verbose as log_evaluation's period (0: no log)."""
+    if verbose is None or isinstance(verbose, bool):
+        return int(bool(verbose))
+    if isinstance(verbose, numbers.Integral) and verbose >= 0:
+        return int(verbose)
+    raise ValueError(f"verbose must be True, False or a number of rounds >= 0, got {verbose!r}")
 
 
 def _one_per_pair(name, values, n_pairs):
@@ -182,7 +190,9 @@ def _eval_metrics(eval_metric):
 def _as_feval(function):
     """A scikit-learn style metric function as train's feval(preds, eval_data);
     one that cannot be called as (y_true, y_pred) or (y_true, y_pred, weight)
-    is refused before training."""
+    is refused before training. One that returns a number alone (a
+    scikit-learn metric, as XGBoost takes them) is recorded under its
+    function's name, lower being better, as XGBoost minimises it."""
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # a builtin without a signature: called with two
@@ -195,7 +205,10 @@ def _as_feval(function):
 
     def feval(preds, eval_data):
         weight = (eval_data.get_weight(),) if takes_weight else ()
-        return function(eval_data.get_label(), preds, *weight)
+        result = function(eval_data.get_label(), preds, *weight)
+        if isinstance(result, numbers.Real) and not isinstance(result, bool):
+            return getattr(function, "__name__", "eval_metric"), float(result), False
+        return result
 
     feval.__qualname__ = getattr(function, "__qualname__", repr(function))
     return feval
@@ -445,8 +458,11 @@ class _GBMOModel(BaseEstimator):
     # -- fit ----------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
             eval_sample_weight=None, eval_init_score=None, eval_metric=None,
-            feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None):
-        """Trains the model. The arguments are LightGBM's, in its order.
+            feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None,
+            verbose=False):
+        """Trains the model. The arguments are LightGBM's, in its order, and
+        XGBoost's and CatBoost's verbose (True: log every round's metrics; a
+        number n: every n rounds).
 
         eval_set: a list of (X, y) pairs evaluated every round and recorded in
         `evals_result_` ("valid_0", "valid_1", ...); with
@@ -475,6 +491,7 @@ class _GBMOModel(BaseEstimator):
         """
         n_estimators, rounds, fraction = self._check_own_params()
         extra_metrics, fevals = _eval_metrics(eval_metric)
+        log_period = _log_period(verbose)
         given_X, given_y = X, y
         if rounds is not None and self.boosting == "dart":
             raise ValueError(f"early_stopping_rounds={rounds} is not taken with "
@@ -544,7 +561,8 @@ class _GBMOModel(BaseEstimator):
                 X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
-                                   _check_sample_weight(valid_weight, X_valid.shape[0]),
+                                   _check_sample_weight(valid_weight, X_valid.shape[0],
+                                                        f"eval_sample_weight[{i}]"),
                                    valid_init_score))
                 valid_names.append(f"valid_{i}" if name is None else str(name))
         else:
@@ -577,6 +595,8 @@ class _GBMOModel(BaseEstimator):
         valid_sets = [train_set if data is None else train_set.create_valid(*data)
                       for data in valid_data]
         all_callbacks = list(callbacks or [])
+        if log_period:
+            all_callbacks.append(log_evaluation(log_period))
         if rounds is not None:
             all_callbacks.append(early_stopping(rounds, verbose=self.verbosity > 0))
         booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
@@ -603,6 +623,11 @@ class _GBMOModel(BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")
+
+    def get_booster(self):
+        """The fitted Booster (booster_), as XGBoost's method."""
+        check_is_fitted(self)
+        return self.booster_
 
     @property
     def feature_name_(self):

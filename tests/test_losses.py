@@ -211,7 +211,9 @@ def test_a_region_without_labels_of_one_output_still_splits_at_lambda_zero():
     ("multiclass", "softmax", "classes"), ("multi:softprob", "softmax", "classes"),
     ("binary", "sigmoid", "binary"), ("binary:logistic", "sigmoid", "binary"),
     ("multilabel", "sigmoid", "binary"), ("cross_entropy", "sigmoid", "probabilities"),
-    ("xentropy", "sigmoid", "probabilities"),
+    ("xentropy", "sigmoid", "probabilities"), ("reg:logistic", "sigmoid", "probabilities"),
+    ("rmse", "mse", "values"), ("RMSE", "mse", "values"), ("MultiRMSE", "mse", "values"),
+    ("Logloss", "sigmoid", "binary"), ("MultiClass", "softmax", "classes"),
 ])
 def test_lightgbm_and_xgboost_objective_names_train_gbmo_objectives(alias, name, target):
     """The same trees as under gbmo's own name, and the model file (so a

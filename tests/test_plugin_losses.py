@@ -432,6 +432,21 @@ def test_l1_is_lightgbm_s_regression_l1_the_median_regression():
     np.testing.assert_allclose(quantile.predict(X[1500:]), reference, rtol=1e-10)
 
 
+@pytest.mark.parametrize("alias, name, params", [
+    ("reg:absoluteerror", "l1", {}), ("reg:quantileerror", "quantile", {"quantile_alpha": 0.7}),
+    ("count:poisson", "poisson", {}), ("reg:tweedie", "tweedie", {}), ("reg:gamma", "gamma", {}),
+])
+def test_xgboost_s_objective_names_train_the_plugins(alias, name, params):
+    rng = np.random.default_rng(15)
+    X = rng.normal(size=(300, 3))
+    y = np.exp(0.5 * X[:, 0]) + rng.uniform(0.1, 1.0, size=300)
+    aliased = gbmo.train({**FAST, "objective": alias, **params}, gbmo.Dataset(X, y), 3)
+    gbmo_named = {"alpha": params["quantile_alpha"]} if params else {}
+    named = gbmo.train({**FAST, "objective": name, **gbmo_named}, gbmo.Dataset(X, y), 3)
+    assert aliased.loss.name == name
+    np.testing.assert_array_equal(aliased.predict(X), named.predict(X))
+
+
 def test_focal_learns_multi_label_data():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(1500, 4))
@@ -532,6 +547,7 @@ def _train(objective, params, target):
     ("tweedie", {"tweedie_variance_power": 2.0}, r"must be in \[1, 2\), got 2.0"),
     ("tweedie", {"tweedie_variance_power": 0.5}, r"must be in \[1, 2\), got 0.5"),
     ("huber", {"delta": 0.5, "alpha": 0.5}, "give delta once, as delta or as alpha"),
+    ("quantile", {"alpha": 0.5, "quantile_alpha": 0.5}, "give alpha once, as alpha or as quantile_alpha"),
 ])
 def test_bad_parameters_are_refused(objective, params, message):
     with pytest.raises(ValueError, match=message):

@@ -910,3 +910,67 @@ def test_predict_proba_takes_lightgbm_s_raw_score_and_leaf_options():
     np.testing.assert_array_equal(model.predict(X, True, 1, 3),
                                   model.booster_.predict(X, start_iteration=1, num_iteration=3,
                                                          raw_score=True))
+
+
+# -- XGBoost's and CatBoost's forms --------------------------------------------
+
+def test_xgboost_s_and_catboost_s_estimator_arguments(capsys):
+    X, Y = _multi_output_regression(300)
+    xgboost_style = GBMORegressor(
+        n_estimators=5, multi_strategy="multi_output_tree", grow_policy="lossguide",
+        tree_method="hist", eval_metric="mae", random_state=0)
+    xgboost_style.fit(X, Y, eval_set=[(X, Y)], verbose=2)
+    plain = GBMORegressor(n_estimators=5, metric="mae", random_state=0).fit(X, Y, eval_set=[(X, Y)])
+    np.testing.assert_array_equal(xgboost_style.predict(X), plain.predict(X))
+    assert list(xgboost_style.evals_result_["training"]) == ["mae", "mae_per_output"]
+    logged = capsys.readouterr().out.splitlines()
+    assert [line.split("]")[0] for line in logged] == ["[2", "[4"]
+    assert xgboost_style.get_booster() is xgboost_style.booster_
+    per_output = GBMORegressor(n_estimators=2, multi_strategy="one_output_per_tree").fit(X, Y)
+    assert per_output.booster_.trees_per_round == 3
+    catboost_style = GBMORegressor(n_estimators=5, loss_function="MultiRMSE", l2_leaf_reg=3.0,
+                                   random_state=0, thread_count=1, verbose=False).fit(X, Y)
+    np.testing.assert_array_equal(
+        catboost_style.predict(X),
+        GBMORegressor(n_estimators=5, lambda_l2=3.0, n_threads=1).fit(X, Y).predict(X))
+    with pytest.raises(ValueError, match="verbose must be True, False or a number"):
+        plain.fit(X, Y, verbose="yes")
+
+
+def test_an_eval_metric_returning_a_number_is_minimised_as_xgboost_s():
+    from sklearn.metrics import mean_absolute_error
+
+    X, y = _noisy_regression(seed=8)
+    model = GBMORegressor(n_estimators=200, early_stopping_rounds=5, learning_rate=0.3).fit(
+        X[:400], y[:400], eval_set=[(X[400:], y[400:])], eval_metric=mean_absolute_error,
+        callbacks=[gbmo.early_stopping(5, first_metric_only=True, verbose=False)])
+    history = model.evals_result_["valid_0"]["mean_absolute_error"]
+    assert history[0] == pytest.approx(mean_absolute_error(
+        y[400:], model.predict(X[400:], num_iteration=1)))
+    assert model.best_iteration_ == int(np.argmin(history)) + 1 < 200
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"monotone_constraints": "(1,0,0,0,0)"}, TypeError,
+     "parameter 'monotone_constraints' takes a list, got '.*XGBoost's string"),
+    ({"interaction_constraints": {"f0": 1}}, TypeError, "takes a list"),
+    ({"tree_method": "exact"}, ValueError, "'tree_method' = 'exact' is not allowed"),
+])
+def test_xgboost_s_forms_gbmo_does_not_take_are_refused_by_name(kwargs, error, message):
+    X, y = _noisy_regression()
+    with pytest.raises(error, match=message):
+        GBMORegressor(n_estimators=2, **kwargs).fit(X, y)
+
+
+def test_an_eval_sample_weight_of_the_wrong_length_is_named():
+    X, y = _noisy_regression()
+    with pytest.raises(ValueError, match=r"eval_sample_weight\[0\] must have shape \(600,\)"):
+        GBMORegressor(n_estimators=2).fit(X, y, eval_set=[(X.copy(), y)],
+                                          eval_sample_weight=[np.ones(5)])
+
+
+def test_a_callback_that_is_not_callable_is_refused_by_name():
+    X, y = _noisy_regression()
+    with pytest.raises(TypeError, match="callbacks must be callables taking a CallbackEnv.*"
+                                        "builtins.object"):
+        GBMORegressor(n_estimators=2).fit(X, y, callbacks=[object()])

@@ -30,6 +30,15 @@ def float_target(y, objective):
     return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 
 
+def given_once(objective, name, value, other_name, other_value, default):
+    """A parameter that another library names otherwise (LightGBM's alpha for
+    huber's delta, XGBoost's quantile_alpha): the one given, else default."""
+    if value is not None and other_value is not None:
+        raise ValueError(f"objective {objective!r}: give {name} once, as {name} or as "
+                         f"{other_name} (another library's name for it)")
+    return value if value is not None else other_value if other_value is not None else default
+
+
 def real_number(value, parameter, objective):
     """`value` as a float; ValueError unless it is a finite real number (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) \

@@ -2,7 +2,7 @@
 import numpy as np
 from gbmo.losses import Loss
 
-from ._common import float_target, real_number, weighted, weighted_quantile
+from ._common import float_target, given_once, real_number, weighted, weighted_quantile
 
 
 class Huber(Loss):
@@ -26,10 +26,7 @@ class Huber(Loss):
 
     def __init__(self, delta=None, n_threads=1, alpha=None):
         super().__init__(n_threads)
-        if delta is not None and alpha is not None:
-            raise ValueError("objective 'huber': give delta once, as delta or as alpha "
-                             "(LightGBM's name for it)")
-        delta = next((value for value in (delta, alpha) if value is not None), 1.0)
+        delta = given_once(self.name, "delta", delta, "alpha", alpha, 1.0)
         self.delta = real_number(delta, "delta", self.name)
         if self.delta <= 0:
             raise ValueError(f"objective 'huber': parameter 'delta' must be > 0, got {delta!r}")

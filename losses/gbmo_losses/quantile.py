@@ -2,7 +2,7 @@
 import numpy as np
 from gbmo.losses import Loss
 
-from ._common import float_target, real_number, weighted, weighted_quantile
+from ._common import float_target, given_once, real_number, weighted, weighted_quantile
 
 
 class Quantile(Loss):
@@ -33,8 +33,9 @@ class Quantile(Loss):
     default_metric = "mae"
     exact_hessian = False
 
-    def __init__(self, alpha=0.5, n_threads=1):
+    def __init__(self, alpha=None, n_threads=1, quantile_alpha=None):
         super().__init__(n_threads)
+        alpha = given_once(self.name, "alpha", alpha, "quantile_alpha", quantile_alpha, 0.5)
         several = isinstance(alpha, (list, tuple, np.ndarray))
         levels = list(alpha) if several else [alpha]
         if not levels:
