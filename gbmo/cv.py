@@ -14,7 +14,7 @@ from .sparse_output import is_sparse_labels
 from .engine import (_prepare_callbacks, _Trainer, close_callbacks, run_before_round,
                      run_callbacks)
 from .metric_history import CVHistory
-from .params import RESETTABLE, resolve_params, split_controls
+from .params import ALIASES, RESETTABLE, resolve_params, split_controls
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid")
 
@@ -126,7 +126,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
                          "use train with valid_sets")
     params, controls = split_controls(params)
     if metrics is not None and isinstance(params, dict):
-        params = {**params, "metric": metrics}
+        params = {**{key: value for key, value in params.items()
+                     if ALIASES.get(key, key) != "metric"}, "metric": metrics}
     params = resolve_params(params)
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)

@@ -66,7 +66,8 @@ __all__ = ["GBMORegressor", "GBMOClassifier"]
 # The estimators' parameters that are not gbmo.train's: every other one is
 # passed to it under its own name.
 _ESTIMATOR_ONLY = ("n_estimators", "early_stopping_rounds", "validation_fraction",
-                   "random_state", "importance_type", "class_weight")
+                   "random_state", "importance_type", "class_weight",
+                   "eval_metric")  # XGBoost's, in the constructor: fit's eval_metric
 # parameters checked only once y has set the objective
 _NEED_THE_OBJECTIVE = ("scale_pos_weight", "is_unbalance")
 
@@ -169,12 +170,18 @@ def _check_class_weight(class_weight):
                              f"{weight!r} for class {label!r}; {allowed} (finite numbers)")
 
 
+def _listed(eval_metric):
+    """An eval_metric (None, one, or a list or tuple of them) as a list."""
+    if eval_metric is None:
+        return []
+    return list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric]
+
+
 def _eval_metrics(eval_metric):
     """(metric names, custom metric functions for train's feval) of fit's
     eval_metric: a name, a function (y_true, y_pred[, weight]) -> (name,
     value, is_higher_better), or a list of them, as LightGBM's fit takes."""
-    items = [] if eval_metric is None else (
-        list(eval_metric) if isinstance(eval_metric, (list, tuple)) else [eval_metric])
+    items = _listed(eval_metric)
     names = [canonical_metric(item) for item in items if isinstance(item, str)]
     for item in items:
         if not isinstance(item, str) and not callable(item):
@@ -419,7 +426,7 @@ class _GBMOModel(BaseEstimator):
                 raise ValueError(f"parameter {alias!r} is random_state here")
             if alias == name or name not in params:
                 continue
-            if not _is_default(params[name], defaults[name]):
+            if name not in defaults or not _is_default(params[name], defaults[name]):
                 raise ValueError(f"parameter {name!r} is given twice (as {name!r} and as "
                                  f"{alias!r}); give it once")
             del params[name]
@@ -490,7 +497,15 @@ class _GBMOModel(BaseEstimator):
         columns (see gbmo.categorical), as in LightGBM.
         """
         n_estimators, rounds, fraction = self._check_own_params()
-        extra_metrics, fevals = _eval_metrics(eval_metric)
+        # XGBoost's eval_metric in the constructor replaces the objective's
+        # metric (its functions join fit's, which LightGBM adds beside it)
+        own_names, own_functions = _eval_metrics(self._other_params.get("eval_metric"))
+        if own_names or own_functions:
+            if self.metric is not None:
+                raise ValueError("parameter 'metric' is given twice (as 'metric' and "
+                                 "'eval_metric'); give it once")
+        extra_metrics, fevals = _eval_metrics(_listed(eval_metric))
+        fevals += own_functions
         log_period = _log_period(verbose)
         given_X, given_y = X, y
         if rounds is not None and self.boosting == "dart":
@@ -514,11 +529,13 @@ class _GBMOModel(BaseEstimator):
         # errors before any work on y, but for what needs the objective y decides
         self._gbmo_params(seed, {}, leave_out=_NEED_THE_OBJECTIVE)
         target, objective_params, stratify = self._prepare_target(y)
-        if eval_metric is not None and sp.issparse(target):
+        if (extra_metrics or fevals) and sp.issparse(target):
             raise ValueError("eval_metric is not taken with a sparse y yet: its path has its own "
                              "metrics (precision@k, ndcg@k, micro_f1, macro_f1)")
         sample_weight = self._weigh_classes(sample_weight, stratify)
         params = self._gbmo_params(seed, objective_params)
+        if own_names or own_functions:
+            params["metric"] = own_names or "None"
         if extra_metrics:
             resolved = resolve_params(params)
             base = metric_names(resolved["metric"], make_loss(
@@ -598,7 +615,9 @@ class _GBMOModel(BaseEstimator):
         if log_period:
             all_callbacks.append(log_evaluation(log_period))
         if rounds is not None:
-            all_callbacks.append(early_stopping(rounds, verbose=self.verbosity > 0))
+            # verbosity or an alias of it (LightGBM's and XGBoost's verbose)
+            all_callbacks.append(early_stopping(
+                rounds, verbose=resolve_params(params)["verbosity"] > 0))
         booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
                         valid_names=valid_names, callbacks=all_callbacks, init_model=init_model,
                         feval=fevals)

@@ -32,7 +32,7 @@ from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
-from .params import bags, canonical_objective, resolve_params
+from .params import ALIASES, bags, canonical_objective, resolve_params
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -424,6 +424,16 @@ def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1):
 
 
 # -- training loop ------------------------------------------------------------
+def _pop_one(params, name, default):
+    """The value of parameter name, given under it or an alias (refused
+    twice), taken out of params."""
+    keys = [key for key in params if ALIASES.get(key, key) == name]
+    if len(keys) > 1:
+        raise ValueError(f"parameter {name!r} is given twice (as {' and '.join(keys)}); "
+                         "give it once")
+    return params.pop(keys[0]) if keys else default
+
+
 def split_sparse_params(params):
     """(gbmo parameters, objective, sparse_threshold, metrics): the
     sparse-only values are taken out before the shared validation."""
@@ -433,9 +443,9 @@ def split_sparse_params(params):
         # before the shared validation, which knows no sparse objective
         if params.get(name, neutral) != neutral:
             raise ValueError(f"a sparse Y does not take {name} yet")
-    objective = canonical_objective(params.pop("objective", params.pop("loss", "squared_hinge")))
+    objective = canonical_objective(_pop_one(params, "objective", "squared_hinge"))
     threshold = params.pop("sparse_threshold", None)
-    metric = params.pop("metric", None)
+    metric = _pop_one(params, "metric", None)
     if callable(objective) or not isinstance(objective, str):
         raise ValueError(f"a sparse Y takes objective {' or '.join(SPARSE_OBJECTIVES)}, "
                          f"got {objective!r}")

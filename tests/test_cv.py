@@ -99,3 +99,11 @@ def test_argument_errors(kwargs, error, message):
 def test_train_set_must_be_a_dataset():
     with pytest.raises(TypeError, match="train_set must be a gbmo.Dataset"):
         gbmo.cv(PARAMS, X, 3)
+
+
+def test_cv_metrics_replace_the_metric_under_any_of_its_names():
+    X = np.random.default_rng(3).normal(size=(150, 3))
+    data = gbmo.Dataset(X, X[:, 0])
+    for params in ({"metric": "mae"}, {"eval_metric": "mae"}):
+        results = gbmo.cv({**params, "verbosity": 0}, data, 2, nfold=3, metrics="rmse")
+        assert [key for key in results if key.endswith("-mean")] == ["valid rmse-mean"]

@@ -974,3 +974,34 @@ def test_a_callback_that_is_not_callable_is_refused_by_name():
     with pytest.raises(TypeError, match="callbacks must be callables taking a CallbackEnv.*"
                                         "builtins.object"):
         GBMORegressor(n_estimators=2).fit(X, y, callbacks=[object()])
+
+
+def test_xgboost_s_constructor_eval_metric_replaces_the_objective_s_and_may_be_a_function():
+    """As XGBoost's: the objective's metric is replaced (not added to), and a
+    function is taken too (it was refused as 'metric must be a string');
+    fit's eval_metric, LightGBM's, still comes first."""
+    from sklearn.metrics import mean_absolute_error
+
+    X, y = _noisy_regression(seed=9)
+    fit_data = (X[:400], y[:400])
+    both = GBMORegressor(n_estimators=3, eval_metric="mae").fit(
+        *fit_data, eval_set=[(X[400:], y[400:])], eval_metric="l2")
+    assert list(both.evals_result_["valid_0"]) == ["mse", "mae"]
+    function = GBMORegressor(n_estimators=3, eval_metric=mean_absolute_error).fit(
+        *fit_data, eval_set=[(X[400:], y[400:])])
+    assert list(function.evals_result_["valid_0"]) == ["mean_absolute_error"]
+    with pytest.raises(ValueError, match="'metric' is given twice"):
+        GBMORegressor(n_estimators=3, metric="rmse", eval_metric="mae").fit(*fit_data)
+
+
+def test_an_objective_given_twice_through_aliases_is_refused_by_name():
+    X, y = _noisy_regression()
+    with pytest.raises(ValueError, match="parameter 'objective' is given twice"):
+        GBMORegressor(n_estimators=2, objective="huber", loss_function="RMSE").fit(X, y)
+
+
+def test_the_verbose_alias_prints_the_early_stopping_line(capsys):
+    X, y = _noisy_regression(seed=10)
+    GBMORegressor(n_estimators=300, early_stopping_rounds=2, verbose=1,
+                  learning_rate=0.5).fit(X, y)
+    assert "Early stopping: best round" in capsys.readouterr().out

@@ -535,3 +535,17 @@ def test_a_sparse_y_takes_a_subsample_without_bagging_frequency():
     np.testing.assert_array_equal(unused.predict(X), plain.predict(X))
     with pytest.raises(ValueError, match="a sparse Y supports no bagging"):
         gbmo.train(dict(BASE_PARAMS, subsample=0.5), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
+
+
+def test_a_sparse_y_reads_objective_and_metric_under_their_aliases():
+    X, Y = make_multilabel(n=150, seed=12)
+    data = gbmo.Dataset(X, sp.csr_matrix(Y))
+    named = gbmo.train(dict(BASE_PARAMS, objective="sigmoid", metric="precision@1"),
+                       data, 2, valid_sets=[data])
+    aliased = gbmo.train(dict(BASE_PARAMS, loss_function="Logloss", eval_metric="precision@1"),
+                         data, 2, valid_sets=[data])
+    assert aliased.loss.name == named.loss.name == "sigmoid"
+    np.testing.assert_array_equal(aliased.predict(X), named.predict(X))
+    assert aliased.evals_result == named.evals_result
+    with pytest.raises(ValueError, match="parameter 'objective' is given twice"):
+        gbmo.train(dict(BASE_PARAMS, objective="sigmoid", loss_function="Logloss"), data, 1)
