@@ -132,6 +132,23 @@ def _numeric_X(X, pandas_categories, n_features, name="X"):
     return X
 
 
+def _xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
+                    iteration_range):
+    """(raw_score, start_iteration, num_iteration) of a predict call that may
+    use XGBoost's keywords: output_margin is raw_score, iteration_range
+    (begin, end) the rounds begin .. end - 1 ((0, 0) or None: the default)."""
+    if iteration_range is not None and tuple(iteration_range) != (0, 0):
+        if start_iteration != 0 or num_iteration is not None:
+            raise ValueError("give the rounds once: as iteration_range (XGBoost's) or as "
+                             "start_iteration and num_iteration")
+        begin, end = iteration_range
+        if not 0 <= begin < end:
+            raise ValueError(f"iteration_range must be (begin, end) with 0 <= begin < end, "
+                             f"got {iteration_range!r}")
+        start_iteration, num_iteration = int(begin), int(end - begin)
+    return bool(raw_score or output_margin), start_iteration, num_iteration
+
+
 def _log_period(verbose):
     """fit's verbose as log_evaluation's period (0: no log)."""
     if verbose is None or isinstance(verbose, bool):
@@ -758,13 +775,17 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         return prediction[:, 0] if self._y_is_1d and one_column else prediction
 
     def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
-                pred_leaf=False, pred_contrib=False):
+                pred_leaf=False, pred_contrib=False, *, output_margin=False,
+                iteration_range=None):
         """Predictions (n,) for a 1-D training target, else (n, d), with the
         trees of best_iteration_, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score, pred_leaf: as
         Booster.predict's, as LightGBM's. pred_contrib=True: each feature's
         contribution to them (SHAP values; see Booster.predict),
-        (n, n_features + 1) or (n, n_features + 1, d)."""
+        (n, n_features + 1) or (n, n_features + 1, d). output_margin and
+        iteration_range are XGBoost's (see _xgboost_rounds)."""
+        raw_score, start_iteration, num_iteration = _xgboost_rounds(
+            raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         X = self._check_predict_X(X)
         rounds = {"num_iteration": num_iteration, "start_iteration": start_iteration}
         if pred_leaf:
@@ -968,11 +989,14 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return self.classes_[np.argmax(proba, axis=1)]
 
     def predict_proba(self, X, raw_score=False, start_iteration=0, num_iteration=None,
-                      pred_leaf=False, pred_contrib=False):
+                      pred_leaf=False, pred_contrib=False, *, iteration_range=None):
         """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
         multi-label; with the trees of best_iteration_, or of num_iteration
         rounds from round start_iteration (see Booster.predict). raw_score,
-        pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba."""
+        pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba;
+        iteration_range: XGBoost's (see _xgboost_rounds)."""
+        raw_score, start_iteration, num_iteration = _xgboost_rounds(
+            raw_score, start_iteration, num_iteration, False, iteration_range)
         if raw_score or pred_leaf or pred_contrib:
             return self.predict(X, raw_score=raw_score, num_iteration=num_iteration,
                                 pred_leaf=pred_leaf, pred_contrib=pred_contrib,
@@ -982,7 +1006,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                                                  start_iteration=start_iteration))
 
     def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
-                pred_leaf=False, pred_contrib=False):
+                pred_leaf=False, pred_contrib=False, *, output_margin=False,
+                iteration_range=None):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
         (CSR for a sparse training y, computed in blocks of rows); with the
         trees of best_iteration_, or of num_iteration rounds from round
@@ -991,7 +1016,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
         classes, else (n, n_features + 1, n_classes). The last three not for
-        a sparse training y."""
+        a sparse training y. output_margin and iteration_range are XGBoost's
+        (see _xgboost_rounds)."""
+        raw_score, start_iteration, num_iteration = _xgboost_rounds(
+            raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}
         if any(options.values()):
             if getattr(self, "_sparse_labels", False):

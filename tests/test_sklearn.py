@@ -1005,3 +1005,21 @@ def test_the_verbose_alias_prints_the_early_stopping_line(capsys):
     GBMORegressor(n_estimators=300, early_stopping_rounds=2, verbose=1,
                   learning_rate=0.5).fit(X, y)
     assert "Early stopping: best round" in capsys.readouterr().out
+
+
+def test_xgboost_s_predict_keywords():
+    X, y = _blobs()
+    classifier = GBMOClassifier(n_estimators=5).fit(X, y)
+    np.testing.assert_array_equal(classifier.predict(X, output_margin=True),
+                                  classifier.booster_.predict(X, raw_score=True))
+    np.testing.assert_array_equal(classifier.predict_proba(X, iteration_range=(1, 4)),
+                                  classifier.predict_proba(X, start_iteration=1, num_iteration=3))
+    np.testing.assert_array_equal(classifier.predict(X, iteration_range=(0, 0)),
+                                  classifier.predict(X))
+    regressor = GBMORegressor(n_estimators=5).fit(X, X[:, 0])
+    np.testing.assert_array_equal(regressor.predict(X, iteration_range=(2, 5)),
+                                  regressor.predict(X, start_iteration=2, num_iteration=3))
+    with pytest.raises(ValueError, match="give the rounds once"):
+        regressor.predict(X, num_iteration=2, iteration_range=(0, 3))
+    with pytest.raises(ValueError, match=r"0 <= begin < end, got \(3, 3\)"):
+        regressor.predict(X, iteration_range=(3, 3))
