@@ -665,6 +665,34 @@ class _GBMOModel(BaseEstimator):
         check_is_fitted(self)
         return self.booster_
 
+    def evals_result(self):
+        """XGBoost's form of evals_result_: the eval sets named validation_0,
+        validation_1, ... in order."""
+        check_is_fitted(self)
+        return {f"validation_{i}": history
+                for i, history in enumerate(self.evals_result_.values())}
+
+    def _stopped_early(self, name):
+        check_is_fitted(self)
+        if not self.booster_.best_iteration:
+            raise AttributeError(f"{name} exists after early stopping only, as XGBoost's; "
+                                 "best_iteration_ is the rounds predict uses")
+
+    @property
+    def best_iteration(self):
+        """XGBoost's: the 0-based index of the best round, after early stopping
+        only (best_iteration_ is the number of rounds predict uses)."""
+        self._stopped_early("best_iteration")
+        return self.booster_.best_iteration - 1
+
+    @property
+    def best_score(self):
+        """XGBoost's: the last metric of the last eval set at the best round,
+        after early stopping only (best_score_ holds every set and metric)."""
+        self._stopped_early("best_score")
+        last_set = list(self.best_score_.values())[-1]
+        return list(last_set.values())[-1]
+
     @property
     def feature_name_(self):
         """The features' names, as LightGBM's attribute (f0, f1, ... for

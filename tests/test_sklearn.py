@@ -1023,3 +1023,18 @@ def test_xgboost_s_predict_keywords():
         regressor.predict(X, num_iteration=2, iteration_range=(0, 3))
     with pytest.raises(ValueError, match=r"0 <= begin < end, got \(3, 3\)"):
         regressor.predict(X, iteration_range=(3, 3))
+
+
+def test_xgboost_s_best_iteration_best_score_and_evals_result():
+    X, y = _noisy_regression(seed=11)
+    model = GBMORegressor(n_estimators=300, early_stopping_rounds=5, learning_rate=0.3).fit(
+        X[:400], y[:400], eval_set=[(X[400:], y[400:])], eval_metric="mae")
+    assert model.best_iteration == model.best_iteration_ - 1  # 0-based, as XGBoost's
+    history = model.evals_result()["validation_0"]
+    assert history is model.evals_result_["valid_0"]
+    assert model.best_score == history["rmse"][model.best_iteration]
+    unstopped = GBMORegressor(n_estimators=3).fit(X, y)
+    with pytest.raises(AttributeError, match="exists after early stopping only"):
+        unstopped.best_iteration
+    with pytest.raises(AttributeError, match="exists after early stopping only"):
+        unstopped.best_score
