@@ -360,18 +360,17 @@ class Booster(JSONModel):
                              "ask for one at a time")
         if pred_leaf:
             return self.predict_leaf(X, num_iteration, n_threads, start_iteration)
-        trees = self._tree_range(start_iteration, num_iteration)
+        first, stop = self._tree_range(start_iteration, num_iteration)
         X = self._check_X(X)
         if pred_contrib:
-            out = self._contributions(X, trees, n_threads)
+            out = self._contributions(X, first, stop, n_threads)
             return out[:, :, 0] if self.one_dimensional_target else out
-        if trees[0] == trees[1]:
+        if first == stop:
             out = np.tile(self.init_score, (X.shape[0], 1))
         else:
             out = np.empty((X.shape[0], self.n_outputs))
-            forest = self._forest(*trees)
-            threads = threads_for(self._n_threads(n_threads),
-                                  X.shape[0] * (trees[1] - trees[0]) * 8)
+            forest = self._forest(first, stop)
+            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * 8)
             kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
             kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
                    out, threads, **forest.categorical_arguments())
@@ -379,12 +378,12 @@ class Booster(JSONModel):
             out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
 
-    def _contributions(self, X, trees, n_threads):
+    def _contributions(self, X, first, stop, n_threads):
         out = np.zeros((X.shape[0], self.n_features + 1, self.n_outputs))
         out[:, -1] = self.init_score
-        if trees[0] == trees[1]:
+        if first == stop:
             return out
-        forest = self._forest(*trees)
+        forest = self._forest(first, stop)
         if np.any(forest.node_cover <= 0):
             raise ValueError("pred_contrib needs every node's node_count (training rows) to be "
                              "positive: the contributions weigh a node's children by them")
@@ -397,7 +396,7 @@ class Booster(JSONModel):
                      forest.node_threshold, forest.node_missing_left, forest.node_left,
                      forest.node_right, forest.node_value, forest.node_cover,
                      *forest.leaves.kernel_arguments())
-        threads = threads_for(self._n_threads(n_threads), X.shape[0] * (trees[1] - trees[0]) * 64)
+        threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * 64)
         # CSR X is densified a block of rows at a time, which bounds the copy
         block = (max(1, DENSIFIED_VALUES // max(1, X.shape[1])) if hasattr(X, "tocsr")
                  else X.shape[0])

@@ -12,9 +12,9 @@ from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
 from .engine import (_prepare_callbacks, _Trainer, close_callbacks, run_before_round,
-                     run_callbacks)
+                     run_callbacks, runs_before_round)
 from .metric_history import CVHistory
-from .params import ALIASES, RESETTABLE, resolve_params, split_controls
+from .params import RESETTABLE, keys_naming, resolve_params, split_controls
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid")
 
@@ -126,8 +126,9 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
                          "use train with valid_sets")
     params, controls = split_controls(params)
     if metrics is not None and isinstance(params, dict):
-        params = {**{key: value for key, value in params.items()
-                     if ALIASES.get(key, key) != "metric"}, "metric": metrics}
+        aliases = keys_naming(params, "metric")
+        params = {**{key: value for key, value in params.items() if key not in aliases},
+                  "metric": metrics}
     params = resolve_params(params)
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)
@@ -175,11 +176,13 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
 
 def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
     history = CVHistory()
+    resetting = runs_before_round(callbacks)
     for iteration in range(num_boost_round):
-        run_before_round(callbacks, CallbackEnv(boosters, params, iteration, 0,
-                                                num_boost_round, []))
-        for trainer in trainers:  # each fold's own copy of the parameters
-            trainer.params.update({name: params[name] for name in RESETTABLE})
+        if resetting:
+            run_before_round(callbacks, CallbackEnv(boosters, params, iteration, 0,
+                                                    num_boost_round, []))
+            for trainer in trainers:  # each fold's own copy of the parameters
+                trainer.params.update({name: params[name] for name in RESETTABLE})
         per_fold = [trainer.step(iteration) for trainer in trainers]
         names = [[metric for _, metric, _, _ in fold] for fold in per_fold]
         if any(fold_names != names[0] for fold_names in names):

@@ -379,10 +379,10 @@ class _Trainer:
         params, rng, raw = self.params, self.rng, self.raw
         n_rows, n_threads = self.train_set.n_rows, params["n_threads"]
         check_sampling(params)  # reset_parameter may have changed it
-        if bags(params) and iteration % params["subsample_freq"] == 0:
-            self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
-        elif not bags(params):
+        if not bags(params):
             self.row_sample = None  # GOSS draws its own below
+        elif iteration % params["subsample_freq"] == 0:
+            self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
         dropped, n_dropped = self._drop() if self.dart else ([], 0)
         shrinkage = params["learning_rate"] / (1 + n_dropped)
         weight = self.train_set.weight
@@ -571,7 +571,7 @@ class _Trainer:
                                              eval_set.dataset.weight)
                 history.setdefault(metric, []).append(value)
                 if per_output is not None:
-                    history.setdefault(f"{metric}_per_output", []).append(per_output.tolist())
+                    history.setdefault(metric + PER_OUTPUT, []).append(per_output.tolist())
                 results.append((eval_set.name, metric, value, higher_is_better(metric)))
             if self.fevals:
                 one_column = eval_set.dataset.one_dimensional_target and prediction.shape[1] == 1
@@ -609,6 +609,11 @@ def close_callbacks(callbacks):
         close = getattr(callback, "close", None)
         if callable(close):
             close()
+
+
+def runs_before_round(callbacks):
+    """Whether a callback runs before each round (before_iteration)."""
+    return any(getattr(callback, "before_iteration", False) for callback in callbacks)
 
 
 def run_before_round(callbacks, env):
@@ -705,11 +710,13 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     done = 0 if init_model is None else init_model.current_iteration()
     training_set_name = next((name for valid, name in zip(valid_sets, valid_names)
                               if valid is train_set), None)
+    resetting = runs_before_round(callbacks)
     try:
         for iteration in range(num_boost_round):
-            run_before_round(callbacks, CallbackEnv(booster, trainer.params, done + iteration,
-                                                    done, done + num_boost_round, [],
-                                                    training_set_name))
+            if resetting:
+                run_before_round(callbacks, CallbackEnv(
+                    booster, trainer.params, done + iteration, done, done + num_boost_round, [],
+                    training_set_name))
             results = trainer.step(iteration)
             best_rounds = run_callbacks(callbacks, CallbackEnv(
                 booster, trainer.params, done + iteration, done, done + num_boost_round, results,

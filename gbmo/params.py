@@ -481,6 +481,11 @@ RESETTABLE = ("learning_rate", "lambda_l1", "lambda_l2", "min_gain", "min_sample
               "drop_rate", "skip_drop", "top_rate", "other_rate")
 
 
+def keys_naming(params, name):
+    """The keys of params that give parameter name: its own or an alias."""
+    return [key for key in params if ALIASES.get(key, key) == name]
+
+
 def bags(params):
     """Whether rows are bagged: subsample < 1 drawn every subsample_freq > 0 rounds."""
     return params["subsample"] < 1.0 and params["subsample_freq"] > 0

@@ -49,7 +49,8 @@ from .dataset import Dataset
 from .engine import metric_names, train
 from .losses import CustomObjective, make_loss
 from .metrics import canonical_metric, is_known, unknown_metric_message
-from .params import ALIASES, CONTROL_ALIASES, canonical_objective, resolve_params
+from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, keys_naming,
+                     resolve_params)
 from .sparse_output import check_sparse_labels
 from .validation import (check_dataframe_columns, check_init_score, frame_with_codes,
                          is_dataframe)
@@ -163,7 +164,7 @@ def _one_per_pair(name, values, n_pairs):
     None for each; a single array: the one pair's)."""
     if values is None:
         return [None] * n_pairs
-    if isinstance(values, np.ndarray) or isinstance(values, str):
+    if isinstance(values, (np.ndarray, str)):
         values = [values]
     values = list(values)
     if len(values) != n_pairs:
@@ -447,7 +448,7 @@ class _GBMOModel(BaseEstimator):
                 raise ValueError(f"parameter {name!r} is given twice (as {name!r} and as "
                                  f"{alias!r}); give it once")
             del params[name]
-        given = next((key for key in params if ALIASES.get(key, key) == "objective"), None)
+        given = next(iter(keys_naming(params, "objective")), None)
         if given is not None and self._takes_objective(params[given]):
             # the user's objective, with what y decides besides (num_class, ...)
             objective_params = {k: v for k, v in objective_params.items() if k != "objective"}
@@ -553,8 +554,8 @@ class _GBMOModel(BaseEstimator):
         params = self._gbmo_params(seed, objective_params)
         if own_names or own_functions:
             params["metric"] = own_names or "None"
+        resolved = resolve_params(params)
         if extra_metrics:
-            resolved = resolve_params(params)
             base = metric_names(resolved["metric"], make_loss(
                 resolved["objective"], resolved["num_class"], 1, resolved["objective_params"]))
             # eval_metric's first, as LightGBM orders them (first_metric_only watches it)
@@ -633,8 +634,7 @@ class _GBMOModel(BaseEstimator):
             all_callbacks.append(log_evaluation(log_period))
         if rounds is not None:
             # verbosity or an alias of it (LightGBM's and XGBoost's verbose)
-            all_callbacks.append(early_stopping(
-                rounds, verbose=resolve_params(params)["verbosity"] > 0))
+            all_callbacks.append(early_stopping(rounds, verbose=resolved["verbosity"] > 0))
         booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
                         valid_names=valid_names, callbacks=all_callbacks, init_model=init_model,
                         feval=fevals)

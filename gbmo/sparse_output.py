@@ -32,7 +32,7 @@ from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
-from .params import ALIASES, bags, canonical_objective, resolve_params
+from .params import bags, canonical_objective, keys_naming, resolve_params
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -427,7 +427,7 @@ def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1):
 def _pop_one(params, name, default):
     """The value of parameter name, given under it or an alias (refused
     twice), taken out of params."""
-    keys = [key for key in params if ALIASES.get(key, key) == name]
+    keys = keys_naming(params, name)
     if len(keys) > 1:
         raise ValueError(f"parameter {name!r} is given twice (as {' and '.join(keys)}); "
                          "give it once")
