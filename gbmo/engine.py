@@ -545,8 +545,8 @@ class _Trainer:
                                             params["n_threads"])
             self.booster.output_importance = None
         else:
-            covered = slice(output, output + 1) if self.single_output else slice(None)
-            self.importance.add(*grower.split_output_gains, covered)
+            self.importance.add(*grower.split_output_gains,
+                                output if self.single_output else None)
         if residual_values:
             tree.leaf_values = self._with_residual_values(tree.leaf_values, tree, output,
                                                           workspace.rows, leaf_start, leaf_stop)

@@ -11,6 +11,9 @@ model file's n_features is not trusted to size an allocation at load.
 """
 import numpy as np
 
+# Trees kept before their gains are folded into the sums.
+FOLD_EVERY = 256
+
 
 class OutputImportance:
     """For each feature split on: the gain each output took from its splits and
@@ -22,18 +25,52 @@ class OutputImportance:
         self._row_of_feature = {}
         self._gain = np.zeros((0, n_outputs))
         self._splits = np.zeros((0, n_outputs), dtype=np.int64)
+        # Trees added since the last fold, all of one kind (every output, or
+        # one output each): folding a round's worth of small arrays at once
+        # costs a few numpy calls instead of a few per tree.
+        self._pending = []
+        self._pending_every_output = None
 
-    def add(self, features, output_gains, involved, outputs=slice(None)):
+    def add(self, features, output_gains, involved, output=None):
         """A tree's splits: each one's feature, per-output gains and
-        involvement (a row per split) for the outputs they cover (all of
-        them, or the one output of a single-output tree). Added split by
-        split in order (np.add.at), so sums do not depend on the batching."""
+        involvement (a row per split), for every output (output None) or the
+        one output of a single-output tree. Summed split by split in the
+        order added (np.add.at), so sums do not depend on when they fold."""
         if not len(features):
             return
+        every_output = output is None
+        if self._pending and every_output != self._pending_every_output:
+            self._fold()  # the kinds overlap in columns: keep the order of the sums
+        self._pending_every_output = every_output
+        self._pending.append((features, output_gains, involved, output))
+        if len(self._pending) >= FOLD_EVERY:
+            self._fold()
+
+    def _fold(self):
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        features = np.concatenate([np.asarray(item[0], dtype=np.int64) for item in pending])
         unique, split_feature = np.unique(features, return_inverse=True)
         rows = np.array([self._row(int(feature)) for feature in unique])[split_feature]
-        np.add.at(self._gain[:, outputs], rows, output_gains)
-        np.add.at(self._splits[:, outputs], rows, involved)
+        gains = np.concatenate([item[1] for item in pending])
+        involved = np.concatenate([item[2] for item in pending])
+        if self._pending_every_output:
+            np.add.at(self._gain, rows, gains)
+            np.add.at(self._splits, rows, involved)
+            return
+        cells = rows * self.n_outputs + np.concatenate(
+            [np.full(len(item[0]), item[3], dtype=np.int64) for item in pending])
+        np.add.at(self._gain.reshape(-1), cells, gains.reshape(-1))
+        np.add.at(self._splits.reshape(-1), cells, involved.reshape(-1))
+
+    def __getstate__(self):
+        self._fold()
+        return self.__dict__
+
+    def __setstate__(self, state):
+        # pickles from before the pending trees have none
+        self.__dict__.update({"_pending": [], "_pending_every_output": None, **state})
 
     def _row(self, feature):
         row = self._row_of_feature.get(feature)
@@ -49,6 +86,7 @@ class OutputImportance:
         return row
 
     def _used(self):
+        self._fold()
         features = np.fromiter(self._row_of_feature, dtype=np.int64,
                                count=len(self._row_of_feature))
         rows = np.fromiter(self._row_of_feature.values(), dtype=np.int64,
@@ -89,6 +127,7 @@ class OutputImportance:
                              "finite gains and counts >= 0")
         importance = cls(n_features, n_outputs)
         importance._row_of_feature = {int(f): row for row, f in enumerate(features)}
-        importance._gain = gain.reshape(shape)
-        importance._splits = splits.reshape(shape)
+        # contiguous, so that folding adds into views of them
+        importance._gain = np.ascontiguousarray(gain.reshape(shape))
+        importance._splits = np.ascontiguousarray(splits.reshape(shape))
         return importance

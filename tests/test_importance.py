@@ -147,3 +147,38 @@ def test_outputs_without_hessian_keep_importance_finite_and_the_model_loadable(s
     assert np.all(np.isfinite(booster.feature_importance("gain", per_output=True)))
     loaded = gbmo.Booster(model_str=booster.model_to_string())
     np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+
+
+@pytest.mark.parametrize("fold_every", [1, 3, 256])
+def test_per_output_sums_do_not_depend_on_when_trees_fold(monkeypatch, fold_every):
+    """Trees' splits are kept and folded into the sums in batches, every
+    output's trees apart from one output's: the sums equal adding each split
+    in order, across a change of kind, a pickle and a read mid-way."""
+    import pickle
+
+    from gbmo import importance
+
+    monkeypatch.setattr(importance, "FOLD_EVERY", fold_every)
+    rng = np.random.default_rng(3)
+    n_features, d = 6, 3
+    kept = importance.OutputImportance(n_features, d)
+    gain, splits = np.zeros((n_features, d)), np.zeros((n_features, d), dtype=np.int64)
+    for step in range(40):
+        n_splits = int(rng.integers(0, 5))
+        features = rng.integers(0, n_features, size=n_splits).astype(np.int32)
+        output = None if step < 15 or step >= 30 else int(rng.integers(0, d))
+        width = d if output is None else 1
+        gains = rng.normal(size=(n_splits, width))
+        involved = rng.random((n_splits, width)) < 0.7
+        kept.add(features, gains, involved, output)
+        columns = slice(None) if output is None else slice(output, output + 1)
+        for f, g, i in zip(features, gains, involved):
+            gain[f, columns] += g
+            splits[f, columns] += i
+        if step == 20:
+            kept = pickle.loads(pickle.dumps(kept))
+        if step == 25:
+            np.testing.assert_array_equal(kept.dense()[1], splits)
+    total_gain, total_splits = kept.dense()
+    np.testing.assert_allclose(total_gain, gain, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(total_splits, splits)
