@@ -20,15 +20,16 @@ import heapq
 
 import numpy as np
 
-from ._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, ROW_DTYPE
+from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
 from ._core._grow import grow_best_first, node_bound, node_draws
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
-from ._core._split import (find_best_sparse_splits, find_best_splits, select_top_k,
-                           select_top_k_shared, split_gain_table)
+from ._core._split import (find_best_sparse_splits, find_best_splits, node_values,
+                           select_top_k, select_top_k_shared, split_gain_table)
+from ._core._tree_arrays import tree_arrays
 from .parallel import threads_for
 from .tree import Tree
 
@@ -65,6 +66,13 @@ CATEGORY_RULES = ("cat_smooth", "cat_l2", "min_data_per_group", "max_cat_thresho
 # Whether the trees _core/_grow.pyx can grow are grown there (TreeGrower.native);
 # the tests turn it off to check that both loops grow the same trees.
 NATIVE_GROWTH = True
+
+# tree_arrays' flags of a tree without categorical features
+_NO_FLAGS = np.zeros(0, dtype=np.uint8)
+HIST_ITEM_BYTES = np.dtype(HIST_DTYPE).itemsize
+# node_values' arguments for no extra lambda_l2 and no bounds
+_NO_EXTRA_L2 = np.zeros(0)
+_NO_BOUNDS = (np.zeros((0, 0)), np.zeros((0, 0)))
 
 
 class _Node:
@@ -217,22 +225,21 @@ class TreeGrower:
             (self.dense_features, self.dense_columns, self.sparse_features,
              self.sparse_columns) = X_binned.split_features(features)
         self.n_node_ids = 0
-        shape = (n_features, bin_mapper.histogram_bins, self.width)
         # Sparse binned data has its own zero bins (build_sparse_histograms).
         self.skipped_bins = self.by_row = None
         self.column_features = features
-        if not self.mixed:
-            common, share = workspace.common_bins(X_binned, shape[1])
-            self.skipped_bins = np.where(share >= SKIP_BIN_SHARE, common, -1).astype(np.int32)
-            self.by_row = workspace.row_entries(
-                X_binned, shape[1], self.skipped_bins,
-                (share >= ROW_WISE_SHARE) & (self.skipped_bins >= 0))
+        if self.mixed:
+            n_histogram_bins = bin_mapper.histogram_bins
+        else:
+            n_histogram_bins, self.skipped_bins, self.by_row = workspace.dense_layout(
+                X_binned, bin_mapper)
             if self.by_row is not None:
                 self.wanted = np.zeros(n_features, dtype=np.uint8)
                 self.wanted[features] = self.by_row.by_row[features]
                 self.column_features = np.ascontiguousarray(
                     features[~self.by_row.by_row[features]])
-        histogram_bytes = int(np.prod(shape)) * np.dtype(HIST_DTYPE).itemsize
+        shape = (n_features, n_histogram_bins, self.width)
+        histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         # never below the two histograms a split needs (its parent's, which the
         # larger child takes over, and the smaller child's), in both loops
@@ -499,8 +506,8 @@ class TreeGrower:
 
     def _bounded_values(self, node):
         """node's leaf values, clipped to its bounds when it has them."""
-        values = self._values(node.sums)
-        return values if node.lower is None else np.clip(values, node.lower, node.upper)
+        return self._values(node.sums,
+                            bounds=None if node.lower is None else (node.lower, node.upper))
 
     def _build_all(self, nodes):
         """Histograms of several nodes: one kernel pass over every (node, feature)
@@ -653,22 +660,19 @@ class TreeGrower:
             monotone=self.monotone, root_bound=self._root_bound(),
             depthwise=params["growth"] == "depthwise", level_batch=self.level_batch,
             **self._group_arguments(), **self._categorical_arguments())
-        order = nodes.breadth_first[:n_nodes]
-        position = np.empty(n_nodes, dtype=NODE_DTYPE)
-        position[order] = np.arange(n_nodes, dtype=NODE_DTYPE)
-        is_split = nodes.left[order] >= 0
-        splits, leaves = order[is_split], order[~is_split]
+        arrays, leaves, splits = tree_arrays(
+            nodes.breadth_first[:n_nodes], nodes.left, nodes.right,
+            (nodes.stop - nodes.start).astype(np.int64), nodes.feature, nodes.bin,
+            nodes.missing_left, nodes.gain,
+            self.categorical_flags if categorical else _NO_FLAGS, self.bin_mapper.edges_,
+            self.bin_mapper.n_edges_)
         features = nodes.feature[splits]
-        by_set = self.categorical_flags[features].astype(bool) if categorical else None
-        arrays = node_arrays(
-            self.bin_mapper, (nodes.stop[order] - nodes.start[order]).astype(np.int64),
-            is_split, features, nodes.bin[splits], nodes.missing_left[splits],
-            nodes.gain[splits], position[nodes.left[splits]], position[nodes.right[splits]],
-            by_set)
         sets = ((), (), ())
         if categorical:
+            by_set = self.categorical_flags[features].astype(bool)
             set_splits = splits[by_set]
-            sets = (position[set_splits], features[by_set], nodes.left_flags[set_splits])
+            model_position = np.flatnonzero(arrays["node_left"] >= 0)[by_set]
+            sets = (model_position, features[by_set], nodes.left_flags[set_splits])
         return self._finish_tree(
             arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
             (nodes.sums[splits], nodes.sums[nodes.left[splits]],
@@ -782,22 +786,23 @@ class TreeGrower:
         return (self.n_outputs, self.hess_width, self.hess_constant, self.params["lambda_l2"],
                 self.top_k)
 
-    def _regularized_hessian(self, sums, extra_l2=0.0):
-        """Per output H_j + lambda (+ extra_l2, per row) from [G, H, count]
-        sums: of one node (1-D sums) or of one node per row (2-D)."""
-        d, k = self.n_outputs, self.hess_width
-        if k == 0:
-            hessian = self.hess_constant * sums[..., d:d + 1]
-        elif k == 1:
-            hessian = sums[..., d:d + 1]
-        else:
-            hessian = sums[..., d:2 * d]
-        return hessian + self.params["lambda_l2"] + extra_l2
-
-    def _values(self, sums, extra_l2=0.0):
-        """Leaf values -T(G) / (H + lambda) of the nodes whose sums are the rows."""
-        return leaf_values(sums[..., :self.n_outputs], self._regularized_hessian(sums, extra_l2),
-                           self.lambda_l1)
+    def _values(self, sums, extra_l2=_NO_EXTRA_L2, bounds=None, scores=False):
+        """Leaf values -T(G) / (H + lambda + extra_l2) of the nodes whose
+        [G, H, count] sums are the rows (or of the one node of 1-D sums),
+        clipped to bounds (lower, upper) when given; with scores, also each
+        output's score (see _core._split.node_values)."""
+        rows = np.ascontiguousarray(sums, dtype=np.float64).reshape(-1, self.width)
+        shape = (len(rows), self.n_outputs)
+        values = np.empty(shape)
+        score_array = np.empty(shape if scores else (0, 0))
+        lower, upper = _NO_BOUNDS if bounds is None else (
+            np.ascontiguousarray(bound, dtype=np.float64).reshape(shape) for bound in bounds)
+        node_values(rows, self.n_outputs, self.hess_width, self.hess_constant,
+                    self.params["lambda_l2"], self.lambda_l1, extra_l2, lower, upper, values,
+                    score_array)
+        if sums.ndim == 1:
+            values, score_array = values[0], score_array.reshape(-1)
+        return (values, score_array) if scores else values
 
     def _top_k_masks(self, improvement):
         """Per row, the top_k largest improvements."""
@@ -812,25 +817,21 @@ class TreeGrower:
         for sparse. split_sums: the (parents, left children, right children)
         sums, a row per split; bounds: the parents' (lower, upper) under
         monotone constraints, else None; with_cat_l2: whether the search
-        scored each split's children with cat_l2 added (a categorical set's).
+        scored each split's children with cat_l2 added (a categorical set's),
+        None for none.
         One pass over all the tree's splits."""
         d = self.n_outputs
         n_splits = len(split_sums[0])
         sums = np.concatenate(split_sums)
-        extra_l2 = np.zeros((3, n_splits, 1))
-        extra_l2[1:, with_cat_l2] = self.params["cat_l2"]
-        extra_l2 = extra_l2.reshape(-1, 1)
-        # T(G)^2 / (H + lambda) = -T(G) w with w the leaf value, which is 0
-        # where H + lambda is 0 (see leaf_values) instead of 0 / 0.
-        shrunk = soft_threshold(sums[:, :d], self.lambda_l1)
-        if bounds is None:
-            scores = -shrunk * self._values(sums, extra_l2)
-        else:
+        extra_l2 = _NO_EXTRA_L2
+        if with_cat_l2 is not None:
+            extra_l2 = np.zeros((3, n_splits))
+            extra_l2[1:, with_cat_l2] = self.params["cat_l2"]
+            extra_l2 = extra_l2.reshape(-1)
+        if bounds is not None:
             # values bounded by the parent's bounds, as the split search scored them
-            lower, upper = (np.tile(bound, (3, 1)) for bound in bounds)
-            values = np.clip(self._values(sums, extra_l2), lower, upper)
-            scores = -(2.0 * shrunk * values
-                       + self._regularized_hessian(sums, extra_l2) * values ** 2)
+            bounds = tuple(np.tile(bound, (3, 1)) for bound in bounds)
+        _, scores = self._values(sums, extra_l2, bounds, scores=True)
         parent, left, right = scores.reshape(3, n_splits, d)
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
@@ -854,7 +855,8 @@ class TreeGrower:
 
     def _to_tree(self, root):
         """The Tree of the grown nodes (see _finish_tree)."""
-        arrays, leaves, splits = tree_structure(root, self.bin_mapper)
+        arrays, leaves, splits = tree_structure(
+            root, self.bin_mapper, None if self.categorical is None else self.categorical_flags)
         leaf_bounds = split_bounds = None
         if self.monotone is not None:
             leaf_bounds = tuple(np.array([getattr(node, side) for node in leaves])
@@ -879,24 +881,24 @@ class TreeGrower:
     def _finish_tree(self, arrays, leaf_start, leaf_stop, leaf_sums, split_features,
                      split_sums, leaf_bounds=None, split_bounds=None, leaf_outputs=None,
                      sets=((), (), ())):
-        """The Tree of arrays (tree_structure's or node_arrays'), with its
+        """The Tree of arrays (tree_structure's or tree_arrays'), with its
         leaves' values from their sums (clipped to leaf_bounds under monotone
         constraints, the leaf_outputs of sparse leaves), each split's output
         gains (see _output_gains) and its categorical splits' sets: sets
         holds their nodes' numbers in the tree, features and left flags (256
         each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
-        values = self._values(leaf_sums)
-        if leaf_bounds is not None:
-            values = np.clip(values, *leaf_bounds)
+        values = self._values(leaf_sums, bounds=leaf_bounds)
         if leaf_outputs is not None:
             values = np.take_along_axis(values, leaf_outputs, axis=1)
         set_nodes, set_features, set_flags = sets
-        # the search scored the children of sets of ordered categories with
-        # cat_l2, not those of one category (max_cat_to_onehot)
-        ordered = (self.bin_mapper.n_bins_non_missing_[np.asarray(split_features, dtype=np.intp)]
-                   > self.params["max_cat_to_onehot"])
-        with_cat_l2 = np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes) & ordered
+        with_cat_l2 = None
+        if len(set_nodes):
+            # the search scored the children of sets of ordered categories
+            # with cat_l2, not those of one category (max_cat_to_onehot)
+            ordered = (self.bin_mapper.n_bins_non_missing_[
+                np.asarray(split_features, dtype=np.intp)] > self.params["max_cat_to_onehot"])
+            with_cat_l2 = np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes) & ordered
         self.split_output_gains = (split_features,
                                    *self._output_gains(split_sums, split_bounds, with_cat_l2))
         # each set as the ranks of the categories it sends left
@@ -913,60 +915,49 @@ class TreeGrower:
         return tree
 
 
-def node_arrays(bin_mapper, count, is_split, feature, bin_, missing_left, gain, left, right,
-                by_set=None):
-    """Tree's node_* fields of nodes numbered breadth-first: count and
-    is_split per node, and per split (in that order) its feature, bin,
-    missing side, gain, children's numbers and whether it splits by a
-    categorical set (by_set; whose threshold and bin are 0, the set lives
-    apart). Both growth loops number their nodes so and call this."""
-    n = len(count)
-    arrays = {name: np.zeros(n, dtype) for name, dtype in (
-        ("node_feature", np.int32), ("node_threshold", np.float64),
-        ("node_bin", np.uint8), ("node_missing_left", np.uint8),
-        ("node_gain", np.float64))}
-    arrays["node_count"] = count
-    for name in ("node_left", "node_right", "node_value"):
-        arrays[name] = np.full(n, -1, NODE_DTYPE)
-    arrays["node_value"][~is_split] = np.arange(n - int(is_split.sum()), dtype=NODE_DTYPE)
-    by_set = np.zeros(len(feature), dtype=bool) if by_set is None else by_set
-    arrays["node_feature"][is_split] = feature
-    arrays["node_bin"][is_split] = np.where(by_set, 0, bin_)
-    arrays["node_threshold"][is_split] = np.where(
-        by_set, 0.0, bin_mapper.bin_threshold(feature, np.where(by_set, 0, bin_)))
-    arrays["node_missing_left"][is_split] = missing_left
-    arrays["node_gain"][is_split] = gain
-    arrays["node_left"][is_split] = left
-    arrays["node_right"][is_split] = right
-    return arrays
-
-
-def tree_structure(root, bin_mapper):
+def tree_structure(root, bin_mapper, categorical_flags=None):
     """(arrays, leaves, splits) of the nodes below root (each with left, right,
     count and, when split, feature, bin, missing_left and gain), numbered
     breadth-first so children come after parents: arrays holds Tree's node_*
-    fields (a categorical split's threshold and bin 0: its set lives apart);
-    leaf l of the Tree is leaves[l]."""
+    fields (see tree_arrays; categorical_flags: per feature, 1 where its
+    splits send sets of categories left); leaf l of the Tree is leaves[l]."""
     nodes = [root]
     for node in nodes:
         if node.left is not None:
             nodes.extend((node.left, node.right))
     for index, node in enumerate(nodes):
         node.index = index
-    leaves = [node for node in nodes if node.left is None]
-    splits = [node for node in nodes if node.left is not None]
-    arrays = node_arrays(
-        bin_mapper, np.array([node.count for node in nodes], dtype=np.int64),
-        np.array([node.left is not None for node in nodes], dtype=bool),
-        *(np.array([getattr(node, name) for node in splits], dtype=dtype).reshape(-1)
+    is_split = [node.left is not None for node in nodes]
+    arrays, leaves, splits = tree_arrays(
+        np.arange(len(nodes), dtype=np.int32),
+        np.array([node.left.index if split else -1 for node, split in zip(nodes, is_split)],
+                 dtype=np.int32),
+        np.array([node.right.index if split else -1 for node, split in zip(nodes, is_split)],
+                 dtype=np.int32),
+        np.array([node.count for node in nodes], dtype=np.int64),
+        *(np.array([getattr(node, name) if split else 0 for node, split in zip(nodes, is_split)],
+                   dtype=dtype)
           for name, dtype in (("feature", np.int32), ("bin", np.int32),
                               ("missing_left", np.uint8), ("gain", np.float64))),
-        np.array([node.left.index for node in splits], dtype=NODE_DTYPE),
-        np.array([node.right.index for node in splits], dtype=NODE_DTYPE),
-        # categorical splits (the sparse-output grower's nodes have no sets)
-        np.array([getattr(node, "left_bins", None) is not None for node in splits],
-                 dtype=bool))
-    return arrays, leaves, splits
+        _NO_FLAGS if categorical_flags is None else categorical_flags, bin_mapper.edges_,
+        bin_mapper.n_edges_)
+    return arrays, [nodes[i] for i in leaves], [nodes[i] for i in splits]
+
+
+def common_bins(X_binned, n_histogram_bins):
+    """Per feature (a row of dense X_binned), its most common histogram bin
+    and that bin's share of the rows (estimated on up to SKIP_BIN_SAMPLE_ROWS)."""
+    step = max(1, X_binned.shape[1] // SKIP_BIN_SAMPLE_ROWS)
+    common = np.zeros(X_binned.shape[0], dtype=np.int32)
+    share = np.zeros(X_binned.shape[0])
+    # A feature at a time: a copy of the whole sample would be as large as the
+    # binned data up to SKIP_BIN_SAMPLE_ROWS rows.
+    for f, values in enumerate(X_binned[:, ::step]):
+        counts = np.bincount(np.minimum(values, n_histogram_bins - 1))
+        if len(counts):
+            common[f] = np.argmax(counts)
+            share[f] = counts[common[f]] / len(values)
+    return common, share
 
 
 class RowEntries:
@@ -997,42 +988,32 @@ class GrowerWorkspace:
         self.max_threads = max_threads
         self._pool = None
         self._histogram_block = None
-        self.rows = np.arange(n_rows, dtype=ROW_DTYPE)
+        self._every_row = np.arange(n_rows, dtype=ROW_DTYPE)
+        self.rows = self._every_row.copy()
         self.left_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
         self.row_node = None  # node id of each row (sparse binned data only)
         self._column = None
-        self._common_bins = None
-        self._row_entries = None
+        self._dense_layout = None
 
-    def common_bins(self, X_binned, n_histogram_bins):
-        """Per feature (a row of dense X_binned), its most common histogram bin
-        and that bin's share of the rows (estimated on up to
-        SKIP_BIN_SAMPLE_ROWS); computed once per run, as the binned data does
-        not change."""
-        if self._common_bins is None:
-            step = max(1, X_binned.shape[1] // SKIP_BIN_SAMPLE_ROWS)
-            common = np.zeros(X_binned.shape[0], dtype=np.int32)
-            share = np.zeros(X_binned.shape[0])
-            # A feature at a time: a copy of the whole sample would be as large
-            # as the binned data up to SKIP_BIN_SAMPLE_ROWS rows.
-            for f, values in enumerate(X_binned[:, ::step]):
-                counts = np.bincount(np.minimum(values, n_histogram_bins - 1))
-                if len(counts):
-                    common[f] = np.argmax(counts)
-                    share[f] = counts[common[f]] / len(values)
-            self._common_bins = common, share
-        return self._common_bins
-
-    def row_entries(self, X_binned, n_histogram_bins, skipped_bins, by_row):
-        """The RowEntries of the features where by_row is True, None when
-        there are none; built once per run, with a block of features for
-        each of the run's threads."""
-        if self._row_entries is None:
-            self._row_entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
-                                            self.max_threads) if by_row.any() else False)
-        return self._row_entries or None
+    def dense_layout(self, X_binned, bin_mapper):
+        """(histogram rows per feature, skipped bins, RowEntries or None) of
+        dense binned data: the bins a histogram build skips per feature (its
+        most common, when SKIP_BIN_SHARE of the rows hold it, else -1) and the
+        features built row by row (those whose common bin holds
+        ROW_WISE_SHARE). Computed once per run, as the binned data does not
+        change; the RowEntries get a block of features for each of the run's
+        threads."""
+        if self._dense_layout is None:
+            n_histogram_bins = bin_mapper.histogram_bins
+            common, share = common_bins(X_binned, n_histogram_bins)
+            skipped_bins = np.where(share >= SKIP_BIN_SHARE, common, -1).astype(np.int32)
+            by_row = (share >= ROW_WISE_SHARE) & (skipped_bins >= 0)
+            entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
+                                  self.max_threads) if by_row.any() else None)
+            self._dense_layout = n_histogram_bins, skipped_bins, entries
+        return self._dense_layout
 
     def histogram_block(self, shape, n_slots):
         """n_slots histograms of shape in one array, for the loop in Cython;
@@ -1073,7 +1054,7 @@ class GrowerWorkspace:
     def reset_rows(self, row_sample=None):
         """Puts every row, or the sample's, at the front; returns how many."""
         if row_sample is None:
-            self.rows[:] = np.arange(self.n_rows, dtype=ROW_DTYPE)
+            self.rows[:] = self._every_row
             return self.n_rows
         self.rows[:len(row_sample)] = row_sample
         return len(row_sample)

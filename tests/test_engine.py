@@ -269,7 +269,7 @@ def test_histograms_are_as_tall_as_the_most_bins_a_feature_has(monkeypatch):
 
 
 def test_common_bins_and_their_shares_of_the_rows():
-    from gbmo.grower import GrowerWorkspace
+    from gbmo.grower import common_bins
 
     rng = np.random.default_rng(5)
     X_binned = rng.integers(0, 4, size=(4, 1000)).astype(np.uint8)
@@ -277,7 +277,7 @@ def test_common_bins_and_their_shares_of_the_rows():
     X_binned[1, 100:700] = 255  # missing: the histogram's last bin
     X_binned[2, :499] = 1
     X_binned[2, 499:] = rng.integers(2, 4, size=501)
-    common, share = GrowerWorkspace(1000).common_bins(X_binned, 5)
+    common, share = common_bins(X_binned, 5)
     for f, values in enumerate(np.minimum(X_binned, 4)):
         counts = np.bincount(values, minlength=5)
         assert common[f] == np.argmax(counts) and share[f] == counts.max() / 1000

@@ -632,3 +632,58 @@ def test_bad_category_rules_are_refused(rule, value, message):
                          hist[0].sum(axis=0), 1, 0, 1.0, 1.0, 1.0, 0.0, *outputs, 1,
                          categorical=np.array([1], np.uint8),
                          category_order=np.zeros((1, 5), np.int32), **{rule: value})
+
+
+@pytest.mark.parametrize("hess_width", ["constant", "shared", "per_output"])
+@pytest.mark.parametrize("lambda_l1", [0.0, 0.4])
+@pytest.mark.parametrize("bounded", [False, True])
+def test_node_values_and_scores_against_numpy(hess_width, lambda_l1, bounded):
+    """node_values against the formulas written in numpy: leaf values
+    -T(G) / (H + lambda + extra), 0 where that is 0 / 0, clipped to bounds;
+    scores T(G)^2 / (H + lambda) unclipped, -(2 T(G) w + (H + lambda) w^2)
+    clipped."""
+    from gbmo._core._split import node_values
+
+    rng = np.random.default_rng(7)
+    n, d = 9, 3
+    k = {"constant": 0, "shared": 1, "per_output": d}[hess_width]
+    sums = np.c_[rng.normal(size=(n, d)), rng.random((n, k)) * 5, rng.integers(1, 9, (n, 1))]
+    lambda_l2, hess_constant = 0.0, 1.5
+    if k:
+        sums[0, d:d + k] = 0.0  # no hessian and no lambda: value 0
+        sums[0, :d] = 0.0
+    extra = rng.random(n) * (np.arange(n) % 2)
+    hessian = {0: hess_constant * sums[:, d:d + 1], 1: sums[:, d:d + 1],
+               d: sums[:, d:2 * d]}[k] + lambda_l2 + extra[:, None]
+    shrunk = np.sign(sums[:, :d]) * np.maximum(np.abs(sums[:, :d]) - lambda_l1, 0.0)
+    expected = np.zeros((n, d))
+    np.divide(-shrunk, hessian, out=expected, where=hessian != 0)
+    lower = upper = np.zeros((0, 0))
+    if bounded:
+        lower, upper = np.full((n, d), -0.2), np.full((n, d), 0.3)
+        expected = np.clip(expected, lower, upper)
+        expected_scores = -(2.0 * shrunk * expected + hessian * expected ** 2)
+    else:
+        expected_scores = -shrunk * expected
+    values, scores = np.empty((n, d)), np.empty((n, d))
+    node_values(sums, d, k, hess_constant, lambda_l2, lambda_l1, extra, lower, upper, values,
+                scores)
+    np.testing.assert_array_equal(values, expected)
+    np.testing.assert_array_equal(scores, expected_scores)
+    assert np.all(np.isfinite(values))
+
+
+def test_node_values_refuse_mismatched_shapes():
+    from gbmo._core._split import node_values
+
+    sums, none = np.ones((4, 3)), np.zeros((0, 0))
+    values = np.empty((4, 1))
+    with pytest.raises(ValueError, match="sums must be"):
+        node_values(sums, 1, 2, 1.0, 0.0, 0.0, np.zeros(0), none, none, values, none)
+    with pytest.raises(ValueError, match="values"):
+        node_values(sums, 1, 1, 1.0, 0.0, 0.0, np.zeros(0), none, none, np.empty((3, 1)), none)
+    with pytest.raises(ValueError, match="extra_l2"):
+        node_values(sums, 1, 1, 1.0, 0.0, 0.0, np.zeros(2), none, none, values, none)
+    with pytest.raises(ValueError, match="lower and upper"):
+        node_values(sums, 1, 1, 1.0, 0.0, 0.0, np.zeros(0), np.zeros((2, 1)),
+                    np.zeros((2, 1)), values, none)

@@ -270,7 +270,7 @@ def test_row_wise_histograms_keep_a_block_per_thread_of_the_run(monkeypatch):
     monkeypatch.setattr(gbmo.thread_governor, "ThreadGovernor", StartsLow)
     trainer = gbmo.engine._Trainer(resolve_params({"n_threads": 2}), gbmo.Dataset(X, y), [], [])
     trainer.step(0)
-    assert len(trainer.workspace._row_entries.blocks) == 3  # two blocks
+    assert len(trainer.workspace._dense_layout[2].blocks) == 3  # two blocks
 
 
 def test_every_busy_spell_drops_threads_not_only_the_first():

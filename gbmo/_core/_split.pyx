@@ -1478,3 +1478,48 @@ def select_top_k_shared(const HIST_t[::1] left_sums,
     cdef const HIST_t[::1] scored_right = _shrunk(right_sums, n_outputs, lambda_l1)
     return _select(&scored_left[0], &scored_right[0], n_outputs, hess_width, hess_constant,
                    lambda_l2, top_k, &out_indices[0])
+
+
+def node_values(const HIST_t[:, ::1] sums, Py_ssize_t n_outputs, Py_ssize_t hess_width,
+                double hess_constant, double lambda_l2, double lambda_l1,
+                const double[::1] extra_l2, const double[:, ::1] lower,
+                const double[:, ::1] upper, double[:, ::1] values, double[:, ::1] scores):
+    """Per node (a row of [G, H, count] sums) and output j: values[r, j] = the
+    leaf value -T(G_j) / (H_j + lambda + extra_l2[r]) (T: soft_threshold; 0
+    where that denominator is 0), clipped to [lower[r, j], upper[r, j]], and,
+    when scores has rows, scores[r, j] = twice the objective decrease that
+    value brings, -(2 T(G_j) w_j + (H_j + lambda) w_j^2), which is T(G_j)^2 /
+    (H_j + lambda) unclipped. extra_l2 may be empty (0 for every node);
+    lower and upper have no columns without bounds. One pass over a tree's
+    nodes: the same in numpy took 20 calls, as much as a tenth of a round
+    on small data."""
+    cdef Py_ssize_t n = sums.shape[0], d = n_outputs, r, j
+    cdef bint bounded = lower.shape[1] > 0, with_scores = scores.shape[0] > 0
+    cdef double t, h, v, extra
+    if sums.shape[1] != d + hess_width + 1 or hess_width not in (0, 1, d):
+        raise ValueError(f"sums must be (n, {d} + hess_width + 1) with hess_width 0, 1 or "
+                         f"{d}; got {sums.shape[1]} columns and hess_width {hess_width}")
+    if values.shape[0] != n or values.shape[1] != d or (
+            with_scores and (scores.shape[0] != n or scores.shape[1] != d)):
+        raise ValueError(f"values (and scores, when given) must be ({n}, {d})")
+    if extra_l2.shape[0] not in (0, n):
+        raise ValueError(f"extra_l2 must have {n} entries or none, got {extra_l2.shape[0]}")
+    if bounded and not (lower.shape[0] == upper.shape[0] == n and lower.shape[1]
+                        == upper.shape[1] == d):
+        raise ValueError(f"lower and upper must be ({n}, {d}) or have no columns")
+    with nogil:
+        for r in range(n):
+            extra = extra_l2[r] if extra_l2.shape[0] else 0.0
+            for j in range(d):
+                t = soft_threshold(sums[r, j], lambda_l1) if lambda_l1 != 0.0 else sums[r, j]
+                if hess_width == 0:
+                    h = hess_constant * sums[r, d]
+                else:
+                    h = sums[r, d + (j if hess_width > 1 else 0)]
+                h = h + lambda_l2 + extra
+                v = -t / h if h != 0.0 else 0.0
+                if bounded:
+                    v = min(max(v, lower[r, j]), upper[r, j])
+                values[r, j] = v
+                if with_scores:
+                    scores[r, j] = -(2.0 * t * v + h * (v * v)) if bounded else -t * v

@@ -1,0 +1,90 @@
+"""tree_arrays (grown nodes -> the model's node arrays) against a plain
+breadth-first numbering of the same nodes, and its refusals."""
+import numpy as np
+import pytest
+
+from gbmo._core._tree_arrays import tree_arrays
+
+
+def _grown_tree(rng, n_splits, n_features):
+    """A random tree as a growth loop leaves it: nodes numbered in the order
+    they were made (children of a split made together, splits chosen in a
+    random order), and the breadth-first order of the model."""
+    left, right, open_leaves = [-1], [-1], [0]
+    for _ in range(n_splits):
+        node = open_leaves.pop(int(rng.integers(len(open_leaves))))
+        left[node], right[node] = len(left), len(left) + 1
+        left += [-1, -1]
+        right += [-1, -1]
+        open_leaves += [len(left) - 2, len(left) - 1]
+    order = [0]
+    for node in order:
+        if left[node] >= 0:
+            order += [left[node], right[node]]
+    n = len(left)
+    return (np.array(order, dtype=np.int32), np.array(left, dtype=np.int32),
+            np.array(right, dtype=np.int32), rng.integers(1, 100, n).astype(np.int64),
+            rng.integers(0, n_features, n).astype(np.int32),
+            rng.integers(0, 12, n).astype(np.int32), rng.integers(0, 2, n).astype(np.uint8),
+            rng.random(n))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("with_categorical", [False, True])
+def test_tree_arrays_number_the_nodes_breadth_first(seed, with_categorical):
+    rng = np.random.default_rng(seed)
+    n_features = 4
+    order, left, right, count, feature, bin_, missing_left, gain = _grown_tree(
+        rng, int(rng.integers(0, 12)), n_features)
+    n_edges = rng.integers(0, 10, n_features).astype(np.int32)
+    edges = np.sort(rng.normal(size=(n_features, 10)), axis=1)
+    categorical = (np.array([0, 1, 0, 0], dtype=np.uint8) if with_categorical
+                   else np.zeros(0, dtype=np.uint8))
+    arrays, leaves, splits = tree_arrays(order, left, right, count, feature, bin_, missing_left,
+                                         gain, categorical, edges, n_edges)
+    position = {int(node): p for p, node in enumerate(order)}
+    n_leaves = 0
+    for p, node in enumerate(order):
+        assert arrays["node_count"][p] == count[node]
+        if left[node] < 0:
+            assert arrays["node_value"][p] == n_leaves and leaves[n_leaves] == node
+            assert arrays["node_left"][p] == arrays["node_right"][p] == -1
+            assert arrays["node_gain"][p] == 0 and arrays["node_feature"][p] == 0
+            n_leaves += 1
+            continue
+        f = feature[node]
+        assert arrays["node_value"][p] == -1
+        assert arrays["node_left"][p] == position[left[node]]
+        assert arrays["node_right"][p] == position[right[node]]
+        assert arrays["node_feature"][p] == f and arrays["node_gain"][p] == gain[node]
+        assert arrays["node_missing_left"][p] == missing_left[node]
+        if with_categorical and categorical[f]:
+            assert arrays["node_bin"][p] == 0 and arrays["node_threshold"][p] == 0
+        else:
+            assert arrays["node_bin"][p] == bin_[node]
+            expected = edges[f, bin_[node]] if bin_[node] < n_edges[f] else np.inf
+            assert arrays["node_threshold"][p] == expected
+    np.testing.assert_array_equal(splits, [n for n in order if left[n] >= 0])
+    assert len(leaves) == n_leaves
+
+
+def test_tree_arrays_refuse_nodes_they_cannot_number():
+    rng = np.random.default_rng(0)
+    order, left, right, count, feature, bin_, missing_left, gain = _grown_tree(rng, 3, 2)
+    edges, n_edges = np.zeros((2, 4)), np.full(2, 4, dtype=np.int32)
+    no_flags = np.zeros(0, dtype=np.uint8)
+
+    def call(**changed):
+        arguments = dict(order=order, left=left, right=right, count=count, feature=feature,
+                         bin_=bin_, missing_left=missing_left, gain=gain)
+        arguments.update(changed)
+        return tree_arrays(*arguments.values(), no_flags, edges, n_edges)
+
+    with pytest.raises(ValueError, match="order lists node 99"):
+        call(order=np.r_[order[:-1], 99].astype(np.int32))
+    with pytest.raises(ValueError, match="has feature 5 of 2"):
+        call(feature=np.full_like(feature, 5))
+    with pytest.raises(ValueError, match="has bin -1"):
+        call(bin_=np.full_like(bin_, -1))
+    with pytest.raises(ValueError, match="children must follow it"):
+        call(order=order[::-1].copy())
