@@ -675,8 +675,9 @@ class TreeGrower:
             sets = (model_position, features[by_set], nodes.left_flags[set_splits])
         return self._finish_tree(
             arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
-            (nodes.sums[splits], nodes.sums[nodes.left[splits]],
-             nodes.sums[nodes.right[splits]]),
+            None if self.n_outputs == 1 else (
+                nodes.sums[splits], nodes.sums[nodes.left[splits]],
+                nodes.sums[nodes.right[splits]]),
             (nodes.lower[leaves], nodes.upper[leaves]) if bounded else None,
             (nodes.lower[splits], nodes.upper[splits]) if bounded else None, None, sets)
 
@@ -884,7 +885,8 @@ class TreeGrower:
         """The Tree of arrays (tree_structure's or tree_arrays'), with its
         leaves' values from their sums (clipped to leaf_bounds under monotone
         constraints, the leaf_outputs of sparse leaves), each split's output
-        gains (see _output_gains) and its categorical splits' sets: sets
+        gains (see _output_gains; split_sums may be None with one output)
+        and its categorical splits' sets: sets
         holds their nodes' numbers in the tree, features and left flags (256
         each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
@@ -892,15 +894,23 @@ class TreeGrower:
         if leaf_outputs is not None:
             values = np.take_along_axis(values, leaf_outputs, axis=1)
         set_nodes, set_features, set_flags = sets
-        with_cat_l2 = None
-        if len(set_nodes):
-            # the search scored the children of sets of ordered categories
-            # with cat_l2, not those of one category (max_cat_to_onehot)
-            ordered = (self.bin_mapper.n_bins_non_missing_[
-                np.asarray(split_features, dtype=np.intp)] > self.params["max_cat_to_onehot"])
-            with_cat_l2 = np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes) & ordered
-        self.split_output_gains = (split_features,
-                                   *self._output_gains(split_sums, split_bounds, with_cat_l2))
+        if self.n_outputs == 1:
+            # one output takes a split's whole gain, as the search scored it
+            # (the same to 1e-15 as scoring its sums again: test_importance.py)
+            gains = arrays["node_gain"][arrays["node_left"] >= 0].reshape(-1, 1)
+            self.split_output_gains = (split_features, gains, np.ones(gains.shape, dtype=bool))
+        else:
+            with_cat_l2 = None
+            if len(set_nodes):
+                # the search scored the children of sets of ordered categories
+                # with cat_l2, not those of one category (max_cat_to_onehot)
+                ordered = (self.bin_mapper.n_bins_non_missing_[
+                    np.asarray(split_features, dtype=np.intp)]
+                    > self.params["max_cat_to_onehot"])
+                with_cat_l2 = (np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes)
+                               & ordered)
+            self.split_output_gains = (split_features, *self._output_gains(
+                split_sums, split_bounds, with_cat_l2))
         # each set as the ranks of the categories it sends left
         categories_left = {node: np.flatnonzero(flags[self.categorical[feature]])
                            for node, feature, flags in zip(set_nodes, set_features, set_flags)}

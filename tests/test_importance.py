@@ -182,3 +182,29 @@ def test_per_output_sums_do_not_depend_on_when_trees_fold(monkeypatch, fold_ever
     total_gain, total_splits = kept.dense()
     np.testing.assert_allclose(total_gain, gain, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(total_splits, splits)
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"lambda_l1": 0.5, "lambda_l2": 2.0}, {"monotone_constraints": [1, 0, 0, 0]},
+    {"categorical_feature": [3]}, {"growth": "symmetric", "max_depth": 3}])
+def test_one_output_takes_each_splits_whole_gain(params):
+    """With one output the per-output gains are the splits' gains from the
+    search; with two equal outputs (the same trees, each split's gain shared
+    evenly) they come from scoring the splits' sums again: the two agree."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2000, 4))
+    X[:, 3] = rng.integers(0, 6, 2000)
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * X[:, 3] + 0.1 * rng.normal(size=2000)
+    params = {"verbosity": 0, "max_leaves": 8, **params}
+    if "monotone_constraints" in params:
+        twice = {**params, "monotone_constraints": [[1, 1], [0, 0], [0, 0], [0, 0]]}
+    else:
+        twice = params
+    one = gbmo.train(params, gbmo.Dataset(X, y), 5)
+    two = gbmo.train(twice, gbmo.Dataset(X, np.c_[y, y]), 5)
+    for tree_one, tree_two in zip(one.trees, two.trees):
+        np.testing.assert_array_equal(tree_one.node_feature, tree_two.node_feature)
+    gain_one = one.feature_importance("gain", per_output=True)[:, 0]
+    np.testing.assert_allclose(gain_one, one.feature_importance("gain"), rtol=1e-12)
+    np.testing.assert_allclose(two.feature_importance("gain", per_output=True),
+                               np.c_[gain_one, gain_one], rtol=1e-9)
