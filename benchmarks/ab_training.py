@@ -1,0 +1,97 @@
+"""Whole training runs of this checkout against the same runs at a commit.
+
+    python benchmarks/ab_training.py --base 61919ca [--threads 1] [--repeats 5]
+
+Clones the repository at --base into a temporary directory and builds it in
+place, then times gbmo.train on each shape with one build and then the
+other, --repeats times, each run in a fresh process (the two builds cannot
+share one); each run reports its best of 3 fits. Prints the best and median
+milliseconds a round of each build and old / new. Where the per-round
+Python matters: small data, one output, and single-output mode's tree per
+output. X is Gaussian, Y = tanh(X W / 5) + noise, 31 leaves, 255 bins; the
+thread count is fixed (adaptive_threads off) so both builds get the same.
+"""
+import argparse
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SHAPES = [  # rows, features, outputs, rounds, tree_mode
+    (20_000, 7, 1, 200, "multi_output"),
+    (2_000, 20, 1, 300, "multi_output"),
+    (100_000, 7, 1, 100, "multi_output"),
+    (5_000, 20, 5, 50, "single_output"),
+]
+
+
+def time_training(n_rows, n_features, n_outputs, rounds, tree_mode, threads):
+    """The best of 3 fits' milliseconds a round (the build on sys.path)."""
+    import numpy as np
+
+    import gbmo
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n_rows, n_features))
+    Y = np.tanh(X @ rng.standard_normal((n_features, n_outputs)) / 5)
+    Y = Y + 0.1 * rng.standard_normal(Y.shape)
+    dataset = gbmo.Dataset(X, Y[:, 0] if n_outputs == 1 else Y)
+    params = {"verbosity": -1, "n_threads": threads, "max_leaves": 31, "max_bins": 255,
+              "tree_mode": tree_mode, "adaptive_threads": False}
+    gbmo.train(params, dataset, 3)  # bins the Dataset
+    best = np.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        gbmo.train(params, dataset, rounds)
+        best = min(best, time.perf_counter() - start)
+    return best / rounds * 1e3
+
+
+def run(build, shape, threads):
+    output = subprocess.run(
+        [sys.executable, __file__, "--child", *map(str, shape), str(threads)],
+        cwd=build, env={**os.environ, "PYTHONPATH": str(build)},
+        capture_output=True, text=True, check=True)
+    return float(output.stdout)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", help="the commit to compare with (required)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        n_rows, n_features, n_outputs, rounds, tree_mode, threads = args.child
+        print(time_training(int(n_rows), int(n_features), int(n_outputs), int(rounds),
+                            tree_mode, int(threads)))
+        return
+    if not args.base:
+        parser.error("--base is required")
+    with tempfile.TemporaryDirectory() as directory:
+        old = pathlib.Path(directory, "base")
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(old)], check=True)
+        subprocess.run(["git", "checkout", "-q", args.base], cwd=old, check=True)
+        subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-j", "2"],
+                       cwd=old, check=True, capture_output=True)
+        print(f"{args.threads} thread(s), {args.repeats} runs a build, ms a round")
+        print(f"{'rows':>7} {'feat':>4} {'out':>3} {'mode':>13} {'old best':>9} "
+              f"{'new best':>9} {'old/new best':>12} {'old/new median':>14}")
+        for shape in SHAPES:
+            times = {"old": [], "new": []}
+            for _ in range(args.repeats):
+                times["old"].append(run(old, shape, args.threads))
+                times["new"].append(run(ROOT, shape, args.threads))
+            old_best, new_best = min(times["old"]), min(times["new"])
+            median = statistics.median(times["old"]) / statistics.median(times["new"])
+            print(f"{shape[0]:>7} {shape[1]:>4} {shape[2]:>3} {shape[4]:>13} {old_best:9.3f} "
+                  f"{new_best:9.3f} {old_best / new_best:12.2f} {median:14.2f}")
+
+
+if __name__ == "__main__":
+    main()
