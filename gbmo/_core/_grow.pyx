@@ -257,6 +257,13 @@ cdef inline int threads_for(const Grow* g, double work) noexcept nogil:
     return g.n_threads if work >= parallel_min_work else 1
 
 
+cdef inline double build_work(const Grow* g, Py_ssize_t count, Py_ssize_t n_nodes) noexcept nogil:
+    """The column-wise histograms of n_nodes nodes of count rows in all: each
+    row's adds, and zeroing each histogram, which on nodes of fewer rows than
+    bins costs more than the adds."""
+    return (<double>count + n_nodes * g.n_hist_bins) * g.width * g.n_column_features
+
+
 cdef inline HIST_t* histogram_of(const Grow* g, int node) noexcept nogil:
     return g.histograms + g.slot[node] * g.hist_size
 
@@ -398,7 +405,7 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
     build_feature_histograms(g.X_binned, g.row_stride, rows, count, g.ordered,
                              g.column_features, g.n_column_features, NULL, g.skipped_bins,
                              sums, histogram, g.n_hist_bins, g.width,
-                             threads_for(g, <double>count * g.width * g.n_column_features))
+                             threads_for(g, build_work(g, count, 1)))
     if g.indptr != NULL:
         build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
                                   g.n_blocks, g.wanted, g.skipped_bins, rows, count, g.ordered,
@@ -647,7 +654,7 @@ cdef void build_all(Grow* g, const int* nodes, Py_ssize_t n) noexcept nogil:
                            g.node_ordered, g.node_totals, g.node_hists, n,
                            g.column_features, g.n_column_features, NULL, g.skipped_bins,
                            g.n_hist_bins, g.width,
-                           threads_for(g, <double>offset * g.width * g.n_column_features))
+                           threads_for(g, build_work(g, offset, n)))
     if g.indptr != NULL:
         for m in range(n):
             build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
