@@ -15,6 +15,7 @@ from .metric_history import MetricHistory
 from .losses import make_loss
 from .parallel import thread_count, threads_for
 from .registry import PluginError
+from .training_run import TrainingRun
 from .tree import LeafArrays, Tree, TreeFormatError
 from .validation import check_features
 
@@ -224,11 +225,16 @@ class JSONModel:
         return self
 
 
-class Booster(JSONModel):
-    """A trained gbmo model: `Booster(model_file=path)` or `Booster(model_str=text)`
-    loads one; `gbmo.train` makes one."""
+class Booster(JSONModel, TrainingRun):
+    """A gbmo model: `gbmo.train` makes one; `Booster(model_file=path)` or
+    `Booster(model_str=text)` loads one; `Booster(params, train_set)` starts
+    a training run that `update()` steps a round at a time (LightGBM's
+    manual loop, see gbmo.training_run)."""
 
-    def __init__(self, params=None, model_file=None, model_str=None):
+    def __init__(self, params=None, train_set=None, model_file=None, model_str=None):
+        if train_set is not None and (model_file is not None or model_str is not None):
+            raise ValueError("Booster takes a train_set to train on, or a model_file or "
+                             "model_str to load, not both")
         self.trees = []
         self.best_iteration = 0  # as LightGBM's: 0 when early stopping found no best round
         self.best_score = {}  # {data name: {metric: value}} at the best round, as LightGBM's
@@ -244,6 +250,11 @@ class Booster(JSONModel):
             self._load(model_str)
         else:
             self.params = dict(params or {})
+        self._trainer = None
+        if train_set is not None:
+            from .engine import start_run
+
+            start_run(self, params or {}, train_set)
 
     def _start(self, params, loss, n_features, n_outputs, init_score, feature_names,
                trees_per_round=1, one_dimensional_target=False):

@@ -120,8 +120,10 @@ class _EvalSet:
     training set shares the loop's raw scores, a validation set adds one tree
     a round."""
 
-    def __init__(self, name, dataset, y, raw):
+    def __init__(self, name, dataset, y, raw, given=None):
         self.name, self.dataset, self.y, self.raw = name, dataset, y, raw
+        # the Dataset as the caller gave it (dataset may be its rebinned copy)
+        self.given = dataset if given is None else given
 
     def add_tree(self, tree, missing_bin, n_threads, scale=1.0):
         """raw += scale * tree's prediction of every row."""
@@ -274,7 +276,8 @@ class _Trainer:
     """One training run, a round at a time: train() steps one, cv() steps one
     per fold in lockstep so callbacks see the folds' mean every round."""
 
-    def __init__(self, params, train_set, valid_sets, valid_names, init_model=None, fevals=()):
+    def __init__(self, params, train_set, valid_sets, valid_names, init_model=None, fevals=(),
+                 booster=None):
         # the booster keeps the default (None), so it predicts with the threads
         # available when it predicts, as a loaded model does
         booster_params = params
@@ -327,23 +330,8 @@ class _Trainer:
 
         self.training_set = _EvalSet("training", train_set, y, raw)
         self.eval_sets = []
-        for name, valid in zip(valid_names, valid_sets):
-            if valid is train_set:
-                self.eval_sets.append(_EvalSet(name, valid, y, raw))
-                continue
-            if train_set.init_score is not None and valid.init_score is None:
-                raise ValueError(f"validation set {name!r} has no init_score while the training "
-                                 "set has one: give its rows' offsets too "
-                                 "(create_valid(X, y, init_score=...))")
-            valid = valid.validation_of(train_set).construct(params, self.category_order)
-            valid_y = loss.prepare_target(valid.Y)
-            _check_validation_target(loss, valid_y, y, n_outputs, name)
-            for metric in self.metric_names:
-                check_metric_fits(metric, valid_y, n_outputs)
-            self.eval_sets.append(_EvalSet(name, valid, valid_y, _starting_raw(
-                valid, init_score, n_outputs, init_model, f"validation set {name!r}")))
-
-        self.booster = booster = Booster()
+        self.n_outputs, self.init_score, self.init_model = n_outputs, init_score, init_model
+        self.booster = booster = Booster() if booster is None else booster
         booster._start(booster_params, loss, train_set.n_features, n_outputs, init_score,
                        train_set.feature_names, trees_per_round,
                        train_set.one_dimensional_target and n_outputs == 1)
@@ -351,7 +339,7 @@ class _Trainer:
         booster.pandas_categories = train_set.pandas_categories
         if init_model is not None:
             booster.trees = list(init_model.trees)
-        booster.evals_result = {s.name: MetricHistory() for s in self.eval_sets}
+        booster.evals_result = {}
         self.features = _active_features(self.bin_mapper)
         self.workspace = GrowerWorkspace(train_set.n_rows, self.threads.n_threads)
         self.rng = np.random.default_rng(params["seed"])
@@ -366,6 +354,38 @@ class _Trainer:
         self.row_sample = None
         self.dart = params["boosting"] == "dart"
         self.first_new_tree = len(booster.trees)  # dart drops this run's rounds only
+        self.next_iteration = 0
+        for name, valid in zip(valid_names, valid_sets):
+            self.add_valid(name, valid)
+
+    def add_valid(self, name, valid):
+        """A data set evaluated every round from now on: train_set itself, or
+        a validation set binned with its edges, whose raw scores start from
+        the model so far."""
+        train_set, params, loss = self.train_set, self.params, self.loss
+        n_outputs, init_score, init_model = self.n_outputs, self.init_score, self.init_model
+        if valid is train_set:
+            self._keep_evaluating(_EvalSet(name, valid, self.y, self.raw))
+            return
+        if train_set.init_score is not None and valid.init_score is None:
+            raise ValueError(f"validation set {name!r} has no init_score while the training "
+                             "set has one: give its rows' offsets too "
+                             "(create_valid(X, y, init_score=...))")
+        given, valid = valid, valid.validation_of(train_set).construct(params,
+                                                                      self.category_order)
+        valid_y = loss.prepare_target(valid.Y)
+        _check_validation_target(loss, valid_y, self.y, n_outputs, name)
+        for metric in self.metric_names:
+            check_metric_fits(metric, valid_y, n_outputs)
+        eval_set = _EvalSet(name, valid, valid_y, _starting_raw(
+            valid, init_score, n_outputs, init_model, f"validation set {name!r}"), given)
+        for tree in self.booster.trees[self.first_new_tree:]:  # added after some rounds
+            eval_set.add_tree(tree, self.bin_mapper.missing_bin, params["n_threads"])
+        self._keep_evaluating(eval_set)
+
+    def _keep_evaluating(self, eval_set):
+        self.eval_sets.append(eval_set)
+        self.booster.evals_result[eval_set.name] = MetricHistory()
 
     def step(self, iteration):
         """Grows the round's trees, updates every raw score and returns the
@@ -373,6 +393,7 @@ class _Trainer:
         self.params["n_threads"] = self.loss.n_threads = self.threads.round_threads()
         results = self._round(iteration)
         self.threads.round_done()
+        self.next_iteration = iteration + 1
         return results
 
     def _round(self, iteration):
@@ -564,23 +585,30 @@ class _Trainer:
             if eval_set.raw is not self.raw:
                 for tree in new_trees:
                     eval_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"])
-            prediction = self.loss.transform(eval_set.raw)
             history = self.booster.evals_result[eval_set.name]
-            for metric in self.metric_names:
-                value, per_output = evaluate(metric, eval_set.y, prediction,
-                                             eval_set.dataset.weight)
+            for name, metric, value, higher, per_output in self.scores(eval_set, self.fevals):
                 history.setdefault(metric, []).append(value)
                 if per_output is not None:
                     history.setdefault(metric + PER_OUTPUT, []).append(per_output.tolist())
-                results.append((eval_set.name, metric, value, higher_is_better(metric)))
-            if self.fevals:
-                one_column = eval_set.dataset.one_dimensional_target and prediction.shape[1] == 1
-                for name, value, higher in custom_results(
-                        self.fevals, prediction[:, 0] if one_column else prediction,
-                        eval_set.dataset, self.metric_names):
-                    history.setdefault(name, []).append(value)
-                    results.append((eval_set.name, name, value, higher))
+                results.append((name, metric, value, higher))
         return results
+
+    def scores(self, eval_set, fevals):
+        """[(data name, metric, value, higher is better, per-output values or
+        None)] of eval_set's raw scores now: every metric of the run, then
+        every function of fevals."""
+        prediction = self.loss.transform(eval_set.raw)
+        scores = []
+        for metric in self.metric_names:
+            value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight)
+            scores.append((eval_set.name, metric, value, higher_is_better(metric), per_output))
+        if fevals:
+            one_column = eval_set.dataset.one_dimensional_target and prediction.shape[1] == 1
+            for name, value, higher in custom_results(
+                    fevals, prediction[:, 0] if one_column else prediction, eval_set.dataset,
+                    self.metric_names):
+                scores.append((eval_set.name, name, value, higher, None))
+        return scores
 
 
 def _prepare_callbacks(callbacks, params):
@@ -675,8 +703,11 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     tuples, evaluated on every validation set every round beside the built-in
     metrics (see gbmo.custom_metric).
 
-    keep_training_booster is LightGBM's, and changes nothing: every booster,
-    saved and loaded or not, continues as init_model.
+    keep_training_booster=True keeps the training run in the booster, so that
+    booster.update() grows more rounds and eval_train() / eval_valid()
+    evaluate it, as in LightGBM (gbmo.training_run); without it the run's
+    data and raw scores are let go. Any booster, saved and loaded or not,
+    continues as init_model.
 
     As in LightGBM, params may hold num_iterations (or an alias:
     num_boost_round, n_estimators, ...), which replaces num_boost_round, and
@@ -727,7 +758,20 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     finally:
         close_callbacks(callbacks)
     booster.best_score = _best_scores(booster, done)
+    if keep_training_booster and isinstance(trainer, _Trainer):
+        booster._trainer = trainer
     return booster
+
+
+def start_run(booster, params, train_set):
+    """Booster(params, train_set): booster starts a training run of no rounds
+    yet, which booster.update() steps. The rounds and early stopping in
+    params are the caller's loop's to decide, so they are not read."""
+    _check_arguments(train_set, 0, [], None)
+    if is_sparse_labels(train_set.Y):
+        raise ValueError("a sparse Y trains with gbmo.train only, not a round at a time")
+    raw_params, _ = split_controls(params)
+    booster._trainer = _Trainer(resolve_params(raw_params), train_set, [], [], booster=booster)
 
 
 def _best_scores(booster, done):

@@ -1,0 +1,100 @@
+"""LightGBM's manual training loop on a Booster.
+
+    booster = gbmo.Booster(params, train_set)
+    booster.add_valid(valid_set, "valid")
+    for _ in range(100):
+        booster.update()
+        print(booster.eval_valid())
+
+A Booster made so, or returned by gbmo.train(..., keep_training_booster=True),
+holds its training run (the binned data, the raw scores, the random state):
+update() grows one more round, exactly as the next round of gbmo.train
+would. A loaded, pickled or copied Booster holds none; train(init_model=
+booster) continues any Booster.
+"""
+
+
+class TrainingRun:
+    """Booster's methods over the training run it holds (see the module)."""
+
+    def _run(self, method):
+        trainer = getattr(self, "_trainer", None)
+        if trainer is None:
+            raise ValueError(
+                f"{method}() needs the training run this Booster was made with: "
+                "Booster(params, train_set), or gbmo.train(..., keep_training_booster=True). "
+                "A loaded, pickled or copied Booster, or one after free_dataset(), holds none; "
+                "continue it with gbmo.train(params, train_set, init_model=booster)")
+        return trainer
+
+    def update(self, train_set=None, fobj=None):
+        """One more boosting round, as LightGBM's update(); returns True when
+        its trees could not split (LightGBM's is_finished)."""
+        trainer = self._run("update")
+        if train_set is not None and train_set is not trainer.train_set:
+            raise ValueError("update() trains on the Booster's own train_set; for other data "
+                             "start another Booster, or continue this one with "
+                             "gbmo.train(params, other_set, init_model=booster)")
+        if fobj is not None:
+            raise ValueError("update() takes no fobj: give the objective function in params "
+                             "(params['objective'] = f, called as f(y_true, raw_pred) -> "
+                             "(grad, hess)) when making the Booster")
+        first = len(self.trees)
+        trainer.step(trainer.next_iteration)
+        return all(tree.n_leaves == 1 for tree in self.trees[first:])
+
+    def add_valid(self, data, name):
+        """data (a Dataset) evaluated from now on under name: by eval_valid(),
+        and in evals_result after each update()."""
+        from .dataset import Dataset
+
+        trainer = self._run("add_valid")
+        if not isinstance(data, Dataset):
+            raise TypeError(f"add_valid takes a gbmo.Dataset, got {type(data).__name__}")
+        if name in self.evals_result:
+            raise ValueError(f"a data set is already evaluated as {name!r}; give another name")
+        if data.n_features != trainer.train_set.n_features:
+            raise ValueError(f"the data has {data.n_features} features, the training set "
+                             f"{trainer.train_set.n_features}")
+        trainer.add_valid(name, data)
+        return self
+
+    def eval_train(self, feval=None):
+        """[(\"training\", metric, value, higher is better)] of the model now on
+        its training set: each metric of params, then each of feval (custom
+        metrics, as train's)."""
+        trainer = self._run("eval_train")
+        return self._scores(trainer, trainer.training_set, feval)
+
+    def eval_valid(self, feval=None):
+        """The same on every validation set (train's valid_sets, add_valid's),
+        under its name."""
+        trainer = self._run("eval_valid")
+        return [score for eval_set in trainer.eval_sets
+                if eval_set.given is not trainer.train_set
+                for score in self._scores(trainer, eval_set, feval)]
+
+    def eval(self, data, name, feval=None):
+        """The same on data, under name: the training set, a validation set,
+        or new data, which is added as a validation set (as LightGBM's)."""
+        trainer = self._run("eval")
+        if data is trainer.train_set:
+            eval_set = trainer.training_set
+        else:
+            eval_set = next((s for s in trainer.eval_sets if s.given is data), None)
+            if eval_set is None:
+                self.add_valid(data, name)
+                eval_set = trainer.eval_sets[-1]
+        return [(name, *score[1:]) for score in self._scores(trainer, eval_set, feval)]
+
+    def free_dataset(self):
+        """Lets the training run go (its data and raw scores): update() and
+        the eval methods end; the model stays."""
+        self._trainer = None
+        return self
+
+    @staticmethod
+    def _scores(trainer, eval_set, feval):
+        from .custom_metric import check_fevals
+
+        return [score[:4] for score in trainer.scores(eval_set, check_fevals(feval))]

@@ -1,0 +1,131 @@
+"""LightGBM's manual training loop: Booster(params, train_set), update(),
+add_valid(), eval(), eval_train(), eval_valid(), and keep_training_booster."""
+import pickle
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+import gbmo
+
+RNG = np.random.default_rng(12)
+X = RNG.normal(size=(1200, 5))
+Y = np.c_[X[:, 0] + np.sin(X[:, 1]), X[:, 2] ** 2] + 0.1 * RNG.normal(size=(1200, 2))
+# bagging every second round draws from the run's random state: the rounds
+# must follow on from each other exactly for the models to agree
+PARAMS = {"verbosity": -1, "seed": 5, "subsample": 0.7, "subsample_freq": 2, "max_leaves": 8}
+
+
+def _sets():
+    return gbmo.Dataset(X[:900], Y[:900]), gbmo.Dataset(X[900:], Y[900:])
+
+
+def _rmse(booster, rows):
+    return float(np.mean(np.sqrt(np.mean((booster.predict(X[rows]) - Y[rows]) ** 2, axis=0))))
+
+
+def test_updates_grow_the_model_train_grows():
+    train_set, valid_set = _sets()
+    booster = gbmo.Booster(PARAMS, train_set)  # LightGBM's positional order
+    booster.add_valid(valid_set, "valid")
+    for _ in range(12):
+        assert booster.update() is False
+    trained = gbmo.train(PARAMS, train_set, 12, valid_sets=[valid_set], valid_names=["valid"])
+    np.testing.assert_array_equal(booster.predict(X), trained.predict(X))
+    assert booster.current_iteration() == 12
+    assert booster.evals_result["valid"]["rmse"] == trained.evals_result["valid"]["rmse"]
+
+
+def test_keep_training_booster_continues_the_same_run():
+    train_set, _ = _sets()
+    kept = gbmo.train(PARAMS, train_set, 7, keep_training_booster=True)
+    for _ in range(5):
+        kept.update()
+    np.testing.assert_array_equal(kept.predict(X),
+                                  gbmo.train(PARAMS, train_set, 12).predict(X))
+    with pytest.raises(ValueError, match="keep_training_booster=True"):
+        gbmo.train(PARAMS, train_set, 2).update()
+
+
+def test_evaluations_score_the_model_now():
+    train_set, valid_set = _sets()
+    booster = gbmo.Booster({**PARAMS, "metric": ["rmse", "mae"]}, train_set)
+    booster.add_valid(valid_set, "valid")
+    for _ in range(6):
+        booster.update()
+    (name, metric, value, higher), _ = booster.eval_train()
+    assert (name, metric, higher) == ("training", "rmse", False)
+    assert value == pytest.approx(_rmse(booster, slice(0, 900)))
+    assert booster.eval_valid()[0][2] == pytest.approx(_rmse(booster, slice(900, None)))
+    assert booster.eval_valid()[0][:2] == ("valid", "rmse")
+    # the same set under another name; the training set under the name given
+    assert booster.eval(valid_set, "again")[0] == ("again", *booster.eval_valid()[0][1:])
+    assert booster.eval(train_set, "mine")[0] == ("mine", *booster.eval_train()[0][1:])
+
+    def worst(preds, data):
+        return "worst", float(np.max(np.abs(preds - data.get_label()))), False
+
+    scored = booster.eval_valid(feval=worst)
+    assert scored[-1][:2] == ("valid", "worst")
+    assert scored[-1][2] == pytest.approx(np.max(np.abs(booster.predict(X[900:]) - Y[900:])))
+
+
+def test_data_evaluated_late_starts_from_the_model_so_far():
+    """eval() of new data after some rounds adds it as a validation set whose
+    scores include every tree already grown, and keeps it up to date."""
+    train_set, _ = _sets()
+    booster = gbmo.Booster(PARAMS, train_set)
+    for _ in range(5):
+        booster.update()
+    late = gbmo.Dataset(X[1000:], Y[1000:])
+    assert booster.eval(late, "late")[0][2] == pytest.approx(_rmse(booster, slice(1000, None)))
+    booster.update()
+    assert [v[0] for v in booster.eval_valid()] == ["late"]
+    assert booster.eval_valid()[0][2] == pytest.approx(_rmse(booster, slice(1000, None)))
+    assert len(booster.evals_result["late"]["rmse"]) == 1  # recorded from its first round
+
+
+def test_update_says_when_the_trees_cannot_split():
+    booster = gbmo.Booster({"verbosity": -1}, gbmo.Dataset(X, np.ones(len(X))))
+    assert booster.update() is True
+    assert booster.trees[-1].n_leaves == 1
+
+
+def test_a_booster_without_its_run_refuses_the_loop():
+    train_set, valid_set = _sets()
+    booster = gbmo.Booster(PARAMS, train_set)
+    booster.update()
+    for lost in (pickle.loads(pickle.dumps(booster)),
+                 gbmo.Booster(model_str=booster.model_to_string())):
+        with pytest.raises(ValueError, match="holds none; continue it with gbmo.train"):
+            lost.update()
+        with pytest.raises(ValueError, match="eval_valid\\(\\) needs the training run"):
+            lost.eval_valid()
+    booster.free_dataset()
+    with pytest.raises(ValueError, match="update\\(\\) needs the training run"):
+        booster.update()
+    assert booster.current_iteration() == 1  # the model stays
+
+
+def test_the_loop_refuses_what_it_cannot_do():
+    train_set, valid_set = _sets()
+    booster = gbmo.Booster(PARAMS, train_set)
+    with pytest.raises(ValueError, match="trains on the Booster's own train_set"):
+        booster.update(train_set=valid_set)
+    with pytest.raises(ValueError, match="takes no fobj"):
+        booster.update(fobj=lambda preds, data: (preds, preds))
+    with pytest.raises(TypeError, match="add_valid takes a gbmo.Dataset, got ndarray"):
+        booster.add_valid(X, "valid")
+    with pytest.raises(ValueError, match="has 3 features, the training set 5"):
+        booster.add_valid(gbmo.Dataset(X[:, :3], Y), "valid")
+    booster.add_valid(valid_set, "valid")
+    with pytest.raises(ValueError, match="already evaluated as 'valid'"):
+        booster.add_valid(valid_set, "valid")
+    with pytest.raises(ValueError, match="not both"):
+        gbmo.Booster(PARAMS, train_set, model_str=booster.model_to_string())
+    with pytest.raises(TypeError, match="train_set must be a gbmo.Dataset"):
+        gbmo.Booster(PARAMS, X)
+    labels = sparse.csr_matrix((Y > 0.5).astype(np.float64))
+    with pytest.raises(ValueError, match="a sparse Y trains with gbmo.train only"):
+        gbmo.Booster({"verbosity": -1}, gbmo.Dataset(X, labels))
+    assert booster.current_iteration() == 0
