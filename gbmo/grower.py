@@ -867,9 +867,10 @@ class TreeGrower:
         leaf_outputs = None
         if self.top_k is not None:
             leaf_outputs = np.array([self._leaf_outputs(node) for node in leaves])
-        split_sums = tuple(np.array([node.sums for node in nodes]).reshape(-1, self.width)
-                           for nodes in (splits, [node.left for node in splits],
-                                         [node.right for node in splits]))
+        split_sums = None if self.n_outputs == 1 else tuple(
+            np.array([node.sums for node in nodes]).reshape(-1, self.width)
+            for nodes in (splits, [node.left for node in splits],
+                          [node.right for node in splits]))
         by_set = [node for node in splits if node.left_flags is not None]
         return self._finish_tree(
             arrays, np.array([node.start for node in leaves], dtype=np.intp),

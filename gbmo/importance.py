@@ -66,7 +66,7 @@ class OutputImportance:
 
     def __getstate__(self):
         self._fold()
-        return self.__dict__
+        return {**self.__dict__, "_pending": []}  # a copy's own list
 
     def __setstate__(self, state):
         # pickles from before the pending trees have none

@@ -648,6 +648,7 @@ def test_node_values_and_scores_against_numpy(hess_width, lambda_l1, bounded):
     n, d = 9, 3
     k = {"constant": 0, "shared": 1, "per_output": d}[hess_width]
     sums = np.c_[rng.normal(size=(n, d)), rng.random((n, k)) * 5, rng.integers(1, 9, (n, 1))]
+    sums[1, :d] = [0.0, -0.1, 0.1]  # zeros, and signed zeros under lambda_l1
     lambda_l2, hess_constant = 0.0, 1.5
     if k:
         sums[0, d:d + k] = 0.0  # no hessian and no lambda: value 0
@@ -661,6 +662,7 @@ def test_node_values_and_scores_against_numpy(hess_width, lambda_l1, bounded):
     lower = upper = np.zeros((0, 0))
     if bounded:
         lower, upper = np.full((n, d), -0.2), np.full((n, d), 0.3)
+        lower[1], upper[2] = 0.0, -0.0  # bounds equal to a zero value: np.clip's sign
         expected = np.clip(expected, lower, upper)
         expected_scores = -(2.0 * shrunk * expected + hessian * expected ** 2)
     else:
@@ -669,6 +671,7 @@ def test_node_values_and_scores_against_numpy(hess_width, lambda_l1, bounded):
     node_values(sums, d, k, hess_constant, lambda_l2, lambda_l1, extra, lower, upper, values,
                 scores)
     np.testing.assert_array_equal(values, expected)
+    np.testing.assert_array_equal(np.signbit(values), np.signbit(expected))
     np.testing.assert_array_equal(scores, expected_scores)
     assert np.all(np.isfinite(values))
 

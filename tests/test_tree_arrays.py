@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from gbmo._core._tree_arrays import tree_arrays
+from gbmo.binning import BinMapper
 
 
 def _grown_tree(rng, n_splits, n_features):
@@ -36,8 +37,10 @@ def test_tree_arrays_number_the_nodes_breadth_first(seed, with_categorical):
     n_features = 4
     order, left, right, count, feature, bin_, missing_left, gain = _grown_tree(
         rng, int(rng.integers(0, 12)), n_features)
-    n_edges = rng.integers(0, 10, n_features).astype(np.int32)
-    edges = np.sort(rng.normal(size=(n_features, 10)), axis=1)
+    # the edges of a fitted BinMapper: some features with fewer bins than bin_
+    X = np.c_[rng.normal(size=(200, 2)), rng.integers(0, 4, (200, 2))]
+    mapper = BinMapper(max_bins=12).fit(X)
+    edges, n_edges = mapper.edges_, mapper.n_edges_
     categorical = (np.array([0, 1, 0, 0], dtype=np.uint8) if with_categorical
                    else np.zeros(0, dtype=np.uint8))
     arrays, leaves, splits = tree_arrays(order, left, right, count, feature, bin_, missing_left,
@@ -62,8 +65,7 @@ def test_tree_arrays_number_the_nodes_breadth_first(seed, with_categorical):
             assert arrays["node_bin"][p] == 0 and arrays["node_threshold"][p] == 0
         else:
             assert arrays["node_bin"][p] == bin_[node]
-            expected = edges[f, bin_[node]] if bin_[node] < n_edges[f] else np.inf
-            assert arrays["node_threshold"][p] == expected
+            assert arrays["node_threshold"][p] == mapper.bin_threshold(f, bin_[node])
     np.testing.assert_array_equal(splits, [n for n in order if left[n] >= 0])
     assert len(leaves) == n_leaves
 
@@ -88,3 +90,11 @@ def test_tree_arrays_refuse_nodes_they_cannot_number():
         call(bin_=np.full_like(bin_, -1))
     with pytest.raises(ValueError, match="children must follow it"):
         call(order=order[::-1].copy())
+    with pytest.raises(ValueError, match="one entry per node \\(7\\).*count 1"):
+        call(count=count[:1])
+    with pytest.raises(ValueError, match="one entry per feature of edges \\(2\\); got 1"):
+        tree_arrays(order, left, right, count, feature, bin_, missing_left, gain, no_flags,
+                    edges, n_edges[:1])
+    with pytest.raises(ValueError, match="feature 1 has 9 edges of 4"):
+        tree_arrays(order, left, right, count, feature, bin_, missing_left, gain, no_flags,
+                    edges, np.array([4, 9], dtype=np.int32))

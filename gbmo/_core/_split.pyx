@@ -1511,7 +1511,11 @@ def node_values(const HIST_t[:, ::1] sums, Py_ssize_t n_outputs, Py_ssize_t hess
         for r in range(n):
             extra = extra_l2[r] if extra_l2.shape[0] else 0.0
             for j in range(d):
-                t = soft_threshold(sums[r, j], lambda_l1) if lambda_l1 != 0.0 else sums[r, j]
+                t = sums[r, j]
+                if lambda_l1 != 0.0:
+                    # numpy's sign(G) max(|G| - l1, 0), to the sign of a zero,
+                    # as grower.soft_threshold
+                    t = ((t > 0.0) - (t < 0.0)) * max(fabs(t) - lambda_l1, 0.0)
                 if hess_width == 0:
                     h = hess_constant * sums[r, d]
                 else:
@@ -1519,7 +1523,9 @@ def node_values(const HIST_t[:, ::1] sums, Py_ssize_t n_outputs, Py_ssize_t hess
                 h = h + lambda_l2 + extra
                 v = -t / h if h != 0.0 else 0.0
                 if bounded:
-                    v = min(max(v, lower[r, j]), upper[r, j])
+                    # np.clip's order: a bound equal to v (signed zeros) wins
+                    v = v if v > lower[r, j] or v != v else lower[r, j]
+                    v = v if v < upper[r, j] or v != v else upper[r, j]
                 values[r, j] = v
                 if with_scores:
                     scores[r, j] = -(2.0 * t * v + h * (v * v)) if bounded else -t * v

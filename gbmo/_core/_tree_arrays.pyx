@@ -28,27 +28,42 @@ def tree_arrays(const int[::1] order, const int[::1] left, const int[::1] right,
     splits send left the bins <= bin, whose raw threshold is the feature's
     edge there (edges[f, :n_edges[f]]), or +inf from its last value bin on."""
     cdef Py_ssize_t n = order.shape[0], n_features = edges.shape[0], position, i
-    cdef Py_ssize_t n_leaves = 0, n_splits = 0
+    cdef Py_ssize_t n_leaves = 0, n_splits = 0, n_grown = left.shape[0]
     cdef int node, f
+    if not (right.shape[0] == count.shape[0] == feature.shape[0] == bin_.shape[0]
+            == missing_left.shape[0] == gain.shape[0] == n_grown) or n > n_grown:
+        raise ValueError(f"the grown nodes' arrays must have one entry per node ({n_grown}) "
+                         f"and order at most as many; got right {right.shape[0]}, count "
+                         f"{count.shape[0]}, feature {feature.shape[0]}, bin {bin_.shape[0]}, "
+                         f"missing_left {missing_left.shape[0]}, gain {gain.shape[0]}, "
+                         f"order {n}")
+    if n_edges.shape[0] != n_features or (categorical.shape[0] not in (0, n_features)):
+        raise ValueError(f"n_edges (and categorical, when given) must have one entry per "
+                         f"feature of edges ({n_features}); got {n_edges.shape[0]} and "
+                         f"{categorical.shape[0]}")
+    for position in range(n_features):
+        if not 0 <= n_edges[position] <= edges.shape[1]:
+            raise ValueError(f"feature {position} has {n_edges[position]} edges of "
+                             f"{edges.shape[1]}")
     for position in range(n):
         node = order[position]
-        if not 0 <= node < left.shape[0]:
-            raise ValueError(f"order lists node {node} of {left.shape[0]}")
+        if not 0 <= node < n_grown:
+            raise ValueError(f"order lists node {node} of {n_grown}")
         if left[node] >= 0:
             f = feature[node]
-            if not 0 <= f < n_features or (categorical.shape[0] and f >= categorical.shape[0]):
+            if not 0 <= f < n_features:
                 raise ValueError(f"split node {node} has feature {f} of {n_features}")
             if bin_[node] < 0:
                 raise ValueError(f"split node {node} has bin {bin_[node]}")
     # model position of each grown node (those in order; the rest stay -1)
-    cdef NODE_t[::1] model_position = np.empty(left.shape[0], dtype=np.int32)
+    cdef NODE_t[::1] model_position = np.empty(n_grown, dtype=np.int32)
     model_position[:] = -1
     for position in range(n):
         model_position[order[position]] = <NODE_t>position
     for position in range(n):
         node = order[position]
-        if left[node] >= 0 and not (0 <= left[node] < left.shape[0] and 0 <= right[node]
-                                    < left.shape[0] and model_position[left[node]] > position
+        if left[node] >= 0 and not (0 <= left[node] < n_grown and 0 <= right[node]
+                                    < n_grown and model_position[left[node]] > position
                                     and model_position[right[node]] > position):
             raise ValueError(f"split node {node}'s children must follow it in order")
     node_feature = np.empty(n, dtype=np.int32)
