@@ -211,6 +211,10 @@ ALIASES = {
     "random_seed": "seed",
     "thread_count": "n_threads",
     "loss_function": "objective",
+    "depth": "max_depth",
+    "border_count": "max_bins",
+    "rsm": "colsample_bynode",
+    "cat_features": "categorical_feature",
 }
 
 
@@ -440,9 +444,9 @@ def _fold_positive_weights(resolved):
 CONTROL_ALIASES = {
     **dict.fromkeys(("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees",
                      "num_round", "num_rounds", "nrounds", "num_boost_round", "n_estimators",
-                     "max_iter"), "num_iterations"),
+                     "max_iter", "iterations"), "num_iterations"),
     **dict.fromkeys(("early_stopping_round", "early_stopping_rounds", "early_stopping",
-                     "n_iter_no_change"), "early_stopping_round"),
+                     "n_iter_no_change", "od_wait"), "early_stopping_round"),
     "first_metric_only": "first_metric_only",
     "early_stopping_min_delta": "early_stopping_min_delta",
 }
@@ -503,12 +507,13 @@ def check_sampling(params):
             f"other_rate={params['other_rate']}, subsample={params['subsample']}")
 
 
-# Values other libraries give under their names: XGBoost's multi_strategy and
-# grow_policy, CatBoost's boolean verbose.
+# Values other libraries give under their names: XGBoost's multi_strategy,
+# XGBoost's and CatBoost's grow_policy, CatBoost's boolean verbose.
 _VALUE_ALIASES = {
     "multi_strategy": {"multi_output_tree": "multi_output",
                        "one_output_per_tree": "single_output"},
-    "grow_policy": {"lossguide": "bestfirst"},
+    "grow_policy": {"lossguide": "bestfirst", "SymmetricTree": "symmetric",
+                    "Depthwise": "depthwise", "Lossguide": "bestfirst"},
     "verbose": {False: 0, True: 1},
 }
 

@@ -306,6 +306,9 @@ def test_an_object_column_of_numbers_is_taken_as_numbers():
     ("subsample_for_bin", "bin_subsample", 500), ("bagging", "subsample", 0.5),
     ("sub_feature", "colsample_bytree", 0.5), ("reg_alpha", "lambda_l1", 2.0),
     ("boosting_type", "boosting", "dart"),
+    # CatBoost's
+    ("depth", "max_depth", 4), ("border_count", "max_bins", 64), ("rsm", "colsample_bynode", 0.5),
+    ("cat_features", "categorical_feature", [1]),
 ])
 def test_lightgbm_parameter_names_set_gbmo_s(alias, name, value):
     from gbmo.params import resolve_params
@@ -323,3 +326,23 @@ def test_strings_of_digits_are_still_refused(values, dtype):
     frame = pd.DataFrame({"a": np.arange(80.0), "b": pd.Series(values, dtype=dtype)})
     with pytest.raises(TypeError, match="non-numeric column: 'b'"):
         gbmo.Dataset(frame, np.arange(80.0))
+
+
+@pytest.mark.parametrize("policy, growth", [
+    ("SymmetricTree", "symmetric"), ("Depthwise", "depthwise"), ("Lossguide", "bestfirst"),
+    ("depthwise", "depthwise"), ("lossguide", "bestfirst")])
+def test_catboost_and_xgboost_grow_policies_name_gbmo_s_growth(policy, growth):
+    from gbmo.params import resolve_params
+
+    assert resolve_params({"grow_policy": policy})["growth"] == growth
+
+
+def test_catboost_s_iterations_and_od_wait_control_train():
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    y = X[:, 0] + 0.1 * X[:, 1]
+    booster = gbmo.train({"verbosity": -1, "iterations": 4}, gbmo.Dataset(X, y))
+    assert booster.current_iteration() == 4
+    valid = gbmo.Dataset(X[:50], y[:50] + 5.0)  # gets worse from the first round
+    stopped = gbmo.train({"verbosity": -1, "od_wait": 2}, gbmo.Dataset(X, y), 50,
+                         valid_sets=[valid])
+    assert stopped.current_iteration() < 50
