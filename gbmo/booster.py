@@ -429,6 +429,14 @@ class Booster(JSONModel, TrainingRun):
 
         return predict_topk(self, X, k, raw_score, num_iteration, n_threads)
 
+    def refit(self, data, label, decay_rate=0.9, weight=None, init_score=None):
+        """A new Booster with these trees and their leaf values fitted again to
+        (data, label), keeping decay_rate of the old values, as LightGBM's
+        refit (see gbmo.refit)."""
+        from .refit import refit
+
+        return refit(self, data, label, decay_rate, weight, init_score)
+
     def predict_leaf(self, X, num_iteration=None, n_threads=None, start_iteration=0):
         """(n, n_trees) int32: the leaf index (within its tree) each row reaches,
         in the trees predict would use with the same arguments."""

@@ -1,0 +1,83 @@
+"""Booster.refit: a model's trees kept, their leaf values fitted again to new
+data, as LightGBM's refit (its answer to data that drifts).
+
+Round by round, the new data's gradients at the refit model's raw scores so
+far give each leaf the value a tree grown there would have set, -T(G) /
+(H + lambda_l2), clipped to max_delta_step, times the learning rate; the
+leaf keeps decay_rate of its old value and takes 1 - decay_rate of that.
+A leaf no row of the new data reaches gets 0 as its new value, as in
+LightGBM. decay_rate = 1 keeps the model; decay_rate = 0 on the training
+data gives back a model trained without row sampling.
+"""
+import numpy as np
+
+from .dataset import Dataset
+
+
+def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
+    """A new Booster: booster's trees with their leaves refit (see the module)."""
+    from .booster import Booster
+    from .engine import _leaf_values
+    from .params import PARAMS
+    from .parallel import thread_count
+
+    params = {name: booster.params.get(name, PARAMS[name].default)
+              for name in ("learning_rate", "lambda_l2", "lambda_l1", "max_delta_step",
+                           "boosting", "ensembler")}
+    if isinstance(decay_rate, bool) or not isinstance(decay_rate, (int, float)) \
+            or not 0.0 <= decay_rate <= 1.0:
+        raise ValueError(f"decay_rate must be a number in [0, 1], got {decay_rate!r}")
+    if isinstance(data, Dataset):
+        raise TypeError("refit takes the features X (as predict does) and label, not a Dataset")
+    if hasattr(label, "toarray"):
+        raise TypeError("refit takes label as a dense array; a sparse Y's model refits from "
+                        "label.toarray()")
+    if params["ensembler"] is not None:
+        raise ValueError("refit sets leaves from the objective's gradients; this model's "
+                         "leaves came from an ensembler's, which refit cannot take")
+    if params["boosting"] == "dart":
+        raise ValueError("refit cannot refit DART's trees: each round rescaled earlier ones")
+    loss = booster.loss
+    if getattr(loss, "renew_leaf_values", None) is not None:
+        raise ValueError(f"refit sets leaves from gradients; objective {loss.name!r} sets them "
+                         "from residual quantiles, which refit does not do")
+    leaves = booster.predict_leaf(data)  # checks the features
+    n_rows, n_outputs = leaves.shape[0], booster.n_outputs
+    y = loss.prepare_target(label)
+    if len(y) != n_rows or loss.n_outputs(y) != n_outputs:
+        raise ValueError(f"label must give {n_outputs} output(s) for each of the {n_rows} rows "
+                         f"of data; got {np.shape(label)}")
+    if weight is not None:
+        weight = np.asarray(weight, dtype=np.float64)
+        if weight.shape != (n_rows,) or not np.all(np.isfinite(weight)) or np.any(weight < 0):
+            raise ValueError(f"weight must be ({n_rows},) finite values >= 0")
+    raw = np.tile(booster.init_score, (n_rows, 1))
+    if init_score is not None:
+        raw += np.asarray(init_score, dtype=np.float64).reshape(n_rows, -1)
+    refitted = Booster(model_str=booster.model_to_string())
+    n_threads = thread_count(None)
+    per_round = booster.trees_per_round
+    for first in range(0, len(refitted.trees), per_round):
+        grad, hess = loss.gradients(y, raw, weight)  # a round's trees share them
+        for output, tree in enumerate(refitted.trees[first:first + per_round]):
+            leaf = leaves[:, first + output]
+            rows = np.argsort(leaf, kind="stable").astype(np.uint32)
+            stop = np.cumsum(np.bincount(leaf, minlength=tree.n_leaves)).astype(np.intp)
+            start = np.concatenate([[0], stop[:-1]]).astype(np.intp)
+            tree_grad, tree_hess = (grad, hess) if per_round == 1 else (
+                grad[:, output:output + 1], hess[:, output:output + 1] if hess.shape[1] > 1
+                else hess)
+            values = _leaf_values((np.ascontiguousarray(tree_grad, dtype=np.float32),
+                                   np.ascontiguousarray(tree_hess, dtype=np.float32)),
+                                  rows, start, stop, params["lambda_l2"], params["lambda_l1"],
+                                  n_threads)
+            if params["max_delta_step"] > 0:  # a bound on the value before the learning rate
+                np.clip(values, -params["max_delta_step"], params["max_delta_step"], out=values)
+            values *= params["learning_rate"]
+            if tree.leaf_outputs is not None and per_round == 1:  # sparse leaves
+                values = np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
+            tree.leaf_values = decay_rate * tree.leaf_values + (1.0 - decay_rate) * values
+            raw += tree.dense_leaf_values(n_outputs)[leaf]
+    refitted._forests = {}
+    refitted.output_importance = booster.output_importance
+    return refitted

@@ -1,0 +1,74 @@
+"""Booster.refit against its definition: the trees kept, each leaf's value
+decay_rate * old + (1 - decay_rate) * the value the new data's gradients give."""
+import numpy as np
+import pytest
+from scipy import sparse
+
+import gbmo
+
+RNG = np.random.default_rng(31)
+X = RNG.normal(size=(1500, 4))
+Y = np.c_[X[:, 0] + np.sin(2 * X[:, 1]), X[:, 2] * X[:, 0]] + 0.1 * RNG.normal(size=(1500, 2))
+PARAMS = {"verbosity": -1, "max_leaves": 8, "learning_rate": 0.2}
+
+
+@pytest.mark.parametrize("params, target", [
+    ({}, Y), ({"tree_mode": "single_output"}, Y),
+    ({"split": "sparse_restricted", "top_k": 1}, Y),
+    ({"objective": "softmax", "num_class": 3}, np.argmax(np.c_[Y, 0.3 * X[:, 3]], axis=1)),
+    ({"lambda_l1": 0.5, "max_delta_step": 0.3}, Y[:, 0])])
+def test_refit_on_the_training_data_without_decay_gives_the_model_back(params, target):
+    """Without row sampling, a tree's leaves are exactly the values the
+    training data's gradients at the rounds before give them."""
+    booster = gbmo.train({**PARAMS, **params}, gbmo.Dataset(X, target), 15)
+    refitted = booster.refit(X, target, decay_rate=0.0)
+    np.testing.assert_allclose(refitted.predict(X), booster.predict(X), rtol=1e-9, atol=1e-9)
+    kept = booster.refit(X[:200], np.roll(target, 7)[:200], decay_rate=1.0)
+    np.testing.assert_array_equal(kept.predict(X), booster.predict(X))
+    assert [t.n_nodes for t in refitted.trees] == [t.n_nodes for t in booster.trees]
+
+
+def test_refit_follows_the_new_data_by_decay_rate():
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y[:, 0]), 10)
+    shifted = Y[:, 0] + 2.0  # the data drifted: everything 2 higher
+    new = {rate: booster.refit(X, shifted, decay_rate=rate) for rate in (0.0, 0.5)}
+    # the first tree's leaves by hand: its new value, then the blend
+    leaf = booster.predict_leaf(X)[:, 0]
+    residual = shifted - booster.init_score[0]
+    lambda_l2 = 1.0  # the default
+    for rate, refitted in new.items():
+        for l in range(booster.trees[0].n_leaves):
+            rows = leaf == l
+            fitted = residual[rows].sum() / (rows.sum() + lambda_l2) * 0.2
+            expected = rate * booster.trees[0].leaf_values[l, 0] + (1 - rate) * fitted
+            assert refitted.trees[0].leaf_values[l, 0] == pytest.approx(expected, rel=1e-6)
+    errors = {rate: np.abs(model.predict(X) - shifted).mean() for rate, model in new.items()}
+    assert errors[0.0] < errors[0.5] < np.abs(booster.predict(X) - shifted).mean()
+
+
+def test_leaves_the_new_data_misses_keep_only_their_decayed_value():
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 3)
+    leaf = booster.predict_leaf(X)[:, 0]
+    some = leaf != leaf[0]  # no row in the first row's leaf of tree 0
+    refitted = booster.refit(X[some], Y[some], decay_rate=0.25)
+    np.testing.assert_allclose(refitted.trees[0].leaf_values[leaf[0]],
+                               0.25 * booster.trees[0].leaf_values[leaf[0]])
+
+
+def test_refit_refuses_what_it_cannot_refit():
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 3)
+    with pytest.raises(ValueError, match="decay_rate must be a number in \\[0, 1\\], got 1.5"):
+        booster.refit(X, Y, decay_rate=1.5)
+    with pytest.raises(ValueError, match="label must give 2 output\\(s\\) for each of the 1500"):
+        booster.refit(X, Y[:, 0])
+    with pytest.raises(ValueError, match="X has 3 features"):
+        booster.refit(X[:, :3], Y)
+    with pytest.raises(TypeError, match="not a Dataset"):
+        booster.refit(gbmo.Dataset(X, Y), Y)
+    with pytest.raises(TypeError, match="label as a dense array"):
+        booster.refit(X, sparse.csr_matrix(Y))
+    with pytest.raises(ValueError, match="weight must be \\(1500,\\)"):
+        booster.refit(X, Y, weight=-np.ones(1500))
+    dart = gbmo.train({**PARAMS, "boosting": "dart"}, gbmo.Dataset(X, Y), 3)
+    with pytest.raises(ValueError, match="cannot refit DART"):
+        dart.refit(X, Y)
