@@ -17,7 +17,7 @@ from .dataset import Dataset
 def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     """A new Booster: booster's trees with their leaves refit (see the module)."""
     from .booster import Booster
-    from .engine import _leaf_values
+    from .engine import _leaf_values, rows_by_leaf
     from .params import PARAMS
     from .parallel import thread_count
 
@@ -61,9 +61,7 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
         grad, hess = loss.gradients(y, raw, weight)  # a round's trees share them
         for output, tree in enumerate(refitted.trees[first:first + per_round]):
             leaf = leaves[:, first + output]
-            rows = np.argsort(leaf, kind="stable").astype(np.uint32)
-            stop = np.cumsum(np.bincount(leaf, minlength=tree.n_leaves)).astype(np.intp)
-            start = np.concatenate([[0], stop[:-1]]).astype(np.intp)
+            rows, start, stop = rows_by_leaf(leaf, tree.n_leaves)
             tree_grad, tree_hess = (grad, hess) if per_round == 1 else (
                 grad[:, output:output + 1], hess[:, output:output + 1] if hess.shape[1] > 1
                 else hess)
