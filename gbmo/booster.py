@@ -1,5 +1,6 @@
 """Booster: the trained model. Predicts, saves to versioned JSON and loads back."""
 import json
+import os
 
 import numpy as np
 
@@ -232,6 +233,9 @@ class Booster(JSONModel, TrainingRun):
     manual loop, see gbmo.training_run)."""
 
     def __init__(self, params=None, train_set=None, model_file=None, model_str=None):
+        if isinstance(train_set, (str, os.PathLike)):
+            raise TypeError("Booster's second argument is train_set, as LightGBM's; load a "
+                            "model file with Booster(model_file=path)")
         if train_set is not None and (model_file is not None or model_str is not None):
             raise ValueError("Booster takes a train_set to train on, or a model_file or "
                              "model_str to load, not both")
@@ -298,6 +302,10 @@ class Booster(JSONModel, TrainingRun):
         arguments: from round start_iteration (<= 0: the first), num_iteration
         rounds (None: best_iteration when early stopping found one and
         start_iteration is 0; None or <= 0 otherwise: every round left)."""
+        if not hasattr(self, "trees_per_round"):
+            raise ValueError("this Booster holds no model: train one (gbmo.train, or "
+                             "Booster(params, train_set) and update()) or load one "
+                             "(Booster(model_file=path) or Booster(model_str=text))")
         if isinstance(start_iteration, bool) or not isinstance(start_iteration,
                                                                (int, np.integer)):
             raise ValueError(f"start_iteration must be an integer, got {start_iteration!r}")

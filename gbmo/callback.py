@@ -122,13 +122,10 @@ def reset_parameter(**kwargs):
     round of the run, or a function of the round (0 for the run's first)
     returning the value; e.g. learning_rate=lambda i: 0.1 * 0.99 ** i.
     Parameters read afresh every round or tree (params.RESETTABLE) only."""
-    from .params import ALIASES, PARAMS, RESETTABLE, checked_value
+    from .params import check_resettable, checked_value
 
     for key, schedule in kwargs.items():
-        if ALIASES.get(key, key) not in RESETTABLE:
-            known = key if ALIASES.get(key, key) in PARAMS else f"{key} (unknown)"
-            raise ValueError(f"reset_parameter cannot change {known}; it changes "
-                             f"{', '.join(RESETTABLE)} (or their aliases)")
+        check_resettable(key, "reset_parameter")
         if not (callable(schedule) or isinstance(schedule, (list, tuple))):
             raise ValueError(f"reset_parameter's {key} must be a list (a value per round) or "
                              f"a function of the round, got {type(schedule).__name__}")

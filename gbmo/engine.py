@@ -133,13 +133,15 @@ class _EvalSet:
 
     def __init__(self, name, dataset, y, raw, given=None):
         self.name, self.dataset, self.y, self.raw = name, dataset, y, raw
+        # kept: another run may bin the Dataset again while this one goes on
+        self.X_binned = dataset.X_binned
         # the Dataset as the caller gave it (dataset may be its rebinned copy)
         self.given = dataset if given is None else given
 
     def add_tree(self, tree, missing_bin, n_threads, scale=1.0):
         """raw += scale * tree's prediction of every row."""
         value_start, output_start, values, outputs = tree.leaf_arrays().kernel_arguments()
-        _walk_binned(self.dataset.X_binned, missing_bin, tree,
+        _walk_binned(self.X_binned, missing_bin, tree,
                      (value_start, output_start, values if scale == 1.0 else values * scale,
                       outputs), self.raw, n_threads)
 
@@ -376,6 +378,7 @@ class _Trainer:
         train_set, params, loss = self.train_set, self.params, self.loss
         n_outputs, init_score, init_model = self.n_outputs, self.init_score, self.init_model
         if valid is train_set:
+            self.training_set.name = name  # eval_train's name for it, as LightGBM's
             self._keep_evaluating(_EvalSet(name, valid, self.y, self.raw))
             return
         if train_set.init_score is not None and valid.init_score is None:
@@ -507,7 +510,7 @@ class _Trainer:
         leaves = (np.arange(tree.n_leaves + 1, dtype=np.int64),
                   np.full(tree.n_leaves, -1, dtype=np.int64),
                   np.arange(tree.n_leaves, dtype=float), np.zeros(1, dtype=np.int32))
-        _walk_binned(self.train_set.X_binned, self.bin_mapper.missing_bin, tree, leaves, index,
+        _walk_binned(self.training_set.X_binned, self.bin_mapper.missing_bin, tree, leaves, index,
                      self.params["n_threads"])
         return index[:, 0].astype(np.intp)
 
@@ -560,7 +563,7 @@ class _Trainer:
         monotone = self.monotone
         if monotone is not None and self.single_output:
             monotone = np.ascontiguousarray(monotone[:, output:output + 1])
-        grower = TreeGrower(self.train_set.X_binned, self.bin_mapper,
+        grower = TreeGrower(self.training_set.X_binned, self.bin_mapper,
                             _draw_features(self.rng, self.features, params["colsample_bytree"]),
                             grad, hess, hess_constant, params, workspace, self.row_sample,
                             self.rng, monotone, self.category_bins)
@@ -737,6 +740,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     if is_sparse_labels(train_set.Y):
         if init_model is not None:
             raise ValueError("a sparse Y does not take init_model yet")
+        if keep_training_booster:
+            raise ValueError("a sparse Y does not take keep_training_booster=True: its run "
+                             "trains with gbmo.train only, not a round at a time")
         if fevals:
             raise ValueError("a sparse Y does not take feval yet")
         trainer = sparse_output.SparseOutputTrainer(raw_params, train_set, valid_sets,

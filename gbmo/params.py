@@ -485,6 +485,15 @@ RESETTABLE = ("learning_rate", "lambda_l1", "lambda_l2", "min_gain", "min_sample
               "drop_rate", "skip_drop", "top_rate", "other_rate")
 
 
+def check_resettable(key, caller):
+    """Refuses a parameter (any of its names) that caller cannot change
+    between rounds: those not in RESETTABLE."""
+    if ALIASES.get(key, key) not in RESETTABLE:
+        known = key if ALIASES.get(key, key) in PARAMS else f"{key} (unknown)"
+        raise ValueError(f"{caller} cannot change {known}; it changes "
+                         f"{', '.join(RESETTABLE)} (or their aliases)")
+
+
 def keys_naming(params, name):
     """The keys of params that give parameter name: its own or an alias."""
     return [key for key in params if ALIASES.get(key, key) == name]

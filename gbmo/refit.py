@@ -8,7 +8,16 @@ leaf keeps decay_rate of its old value and takes 1 - decay_rate of that.
 A leaf no row of the new data reaches gets 0 as its new value, as in
 LightGBM. decay_rate = 1 keeps the model; decay_rate = 0 on the training
 data gives back a model trained without row sampling.
+
+Where it differs from LightGBM's: the start score (boost_from_average)
+stays apart from the trees and is kept, where LightGBM folds it into the
+first tree, which refit then decays; and every tree is taken to have been
+grown with params' learning_rate (gbmo's trees do not record their own), so
+a model trained under a learning-rate schedule (reset_parameter), or
+continued from one trained at another rate, refits with that one rate.
 """
+import numbers
+
 import numpy as np
 
 from .dataset import Dataset
@@ -24,7 +33,7 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     params = {name: booster.params.get(name, PARAMS[name].default)
               for name in ("learning_rate", "lambda_l2", "lambda_l1", "max_delta_step",
                            "boosting", "ensembler")}
-    if isinstance(decay_rate, bool) or not isinstance(decay_rate, (int, float)) \
+    if isinstance(decay_rate, bool) or not isinstance(decay_rate, numbers.Real) \
             or not 0.0 <= decay_rate <= 1.0:
         raise ValueError(f"decay_rate must be a number in [0, 1], got {decay_rate!r}")
     if isinstance(data, Dataset):
@@ -41,7 +50,8 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     if getattr(loss, "renew_leaf_values", None) is not None:
         raise ValueError(f"refit sets leaves from gradients; objective {loss.name!r} sets them "
                          "from residual quantiles, which refit does not do")
-    leaves = booster.predict_leaf(data)  # checks the features
+    # every tree, past best_iteration too; checks the features
+    leaves = booster.predict_leaf(data, num_iteration=booster.current_iteration())
     n_rows, n_outputs = leaves.shape[0], booster.n_outputs
     y = loss.prepare_target(label)
     if len(y) != n_rows or loss.n_outputs(y) != n_outputs:
@@ -53,7 +63,11 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
             raise ValueError(f"weight must be ({n_rows},) finite values >= 0")
     raw = np.tile(booster.init_score, (n_rows, 1))
     if init_score is not None:
-        raw += np.asarray(init_score, dtype=np.float64).reshape(n_rows, -1)
+        init_score = np.asarray(init_score, dtype=np.float64)
+        if init_score.size != raw.size or not np.all(np.isfinite(init_score)):
+            raise ValueError(f"init_score must give {n_outputs} finite value(s) for each of the "
+                             f"{n_rows} rows; got shape {init_score.shape}")
+        raw += init_score.reshape(raw.shape)
     refitted = Booster(model_str=booster.model_to_string())
     n_threads = thread_count(None)
     per_round = booster.trees_per_round

@@ -87,6 +87,21 @@ class TrainingRun:
                 eval_set = trainer.eval_sets[-1]
         return [(name, *score[1:]) for score in self._scores(trainer, eval_set, feval)]
 
+    def reset_parameter(self, params):
+        """Changes parameters for the rounds to come, as LightGBM's
+        Booster.reset_parameter: those read afresh every round
+        (params.RESETTABLE: learning_rate, lambda_l2, subsample, ...)."""
+        from .params import check_resettable, checked_value
+
+        trainer = self._run("reset_parameter")
+        changed = {}
+        for key, value in params.items():
+            check_resettable(key, "Booster.reset_parameter")
+            name, value = checked_value(key, value)
+            changed[name] = value
+        trainer.params.update(changed)
+        return self
+
     def free_dataset(self):
         """Lets the training run go (its data and raw scores): update() and
         the eval methods end; the model stays."""

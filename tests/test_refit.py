@@ -72,3 +72,16 @@ def test_refit_refuses_what_it_cannot_refit():
     dart = gbmo.train({**PARAMS, "boosting": "dart"}, gbmo.Dataset(X, Y), 3)
     with pytest.raises(ValueError, match="cannot refit DART"):
         dart.refit(X, Y)
+
+
+def test_refit_takes_every_tree_past_the_best_round():
+    booster = gbmo.train({**PARAMS, "learning_rate": 0.5}, gbmo.Dataset(X[:1000], Y[:1000]),
+                         40, valid_sets=[gbmo.Dataset(X[1000:], Y[1000:])],
+                         callbacks=[gbmo.early_stopping(3, verbose=False)])
+    assert 0 < booster.best_iteration < booster.current_iteration()
+    refitted = booster.refit(X[:1000], Y[:1000], decay_rate=np.float32(0.0))
+    n = booster.current_iteration()
+    np.testing.assert_allclose(refitted.predict(X, num_iteration=n),
+                               booster.predict(X, num_iteration=n), rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="init_score must give 2 finite value\\(s\\)"):
+        booster.refit(X, Y, init_score=np.zeros(7))

@@ -129,3 +129,46 @@ def test_the_loop_refuses_what_it_cannot_do():
     with pytest.raises(ValueError, match="a sparse Y trains with gbmo.train only"):
         gbmo.Booster({"verbosity": -1}, gbmo.Dataset(X, labels))
     assert booster.current_iteration() == 0
+
+
+def test_a_kept_run_keeps_its_binning_when_another_run_bins_the_data_again():
+    train_set, _ = _sets()
+    kept = gbmo.train(PARAMS, train_set, 3, keep_training_booster=True)
+    gbmo.train({**PARAMS, "max_bins": 7}, train_set, 2)  # bins train_set again, coarser
+    for _ in range(3):
+        kept.update()
+    fresh = gbmo.train(PARAMS, gbmo.Dataset(X[:900], Y[:900]), 6)
+    np.testing.assert_array_equal(kept.predict(X), fresh.predict(X))
+    assert kept.eval_train()[0][2] == pytest.approx(_rmse(kept, slice(0, 900)))
+
+
+def test_the_training_set_keeps_the_name_train_gave_it():
+    train_set, valid_set = _sets()
+    booster = gbmo.train(PARAMS, train_set, 2, valid_sets=[train_set, valid_set],
+                         valid_names=["mytrain", "myvalid"], keep_training_booster=True)
+    assert booster.eval_train()[0][0] == "mytrain"
+    assert [score[0] for score in booster.eval_valid()] == ["myvalid"]
+
+
+def test_reset_parameter_changes_the_rounds_to_come():
+    train_set, _ = _sets()
+    booster = gbmo.Booster(PARAMS, train_set)
+    booster.update()
+    booster.reset_parameter({"eta": 0.5, "lambda_l2": 3.0})
+    booster.update()
+    scheduled = gbmo.train(PARAMS, train_set, 2, callbacks=[gbmo.reset_parameter(
+        learning_rate=[0.1, 0.5], lambda_l2=[1.0, 3.0])])
+    np.testing.assert_array_equal(booster.predict(X), scheduled.predict(X))
+    with pytest.raises(ValueError, match="Booster.reset_parameter cannot change max_bins"):
+        booster.reset_parameter({"max_bins": 7})
+
+
+def test_constructor_mistakes_are_named():
+    with pytest.raises(TypeError, match="second argument is train_set.*model_file=path"):
+        gbmo.Booster(None, "model.json")
+    with pytest.raises(ValueError, match="holds no model"):
+        gbmo.Booster({"verbosity": -1}).predict(X)
+    labels = sparse.csr_matrix((Y > 0.5).astype(np.float64))
+    with pytest.raises(ValueError, match="sparse Y does not take keep_training_booster"):
+        gbmo.train({"verbosity": -1, "top_k": 1}, gbmo.Dataset(X, labels), 2,
+                   keep_training_booster=True)
