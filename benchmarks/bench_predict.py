@@ -1,0 +1,70 @@
+"""Prediction time against LightGBM and XGBoost on models of the same shape.
+
+    python benchmarks/bench_predict.py [--outputs 1] [--threads 1 2] [--rows 200000]
+
+Each library trains --rounds rounds of 31-leaf trees grown best-first
+(XGBoost: hist, lossguide, max_leaves 31) on 20,000 x 20 Gaussian rows, Y =
+tanh(X W / 3) + noise; with several outputs LightGBM and XGBoost grow a model
+per output (XGBoost: one_output_per_tree), as their users do, and gbmo one
+tree a round for all. Then each predicts --rows new rows, best of 5, all in
+this process; prints seconds and gbmo's time over each peer's.
+"""
+import argparse
+import time
+
+import numpy as np
+
+
+def best_time(function, repeats=5):
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main():
+    import lightgbm
+    import xgboost
+
+    import gbmo
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--outputs", type=int, default=1)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    n_features = 20
+    X = rng.standard_normal((20_000, n_features))
+    Y = np.tanh(X @ rng.standard_normal((n_features, args.outputs)) / 3)
+    Y += 0.1 * rng.standard_normal(Y.shape)
+    X_new = rng.standard_normal((args.rows, n_features))
+    print(f"{args.rows} rows to predict, {args.outputs} output(s), {args.rounds} rounds of "
+          "31 leaves")
+    print(f"{'threads':>7} {'gbmo s':>8} {'LightGBM s':>10} {'XGBoost s':>9} "
+          f"{'gbmo / LightGBM':>15} {'gbmo / XGBoost':>14}")
+    for threads in args.threads:
+        target = Y[:, 0] if args.outputs == 1 else Y
+        model = gbmo.train({"verbosity": -1, "n_threads": threads, "max_leaves": 31},
+                           gbmo.Dataset(X, target), args.rounds)
+        peers = [lightgbm.train({"verbose": -1, "num_threads": threads, "num_leaves": 31},
+                                lightgbm.Dataset(X, Y[:, j]), args.rounds)
+                 for j in range(args.outputs)]
+        booster = xgboost.train(
+            {"nthread": threads, "tree_method": "hist", "grow_policy": "lossguide",
+             "max_leaves": 31, "max_depth": 0, "multi_strategy": "one_output_per_tree"},
+            xgboost.DMatrix(X, target), args.rounds)
+        seconds = [
+            best_time(lambda: model.predict(X_new, n_threads=threads)),
+            best_time(lambda: [peer.predict(X_new, num_threads=threads) for peer in peers]),
+            best_time(lambda: booster.inplace_predict(X_new)),
+        ]
+        print(f"{threads:>7} {seconds[0]:8.3f} {seconds[1]:10.3f} {seconds[2]:9.3f} "
+              f"{seconds[0] / seconds[1]:15.2f} {seconds[0] / seconds[2]:14.2f}")
+
+
+if __name__ == "__main__":
+    main()
