@@ -493,8 +493,9 @@ class Booster(JSONModel, TrainingRun):
     def _per_output_importance(self, importance_type, iteration):
         if self.output_importance is None:
             raise ValueError("per-output importance is not available: the model was trained "
-                             "with an ensembler (splits chosen on split columns, not outputs) "
-                             "or saved by a gbmo that did not record it")
+                             "with an ensembler (splits chosen on split columns, not outputs), "
+                             "had a round taken back (rollback_one_iter), or was saved by a "
+                             "gbmo that did not record it")
         if iteration is not None and iteration < self.current_iteration():
             raise ValueError("per-output importance covers every tree; iteration must be None")
         gain, splits = self.output_importance.dense()

@@ -43,6 +43,37 @@ class TrainingRun:
         trainer.step(trainer.next_iteration)
         return all(tree.n_leaves == 1 for tree in self.trees[first:])
 
+    def rollback_one_iter(self):
+        """Takes the last round back, as LightGBM's: its trees leave the model
+        and every raw score of the run (so later rounds start from the model
+        before it, up to rounding), and its records leave evals_result.
+        Per-output importance, which cannot take a round back, ends (None).
+        Not for DART, whose rounds rescaled earlier ones, nor beyond the
+        rounds of this run."""
+        trainer = self._run("rollback_one_iter")
+        if trainer.dart:
+            raise ValueError("rollback_one_iter cannot take back a DART round: it rescaled "
+                             "the rounds it dropped")
+        per_round = self.trees_per_round
+        if len(self.trees) - per_round < trainer.first_new_tree:
+            raise ValueError("rollback_one_iter takes back this run's rounds only; it has none "
+                             "left (an init_model's rounds stay)")
+        rolled_back = self.trees[-per_round:]
+        del self.trees[-per_round:]
+        missing_bin, n_threads = trainer.bin_mapper.missing_bin, trainer.params["n_threads"]
+        for eval_set in [trainer.training_set, *trainer.eval_sets]:
+            if eval_set is trainer.training_set or eval_set.raw is not trainer.raw:
+                for tree in rolled_back:
+                    eval_set.add_tree(tree, missing_bin, n_threads, -1.0)
+        for history in self.evals_result.values():
+            for values in history.values():
+                if values:
+                    values.pop()
+        trainer.next_iteration -= 1
+        self.output_importance = None
+        self._forests = {}
+        return self
+
     def add_valid(self, data, name):
         """data (a Dataset) evaluated from now on under name: by eval_valid(),
         and in evals_result after each update()."""

@@ -172,3 +172,44 @@ def test_constructor_mistakes_are_named():
     with pytest.raises(ValueError, match="sparse Y does not take keep_training_booster"):
         gbmo.train({"verbosity": -1, "top_k": 1}, gbmo.Dataset(X, labels), 2,
                    keep_training_booster=True)
+
+
+def test_rollback_takes_the_last_round_back():
+    train_set, valid_set = _sets()
+    booster = gbmo.Booster(PARAMS, train_set)
+    booster.add_valid(valid_set, "valid")
+    for _ in range(5):
+        booster.update()
+    four = gbmo.train(PARAMS, train_set, 4)
+    assert booster.rollback_one_iter() is booster
+    assert booster.current_iteration() == 4
+    np.testing.assert_array_equal(booster.predict(X), four.predict(X))
+    assert len(booster.evals_result["valid"]["rmse"]) == 4
+    # the raw scores went back too: the evaluations score the 4-round model
+    assert booster.eval_train()[0][2] == pytest.approx(_rmse(four, slice(0, 900)), rel=1e-12)
+    assert booster.eval_valid()[0][2] == pytest.approx(_rmse(four, slice(900, None)), rel=1e-12)
+    with pytest.raises(ValueError, match="had a round taken back"):
+        booster.feature_importance("gain", per_output=True)
+    booster.update()
+    assert booster.current_iteration() == 5
+    assert len(booster.evals_result["valid"]["rmse"]) == 5
+    for _ in range(5):
+        booster.rollback_one_iter()
+    with pytest.raises(ValueError, match="this run's rounds only"):
+        booster.rollback_one_iter()
+    dart = gbmo.Booster({**PARAMS, "boosting": "dart"}, train_set)
+    dart.update()
+    with pytest.raises(ValueError, match="cannot take back a DART round"):
+        dart.rollback_one_iter()
+
+
+def test_rollback_takes_back_every_tree_of_a_single_output_round():
+    train_set, _ = _sets()
+    params = {**PARAMS, "tree_mode": "single_output"}
+    booster = gbmo.Booster(params, train_set)
+    for _ in range(3):
+        booster.update()
+    booster.rollback_one_iter()
+    assert len(booster.trees) == 4  # two outputs, two rounds
+    np.testing.assert_array_equal(booster.predict(X),
+                                  gbmo.train(params, train_set, 2).predict(X))
