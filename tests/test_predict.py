@@ -327,6 +327,30 @@ def test_predict_raw_refuses_an_init_score_or_out_of_the_wrong_size():
         predict_raw(*arguments, np.zeros(4), np.empty((4, 4)), 1)
 
 
+@pytest.mark.parametrize("missing_rows", ["none", "one_block", "scattered", "all"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_blocks_with_and_without_missing_values_walk_alike(missing_rows, dtype, order):
+    """A block of rows without NaN walks without the missing side's test; a
+    block with one takes it. Rows in both kinds of block, missing values sent
+    left and right, infinities: the leaves and values of a plain traversal."""
+    rng = np.random.default_rng(9)
+    trees = forest_of(rng, 8, 6, 3)
+    forest = _PackedForest(trees)
+    X = make_X(rng, 100, 6, nan_fraction=0.0)  # grid values and infinities
+    rows = {"none": [], "one_block": [20, 21, 30], "scattered": [0, 37, 99],
+            "all": range(100)}[missing_rows]
+    for row in rows:
+        X[row, rng.integers(0, 6, size=3)] = np.nan
+    X = np.asarray(X.astype(dtype), order=order)
+    exact = X.astype(np.float64)
+    np.testing.assert_allclose(kernel_raw(forest, X, np.zeros(3)),
+                               reference_predict_raw(trees, exact), rtol=1e-12, atol=1e-12)
+    out = np.full((100, 8), -7, dtype=NODE_DTYPE)
+    predict_leaf_raw(*forest.tree_arguments(X), out, 2)
+    np.testing.assert_array_equal(out, reference_leaf_indices(trees, exact))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_predict_leaf_raw_matches_traversal(dtype, order):
