@@ -552,11 +552,18 @@ def test_each_node_orders_its_categories_so_interactions_are_learnt():
     assert rmse["bestfirst"] < 0.5 * rmse["symmetric"]
 
 
-def test_categorical_splits_predict_alike_in_every_walk():
+@pytest.mark.parametrize("missing", [False, True])
+def test_categorical_splits_predict_alike_in_every_walk(missing):
     """The raw walk, the leaf indices, TreeSHAP and the binned walk of the
-    training scores all send a category where its split's set says."""
+    training scores all send a category where its split's set says; with
+    missing values in some rows, blocks of rows with and without them
+    (walked with and without the missing side's test) alike."""
     X, y = _category_problem(n=2000, n_categories=30, seed=25)
     Y = np.column_stack([y, -y + X[:, 1]])
+    if missing:
+        rows = np.random.default_rng(3).choice(2000, 150, replace=False)
+        X[rows[:100], 0] = np.nan
+        X[rows[50:], 1] = np.nan
     data = gbmo.Dataset(X, Y, categorical_feature=[0])
     model = gbmo.train({**QUIET, "max_leaves": 12}, data, 15, valid_sets=[data],
                        valid_names=["train"])

@@ -116,9 +116,13 @@ cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
                                   + (at.feature_and_missing >> 2) * feature_stride))[0]
             if categorical and at.feature_and_missing & 2:
                 # right when not in the set (x is a rank, or NaN when missing)
-                to = at.left + (((x != x) & (at.feature_and_missing & 1)) | (
-                    (x == x) & (not in_category_set(trees.category_words,
-                                                    <Py_ssize_t>at.threshold, x))))
+                if nan_free:
+                    to = at.left + (not in_category_set(trees.category_words,
+                                                        <Py_ssize_t>at.threshold, x))
+                else:
+                    to = at.left + (((x != x) & (at.feature_and_missing & 1)) | (
+                        (x == x) & (not in_category_set(trees.category_words,
+                                                        <Py_ssize_t>at.threshold, x))))
             elif nan_free:
                 to = at.left + (x > at.threshold)
             else:
@@ -141,14 +145,13 @@ cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ss
     cdef NODE_t node[BLOCK_ROWS]
     cdef Py_ssize_t r, t
     cdef bint nan_free
-    nan_free = not categorical and not block_has_nan(first_row, n_rows, row_stride,
-                                                     feature_stride, n_features)
+    nan_free = not block_has_nan(first_row, n_rows, row_stride, feature_stride, n_features)
     for r in range(n_rows):
         start_row(out + r * d, init_score, d)
     for t in range(trees.n_trees):
         if nan_free:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, False,
-                         True)
+            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
+                         categorical, True)
         else:
             reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
                          categorical, False)
@@ -166,12 +169,11 @@ cdef inline void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows,
     cdef NODE_t node[BLOCK_ROWS]
     cdef Py_ssize_t r, t
     cdef bint nan_free
-    nan_free = not categorical and not block_has_nan(first_row, n_rows, row_stride,
-                                                     feature_stride, n_features)
+    nan_free = not block_has_nan(first_row, n_rows, row_stride, feature_stride, n_features)
     for t in range(trees.n_trees):
         if nan_free:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node, False,
-                         True)
+            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
+                         categorical, True)
         else:
             reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
                          categorical, False)
