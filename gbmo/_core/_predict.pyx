@@ -134,6 +134,19 @@ cdef inline void reach_leaves(const X_IN_t* first_row, Py_ssize_t n_rows,
             break
 
 
+cdef inline void walk_tree(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ssize_t row_stride,
+                          Py_ssize_t feature_stride, const Trees* trees, Py_ssize_t t,
+                          NODE_t* node, bint categorical, bint nan_free) noexcept nogil:
+    """reach_leaves, with nan_free a literal in each branch so that both walks
+    are compiled with it folded in (as categorical, see predict_raw)."""
+    if nan_free:
+        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
+                     categorical, True)
+    else:
+        reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
+                     categorical, False)
+
+
 cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ssize_t row_stride,
                         Py_ssize_t feature_stride, Py_ssize_t n_features, const Trees* trees,
                         const long long* value_start, const long long* output_start,
@@ -149,12 +162,8 @@ cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ss
     for r in range(n_rows):
         start_row(out + r * d, init_score, d)
     for t in range(trees.n_trees):
-        if nan_free:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
-                         categorical, True)
-        else:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
-                         categorical, False)
+        walk_tree(first_row, n_rows, row_stride, feature_stride, trees, t, node, categorical,
+                  nan_free)
         for r in range(n_rows):
             add_leaf(out + r * d, d, trees.leaf[node[r]], value_start, output_start, values,
                      outputs)
@@ -171,12 +180,8 @@ cdef inline void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows,
     cdef bint nan_free
     nan_free = not block_has_nan(first_row, n_rows, row_stride, feature_stride, n_features)
     for t in range(trees.n_trees):
-        if nan_free:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
-                         categorical, True)
-        else:
-            reach_leaves(first_row, n_rows, row_stride, feature_stride, trees, t, node,
-                         categorical, False)
+        walk_tree(first_row, n_rows, row_stride, feature_stride, trees, t, node, categorical,
+                  nan_free)
         for r in range(n_rows):
             out[r * trees.n_trees + t] = trees.leaf[node[r]]
 
