@@ -83,15 +83,27 @@ def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
     return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
 
 
-def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, lambda_l1, n_threads):
+def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, lambda_l1, n_threads,
+                 max_delta_step=0.0):
     """Leaf values -T(G) / (H + lambda) from the per-leaf sums of the update
-    gradients (T: soft_threshold)."""
+    gradients (T: soft_threshold), within +-max_delta_step when it is > 0."""
     grad, hess = update
     grad_sums = np.empty((len(leaf_start), grad.shape[1]))
     hess_sums = np.empty((len(leaf_start), hess.shape[1]))
     leaf_gradient_sums(rows, leaf_start, leaf_stop, grad, hess, grad_sums, hess_sums,
                        threads_for(n_threads, grad.size))
-    return leaf_values(grad_sums, hess_sums + lambda_l2, lambda_l1)
+    values = leaf_values(grad_sums, hess_sums + lambda_l2, lambda_l1)
+    if max_delta_step > 0:
+        np.clip(values, -max_delta_step, max_delta_step, out=values)
+    return values
+
+
+def kept_outputs(values, tree, single_output):
+    """(n_leaves, d) values as the tree's leaves hold them: a sparse leaf's
+    outputs only (a single-output tree's values are its own)."""
+    if tree.leaf_outputs is None or single_output:
+        return values
+    return np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
 
 
 def rows_by_leaf(leaf, n_leaves):
@@ -470,22 +482,13 @@ class _Trainer:
         grad, hess = (np.ascontiguousarray(a, dtype=G_H_DTYPE) for a in (grad, hess))
         n_threads = self.params["n_threads"]
         rows, leaf_start, leaf_stop = rows_by_leaf(self._leaf_of_rows(tree), tree.n_leaves)
-        values = _leaf_values((grad, hess), rows, leaf_start, leaf_stop,
-                              self.params["lambda_l2"], self.params["lambda_l1"], n_threads)
-        bound = self.params["max_delta_step"]
-        if bound > 0:
-            np.clip(values, -bound, bound, out=values)
-        values = self._kept_outputs(values, tree)
+        values = kept_outputs(_leaf_values(
+            (grad, hess), rows, leaf_start, leaf_stop, self.params["lambda_l2"],
+            self.params["lambda_l1"], n_threads, self.params["max_delta_step"]),
+            tree, self.single_output)
         tree.leaf_values = self._with_residual_values(values, tree, output, rows, leaf_start,
                                                       leaf_stop) * shrinkage
         return tree, leaf_start, leaf_stop, rows
-
-    def _kept_outputs(self, values, tree):
-        """(n_leaves, d) values as the tree's leaves hold them: a sparse
-        leaf's outputs only (a single-output tree's values are its own)."""
-        if tree.leaf_outputs is None or self.single_output:
-            return values
-        return np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
 
     def _with_residual_values(self, values, tree, output, rows, leaf_start, leaf_stop):
         """The leaf values, in the tree's form, with those the loss sets from
@@ -498,9 +501,9 @@ class _Trainer:
         if renew is None or self.monotone is not None:
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
-        renewed = self._kept_outputs(np.asarray(
+        renewed = kept_outputs(np.asarray(
             renew(self.y, self.raw, self.train_set.weight, rows, leaf_start, leaf_stop, outputs),
-            dtype=np.float64), tree)
+            dtype=np.float64), tree, self.single_output)
         return np.ascontiguousarray(np.where(np.isnan(renewed), values, renewed))
 
     def _leaf_of_rows(self, tree):

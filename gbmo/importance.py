@@ -29,7 +29,6 @@ class OutputImportance:
         # one output each): folding a round's worth of small arrays at once
         # costs a few numpy calls instead of a few per tree.
         self._pending = []
-        self._pending_every_output = None
 
     def add(self, features, output_gains, involved, output=None):
         """A tree's splits: each one's feature, per-output gains and
@@ -38,10 +37,8 @@ class OutputImportance:
         order added (np.add.at), so sums do not depend on when they fold."""
         if not len(features):
             return
-        every_output = output is None
-        if self._pending and every_output != self._pending_every_output:
+        if self._pending and (self._pending[0][3] is None) != (output is None):
             self._fold()  # the kinds overlap in columns: keep the order of the sums
-        self._pending_every_output = every_output
         self._pending.append((features, output_gains, involved, output))
         if len(self._pending) >= FOLD_EVERY:
             self._fold()
@@ -55,7 +52,7 @@ class OutputImportance:
         rows = np.array([self._row(int(feature)) for feature in unique])[split_feature]
         gains = np.concatenate([item[1] for item in pending])
         involved = np.concatenate([item[2] for item in pending])
-        if self._pending_every_output:
+        if pending[0][3] is None:  # every output
             np.add.at(self._gain, rows, gains)
             np.add.at(self._splits, rows, involved)
             return
@@ -70,7 +67,7 @@ class OutputImportance:
 
     def __setstate__(self, state):
         # pickles from before the pending trees have none
-        self.__dict__.update({"_pending": [], "_pending_every_output": None, **state})
+        self.__dict__.update({"_pending": [], **state})
 
     def _row(self, feature):
         row = self._row_of_feature.get(feature)

@@ -26,7 +26,8 @@ from .dataset import Dataset
 def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     """A new Booster: booster's trees with their leaves refit (see the module)."""
     from .booster import Booster
-    from .engine import _leaf_values, rows_by_leaf
+    from ._core import G_H_DTYPE
+    from .engine import _leaf_values, _per_tree_gradients, kept_outputs, rows_by_leaf
     from .params import PARAMS
     from .parallel import thread_count
 
@@ -73,21 +74,15 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     per_round = booster.trees_per_round
     for first in range(0, len(refitted.trees), per_round):
         grad, hess = loss.gradients(y, raw, weight)  # a round's trees share them
-        for output, tree in enumerate(refitted.trees[first:first + per_round]):
+        trees = refitted.trees[first:first + per_round]
+        for output, (tree, gradients) in enumerate(zip(trees, _per_tree_gradients(
+                grad, hess, per_round > 1))):
             leaf = leaves[:, first + output]
             rows, start, stop = rows_by_leaf(leaf, tree.n_leaves)
-            tree_grad, tree_hess = (grad, hess) if per_round == 1 else (
-                grad[:, output:output + 1], hess[:, output:output + 1] if hess.shape[1] > 1
-                else hess)
-            values = _leaf_values((np.ascontiguousarray(tree_grad, dtype=np.float32),
-                                   np.ascontiguousarray(tree_hess, dtype=np.float32)),
-                                  rows, start, stop, params["lambda_l2"], params["lambda_l1"],
-                                  n_threads)
-            if params["max_delta_step"] > 0:  # a bound on the value before the learning rate
-                np.clip(values, -params["max_delta_step"], params["max_delta_step"], out=values)
-            values *= params["learning_rate"]
-            if tree.leaf_outputs is not None and per_round == 1:  # sparse leaves
-                values = np.take_along_axis(values, tree.leaf_outputs.astype(np.intp), axis=1)
+            gradients = tuple(np.ascontiguousarray(a, dtype=G_H_DTYPE) for a in gradients)
+            values = _leaf_values(gradients, rows, start, stop, params["lambda_l2"],
+                                  params["lambda_l1"], n_threads, params["max_delta_step"])
+            values = kept_outputs(values * params["learning_rate"], tree, per_round > 1)
             tree.leaf_values = decay_rate * tree.leaf_values + (1.0 - decay_rate) * values
             raw += tree.dense_leaf_values(n_outputs)[leaf]
     refitted._forests = {}
