@@ -368,14 +368,14 @@ def _demo_log(name, booster, X_test, y_test, every=10):
     held_out = booster.evals_result["held-out"]
     metrics = [metric for metric in held_out if not metric.endswith("_per_output")]
     y_test = booster.loss.prepare_target(y_test)
-    predictions = [booster.predict(X_test, num_iteration=i)
-                   for i in range(1, booster.current_iteration() + 1)]
-    curves = ([(f"test {m}", [evaluate(m, y_test, p)[0] for p in predictions]) for m in metrics]
-              + [(f"held-out {m}", held_out[m]) for m in metrics])
-    for i in range(1, len(predictions) + 1):
-        if i % every == 0 or i == 1 or i == len(predictions):
-            print(f"  [{i:4d}] {name} " + ", ".join(f"{label} {values[i - 1]:.5f}"
-                                                   for label, values in curves))
+    n_rounds = booster.current_iteration()
+    for i in range(1, n_rounds + 1):
+        if i % every == 0 or i == 1 or i == n_rounds:
+            prediction = booster.predict(X_test, num_iteration=i)  # only the rounds logged
+            scores = ([(f"test {m}", evaluate(m, y_test, prediction)[0]) for m in metrics]
+                      + [(f"held-out {m}", held_out[m][i - 1]) for m in metrics])
+            print(f"  [{i:4d}] {name} " + ", ".join(f"{label} {value:.5f}"
+                                                   for label, value in scores))
 
 
 def _demo_train(name, bunch, params, max_rounds):

@@ -522,7 +522,7 @@ class _GBMOModel(BaseEstimator):
             if self.metric is not None:
                 raise ValueError("parameter 'metric' is given twice (as 'metric' and "
                                  "'eval_metric'); give it once")
-        extra_metrics, fevals = _eval_metrics(_listed(eval_metric))
+        extra_metrics, fevals = _eval_metrics(eval_metric)
         fevals += own_functions
         log_period = _log_period(verbose)
         given_X, given_y = X, y

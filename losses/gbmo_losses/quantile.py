@@ -84,13 +84,13 @@ class Quantile(Loss):
         gradients' value, their mean with a hessian of 1, moves a leaf by at
         most 1 before the learning rate, so targets on a larger scale took
         many rounds)."""
-        weight = None if weight is None else np.asarray(weight, dtype=np.float64)
+        # the leaves' rows in their order, gathered once for every output
+        weight = None if weight is None else np.asarray(weight, dtype=np.float64)[rows]
         values = np.empty((len(leaf_start), len(outputs)))
         for position, j in enumerate(outputs):
             column, level = (0, self.alphas[j]) if y.shape[1] == 1 else (j, self.alphas[0])
-            residual = y[:, column] - raw[:, j]
+            residual = y[rows, column] - raw[rows, j]
             for leaf, (start, stop) in enumerate(zip(leaf_start, leaf_stop)):
-                members = rows[start:stop]
                 values[leaf, position] = weighted_quantile(
-                    residual[members], None if weight is None else weight[members], level)
+                    residual[start:stop], None if weight is None else weight[start:stop], level)
         return values
