@@ -612,7 +612,8 @@ class _Trainer:
         prediction = self.loss.transform(eval_set.raw)
         scores = []
         for metric in self.metric_names:
-            value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight)
+            value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight,
+                                         self.params["n_threads"])
             scores.append((eval_set.name, metric, value, higher_is_better(metric), per_output))
         if fevals:
             one_column = eval_set.dataset.one_dimensional_target and prediction.shape[1] == 1

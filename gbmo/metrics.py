@@ -5,8 +5,8 @@ NaN targets (missing labels) are left out of every metric.
 A metric name may select outputs: "rmse[1,2]" is rmse on outputs 1 and 2 only
 (a multi-task model's default metrics are spelled this way).
 
-Every metric takes (y, prediction, weight) with y in the form the loss
-prepared it: 2-D (n, d) for regression and sigmoid, 1-D class indices with
+Every metric takes (y, prediction, weight, n_threads=None) with y in the
+form the loss prepared it: 2-D (n, d) for regression and sigmoid, 1-D class indices with
 (n, d) probabilities for softmax. For 2-D targets a metric returns one value
 per output (as scikit-learn's multioutput="raw_values"); `evaluate` averages
 them, which is what logs and early stopping use.
@@ -15,60 +15,69 @@ import re
 
 import numpy as np
 
+from ._core._metrics import Element, column_means
+from .parallel import map_in_threads, thread_count, threads_for
+
 _EPS = 1e-15
 
 
-def _column_mean(values, weight):
-    """Weighted mean over rows: per output for 2-D values, a scalar for 1-D.
-    NaN entries (missing targets) are left out; an output with none observed is NaN."""
-    observed = ~np.isnan(values)
-    w = observed if weight is None else observed * (
-        weight[:, None] if values.ndim == 2 else weight)
-    total = np.where(observed, values, 0.0) * w
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return total.sum(axis=0) / w.sum(axis=0)
+def _means(kind, y, prediction, weight, n_threads):
+    """The weighted mean of kind's element of (y, prediction) down each column
+    of 2-D arrays, or of 1-D ones as a scalar; y and prediction broadcast (an
+    (n, 1) target against several outputs). NaN elements (missing targets) are
+    left out, and a column with none observed is NaN (see _core._metrics)."""
+    y, prediction = (np.asarray(a, dtype=np.float64) for a in (y, prediction))
+    if y.shape != prediction.shape:
+        y, prediction = np.broadcast_arrays(y, prediction)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y and prediction must be 1-D or 2-D, got shape {y.shape}")
+    means = column_means(kind, y.reshape(len(y), -1), prediction.reshape(len(y), -1),
+                         None if weight is None else np.ascontiguousarray(weight, np.float64),
+                         threads_for(thread_count(n_threads), y.size), _EPS)
+    return means if y.ndim == 2 else means[0]
 
 
-def _missing_as_nan(values, y):
-    return np.where(np.isnan(y), np.nan, values) if y.dtype.kind == "f" else values
+def _column_mean(values, weight, n_threads):
+    """The weighted mean over rows of values already computed (see _means)."""
+    return _means(Element.TARGET, values, values, weight, n_threads)
 
 
-def rmse(y, prediction, weight=None):
-    return np.sqrt(_column_mean((prediction - y) ** 2, weight))
+def rmse(y, prediction, weight=None, n_threads=None):
+    return np.sqrt(_means(Element.SQUARED_ERROR, y, prediction, weight, n_threads))
 
 
-def mse(y, prediction, weight=None):
-    return _column_mean((prediction - y) ** 2, weight)
+def mse(y, prediction, weight=None, n_threads=None):
+    return _means(Element.SQUARED_ERROR, y, prediction, weight, n_threads)
 
 
-def mae(y, prediction, weight=None):
-    return _column_mean(np.abs(prediction - y), weight)
+def mae(y, prediction, weight=None, n_threads=None):
+    return _means(Element.ABSOLUTE_ERROR, y, prediction, weight, n_threads)
 
 
-def logloss(y, prediction, weight=None):
-    proba = np.clip(prediction, _EPS, 1 - _EPS)
+def logloss(y, prediction, weight=None, n_threads=None):
     if y.ndim == 1:
-        return _column_mean(-np.log(proba[np.arange(len(y)), y]), weight)
-    return _column_mean(-(y * np.log(proba) + (1 - y) * np.log(1 - proba)), weight)
+        proba = np.clip(prediction[np.arange(len(y)), y], _EPS, 1 - _EPS)
+        return _column_mean(-np.log(proba), weight, n_threads)
+    return _means(Element.LOG_LOSS, y, prediction, weight, n_threads)
 
 
-def error(y, prediction, weight=None):
+def error(y, prediction, weight=None, n_threads=None):
     if y.ndim == 1:
-        return _column_mean((prediction.argmax(axis=1) != y).astype(float), weight)
-    return _column_mean(_missing_as_nan(((prediction > 0.5) != (y > 0.5)).astype(float), y),
-                        weight)
+        return _column_mean((prediction.argmax(axis=1) != y).astype(float), weight, n_threads)
+    return _means(Element.MISCLASSIFIED, y, prediction, weight, n_threads)
 
 
-def accuracy(y, prediction, weight=None):
-    return 1.0 - error(y, prediction, weight)
+def accuracy(y, prediction, weight=None, n_threads=None):
+    return 1.0 - error(y, prediction, weight, n_threads)
 
 
-def r2(y, prediction, weight=None):
+def r2(y, prediction, weight=None, n_threads=None):
     """Per output 1 - sum w (y - p)^2 / sum w (y - mean_w y)^2 (scikit-learn's
     r2_score): 1 for a perfect fit, 0 for predicting the mean; an output whose
     targets are all equal scores 1 when predicted exactly, else 0, as there."""
-    residual = _column_mean((prediction - y) ** 2, weight)
-    spread = _column_mean((y - _column_mean(y, weight)) ** 2, weight)
+    residual = _means(Element.SQUARED_ERROR, y, prediction, weight, n_threads)
+    center = np.broadcast_to(_column_mean(y, weight, n_threads), np.shape(y))
+    spread = _means(Element.SQUARED_ERROR, y, center, weight, n_threads)
     with np.errstate(invalid="ignore", divide="ignore"):
         score = 1.0 - residual / spread
     return np.where(spread == 0, np.where(residual == 0, 1.0, 0.0), score)
@@ -94,18 +103,20 @@ def _binary_auc(labels, scores, weight):
     return float((weight[positive] * credit[positive]).sum() / (total_positive * total_negative))
 
 
-def auc(y, prediction, weight=None):
+def auc(y, prediction, weight=None, n_threads=None):
     """ROC AUC per output: of each 0/1 column (rows with a NaN label left out),
     or of each class against the others for class indices (one-vs-rest, as
-    scikit-learn's roc_auc_score(multi_class="ovr") per class)."""
+    scikit-learn's roc_auc_score(multi_class="ovr") per class). The columns
+    are scored on up to n_threads threads (numpy's sort lets go of the GIL)."""
     if y.ndim == 1:
         y = (y[:, None] == np.arange(prediction.shape[1])).astype(float)
     weight = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
-    values = []
-    for j in range(y.shape[1]):
+
+    def column_auc(j):
         observed = ~np.isnan(y[:, j])
-        values.append(_binary_auc(y[observed, j], prediction[observed, j], weight[observed]))
-    return np.array(values)
+        return _binary_auc(y[observed, j], prediction[observed, j], weight[observed])
+
+    return np.array(map_in_threads(column_auc, range(y.shape[1]), thread_count(n_threads)))
 
 
 METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "logloss": logloss, "error": error,
@@ -198,7 +209,7 @@ def check_metric_fits(name, y, prediction_width):
                          "use rmse, mse, mae or r2")
 
 
-def evaluate(name, y, prediction, weight=None):
+def evaluate(name, y, prediction, weight=None, n_threads=None):
     """(value averaged over the outputs where it is defined, per-output values
     or None for a single value): an output without a value (no observed
     target, or one class only for auc) is left out of the mean, which is NaN
@@ -210,7 +221,7 @@ def evaluate(name, y, prediction, weight=None):
             raise ValueError(f"metric {name!r} selects outputs {outputs}, but the targets have "
                              f"{y.shape[1] if y.ndim == 2 else 'no'} output columns")
         y, prediction = y[:, outputs], prediction[:, outputs]
-    values = np.atleast_1d(metric(y, prediction, weight))
+    values = np.atleast_1d(metric(y, prediction, weight, n_threads=n_threads))
     defined = values[~np.isnan(values)]
     return (float(defined.mean()) if defined.size else np.nan,
             values if values.size > 1 else None)

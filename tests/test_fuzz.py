@@ -70,7 +70,7 @@ class _Capture:
     def __init__(self):
         self.prediction = None
 
-    def __call__(self, y, prediction, weight=None):
+    def __call__(self, y, prediction, weight=None, n_threads=None):
         self.prediction = np.array(prediction, copy=True)
         return 0.0
 

@@ -36,7 +36,7 @@ def _assert_sensible(prediction, shape):
 class _Capture:
     prediction = None
 
-    def __call__(self, y, prediction, weight=None):
+    def __call__(self, y, prediction, weight=None, n_threads=None):
         self.prediction = np.array(prediction, copy=True)
         return 0.0
 
