@@ -313,6 +313,13 @@ def test_a_single_leaf_forest_adds_its_leaf_to_every_row():
     X = make_X(rng, 7, 3)
     out = kernel_raw(forest, X, np.ones(2))
     np.testing.assert_array_equal(out, np.tile([2.5, -1.0], (7, 1)))
+    # the binned walk reads no feature for it: binned data may have none
+    binned_out = np.ones((7, 2))
+    predict_binned(np.zeros((0, 7), dtype=X_BINNED_DTYPE), 255, forest.tree_roots,
+                   forest.node_feature, forest.node_bin, forest.node_missing_left,
+                   forest.node_left, forest.node_right, forest.node_value,
+                   *forest.leaves.kernel_arguments(), binned_out, 2)
+    np.testing.assert_array_equal(binned_out, out)
 
 
 def test_predict_raw_refuses_an_init_score_or_out_of_the_wrong_size():
@@ -376,10 +383,16 @@ def test_predict_leaf_raw_matches_traversal(dtype, order):
 
 @pytest.mark.parametrize("missing_bin", [16, 255])
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
-def test_predict_binned_matches_traversal(missing_bin, n_threads):
+@pytest.mark.parametrize("numbering", ["breadth_first", "depth_first"])
+def test_predict_binned_matches_traversal(missing_bin, n_threads, numbering):
     rng = np.random.default_rng(missing_bin + n_threads)
     d, n_features, n_rows = 3, 4, 130
     trees = forest_of(rng, 5, n_features, d, n_bins=missing_bin)
+    if numbering == "depth_first":  # right children not beside their left siblings
+        trees = [depth_first(tree) for tree in trees]
+    trees.append(Tree(rng.normal(size=(1, d)), node_feature=[0], node_threshold=[0.0],
+                      node_bin=[0], node_missing_left=[0], node_left=[-1], node_right=[-1],
+                      node_value=[0], node_gain=[0.0], node_count=[n_rows]))
     forest = _PackedForest(trees)
     X_binned = rng.integers(0, missing_bin + 1, size=(n_features, n_rows)).astype(X_BINNED_DTYPE)
     X_binned[:, ::5] = missing_bin

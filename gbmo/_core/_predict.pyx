@@ -14,6 +14,7 @@ values rather than d.
 """
 from cython.parallel cimport prange
 from libc.math cimport isnan
+from libc.stdlib cimport free, malloc
 
 from .common cimport NODE_t, ROW_t, X_BINNED_t, X_t, in_category_set
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
@@ -260,6 +261,100 @@ def predict_leaf_raw(const X_IN_t[:, :] X,
                             feature_stride, X.shape[1], &trees, &out[first, 0], True)
 
 
+cdef packed struct BinnedNode:
+    # A node as the binned walk reads it: a row goes right when its bin is
+    # above bin, or is the missing bin and missing_right; to the right child
+    # at left + right_offset. A leaf is its own left child with offset 0, so
+    # rows that reached it stay.
+    NODE_t left
+    NODE_t right_offset
+    int feature
+    X_BINNED_t bin
+    unsigned char missing_right
+    unsigned char categorical      # left_flags says which bins go left
+    unsigned char padding
+
+
+cdef BinnedNode* binned_nodes(const int[::1] node_feature, const X_BINNED_t[::1] node_bin,
+                              const unsigned char[::1] node_missing_left,
+                              const NODE_t[::1] node_left, const NODE_t[::1] node_right,
+                              const unsigned char[::1] node_categorical) except NULL:
+    """The nodes packed as BinnedNode (freed by the caller)."""
+    cdef Py_ssize_t n_nodes = node_left.shape[0], i
+    cdef BinnedNode* nodes = <BinnedNode*> malloc(max(n_nodes, 1) * sizeof(BinnedNode))
+    if nodes == NULL:
+        raise MemoryError(f"no memory for {n_nodes} nodes")
+    for i in range(n_nodes):
+        if node_left[i] < 0:
+            nodes[i].left, nodes[i].right_offset = <NODE_t>i, 0
+            nodes[i].feature = 0
+        else:
+            nodes[i].left, nodes[i].right_offset = node_left[i], node_right[i] - node_left[i]
+            nodes[i].feature = node_feature[i]
+        nodes[i].bin = node_bin[i]
+        nodes[i].missing_right = not node_missing_left[i]
+        nodes[i].categorical = node_categorical is not None and node_categorical[i]
+    return nodes
+
+
+cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, X_BINNED_t missing_bin,
+                                     Py_ssize_t first, Py_ssize_t n_rows,
+                                     const BinnedNode* nodes, NODE_t root, Py_ssize_t max_steps,
+                                     const unsigned char[:, ::1] left_flags, NODE_t* node,
+                                     bint categorical) noexcept nogil:
+    """node[r] = the leaf node that row first + r reaches from root, the rows
+    stepping together without branches as in reach_leaves (whose reasons
+    hold here too: 2.2-3x faster than a walk per row that branches)."""
+    cdef const BinnedNode* at
+    cdef Py_ssize_t r, step
+    cdef X_BINNED_t b
+    cdef NODE_t to
+    cdef bint moved, right
+    for r in range(n_rows):
+        node[r] = root
+    if nodes[root].left == root and nodes[root].right_offset == 0:
+        return  # a single leaf, which reads no feature (there may be none)
+    for step in range(max_steps):
+        moved = False
+        for r in range(n_rows):
+            at = nodes + node[r]
+            b = X_binned[at.feature, first + r]
+            if categorical and at.categorical:
+                right = not left_flags[node[r], b]
+            else:
+                # the missing bin is above every other, so b > at.bin holds for it
+                right = (b > at.bin) & ((b != missing_bin) | at.missing_right)
+            # arithmetic, not a choice, which the compiler may make a branch
+            to = at.left + (at.right_offset & -<NODE_t>right)
+            moved |= to != node[r]
+            node[r] = to
+        if not moved:
+            break
+
+
+cdef inline void predict_binned_block(const X_BINNED_t[:, ::1] X_binned, X_BINNED_t missing_bin,
+                                      Py_ssize_t first, Py_ssize_t n_rows,
+                                      const BinnedNode* nodes, const NODE_t[::1] tree_roots,
+                                      const NODE_t[::1] node_value,
+                                      const unsigned char[:, ::1] left_flags,
+                                      const long long* value_start, const long long* output_start,
+                                      const double* values, const int* outputs, double* out,
+                                      Py_ssize_t d, bint categorical) noexcept nogil:
+    """out's n_rows rows (d apart) += rows first.. 's leaves in every tree.
+    categorical as in reach_leaves."""
+    # on this thread's stack, as in predict_block
+    cdef NODE_t node[BLOCK_ROWS]
+    cdef Py_ssize_t r, t
+    for t in range(tree_roots.shape[0]):
+        # A tree is fewer than len(node_value) steps deep; the bound ends a walk
+        # that a malformed tree would send round a cycle.
+        reach_binned_leaves(X_binned, missing_bin, first, n_rows, nodes, tree_roots[t],
+                            node_value.shape[0], left_flags, node, categorical)
+        for r in range(n_rows):
+            add_leaf(out + r * d, d, node_value[node[r]], value_start, output_start, values,
+                     outputs)
+
+
 def predict_binned(const X_BINNED_t[:, ::1] X_binned,
                    X_BINNED_t missing_bin,
                    const NODE_t[::1] tree_roots,
@@ -277,37 +372,47 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
                    int n_threads,
                    const unsigned char[::1] node_categorical=None,
                    const unsigned char[:, ::1] node_left_flags=None):
-    """predict_raw for X_binned of shape (n_features, n_rows), binned with the
-    edges the trees were grown on. With categorical splits, node_categorical
-    flags them per node, and node_left_flags (n_nodes, 256) gives each one's
-    bins that go left (the missing bin's flag included)."""
+    """out += each row's leaf values in every tree, for X_binned of shape
+    (n_features, n_rows), binned with the edges the trees were grown on. With
+    categorical splits, node_categorical flags them per node, and
+    node_left_flags (n_nodes, 256) gives each one's bins that go left (the
+    missing bin's flag included)."""
     cdef Py_ssize_t n = X_binned.shape[1]
     cdef Py_ssize_t d = out.shape[1]
-    cdef Py_ssize_t i, t
-    cdef NODE_t node
-    cdef X_BINNED_t b
+    cdef Py_ssize_t n_nodes = node_left.shape[0]
+    cdef Py_ssize_t block, first
     cdef bint categorical = node_categorical is not None
-    if categorical and (node_left_flags is None or node_categorical.shape[0] != node_left.shape[0]
-                        or node_left_flags.shape[0] != node_left.shape[0]
+    if categorical and (node_left_flags is None or node_categorical.shape[0] != n_nodes
+                        or node_left_flags.shape[0] != n_nodes
                         or node_left_flags.shape[1] != 256):
-        raise ValueError(f"node_categorical must have {node_left.shape[0]} flags and "
-                         f"node_left_flags the shape ({node_left.shape[0]}, 256)")
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
-                    use_threads_if=n_threads > 1):
-        for t in range(tree_roots.shape[0]):
-            node = tree_roots[t]
-            while node_left[node] >= 0:
-                b = X_binned[node_feature[node], i]
-                if categorical and node_categorical[node]:
-                    node = node_left[node] if node_left_flags[node, b] else node_right[node]
-                elif b == missing_bin:
-                    node = node_left[node] if node_missing_left[node] else node_right[node]
-                elif b <= node_bin[node]:
-                    node = node_left[node]
-                else:
-                    node = node_right[node]
-            add_leaf(&out[i, 0], d, node_value[node], &value_start[0], &output_start[0],
-                     &values[0], &outputs[0])
+        raise ValueError(f"node_categorical must have {n_nodes} flags and "
+                         f"node_left_flags the shape ({n_nodes}, 256)")
+    if n == 0 or tree_roots.shape[0] == 0:
+        return
+    cdef BinnedNode* nodes = binned_nodes(node_feature, node_bin, node_missing_left, node_left,
+                                          node_right, node_categorical)
+    try:
+        # one loop per kind of forest, as in predict_raw
+        if categorical:
+            for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True,
+                                schedule="static", num_threads=n_threads,
+                                use_threads_if=n_threads > 1):
+                first = block * BLOCK_ROWS
+                predict_binned_block(X_binned, missing_bin, first, min(BLOCK_ROWS, n - first),
+                                     nodes, tree_roots, node_value, node_left_flags,
+                                     &value_start[0], &output_start[0], &values[0],
+                                     &outputs[0], &out[first, 0], d, True)
+        else:
+            for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True,
+                                schedule="static", num_threads=n_threads,
+                                use_threads_if=n_threads > 1):
+                first = block * BLOCK_ROWS
+                predict_binned_block(X_binned, missing_bin, first, min(BLOCK_ROWS, n - first),
+                                     nodes, tree_roots, node_value, node_left_flags,
+                                     &value_start[0], &output_start[0], &values[0],
+                                     &outputs[0], &out[first, 0], d, False)
+    finally:
+        free(nodes)
 
 
 def add_leaf_values(const ROW_t[::1] rows,
