@@ -9,7 +9,8 @@ import numbers
 import numpy as np
 
 from ._core import G_H_DTYPE
-from ._core._losses import sigmoid_gradients, softmax_gradients, squared_error_gradients
+from ._core._losses import (sigmoid_gradients, sigmoid_transform, softmax_gradients,
+                            softmax_transform, squared_error_gradients)
 from .multitask import ObjectiveResult, check_objective_result
 from .parallel import threads_for
 
@@ -18,6 +19,14 @@ _UNIT_WEIGHT = np.empty(0)
 
 def _kernel_weight(weight):
     return _UNIT_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+
+
+def _transformed(kernel, raw, n_threads):
+    """kernel's transform of raw scores (n, d), or (n,) as a column, into a new array."""
+    raw = np.asarray(raw, dtype=np.float64)
+    out = np.empty(raw.shape)
+    kernel(raw.reshape(len(raw), -1), out.reshape(len(raw), -1), n_threads)
+    return out
 
 
 class Loss:
@@ -191,9 +200,7 @@ class SoftmaxCrossEntropy(Loss):
         return float(np.sum(logsumexp(raw, axis=1) - raw[np.arange(len(y)), y]))
 
     def transform(self, raw):
-        from scipy.special import softmax
-
-        return softmax(raw, axis=1)
+        return _transformed(softmax_transform, raw, self._threads(raw))
 
 
 class SigmoidCrossEntropy(Loss):
@@ -286,9 +293,7 @@ class SigmoidCrossEntropy(Loss):
         return grad, hess
 
     def transform(self, raw):
-        from scipy.special import expit
-
-        return expit(raw)
+        return _transformed(sigmoid_transform, raw, self._threads(raw))
 
 
 class CustomObjective(Loss):

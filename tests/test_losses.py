@@ -328,3 +328,27 @@ def test_a_sparse_y_and_the_estimators_own_objectives_refuse_positive_weights_by
         GBMOClassifier(n_estimators=2, is_unbalance=True).fit(X, np.digitize(X[:, 0], [-1, 1]))
     model = GBMOClassifier(n_estimators=2, is_unbalance=True).fit(X, (X[:, 0] > 1).astype(int))
     assert model.booster_.loss.is_unbalance
+
+
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_probability_transforms_match_scipy(n_threads):
+    """The kernels' softmax and sigmoid against scipy's, on scores far enough
+    out that a naive exp would overflow, a strided view, and a 1-D column."""
+    raw = rng.normal(scale=300.0, size=(N, 2 * D))
+    raw[0] = [800.0, -800.0] * D
+    softmax_loss = make_loss("softmax", num_class=D, n_threads=n_threads)
+    sigmoid_loss = make_loss("sigmoid", n_threads=n_threads)
+    np.testing.assert_allclose(softmax_loss.transform(raw[:, ::2]), softmax(raw[:, ::2], axis=1),
+                               rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(sigmoid_loss.transform(raw[:, ::2]), expit(raw[:, ::2]),
+                               rtol=1e-12, atol=1e-300)
+    assert sigmoid_loss.transform(raw[:, 0]).shape == (N,)
+    np.testing.assert_allclose(sigmoid_loss.transform(raw[:, 0]), expit(raw[:, 0]), rtol=1e-12)
+
+
+def test_probability_transform_kernels_refuse_an_out_of_another_shape():
+    from gbmo._core._losses import sigmoid_transform, softmax_transform
+
+    for kernel in (softmax_transform, sigmoid_transform):
+        with pytest.raises(ValueError, match=r"out must have raw's shape \(3, 2\), got \(3, 1\)"):
+            kernel(np.zeros((3, 2)), np.empty((3, 1)), 1)

@@ -86,3 +86,41 @@ def sigmoid_gradients(const double[:, ::1] y,
             h = p * (1.0 - p)
             hess[i, j] = <G_H_t>(w * (h if h > MIN_HESSIAN else MIN_HESSIAN))
             grad[i, j] = <G_H_t>(w * (p - y[i, j]))
+
+
+def softmax_transform(const double[:, :] raw, double[:, ::1] out, int n_threads):
+    """out = the softmax of each row of raw (any strides): one exp an element,
+    where scipy.special.softmax makes five passes over (n, d) temporaries."""
+    cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
+    cdef Py_ssize_t i, j
+    cdef double top, total
+    if out.shape[0] != n or out.shape[1] != d:
+        raise ValueError(f"out must have raw's shape ({n}, {d}), got ({out.shape[0]}, "
+                         f"{out.shape[1]})")
+    if d == 0:
+        return
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
+        top = raw[i, 0]
+        for j in range(1, d):
+            if raw[i, j] > top:
+                top = raw[i, j]
+        total = 0.0
+        for j in range(d):
+            out[i, j] = exp(raw[i, j] - top)
+            total = total + out[i, j]
+        for j in range(d):
+            out[i, j] = out[i, j] / total
+
+
+def sigmoid_transform(const double[:, :] raw, double[:, ::1] out, int n_threads):
+    """out = 1 / (1 + exp(-raw)) elementwise (raw with any strides)."""
+    cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
+    cdef Py_ssize_t i, j
+    if out.shape[0] != n or out.shape[1] != d:
+        raise ValueError(f"out must have raw's shape ({n}, {d}), got ({out.shape[0]}, "
+                         f"{out.shape[1]})")
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1):
+        for j in range(d):
+            out[i, j] = 1.0 / (1.0 + exp(-raw[i, j]))
