@@ -7,32 +7,39 @@ rows and the metric scores them. Each shape trains, in this process and in
 turn, gbmo and LightGBM (one model per output when there are several, as its
 users do) on n rows, without and with a validation set of another n rows
 (binned once beforehand in both libraries, so only the rounds are timed), 31
-leaves, the objective's default metric (l2 / rmse). Prints ms per round and
-the validation set's share of a round, best of --repeats.
+leaves, the objective's default metric (rmse / l2; multi-class: logloss, one
+LightGBM model with num_class). Prints ms per round and the validation set's
+share of a round, best of --repeats.
 """
 import argparse
 import time
 
 import numpy as np
 
-SHAPES = [  # training rows (the validation set has as many), features, outputs
-    (20_000, 20, 1),
-    (200_000, 20, 1),
-    (200_000, 20, 10),
+SHAPES = [  # training rows (the validation set has as many), features, outputs, task
+    (20_000, 20, 1, "regression"),
+    (200_000, 20, 1, "regression"),
+    (200_000, 20, 10, "regression"),
+    (200_000, 20, 10, "multiclass"),
 ]
 
 
-def make_data(n_rows, n_features, n_outputs, seed=0):
+def make_data(n_rows, n_features, n_outputs, task, seed=0):
+    """Y (n, outputs) for regression; class indices (n, 1) for multiclass."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n_rows, n_features))
     W = rng.standard_normal((n_features, n_outputs))
+    if task == "multiclass":
+        return X, (X @ W + rng.gumbel(size=(n_rows, n_outputs))).argmax(axis=1)[:, None]
     return X, np.tanh(X @ W / 3) + 0.1 * rng.standard_normal((n_rows, n_outputs))
 
 
-def gbmo_rounds(X, Y, X_valid, Y_valid, rounds, threads):
+def gbmo_rounds(X, Y, X_valid, Y_valid, rounds, threads, n_classes):
     import gbmo
 
     params = {"verbosity": 0, "n_threads": threads, "max_leaves": 31, "min_samples_leaf": 20}
+    if n_classes:
+        params.update(objective="softmax", num_class=n_classes)
     train_set = gbmo.Dataset(X, Y[:, 0] if Y.shape[1] == 1 else Y)
     valid_set = train_set.create_valid(X_valid, Y_valid[:, 0] if Y.shape[1] == 1 else Y_valid)
     gbmo.train(params, train_set, 1, valid_sets=[valid_set])  # bins both
@@ -44,10 +51,12 @@ def gbmo_rounds(X, Y, X_valid, Y_valid, rounds, threads):
     return run
 
 
-def lightgbm_rounds(X, Y, X_valid, Y_valid, rounds, threads):
+def lightgbm_rounds(X, Y, X_valid, Y_valid, rounds, threads, n_classes):
     import lightgbm
 
     params = {"verbosity": -1, "num_threads": threads, "num_leaves": 31, "min_data_in_leaf": 20}
+    if n_classes:
+        params.update(objective="multiclass", num_class=n_classes)
     pairs = []
     for j in range(Y.shape[1]):
         train_set = lightgbm.Dataset(X, Y[:, j], free_raw_data=False).construct()
@@ -69,10 +78,12 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(f"{args.rounds} rounds, {args.threads} threads, best of {args.repeats}; ms per round")
-    print(f"{'rows':>8} {'out':>4} {'library':>9} {'alone':>8} {'validated':>10} {'share':>6}")
-    for n_rows, n_features, n_outputs in SHAPES:
-        X, Y = make_data(2 * n_rows, n_features, n_outputs)
-        data = (X[:n_rows], Y[:n_rows], X[n_rows:], Y[n_rows:], args.rounds, args.threads)
+    print(f"{'rows':>8} {'out':>4} {'task':>10} {'library':>9} {'alone':>8} {'validated':>10} "
+          f"{'share':>6}")
+    for n_rows, n_features, n_outputs, task in SHAPES:
+        X, Y = make_data(2 * n_rows, n_features, n_outputs, task)
+        data = (X[:n_rows], Y[:n_rows], X[n_rows:], Y[n_rows:], args.rounds, args.threads,
+                n_outputs if task == "multiclass" else None)
         runs = {"gbmo": gbmo_rounds(*data), "LightGBM": lightgbm_rounds(*data)}
         best = {(name, validate): np.inf for name in runs for validate in (False, True)}
         for _ in range(args.repeats):
@@ -81,7 +92,7 @@ def main():
                     best[name, validate] = min(best[name, validate], run(validate))
         for name in runs:
             alone, validated = (best[name, v] / args.rounds * 1e3 for v in (False, True))
-            print(f"{n_rows:8d} {n_outputs:4d} {name:>9} {alone:8.2f} {validated:10.2f} "
+            print(f"{n_rows:8d} {n_outputs:4d} {task:>10} {name:>9} {alone:8.2f} {validated:10.2f} "
                   f"{(validated - alone) / validated:6.0%}")
 
 
