@@ -56,6 +56,25 @@ def test_softmax(weighted, n_threads):
         np.testing.assert_allclose(grad[:, j], difference, rtol=1e-3, atol=1e-5)
 
 
+@pytest.mark.parametrize("d", [3, 10])
+def test_softmax_gradients_on_threads_equal_one_thread(d):
+    """Each thread keeps its row of exps in its own scratch row: rows that
+    shared one would mix threads' values."""
+    from gbmo._core._losses import softmax_gradients
+
+    n = 3000
+    raw = 3 * rng.normal(size=(n, d))
+    y = rng.integers(0, d, size=n).astype(np.int64)
+    results = []
+    for n_threads in (1, 2, 3):
+        grad, hess = np.empty((n, d), np.float32), np.empty((n, d), np.float32)
+        softmax_gradients(y, raw, np.zeros(0), grad, hess, n_threads)
+        results.append(grad.tobytes() + hess.tobytes())
+    assert results[1] == results[0] and results[2] == results[0]
+    p = softmax(raw, axis=1)
+    np.testing.assert_allclose(grad, p - np.eye(d)[y], rtol=1e-5, atol=1e-7)
+
+
 def test_softmax_saturated_scores_stay_finite():
     loss = make_loss("softmax")
     raw = np.array([[1000.0, -1000.0, 0.0], [-800.0, 800.0, 5.0]])
