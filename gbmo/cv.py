@@ -11,8 +11,7 @@ from .callback import CallbackEnv, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
-from .engine import (_prepare_callbacks, _Trainer, close_callbacks, run_before_round,
-                     run_callbacks, runs_before_round)
+from .engine import RoundCallbacks, _Trainer
 from .metric_history import CVHistory
 from .params import RESETTABLE, keys_naming, resolve_params, split_controls
 
@@ -155,7 +154,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             folds = list(folds.split(train_set.X, y))
         pairs = _check_folds(folds, n_rows)
 
-    callbacks = _prepare_callbacks(callbacks, params)  # refusals before any binning
+    callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
     trainers = []
     for train_rows, valid_rows in pairs:
         fold_train = train_set.subset(train_rows)
@@ -166,7 +165,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     try:
         history = _run_folds(trainers, boosters, params, num_boost_round, callbacks)
     finally:
-        close_callbacks(callbacks)
+        callbacks.close()
     if return_boosters:
         history["boosters"] = boosters
     if return_cvbooster:
@@ -176,11 +175,10 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
 
 def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
     history = CVHistory()
-    resetting = runs_before_round(callbacks)
     for iteration in range(num_boost_round):
-        if resetting:
-            run_before_round(callbacks, CallbackEnv(boosters, params, iteration, 0,
-                                                    num_boost_round, []))
+        if callbacks.before:
+            callbacks.before_round(CallbackEnv(boosters, params, iteration, 0, num_boost_round,
+                                               []))
             for trainer in trainers:  # each fold's own copy of the parameters
                 trainer.params.update({name: params[name] for name in RESETTABLE})
         per_fold = [trainer.step(iteration) for trainer in trainers]
@@ -194,8 +192,8 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
             history.setdefault(f"valid {metric}-mean", []).append(float(values.mean()))
             history.setdefault(f"valid {metric}-stdv", []).append(float(values.std()))
             results.append(("valid", metric, float(values.mean()), higher_is_better))
-        best_rounds = run_callbacks(callbacks, CallbackEnv(boosters, params, iteration, 0,
-                                                           num_boost_round, results))
+        best_rounds = callbacks.after_round(CallbackEnv(boosters, params, iteration, 0,
+                                                        num_boost_round, results))
         if best_rounds is not None:
             history = CVHistory({key: values[:best_rounds] for key, values in history.items()})
             for booster in boosters:

@@ -624,58 +624,51 @@ class _Trainer:
         return scores
 
 
-def _prepare_callbacks(callbacks, params):
-    """Sorted by their `order`; with verbosity > 0 and no log_evaluation among
-    them, every round is logged. DART refuses early stopping (LightGBM turns
-    it off with a warning): each round rescales earlier ones, so a best
-    round's model is gone."""
-    for callback in callbacks or []:
-        if not callable(callback):
-            raise TypeError(f"callbacks must be callables taking a CallbackEnv (gbmo's own, or "
-                            f"written as LightGBM's), got {type(callback).__module__}."
-                            f"{type(callback).__qualname__}")
-    callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
-    if params["boosting"] == "dart" and any(getattr(c, "stops_early", False) for c in callbacks):
-        raise ValueError("boosting='dart' takes no early stopping: every round rescales the "
-                         "rounds it drops, so the model of a best round is not kept; pick the "
-                         "number of rounds by cv instead")
-    if params["verbosity"] > 0 and not any(
-            getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
-        callbacks.insert(0, log_evaluation(1))
-    return callbacks
+class RoundCallbacks:
+    """A run's callbacks, sorted by their `order` and split once into those
+    called before each round (before_iteration, as reset_parameter, which may
+    change env.params) and those called after it. With verbosity > 0 and no
+    log_evaluation among them, every round is logged. DART refuses early
+    stopping (LightGBM turns it off with a warning): each round rescales
+    earlier ones, so a best round's model is gone."""
 
+    def __init__(self, callbacks, params):
+        for callback in callbacks or []:
+            if not callable(callback):
+                raise TypeError(f"callbacks must be callables taking a CallbackEnv (gbmo's own, "
+                                f"or written as LightGBM's), got {type(callback).__module__}."
+                                f"{type(callback).__qualname__}")
+        callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
+        if params["boosting"] == "dart" and any(getattr(c, "stops_early", False)
+                                                for c in callbacks):
+            raise ValueError("boosting='dart' takes no early stopping: every round rescales the "
+                             "rounds it drops, so the model of a best round is not kept; pick "
+                             "the number of rounds by cv instead")
+        if params["verbosity"] > 0 and not any(
+                getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
+            callbacks.insert(0, log_evaluation(1))
+        self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
+        self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
 
-def close_callbacks(callbacks):
-    for callback in callbacks:
-        close = getattr(callback, "close", None)
-        if callable(close):
-            close()
-
-
-def runs_before_round(callbacks):
-    """Whether a callback runs before each round (before_iteration)."""
-    return any(getattr(callback, "before_iteration", False) for callback in callbacks)
-
-
-def run_before_round(callbacks, env):
-    """Calls the callbacks that run before each round (before_iteration, as
-    reset_parameter), which may change env.params."""
-    for callback in callbacks:
-        if getattr(callback, "before_iteration", False):
+    def before_round(self, env):
+        for callback in self.before:
             callback(env)
 
-
-def run_callbacks(callbacks, env):
-    """Calls every callback that runs after the round: None, or the rounds of
-    the best model when one raises EarlyStopException (its 0-based best
-    round + 1)."""
-    try:
-        for callback in callbacks:
-            if not getattr(callback, "before_iteration", False):
+    def after_round(self, env):
+        """None, or the rounds of the best model when a callback raises
+        EarlyStopException (its 0-based best round + 1)."""
+        try:
+            for callback in self.after:
                 callback(env)
-    except EarlyStopException as stop:
-        return stop.best_iteration + 1
-    return None
+        except EarlyStopException as stop:
+            return stop.best_iteration + 1
+        return None
+
+    def close(self):
+        for callback in self.before + self.after:
+            close = getattr(callback, "close", None)
+            if callable(close):
+                close()
 
 
 def _load_init_model(init_model):
@@ -740,7 +733,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         "training" if valid is train_set else f"valid_{i}" for i, valid in enumerate(valid_sets)])
     init_model = _load_init_model(init_model)
     fevals = check_fevals(feval)
-    callbacks = _prepare_callbacks(callbacks, params)
+    callbacks = RoundCallbacks(callbacks, params)
     if is_sparse_labels(train_set.Y):
         if init_model is not None:
             raise ValueError("a sparse Y does not take init_model yet")
@@ -757,22 +750,21 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     done = 0 if init_model is None else init_model.current_iteration()
     training_set_name = next((name for valid, name in zip(valid_sets, valid_names)
                               if valid is train_set), None)
-    resetting = runs_before_round(callbacks)
     try:
         for iteration in range(num_boost_round):
-            if resetting:
-                run_before_round(callbacks, CallbackEnv(
+            if callbacks.before:
+                callbacks.before_round(CallbackEnv(
                     booster, trainer.params, done + iteration, done, done + num_boost_round, [],
                     training_set_name))
             results = trainer.step(iteration)
-            best_rounds = run_callbacks(callbacks, CallbackEnv(
+            best_rounds = callbacks.after_round(CallbackEnv(
                 booster, trainer.params, done + iteration, done, done + num_boost_round, results,
                 training_set_name))
             if best_rounds is not None:
                 booster.best_iteration = best_rounds
                 break
     finally:
-        close_callbacks(callbacks)
+        callbacks.close()
     booster.best_score = _best_scores(booster, done)
     if keep_training_booster and isinstance(trainer, _Trainer):
         booster._trainer = trainer
