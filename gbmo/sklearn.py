@@ -52,8 +52,8 @@ from .metrics import canonical_metric, is_known, unknown_metric_message
 from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, keys_naming,
                      resolve_params)
 from .sparse_output import check_sparse_labels
-from .validation import (check_dataframe_columns, check_init_score, frame_with_codes,
-                         is_dataframe)
+from .validation import (check_dataframe_columns, check_init_score, check_weight,
+                         frame_with_codes, is_dataframe)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -76,28 +76,6 @@ _VALIDATION_NAME = "validation"
 _X_DTYPES = [np.float64, np.float32]
 _X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without densifying
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
-
-
-def _check_sample_weight(sample_weight, n_rows, name="sample_weight"):
-    """sample_weight (None, a number or an array-like) as float64 (n_rows,), or
-    None; errors call it name."""
-    if sample_weight is None:
-        return None
-    if isinstance(sample_weight, numbers.Number):
-        sample_weight = np.full(n_rows, sample_weight, dtype=np.float64)
-    try:
-        sample_weight = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be numeric: {err}") from None
-    if sample_weight.shape != (n_rows,):
-        raise ValueError(f"{name} must have shape ({n_rows},), got {sample_weight.shape}")
-    if not np.all(np.isfinite(sample_weight)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    if np.any(sample_weight < 0):
-        raise ValueError(f"{name} must be >= 0 (negative weights are not allowed)")
-    if not np.any(sample_weight > 0):
-        raise ValueError(f"{name} must contain at least one non-zero weight")
-    return sample_weight
 
 
 def _numeric_X(X, pandas_categories, n_features, name="X"):
@@ -538,7 +516,7 @@ class _GBMOModel(BaseEstimator):
             ensure_all_finite="allow-nan", multi_output=True, ensure_min_samples=2,
             y_numeric=self._y_numeric,
         )
-        sample_weight = _check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = check_weight(sample_weight, X.shape[0], "sample_weight")
         init_score = check_init_score(init_score, X.shape[0])
         if isinstance(init_model, _GBMOModel):
             self._check_continued_classes(init_model, y)
@@ -596,8 +574,8 @@ class _GBMOModel(BaseEstimator):
                 X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
-                                   _check_sample_weight(valid_weight, X_valid.shape[0],
-                                                        f"eval_sample_weight[{i}]"),
+                                   check_weight(valid_weight, X_valid.shape[0],
+                                                f"eval_sample_weight[{i}]"),
                                    valid_init_score))
                 valid_names.append(f"valid_{i}" if name is None else str(name))
         else:

@@ -1,4 +1,5 @@
 """Checks of user arrays at the boundary, before any work is done."""
+import numbers
 import sys
 
 import numpy as np
@@ -180,13 +181,23 @@ def check_init_score(init_score, n_rows):
 
 
 def check_weight(weight, n_rows, name="weight"):
+    """weight (None, a number for every row, or an array-like) as float64
+    (n_rows,), or None; errors call it name."""
     if weight is None:
         return None
-    weight = np.asarray(weight, dtype=np.float64)
+    if isinstance(weight, numbers.Number):
+        weight = np.full(n_rows, weight, dtype=np.float64)
+    try:
+        weight = np.asarray(weight, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be numeric: {err}") from None
     if weight.shape != (n_rows,):
         raise ValueError(f"{name} must have shape ({n_rows},), got {weight.shape}")
-    if not np.all(np.isfinite(weight)) or np.any(weight < 0):
-        raise ValueError(f"{name} must be finite and >= 0")
+    if not np.all(np.isfinite(weight)):
+        raise ValueError(f"{name} must be finite and >= 0; it holds NaN or infinite values")
+    if np.any(weight < 0):
+        raise ValueError(f"{name} must be finite and >= 0; it holds negative values")
     if weight.sum() <= 0:
-        raise ValueError(f"{name} sums to 0: no sample would count")
+        raise ValueError(f"{name} must contain at least one non-zero weight: with all 0, "
+                         "no sample would count")
     return weight

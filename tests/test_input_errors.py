@@ -68,8 +68,15 @@ def test_output_without_any_observed_target():
 def test_bad_weights():
     with pytest.raises(ValueError, match="weight must have shape"):
         gbmo.Dataset(X, y, weight=np.ones(3))
-    with pytest.raises(ValueError, match="finite and >= 0"):
+    with pytest.raises(ValueError, match="finite and >= 0; it holds negative values"):
         gbmo.Dataset(X, y, weight=-np.ones(50))
+    with pytest.raises(ValueError, match="finite and >= 0; it holds NaN or infinite values"):
+        gbmo.Dataset(X, y, weight=np.r_[np.ones(49), np.inf])
+    with pytest.raises(ValueError, match="at least one non-zero weight: with all 0"):
+        gbmo.Dataset(X, y, weight=np.zeros(50))
+    with pytest.raises(TypeError, match="weight must be numeric"):
+        gbmo.Dataset(X, y, weight=["a"] * 50)
+    assert np.array_equal(gbmo.Dataset(X, y, weight=2).weight, np.full(50, 2.0))
 
 
 @pytest.mark.parametrize("params, message", [
