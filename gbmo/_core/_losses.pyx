@@ -35,6 +35,22 @@ def squared_error_gradients(const double[:, ::1] y,
                 grad[i, j] = <G_H_t>(w * (raw[i, j] - y[i, j]))
 
 
+cdef inline double row_exps(const char* row, Py_ssize_t stride, Py_ssize_t d,
+                            double* exps) noexcept nogil:
+    """exps[j] = exp(score j - the row's largest), which cannot overflow, for
+    a row of d > 0 scores stride bytes apart; returns their sum."""
+    cdef double top = (<const double*> row)[0], score, total = 0.0
+    cdef Py_ssize_t j
+    for j in range(1, d):
+        score = (<const double*> (row + j * stride))[0]
+        if score > top:
+            top = score
+    for j in range(d):
+        exps[j] = exp((<const double*> (row + j * stride))[0] - top)
+        total = total + exps[j]
+    return total
+
+
 def softmax_gradients(const long long[::1] y,
                       const double[:, ::1] raw,
                       const double[::1] weight,
@@ -46,7 +62,7 @@ def softmax_gradients(const long long[::1] y,
     cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
     cdef bint weighted = weight.shape[0] > 0
     cdef Py_ssize_t i, j
-    cdef double w, top, total, p, h
+    cdef double w, total, p, h
     cdef double* exps
     if d == 0:
         return
@@ -54,19 +70,12 @@ def softmax_gradients(const long long[::1] y,
     # were most of this kernel's time); rows a cache line apart or more, so
     # that no two threads write one line
     scratch = np.empty((max(n_threads, 1), (d // 8 + 2) * 8))
-    cdef double[:, ::1] row_exps = scratch
+    cdef double[:, ::1] scratch_rows = scratch
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
-        exps = &row_exps[threadid(), 0]
+        exps = &scratch_rows[threadid(), 0]
         w = weight[i] if weighted else 1.0
-        top = raw[i, 0]
-        for j in range(1, d):
-            if raw[i, j] > top:
-                top = raw[i, j]
-        total = 0.0
-        for j in range(d):
-            exps[j] = exp(raw[i, j] - top)
-            total = total + exps[j]
+        total = row_exps(<const char*> &raw[i, 0], sizeof(double), d, exps)
         for j in range(d):
             p = exps[j] / total
             h = p * (1.0 - p)
@@ -105,7 +114,7 @@ def softmax_transform(const double[:, :] raw, double[:, ::1] out, int n_threads)
     where scipy.special.softmax makes five passes over (n, d) temporaries."""
     cdef Py_ssize_t n = raw.shape[0], d = raw.shape[1]
     cdef Py_ssize_t i, j
-    cdef double top, total
+    cdef double total
     if out.shape[0] != n or out.shape[1] != d:
         raise ValueError(f"out must have raw's shape ({n}, {d}), got ({out.shape[0]}, "
                          f"{out.shape[1]})")
@@ -113,14 +122,7 @@ def softmax_transform(const double[:, :] raw, double[:, ::1] out, int n_threads)
         return
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
-        top = raw[i, 0]
-        for j in range(1, d):
-            if raw[i, j] > top:
-                top = raw[i, j]
-        total = 0.0
-        for j in range(d):
-            out[i, j] = exp(raw[i, j] - top)
-            total = total + out[i, j]
+        total = row_exps(<const char*> &raw[i, 0], raw.strides[1], d, &out[i, 0])
         for j in range(d):
             out[i, j] = out[i, j] / total
 

@@ -347,9 +347,14 @@ cdef inline void predict_binned_block(const X_BINNED_t[:, ::1] X_binned, X_BINNE
     cdef Py_ssize_t r, t
     for t in range(tree_roots.shape[0]):
         # A tree is fewer than len(node_value) steps deep; the bound ends a walk
-        # that a malformed tree would send round a cycle.
-        reach_binned_leaves(X_binned, missing_bin, first, n_rows, nodes, tree_roots[t],
-                            node_value.shape[0], left_flags, node, categorical)
+        # that a malformed tree would send round a cycle. categorical a literal
+        # in each call, as nan_free in walk_tree.
+        if categorical:
+            reach_binned_leaves(X_binned, missing_bin, first, n_rows, nodes, tree_roots[t],
+                                node_value.shape[0], left_flags, node, True)
+        else:
+            reach_binned_leaves(X_binned, missing_bin, first, n_rows, nodes, tree_roots[t],
+                                node_value.shape[0], left_flags, node, False)
         for r in range(n_rows):
             add_leaf(out + r * d, d, node_value[node[r]], value_start, output_start, values,
                      outputs)
@@ -392,25 +397,13 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
     cdef BinnedNode* nodes = binned_nodes(node_feature, node_bin, node_missing_left, node_left,
                                           node_right, node_categorical)
     try:
-        # one loop per kind of forest, as in predict_raw
-        if categorical:
-            for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True,
-                                schedule="static", num_threads=n_threads,
-                                use_threads_if=n_threads > 1):
-                first = block * BLOCK_ROWS
-                predict_binned_block(X_binned, missing_bin, first, min(BLOCK_ROWS, n - first),
-                                     nodes, tree_roots, node_value, node_left_flags,
-                                     &value_start[0], &output_start[0], &values[0],
-                                     &outputs[0], &out[first, 0], d, True)
-        else:
-            for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True,
-                                schedule="static", num_threads=n_threads,
-                                use_threads_if=n_threads > 1):
-                first = block * BLOCK_ROWS
-                predict_binned_block(X_binned, missing_bin, first, min(BLOCK_ROWS, n - first),
-                                     nodes, tree_roots, node_value, node_left_flags,
-                                     &value_start[0], &output_start[0], &values[0],
-                                     &outputs[0], &out[first, 0], d, False)
+        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+                            num_threads=n_threads, use_threads_if=n_threads > 1):
+            first = block * BLOCK_ROWS
+            predict_binned_block(X_binned, missing_bin, first, min(BLOCK_ROWS, n - first), nodes,
+                                 tree_roots, node_value, node_left_flags, &value_start[0],
+                                 &output_start[0], &values[0], &outputs[0], &out[first, 0], d,
+                                 categorical)
     finally:
         free(nodes)
 
