@@ -3,7 +3,8 @@
     python benchmarks/bench_validation.py [--rounds 50] [--threads 2] [--repeats 3]
 
 Early stopping evaluates a validation set every round: the new tree walks its
-rows and the metric scores them. Each shape trains, in this process and in
+rows, the loss turns raw scores into predictions (probabilities), and the
+metric scores them. Each shape trains, in this process and in
 turn, gbmo and LightGBM (one model per output when there are several, as its
 users do) on n rows, without and with a validation set of another n rows
 (binned once beforehand in both libraries, so only the rounds are timed), 31

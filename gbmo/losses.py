@@ -21,11 +21,16 @@ def _kernel_weight(weight):
     return _UNIT_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
 
 
-def _transformed(kernel, raw, n_threads):
-    """kernel's transform of raw scores (n, d), or (n,) as a column, into a new array."""
+def _transformed(kernel, raw, loss, columns_only=False):
+    """kernel's transform of raw scores (n, d), or (n,) as a column unless
+    columns_only, into a new float64 array, on loss's threads."""
     raw = np.asarray(raw, dtype=np.float64)
+    if raw.ndim != 2 and (columns_only or raw.ndim != 1):
+        raise ValueError(f"raw scores must be {'' if columns_only else '(n,) or '}(n, d), got "
+                         f"shape {raw.shape}")
     out = np.empty(raw.shape)
-    kernel(raw.reshape(len(raw), -1), out.reshape(len(raw), -1), n_threads)
+    kernel(raw if raw.ndim == 2 else raw[:, None], out if out.ndim == 2 else out[:, None],
+           loss._threads(raw))
     return out
 
 
@@ -200,7 +205,7 @@ class SoftmaxCrossEntropy(Loss):
         return float(np.sum(logsumexp(raw, axis=1) - raw[np.arange(len(y)), y]))
 
     def transform(self, raw):
-        return _transformed(softmax_transform, raw, self._threads(raw))
+        return _transformed(softmax_transform, raw, self, columns_only=True)
 
 
 class SigmoidCrossEntropy(Loss):
@@ -293,7 +298,7 @@ class SigmoidCrossEntropy(Loss):
         return grad, hess
 
     def transform(self, raw):
-        return _transformed(sigmoid_transform, raw, self._threads(raw))
+        return _transformed(sigmoid_transform, raw, self)
 
 
 class CustomObjective(Loss):

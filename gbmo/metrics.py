@@ -19,6 +19,9 @@ from ._core._metrics import Element, column_means
 from .parallel import map_in_threads, thread_count, threads_for
 
 _EPS = 1e-15
+# parallel.threads_for counts inner-loop updates; an element's loss (a log for
+# logloss) is worth several, as a gradient kernel's element is
+_WORK_PER_ELEMENT = 8
 
 
 def _means(kind, y, prediction, weight, n_threads):
@@ -31,15 +34,20 @@ def _means(kind, y, prediction, weight, n_threads):
         y, prediction = np.broadcast_arrays(y, prediction)
     if y.ndim not in (1, 2):
         raise ValueError(f"y and prediction must be 1-D or 2-D, got shape {y.shape}")
-    means = column_means(kind, y.reshape(len(y), -1), prediction.reshape(len(y), -1),
+    means = column_means(kind, _as_columns(y), _as_columns(prediction),
                          None if weight is None else np.ascontiguousarray(weight, np.float64),
-                         threads_for(thread_count(n_threads), y.size), _EPS)
+                         threads_for(thread_count(n_threads), y.size * _WORK_PER_ELEMENT), _EPS)
     return means if y.ndim == 2 else means[0]
+
+
+def _as_columns(values):
+    """1-D values as one column (n, 1); 2-D ones as they are."""
+    return values[:, None] if values.ndim == 1 else values
 
 
 def _column_mean(values, weight, n_threads):
     """The weighted mean over rows of values already computed (see _means)."""
-    return _means(Element.TARGET, values, values, weight, n_threads)
+    return _means(Element.VALUE, values, values, weight, n_threads)
 
 
 def rmse(y, prediction, weight=None, n_threads=None):

@@ -283,13 +283,7 @@ class _SignatureOnly:
         raise NotImplementedError
 
 
-def check_metric(obj):
-    if callable(obj):
-        return []
-    return [f"a metric must be callable as metric(y, prediction, weight), got {obj!r}"]
-
-
-_CHECKS = {"loss": check_loss, "ensembler": check_ensembler, "metric": check_metric}
+_CHECKS = {"loss": check_loss, "ensembler": check_ensembler}
 
 
 # --------------------------------------------------------------------------- registry

@@ -62,7 +62,7 @@ def test_softmax_gradients_on_threads_equal_one_thread(d):
     shared one would mix threads' values."""
     from gbmo._core._losses import softmax_gradients
 
-    n = 3000
+    n = 20_000  # enough rows that threads sharing one row would collide (at 3,000 they did not)
     raw = 3 * rng.normal(size=(n, d))
     y = rng.integers(0, d, size=n).astype(np.int64)
     results = []
@@ -363,6 +363,16 @@ def test_probability_transforms_match_scipy(n_threads):
                                rtol=1e-12, atol=1e-300)
     assert sigmoid_loss.transform(raw[:, 0]).shape == (N,)
     np.testing.assert_allclose(sigmoid_loss.transform(raw[:, 0]), expit(raw[:, 0]), rtol=1e-12)
+
+
+def test_probability_transforms_of_no_rows_and_of_wrong_shapes():
+    assert make_loss("softmax", num_class=3).transform(np.empty((0, 3))).shape == (0, 3)
+    assert make_loss("sigmoid").transform(np.empty(0)).shape == (0,)
+    assert make_loss("sigmoid").transform([[0.0, 1.0]]).shape == (1, 2)
+    with pytest.raises(ValueError, match=r"raw scores must be \(n, d\), got shape \(3,\)"):
+        make_loss("softmax", num_class=3).transform(np.zeros(3))
+    with pytest.raises(ValueError, match=r"must be \(n,\) or \(n, d\), got shape \(1, 2, 2\)"):
+        make_loss("sigmoid").transform(np.zeros((1, 2, 2)))
 
 
 def test_probability_transform_kernels_refuse_an_out_of_another_shape():

@@ -117,6 +117,12 @@ def test_metrics_match_scikit_learn_per_output(weighted):
                                metrics.mae(np.repeat(y[:, :1], 3, axis=1), prediction, weight))
 
 
+def test_metrics_of_no_rows_are_nan():
+    assert np.isnan(metrics.rmse(np.empty((0, 3)), np.empty((0, 3)))).all()
+    assert np.isnan(metrics.rmse(np.empty(0), np.empty(0)))
+    assert np.isnan(metrics.evaluate("logloss", np.empty(0, dtype=int), np.empty((0, 3)))[0])
+
+
 def test_auc_on_several_threads_equals_one_thread():
     rng = np.random.default_rng(6)
     labels = (rng.random((500, 5)) < 0.3).astype(float)

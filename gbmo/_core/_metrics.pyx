@@ -22,7 +22,7 @@ cpdef enum Element:
     ABSOLUTE_ERROR
     LOG_LOSS            # of probability p against a label y in [0, 1]
     MISCLASSIFIED       # 1 when p and y fall on different sides of 0.5
-    TARGET              # y itself
+    VALUE               # y itself: a value computed beforehand (p is not read)
 
 
 cdef inline double element(Element kind, double y, double p, double eps) noexcept nogil:
@@ -97,7 +97,7 @@ def column_means(Element kind, const double[:, :] y, const double[:, :] predicti
         elif kind == MISCLASSIFIED:
             block_sums(MISCLASSIFIED, y, prediction, weight, first, stop, eps, partial[block])
         else:
-            block_sums(TARGET, y, prediction, weight, first, stop, eps, partial[block])
+            block_sums(VALUE, y, prediction, weight, first, stop, eps, partial[block])
     totals = partials.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return totals[0] / totals[1]
