@@ -168,14 +168,15 @@ class _PackedForest:
 def _load_loss(objective, num_class, objective_params):
     """The loss a model file names: only registered names are looked up, nothing
     in the file is imported or run (its parameters are plain JSON values). A
-    plugin that fails to import says so itself."""
+    plugin that fails to import says so itself. Its transform (probabilities)
+    runs on this machine's default threads, as predict's walk does."""
     if not isinstance(objective, str):
         raise ModelFormatError(f"model field 'objective' must be a name, got {objective!r}")
     if objective_params is not None and not isinstance(objective_params, dict):
         raise ModelFormatError(f"model field 'params.objective_params' must be an object, "
                                f"got {objective_params!r}")
     try:
-        return make_loss(objective, num_class, objective_params=objective_params)
+        return make_loss(objective, num_class, thread_count(None), objective_params)
     except PluginError:
         raise
     except (TypeError, ValueError) as err:

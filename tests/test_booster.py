@@ -201,3 +201,18 @@ def test_a_one_dimensional_target_with_several_outputs_is_rejected(trained):
     data["one_dimensional_target"] = True
     with pytest.raises(gbmo.ModelFormatError, match="one output"):
         gbmo.Booster(model_str=json.dumps(data))
+
+
+def test_a_loaded_model_transforms_on_the_default_threads():
+    """A model file holds no thread count: the loaded loss's transform (its
+    probabilities) runs on the machine's default, as the walk does."""
+    from gbmo.parallel import thread_count
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    model = gbmo.train({"objective": "softmax", "num_class": 3, "verbosity": 0, "n_threads": 1},
+                       gbmo.Dataset(X, y), 5)
+    loaded = gbmo.Booster(model_str=model.model_to_string())
+    assert loaded.loss.n_threads == thread_count(None)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
