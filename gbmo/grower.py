@@ -787,23 +787,31 @@ class TreeGrower:
         return (self.n_outputs, self.hess_width, self.hess_constant, self.params["lambda_l2"],
                 self.top_k)
 
-    def _values(self, sums, extra_l2=_NO_EXTRA_L2, bounds=None, scores=False):
+    def _values(self, sums, extra_l2=_NO_EXTRA_L2, bounds=None):
         """Leaf values -T(G) / (H + lambda + extra_l2) of the nodes whose
         [G, H, count] sums are the rows (or of the one node of 1-D sums),
-        clipped to bounds (lower, upper) when given; with scores, also each
-        output's score (see _core._split.node_values)."""
+        clipped to bounds (lower, upper) when given."""
+        return self._node_values(sums, extra_l2, bounds, with_scores=False)[0]
+
+    def _scores(self, sums, extra_l2, bounds):
+        """Each output's score of the nodes whose sums are the rows, their
+        values bounded as in _values (see _core._split.node_values)."""
+        return self._node_values(sums, extra_l2, bounds, with_scores=True)[1]
+
+    def _node_values(self, sums, extra_l2, bounds, with_scores):
+        """(values, scores) by one node_values call; scores empty unless with_scores."""
         rows = np.ascontiguousarray(sums, dtype=np.float64).reshape(-1, self.width)
         shape = (len(rows), self.n_outputs)
         values = np.empty(shape)
-        score_array = np.empty(shape if scores else (0, 0))
+        scores = np.empty(shape if with_scores else (0, 0))
         lower, upper = _NO_BOUNDS if bounds is None else (
             np.ascontiguousarray(bound, dtype=np.float64).reshape(shape) for bound in bounds)
         node_values(rows, self.n_outputs, self.hess_width, self.hess_constant,
                     self.params["lambda_l2"], self.lambda_l1, extra_l2, lower, upper, values,
-                    score_array)
+                    scores)
         if sums.ndim == 1:
-            values, score_array = values[0], score_array.reshape(-1)
-        return (values, score_array) if scores else values
+            values, scores = values[0], scores.reshape(-1)
+        return values, scores
 
     def _top_k_masks(self, improvement):
         """Per row, the top_k largest improvements."""
@@ -832,8 +840,7 @@ class TreeGrower:
         if bounds is not None:
             # values bounded by the parent's bounds, as the split search scored them
             bounds = tuple(np.tile(bound, (3, 1)) for bound in bounds)
-        _, scores = self._values(sums, extra_l2, bounds, scores=True)
-        parent, left, right = scores.reshape(3, n_splits, d)
+        parent, left, right = self._scores(sums, extra_l2, bounds).reshape(3, n_splits, d)
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
         keep_parent = self._top_k_masks(parent)
