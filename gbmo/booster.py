@@ -165,6 +165,21 @@ class _PackedForest:
         return X, self.walk_roots, self.tree_depth, self.walk_nodes, self.walk_leaf
 
 
+def parse_model_json(text):
+    """A saved model's JSON text parsed, or a ModelFormatError that says what
+    the text is instead."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ModelFormatError("model JSON is nested too deeply") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        if isinstance(text, str) and text.startswith("tree\nversion="):
+            raise ModelFormatError("this is a LightGBM model file (its text format); gbmo "
+                                   "reads the JSON models it saves, and cannot load "
+                                   "LightGBM's") from None
+        raise ModelFormatError(f"model is not valid JSON (corrupt or truncated?): {err}") from None
+
+
 def _load_loss(objective, num_class, objective_params):
     """The loss a model file names: only registered names are looked up, nothing
     in the file is imported or run (its parameters are plain JSON values). A
@@ -560,16 +575,16 @@ class Booster(JSONModel, TrainingRun):
         return saved
 
     def _load(self, text):
-        try:
-            data = json.loads(text)
-        except RecursionError:
-            raise ModelFormatError("model JSON is nested too deeply") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            if isinstance(text, str) and text.startswith("tree\nversion="):
-                raise ModelFormatError("this is a LightGBM model file (its text format); gbmo "
-                                       "reads the JSON models it saves, and cannot load "
-                                       "LightGBM's") from None
-            raise ModelFormatError(f"model is not valid JSON (corrupt or truncated?): {err}") from None
+        self._load_dict(parse_model_json(text))
+
+    @classmethod
+    def _from_dict(cls, data):
+        """A Booster of a model's parsed JSON (a CVBooster's folds)."""
+        booster = cls()
+        booster._load_dict(data)
+        return booster
+
+    def _load_dict(self, data):
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
             raise ModelFormatError("not a gbmo model: the 'format' field is missing or wrong")
         version = data.get("version")

@@ -1,12 +1,11 @@
 """cv(): k-fold cross-validation with the folds trained in lockstep, so early
 stopping and other callbacks see the metric averaged over folds every round
 (as LightGBM's cv does)."""
-import json
 import numbers
 
 import numpy as np
 
-from .booster import Booster, JSONModel, ModelFormatError
+from .booster import Booster, JSONModel, ModelFormatError, parse_model_json
 from .callback import CallbackEnv, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
@@ -65,11 +64,11 @@ class CVBooster(JSONModel):
             with open(model_file, encoding="utf-8") as f:
                 model_str = f.read()
         if model_str is not None:
-            document = json.loads(model_str)
+            document = parse_model_json(model_str)
             if not isinstance(document, dict) or not isinstance(document.get("boosters"), list):
                 raise ModelFormatError("not a gbmo CVBooster: it needs a 'boosters' list of "
                                        "models")
-            boosters = [Booster(model_str=json.dumps(model)) for model in document["boosters"]]
+            boosters = [Booster._from_dict(model) for model in document["boosters"]]
         if not boosters:
             raise ValueError("CVBooster needs boosters, a model_file or a model_str")
         self.boosters = boosters if isinstance(boosters, list) else list(boosters)

@@ -653,3 +653,7 @@ def test_the_cvbooster_saves_every_fold_in_one_file(tmp_path):
         np.testing.assert_array_equal(got, expected)
     with pytest.raises(gbmo.ModelFormatError, match="not a gbmo CVBooster"):
         gbmo.CVBooster(model_str='{"trees": []}')
+    with pytest.raises(gbmo.ModelFormatError, match="not valid JSON"):
+        gbmo.CVBooster(model_str='{"boosters": [')
+    with pytest.raises(gbmo.ModelFormatError, match="not a gbmo model"):
+        gbmo.CVBooster(model_str='{"boosters": [[]]}')
