@@ -37,15 +37,24 @@ cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssi
     """out row i = [grad[rows[i]], hess[rows[i]], 1] (grad n x d, hess n x k,
     row-major; hess unread when k is 0)."""
     cdef Py_ssize_t width = d + k + 1
-    cdef Py_ssize_t i, j, r
-    for i in prange(n_rows, schedule="static", num_threads=n_threads,
-                    use_threads_if=n_threads > 1):
-        r = rows[i]
-        for j in range(d):
-            out[i * width + j] = grad[r * d + j]
-        for j in range(k):
-            out[i * width + d + j] = hess[r * k + j]
-        out[i * width + d + k] = 1.0
+    cdef Py_ssize_t i
+    # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
+    if n_threads > 1:
+        for i in prange(n_rows, schedule="static", num_threads=n_threads):
+            gather_row(grad, hess, d, k, rows[i], out + i * width)
+    else:
+        for i in range(n_rows):
+            gather_row(grad, hess, d, k, rows[i], out + i * width)
+
+
+cdef inline void gather_row(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
+                            ROW_t r, G_H_t* out_row) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(d):
+        out_row[j] = grad[r * d + j]
+    for j in range(k):
+        out_row[d + j] = hess[r * k + j]
+    out_row[d + k] = 1.0
 
 
 def gather_gradients(const G_H_t[:, ::1] grad,
@@ -179,14 +188,29 @@ cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_st
                                    Py_ssize_t width, int n_threads) noexcept nogil:
     """build_histograms on raw pointers (X_binned row f at X_binned + f *
     row_stride; columns, skipped_bins and totals NULL for none)."""
-    cdef Py_ssize_t fi, f, c, skipped
-    for fi in prange(n_features, schedule="dynamic", num_threads=n_threads,
-                     use_threads_if=n_threads > 1):
-        f = features[fi]
-        c = columns[fi] if columns != NULL else f
-        skipped = skipped_bins[f] if skipped_bins != NULL else -1
-        accumulate(X_binned + c * row_stride, rows, n_rows, ordered, width, n_bins, skipped,
-                   totals, hist + f * n_bins * width)
+    cdef Py_ssize_t fi
+    # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
+    if n_threads > 1:
+        for fi in prange(n_features, schedule="dynamic", num_threads=n_threads):
+            feature_histogram(X_binned, row_stride, rows, n_rows, ordered, features[fi],
+                              columns[fi] if columns != NULL else features[fi], skipped_bins,
+                              totals, hist, n_bins, width)
+    else:
+        for fi in range(n_features):
+            feature_histogram(X_binned, row_stride, rows, n_rows, ordered, features[fi],
+                              columns[fi] if columns != NULL else features[fi], skipped_bins,
+                              totals, hist, n_bins, width)
+
+
+cdef inline void feature_histogram(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+                                   const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
+                                   Py_ssize_t f, Py_ssize_t column, const int* skipped_bins,
+                                   const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
+                                   Py_ssize_t width) noexcept nogil:
+    """Feature f's histogram, from X_binned's row column."""
+    accumulate(X_binned + column * row_stride, rows, n_rows, ordered, width, n_bins,
+               skipped_bins[f] if skipped_bins != NULL else -1, totals,
+               hist + f * n_bins * width)
 
 
 def build_histograms(const X_BINNED_t[:, ::1] X_binned,
@@ -308,12 +332,21 @@ cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
                                       Py_ssize_t feature_size, HIST_t* sibling,
                                       int n_threads) noexcept nogil:
     """subtract_histograms on raw pointers (feature_size: bins x width)."""
-    cdef Py_ssize_t fi, offset, j
-    for fi in prange(n_features, schedule="static", num_threads=n_threads,
-                     use_threads_if=n_threads > 1):
-        offset = features[fi] * feature_size
-        for j in range(feature_size):
-            sibling[offset + j] = parent[offset + j] - child[offset + j]
+    cdef Py_ssize_t fi
+    # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
+    if n_threads > 1:
+        for fi in prange(n_features, schedule="static", num_threads=n_threads):
+            subtract_feature(parent, child, features[fi] * feature_size, feature_size, sibling)
+    else:
+        for fi in range(n_features):
+            subtract_feature(parent, child, features[fi] * feature_size, feature_size, sibling)
+
+
+cdef inline void subtract_feature(const HIST_t* parent, const HIST_t* child, Py_ssize_t offset,
+                                  Py_ssize_t feature_size, HIST_t* sibling) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(feature_size):
+        sibling[offset + j] = parent[offset + j] - child[offset + j]
 
 
 def subtract_histograms(const HIST_t[:, :, ::1] parent,

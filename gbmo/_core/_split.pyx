@@ -835,6 +835,135 @@ ctypedef void (*CategorySearch)(const SplitContext*, Py_ssize_t, const HIST_t*, 
 cdef CategorySearch categories_search = search_categories
 
 
+cdef struct FeatureScratch:
+    # search_feature's buffers, per thread
+    Scratch* scan
+    Candidate* best
+    HIST_t* before           # the sums of the bins before a random threshold
+    HIST_t* before_missing   # the same plus the missing bin
+
+
+cdef FeatureScratch new_feature_scratch(const SplitContext* context, Py_ssize_t n_hist_bins,
+                                        bint random) noexcept nogil:
+    cdef Py_ssize_t d = context.n_outputs
+    cdef Py_ssize_t width = d + context.hess_width + 1
+    cdef FeatureScratch f
+    cdef Scratch* s = <Scratch*> malloc(sizeof(Scratch))
+    f.scan = s
+    f.best = <Candidate*> malloc(sizeof(Candidate))
+    s.left = <HIST_t*> malloc(width * sizeof(HIST_t))
+    s.right = <HIST_t*> malloc(width * sizeof(HIST_t))
+    s.shrunk_left = NULL
+    s.shrunk_right = NULL
+    if context.lambda_l1 != 0.0:
+        s.shrunk_left = <HIST_t*> malloc(width * sizeof(HIST_t))
+        s.shrunk_right = <HIST_t*> malloc(width * sizeof(HIST_t))
+    s.improvement = NULL
+    s.improvement_right = NULL
+    s.select_left = NULL
+    s.select_right = NULL
+    s.left_values = NULL
+    s.right_values = NULL
+    s.direction = NULL
+    f.before = f.before_missing = NULL
+    s.categories = NULL
+    if context.categorical != NULL:
+        s.categories = new_category_scratch(n_hist_bins, width, d)
+    if random:
+        f.before = <HIST_t*> malloc(width * sizeof(HIST_t))
+        f.before_missing = <HIST_t*> malloc(width * sizeof(HIST_t))
+    if context.monotone != NULL:
+        s.left_values = <double*> malloc(d * sizeof(double))
+        s.right_values = <double*> malloc(d * sizeof(double))
+    if context.top_k > 0:
+        s.improvement = <double*> malloc(d * sizeof(double))
+        s.select_left = new_top_k(context.top_k)
+        if not context.restricted:
+            s.improvement_right = <double*> malloc(d * sizeof(double))
+            s.select_right = new_top_k(context.top_k)
+    return f
+
+
+cdef void free_feature_scratch(FeatureScratch* f) noexcept nogil:
+    cdef Scratch* s = f.scan
+    free(s.left)
+    free(s.right)
+    free(s.shrunk_left)
+    free(s.shrunk_right)
+    free(s.improvement)
+    free(s.improvement_right)
+    free(s.left_values)
+    free(s.right_values)
+    free_top_k(s.select_left)
+    free_top_k(s.select_right)
+    free(f.before)
+    free(f.before_missing)
+    free_category_scratch(s.categories)
+    free(s)
+    free(f.best)
+
+
+cdef void search_feature(const SplitContext* context, const HIST_t* hist,
+                                Py_ssize_t n_hist_bins, int f, const int* n_bins_non_missing,
+                                double* best_gain, int* best_bin,
+                                unsigned char* best_missing_left, const int* random_bins,
+                                FeatureScratch* scratch) noexcept nogil:
+    """Feature f's best split into best_gain[f], best_bin[f] and
+    best_missing_left[f] (see search_features)."""
+    cdef Py_ssize_t d = context.n_outputs
+    cdef Py_ssize_t width = d + context.hess_width + 1
+    cdef Py_ssize_t missing_bin = n_hist_bins - 1
+    cdef double parent_count = context.parent[width - 1]
+    cdef Py_ssize_t n_bins = n_bins_non_missing[f]
+    cdef const HIST_t* base = hist + f * n_hist_bins * width    # the feature's rows
+    cdef const HIST_t* missing = base + missing_bin * width
+    cdef const HIST_t* start = base
+    cdef Candidate* best = scratch.best
+    cdef Scratch* s = scratch.scan
+    cdef HIST_t* before = scratch.before
+    cdef HIST_t* before_missing = scratch.before_missing
+    # the left side's start: before, NULL without a draw
+    cdef HIST_t* initial = before if random_bins != NULL else NULL
+    cdef Py_ssize_t j, t, first, n_thresholds
+    best.gain = -1.0
+    best.bin = -1
+    best.missing_left = 0
+    if context.monotone != NULL:
+        s.direction = context.monotone + f * d
+    if context.categorical != NULL and context.categorical[f]:
+        categories_search(context, f, base, missing, n_bins,
+                          -1 if random_bins == NULL else random_bins[f], s, best)
+    else:
+        first = 0 if random_bins == NULL else min(random_bins[f], max(n_bins - 2, 0))
+        if random_bins != NULL:
+            start = base + first * width
+            for j in range(width):
+                before[j] = 0.0
+            for t in range(first):
+                for j in range(width):
+                    before[j] += base[t * width + j]
+            for j in range(width):
+                before_missing[j] = before[j] + missing[j]
+        if missing[width - 1] > 0:
+            # Missing right: every threshold including "all values left";
+            # missing left: every threshold that leaves some values right.
+            n_thresholds = n_bins if random_bins == NULL else (first < n_bins)
+            scan(context, start, n_thresholds, initial, 0, s, best)
+            n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
+            scan(context, start, n_thresholds,
+                 missing if random_bins == NULL else before_missing, 1, s, best)
+        else:
+            n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
+            scan(context, start, n_thresholds, initial, 0, s, best)
+            if best.bin >= 0:
+                best.missing_left = best.left_count >= parent_count - best.left_count
+        if best.bin >= 0:
+            best.bin += <int>first
+    best_gain[f] = best.gain
+    best_bin[f] = best.bin
+    best_missing_left[f] = best.missing_left
+
+
 cdef void search_features(const SplitContext* context,
                           const HIST_t* hist,
                           Py_ssize_t n_hist_bins,
@@ -852,115 +981,24 @@ cdef void search_features(const SplitContext* context,
     feature the one threshold to try (extra trees): the scans then see the
     histogram from that bin on, one threshold long, with the bins before it
     as the left side's start."""
-    cdef Py_ssize_t d = context.n_outputs
-    cdef Py_ssize_t width = d + context.hess_width + 1
-    cdef Py_ssize_t missing_bin = n_hist_bins - 1
-    cdef double parent_count = context.parent[width - 1]
-    cdef Py_ssize_t fi, f, n_bins, j, t, first, n_thresholds
-    cdef Candidate* best
-    cdef Scratch* s
-    cdef const HIST_t* missing
-    cdef const HIST_t* start
-    cdef const HIST_t* base       # the feature's rows
-    cdef HIST_t* before           # the sums of the bins before a random threshold
-    cdef HIST_t* before_missing   # the same plus the missing bin
-    cdef HIST_t* initial          # the left side's start: before, NULL without a draw
-
-    with parallel(num_threads=n_threads,
-                  use_threads_if=n_threads > 1):
-        # Per-thread scratch: a struct assigned field by field inside prange
-        # would be shared between threads.
-        best = <Candidate*> malloc(sizeof(Candidate))
-        s = <Scratch*> malloc(sizeof(Scratch))
-        s.left = <HIST_t*> malloc(width * sizeof(HIST_t))
-        s.right = <HIST_t*> malloc(width * sizeof(HIST_t))
-        s.shrunk_left = NULL
-        s.shrunk_right = NULL
-        if context.lambda_l1 != 0.0:
-            s.shrunk_left = <HIST_t*> malloc(width * sizeof(HIST_t))
-            s.shrunk_right = <HIST_t*> malloc(width * sizeof(HIST_t))
-        s.improvement = NULL
-        s.improvement_right = NULL
-        s.select_left = NULL
-        s.select_right = NULL
-        s.left_values = NULL
-        s.right_values = NULL
-        s.direction = NULL
-        before = before_missing = NULL
-        s.categories = NULL
-        if context.categorical != NULL:
-            s.categories = new_category_scratch(n_hist_bins, width, d)
-        if random_bins != NULL:
-            before = <HIST_t*> malloc(width * sizeof(HIST_t))
-            before_missing = <HIST_t*> malloc(width * sizeof(HIST_t))
-        initial = before if random_bins != NULL else NULL
-        if context.monotone != NULL:
-            s.left_values = <double*> malloc(d * sizeof(double))
-            s.right_values = <double*> malloc(d * sizeof(double))
-        if context.top_k > 0:
-            s.improvement = <double*> malloc(d * sizeof(double))
-            s.select_left = new_top_k(context.top_k)
-            if not context.restricted:
-                s.improvement_right = <double*> malloc(d * sizeof(double))
-                s.select_right = new_top_k(context.top_k)
-        for fi in prange(n_features, schedule="dynamic"):
-            f = features[fi]
-            n_bins = n_bins_non_missing[f]
-            base = hist + f * n_hist_bins * width
-            missing = base + missing_bin * width
-            best.gain = -1.0
-            best.bin = -1
-            best.missing_left = 0
-            if context.monotone != NULL:
-                s.direction = context.monotone + f * d
-            if context.categorical != NULL and context.categorical[f]:
-                categories_search(context, f, base, missing, n_bins,
-                                  -1 if random_bins == NULL else random_bins[f], s, best)
-            else:
-                first = 0 if random_bins == NULL else min(random_bins[f], max(n_bins - 2, 0))
-                start = base
-                if random_bins != NULL:
-                    start = base + first * width
-                    for j in range(width):
-                        before[j] = 0.0
-                    for t in range(first):
-                        for j in range(width):
-                            before[j] += base[t * width + j]
-                    for j in range(width):
-                        before_missing[j] = before[j] + missing[j]
-                if missing[width - 1] > 0:
-                    # Missing right: every threshold including "all values left";
-                    # missing left: every threshold that leaves some values right.
-                    n_thresholds = n_bins if random_bins == NULL else (first < n_bins)
-                    scan(context, start, n_thresholds, initial, 0, s, best)
-                    n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
-                    scan(context, start, n_thresholds,
-                         missing if random_bins == NULL else before_missing, 1, s, best)
-                else:
-                    n_thresholds = n_bins - 1 if random_bins == NULL else (first < n_bins - 1)
-                    scan(context, start, n_thresholds, initial, 0, s, best)
-                    if best.bin >= 0:
-                        best.missing_left = best.left_count >= parent_count - best.left_count
-                if best.bin >= 0:
-                    best.bin += <int>first
-            best_gain[f] = best.gain
-            best_bin[f] = best.bin
-            best_missing_left[f] = best.missing_left
-        free(s.left)
-        free(s.right)
-        free(s.shrunk_left)
-        free(s.shrunk_right)
-        free(s.improvement)
-        free(s.improvement_right)
-        free(s.left_values)
-        free(s.right_values)
-        free_top_k(s.select_left)
-        free_top_k(s.select_right)
-        free(before)
-        free(before_missing)
-        free_category_scratch(s.categories)
-        free(s)
-        free(best)
+    cdef Py_ssize_t fi
+    cdef FeatureScratch scratch
+    # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
+    if n_threads > 1:
+        with parallel(num_threads=n_threads):
+            # per thread: a struct assigned field by field inside prange
+            # would be shared between threads
+            scratch = new_feature_scratch(context, n_hist_bins, random_bins != NULL)
+            for fi in prange(n_features, schedule="dynamic"):
+                search_feature(context, hist, n_hist_bins, features[fi], n_bins_non_missing,
+                               best_gain, best_bin, best_missing_left, random_bins, &scratch)
+            free_feature_scratch(&scratch)
+    else:
+        scratch = new_feature_scratch(context, n_hist_bins, random_bins != NULL)
+        for fi in range(n_features):
+            search_feature(context, hist, n_hist_bins, features[fi], n_bins_non_missing,
+                           best_gain, best_bin, best_missing_left, random_bins, &scratch)
+        free_feature_scratch(&scratch)
 
 
 cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n_outputs,
