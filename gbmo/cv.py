@@ -6,11 +6,11 @@ import numbers
 import numpy as np
 
 from .booster import Booster, JSONModel, ModelFormatError, parse_model_json
-from .callback import CallbackEnv, controlled_run
+from .callback import CallbackEnv, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import is_sparse_labels
-from .engine import RoundCallbacks, _Trainer
+from .engine import _Trainer
 from .metric_history import CVHistory
 from .params import RESETTABLE, keys_naming, resolve_params, split_controls
 

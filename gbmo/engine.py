@@ -8,7 +8,7 @@ from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
 from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
-from .callback import CallbackEnv, EarlyStopException, controlled_run, log_evaluation
+from .callback import CallbackEnv, RoundCallbacks, controlled_run
 from .categorical import CategoryOrder, refuse_sparse
 from .custom_metric import check_fevals, custom_results
 from .dart import rounds_to_drop
@@ -622,53 +622,6 @@ class _Trainer:
                     self.metric_names):
                 scores.append((eval_set.name, name, value, higher, None))
         return scores
-
-
-class RoundCallbacks:
-    """A run's callbacks, sorted by their `order` and split once into those
-    called before each round (before_iteration, as reset_parameter, which may
-    change env.params) and those called after it. With verbosity > 0 and no
-    log_evaluation among them, every round is logged. DART refuses early
-    stopping (LightGBM turns it off with a warning): each round rescales
-    earlier ones, so a best round's model is gone."""
-
-    def __init__(self, callbacks, params):
-        for callback in callbacks or []:
-            if not callable(callback):
-                raise TypeError(f"callbacks must be callables taking a CallbackEnv (gbmo's own, "
-                                f"or written as LightGBM's), got {type(callback).__module__}."
-                                f"{type(callback).__qualname__}")
-        callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
-        if params["boosting"] == "dart" and any(getattr(c, "stops_early", False)
-                                                for c in callbacks):
-            raise ValueError("boosting='dart' takes no early stopping: every round rescales the "
-                             "rounds it drops, so the model of a best round is not kept; pick "
-                             "the number of rounds by cv instead")
-        if params["verbosity"] > 0 and not any(
-                getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
-            callbacks.insert(0, log_evaluation(1))
-        self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
-        self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
-
-    def before_round(self, env):
-        for callback in self.before:
-            callback(env)
-
-    def after_round(self, env):
-        """None, or the rounds of the best model when a callback raises
-        EarlyStopException (its 0-based best round + 1)."""
-        try:
-            for callback in self.after:
-                callback(env)
-        except EarlyStopException as stop:
-            return stop.best_iteration + 1
-        return None
-
-    def close(self):
-        for callback in self.before + self.after:
-            close = getattr(callback, "close", None)
-            if callable(close):
-                close()
 
 
 def _load_init_model(init_model):
