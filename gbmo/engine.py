@@ -117,6 +117,17 @@ def rows_by_leaf(leaf, n_leaves):
     return rows, starts, stops
 
 
+def leaf_values_from_rows(gradients, leaf, tree, params, n_threads, single_output):
+    """tree's leaf values set again from every row's (grad, hess), leaf[i]
+    the leaf of row i, in the tree's form (kept_outputs); with the rows
+    grouped by leaf, (rows, starts, stops)."""
+    rows, starts, stops = rows_by_leaf(leaf, tree.n_leaves)
+    grad, hess = (np.ascontiguousarray(a, dtype=G_H_DTYPE) for a in gradients)
+    values = _leaf_values((grad, hess), rows, starts, stops, params["lambda_l2"],
+                          params["lambda_l1"], n_threads, params["max_delta_step"])
+    return kept_outputs(values, tree, single_output), (rows, starts, stops)
+
+
 def _draw_rows(rng, n_rows, fraction):
     """A sorted sample of round(fraction * n_rows) rows (at least one)."""
     size = max(1, int(round(fraction * n_rows)))
@@ -479,13 +490,9 @@ class _Trainer:
             grad, hess = update
         if self.single_output:
             grad, hess = _output_gradients(grad, hess, output)
-        grad, hess = (np.ascontiguousarray(a, dtype=G_H_DTYPE) for a in (grad, hess))
-        n_threads = self.params["n_threads"]
-        rows, leaf_start, leaf_stop = rows_by_leaf(self._leaf_of_rows(tree), tree.n_leaves)
-        values = kept_outputs(_leaf_values(
-            (grad, hess), rows, leaf_start, leaf_stop, self.params["lambda_l2"],
-            self.params["lambda_l1"], n_threads, self.params["max_delta_step"]),
-            tree, self.single_output)
+        values, (rows, leaf_start, leaf_stop) = leaf_values_from_rows(
+            (grad, hess), self._leaf_of_rows(tree), tree, self.params, self.params["n_threads"],
+            self.single_output)
         tree.leaf_values = self._with_residual_values(values, tree, output, rows, leaf_start,
                                                       leaf_stop) * shrinkage
         return tree, leaf_start, leaf_stop, rows
@@ -719,7 +726,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     finally:
         callbacks.close()
     booster.best_score = _best_scores(booster, done)
-    if keep_training_booster and isinstance(trainer, _Trainer):
+    if keep_training_booster:  # a sparse Y refused it above
         booster._trainer = trainer
     return booster
 

@@ -26,8 +26,7 @@ from .dataset import Dataset
 def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     """A new Booster: booster's trees with their leaves refit (see the module)."""
     from .booster import Booster
-    from ._core import G_H_DTYPE
-    from .engine import _leaf_values, _per_tree_gradients, kept_outputs, rows_by_leaf
+    from .engine import _per_tree_gradients, leaf_values_from_rows
     from .params import PARAMS
     from .parallel import thread_count
 
@@ -78,13 +77,8 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
         for output, (tree, gradients) in enumerate(zip(trees, _per_tree_gradients(
                 grad, hess, per_round > 1))):
             leaf = leaves[:, first + output]
-            rows, start, stop = rows_by_leaf(leaf, tree.n_leaves)
-            gradients = tuple(np.ascontiguousarray(a, dtype=G_H_DTYPE) for a in gradients)
-            values = _leaf_values(gradients, rows, start, stop, params["lambda_l2"],
-                                  params["lambda_l1"], n_threads, params["max_delta_step"])
-            values = kept_outputs(values * params["learning_rate"], tree, per_round > 1)
+            values = leaf_values_from_rows(gradients, leaf, tree, params, n_threads,
+                                           per_round > 1)[0] * params["learning_rate"]
             tree.leaf_values = decay_rate * tree.leaf_values + (1.0 - decay_rate) * values
             raw += tree.dense_leaf_values(n_outputs)[leaf]
-    refitted._forests = {}
-    refitted.output_importance = booster.output_importance
     return refitted
