@@ -390,7 +390,6 @@ class _Trainer:
         self.row_sample = None
         self.dart = params["boosting"] == "dart"
         self.first_new_tree = len(booster.trees)  # dart drops this run's rounds only
-        self.next_iteration = 0
         for name, valid in zip(valid_names, valid_sets):
             self.add_valid(name, valid)
 
@@ -430,8 +429,13 @@ class _Trainer:
         self.params["n_threads"] = self.loss.n_threads = self.threads.round_threads()
         results = self._round(iteration)
         self.threads.round_done()
-        self.next_iteration = iteration + 1
         return results
+
+    @property
+    def next_iteration(self):
+        """The round update() grows next: this run's rounds so far (each adds
+        trees_per_round trees, and a rollback takes them back)."""
+        return (len(self.booster.trees) - self.first_new_tree) // self.booster.trees_per_round
 
     def _round(self, iteration):
         params, rng, raw = self.params, self.rng, self.raw
@@ -541,13 +545,10 @@ class _Trainer:
 
     def _normalize(self, trees, k):
         """DART: the k dropped rounds' trees scaled by k / (k + 1), in every raw score."""
-        missing_bin, n_threads = self.bin_mapper.missing_bin, self.params["n_threads"]
+        self.add_to_eval_sets(trees, -1.0 / (k + 1))
         for tree in trees:
-            for eval_set in self.eval_sets:
-                if eval_set.raw is not self.raw:
-                    eval_set.add_tree(tree, missing_bin, n_threads, -1.0 / (k + 1))
             tree.leaf_values *= k / (k + 1)
-            self.training_set.add_tree(tree, missing_bin, n_threads)
+            self.training_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"])
         self.booster._forests = {}  # packed before the scaling
 
     def _goss(self, iteration, grad, hess, update):
@@ -598,12 +599,19 @@ class _Trainer:
         return (tree, leaf_start, leaf_stop,
                 workspace.rows.copy() if self.single_output else workspace.rows)
 
-    def _evaluate(self, new_trees):
-        results = []
+    def add_to_eval_sets(self, trees, scale=1.0):
+        """The trees, times scale, into the raw scores of every evaluated set
+        that does not share the loop's own."""
         for eval_set in self.eval_sets:
             if eval_set.raw is not self.raw:
-                for tree in new_trees:
-                    eval_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"])
+                for tree in trees:
+                    eval_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"],
+                                      scale)
+
+    def _evaluate(self, new_trees):
+        results = []
+        self.add_to_eval_sets(new_trees)
+        for eval_set in self.eval_sets:
             history = self.booster.evals_result[eval_set.name]
             for name, metric, value, higher, per_output in self.scores(eval_set, self.fevals):
                 history.setdefault(metric, []).append(value)

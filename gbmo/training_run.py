@@ -60,16 +60,14 @@ class TrainingRun:
                              "left (an init_model's rounds stay)")
         rolled_back = self.trees[-per_round:]
         del self.trees[-per_round:]
-        missing_bin, n_threads = trainer.bin_mapper.missing_bin, trainer.params["n_threads"]
-        for eval_set in [trainer.training_set, *trainer.eval_sets]:
-            if eval_set is trainer.training_set or eval_set.raw is not trainer.raw:
-                for tree in rolled_back:
-                    eval_set.add_tree(tree, missing_bin, n_threads, -1.0)
+        for tree in rolled_back:
+            trainer.training_set.add_tree(tree, trainer.bin_mapper.missing_bin,
+                                          trainer.params["n_threads"], -1.0)
+        trainer.add_to_eval_sets(rolled_back, -1.0)
         for history in self.evals_result.values():
             for values in history.values():
                 if values:
                     values.pop()
-        trainer.next_iteration -= 1
         self.output_importance = None
         self._forests = {}
         return self
