@@ -673,13 +673,15 @@ class TreeGrower:
             set_splits = splits[by_set]
             model_position = np.flatnonzero(arrays["node_left"] >= 0)[by_set]
             sets = (model_position, features[by_set], nodes.left_flags[set_splits])
+        def split_parts():
+            return ((nodes.sums[splits], nodes.sums[nodes.left[splits]],
+                     nodes.sums[nodes.right[splits]]),
+                    (nodes.lower[splits], nodes.upper[splits]) if bounded else None)
+
         return self._finish_tree(
             arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
-            None if self.n_outputs == 1 else (
-                nodes.sums[splits], nodes.sums[nodes.left[splits]],
-                nodes.sums[nodes.right[splits]]),
-            (nodes.lower[leaves], nodes.upper[leaves]) if bounded else None,
-            (nodes.lower[splits], nodes.upper[splits]) if bounded else None, None, sets)
+            split_parts, (nodes.lower[leaves], nodes.upper[leaves]) if bounded else None, None,
+            sets)
 
     def _grow_by_gain(self, root):
         """Best-first, or depth-wise (see _priority)."""
@@ -865,36 +867,40 @@ class TreeGrower:
         """The Tree of the grown nodes (see _finish_tree)."""
         arrays, leaves, splits = tree_structure(
             root, self.bin_mapper, None if self.categorical is None else self.categorical_flags)
-        leaf_bounds = split_bounds = None
+        leaf_bounds = None
         if self.monotone is not None:
             leaf_bounds = tuple(np.array([getattr(node, side) for node in leaves])
                                 for side in ("lower", "upper"))
-            split_bounds = tuple(np.array([getattr(node, side) for node in splits])
-                                 .reshape(-1, self.n_outputs) for side in ("lower", "upper"))
         leaf_outputs = None
         if self.top_k is not None:
             leaf_outputs = np.array([self._leaf_outputs(node) for node in leaves])
-        split_sums = None if self.n_outputs == 1 else tuple(
-            np.array([node.sums for node in nodes]).reshape(-1, self.width)
-            for nodes in (splits, [node.left for node in splits],
-                          [node.right for node in splits]))
+
+        def split_parts():
+            sums = tuple(np.array([node.sums for node in nodes]).reshape(-1, self.width)
+                         for nodes in (splits, [node.left for node in splits],
+                                       [node.right for node in splits]))
+            bounds = None if self.monotone is None else tuple(
+                np.array([getattr(node, side) for node in splits]).reshape(-1, self.n_outputs)
+                for side in ("lower", "upper"))
+            return sums, bounds
+
         by_set = [node for node in splits if node.left_flags is not None]
         return self._finish_tree(
             arrays, np.array([node.start for node in leaves], dtype=np.intp),
             np.array([node.stop for node in leaves], dtype=np.intp),
             np.array([node.sums for node in leaves]), [node.feature for node in splits],
-            split_sums, leaf_bounds, split_bounds, leaf_outputs,
+            split_parts, leaf_bounds, leaf_outputs,
             ([node.index for node in by_set], [node.feature for node in by_set],
              [node.left_flags for node in by_set]))
 
     def _finish_tree(self, arrays, leaf_start, leaf_stop, leaf_sums, split_features,
-                     split_sums, leaf_bounds=None, split_bounds=None, leaf_outputs=None,
-                     sets=((), (), ())):
+                     split_parts, leaf_bounds=None, leaf_outputs=None, sets=((), (), ())):
         """The Tree of arrays (tree_structure's or tree_arrays'), with its
         leaves' values from their sums (clipped to leaf_bounds under monotone
         constraints, the leaf_outputs of sparse leaves), each split's output
-        gains (see _output_gains; split_sums may be None with one output)
-        and its categorical splits' sets: sets
+        gains (see _output_gains; split_parts() gives the splits' sums and
+        bounds, asked for with several outputs only) and its categorical
+        splits' sets: sets
         holds their nodes' numbers in the tree, features and left flags (256
         each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
@@ -918,7 +924,7 @@ class TreeGrower:
                 with_cat_l2 = (np.isin(np.flatnonzero(arrays["node_left"] >= 0), set_nodes)
                                & ordered)
             self.split_output_gains = (split_features, *self._output_gains(
-                split_sums, split_bounds, with_cat_l2))
+                *split_parts(), with_cat_l2))
         # each set as the ranks of the categories it sends left
         categories_left = {node: np.flatnonzero(flags[self.categorical[feature]])
                            for node, feature, flags in zip(set_nodes, set_features, set_flags)}
