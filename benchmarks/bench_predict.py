@@ -6,8 +6,13 @@ Each library trains --rounds rounds of 31-leaf trees grown best-first
 (XGBoost: hist, lossguide, max_leaves 31) on 20,000 x 20 Gaussian rows, Y =
 tanh(X W / 3) + noise; with several outputs LightGBM and XGBoost grow a model
 per output (XGBoost: one_output_per_tree), as their users do, and gbmo one
-tree a round for all. Then each predicts --rows new rows, best of 5, all in
-this process; prints seconds and gbmo's time over each peer's.
+tree a round for all. XGBoost is given gbmo's and LightGBM's learning rate
+(0.1) and smallest leaf (20 rows: min_child_weight 20, a row's squared-error
+hessian being 1): with its own defaults (0.3 and 1) its trees send rows to
+leaves 3.6 levels deep on average instead of 6.5, and a walk costs its depth.
+Then each predicts --rows new rows, best of 5, all in this process; prints
+seconds, gbmo's time over each peer's, and the mean depth of the leaf a new
+row reaches in gbmo's and XGBoost's trees (with one output).
 """
 import argparse
 import time
@@ -22,6 +27,44 @@ def best_time(function, repeats=5):
         function()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def mean_row_depth(leaf_node, node_depth):
+    """The mean over rows and trees of the depth of the leaf each row reaches:
+    leaf_node (rows, trees) holds node ids, node_depth[t] each node's depth."""
+    return np.mean([node_depth[t][leaf_node[:, t]] for t in range(leaf_node.shape[1])])
+
+
+def node_depths(children):
+    """Each node's depth, from (node, left, right) triples in parent-first order."""
+    depth = {}
+    for node, left, right in children:
+        depth.setdefault(node, 0)
+        if left >= 0:
+            depth[left] = depth[right] = depth[node] + 1
+    return np.array([depth[node] for node in range(len(depth))])
+
+
+def gbmo_row_depth(model, X):
+    leaf_of_value = [np.flatnonzero(np.asarray(tree.node_left) < 0)[
+        np.argsort(np.asarray(tree.node_value)[np.asarray(tree.node_left) < 0])]
+        for tree in model.trees]
+    leaves = model.predict_leaf(X)
+    nodes = np.stack([leaf_of_value[t][leaves[:, t]] for t in range(leaves.shape[1])], axis=1)
+    return mean_row_depth(nodes, [node_depths(zip(range(len(tree.node_left)), tree.node_left,
+                                                  tree.node_right)) for tree in model.trees])
+
+
+def xgboost_row_depth(booster, X):
+    import xgboost
+    frame = booster.trees_to_dataframe()
+    child = {"nan": -1}
+    depths = [node_depths((node, int(child.get(str(yes), str(yes).split("-")[-1])),
+                           int(child.get(str(no), str(no).split("-")[-1])))
+                          for node, yes, no in zip(tree.Node, tree.Yes, tree.No))
+              for _, tree in frame.groupby("Tree", sort=True)]
+    leaves = booster.predict(xgboost.DMatrix(X), pred_leaf=True).astype(np.int64)
+    return mean_row_depth(leaves, depths)
 
 
 def main():
@@ -54,7 +97,11 @@ def main():
              for j in range(args.outputs)]
     booster = xgboost.train(
         {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": 31, "max_depth": 0,
-         "multi_strategy": "one_output_per_tree"}, xgboost.DMatrix(X, target), args.rounds)
+         "multi_strategy": "one_output_per_tree",
+         "eta": 0.1, "min_child_weight": 20}, xgboost.DMatrix(X, target), args.rounds)
+    if args.outputs == 1:
+        print(f"mean depth of a row's leaf: gbmo {gbmo_row_depth(model, X_new):.2f}, "
+              f"XGBoost {xgboost_row_depth(booster, X_new):.2f}")
     for threads in args.threads:
         booster.set_param({"nthread": threads})
         seconds = [
