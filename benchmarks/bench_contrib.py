@@ -58,8 +58,11 @@ def xgboost_explainer(X, Y, args):
     import xgboost
 
     # one tree per output a round: XGBoost has no SHAP values for its vector-leaf trees
+    # gbmo's and LightGBM's learning rate and smallest leaf (20 rows, a row's
+    # squared-error hessian being 1), not XGBoost's 0.3 and 1: trees of another shape
     model = xgboost.train({"max_leaves": 31, "grow_policy": "lossguide", "max_depth": 0,
-                           "nthread": args.threads, "tree_method": "hist"},
+                           "nthread": args.threads, "tree_method": "hist", "eta": 0.1,
+                           "min_child_weight": 20},
                           xgboost.DMatrix(X, Y), args.rounds)
     return (lambda X_test: model.predict(xgboost.DMatrix(X_test), pred_contribs=True),
             lambda X_test: model.predict(xgboost.DMatrix(X_test), output_margin=True),
