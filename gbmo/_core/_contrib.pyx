@@ -44,52 +44,66 @@ cdef struct Forest:
     const int* outputs
     const long long* category_offset            # per node; -1 but at categorical splits
     const unsigned long long* category_words    # NULL: no categorical split
+    # reciprocal[k] = 1 / k for the path lengths met: a leaf's weights take
+    # about depth^2 steps of two divisions each, which were most of the walk
+    const double* reciprocal
 
 
 cdef inline void extend(PathStep* path, Py_ssize_t length, double zero_fraction,
-                        double one_fraction, int feature) noexcept nogil:
+                        double one_fraction, int feature, const double* reciprocal) noexcept nogil:
     """Appends a step to a path of `length` steps and updates the weights."""
     cdef Py_ssize_t i
+    cdef double per_length = reciprocal[length + 1]
     path[length].feature = feature
     path[length].zero_fraction = zero_fraction
     path[length].one_fraction = one_fraction
     path[length].weight = 1.0 if length == 0 else 0.0
     for i in range(length - 1, -1, -1):
-        path[i + 1].weight += one_fraction * path[i].weight * (i + 1) / (length + 1)
-        path[i].weight = zero_fraction * path[i].weight * (length - i) / (length + 1)
+        path[i + 1].weight += one_fraction * path[i].weight * (i + 1) * per_length
+        path[i].weight = zero_fraction * path[i].weight * (length - i) * per_length
 
 
-cdef inline void unwind(PathStep* path, Py_ssize_t last, Py_ssize_t k) noexcept nogil:
+cdef inline void unwind(PathStep* path, Py_ssize_t last, Py_ssize_t k,
+                        const double* reciprocal) noexcept nogil:
     """Undoes extend for step k of a path whose last step is `last`."""
     cdef double one = path[k].one_fraction, zero = path[k].zero_fraction
-    cdef double next_weight = path[last].weight, kept
+    cdef double next_weight = path[last].weight, kept, scale
     cdef Py_ssize_t i
-    for i in range(last - 1, -1, -1):
-        if one != 0:
+    if one != 0:
+        scale = (last + 1) / one
+        for i in range(last - 1, -1, -1):
             kept = path[i].weight
-            path[i].weight = next_weight * (last + 1) / ((i + 1) * one)
-            next_weight = kept - path[i].weight * zero * (last - i) / (last + 1)
-        else:
-            path[i].weight = path[i].weight * (last + 1) / (zero * (last - i))
+            path[i].weight = next_weight * scale * reciprocal[i + 1]
+            next_weight = kept - path[i].weight * zero * (last - i) * reciprocal[last + 1]
+    else:
+        scale = (last + 1) / zero
+        for i in range(last - 1, -1, -1):
+            path[i].weight = path[i].weight * scale * reciprocal[last - i]
     for i in range(k, last):
         path[i].feature = path[i + 1].feature
         path[i].zero_fraction = path[i + 1].zero_fraction
         path[i].one_fraction = path[i + 1].one_fraction
 
 
-cdef inline double unwound_weight(const PathStep* path, Py_ssize_t last,
-                                  Py_ssize_t k) noexcept nogil:
+cdef inline double unwound_weight(const PathStep* path, Py_ssize_t last, Py_ssize_t k,
+                                  const double* reciprocal) noexcept nogil:
     """The total weight of the path without step k, leaving the path as it is."""
     cdef double one = path[k].one_fraction, zero = path[k].zero_fraction
-    cdef double next_weight = path[last].weight, total = 0.0, share
+    cdef double next_weight = path[last].weight, total = 0.0, scale, share_rate, carried
     cdef Py_ssize_t i
-    for i in range(last - 1, -1, -1):
-        if one != 0:
-            share = next_weight * (last + 1) / ((i + 1) * one)
-            total += share
-            next_weight = path[i].weight - share * zero * (last - i) / (last + 1)
-        else:
-            total += path[i].weight * (last + 1) / (zero * (last - i))
+    if one != 0:
+        scale = (last + 1) / one
+        carried = zero * reciprocal[last + 1]
+        for i in range(last - 1, -1, -1):
+            # the factors multiplied first, so that each step waits on the
+            # previous one for one product and one difference only
+            share_rate = scale * reciprocal[i + 1]
+            total += next_weight * share_rate
+            next_weight = path[i].weight - next_weight * (share_rate * carried * (last - i))
+    else:
+        scale = (last + 1) / zero
+        for i in range(last - 1, -1, -1):
+            total += path[i].weight * scale * reciprocal[last - i]
     return total
 
 
@@ -107,12 +121,12 @@ cdef void visit(const Forest* forest, const double* x, double* contributions, Py
     cdef int split_feature
     for i in range(length):
         path[i] = parent_path[i]
-    extend(path, length, zero_fraction, one_fraction, feature)
+    extend(path, length, zero_fraction, one_fraction, feature, forest.reciprocal)
     last = length
     if forest.left[node] < 0:
         for i in range(1, last + 1):
             add_scaled_leaf(contributions + path[i].feature * d, d, forest.leaf[node],
-                            unwound_weight(path, last, i)
+                            unwound_weight(path, last, i, forest.reciprocal)
                             * (path[i].one_fraction - path[i].zero_fraction),
                             forest.value_start, forest.output_start, forest.values,
                             forest.outputs)
@@ -136,7 +150,7 @@ cdef void visit(const Forest* forest, const double* x, double* contributions, Py
     for k in range(1, last + 1):
         if path[k].feature == split_feature:
             incoming_zero, incoming_one = path[k].zero_fraction, path[k].one_fraction
-            unwind(path, last, k)
+            unwind(path, last, k, forest.reciprocal)
             last -= 1
             break
     visit(forest, x, contributions, d, hot, path, last + 1,
@@ -182,6 +196,9 @@ def tree_shap(const double[:, ::1] X,
     # one path buffer per thread, allocated here rather than per row
     buffers = np.empty(n_threads * path_steps * sizeof(PathStep), dtype=np.uint8)
     paths = <PathStep*> np.PyArray_DATA(buffers)
+    # a path holds at most max_depth + 2 steps (the root's included); 1 / 0 is never read
+    reciprocals = np.concatenate([[np.inf], 1.0 / np.arange(1, max_depth + 3)])
+    forest.reciprocal = <const double*> np.PyArray_DATA(reciprocals)
     forest.feature, forest.threshold = &node_feature[0], &node_threshold[0]
     forest.missing_left, forest.left, forest.right = (&node_missing_left[0], &node_left[0],
                                                       &node_right[0])
