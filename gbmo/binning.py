@@ -13,7 +13,7 @@ from ._core._binning import map_to_bins
 from ._core._predict import predict_binned as _predict_binned_dense
 from ._core._sparse import (count_off_zero_bins, decompress_column, map_sparse_to_bins,
                             predict_binned_mixed, scatter_binned)
-from .parallel import map_in_threads, threads_for
+from .parallel import WORK_PER_ELEMENT, map_in_threads, threads_for
 from .validation import check_sparse_features, is_scipy_sparse
 
 # A feature of sparse X is stored sparsely when at most this fraction of its
@@ -266,7 +266,7 @@ class BinMapper:
         # 1. the bin of every stored value, 2. per feature, how many leave the zero bin
         stored = np.empty(X.nnz, dtype=X_BINNED_DTYPE)
         map_sparse_to_bins(X.data, indptr, indices, by_row, self.edges_, self.n_edges_,
-                           self.missing_bin, stored, threads_for(self.n_threads, X.nnz * 8))
+                           self.missing_bin, stored, threads_for(self.n_threads, X.nnz * WORK_PER_ELEMENT))
         zero_bin = self.zero_bin_
         counts = np.zeros(n_features, dtype=np.int64)
         count_off_zero_bins(stored, indptr, indices, by_row, zero_bin, counts)

@@ -14,7 +14,7 @@ from .dataset import Dataset
 from .importance import OutputImportance
 from .metric_history import MetricHistory
 from .losses import make_loss
-from .parallel import thread_count, threads_for
+from .parallel import WORK_PER_ELEMENT, thread_count, threads_for
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, Tree, TreeFormatError
@@ -405,7 +405,7 @@ class Booster(JSONModel, TrainingRun):
         else:
             out = np.empty((X.shape[0], self.n_outputs))
             forest = self._forest(first, stop)
-            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * 8)
+            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * WORK_PER_ELEMENT)
             kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
             kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
                    out, threads, **forest.categorical_arguments())
@@ -469,7 +469,7 @@ class Booster(JSONModel, TrainingRun):
         out = np.zeros((X.shape[0], stop - first), dtype=NODE_DTYPE)
         if stop > first:
             forest = self._forest(first, stop)
-            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * 8)
+            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * WORK_PER_ELEMENT)
             kernel = predict_leaf_raw_csr if hasattr(X, "tocsr") else predict_leaf_raw
             kernel(*forest.tree_arguments(X), out, threads, **forest.categorical_arguments())
             leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[first:stop - 1]])

@@ -22,7 +22,7 @@ from .losses import make_loss
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
-from .parallel import threads_for
+from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import bags, check_sampling, resolve_params, split_controls
 from .thread_governor import thread_governor
 
@@ -174,7 +174,7 @@ def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
     (value_start, output_start, values, outputs)."""
     predict_binned(X_binned, missing_bin, np.zeros(1, dtype=np.int32), tree.node_feature,
                    tree.node_bin, tree.node_missing_left, tree.node_left, tree.node_right,
-                   tree.node_value, *leaves, out, threads_for(n_threads, out.size * 8),
+                   tree.node_value, *leaves, out, threads_for(n_threads, out.size * WORK_PER_ELEMENT),
                    **tree.binned_sets)
 
 

@@ -16,12 +16,9 @@ import re
 import numpy as np
 
 from ._core._metrics import Element, column_means
-from .parallel import map_in_threads, thread_count, threads_for
+from .parallel import WORK_PER_ELEMENT, map_in_threads, thread_count, threads_for
 
 _EPS = 1e-15
-# parallel.threads_for counts inner-loop updates; an element's loss (a log for
-# logloss) is worth several, as a gradient kernel's element is
-_WORK_PER_ELEMENT = 8
 
 
 def _means(kind, y, prediction, weight, n_threads):
@@ -36,7 +33,7 @@ def _means(kind, y, prediction, weight, n_threads):
         raise ValueError(f"y and prediction must be 1-D or 2-D, got shape {y.shape}")
     means = column_means(kind, _as_columns(y), _as_columns(prediction),
                          None if weight is None else np.ascontiguousarray(weight, np.float64),
-                         threads_for(thread_count(n_threads), y.size * _WORK_PER_ELEMENT), _EPS)
+                         threads_for(thread_count(n_threads), y.size * WORK_PER_ELEMENT), _EPS)
     return means if y.ndim == 2 else means[0]
 
 

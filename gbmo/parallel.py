@@ -10,6 +10,9 @@ from ._core._openmp import openmp_max_threads
 # milliseconds when another process holds one, so calls with less work than
 # this (counted in inner-loop updates) run on one thread.
 PARALLEL_MIN_WORK = 1 << 13
+# An element of a per-element kernel (a loss's gradient, a metric's term, a
+# value binned, a row's walk down a tree) is worth several such updates.
+WORK_PER_ELEMENT = 8
 
 
 def default_threads():

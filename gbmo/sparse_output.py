@@ -30,7 +30,7 @@ from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
-from .parallel import threads_for
+from .parallel import WORK_PER_ELEMENT, threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
 from .params import bags, canonical_objective, keys_naming, resolve_params
 from .thread_governor import thread_governor
@@ -250,7 +250,7 @@ class SparseOutputGrower:
             node.sorted_imp, node.score, self.top_k, self.lambda_l2,
             params["min_samples_leaf"], params["min_child_weight"], self.split_gain,
             self.split_bin, self.split_missing_left,
-            threads_for(params["n_threads"], len(node.rows) * len(self.features) * 8),
+            threads_for(params["n_threads"], len(node.rows) * len(self.features) * WORK_PER_ELEMENT),
             lambda_l1=self.lambda_l1)
         gains = self.split_gain[self.features]
         best = int(np.argmax(gains))
@@ -403,7 +403,7 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
         leaves = np.zeros((leaves.shape[0], 0), dtype=np.int32)
     predict_top_k(leaves, offsets, forest.value_start, np.ascontiguousarray(outputs),
                   np.ascontiguousarray(values), booster.init_score, k, labels, scores,
-                  threads_for(booster._n_threads(n_threads), leaves.size * 8))
+                  threads_for(booster._n_threads(n_threads), leaves.size * WORK_PER_ELEMENT))
     return labels, (scores if raw_score else booster.loss.transform(scores))
 
 
