@@ -25,6 +25,7 @@ from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import bags, check_sampling, resolve_params, split_controls
 from .thread_governor import thread_governor
+from .validation import check_init_score_outputs
 
 
 def _split_hessian(hess):
@@ -240,11 +241,7 @@ def _starting_raw(dataset, init_score, n_outputs, init_model, name):
             dataset.X, raw_score=True, num_iteration=init_model.current_iteration(),
             n_threads=init_model._n_threads(None)).reshape(n, n_outputs))
     if dataset.init_score is not None:
-        if dataset.init_score.shape != (n, n_outputs):
-            given = dataset.init_score.shape[1]
-            raise ValueError(f"{name}'s init_score gives {given} value{'s' * (given > 1)} a "
-                             f"row; the model has {n_outputs} outputs, so allowed: "
-                             f"({n}, {n_outputs})" + (f" or ({n},)" if n_outputs == 1 else ""))
+        check_init_score_outputs(dataset.init_score, n_outputs, name)
         raw += dataset.init_score
     return raw
 

@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from .dataset import Dataset
+from .validation import check_init_score, check_init_score_outputs, check_weight
 
 
 def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
@@ -57,17 +58,12 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     if len(y) != n_rows or loss.n_outputs(y) != n_outputs:
         raise ValueError(f"label must give {n_outputs} output(s) for each of the {n_rows} rows "
                          f"of data; got {np.shape(label)}")
-    if weight is not None:
-        weight = np.asarray(weight, dtype=np.float64)
-        if weight.shape != (n_rows,) or not np.all(np.isfinite(weight)) or np.any(weight < 0):
-            raise ValueError(f"weight must be ({n_rows},) finite values >= 0")
+    weight = check_weight(weight, n_rows)
+    init_score = check_init_score(init_score, n_rows)
     raw = np.tile(booster.init_score, (n_rows, 1))
     if init_score is not None:
-        init_score = np.asarray(init_score, dtype=np.float64)
-        if init_score.size != raw.size or not np.all(np.isfinite(init_score)):
-            raise ValueError(f"init_score must give {n_outputs} finite value(s) for each of the "
-                             f"{n_rows} rows; got shape {init_score.shape}")
-        raw += init_score.reshape(raw.shape)
+        check_init_score_outputs(init_score, n_outputs, "refit")
+        raw += init_score
     refitted = Booster(model_str=booster.model_to_string())
     n_threads = thread_count(None)
     per_round = booster.trees_per_round

@@ -180,6 +180,16 @@ def check_init_score(init_score, n_rows):
     return np.ascontiguousarray(init_score.reshape(n_rows, -1))
 
 
+def check_init_score_outputs(init_score, n_outputs, name):
+    """init_score, as check_init_score returns it, gives a value per output of
+    the model; errors call its owner name."""
+    n_rows, given = init_score.shape
+    if given != n_outputs:
+        raise ValueError(f"{name}'s init_score gives {given} value{'s' * (given > 1)} a "
+                         f"row; the model has {n_outputs} outputs, so allowed: "
+                         f"({n_rows}, {n_outputs})" + (f" or ({n_rows},)" if n_outputs == 1 else ""))
+
+
 def check_weight(weight, n_rows, name="weight"):
     """weight (None, a number for every row, or an array-like) as float64
     (n_rows,), or None; errors call it name."""

@@ -67,8 +67,10 @@ def test_refit_refuses_what_it_cannot_refit():
         booster.refit(gbmo.Dataset(X, Y), Y)
     with pytest.raises(TypeError, match="label as a dense array"):
         booster.refit(X, sparse.csr_matrix(Y))
-    with pytest.raises(ValueError, match="weight must be \\(1500,\\)"):
+    with pytest.raises(ValueError, match="weight must be finite and >= 0; it holds negative"):
         booster.refit(X, Y, weight=-np.ones(1500))
+    with pytest.raises(ValueError, match="weight must have shape \\(1500,\\), got \\(7,\\)"):
+        booster.refit(X, Y, weight=np.ones(7))
     dart = gbmo.train({**PARAMS, "boosting": "dart"}, gbmo.Dataset(X, Y), 3)
     with pytest.raises(ValueError, match="cannot refit DART"):
         dart.refit(X, Y)
@@ -83,5 +85,8 @@ def test_refit_takes_every_tree_past_the_best_round():
     n = booster.current_iteration()
     np.testing.assert_allclose(refitted.predict(X, num_iteration=n),
                                booster.predict(X, num_iteration=n), rtol=1e-9, atol=1e-9)
-    with pytest.raises(ValueError, match="init_score must give 2 finite value\\(s\\)"):
+    with pytest.raises(ValueError, match="init_score must have shape \\(1500,\\) or"):
         booster.refit(X, Y, init_score=np.zeros(7))
+    with pytest.raises(ValueError, match="refit's init_score gives 1 value a row; the model "
+                                         "has 2 outputs"):
+        booster.refit(X, Y, init_score=np.zeros(1500))
