@@ -14,7 +14,7 @@ from .dataset import Dataset
 from .importance import OutputImportance
 from .metric_history import MetricHistory
 from .losses import make_loss
-from .parallel import WORK_PER_ELEMENT, thread_count, threads_for
+from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, Tree, TreeFormatError
@@ -183,8 +183,9 @@ def parse_model_json(text):
 def _load_loss(objective, num_class, objective_params):
     """The loss a model file names: only registered names are looked up, nothing
     in the file is imported or run (its parameters are plain JSON values). A
-    plugin that fails to import says so itself. Its transform (probabilities)
-    runs on this machine's default threads, as predict's walk does."""
+    plugin that fails to import says so itself. Its thread count is this
+    machine's default, which a plugin's transform may read (gbmo's own take
+    predict's n_threads, see parallel.caller_threads)."""
     if not isinstance(objective, str):
         raise ModelFormatError(f"model field 'objective' must be a name, got {objective!r}")
     if objective_params is not None and not isinstance(objective_params, dict):
@@ -410,7 +411,8 @@ class Booster(JSONModel, TrainingRun):
             kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
                    out, threads, **forest.categorical_arguments())
         if not raw_score:
-            out = self.loss.transform(out)
+            with caller_threads(self._n_threads(n_threads)):
+                out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
 
     def _contributions(self, X, first, stop, n_threads):

@@ -12,7 +12,7 @@ from ._core import G_H_DTYPE
 from ._core._losses import (sigmoid_gradients, sigmoid_transform, softmax_gradients,
                             softmax_transform, squared_error_gradients)
 from .multitask import ObjectiveResult, check_objective_result
-from .parallel import WORK_PER_ELEMENT, threads_for
+from .parallel import WORK_PER_ELEMENT, caller_thread_count, threads_for
 
 _UNIT_WEIGHT = np.empty(0)
 
@@ -50,7 +50,8 @@ class Loss:
         self.n_threads = n_threads
 
     def _threads(self, raw):
-        return threads_for(self.n_threads, raw.size * WORK_PER_ELEMENT)
+        # a prediction's own count (Booster.predict's n_threads) before the run's
+        return threads_for(caller_thread_count(self.n_threads), raw.size * WORK_PER_ELEMENT)
 
     def prepare_target(self, y):
         """Validates y for this loss and returns it in the form the other methods take."""

@@ -1,5 +1,7 @@
 """How many threads a kernel call, or a map over Python-level tasks, gets."""
 
+import contextlib
+import contextvars
 import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +68,28 @@ def cgroup_cpu_quota(root="/sys/fs/cgroup"):
 def thread_count(n_threads):
     """n_threads as resolve_params left it (None for the default) -> a count."""
     return n_threads if n_threads is not None else default_threads()
+
+
+# A caller's thread count for code it calls that takes none, such as a loss's
+# transform(raw) (the plugin contract) under predict(n_threads=...). A context
+# variable, so that predictions running at once in several threads keep theirs.
+_CALLER_THREADS = contextvars.ContextVar("gbmo_caller_threads", default=None)
+
+
+@contextlib.contextmanager
+def caller_threads(n_threads):
+    """Within the block, caller_thread_count gives n_threads."""
+    token = _CALLER_THREADS.set(n_threads)
+    try:
+        yield
+    finally:
+        _CALLER_THREADS.reset(token)
+
+
+def caller_thread_count(own):
+    """The count an enclosing caller_threads block set, else own."""
+    count = _CALLER_THREADS.get()
+    return own if count is None else count
 
 
 def threads_for(n_threads, work):

@@ -30,7 +30,7 @@ from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
-from .parallel import WORK_PER_ELEMENT, threads_for
+from .parallel import WORK_PER_ELEMENT, caller_threads, threads_for
 from .grower import leaf_values, soft_threshold, tree_structure
 from .params import bags, canonical_objective, keys_naming, resolve_params
 from .thread_governor import thread_governor
@@ -404,7 +404,10 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
     predict_top_k(leaves, offsets, forest.value_start, np.ascontiguousarray(outputs),
                   np.ascontiguousarray(values), booster.init_score, k, labels, scores,
                   threads_for(booster._n_threads(n_threads), leaves.size * WORK_PER_ELEMENT))
-    return labels, (scores if raw_score else booster.loss.transform(scores))
+    if not raw_score:
+        with caller_threads(booster._n_threads(n_threads)):
+            scores = booster.loss.transform(scores)
+    return labels, scores
 
 
 def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1):

@@ -216,3 +216,35 @@ def test_a_loaded_model_transforms_on_the_default_threads():
     loaded = gbmo.Booster(model_str=model.model_to_string())
     assert loaded.loss.n_threads == thread_count(None)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("objective, kernel", [("softmax", "softmax_transform"),
+                                               ("sigmoid", "sigmoid_transform")])
+def test_predict_transforms_on_its_own_thread_count(monkeypatch, objective, kernel):
+    """predict(n_threads=...) reaches the loss's transform, which takes no
+    count (transform(raw)): the kernel gets the prediction's count, and the
+    loss's own again outside predict."""
+    import gbmo.losses
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2000, 4))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0, X[:, 0] + X[:, 1] > 0]).astype(int)
+    target = Y.argmax(axis=1) if objective == "softmax" else Y
+    params = {"objective": objective, "verbosity": 0, "n_threads": 2}
+    if objective == "softmax":
+        params["num_class"] = 3
+    model = gbmo.train(params, gbmo.Dataset(X, target), 3)
+    counts = []
+    real_kernel = getattr(gbmo.losses, kernel)
+
+    def counting(raw, out, n_threads):
+        counts.append(n_threads)
+        real_kernel(raw, out, n_threads)
+
+    monkeypatch.setattr(gbmo.losses, kernel, counting)
+    expected = model.predict(X, n_threads=2)
+    np.testing.assert_array_equal(model.predict(X, n_threads=1), expected)
+    np.testing.assert_array_equal(model.predict(X, n_threads=3), expected)
+    model.loss.n_threads = 4
+    model.loss.transform(model.predict(X, raw_score=True))
+    assert counts == [2, 1, 3, 4]
