@@ -1,6 +1,8 @@
 """Whole training runs of this checkout against the same runs at a commit.
 
     python benchmarks/ab_training.py --base 61919ca [--threads 1] [--repeats 5]
+    python benchmarks/ab_training.py --base C --shape 20000 20 5 300 multi_output \
+        --params '{"boosting": "dart", "skip_drop": 0.5, "max_leaves": 63}'
 
 Clones the repository at --base into a temporary directory and builds it in
 place, then times gbmo.train on each shape with one build and then the
@@ -10,8 +12,11 @@ milliseconds a round of each build and old / new. Where the per-round
 Python matters: small data, one output, and single-output mode's tree per
 output. X is Gaussian, Y = tanh(X W / 5) + noise, 31 leaves, 255 bins; the
 thread count is fixed (adaptive_threads off) so both builds get the same.
+--shape times one shape of your own instead, --params (JSON) adds gbmo
+parameters to every run.
 """
 import argparse
+import json
 import os
 import pathlib
 import statistics
@@ -29,7 +34,7 @@ SHAPES = [  # rows, features, outputs, rounds, tree_mode
 ]
 
 
-def time_training(n_rows, n_features, n_outputs, rounds, tree_mode, threads):
+def time_training(n_rows, n_features, n_outputs, rounds, tree_mode, threads, extra):
     """The best of 3 fits' milliseconds a round (the build on sys.path)."""
     import numpy as np
 
@@ -41,7 +46,7 @@ def time_training(n_rows, n_features, n_outputs, rounds, tree_mode, threads):
     Y = Y + 0.1 * rng.standard_normal(Y.shape)
     dataset = gbmo.Dataset(X, Y[:, 0] if n_outputs == 1 else Y)
     params = {"verbosity": -1, "n_threads": threads, "max_leaves": 31, "max_bins": 255,
-              "tree_mode": tree_mode, "adaptive_threads": False}
+              "tree_mode": tree_mode, "adaptive_threads": False, **extra}
     gbmo.train(params, dataset, 3)  # bins the Dataset
     best = np.inf
     for _ in range(3):
@@ -51,9 +56,9 @@ def time_training(n_rows, n_features, n_outputs, rounds, tree_mode, threads):
     return best / rounds * 1e3
 
 
-def run(build, shape, threads):
+def run(build, shape, threads, extra):
     output = subprocess.run(
-        [sys.executable, __file__, "--child", *map(str, shape), str(threads)],
+        [sys.executable, __file__, "--child", *map(str, shape), str(threads), extra],
         cwd=build, env={**os.environ, "PYTHONPATH": str(build)},
         capture_output=True, text=True, check=True)
     return float(output.stdout)
@@ -64,13 +69,17 @@ def main():
     parser.add_argument("--base", help="the commit to compare with (required)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--shape", nargs=5, metavar=("ROWS", "FEATURES", "OUTPUTS", "ROUNDS",
+                                                      "TREE_MODE"))
+    parser.add_argument("--params", default="{}", help="more gbmo parameters, as JSON")
+    parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        n_rows, n_features, n_outputs, rounds, tree_mode, threads = args.child
+        n_rows, n_features, n_outputs, rounds, tree_mode, threads, extra = args.child
         print(time_training(int(n_rows), int(n_features), int(n_outputs), int(rounds),
-                            tree_mode, int(threads)))
+                            tree_mode, int(threads), json.loads(extra)))
         return
+    json.loads(args.params)  # refused here rather than in every child
     if not args.base:
         parser.error("--base is required")
     with tempfile.TemporaryDirectory() as directory:
@@ -82,11 +91,13 @@ def main():
         print(f"{args.threads} thread(s), {args.repeats} runs a build, ms a round")
         print(f"{'rows':>7} {'feat':>4} {'out':>3} {'mode':>13} {'old best':>9} "
               f"{'new best':>9} {'old/new best':>12} {'old/new median':>14}")
-        for shape in SHAPES:
+        shapes = SHAPES if args.shape is None else [
+            (*map(int, args.shape[:4]), args.shape[4])]
+        for shape in shapes:
             times = {"old": [], "new": []}
             for _ in range(args.repeats):
-                times["old"].append(run(old, shape, args.threads))
-                times["new"].append(run(ROOT, shape, args.threads))
+                times["old"].append(run(old, shape, args.threads, args.params))
+                times["new"].append(run(ROOT, shape, args.threads, args.params))
             old_best, new_best = min(times["old"]), min(times["new"])
             median = statistics.median(times["old"]) / statistics.median(times["new"])
             print(f"{shape[0]:>7} {shape[1]:>4} {shape[2]:>3} {shape[4]:>13} {old_best:9.3f} "

@@ -162,12 +162,12 @@ class _EvalSet:
         # the Dataset as the caller gave it (dataset may be its rebinned copy)
         self.given = dataset if given is None else given
 
-    def add_tree(self, tree, missing_bin, n_threads, scale=1.0):
-        """raw += scale * tree's prediction of every row."""
+    def add_tree(self, tree, missing_bin, n_threads, scale=1.0, out=None):
+        """out (by default raw) += scale * tree's prediction of every row."""
         value_start, output_start, values, outputs = tree.leaf_arrays().kernel_arguments()
         _walk_binned(self.X_binned, missing_bin, tree,
                      (value_start, output_start, values if scale == 1.0 else values * scale,
-                      outputs), self.raw, n_threads)
+                      outputs), self.raw if out is None else out, n_threads)
 
 
 def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
@@ -442,7 +442,7 @@ class _Trainer:
             self.row_sample = None  # GOSS draws its own below
         elif iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
-        dropped, n_dropped = self._drop() if self.dart else ([], 0)
+        dropped, n_dropped, dropped_raw = self._drop() if self.dart else ([], 0, None)
         shrinkage = params["learning_rate"] / (1 + n_dropped)
         weight = self.train_set.weight
         context = EnsemblerContext(iteration, rng, self.y, raw, weight, n_threads)
@@ -477,7 +477,7 @@ class _Trainer:
                                 threads_for(n_threads, raw.size))
             self.booster._add_tree(tree)
         if n_dropped:
-            self._normalize(dropped, n_dropped)
+            self._normalize(dropped, n_dropped, dropped_raw)
         return self._evaluate([tree for tree, _, _, _ in new_trees])
 
     def _renew_leaves(self, tree, output, exact, shrinkage):
@@ -526,26 +526,34 @@ class _Trainer:
         return index[:, 0].astype(np.intp)
 
     def _drop(self):
-        """DART: (the trees of the rounds dropped this round, how many rounds),
-        their predictions taken out of the training raw scores the gradients
-        are computed at."""
+        """DART: (the trees of the rounds dropped this round, how many rounds,
+        their summed predictions of the training rows or None), those
+        predictions taken out of the training raw scores the gradients are
+        computed at."""
         per_round = self.booster.trees_per_round
         trees = self.booster.trees[self.first_new_tree:]
         params = self.params
         rounds = rounds_to_drop(self.rng, len(trees) // per_round, params["drop_rate"],
                                 params["max_drop"], params["skip_drop"])
         dropped = [tree for r in rounds for tree in trees[r * per_round:(r + 1) * per_round]]
+        if not dropped:
+            return dropped, 0, None
+        # kept, so that putting them back rescaled needs no second walk of the rows
+        dropped_raw = np.zeros_like(self.raw)
         for tree in dropped:
             self.training_set.add_tree(tree, self.bin_mapper.missing_bin, params["n_threads"],
-                                       -1.0)
-        return dropped, len(rounds)
+                                       out=dropped_raw)
+        self.raw -= dropped_raw
+        return dropped, len(rounds), dropped_raw
 
-    def _normalize(self, trees, k):
-        """DART: the k dropped rounds' trees scaled by k / (k + 1), in every raw score."""
+    def _normalize(self, trees, k, dropped_raw):
+        """DART: the k dropped rounds' trees scaled by k / (k + 1), in every raw
+        score (the training rows' from their predictions, dropped_raw)."""
         self.add_to_eval_sets(trees, -1.0 / (k + 1))
         for tree in trees:
             tree.leaf_values *= k / (k + 1)
-            self.training_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"])
+        dropped_raw *= k / (k + 1)
+        self.raw += dropped_raw
         self.booster._forests = {}  # packed before the scaling
 
     def _goss(self, iteration, grad, hess, update):
