@@ -266,7 +266,8 @@ class BinMapper:
         # 1. the bin of every stored value, 2. per feature, how many leave the zero bin
         stored = np.empty(X.nnz, dtype=X_BINNED_DTYPE)
         map_sparse_to_bins(X.data, indptr, indices, by_row, self.edges_, self.n_edges_,
-                           self.missing_bin, stored, threads_for(self.n_threads, X.nnz * WORK_PER_ELEMENT))
+                           self.missing_bin, stored,
+                           threads_for(self.n_threads, X.nnz * WORK_PER_ELEMENT))
         zero_bin = self.zero_bin_
         counts = np.zeros(n_features, dtype=np.int64)
         count_off_zero_bins(stored, indptr, indices, by_row, zero_bin, counts)

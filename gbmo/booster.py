@@ -406,7 +406,7 @@ class Booster(JSONModel, TrainingRun):
         else:
             out = np.empty((X.shape[0], self.n_outputs))
             forest = self._forest(first, stop)
-            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * WORK_PER_ELEMENT)
+            threads = self._walk_threads(n_threads, X, first, stop)
             kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
             kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
                    out, threads, **forest.categorical_arguments())
@@ -414,6 +414,11 @@ class Booster(JSONModel, TrainingRun):
             with caller_threads(self._n_threads(n_threads)):
                 out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
+
+    def _walk_threads(self, n_threads, X, first, stop):
+        """The threads for walking X's rows down trees first..stop."""
+        return threads_for(self._n_threads(n_threads),
+                           X.shape[0] * (stop - first) * WORK_PER_ELEMENT)
 
     def _contributions(self, X, first, stop, n_threads):
         out = np.zeros((X.shape[0], self.n_features + 1, self.n_outputs))
@@ -471,7 +476,7 @@ class Booster(JSONModel, TrainingRun):
         out = np.zeros((X.shape[0], stop - first), dtype=NODE_DTYPE)
         if stop > first:
             forest = self._forest(first, stop)
-            threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * WORK_PER_ELEMENT)
+            threads = self._walk_threads(n_threads, X, first, stop)
             kernel = predict_leaf_raw_csr if hasattr(X, "tocsr") else predict_leaf_raw
             kernel(*forest.tree_arguments(X), out, threads, **forest.categorical_arguments())
             leaf_offsets = np.cumsum([0] + [t.n_leaves for t in self.trees[first:stop - 1]])

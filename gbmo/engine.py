@@ -175,7 +175,8 @@ def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
     (value_start, output_start, values, outputs)."""
     predict_binned(X_binned, missing_bin, np.zeros(1, dtype=np.int32), tree.node_feature,
                    tree.node_bin, tree.node_missing_left, tree.node_left, tree.node_right,
-                   tree.node_value, *leaves, out, threads_for(n_threads, out.size * WORK_PER_ELEMENT),
+                   tree.node_value, *leaves, out,
+                   threads_for(n_threads, out.size * WORK_PER_ELEMENT),
                    **tree.binned_sets)
 
 

@@ -250,7 +250,8 @@ class SparseOutputGrower:
             node.sorted_imp, node.score, self.top_k, self.lambda_l2,
             params["min_samples_leaf"], params["min_child_weight"], self.split_gain,
             self.split_bin, self.split_missing_left,
-            threads_for(params["n_threads"], len(node.rows) * len(self.features) * WORK_PER_ELEMENT),
+            threads_for(params["n_threads"],
+                        len(node.rows) * len(self.features) * WORK_PER_ELEMENT),
             lambda_l1=self.lambda_l1)
         gains = self.split_gain[self.features]
         best = int(np.argmax(gains))

@@ -185,9 +185,10 @@ def check_init_score_outputs(init_score, n_outputs, name):
     the model; errors call its owner name."""
     n_rows, given = init_score.shape
     if given != n_outputs:
+        one_column = f" or ({n_rows},)" if n_outputs == 1 else ""
         raise ValueError(f"{name}'s init_score gives {given} value{'s' * (given > 1)} a "
                          f"row; the model has {n_outputs} outputs, so allowed: "
-                         f"({n_rows}, {n_outputs})" + (f" or ({n_rows},)" if n_outputs == 1 else ""))
+                         f"({n_rows}, {n_outputs}){one_column}")
 
 
 def check_weight(weight, n_rows, name="weight"):
