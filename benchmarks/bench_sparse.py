@@ -40,6 +40,15 @@ def best_time(function, repeats=3):
     return best, result
 
 
+def timed_prediction(model, X, threads):
+    """(best seconds of 7, raw scores) of model's prediction of X on `threads`
+    threads, given to both models: the trained one keeps the run's count and
+    a loaded copy takes the machine's default. Best of 7: the first calls
+    after training ran up to 8x slower here, while the kernel took back the
+    training's memory."""
+    return best_time(lambda: model.predict(X, raw_score=True, n_threads=threads), 7)
+
+
 def with_dense_leaves(booster):
     """A copy of the booster whose trees hold the same values as dense vectors."""
     clone = gbmo.Booster(model_str=booster.model_to_string())
@@ -61,8 +70,8 @@ def prediction_sweep(outputs, args, base):
         sparse_model = gbmo.train({**base, "split": "sparse_restricted", "top_k": args.top_k},
                                   gbmo.Dataset(X, Y), args.rounds)
         dense_model = with_dense_leaves(sparse_model)
-        sparse_seconds = best_time(lambda: sparse_model.predict(X_predict, raw_score=True), 7)[0]
-        dense_seconds = best_time(lambda: dense_model.predict(X_predict, raw_score=True), 7)[0]
+        sparse_seconds = timed_prediction(sparse_model, X_predict, args.threads)[0]
+        dense_seconds = timed_prediction(dense_model, X_predict, args.threads)[0]
         print(f"{d:6d} {sparse_seconds:9.4f} {dense_seconds:8.4f} "
               f"{dense_seconds / sparse_seconds:15.2f}")
 
@@ -100,8 +109,8 @@ def main():
     X_predict = np.random.default_rng(1).normal(size=(100_000, 50))
     sparse_model = models["sparse_restricted"]
     dense_model = with_dense_leaves(sparse_model)
-    sparse_seconds, sparse_prediction = best_time(lambda: sparse_model.predict(X_predict, raw_score=True))
-    dense_seconds, dense_prediction = best_time(lambda: dense_model.predict(X_predict, raw_score=True))
+    sparse_seconds, sparse_prediction = timed_prediction(sparse_model, X_predict, args.threads)
+    dense_seconds, dense_prediction = timed_prediction(dense_model, X_predict, args.threads)
     np.testing.assert_allclose(sparse_prediction, dense_prediction, rtol=1e-12, atol=1e-12)
     print(f"\nprediction of 100,000 rows, {sparse_model.num_trees} trees: sparse leaves "
           f"{sparse_seconds:.3f} s, the same trees with dense leaves {dense_seconds:.3f} s, "
