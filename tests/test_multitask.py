@@ -160,6 +160,15 @@ def test_mtgbm_split_gradient_is_a_weighted_mean_of_standardized_tasks():
     assert unscaled is grad
 
 
+def test_mtgbm_correlation_is_pearsons():
+    from gbmo.multitask import _correlation
+
+    a = RNG.normal(size=300).astype(G_H_DTYPE)
+    b = 0.3 * a + RNG.normal(size=300)
+    assert _correlation(a, b) == pytest.approx(np.corrcoef(a, b)[0, 1], rel=1e-9)
+    assert np.isnan(_correlation(np.full(300, 2.0, dtype=G_H_DTYPE), b))
+
+
 def test_mtgbm_ignores_masked_entries():
     grad = RNG.normal(size=(100, 2)).astype(G_H_DTYPE)
     hess = np.ones((100, 2), dtype=G_H_DTYPE)
