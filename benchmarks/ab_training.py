@@ -79,7 +79,8 @@ def main():
         print(time_training(int(n_rows), int(n_features), int(n_outputs), int(rounds),
                             tree_mode, int(threads), json.loads(extra)))
         return
-    json.loads(args.params)  # refused here rather than in every child
+    if not isinstance(json.loads(args.params), dict):  # here rather than in every child
+        parser.error("--params must be a JSON object of gbmo parameters")
     if not args.base:
         parser.error("--base is required")
     with tempfile.TemporaryDirectory() as directory:

@@ -415,10 +415,10 @@ class Booster(JSONModel, TrainingRun):
                 out = self.loss.transform(out)
         return out[:, 0] if self.one_dimensional_target else out
 
-    def _walk_threads(self, n_threads, X, first, stop):
-        """The threads for walking X's rows down trees first..stop."""
-        return threads_for(self._n_threads(n_threads),
-                           X.shape[0] * (stop - first) * WORK_PER_ELEMENT)
+    def _walk_threads(self, n_threads, X, first, stop, work_per_walk=WORK_PER_ELEMENT):
+        """The threads for walking X's rows down trees first..stop, each walk
+        worth work_per_walk updates (a contribution's walk visits every node)."""
+        return threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * work_per_walk)
 
     def _contributions(self, X, first, stop, n_threads):
         out = np.zeros((X.shape[0], self.n_features + 1, self.n_outputs))
@@ -438,7 +438,7 @@ class Booster(JSONModel, TrainingRun):
                      forest.node_threshold, forest.node_missing_left, forest.node_left,
                      forest.node_right, forest.node_value, forest.node_cover,
                      *forest.leaves.kernel_arguments())
-        threads = threads_for(self._n_threads(n_threads), X.shape[0] * (stop - first) * 64)
+        threads = self._walk_threads(n_threads, X, first, stop, work_per_walk=64)
         # CSR X is densified a block of rows at a time, which bounds the copy
         block = (max(1, DENSIFIED_VALUES // max(1, X.shape[1])) if hasattr(X, "tocsr")
                  else X.shape[0])

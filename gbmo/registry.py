@@ -81,7 +81,11 @@ library's own thread pool, whose threads keep spinning after the call and
 take the cores from the kernels that follow: the built-in ensemblers ran
 2.2-2.3x slower on 2 cores before they stopped using it. Per-round code does
 better with ``np.einsum`` (numpy's own loops) or with the BLAS held to one
-thread (``threadpoolctl.threadpool_limits(1, "blas")``).
+thread (``threadpoolctl.threadpool_limits(1, "blas")``). A loss's thread
+count: training sets its ``n_threads`` every round; under ``predict`` a
+subclass of :class:`gbmo.losses.Loss` that asks ``self._threads(raw)`` gets
+predict's ``n_threads`` (``parallel.caller_thread_count``), where reading
+``self.n_threads`` gives the run's.
 """
 import importlib
 import importlib.metadata

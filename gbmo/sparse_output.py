@@ -402,11 +402,12 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
         forest = LeafArrays(np.zeros(1, np.int64), None, np.zeros(0), np.zeros(0, np.int32))
         offsets, values, outputs = np.zeros(0, np.int64), forest.values, forest.outputs
         leaves = np.zeros((leaves.shape[0], 0), dtype=np.int32)
+    n_threads = booster._n_threads(n_threads)
     predict_top_k(leaves, offsets, forest.value_start, np.ascontiguousarray(outputs),
                   np.ascontiguousarray(values), booster.init_score, k, labels, scores,
-                  threads_for(booster._n_threads(n_threads), leaves.size * WORK_PER_ELEMENT))
+                  threads_for(n_threads, leaves.size * WORK_PER_ELEMENT))
     if not raw_score:
-        with caller_threads(booster._n_threads(n_threads)):
+        with caller_threads(n_threads):
             scores = booster.loss.transform(scores)
     return labels, scores
 

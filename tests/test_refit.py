@@ -71,6 +71,8 @@ def test_refit_refuses_what_it_cannot_refit():
         booster.refit(X, Y, weight=-np.ones(1500))
     with pytest.raises(ValueError, match="weight must have shape \\(1500,\\), got \\(7,\\)"):
         booster.refit(X, Y, weight=np.ones(7))
+    with pytest.raises(ValueError, match="weight must contain at least one non-zero weight"):
+        booster.refit(X, Y, weight=np.zeros(1500))
     dart = gbmo.train({**PARAMS, "boosting": "dart"}, gbmo.Dataset(X, Y), 3)
     with pytest.raises(ValueError, match="cannot refit DART"):
         dart.refit(X, Y)

@@ -196,8 +196,9 @@ def tree_shap(const double[:, ::1] X,
     # one path buffer per thread, allocated here rather than per row
     buffers = np.empty(n_threads * path_steps * sizeof(PathStep), dtype=np.uint8)
     paths = <PathStep*> np.PyArray_DATA(buffers)
-    # a path holds at most max_depth + 2 steps (the root's included); 1 / 0 is never read
-    reciprocals = np.concatenate([[np.inf], 1.0 / np.arange(1, max_depth + 3)])
+    # a leaf at depth D reads 1 / k for k up to D + 1 (its path: the root's
+    # step and D more); 1 / 0 is never read
+    reciprocals = np.concatenate([[np.inf], 1.0 / np.arange(1, max_depth + 2)])
     forest.reciprocal = <const double*> np.PyArray_DATA(reciprocals)
     forest.feature, forest.threshold = &node_feature[0], &node_threshold[0]
     forest.missing_left, forest.left, forest.right = (&node_missing_left[0], &node_left[0],
