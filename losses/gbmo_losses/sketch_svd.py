@@ -27,10 +27,13 @@ class SketchSVD:
     def directions(self, grad):
         """V_k: (d, min(k, d)) orthonormal columns, the leading direction first."""
         grad = np.asarray(grad, dtype=np.float64)
-        _, eigenvectors = np.linalg.eigh(grad.T @ grad)  # eigenvalues ascending
+        # einsum, not matmul: this runs every round, and matmul's BLAS threads keep
+        # spinning after the call and take the cores from gbmo's kernels
+        _, eigenvectors = np.linalg.eigh(np.einsum("ij,ik->jk", grad, grad))  # ascending
         return np.ascontiguousarray(eigenvectors[:, ::-1][:, :min(self.k, grad.shape[1])])
 
     def __call__(self, grad, hess, context):
-        split_grad = np.asarray(grad, dtype=np.float64) @ self.directions(grad)
+        split_grad = np.einsum("ij,jk->ik", np.asarray(grad, dtype=np.float64),
+                               self.directions(grad))
         split_hess = np.mean(hess, axis=1, keepdims=True, dtype=np.float64)
         return (split_grad.astype(np.float32), split_hess.astype(np.float32), grad, hess)
