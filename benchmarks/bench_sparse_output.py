@@ -4,6 +4,10 @@ extreme set.
 
     python benchmarks/bench_sparse_output.py bibtex --rounds 100
     python benchmarks/bench_sparse_output.py synthetic --rows 50000 --rounds 3
+    python benchmarks/bench_sparse_output.py bibtex --rounds 100 --extra-trees
+
+--extra-trees trains gbmo's models with extra_trees=True (one drawn threshold
+per feature and node).
 
 Peak memory is the process's maximum resident set size (ru_maxrss), which
 includes what the Cython kernels allocate outside Python's tracemalloc.
@@ -68,7 +72,7 @@ def bench_bibtex(args):
     (X, Y), (X_test, Y_test) = load_bibtex()
     common = dict(learning_rate=args.learning_rate, max_leaves=args.max_leaves,
                   min_samples_leaf=5, min_child_weight=0.0, verbosity=0,
-                  n_threads=args.threads)
+                  n_threads=args.threads, extra_trees=args.extra_trees)
     start = time.perf_counter()
     booster = gbmo.train(dict(common, objective=args.objective, top_k=args.top_k),
                          gbmo.Dataset(X, Y), args.rounds)
@@ -121,7 +125,7 @@ def bench_synthetic(args):
     params = dict(objective=args.objective, top_k=args.top_k, max_leaves=args.max_leaves,
                   learning_rate=args.learning_rate, max_bins=args.max_bins,
                   min_samples_leaf=20, min_child_weight=0.0, verbosity=0,
-                  n_threads=args.threads)
+                  n_threads=args.threads, extra_trees=args.extra_trees)
     start = time.perf_counter()
     booster = gbmo.train(params, data, args.rounds)
     seconds = time.perf_counter() - start
@@ -148,6 +152,7 @@ def main():
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--features", type=int, default=500)
     parser.add_argument("--labels", type=int, default=20_000)
+    parser.add_argument("--extra-trees", action="store_true")
     args = parser.parse_args()
     (bench_bibtex if args.data == "bibtex" else bench_synthetic)(args)
 

@@ -96,6 +96,16 @@ class _Node:
         return self.stop - self.start
 
 
+def drawn_thresholds(tree_seed, node_id, n_bins, categorical_flags=None):
+    """extra_trees: each feature's one threshold at a node, a bin below its
+    last of n_bins (a categorical feature's draw is one of its n_bins, see
+    _split.search_categories), from the tree's seed and the node's id as the
+    loop in Cython draws them (_grow.draw_random_bins)."""
+    draws = node_draws(tree_seed, node_id, 1, len(n_bins))
+    choices = n_bins - (1 if categorical_flags is None else 1 - categorical_flags)
+    return (draws % np.maximum(choices, 1).astype(np.uint64)).astype(np.int32)
+
+
 def soft_threshold(grad_sums, lambda_l1):
     """Each gradient sum moved toward 0 by lambda_l1, and 0 within it: with
     the L1 term lambda_l1 |w| a leaf's best value is -T(G) / (H + lambda) and
@@ -376,12 +386,9 @@ class TreeGrower:
                    self._threads_for(node.histogram[0].size * len(features)))
         random_bins = None
         if params["extra_trees"]:
-            # a threshold per feature, one of n_bins - 1; a categorical
-            # feature's draw is one of its n_bins (_split.search_categories)
-            n_bins = self.bin_mapper.n_bins_non_missing_
-            draws = node_draws(self.tree_seed, node.id, 1, len(n_bins))
-            choices = n_bins - (1 if self.categorical is None else 1 - self.categorical_flags)
-            random_bins = (draws % np.maximum(choices, 1).astype(np.uint64)).astype(np.int32)
+            random_bins = drawn_thresholds(
+                self.tree_seed, node.id, self.bin_mapper.n_bins_non_missing_,
+                None if self.categorical is None else self.categorical_flags)
         options = {"lambda_l1": self.lambda_l1, "random_bins": random_bins}
         if self.categorical is not None:
             options.update(categorical=self.categorical_flags, category_order=self.category_order,

@@ -31,7 +31,7 @@ from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import WORK_PER_ELEMENT, caller_threads, threads_for
-from .grower import leaf_values, soft_threshold, tree_structure
+from .grower import drawn_thresholds, leaf_values, soft_threshold, tree_structure
 from .params import bags, canonical_objective, keys_naming, resolve_params
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
@@ -175,10 +175,12 @@ def _entry_keys(M):
 class _Node:
     __slots__ = ("rows", "depth", "labels", "grad_sums", "hess_sums", "sorted_labels",
                  "sorted_imp", "score", "gain", "feature", "bin", "missing_left", "left",
-                 "right", "index")
+                 "right", "index", "id")
 
-    def __init__(self, rows, depth):
-        self.rows, self.depth = rows, depth
+    def __init__(self, rows, depth, node_id):
+        # ids in the order the dense grower gives them (root, then each
+        # split's left and right child), which extra_trees' draws follow
+        self.rows, self.depth, self.id = rows, depth, node_id
         self.gain = -1.0
         self.left = self.right = None
 
@@ -192,8 +194,12 @@ class SparseOutputGrower:
     the same candidates, constraints and order as TreeGrower with
     split="sparse" and a per-output hessian."""
 
-    def __init__(self, X_binned, bin_mapper, features, gradients, n_labels, params):
+    def __init__(self, X_binned, bin_mapper, features, gradients, n_labels, params,
+                 tree_seed=None):
+        """tree_seed: extra_trees' seed for this tree (None without)."""
         self.X_binned, self.bin_mapper, self.features = X_binned, bin_mapper, features
+        self.tree_seed = tree_seed
+        self.n_nodes = 0
         self.indptr, self.label, self.grad, self.hess = gradients
         self.n_labels = n_labels
         self.params = params
@@ -215,7 +221,8 @@ class SparseOutputGrower:
 
     def _node(self, rows, depth):
         """A node with the sums of its rows' sparse gradients: O(its entries)."""
-        node = _Node(rows, depth)
+        node = _Node(rows, depth, self.n_nodes)
+        self.n_nodes += 1
         starts, stops = self.indptr[rows], self.indptr[rows.astype(np.int64) + 1]
         lengths = stops - starts
         offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
@@ -252,7 +259,9 @@ class SparseOutputGrower:
             self.split_bin, self.split_missing_left,
             threads_for(params["n_threads"],
                         len(node.rows) * len(self.features) * WORK_PER_ELEMENT),
-            lambda_l1=self.lambda_l1)
+            lambda_l1=self.lambda_l1,
+            random_bins=None if self.tree_seed is None else drawn_thresholds(
+                self.tree_seed, node.id, self.bin_mapper.n_bins_non_missing_))
         gains = self.split_gain[self.features]
         best = int(np.argmax(gains))
         gain = gains[best]
@@ -499,8 +508,6 @@ class SparseOutputTrainer:
             raise ValueError("a sparse Y does not take boosting='dart' yet")
         if params["data_sample_strategy"] != "bagging":
             raise ValueError("a sparse Y does not take data_sample_strategy='goss' yet")
-        if params["extra_trees"]:
-            raise ValueError("a sparse Y does not take extra_trees yet")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")
@@ -557,9 +564,11 @@ class SparseOutputTrainer:
         params = self.params
         gradients = self.loss.gradients(self.train_set.Y, self.D, self.base)
         features = _draw_features(self.rng, self.features, params["colsample_bytree"])
+        # drawn where the dense grower draws it, so that the same seed draws alike
+        tree_seed = int(self.rng.integers(0, 2**63)) if params["extra_trees"] else None
         grower = SparseOutputGrower(self.train_set.X_binned, self.bin_mapper,
                                     np.ascontiguousarray(features, dtype=np.int32), gradients,
-                                    self.n_labels, params)
+                                    self.n_labels, params, tree_seed)
         tree = grower.grow(np.arange(self.train_set.n_rows, dtype=ROW_DTYPE))
         tree.leaf_values *= params["learning_rate"]
         self.D = _add_leaf_deltas(self.D, tree, grower.leaf_rows)

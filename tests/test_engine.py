@@ -369,16 +369,11 @@ def test_extra_trees_split_at_the_drawn_thresholds_and_still_learn(monkeypatch):
     assert not np.array_equal(other_seed.predict(X), model.predict(X))
 
 
-def test_extra_trees_with_symmetric_growth_or_a_sparse_y_is_refused():
-    import scipy.sparse as sp
-
+def test_extra_trees_with_symmetric_growth_is_refused():
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match="extra_trees=True is not taken with growth='symmetric'"):
         gbmo.train({"verbosity": 0, "extra_trees": True, "growth": "symmetric"},
                    gbmo.Dataset(X, X[:, 0]), 1)
-    with pytest.raises(ValueError, match="a sparse Y does not take extra_trees"):
-        gbmo.train({"verbosity": 0, "extra_trees": True, "split": "sparse", "top_k": 1},
-                   gbmo.Dataset(X, sp.csr_matrix((X > 0).astype(float))), 1)
 
 
 def test_lightgbm_s_switches_that_never_change_a_model_are_taken_and_change_nothing():

@@ -82,6 +82,25 @@ def test_squared_hinge_grows_the_trees_of_dense_gbdt_mo_with_the_sparse_split(
                                dense_booster.predict(X, raw_score=True) - 1.0, atol=1e-12)
 
 
+@pytest.mark.parametrize("missing_fraction, mostly_zero, seed", [
+    (0.0, False, 0), (0.1, False, 1), (0.0, True, 2), (0.1, True, 3)])
+def test_extra_trees_grow_the_trees_of_dense_gbdt_mo_with_the_same_draws(
+        missing_fraction, mostly_zero, seed):
+    """The same seed draws the same thresholds at the same nodes in both paths."""
+    X, Y = make_multilabel(missing_fraction=missing_fraction, mostly_zero=mostly_zero)
+    params = dict(BASE_PARAMS, extra_trees=True, seed=seed, min_samples_leaf=3)
+    sparse_booster = gbmo.train(dict(params, objective="squared_hinge"),
+                                gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
+                               gbmo.Dataset(X, Y), 6)
+    assert sparse_booster.trees[0].n_leaves > 2
+    assert_same_trees(sparse_booster, dense_booster)
+    plain = gbmo.train(dict(BASE_PARAMS, objective="squared_hinge", seed=seed,
+                            min_samples_leaf=3), gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    assert any(not np.array_equal(a.node_bin, b.node_bin)
+               for a, b in zip(sparse_booster.trees, plain.trees))
+
+
 def test_restricted_sigmoid_grows_the_trees_of_the_dense_restricted_objective():
     X, Y = make_multilabel(seed=3)
     threshold = -1.0
@@ -135,10 +154,11 @@ def test_gradients_cover_the_union_of_the_labels_and_the_scored_entries(seed):
 
 
 def slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad, dense_hess, top_k,
-                     lambda_l2, min_samples_leaf, lambda_l1=0.0):
+                     lambda_l2, min_samples_leaf, lambda_l1=0.0, drawn=None):
     """The unrestricted sparse split of every feature by brute force on dense
     (n, L) gradients: every threshold, missing right then missing left; gradient
-    sums soft-thresholded by lambda_l1."""
+    sums soft-thresholded by lambda_l1. drawn (extra_trees): each feature's one
+    threshold, min(drawn, n_bins - 2), tried even when its bin is empty."""
     def top(values):
         return np.sort(values)[::-1][:top_k].sum()
 
@@ -159,7 +179,10 @@ def slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad, dense_hess
         for n_thresholds, missing_left in sides:
             for t in range(n_thresholds):
                 left = (column <= t) & ~missing | (missing & missing_left)
-                if t > 0 and not (column == t).any():
+                if drawn is not None:
+                    if t != min(drawn[f], max(n_bins[f] - 2, 0)):
+                        continue
+                elif t > 0 and not (column == t).any():
                     continue
                 if left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
                     continue
@@ -170,8 +193,9 @@ def slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad, dense_hess
     return results
 
 
-@pytest.mark.parametrize("l1", [0.0, 0.8])
-def test_split_kernel_matches_a_brute_force_reference(l1):
+@pytest.mark.parametrize("l1, extra_trees_seed", [(0.0, None), (0.8, None), (0.0, 1),
+                                                  (0.0, 2), (0.8, 3)])
+def test_split_kernel_matches_a_brute_force_reference(l1, extra_trees_seed):
     rng = np.random.default_rng(7)
     n, p, n_labels, missing_bin = 80, 4, 9, 5
     X_binned = rng.integers(0, missing_bin + 1, size=(p, n)).astype(np.uint8)
@@ -203,13 +227,16 @@ def test_split_kernel_matches_a_brute_force_reference(l1):
     gain = np.empty(p)
     best_bin = np.empty(p, dtype=np.int32)
     missing_left = np.empty(p, dtype=np.uint8)
+    # extra_trees: thresholds anywhere, an empty bin's and the last bins' too
+    drawn = (None if extra_trees_seed is None else
+             np.random.default_rng(extra_trees_seed).integers(0, missing_bin, p).astype(np.int32))
     find_best_sparse_output_splits(
         X_binned, rows, np.arange(p, dtype=np.int32), n_bins, missing_bin, *gradients,
         n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
         node.sorted_imp, node.score, 3, 1.0, 4.0, 0.0, gain, best_bin, missing_left, 2,
-        lambda_l1=l1)
+        lambda_l1=l1, random_bins=drawn)
     expected = slow_best_splits(X_binned, rows, n_bins, missing_bin, dense_grad.astype(float),
-                                dense_hess.astype(float), 3, 1.0, 4, l1)
+                                dense_hess.astype(float), 3, 1.0, 4, l1, drawn)
     for f, (expected_gain, expected_bin, expected_missing_left) in enumerate(expected):
         np.testing.assert_allclose(gain[f], expected_gain, rtol=1e-6)
         assert best_bin[f] == expected_bin

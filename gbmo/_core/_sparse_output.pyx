@@ -372,6 +372,52 @@ cdef inline void scan(Thread* t, const Node* c, Py_ssize_t n_thresholds, bint wi
             best_left_count[0] = left_count
 
 
+cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_ssize_t n_bins,
+                                    bint missing_left, Py_ssize_t missing_bin,
+                                    const unsigned int[::1] rows,
+                                    const long long[::1] grad_indptr, const int[::1] grad_label,
+                                    const G_H_t[::1] grad, const G_H_t[::1] hess,
+                                    const double[::1] parent_sorted_imp,
+                                    double* best_gain, int* best_bin,
+                                    unsigned char* best_missing_left,
+                                    double* best_left_count) noexcept nogil:
+    """extra_trees: the one candidate "bins <= b go left", missing rows left iff
+    missing_left, under scan's constraints (an empty bin b included, as
+    _split's search of a drawn threshold). Only the side with fewer rows is
+    added up: the gain is symmetric in the sides (as in scan_from_the_top),
+    and when the counting sort left bin 0's rows unplaced they are the
+    majority, on the left."""
+    cdef Py_ssize_t n_missing = t.bin_start[missing_bin + 1] - t.bin_start[missing_bin]
+    cdef double parent_count = c.n_node_rows
+    cdef double left_count = t.bin_start[b + 1] + (n_missing if missing_left else 0)
+    cdef double added_hess = 0.0, left_hess_total, score_added, score_other, gain
+    cdef bint left_added = 2 * left_count <= parent_count
+    if left_count < c.min_samples_leaf or parent_count - left_count < c.min_samples_leaf:
+        return
+    start_scan(t, c)
+    if left_added:
+        add_rows(t, 0, t.bin_start[b + 1], rows, grad_indptr, grad_label, grad, hess,
+                 &added_hess)
+    else:
+        add_rows(t, t.bin_start[b + 1], t.bin_start[n_bins], rows, grad_indptr, grad_label,
+                 grad, hess, &added_hess)
+    if missing_left == left_added:
+        add_rows(t, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], rows, grad_indptr,
+                 grad_label, grad, hess, &added_hess)
+    left_hess_total = added_hess if left_added else c.parent_hess_total - added_hess
+    if (left_hess_total / c.n_labels < c.min_child_weight or
+            (c.parent_hess_total - left_hess_total) / c.n_labels < c.min_child_weight):
+        return
+    update_heaps(t, c)
+    score_added = side_sums(t, c, parent_sorted_imp, &score_other)
+    gain = 0.5 * (score_added + score_other - c.parent_score)
+    if gain > best_gain[0]:
+        best_gain[0] = gain
+        best_bin[0] = <int>b
+        best_missing_left[0] = missing_left
+        best_left_count[0] = left_count
+
+
 def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
                                    const unsigned int[::1] rows,
                                    const int[::1] features,
@@ -396,7 +442,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
                                    int[::1] best_bin,
                                    unsigned char[::1] best_missing_left,
                                    int n_threads,
-                                   double lambda_l1=0.0):
+                                   double lambda_l1=0.0,
+                                   const int[::1] random_bins=None):
     """For each f in features, the best split of the node whose rows are rows:
     same outputs and conventions as _split.find_best_sparse_splits (unrestricted,
     per-label hessians): best_gain[f] -1 and best_bin[f] -1 when none is valid;
@@ -406,7 +453,9 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     parent_labels / parent_grad / parent_hess: the node's labels with non-zero
     entries and their sums; parent_sorted / parent_sorted_imp: the same labels
     by decreasing imp; parent_score: the sum of the top_k largest imp, where
-    imp = T(G)^2 / (H + lambda_l2) with T soft-thresholding by lambda_l1."""
+    imp = T(G)^2 / (H + lambda_l2) with T soft-thresholding by lambda_l1.
+    random_bins (extra_trees): each feature's drawn threshold, the only one
+    tried (at most its n_bins - 2, as _split's search)."""
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     if grad_indptr.shape[0] != X_binned.shape[1] + 1:
@@ -434,6 +483,10 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     cdef double gain, left_count
     cdef int bin_
     cdef unsigned char missing_left
+    cdef const int* drawn = NULL if random_bins is None else &random_bins[0]
+    if random_bins is not None and random_bins.shape[0] < X_binned.shape[0]:
+        raise ValueError(f"random_bins must have a bin per feature ({X_binned.shape[0]}), "
+                         f"got {random_bins.shape[0]}")
     with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
         t = <Thread*> malloc(sizeof(Thread))
         t.left_grad = <double*> malloc(n_labels * sizeof(double))
@@ -505,7 +558,24 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
             bin_ = -1
             missing_left = 0
             left_count = 0.0
-            if t.bin_start[missing_bin + 1] > t.bin_start[missing_bin]:
+            if drawn != NULL:
+                b = min(drawn[f], max(n_bins - 2, 0))
+                if t.bin_start[missing_bin + 1] > t.bin_start[missing_bin]:
+                    evaluate_threshold(t, &c, b, n_bins, False, missing_bin, rows, grad_indptr,
+                                       grad_label, grad, hess, parent_sorted_imp, &gain,
+                                       &bin_, &missing_left, &left_count)
+                    if b < n_bins - 1:
+                        evaluate_threshold(t, &c, b, n_bins, True, missing_bin, rows,
+                                           grad_indptr, grad_label, grad, hess,
+                                           parent_sorted_imp, &gain, &bin_, &missing_left,
+                                           &left_count)
+                elif b < n_bins - 1:
+                    evaluate_threshold(t, &c, b, n_bins, False, missing_bin, rows, grad_indptr,
+                                       grad_label, grad, hess, parent_sorted_imp, &gain,
+                                       &bin_, &missing_left, &left_count)
+                    if bin_ >= 0:
+                        missing_left = left_count >= n_rows_node - left_count
+            elif t.bin_start[missing_bin + 1] > t.bin_start[missing_bin]:
                 scan_either(t, &c, n_bins, n_bins, False, missing_bin, rows, grad_indptr,
                             grad_label, grad,
                             hess, parent_sorted_imp, &gain, &bin_, &missing_left,
