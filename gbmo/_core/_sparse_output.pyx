@@ -257,6 +257,34 @@ cdef inline void start_scan(Thread* t, const Node* c) noexcept nogil:
         t.prev_untouched[r] = r - 1 if r > 0 else n_parent
 
 
+cdef inline bint weighs_enough(const Node* c, double side_hess_total) noexcept nogil:
+    """Both sides keep min_child_weight, the mean hessian over all L labels (as
+    in the dense search); side_hess_total is either side's."""
+    return not (side_hess_total / c.n_labels < c.min_child_weight or
+                (c.parent_hess_total - side_hess_total) / c.n_labels < c.min_child_weight)
+
+
+cdef inline double candidate_gain(Thread* t, const Node* c,
+                                  const double[::1] parent_sorted_imp) noexcept nogil:
+    """The gain of the candidate whose one side the accumulator holds (the
+    other is the parent minus it), with the heaps brought up to date."""
+    cdef double held, other
+    update_heaps(t, c)
+    held = side_sums(t, c, parent_sorted_imp, &other)
+    return 0.5 * (held + other - c.parent_score)
+
+
+cdef inline void keep_if_better(double gain, Py_ssize_t b, bint missing_left, double left_count,
+                                double* best_gain, int* best_bin,
+                                unsigned char* best_missing_left,
+                                double* best_left_count) noexcept nogil:
+    if gain > best_gain[0]:
+        best_gain[0] = gain
+        best_bin[0] = <int>b
+        best_missing_left[0] = missing_left
+        best_left_count[0] = left_count
+
+
 cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresholds,
                                    Py_ssize_t n_bins, bint with_missing, Py_ssize_t missing_bin,
                                    const unsigned int[::1] rows,
@@ -271,7 +299,7 @@ cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresh
     binary feature's 0). The gain is symmetric in the sides, so the heaps
     serve as they are; the smallest threshold wins ties, as in scan."""
     cdef Py_ssize_t b
-    cdef double right_count = 0.0, right_hess_total = 0.0, score_b, score_a, gain
+    cdef double right_count = 0.0, right_hess_total = 0.0, gain
     cdef double parent_count = c.n_node_rows, scan_gain = -INFINITY, scan_left_count = 0.0
     cdef int scan_bin = -1
     start_scan(t, c)
@@ -294,12 +322,9 @@ cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresh
             continue
         if parent_count - right_count < c.min_samples_leaf:
             break  # the left side only shrinks from here
-        if (right_hess_total / c.n_labels < c.min_child_weight or
-                (c.parent_hess_total - right_hess_total) / c.n_labels < c.min_child_weight):
+        if not weighs_enough(c, right_hess_total):
             continue
-        update_heaps(t, c)
-        score_a = side_sums(t, c, parent_sorted_imp, &score_b)
-        gain = 0.5 * (score_a + score_b - c.parent_score)
+        gain = candidate_gain(t, c, parent_sorted_imp)
         if gain >= scan_gain:
             scan_gain = gain
             scan_bin = <int>b
@@ -341,7 +366,7 @@ cdef inline void scan(Thread* t, const Node* c, Py_ssize_t n_thresholds, bint wi
     """Tries "bins <= b go left" for b < n_thresholds, missing rows left iff
     with_missing; the same candidates, order and constraints as _split.scan_thresholds."""
     cdef Py_ssize_t b
-    cdef double left_count = 0.0, left_hess_total = 0.0, right_score, gain, left_score
+    cdef double left_count = 0.0, left_hess_total = 0.0
     cdef double parent_count = c.n_node_rows
     start_scan(t, c)
     if with_missing:
@@ -358,18 +383,10 @@ cdef inline void scan(Thread* t, const Node* c, Py_ssize_t n_thresholds, bint wi
             break
         if left_count < c.min_samples_leaf:
             continue
-        # min_child_weight is the mean hessian over all L labels, as in the dense search.
-        if (left_hess_total / c.n_labels < c.min_child_weight or
-                (c.parent_hess_total - left_hess_total) / c.n_labels < c.min_child_weight):
+        if not weighs_enough(c, left_hess_total):
             continue
-        update_heaps(t, c)
-        left_score = side_sums(t, c, parent_sorted_imp, &right_score)
-        gain = 0.5 * (left_score + right_score - c.parent_score)
-        if gain > best_gain[0]:
-            best_gain[0] = gain
-            best_bin[0] = <int>b
-            best_missing_left[0] = with_missing
-            best_left_count[0] = left_count
+        keep_if_better(candidate_gain(t, c, parent_sorted_imp), b, with_missing, left_count,
+                       best_gain, best_bin, best_missing_left, best_left_count)
 
 
 cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_ssize_t n_bins,
@@ -390,7 +407,7 @@ cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_s
     cdef Py_ssize_t n_missing = t.bin_start[missing_bin + 1] - t.bin_start[missing_bin]
     cdef double parent_count = c.n_node_rows
     cdef double left_count = t.bin_start[b + 1] + (n_missing if missing_left else 0)
-    cdef double added_hess = 0.0, left_hess_total, score_added, score_other, gain
+    cdef double added_hess = 0.0
     cdef bint left_added = 2 * left_count <= parent_count
     if left_count < c.min_samples_leaf or parent_count - left_count < c.min_samples_leaf:
         return
@@ -404,18 +421,9 @@ cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_s
     if missing_left == left_added:
         add_rows(t, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], rows, grad_indptr,
                  grad_label, grad, hess, &added_hess)
-    left_hess_total = added_hess if left_added else c.parent_hess_total - added_hess
-    if (left_hess_total / c.n_labels < c.min_child_weight or
-            (c.parent_hess_total - left_hess_total) / c.n_labels < c.min_child_weight):
-        return
-    update_heaps(t, c)
-    score_added = side_sums(t, c, parent_sorted_imp, &score_other)
-    gain = 0.5 * (score_added + score_other - c.parent_score)
-    if gain > best_gain[0]:
-        best_gain[0] = gain
-        best_bin[0] = <int>b
-        best_missing_left[0] = missing_left
-        best_left_count[0] = left_count
+    if weighs_enough(c, added_hess):
+        keep_if_better(candidate_gain(t, c, parent_sorted_imp), b, missing_left, left_count,
+                       best_gain, best_bin, best_missing_left, best_left_count)
 
 
 def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
