@@ -96,6 +96,18 @@ class _Node:
         return self.stop - self.start
 
 
+def drawn_features(tree_seed, node_id, features, fraction):
+    """colsample_bynode: a node's sorted draw of `fraction` of features (at
+    least one; all of them at 1), from the tree's seed and the node's id as
+    the loop in Cython draws them."""
+    if fraction >= 1.0:
+        return features
+    size = max(1, int(round(fraction * len(features))))
+    # the features of the size smallest draws: a uniform subset
+    draws = node_draws(tree_seed, node_id, 0, len(features))
+    return np.sort(features[np.argsort(draws, kind="stable")[:size]])
+
+
 def drawn_thresholds(tree_seed, node_id, n_bins, categorical_flags=None):
     """extra_trees: each feature's one threshold at a node, a bin below its
     last of n_bins (a categorical feature's draw is one of its n_bins, see
@@ -437,14 +449,8 @@ class TreeGrower:
         """The features a node may split on: those of the tree's that its path
         allows (see _allowed_features), all or a sorted draw of
         colsample_bynode of them (at least one)."""
-        features = self._allowed_features(node.path)
-        fraction = self.params["colsample_bynode"]
-        if fraction >= 1.0:
-            return features
-        size = max(1, int(round(fraction * len(features))))
-        # the features of the size smallest draws: a uniform subset
-        draws = node_draws(self.tree_seed, node.id, 0, len(features))
-        return np.sort(features[np.argsort(draws, kind="stable")[:size]])
+        return drawn_features(self.tree_seed, node.id, self._allowed_features(node.path),
+                              self.params["colsample_bynode"])
 
     def _allowed_features(self, path):
         """Under interaction constraints, a feature may join the features

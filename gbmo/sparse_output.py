@@ -31,7 +31,8 @@ from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import WORK_PER_ELEMENT, caller_threads, threads_for
-from .grower import drawn_thresholds, leaf_values, soft_threshold, tree_structure
+from .grower import (drawn_features, drawn_thresholds, leaf_values, soft_threshold,
+                     tree_structure)
 from .params import bags, canonical_objective, keys_naming, resolve_params
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
@@ -179,7 +180,7 @@ class _Node:
 
     def __init__(self, rows, depth, node_id):
         # ids in the order the dense grower gives them (root, then each
-        # split's left and right child), which extra_trees' draws follow
+        # split's left and right child), which the per-node draws follow
         self.rows, self.depth, self.id = rows, depth, node_id
         self.gain = -1.0
         self.left = self.right = None
@@ -196,7 +197,8 @@ class SparseOutputGrower:
 
     def __init__(self, X_binned, bin_mapper, features, gradients, n_labels, params,
                  tree_seed=None):
-        """tree_seed: extra_trees' seed for this tree (None without)."""
+        """tree_seed: the seed of this tree's per-node draws (extra_trees'
+        thresholds, colsample_bynode's features); None without either."""
         self.X_binned, self.bin_mapper, self.features = X_binned, bin_mapper, features
         self.tree_seed = tree_seed
         self.n_nodes = 0
@@ -250,26 +252,28 @@ class SparseOutputGrower:
 
     def _find_split(self, node):
         params = self.params
+        features = drawn_features(self.tree_seed, node.id, self.features,
+                                  params["colsample_bynode"])
         find_best_sparse_output_splits(
-            self.X_binned, node.rows, self.features, self.bin_mapper.n_bins_non_missing_,
+            self.X_binned, node.rows, features, self.bin_mapper.n_bins_non_missing_,
             self.bin_mapper.missing_bin, self.indptr, self.label, self.grad, self.hess,
             self.n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
             node.sorted_imp, node.score, self.top_k, self.lambda_l2,
             params["min_samples_leaf"], params["min_child_weight"], self.split_gain,
             self.split_bin, self.split_missing_left,
             threads_for(params["n_threads"],
-                        len(node.rows) * len(self.features) * WORK_PER_ELEMENT),
+                        len(node.rows) * len(features) * WORK_PER_ELEMENT),
             lambda_l1=self.lambda_l1,
-            random_bins=None if self.tree_seed is None else drawn_thresholds(
+            random_bins=None if not params["extra_trees"] else drawn_thresholds(
                 self.tree_seed, node.id, self.bin_mapper.n_bins_non_missing_))
-        gains = self.split_gain[self.features]
+        gains = self.split_gain[features]
         best = int(np.argmax(gains))
         gain = gains[best]
         # As the dense grower: the gain averaged over the top_k outputs it involves.
         if gain <= 0 or gain / self.top_k <= params["min_gain"]:
             return
         node.gain = float(gain)
-        node.feature = int(self.features[best])
+        node.feature = int(features[best])
         node.bin = int(self.split_bin[node.feature])
         node.missing_left = bool(self.split_missing_left[node.feature])
 
@@ -473,13 +477,11 @@ def split_sparse_params(params):
 
 
 def _check_sparse_sampling(params):
-    """The sparse-Y path grows every tree on every row, with every feature at
-    each node (checked when training starts and every round)."""
-    if bags(params) or params["colsample_bynode"] < 1.0:
+    """The sparse-Y path grows every tree on every row (checked when training
+    starts and every round)."""
+    if bags(params):
         raise ValueError("a sparse Y supports no bagging (subsample=1 or subsample_freq=0) "
-                         "and colsample_bynode=1 only (for now), got "
-                         f"subsample={params['subsample']}, "
-                         f"colsample_bynode={params['colsample_bynode']}")
+                         f"for now, got subsample={params['subsample']}")
 
 
 class SparseOutputTrainer:
@@ -564,8 +566,9 @@ class SparseOutputTrainer:
         params = self.params
         gradients = self.loss.gradients(self.train_set.Y, self.D, self.base)
         features = _draw_features(self.rng, self.features, params["colsample_bytree"])
-        # drawn where the dense grower draws it, so that the same seed draws alike
-        tree_seed = int(self.rng.integers(0, 2**63)) if params["extra_trees"] else None
+        # drawn where and when the dense grower draws it, so that a seed draws alike
+        tree_seed = (int(self.rng.integers(0, 2**63))
+                     if params["extra_trees"] or params["colsample_bynode"] < 1.0 else None)
         grower = SparseOutputGrower(self.train_set.X_binned, self.bin_mapper,
                                     np.ascontiguousarray(features, dtype=np.int32), gradients,
                                     self.n_labels, params, tree_seed)

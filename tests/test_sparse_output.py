@@ -82,13 +82,17 @@ def test_squared_hinge_grows_the_trees_of_dense_gbdt_mo_with_the_sparse_split(
                                dense_booster.predict(X, raw_score=True) - 1.0, atol=1e-12)
 
 
-@pytest.mark.parametrize("missing_fraction, mostly_zero, seed", [
-    (0.0, False, 0), (0.1, False, 1), (0.0, True, 2), (0.1, True, 3)])
-def test_extra_trees_grow_the_trees_of_dense_gbdt_mo_with_the_same_draws(
-        missing_fraction, mostly_zero, seed):
-    """The same seed draws the same thresholds at the same nodes in both paths."""
+@pytest.mark.parametrize("missing_fraction, mostly_zero, seed, draws", [
+    (0.0, False, 0, dict(extra_trees=True)), (0.1, False, 1, dict(extra_trees=True)),
+    (0.0, True, 2, dict(extra_trees=True)), (0.1, True, 3, dict(extra_trees=True)),
+    (0.1, False, 4, dict(colsample_bynode=0.5)),
+    (0.0, True, 5, dict(colsample_bynode=0.4, extra_trees=True))])
+def test_per_node_draws_grow_the_trees_of_dense_gbdt_mo_with_the_same_seed(
+        missing_fraction, mostly_zero, seed, draws):
+    """The same seed draws the same thresholds (extra_trees) and features
+    (colsample_bynode) at the same nodes in both paths."""
     X, Y = make_multilabel(missing_fraction=missing_fraction, mostly_zero=mostly_zero)
-    params = dict(BASE_PARAMS, extra_trees=True, seed=seed, min_samples_leaf=3)
+    params = dict(BASE_PARAMS, seed=seed, min_samples_leaf=3, **draws)
     sparse_booster = gbmo.train(dict(params, objective="squared_hinge"),
                                 gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
     dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
@@ -97,7 +101,8 @@ def test_extra_trees_grow_the_trees_of_dense_gbdt_mo_with_the_same_draws(
     assert_same_trees(sparse_booster, dense_booster)
     plain = gbmo.train(dict(BASE_PARAMS, objective="squared_hinge", seed=seed,
                             min_samples_leaf=3), gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
-    assert any(not np.array_equal(a.node_bin, b.node_bin)
+    assert any(not (np.array_equal(a.node_bin, b.node_bin)
+                    and np.array_equal(a.node_feature, b.node_feature))
                for a, b in zip(sparse_booster.trees, plain.trees))
 
 
@@ -372,7 +377,6 @@ def test_f1_metrics_during_training_are_recorded():
     (dict(split="dense"), "split='sparse' and top_k"),
     (dict(growth="depthwise"), "growth='bestfirst'"),
     (dict(subsample=0.5), "subsample=1"),
-    (dict(colsample_bynode=0.5), "colsample_bynode=1"),
     (dict(tree_mode="single_output"), "tree_mode='multi_output'"),
     (dict(objective="sigmoid", sparse_threshold=float("nan")), "sparse_threshold"),
     (dict(categorical_feature=[0]), "does not take categorical features"),
