@@ -476,14 +476,6 @@ def split_sparse_params(params):
     return params, objective, threshold, metrics
 
 
-def _check_sparse_sampling(params):
-    """The sparse-Y path grows every tree on every row (checked when training
-    starts and every round)."""
-    if bags(params):
-        raise ValueError("a sparse Y supports no bagging (subsample=1 or subsample_freq=0) "
-                         f"for now, got subsample={params['subsample']}")
-
-
 class SparseOutputTrainer:
     """The sparse-output counterpart of engine._Trainer: one round per step."""
 
@@ -503,7 +495,6 @@ class SparseOutputTrainer:
         if params["growth"] != "bestfirst":
             raise ValueError(f"a sparse Y supports growth='bestfirst' only (for now), got "
                              f"growth={params['growth']!r}")
-        _check_sparse_sampling(params)
         if params["interaction_constraints"] is not None:
             raise ValueError("a sparse Y does not take interaction_constraints yet")
         if params["boosting"] != "gbdt":
@@ -550,20 +541,26 @@ class SparseOutputTrainer:
         booster.evals_result = {name: MetricHistory() for name, _, _ in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.rng = np.random.default_rng(params["seed"])
+        self.row_sample = None  # bagging's rows, None for all
 
     def step(self, iteration):
         """Grows the round's tree on the thread governor's count (as
         engine._Trainer.step) and returns the evaluation results."""
         self.params["n_threads"] = self.threads.round_threads()
-        _check_sparse_sampling(self.params)  # reset_parameter may have changed it
-        results = self._round()
+        results = self._round(iteration)
         self.threads.round_done()
         return results
 
-    def _round(self):
-        from .engine import _draw_features
+    def _round(self, iteration):
+        from .engine import _draw_features, _draw_rows
 
         params = self.params
+        n_rows = self.train_set.n_rows
+        # bagging draws where and when engine._Trainer draws, as the trees' seeds below
+        if not bags(params):  # reset_parameter may have changed it
+            self.row_sample = None
+        elif iteration % params["subsample_freq"] == 0:
+            self.row_sample = _draw_rows(self.rng, n_rows, params["subsample"])
         gradients = self.loss.gradients(self.train_set.Y, self.D, self.base)
         features = _draw_features(self.rng, self.features, params["colsample_bytree"])
         # drawn where and when the dense grower draws it, so that a seed draws alike
@@ -572,9 +569,15 @@ class SparseOutputTrainer:
         grower = SparseOutputGrower(self.train_set.X_binned, self.bin_mapper,
                                     np.ascontiguousarray(features, dtype=np.int32), gradients,
                                     self.n_labels, params, tree_seed)
-        tree = grower.grow(np.arange(self.train_set.n_rows, dtype=ROW_DTYPE))
+        if self.row_sample is None:
+            tree = grower.grow(np.arange(n_rows, dtype=ROW_DTYPE))
+            leaf_rows = grower.leaf_rows
+        else:  # grown on the sample; every row's scores move by its leaf
+            tree = grower.grow(self.row_sample)
+            leaf_rows = _rows_by_leaf(_binned_leaves(self.train_set.X_binned, tree,
+                                                     self.bin_mapper.missing_bin), tree.n_leaves)
         tree.leaf_values *= params["learning_rate"]
-        self.D = _add_leaf_deltas(self.D, tree, grower.leaf_rows)
+        self.D = _add_leaf_deltas(self.D, tree, leaf_rows)
         self.booster._add_tree(tree)
         return self._evaluate(tree)
 

@@ -376,7 +376,6 @@ def test_f1_metrics_during_training_are_recorded():
     (dict(metric="precision@7"), "unknown metric 'precision@7'"),
     (dict(split="dense"), "split='sparse' and top_k"),
     (dict(growth="depthwise"), "growth='bestfirst'"),
-    (dict(subsample=0.5), "subsample=1"),
     (dict(tree_mode="single_output"), "tree_mode='multi_output'"),
     (dict(objective="sigmoid", sparse_threshold=float("nan")), "sparse_threshold"),
     (dict(categorical_feature=[0]), "does not take categorical features"),
@@ -564,8 +563,23 @@ def test_a_sparse_y_takes_a_subsample_without_bagging_frequency():
     unused = gbmo.train(dict(BASE_PARAMS, subsample=0.5, subsample_freq=0),
                         gbmo.Dataset(X, sp.csr_matrix(Y)), 2)
     np.testing.assert_array_equal(unused.predict(X), plain.predict(X))
-    with pytest.raises(ValueError, match="a sparse Y supports no bagging"):
-        gbmo.train(dict(BASE_PARAMS, subsample=0.5), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
+
+
+@pytest.mark.parametrize("bagging", [dict(subsample=0.6, subsample_freq=1),
+                                     dict(subsample=0.5, subsample_freq=2, extra_trees=True)])
+def test_bagging_grows_the_trees_of_dense_gbdt_mo_with_the_same_seed(bagging):
+    """The same rows drawn in both paths, trees grown on them, and every
+    row's raw scores moved by its leaf (the rows out of the sample too)."""
+    X, Y = make_multilabel(missing_fraction=0.1, seed=14)
+    params = dict(BASE_PARAMS, seed=7, min_samples_leaf=3, **bagging)
+    sparse_booster = gbmo.train(dict(params, objective="squared_hinge"),
+                                gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
+                               gbmo.Dataset(X, Y), 6)
+    assert_same_trees(sparse_booster, dense_booster)
+    plain = gbmo.train(dict(BASE_PARAMS, objective="squared_hinge", seed=7,
+                            min_samples_leaf=3), gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    assert not np.array_equal(sparse_booster.trees[0].node_count, plain.trees[0].node_count)
 
 
 def test_a_sparse_y_reads_objective_and_metric_under_their_aliases():
