@@ -273,7 +273,7 @@ def training_cases(draw):
     if objective != "sparse_labels" and draw(st.booleans()):
         params.update(boosting="dart", drop_rate=draw(st.sampled_from([0.1, 0.9])),
                       skip_drop=draw(st.sampled_from([0.0, 0.5])))
-    if params["growth"] != "symmetric" and objective != "sparse_labels":
+    if params["growth"] != "symmetric":
         params["extra_trees"] = draw(st.sampled_from([False, False, True]))
     params["colsample_bytree"] = draw(st.sampled_from([1.0, 1.0, 0.5]))
     params["colsample_bynode"] = draw(st.sampled_from([1.0, 1.0, 0.3]))
@@ -313,7 +313,7 @@ def training_cases(draw):
         weight = None
         params.update(objective=draw(st.sampled_from(["squared_hinge", "sigmoid"])),
                       split="sparse", top_k=draw(st.integers(1, n_outputs)), growth="bestfirst",
-                      tree_mode="multi_output", subsample=1.0, colsample_bynode=1.0)
+                      tree_mode="multi_output")
         params.pop("ensembler", None)
         params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array
