@@ -249,6 +249,75 @@ def test_split_kernel_matches_a_brute_force_reference(l1, extra_trees_seed):
             assert missing_left[f] == expected_missing_left
 
 
+def test_drawn_thresholds_keep_the_dense_search_s_missing_side_on_exact_ties():
+    """Missing rows without gradient entries make both missing sides' gains
+    equal; with sums that round (values over 18 orders of magnitude) the
+    kernel must still keep missing right as _split's search does, which it
+    cannot when the two sides add up different rows."""
+    from gbmo._core._split import find_best_sparse_splits
+
+    n, p, n_labels, missing_bin, top_k = 60, 3, 6, 4, 2
+    differ = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        X_binned = rng.integers(0, missing_bin, size=(p, n)).astype(np.uint8)
+        missing = rng.random(n) < 0.3
+        X_binned[:, missing] = missing_bin
+        on = (rng.random((n, n_labels)) < 0.6) & ~missing[:, None]
+        dense_grad = np.zeros((n, n_labels), dtype=np.float32)
+        dense_hess = np.zeros((n, n_labels), dtype=np.float32)
+        dense_grad[on] = rng.normal(size=on.sum()) * 10.0 ** rng.uniform(-14, 4, on.sum())
+        dense_hess[on] = rng.uniform(0.5, 2, on.sum())
+        rows_of, labels_of = np.nonzero(on)
+        gradients = (np.r_[0, np.cumsum(on.sum(axis=1))].astype(np.int64),
+                     labels_of.astype(np.int32), dense_grad[rows_of, labels_of],
+                     dense_hess[rows_of, labels_of])
+        n_bins = np.full(p, missing_bin, dtype=np.int32)
+
+        class Mapper:
+            n_bins_non_missing_ = n_bins
+
+        Mapper.missing_bin = missing_bin
+        grower = SparseOutputGrower(X_binned, Mapper, np.arange(p, dtype=np.int32), gradients,
+                                    n_labels, dict(top_k=top_k, lambda_l2=1.0, lambda_l1=0.0,
+                                                   max_depth=0))
+        rows = np.arange(n, dtype=np.uint32)
+        node = grower._node(rows, 0)
+        drawn = rng.integers(0, missing_bin - 1, p).astype(np.int32)
+        sparse_out = np.empty(p), np.empty(p, np.int32), np.empty(p, np.uint8)
+        find_best_sparse_output_splits(
+            X_binned, rows, np.arange(p, dtype=np.int32), n_bins, missing_bin, *gradients,
+            n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
+            node.sorted_imp, node.score, top_k, 1.0, 1.0, 0.0, *sparse_out, 1,
+            random_bins=drawn)
+        hist = np.zeros((p, missing_bin + 1, 2 * n_labels + 1))
+        for f in range(p):
+            for b in range(missing_bin + 1):
+                chosen = X_binned[f] == b
+                hist[f, b] = np.r_[dense_grad[chosen].astype(float).sum(0),
+                                   dense_hess[chosen].astype(float).sum(0), chosen.sum()]
+        parent = np.r_[dense_grad.astype(float).sum(0), dense_hess.astype(float).sum(0), n]
+        dense_out = np.empty(p), np.empty(p, np.int32), np.empty(p, np.uint8)
+        find_best_sparse_splits(hist, np.arange(p, dtype=np.int32), n_bins, parent, n_labels,
+                                n_labels, 0.0, 1.0, 1.0, 0.0, top_k, False, *dense_out, 1,
+                                random_bins=drawn)
+        differ += int(np.sum((sparse_out[1] != dense_out[1]) | (sparse_out[2] != dense_out[2])))
+    assert differ == 0
+
+
+def test_drawn_thresholds_below_zero_are_refused():
+    X_binned = np.zeros((2, 40), dtype=np.uint8)
+    out = np.empty(2), np.empty(2, np.int32), np.empty(2, np.uint8)
+    empty = np.zeros(0, dtype=np.int32), np.zeros(0)
+    with pytest.raises(ValueError, match=r"random_bins\[1\] = -1"):
+        find_best_sparse_output_splits(
+            X_binned, np.arange(40, dtype=np.uint32), np.arange(2, dtype=np.int32),
+            np.ones(2, dtype=np.int32), 1, np.zeros(41, dtype=np.int64), np.zeros(0, np.int32),
+            np.zeros(0, np.float32), np.zeros(0, np.float32), 3, empty[0], empty[1], empty[1],
+            empty[0], empty[1], 0.0, 1, 1.0, 1.0, 0.0, *out, 1,
+            random_bins=np.array([0, -1], dtype=np.int32))
+
+
 def dense_top_k(scores, k):
     """Top k per row by decreasing score, ties to the smaller label."""
     order = np.lexsort((np.broadcast_to(np.arange(scores.shape[1]), scores.shape), -scores),

@@ -400,15 +400,19 @@ cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_s
                                     double* best_left_count) noexcept nogil:
     """extra_trees: the one candidate "bins <= b go left", missing rows left iff
     missing_left, under scan's constraints (an empty bin b included, as
-    _split's search of a drawn threshold). Only the side with fewer rows is
+    _split's search of a drawn threshold). Only the side with fewer values is
     added up: the gain is symmetric in the sides (as in scan_from_the_top),
     and when the counting sort left bin 0's rows unplaced they are the
-    majority, on the left."""
+    majority, on the left. The side is chosen without the missing rows, so
+    both missing directions add up the same values: missing rows without
+    entries then leave the two gains exactly equal, and missing right is kept,
+    as in _split (otherwise rounding could pick either)."""
     cdef Py_ssize_t n_missing = t.bin_start[missing_bin + 1] - t.bin_start[missing_bin]
     cdef double parent_count = c.n_node_rows
-    cdef double left_count = t.bin_start[b + 1] + (n_missing if missing_left else 0)
+    cdef double left_values = t.bin_start[b + 1]
+    cdef double left_count = left_values + (n_missing if missing_left else 0)
     cdef double added_hess = 0.0
-    cdef bint left_added = 2 * left_count <= parent_count
+    cdef bint left_added = 2 * left_values <= parent_count
     if left_count < c.min_samples_leaf or parent_count - left_count < c.min_samples_leaf:
         return
     start_scan(t, c)
@@ -492,9 +496,13 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     cdef int bin_
     cdef unsigned char missing_left
     cdef const int* drawn = NULL if random_bins is None else &random_bins[0]
-    if random_bins is not None and random_bins.shape[0] < X_binned.shape[0]:
-        raise ValueError(f"random_bins must have a bin per feature ({X_binned.shape[0]}), "
-                         f"got {random_bins.shape[0]}")
+    if random_bins is not None:
+        if random_bins.shape[0] < X_binned.shape[0]:
+            raise ValueError(f"random_bins must have a bin per feature ({X_binned.shape[0]}), "
+                             f"got {random_bins.shape[0]}")
+        for i in range(X_binned.shape[0]):
+            if random_bins[i] < 0:
+                raise ValueError(f"random_bins[{i}] = {random_bins[i]}: a bin must be >= 0")
     with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
         t = <Thread*> malloc(sizeof(Thread))
         t.left_grad = <double*> malloc(n_labels * sizeof(double))
