@@ -165,10 +165,17 @@ cdef struct Node:
     double parent_score
     double parent_hess_total
     Py_ssize_t n_parent_labels
+    # the node's rows and the gradients' entries (see the module), and the
+    # parent's imp in decreasing order: read by every scan of every feature
+    const unsigned int* rows
+    const long long* grad_indptr
+    const int* grad_label
+    const G_H_t* grad
+    const G_H_t* hess
+    const double* parent_sorted_imp
 
 
-cdef inline double side_sums(Thread* t, const Node* c, const double[::1] parent_sorted_imp,
-                             double* right_score) noexcept nogil:
+cdef inline double side_sums(Thread* t, const Node* c, double* right_score) noexcept nogil:
     """topk(imp(left)); right_score gets topk(imp(parent - left)): the best
     touched labels merged with the best untouched ones, which keep the
     parent's sums and head the linked list of untouched labels."""
@@ -182,27 +189,26 @@ cdef inline double side_sums(Thread* t, const Node* c, const double[::1] parent_
     i = 0
     r = t.next_untouched[c.n_parent_labels]
     while taken < c.top_k and (i < n_right or r != c.n_parent_labels):
-        if r == c.n_parent_labels or (i < n_right and t.top_right[i] >= parent_sorted_imp[r]):
+        if r == c.n_parent_labels or (i < n_right
+                                      and t.top_right[i] >= c.parent_sorted_imp[r]):
             right_score[0] += t.top_right[i]
             i += 1
         else:
-            right_score[0] += parent_sorted_imp[r]
+            right_score[0] += c.parent_sorted_imp[r]
             r = t.next_untouched[r]
         taken += 1
     return total
 
 
-cdef inline void add_rows(Thread* t, Py_ssize_t first, Py_ssize_t last,
-                          const unsigned int[::1] rows, const long long[::1] grad_indptr,
-                          const int[::1] grad_label, const G_H_t[::1] grad,
-                          const G_H_t[::1] hess, double* hess_total) noexcept nogil:
+cdef inline void add_rows(Thread* t, const Node* c, Py_ssize_t first, Py_ssize_t last,
+                          double* hess_total) noexcept nogil:
     cdef Py_ssize_t i, e
     cdef unsigned int row
     cdef int label
     for i in range(first, last):
-        row = rows[t.order[i]]
-        for e in range(grad_indptr[row], grad_indptr[row + 1]):
-            label = grad_label[e]
+        row = c.rows[t.order[i]]
+        for e in range(c.grad_indptr[row], c.grad_indptr[row + 1]):
+            label = c.grad_label[e]
             if t.stamp[label] != t.current:
                 t.stamp[label] = t.current
                 t.left_grad[label] = 0.0
@@ -212,9 +218,9 @@ cdef inline void add_rows(Thread* t, Py_ssize_t first, Py_ssize_t last,
                 t.dirty_stamp[label] = t.current_bin
                 t.dirty[t.n_dirty] = label
                 t.n_dirty += 1
-            t.left_grad[label] += grad[e]
-            t.left_hess[label] += hess[e]
-            hess_total[0] += hess[e]
+            t.left_grad[label] += c.grad[e]
+            t.left_hess[label] += c.hess[e]
+            hess_total[0] += c.hess[e]
 
 
 cdef inline void update_heaps(Thread* t, const Node* c) noexcept nogil:
@@ -264,13 +270,12 @@ cdef inline bint weighs_enough(const Node* c, double side_hess_total) noexcept n
                 (c.parent_hess_total - side_hess_total) / c.n_labels < c.min_child_weight)
 
 
-cdef inline double candidate_gain(Thread* t, const Node* c,
-                                  const double[::1] parent_sorted_imp) noexcept nogil:
+cdef inline double candidate_gain(Thread* t, const Node* c) noexcept nogil:
     """The gain of the candidate whose one side the accumulator holds (the
     other is the parent minus it), with the heaps brought up to date."""
     cdef double held, other
     update_heaps(t, c)
-    held = side_sums(t, c, parent_sorted_imp, &other)
+    held = side_sums(t, c, &other)
     return 0.5 * (held + other - c.parent_score)
 
 
@@ -287,10 +292,6 @@ cdef inline void keep_if_better(double gain, Py_ssize_t b, bint missing_left, do
 
 cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresholds,
                                    Py_ssize_t n_bins, bint with_missing, Py_ssize_t missing_bin,
-                                   const unsigned int[::1] rows,
-                                   const long long[::1] grad_indptr, const int[::1] grad_label,
-                                   const G_H_t[::1] grad, const G_H_t[::1] hess,
-                                   const double[::1] parent_sorted_imp,
                                    double* best_gain, int* best_bin,
                                    unsigned char* best_missing_left,
                                    double* best_left_count) noexcept nogil:
@@ -304,17 +305,14 @@ cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresh
     cdef int scan_bin = -1
     start_scan(t, c)
     if not with_missing:
-        add_rows(t, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], rows, grad_indptr,
-                 grad_label, grad, hess, &right_hess_total)
+        add_rows(t, c, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], &right_hess_total)
         right_count += t.bin_start[missing_bin + 1] - t.bin_start[missing_bin]
     for b in range(n_bins - 1, n_thresholds - 1, -1):  # bins right of every threshold
-        add_rows(t, t.bin_start[b], t.bin_start[b + 1], rows, grad_indptr, grad_label,
-                 grad, hess, &right_hess_total)
+        add_rows(t, c, t.bin_start[b], t.bin_start[b + 1], &right_hess_total)
         right_count += t.bin_start[b + 1] - t.bin_start[b]
     for b in range(n_thresholds - 1, -1, -1):
         if b < n_thresholds - 1:
-            add_rows(t, t.bin_start[b + 1], t.bin_start[b + 2], rows, grad_indptr, grad_label,
-                     grad, hess, &right_hess_total)
+            add_rows(t, c, t.bin_start[b + 1], t.bin_start[b + 2], &right_hess_total)
             right_count += t.bin_start[b + 2] - t.bin_start[b + 1]
         if b > 0 and t.bin_start[b + 1] == t.bin_start[b]:
             continue  # the partition of b - 1, which comes next
@@ -324,7 +322,7 @@ cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresh
             break  # the left side only shrinks from here
         if not weighs_enough(c, right_hess_total):
             continue
-        gain = candidate_gain(t, c, parent_sorted_imp)
+        gain = candidate_gain(t, c)
         if gain >= scan_gain:
             scan_gain = gain
             scan_bin = <int>b
@@ -338,29 +336,20 @@ cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresh
 
 cdef inline void scan_either(Thread* t, const Node* c, Py_ssize_t n_thresholds,
                              Py_ssize_t n_bins, bint with_missing, Py_ssize_t missing_bin,
-                             const unsigned int[::1] rows,
-                             const long long[::1] grad_indptr, const int[::1] grad_label,
-                             const G_H_t[::1] grad, const G_H_t[::1] hess,
-                             const double[::1] parent_sorted_imp,
                              double* best_gain, int* best_bin,
                              unsigned char* best_missing_left,
                              double* best_left_count) noexcept nogil:
     """scan, or scan_from_the_top when more than half the rows are in bin 0."""
     if 2 * (t.bin_start[1] - t.bin_start[0]) > c.n_node_rows:
-        scan_from_the_top(t, c, n_thresholds, n_bins, with_missing, missing_bin, rows,
-                          grad_indptr, grad_label, grad, hess, parent_sorted_imp, best_gain,
+        scan_from_the_top(t, c, n_thresholds, n_bins, with_missing, missing_bin, best_gain,
                           best_bin, best_missing_left, best_left_count)
     else:
-        scan(t, c, n_thresholds, with_missing, missing_bin, rows, grad_indptr, grad_label,
-             grad, hess, parent_sorted_imp, best_gain, best_bin, best_missing_left,
+        scan(t, c, n_thresholds, with_missing, missing_bin, best_gain, best_bin, best_missing_left,
              best_left_count)
 
 
 cdef inline void scan(Thread* t, const Node* c, Py_ssize_t n_thresholds, bint with_missing,
-                      Py_ssize_t missing_bin, const unsigned int[::1] rows,
-                      const long long[::1] grad_indptr, const int[::1] grad_label,
-                      const G_H_t[::1] grad, const G_H_t[::1] hess,
-                      const double[::1] parent_sorted_imp,
+                      Py_ssize_t missing_bin,
                       double* best_gain, int* best_bin, unsigned char* best_missing_left,
                       double* best_left_count) noexcept nogil:
     """Tries "bins <= b go left" for b < n_thresholds, missing rows left iff
@@ -370,14 +359,12 @@ cdef inline void scan(Thread* t, const Node* c, Py_ssize_t n_thresholds, bint wi
     cdef double parent_count = c.n_node_rows
     start_scan(t, c)
     if with_missing:
-        add_rows(t, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], rows, grad_indptr,
-                 grad_label, grad, hess, &left_hess_total)
+        add_rows(t, c, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], &left_hess_total)
         left_count += t.bin_start[missing_bin + 1] - t.bin_start[missing_bin]
     for b in range(n_thresholds):
         if b > 0 and t.bin_start[b + 1] == t.bin_start[b]:
             continue
-        add_rows(t, t.bin_start[b], t.bin_start[b + 1], rows, grad_indptr, grad_label,
-                 grad, hess, &left_hess_total)
+        add_rows(t, c, t.bin_start[b], t.bin_start[b + 1], &left_hess_total)
         left_count += t.bin_start[b + 1] - t.bin_start[b]
         if parent_count - left_count < c.min_samples_leaf:
             break
@@ -385,16 +372,12 @@ cdef inline void scan(Thread* t, const Node* c, Py_ssize_t n_thresholds, bint wi
             continue
         if not weighs_enough(c, left_hess_total):
             continue
-        keep_if_better(candidate_gain(t, c, parent_sorted_imp), b, with_missing, left_count,
+        keep_if_better(candidate_gain(t, c), b, with_missing, left_count,
                        best_gain, best_bin, best_missing_left, best_left_count)
 
 
 cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_ssize_t n_bins,
                                     bint missing_left, Py_ssize_t missing_bin,
-                                    const unsigned int[::1] rows,
-                                    const long long[::1] grad_indptr, const int[::1] grad_label,
-                                    const G_H_t[::1] grad, const G_H_t[::1] hess,
-                                    const double[::1] parent_sorted_imp,
                                     double* best_gain, int* best_bin,
                                     unsigned char* best_missing_left,
                                     double* best_left_count) noexcept nogil:
@@ -417,16 +400,13 @@ cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_s
         return
     start_scan(t, c)
     if left_added:
-        add_rows(t, 0, t.bin_start[b + 1], rows, grad_indptr, grad_label, grad, hess,
-                 &added_hess)
+        add_rows(t, c, 0, t.bin_start[b + 1], &added_hess)
     else:
-        add_rows(t, t.bin_start[b + 1], t.bin_start[n_bins], rows, grad_indptr, grad_label,
-                 grad, hess, &added_hess)
+        add_rows(t, c, t.bin_start[b + 1], t.bin_start[n_bins], &added_hess)
     if missing_left == left_added:
-        add_rows(t, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], rows, grad_indptr,
-                 grad_label, grad, hess, &added_hess)
+        add_rows(t, c, t.bin_start[missing_bin], t.bin_start[missing_bin + 1], &added_hess)
     if weighs_enough(c, added_hess):
-        keep_if_better(candidate_gain(t, c, parent_sorted_imp), b, missing_left, left_count,
+        keep_if_better(candidate_gain(t, c), b, missing_left, left_count,
                        best_gain, best_bin, best_missing_left, best_left_count)
 
 
@@ -485,6 +465,13 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     c.n_labels = n_labels
     c.parent_score = parent_score
     c.n_parent_labels = parent_sorted.shape[0]
+    # NULL where empty: a node without rows, gradients without entries
+    c.rows = &rows[0] if rows.shape[0] else NULL
+    c.grad_indptr = &grad_indptr[0]
+    c.grad_label = &grad_label[0] if grad_label.shape[0] else NULL
+    c.grad = &grad[0] if grad.shape[0] else NULL
+    c.hess = &hess[0] if hess.shape[0] else NULL
+    c.parent_sorted_imp = &parent_sorted_imp[0] if parent_sorted_imp.shape[0] else NULL
     cdef double parent_hess_total = 0.0
     cdef Py_ssize_t i
     for i in range(parent_hess.shape[0]):
@@ -577,32 +564,23 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
             if drawn != NULL:
                 b = min(drawn[f], max(n_bins - 2, 0))
                 if t.bin_start[missing_bin + 1] > t.bin_start[missing_bin]:
-                    evaluate_threshold(t, &c, b, n_bins, False, missing_bin, rows, grad_indptr,
-                                       grad_label, grad, hess, parent_sorted_imp, &gain,
+                    evaluate_threshold(t, &c, b, n_bins, False, missing_bin, &gain,
                                        &bin_, &missing_left, &left_count)
                     if b < n_bins - 1:
-                        evaluate_threshold(t, &c, b, n_bins, True, missing_bin, rows,
-                                           grad_indptr, grad_label, grad, hess,
-                                           parent_sorted_imp, &gain, &bin_, &missing_left,
-                                           &left_count)
+                        evaluate_threshold(t, &c, b, n_bins, True, missing_bin, &gain,
+                                           &bin_, &missing_left, &left_count)
                 elif b < n_bins - 1:
-                    evaluate_threshold(t, &c, b, n_bins, False, missing_bin, rows, grad_indptr,
-                                       grad_label, grad, hess, parent_sorted_imp, &gain,
+                    evaluate_threshold(t, &c, b, n_bins, False, missing_bin, &gain,
                                        &bin_, &missing_left, &left_count)
                     if bin_ >= 0:
                         missing_left = left_count >= n_rows_node - left_count
             elif t.bin_start[missing_bin + 1] > t.bin_start[missing_bin]:
-                scan_either(t, &c, n_bins, n_bins, False, missing_bin, rows, grad_indptr,
-                            grad_label, grad,
-                            hess, parent_sorted_imp, &gain, &bin_, &missing_left,
-                            &left_count)
-                scan_either(t, &c, n_bins - 1, n_bins, True, missing_bin, rows, grad_indptr,
-                            grad_label, grad,
-                            hess, parent_sorted_imp, &gain, &bin_, &missing_left,
-                            &left_count)
+                scan_either(t, &c, n_bins, n_bins, False, missing_bin, &gain, &bin_,
+                            &missing_left, &left_count)
+                scan_either(t, &c, n_bins - 1, n_bins, True, missing_bin, &gain, &bin_,
+                            &missing_left, &left_count)
             else:
-                scan_either(t, &c, n_bins - 1, n_bins, False, missing_bin, rows, grad_indptr,
-                            grad_label, grad, hess, parent_sorted_imp, &gain, &bin_,
+                scan_either(t, &c, n_bins - 1, n_bins, False, missing_bin, &gain, &bin_,
                             &missing_left, &left_count)
                 if bin_ >= 0:
                     missing_left = left_count >= n_rows_node - left_count
