@@ -243,34 +243,40 @@ def _hits(Y, top_labels):
     return np.asarray(Y[rows, top_labels.ravel()] != 0).reshape(top_labels.shape)
 
 
-def precision_at_k(Y, top_labels):
-    """Mean over rows of |top k ∩ labels| / k, k = top_labels.shape[1]
-    (top_labels (n, k): each row's predicted labels, best first)."""
-    return float(_hits(Y, top_labels).mean())
+def precision_at_k(Y, top_labels, weight=None):
+    """Mean over rows (weighted by weight, None: alike) of |top k ∩ labels| / k,
+    k = top_labels.shape[1] (top_labels (n, k): each row's predicted labels,
+    best first)."""
+    return float(np.average(_hits(Y, top_labels).mean(axis=1), weights=weight))
 
 
-def ndcg_at_k(Y, top_labels):
-    """Mean over rows of DCG@k / ideal DCG@k, with gain 1 / log2(rank + 1)
-    per hit; the ideal ranks min(k, the row's label count) hits first. A row
-    without labels scores 0."""
+def ndcg_at_k(Y, top_labels, weight=None):
+    """Mean over rows (weighted by weight, None: alike) of DCG@k / ideal DCG@k,
+    with gain 1 / log2(rank + 1) per hit; the ideal ranks min(k, the row's
+    label count) hits first. A row without labels scores 0."""
     k = top_labels.shape[1]
     discount = 1.0 / np.log2(np.arange(2, k + 2))
     # numpy's loops, not matmul's BLAS threads (see multitask._projected)
     dcg = np.einsum("ij,j->i", _hits(Y, top_labels), discount)
     n_labels = np.minimum(np.diff(Y.indptr), k)
     ideal = np.concatenate([[0.0], np.cumsum(discount)])[n_labels]
-    return float(np.mean(np.divide(dcg, ideal, out=np.zeros(len(dcg)), where=ideal > 0)))
+    return float(np.average(np.divide(dcg, ideal, out=np.zeros(len(dcg)), where=ideal > 0),
+                            weights=weight))
 
 
-def f1_at_threshold(Y, predicted, average="micro"):
-    """F1 of predicted (a 0/1 sparse matrix of predicted positives) against Y.
-    micro: over all (row, label) pairs; macro: the mean per-label F1 over the
-    labels that are true or predicted somewhere (the others have no F1)."""
+def f1_at_threshold(Y, predicted, average="micro", weight=None):
+    """F1 of predicted (a 0/1 sparse matrix of predicted positives) against Y,
+    each row's pairs counted with its weight (None: 1), as scikit-learn's
+    f1_score with sample_weight. micro: over all (row, label) pairs; macro:
+    the mean per-label F1 over the labels that are true or predicted
+    somewhere (the others have no F1)."""
     Y = (Y != 0).astype(np.float64).tocsr()
     predicted = (predicted != 0).astype(np.float64).tocsr()
-    true_positive = np.asarray(Y.multiply(predicted).sum(axis=0)).ravel()
-    n_true = np.asarray(Y.sum(axis=0)).ravel()
-    n_predicted = np.asarray(predicted.sum(axis=0)).ravel()
+    row_weight = np.ones(Y.shape[0]) if weight is None else np.asarray(weight, np.float64)
+    # label sums of weighted rows: scipy's sparse products, no BLAS
+    true_positive = Y.multiply(predicted).T @ row_weight
+    n_true = Y.T @ row_weight
+    n_predicted = predicted.T @ row_weight
     if average == "micro":
         denominator = n_true.sum() + n_predicted.sum()
         return float(2 * true_positive.sum() / denominator) if denominator else 0.0

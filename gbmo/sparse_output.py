@@ -77,22 +77,26 @@ class SparseOutputLoss(Loss):
     """A loss of the sparse-output path: scores on the union of Y's and D's
     patterns in, sparse gradients out."""
 
-    def base_score(self, Y):
+    def base_score(self, Y, weight=None):
+        """The raw score of every label a row's leaves never touched."""
         raise NotImplementedError
 
     def entry_gradients(self, f, positive):
         """(grad, hess, active) for scores f of entries whose label is present or not."""
         raise NotImplementedError
 
-    def gradients(self, Y, D, base):
-        """CSR-like (indptr int64, label int32, grad, hess float32) over rows."""
+    def gradients(self, Y, D, base, weight=None):
+        """CSR-like (indptr int64, label int32, grad, hess float32) over rows.
+        Sample weights multiply a row's entries (in float64, then rounded), as
+        they multiply the dense losses' gradients."""
         rows, labels, f, positive = _union_scores(Y, D, base)
         grad, hess, active = self.entry_gradients(f, positive)
-        rows, labels = rows[active], labels[active]
+        rows, labels, grad, hess = rows[active], labels[active], grad[active], hess[active]
+        if weight is not None:
+            grad, hess = grad * weight[rows], hess * weight[rows]
         indptr = np.zeros(Y.shape[0] + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=Y.shape[0]), out=indptr[1:])
-        return (indptr, labels.astype(np.int32), grad[active].astype(G_H_DTYPE),
-                hess[active].astype(G_H_DTYPE))
+        return indptr, labels.astype(np.int32), grad.astype(G_H_DTYPE), hess.astype(G_H_DTYPE)
 
 
 class SparseSquaredHinge(SparseOutputLoss):
@@ -100,7 +104,7 @@ class SparseSquaredHinge(SparseOutputLoss):
     default_metric = "precision@1"
     activity_threshold = 0.0  # F1 counts raw scores above 0 as predicted positive
 
-    def base_score(self, Y):
+    def base_score(self, Y, weight=None):
         return -1.0
 
     def entry_gradients(self, f, positive):
@@ -123,8 +127,13 @@ class SparseSigmoid(SparseOutputLoss):
             raise ValueError(f"sparse_threshold must be a finite raw score, got {threshold!r}")
         self.threshold = float(threshold)
 
-    def base_score(self, Y):
-        density = min(max(Y.nnz / (Y.shape[0] * Y.shape[1]), 1e-12), 1 - 1e-12)
+    def base_score(self, Y, weight=None):
+        """The logit of the labels' (weighted) density, capped at the threshold."""
+        if weight is None:
+            density = Y.nnz / (Y.shape[0] * Y.shape[1])
+        else:
+            density = float(np.sum(weight * np.diff(Y.indptr))) / (weight.sum() * Y.shape[1])
+        density = min(max(density, 1e-12), 1 - 1e-12)
         return min(float(np.log(density / (1 - density))), self.threshold)
 
     def entry_gradients(self, f, positive):
@@ -425,9 +434,10 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
     return labels, scores
 
 
-def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1):
-    """A SPARSE_OUTPUT_METRICS value for raw scores base + D against labels Y;
-    F1 counts raw scores above threshold as predicted positives."""
+def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1, weight=None):
+    """A SPARSE_OUTPUT_METRICS value for raw scores base + D against labels Y,
+    rows weighted by weight (None: alike); F1 counts raw scores above
+    threshold as predicted positives."""
     if metric in ("micro_f1", "macro_f1"):
         if base > threshold:
             raise ValueError(f"F1 at raw score {threshold} needs the base score {base} "
@@ -435,10 +445,10 @@ def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1):
         predicted = D.copy()
         predicted.data = (base + predicted.data > threshold).astype(np.float64)
         predicted.eliminate_zeros()
-        return f1_at_threshold(Y, predicted, average=metric.split("_")[0])
+        return f1_at_threshold(Y, predicted, average=metric.split("_")[0], weight=weight)
     kind, k = metric.split("@")
     labels, _ = top_k_of_sparse_scores(D, base, min(int(k), D.shape[1]), n_threads)
-    return (precision_at_k if kind == "precision" else ndcg_at_k)(Y, labels)
+    return (precision_at_k if kind == "precision" else ndcg_at_k)(Y, labels, weight)
 
 
 # -- training loop ------------------------------------------------------------
@@ -507,8 +517,6 @@ class SparseOutputTrainer:
         if train_set.categorical_features(params["categorical_feature"]):
             raise ValueError("a sparse Y does not take categorical features yet")
         for dataset in [train_set, *valid_sets]:
-            if dataset.weight is not None:
-                raise ValueError("a sparse Y does not take sample weights yet")
             if dataset.init_score is not None:
                 raise ValueError("a sparse Y does not take init_score: its raw scores are "
                                  "kept sparse, and a dense (n, L) start would not be")
@@ -522,7 +530,7 @@ class SparseOutputTrainer:
         if not isinstance(train_set.X_binned, np.ndarray):
             raise TypeError("a sparse Y needs dense X (numpy or pandas) for now")
         self.bin_mapper = train_set.bin_mapper
-        self.base = loss.base_score(train_set.Y)
+        self.base = loss.base_score(train_set.Y, train_set.weight)
         self.D = _scipy_sparse().csr_matrix(train_set.Y.shape, dtype=np.float64)
         self.eval_sets = []
         for name, valid in zip(valid_names, valid_sets):
@@ -561,7 +569,8 @@ class SparseOutputTrainer:
             self.row_sample = None
         elif iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(self.rng, n_rows, params["subsample"])
-        gradients = self.loss.gradients(self.train_set.Y, self.D, self.base)
+        gradients = self.loss.gradients(self.train_set.Y, self.D, self.base,
+                                        self.train_set.weight)
         features = _draw_features(self.rng, self.features, params["colsample_bytree"])
         # drawn where and when the dense grower draws it, so that a seed draws alike
         tree_seed = (int(self.rng.integers(0, 2**63))
@@ -595,7 +604,8 @@ class SparseOutputTrainer:
             history = self.booster.evals_result[name]
             for metric in self.metrics:
                 value = evaluate_sparse_output(metric, dataset.Y, D, self.base,
-                                               n_threads=self.params["n_threads"])
+                                               n_threads=self.params["n_threads"],
+                                               weight=dataset.weight)
                 history.setdefault(metric, []).append(value)
                 results.append((name, metric, value, True))
         return results

@@ -310,7 +310,6 @@ def training_cases(draw):
     if objective == "sparse_labels":
         # What the sparse-output path takes (others are refused by name, tested
         # in test_sparse_output.py).
-        weight = None
         params.update(objective=draw(st.sampled_from(["squared_hinge", "sigmoid"])),
                       split="sparse", top_k=draw(st.integers(1, n_outputs)), growth="bestfirst",
                       tree_mode="multi_output")

@@ -106,6 +106,39 @@ def test_per_node_draws_grow_the_trees_of_dense_gbdt_mo_with_the_same_seed(
                for a, b in zip(sparse_booster.trees, plain.trees))
 
 
+def test_sample_weights_grow_the_trees_of_the_dense_objective_with_the_same_weights():
+    """Weights multiply each row's gradient entries as the dense path
+    multiplies a custom objective's; rows of weight 0 count only in
+    min_samples_leaf."""
+    X, Y = make_multilabel(missing_fraction=0.1, seed=15)
+    weight = np.random.default_rng(15).choice([0.0, 0.5, 1.0, 3.0], size=len(X))
+    params = dict(BASE_PARAMS, min_samples_leaf=3)
+    sparse_booster = gbmo.train(dict(params, objective="squared_hinge"),
+                                gbmo.Dataset(X, sp.csr_matrix(Y), weight=weight), 6)
+    dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
+                               gbmo.Dataset(X, Y, weight=weight), 6)
+    assert sparse_booster.trees[0].n_leaves > 2
+    assert_same_trees(sparse_booster, dense_booster)
+    unweighted = gbmo.train(dict(params, objective="squared_hinge"),
+                            gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    assert not np.allclose(unweighted.trees[0].leaf_values, sparse_booster.trees[0].leaf_values)
+
+
+def test_weighted_sigmoid_starts_from_the_weighted_label_density():
+    X, Y = make_multilabel(seed=16)
+    weight = np.random.default_rng(16).uniform(0.0, 4.0, size=len(X))
+    density = (weight @ Y.sum(axis=1)) / (weight.sum() * Y.shape[1])
+    base = SparseSigmoid(0.0).base_score(sp.csr_matrix(Y), weight)
+    assert base == pytest.approx(np.log(density / (1 - density)))
+    assert base != pytest.approx(SparseSigmoid(0.0).base_score(sp.csr_matrix(Y)))
+    sparse_booster = gbmo.train(dict(BASE_PARAMS, objective="sigmoid", sparse_threshold=0.0),
+                                gbmo.Dataset(X, sp.csr_matrix(Y), weight=weight), 5)
+    dense_booster = gbmo.train(dict(BASE_PARAMS, objective=dense_restricted_sigmoid(base, 0.0)),
+                               gbmo.Dataset(X, Y, weight=weight), 5)
+    np.testing.assert_allclose(sparse_booster.init_score, base)
+    assert_same_trees(sparse_booster, dense_booster)
+
+
 def test_restricted_sigmoid_grows_the_trees_of_the_dense_restricted_objective():
     X, Y = make_multilabel(seed=3)
     threshold = -1.0
@@ -430,6 +463,42 @@ def test_f1_on_a_hand_computed_case():
         f1_at_threshold(Y, predicted, "weighted")
 
 
+@pytest.mark.parametrize("metric", [
+    lambda Y, top, predicted, weight: precision_at_k(Y, top, weight),
+    lambda Y, top, predicted, weight: ndcg_at_k(Y, top, weight),
+    lambda Y, top, predicted, weight: f1_at_threshold(Y, predicted, "micro", weight),
+    lambda Y, top, predicted, weight: f1_at_threshold(Y, predicted, "macro", weight)],
+    ids=["precision", "ndcg", "micro_f1", "macro_f1"])
+def test_weighted_label_metrics_equal_the_unweighted_ones_on_repeated_rows(metric):
+    rng = np.random.default_rng(17)
+    Y = sp.csr_matrix((rng.random((30, 8)) < 0.3).astype(float))
+    predicted = sp.csr_matrix((rng.random((30, 8)) < 0.3).astype(float))
+    top = np.argsort(rng.random((30, 8)), axis=1)[:, :3]
+    weight = rng.integers(0, 4, size=30)
+    repeated = np.repeat(np.arange(30), weight)
+    weighted = metric(Y, top, predicted, weight.astype(float))
+    assert weighted == pytest.approx(metric(Y[repeated], top[repeated], predicted[repeated],
+                                            None))
+    assert weighted != pytest.approx(metric(Y, top, predicted, None))
+
+
+def test_a_weighted_validation_set_is_scored_with_its_weights():
+    X, Y = make_multilabel(n=400, seed=18)
+    weight = np.random.default_rng(18).uniform(0.0, 3.0, size=100)
+    train = gbmo.Dataset(X[:300], sp.csr_matrix(Y[:300]))
+    valid = train.create_valid(X[300:], sp.csr_matrix(Y[300:]), weight=weight)
+    booster = gbmo.train(dict(BASE_PARAMS, metric=["precision@3", "micro_f1"]), train, 5,
+                         valid_sets=[valid])
+    history = booster.evals_result["valid_0"]
+    labels, _ = booster.predict_topk(X[300:], 3)
+    Y_valid = sp.csr_matrix(Y[300:])
+    assert history["precision@3"][-1] == pytest.approx(precision_at_k(Y_valid, labels, weight))
+    predicted = sp.csr_matrix(booster.predict(X[300:], raw_score=True) > 0.0)
+    assert history["micro_f1"][-1] == pytest.approx(
+        f1_at_threshold(Y_valid, predicted, "micro", weight))
+    assert history["precision@3"][-1] != pytest.approx(precision_at_k(Y_valid, labels))
+
+
 def test_f1_metrics_during_training_are_recorded():
     X, Y = make_multilabel(seed=9)
     data = gbmo.Dataset(X, sp.csr_matrix(Y))
@@ -455,10 +524,8 @@ def test_bad_parameters_for_a_sparse_y_are_named(params, message):
         gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
 
 
-def test_sample_weights_and_sparse_x_with_a_sparse_y_are_refused_by_name():
+def test_sparse_x_with_a_sparse_y_is_refused_by_name():
     X, Y = make_multilabel(n=50)
-    with pytest.raises(ValueError, match="does not take sample weights"):
-        gbmo.train(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y), weight=np.ones(50)), 1)
     with pytest.raises(TypeError, match="needs dense X"):
         gbmo.train(BASE_PARAMS, gbmo.Dataset(sp.csr_matrix(X), sp.csr_matrix(Y)), 1)
 
@@ -562,6 +629,24 @@ def test_classifier_with_a_sparse_y_trains_the_sparse_output_path():
         np.mean((predicted.toarray() == Y).all(axis=1)))
 
 
+def test_classifier_passes_sample_weights_with_a_sparse_y():
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=200, seed=19)
+    weight = np.random.default_rng(19).uniform(0.0, 3.0, size=len(X))
+    settings = dict(top_k=3, min_samples_leaf=5, min_child_weight=0.0, learning_rate=0.5,
+                    n_threads=1)
+    classifier = GBMOClassifier(n_estimators=3, **settings).fit(
+        X, sp.csr_matrix(Y), sample_weight=weight)
+    booster = gbmo.train(dict(objective="sigmoid", split="sparse", verbosity=-1, **settings),
+                         gbmo.Dataset(X, sp.csr_matrix(Y), weight=weight), 3)
+    np.testing.assert_allclose(classifier.booster_.predict(X, raw_score=True),
+                               booster.predict(X, raw_score=True))
+    unweighted = GBMOClassifier(n_estimators=3, **settings).fit(X, sp.csr_matrix(Y))
+    assert not np.allclose(classifier.booster_.predict(X, raw_score=True),
+                           unweighted.booster_.predict(X, raw_score=True))
+
+
 def test_classifier_predicts_a_sparse_y_in_row_blocks(monkeypatch):
     from gbmo import sklearn as gbmo_sklearn
 
@@ -592,7 +677,6 @@ def test_classifier_early_stopping_with_a_sparse_eval_set():
 @pytest.mark.parametrize("change, message", [
     (dict(split="sparse_restricted", top_k=3), "parameter 'split'"),
     (dict(eval_dense=True), "eval_set y must be a scipy sparse"),
-    (dict(weight=True), "sample weights"),
     (dict(sparse_X=True), "dense X"),
 ])
 def test_classifier_with_a_sparse_y_names_what_it_does_not_take(change, message):
@@ -601,8 +685,7 @@ def test_classifier_with_a_sparse_y_names_what_it_does_not_take(change, message)
     X, Y = make_multilabel(n=100, seed=14)
     params = {key: value for key, value in change.items() if key in ("split", "top_k")}
     classifier = GBMOClassifier(n_estimators=2, min_samples_leaf=5, **params)
-    fit = dict(eval_set=[(X, Y)] if change.get("eval_dense") else None,
-               sample_weight=np.ones(len(X)) if change.get("weight") else None)
+    fit = dict(eval_set=[(X, Y)] if change.get("eval_dense") else None)
     with pytest.raises((ValueError, TypeError), match=message):
         classifier.fit(sp.csr_matrix(X) if change.get("sparse_X") else X, sp.csr_matrix(Y),
                        **fit)
