@@ -25,8 +25,9 @@ import heapq
 
 import numpy as np
 
-from ._core import G_H_DTYPE, ROW_DTYPE
+from ._core import G_H_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
+from .binning import SparseBinned
 from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
@@ -263,8 +264,9 @@ class SparseOutputGrower:
         params = self.params
         features = drawn_features(self.tree_seed, node.id, self.features,
                                   params["colsample_bynode"])
+        sparse_binned = self.X_binned if isinstance(self.X_binned, SparseBinned) else None
         find_best_sparse_output_splits(
-            self.X_binned, node.rows, features, self.bin_mapper.n_bins_non_missing_,
+            self.X_binned if sparse_binned is None else sparse_binned.dense, node.rows, features, self.bin_mapper.n_bins_non_missing_,
             self.bin_mapper.missing_bin, self.indptr, self.label, self.grad, self.hess,
             self.n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
             node.sorted_imp, node.score, self.top_k, self.lambda_l2,
@@ -274,7 +276,8 @@ class SparseOutputGrower:
                         len(node.rows) * len(features) * WORK_PER_ELEMENT),
             lambda_l1=self.lambda_l1,
             random_bins=None if not params["extra_trees"] else drawn_thresholds(
-                self.tree_seed, node.id, self.bin_mapper.n_bins_non_missing_))
+                self.tree_seed, node.id, self.bin_mapper.n_bins_non_missing_),
+            sparse_binned=sparse_binned)
         gains = self.split_gain[features]
         best = int(np.argmax(gains))
         gain = gains[best]
@@ -287,7 +290,7 @@ class SparseOutputGrower:
         node.missing_left = bool(self.split_missing_left[node.feature])
 
     def _split(self, node):
-        column = self.X_binned[node.feature, node.rows]
+        column = self.X_binned[node.feature][node.rows]
         missing = column == self.bin_mapper.missing_bin
         go_left = np.where(missing, node.missing_left, column <= node.bin)
         node.left = self._node(node.rows[go_left], node.depth + 1)
@@ -364,15 +367,23 @@ def _add_leaf_deltas(D, tree, leaf_rows):
 
 
 def _binned_leaves(X_binned, tree, missing_bin):
-    """The leaf of every row of dense binned X, level by level in numpy."""
+    """The leaf of every row of binned X (dense, or a SparseBinned), level by
+    level in numpy, on the bins of the features the tree splits."""
     n_rows = X_binned.shape[1]
+    split = tree.node_left >= 0
+    used, split_column = np.unique(tree.node_feature[split], return_inverse=True)
+    columns = np.empty((len(used), n_rows), dtype=X_BINNED_DTYPE)
+    for i, feature in enumerate(used):
+        columns[i] = X_binned[feature]
+    column_of_node = np.zeros(len(tree.node_left), dtype=np.int64)
+    column_of_node[split] = split_column
     node = np.zeros(n_rows, dtype=np.int64)
     index = np.arange(n_rows)
     active = tree.node_left[node] >= 0
     while active.any():
         rows = index[active]
         current = node[rows]
-        bins = X_binned[tree.node_feature[current], rows]
+        bins = columns[column_of_node[current], rows]
         go_left = np.where(bins == missing_bin, tree.node_missing_left[current] == 1,
                            bins <= tree.node_bin[current])
         node[rows] = np.where(go_left, tree.node_left[current], tree.node_right[current])
@@ -527,8 +538,6 @@ class SparseOutputTrainer:
         self.train_set = train_set
         self.n_labels = n_labels = train_set.Y.shape[1]
         train_set.construct(params)
-        if not isinstance(train_set.X_binned, np.ndarray):
-            raise TypeError("a sparse Y needs dense X (numpy or pandas) for now")
         self.bin_mapper = train_set.bin_mapper
         self.base = loss.base_score(train_set.Y, train_set.weight)
         self.D = _scipy_sparse().csr_matrix(train_set.Y.shape, dtype=np.float64)

@@ -317,7 +317,7 @@ def training_cases(draw):
         params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array
     sparse_format = None
-    if dtype in ("float64", "float32") and objective != "sparse_labels" and not categorical:
+    if dtype in ("float64", "float32") and not categorical:
         sparse_format = draw(st.sampled_from([None, None, None, "csr", "csc"]))
         if sparse_format is not None:
             import scipy.sparse as sp

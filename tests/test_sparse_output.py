@@ -338,6 +338,88 @@ def test_drawn_thresholds_keep_the_dense_search_s_missing_side_on_exact_ties():
     assert differ == 0
 
 
+def mixed_sparse_features(n, seed, density=1.0):
+    """CSR X whose columns cover the sparse binned layout's cases: mostly 0
+    and >= 0 (zero bin 0), mostly 0 with negatives (a zero bin above 0), 0
+    for about half the rows, NaN among the zeros, and columns dense enough
+    to be stored densely. density scales the first four columns' non-zeros."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, 6))
+    X[:, 0] = np.where(rng.random(n) < 0.2 * density, rng.integers(1, 9, n), 0.0)
+    X[:, 1] = np.where(rng.random(n) < 0.25 * density, rng.normal(size=n), 0.0)
+    X[:, 2] = np.where(rng.random(n) < 0.55 * density, rng.uniform(0, 1, n), 0.0)
+    X[:, 3] = np.where(rng.random(n) < 0.15 * density, rng.exponential(size=n), 0.0)
+    X[rng.random(n) < 0.1 * density, 3] = np.nan
+    X[:, 4] = rng.normal(size=n)
+    X[:, 5] = np.where(rng.random(n) < 0.9, rng.uniform(1, 2, n), 0.0)
+    return sp.csr_matrix(X)
+
+
+@pytest.mark.parametrize("subset, extra_trees_seed", [(False, None), (True, None), (True, 4)])
+def test_split_search_on_sparse_binned_x_equals_the_dense_layout(subset, extra_trees_seed):
+    """A SparseBinned X gives the kernel's exact results on its dense
+    toarray(): its sparse columns are sorted from their entries alone."""
+    from gbmo.binning import BinMapper, SparseBinned
+
+    n, n_labels = 400, 7
+    X = mixed_sparse_features(n, seed=20)
+    mapper = BinMapper(max_bins=16).fit(X)
+    binned = mapper.transform(X, max_sparse_density=0.6)
+    assert isinstance(binned, SparseBinned)
+    assert binned.is_sparse.tolist() == [1, 1, 1, 1, 0, 0]
+    assert binned.zero_bin[1] > 0  # negatives below the zero bin
+    rng = np.random.default_rng(20)
+    rows = (np.flatnonzero(rng.random(n) < 0.7) if subset else np.arange(n)).astype(np.uint32)
+    on = rng.random((n, n_labels)) < 0.5
+    rows_of, labels_of = np.nonzero(on)
+    gradients = (np.r_[0, np.cumsum(on.sum(axis=1))].astype(np.int64), labels_of.astype(np.int32),
+                 rng.normal(size=on.sum()).astype(np.float32),
+                 rng.uniform(0.5, 2, on.sum()).astype(np.float32))
+    grower = SparseOutputGrower(binned.toarray(), mapper, np.arange(6, dtype=np.int32),
+                                gradients, n_labels, dict(top_k=3, lambda_l2=1.0, lambda_l1=0.0,
+                                                          max_depth=0))
+    node = grower._node(rows, 0)
+    drawn = (None if extra_trees_seed is None else np.random.default_rng(
+        extra_trees_seed).integers(0, 15, 6).astype(np.int32))
+    results = []
+    for X_binned, sparse_binned in ((binned.toarray(), None), (binned.dense, binned)):
+        out = np.empty(6), np.empty(6, np.int32), np.empty(6, np.uint8)
+        find_best_sparse_output_splits(
+            X_binned, rows, np.arange(6, dtype=np.int32), mapper.n_bins_non_missing_,
+            mapper.missing_bin, *gradients, n_labels, node.labels, node.grad_sums,
+            node.hess_sums, node.sorted_labels, node.sorted_imp, node.score, 3, 1.0, 5.0, 0.0,
+            *out, 2, random_bins=drawn, sparse_binned=sparse_binned)
+        results.append(out)
+    assert (results[0][1] >= 0).sum() >= 5  # real splits compared
+    for dense_result, sparse_result in zip(*results):
+        np.testing.assert_array_equal(sparse_result, dense_result)
+
+
+@pytest.mark.parametrize("extra", [{}, dict(subsample=0.7, subsample_freq=1),
+                                   dict(extra_trees=True, colsample_bynode=0.7)])
+def test_sparse_x_grows_the_trees_of_its_dense_array(extra):
+    # sparse enough that Dataset stores the first four columns sparsely
+    X_all = mixed_sparse_features(400, seed=21, density=0.15)
+    _, Y = make_multilabel(n=400, p=6, seed=21)
+    # labels that follow the columns (a random Y would split little)
+    Y[:, :6][X_all.toarray()[:, [0, 1, 2, 3, 5, 5]] > 0.5] = 1.0
+    X, X_valid = X_all[:300], X_all[300:]
+    params = dict(BASE_PARAMS, metric="precision@1", seed=3, **extra)
+    boosters, trains = [], []
+    for to_x in (lambda M: M, lambda M: M.toarray()):
+        trains.append(gbmo.Dataset(to_x(X), sp.csr_matrix(Y[:300])))
+        valid = trains[-1].create_valid(to_x(X_valid), sp.csr_matrix(Y[300:]))
+        boosters.append(gbmo.train(params, trains[-1], 5, valid_sets=[valid]))
+    assert trains[0].X_binned.is_sparse.tolist() == [1, 1, 1, 1, 0, 0]
+    assert boosters[0].trees[0].n_leaves > 2
+    assert any(np.isin(tree.node_feature[tree.node_left >= 0], [0, 1, 2, 3]).any()
+               for tree in boosters[0].trees)  # splits on sparse columns compared
+    assert_same_trees(*boosters)
+    assert boosters[0].evals_result == boosters[1].evals_result
+    np.testing.assert_array_equal(boosters[0].predict_topk(X_valid, 3)[0],
+                                  boosters[1].predict_topk(X_valid.toarray(), 3)[0])
+
+
 def test_drawn_thresholds_below_zero_are_refused():
     X_binned = np.zeros((2, 40), dtype=np.uint8)
     out = np.empty(2), np.empty(2, np.int32), np.empty(2, np.uint8)
@@ -524,12 +606,6 @@ def test_bad_parameters_for_a_sparse_y_are_named(params, message):
         gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
 
 
-def test_sparse_x_with_a_sparse_y_is_refused_by_name():
-    X, Y = make_multilabel(n=50)
-    with pytest.raises(TypeError, match="needs dense X"):
-        gbmo.train(BASE_PARAMS, gbmo.Dataset(sp.csr_matrix(X), sp.csr_matrix(Y)), 1)
-
-
 @pytest.mark.parametrize("objective", ["squared_hinge", "sigmoid"])
 def test_a_y_without_any_label_trains_a_model_that_ranks_every_label_alike(objective):
     """Found by the fuzz: nodes without gradient entries summed to int64 and
@@ -677,7 +753,6 @@ def test_classifier_early_stopping_with_a_sparse_eval_set():
 @pytest.mark.parametrize("change, message", [
     (dict(split="sparse_restricted", top_k=3), "parameter 'split'"),
     (dict(eval_dense=True), "eval_set y must be a scipy sparse"),
-    (dict(sparse_X=True), "dense X"),
 ])
 def test_classifier_with_a_sparse_y_names_what_it_does_not_take(change, message):
     from gbmo.sklearn import GBMOClassifier
@@ -687,8 +762,7 @@ def test_classifier_with_a_sparse_y_names_what_it_does_not_take(change, message)
     classifier = GBMOClassifier(n_estimators=2, min_samples_leaf=5, **params)
     fit = dict(eval_set=[(X, Y)] if change.get("eval_dense") else None)
     with pytest.raises((ValueError, TypeError), match=message):
-        classifier.fit(sp.csr_matrix(X) if change.get("sparse_X") else X, sp.csr_matrix(Y),
-                       **fit)
+        classifier.fit(X, sp.csr_matrix(Y), **fit)
 
 
 def test_a_validation_set_made_without_the_training_set_is_scored_on_its_bins():

@@ -17,10 +17,19 @@ feature's bin and adds their sparse gradient rows into an L-sized accumulator
 (with a list of the labels touched), bin after bin. The right side's labels
 that the left has not touched keep the parent's sums, so its top k comes from
 the touched labels plus the head of the parent's labels sorted by imp.
+
+Sparse X comes as binning.SparseBinned: a sparse feature's rows outside its
+zero bin are listed with their bins (CSC-like), and its sort reads only the
+listed rows that are in the node; when the zero bin is bin 0 and holds most
+of the node's rows, they are never placed (see sort_rows_by_bin), so the
+feature costs its entries, not the node's rows.
 """
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+
+import numpy as np
 
 from .common cimport G_H_t, X_BINNED_t, soft_threshold
 
@@ -149,12 +158,27 @@ cdef struct Thread:
     double* top_left         # top_k
     double* top_right        # top_k
     Py_ssize_t* order        # node rows sorted by bin
-    Py_ssize_t* outside_bin0 # the node rows not in bin 0, in row order
+    Py_ssize_t* outside_bin0 # the node rows not in bin 0 (a sparse column's entries), in row order
     Py_ssize_t* bin_start    # missing_bin + 2
+    X_BINNED_t* node_bins    # a sparse column's bin of each node row, when all are placed
+
+
+cdef struct Columns:
+    # Where a feature's bins are read: row f of dense (features x rows), or
+    # with sparse X (is_sparse not NULL, see binning.SparseBinned) the dense
+    # features' row column_of[f] or sparse column column_of[f]'s entries.
+    const X_BINNED_t* dense
+    Py_ssize_t n_rows
+    const unsigned char* is_sparse
+    const int* column_of
+    const long long* indptr
+    const unsigned int* indices
+    const X_BINNED_t* bins
+    const X_BINNED_t* zero_bin
+    const int* node_position  # a row's place in the node's rows, -1 outside it
 
 
 cdef struct Node:
-    const X_BINNED_t* column_base
     Py_ssize_t n_node_rows
     Py_ssize_t top_k
     double lambda_l2
@@ -288,6 +312,66 @@ cdef inline void keep_if_better(double gain, Py_ssize_t b, bint missing_left, do
         best_bin[0] = <int>b
         best_missing_left[0] = missing_left
         best_left_count[0] = left_count
+
+
+cdef inline void sort_rows_by_bin(Thread* t, const Node* c, const Columns* x, Py_ssize_t f,
+                                  Py_ssize_t n_bins, Py_ssize_t missing_bin) noexcept nogil:
+    """A stable counting sort of the node's rows (places in c.rows) by feature
+    f's bin into t.order, bin b's at t.bin_start[b]... When bin 0 holds most
+    of them, scan_either scans from the top, which never reads bin 0's rows
+    when there is a threshold above it (n_bins > 1): only the others are
+    placed (a sparse feature's few). Rows outside bin 0 are found in row
+    order, by the node's rows or, for a sparse column, by its entries (rows
+    increase in both), so both layouts sort alike."""
+    cdef Py_ssize_t b, r, e, placed, n_outside = 0, n = c.n_node_rows, s = 0
+    cdef bint sparse = x.is_sparse != NULL and x.is_sparse[f]
+    cdef const X_BINNED_t* column = NULL
+    cdef X_BINNED_t zero = 0
+    for b in range(missing_bin + 2):
+        t.bin_start[b] = 0
+    if sparse:
+        s = x.column_of[f]
+        zero = x.zero_bin[s]
+        for e in range(x.indptr[s], x.indptr[s + 1]):
+            if x.node_position[x.indices[e]] >= 0:
+                t.bin_start[x.bins[e] + 1] += 1
+                t.outside_bin0[n_outside] = e
+                n_outside = n_outside + 1
+        t.bin_start[zero + 1] += n - n_outside
+    else:
+        column = x.dense + (f if x.is_sparse == NULL else x.column_of[f]) * x.n_rows
+        for r in range(n):
+            b = column[c.rows[r]]
+            t.bin_start[b + 1] += 1
+            if b != 0:
+                t.outside_bin0[n_outside] = r
+                n_outside = n_outside + 1
+    for b in range(missing_bin + 1):
+        t.bin_start[b + 1] += t.bin_start[b]
+    if zero == 0 and 2 * (n - n_outside) > n and n_bins > 1:
+        for placed in range(n_outside):
+            if sparse:
+                e = t.outside_bin0[placed]
+                r, b = x.node_position[x.indices[e]], x.bins[e]
+            else:
+                r = t.outside_bin0[placed]
+                b = column[c.rows[r]]
+            t.order[t.bin_start[b]] = r
+            t.bin_start[b] += 1
+        t.bin_start[0] += n - n_outside
+    else:
+        if sparse:  # every row placed: the column's bins of the node's rows first
+            memset(t.node_bins, zero, n)
+            for placed in range(n_outside):
+                e = t.outside_bin0[placed]
+                t.node_bins[x.node_position[x.indices[e]]] = x.bins[e]
+        for r in range(n):
+            b = t.node_bins[r] if sparse else column[c.rows[r]]
+            t.order[t.bin_start[b]] = r
+            t.bin_start[b] += 1
+    for b in range(missing_bin, 0, -1):
+        t.bin_start[b] = t.bin_start[b - 1]
+    t.bin_start[0] = 0
 
 
 cdef inline void scan_from_the_top(Thread* t, const Node* c, Py_ssize_t n_thresholds,
@@ -435,7 +519,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
                                    unsigned char[::1] best_missing_left,
                                    int n_threads,
                                    double lambda_l1=0.0,
-                                   const int[::1] random_bins=None):
+                                   const int[::1] random_bins=None,
+                                   sparse_binned=None):
     """For each f in features, the best split of the node whose rows are rows:
     same outputs and conventions as _split.find_best_sparse_splits (unrestricted,
     per-label hessians): best_gain[f] -1 and best_bin[f] -1 when none is valid;
@@ -447,12 +532,42 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     by decreasing imp; parent_score: the sum of the top_k largest imp, where
     imp = T(G)^2 / (H + lambda_l2) with T soft-thresholding by lambda_l1.
     random_bins (extra_trees): each feature's drawn threshold, the only one
-    tried (at most its n_bins - 2, as _split's search)."""
+    tried (at most its n_bins - 2, as _split's search).
+
+    sparse_binned: X as a binning.SparseBinned, whose dense features' rows
+    X_binned then holds (its `dense`)."""
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     if grad_indptr.shape[0] != X_binned.shape[1] + 1:
         raise ValueError(f"grad_indptr must have n_rows + 1 = {X_binned.shape[1] + 1} "
                          f"entries, got {grad_indptr.shape[0]}")
+    cdef Columns x
+    cdef Py_ssize_t n_features = X_binned.shape[0]
+    cdef const unsigned char[::1] is_sparse
+    cdef const int[::1] column_of
+    cdef const long long[::1] sparse_indptr
+    cdef const unsigned int[::1] sparse_indices
+    cdef const X_BINNED_t[::1] sparse_bins, zero_bin
+    cdef int[::1] node_position
+    x.dense = &X_binned[0, 0] if X_binned.shape[0] and X_binned.shape[1] else NULL
+    x.n_rows = X_binned.shape[1]
+    x.is_sparse = NULL
+    if sparse_binned is not None:
+        is_sparse, column_of = sparse_binned.is_sparse, sparse_binned.column_of
+        sparse_indptr, sparse_indices = sparse_binned.indptr, sparse_binned.indices
+        sparse_bins, zero_bin = sparse_binned.bins, sparse_binned.zero_bin
+        n_features = is_sparse.shape[0]
+        if column_of.shape[0] != n_features or sparse_binned.n_rows != X_binned.shape[1]:
+            raise ValueError("sparse_binned must describe X_binned's rows and its features")
+        position = np.full(X_binned.shape[1], -1, dtype=np.int32)
+        position[np.asarray(rows)] = np.arange(rows.shape[0], dtype=np.int32)
+        node_position = position
+        x.is_sparse, x.column_of = &is_sparse[0], &column_of[0]
+        x.indptr = &sparse_indptr[0]
+        x.indices = &sparse_indices[0] if sparse_indices.shape[0] else NULL
+        x.bins = &sparse_bins[0] if sparse_bins.shape[0] else NULL
+        x.zero_bin = &zero_bin[0] if zero_bin.shape[0] else NULL
+        x.node_position = &node_position[0] if node_position.shape[0] else NULL
     if not (grad_label.shape[0] == grad.shape[0] == hess.shape[0]):
         raise ValueError("grad_label, grad and hess must have the same length")
     cdef Node c
@@ -477,17 +592,17 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     for i in range(parent_hess.shape[0]):
         parent_hess_total += parent_hess[i]
     c.parent_hess_total = parent_hess_total
-    cdef Py_ssize_t fi, f, b, r, n_bins, n_outside, placed, n_rows_node = rows.shape[0]
+    cdef Py_ssize_t fi, f, b, n_bins, n_rows_node = rows.shape[0]
     cdef Thread* t
     cdef double gain, left_count
     cdef int bin_
     cdef unsigned char missing_left
     cdef const int* drawn = NULL if random_bins is None else &random_bins[0]
     if random_bins is not None:
-        if random_bins.shape[0] < X_binned.shape[0]:
-            raise ValueError(f"random_bins must have a bin per feature ({X_binned.shape[0]}), "
+        if random_bins.shape[0] < n_features:
+            raise ValueError(f"random_bins must have a bin per feature ({n_features}), "
                              f"got {random_bins.shape[0]}")
-        for i in range(X_binned.shape[0]):
+        for i in range(n_features):
             if random_bins[i] < 0:
                 raise ValueError(f"random_bins[{i}] = {random_bins[i]}: a bin must be >= 0")
     with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
@@ -514,6 +629,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         t.order = <Py_ssize_t*> malloc((n_rows_node + 1) * sizeof(Py_ssize_t))
         t.outside_bin0 = <Py_ssize_t*> malloc((n_rows_node + 1) * sizeof(Py_ssize_t))
         t.bin_start = <Py_ssize_t*> malloc((missing_bin + 2) * sizeof(Py_ssize_t))
+        t.node_bins = <X_BINNED_t*> malloc((n_rows_node + 1) * sizeof(X_BINNED_t))
         t.current = 0
         t.current_bin = 0
         for i in range(n_labels):
@@ -527,36 +643,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         for fi in prange(features.shape[0], schedule="dynamic"):
             f = features[fi]
             n_bins = n_bins_non_missing[f]
-            # Counting sort of the node's rows by bin. When bin 0 holds most of
-            # them, scan_either scans from the top, which never reads bin 0's
-            # rows when there is a threshold above it (n_bins > 1): only the
-            # others are placed (a sparse feature's few).
-            for b in range(missing_bin + 2):
-                t.bin_start[b] = 0
-            n_outside = 0
-            for r in range(n_rows_node):
-                b = X_binned[f, rows[r]]
-                t.bin_start[b + 1] += 1
-                if b != 0:
-                    t.outside_bin0[n_outside] = r
-                    n_outside = n_outside + 1
-            for b in range(missing_bin + 1):
-                t.bin_start[b + 1] += t.bin_start[b]
-            if 2 * (n_rows_node - n_outside) > n_rows_node and n_bins > 1:
-                for placed in range(n_outside):
-                    r = t.outside_bin0[placed]
-                    b = X_binned[f, rows[r]]
-                    t.order[t.bin_start[b]] = r
-                    t.bin_start[b] += 1
-                t.bin_start[0] += n_rows_node - n_outside
-            else:
-                for r in range(n_rows_node):
-                    b = X_binned[f, rows[r]]
-                    t.order[t.bin_start[b]] = r
-                    t.bin_start[b] += 1
-            for b in range(missing_bin, 0, -1):
-                t.bin_start[b] = t.bin_start[b - 1]
-            t.bin_start[0] = 0
+            sort_rows_by_bin(t, &c, &x, f, n_bins, missing_bin)
             gain = -1.0
             bin_ = -1
             missing_left = 0
@@ -609,6 +696,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         free(t.order)
         free(t.outside_bin0)
         free(t.bin_start)
+        free(t.node_bins)
         free(t)
 
 
