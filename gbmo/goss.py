@@ -28,13 +28,21 @@ def goss_warmup_rounds(learning_rate):
 
 
 def goss_sample(grad, hess, top_rate, other_rate, rng):
+    """goss_sample_by_size for dense (n, d) gradients and hessians."""
+    # One size for all outputs, so that one sample serves a vector-leaf tree;
+    # summed in float64, where a few float32 terms add up exactly in any order,
+    # so that rows of equal terms tie and a sparse-label row's entries (the
+    # non-zero terms alone, sparse_output) give the same size.
+    return goss_sample_by_size(np.abs(grad * hess).sum(axis=1, dtype=np.float64), top_rate,
+                               other_rate, rng)
+
+
+def goss_sample_by_size(size, top_rate, other_rate, rng):
     """(rows, other_rows, factor): the sorted rows a tree is grown on, the rows
     among them drawn from the small-gradient rest, and what their gradients
     are multiplied by: the rest's count over the draw's, which the rates give
-    only up to the rounding of the counts."""
-    n_rows = grad.shape[0]
-    # one size for all outputs, so that one sample serves a vector-leaf tree
-    size = np.abs(grad * hess).sum(axis=1)
+    only up to the rounding of the counts. size: each row's sum_j |g_ij h_ij|."""
+    n_rows = size.shape[0]
     n_top = min(n_rows, int(top_rate * n_rows))
     n_other = min(n_rows - n_top, max(1, int(other_rate * n_rows)))
     # a partition, not a sort: O(n), and deterministic for the same sizes

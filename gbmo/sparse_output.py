@@ -32,9 +32,10 @@ from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import WORK_PER_ELEMENT, caller_threads, threads_for
+from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (drawn_features, drawn_thresholds, leaf_values, soft_threshold,
                      tree_structure)
-from .params import bags, canonical_objective, keys_naming, resolve_params
+from .params import bags, canonical_objective, check_sampling, keys_naming, resolve_params
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -391,6 +392,25 @@ def _binned_leaves(X_binned, tree, missing_bin):
     return tree.node_value[node]
 
 
+def _renewed_leaf_values(tree, leaf_of_row, gradients, n_labels, params):
+    """The values of tree's leaves' labels set again from every training
+    row's gradients (leaf_of_row[i] the leaf of row i), as GOSS renews dense
+    leaves (engine._Trainer._renew_leaves): a (label, leaf) the rows have no
+    entry for gets 0."""
+    indptr, labels, grad, hess = gradients
+    leaf_of_entry = np.repeat(leaf_of_row.astype(np.int64), np.diff(indptr))
+    # (leaf, label) keys of the tree's values, in leaf then label order
+    kept = (np.arange(tree.n_leaves, dtype=np.int64)[:, None] * n_labels
+            + tree.leaf_outputs).ravel()
+    place = np.searchsorted(kept, leaf_of_entry * n_labels + labels)
+    place = np.minimum(place, len(kept) - 1)
+    match = kept[place] == leaf_of_entry * n_labels + labels
+    sums = [np.bincount(place[match], weights=values[match], minlength=len(kept))
+            for values in (grad, hess)]
+    return leaf_values(sums[0], sums[1] + params["lambda_l2"],
+                       params["lambda_l1"]).reshape(tree.leaf_values.shape)
+
+
 def _rows_by_leaf(leaf_of_row, n_leaves):
     order = np.argsort(leaf_of_row, kind="stable")
     bounds = np.searchsorted(leaf_of_row[order], np.arange(n_leaves + 1))
@@ -520,8 +540,6 @@ class SparseOutputTrainer:
             raise ValueError("a sparse Y does not take interaction_constraints yet")
         if params["boosting"] != "gbdt":
             raise ValueError("a sparse Y does not take boosting='dart' yet")
-        if params["data_sample_strategy"] != "bagging":
-            raise ValueError("a sparse Y does not take data_sample_strategy='goss' yet")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")
@@ -573,13 +591,18 @@ class SparseOutputTrainer:
 
         params = self.params
         n_rows = self.train_set.n_rows
-        # bagging draws where and when engine._Trainer draws, as the trees' seeds below
-        if not bags(params):  # reset_parameter may have changed it
+        check_sampling(params)  # reset_parameter may have changed it
+        # bagging and GOSS draw where and when engine._Trainer draws, as the
+        # trees' seeds below
+        if not bags(params):
             self.row_sample = None
         elif iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(self.rng, n_rows, params["subsample"])
-        gradients = self.loss.gradients(self.train_set.Y, self.D, self.base,
-                                        self.train_set.weight)
+        gradients = exact = self.loss.gradients(self.train_set.Y, self.D, self.base,
+                                                self.train_set.weight)
+        goss = params["data_sample_strategy"] == "goss"
+        if goss:
+            gradients = self._goss(iteration, gradients)
         features = _draw_features(self.rng, self.features, params["colsample_bytree"])
         # drawn where and when the dense grower draws it, so that a seed draws alike
         tree_seed = (int(self.rng.integers(0, 2**63))
@@ -592,12 +615,36 @@ class SparseOutputTrainer:
             leaf_rows = grower.leaf_rows
         else:  # grown on the sample; every row's scores move by its leaf
             tree = grower.grow(self.row_sample)
-            leaf_rows = _rows_by_leaf(_binned_leaves(self.train_set.X_binned, tree,
-                                                     self.bin_mapper.missing_bin), tree.n_leaves)
+            leaf_of_row = _binned_leaves(self.train_set.X_binned, tree,
+                                         self.bin_mapper.missing_bin)
+            leaf_rows = _rows_by_leaf(leaf_of_row, tree.n_leaves)
+            if goss and params["goss_renew_leaves"]:
+                tree.leaf_values = _renewed_leaf_values(tree, leaf_of_row, exact, self.n_labels,
+                                                         params)
         tree.leaf_values *= params["learning_rate"]
         self.D = _add_leaf_deltas(self.D, tree, leaf_rows)
         self.booster._add_tree(tree)
         return self._evaluate(tree)
+
+    def _goss(self, iteration, gradients):
+        """The round's GOSS sample in row_sample (None, every row, while
+        warming up) and the gradients with the drawn rows' entries amplified,
+        as engine._Trainer._goss; a row's size sums |g h| over its entries."""
+        params = self.params
+        self.row_sample = None
+        if iteration < goss_warmup_rounds(params["learning_rate"]):
+            return gradients
+        indptr, labels, grad, hess = gradients
+        n_rows = len(indptr) - 1
+        row_of_entry = np.repeat(np.arange(n_rows), np.diff(indptr))
+        # in float64, as goss.goss_sample sums a dense row
+        size = np.bincount(row_of_entry, weights=np.abs(grad * hess), minlength=n_rows)
+        self.row_sample, other, factor = goss_sample_by_size(
+            size, params["top_rate"], params["other_rate"], self.rng)
+        row_factor = np.ones(n_rows, dtype=grad.dtype)
+        row_factor[other] = factor
+        entry_factor = row_factor[row_of_entry]
+        return indptr, labels, grad * entry_factor, hess * entry_factor
 
     def _evaluate(self, tree):
         results = []

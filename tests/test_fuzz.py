@@ -266,7 +266,7 @@ def training_cases(draw):
     rounds = draw(st.integers(1, 8))
     params["subsample"] = draw(st.sampled_from([1.0, 1.0, 0.5, 0.1]))
     params["subsample_freq"] = draw(st.sampled_from([1, 3]))
-    if params["subsample"] == 1.0 and objective != "sparse_labels" and draw(st.booleans()):
+    if params["subsample"] == 1.0 and draw(st.booleans()):
         params.update(data_sample_strategy="goss",
                       top_rate=draw(st.sampled_from([0.0, 0.2, 0.9])),
                       other_rate=draw(st.sampled_from([0.01, 0.1])))

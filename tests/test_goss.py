@@ -213,13 +213,13 @@ def test_bad_settings_are_refused_by_name(params, message):
         gbmo.train({**QUIET, "objective": "softmax", **params}, gbmo.Dataset(X, y), 1)
 
 
-def test_a_sparse_y_refuses_it():
+def test_a_sparse_y_refuses_goss_with_bagging_as_a_dense_one():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 4))
     Y = sp.csr_matrix((rng.random((100, 30)) < 0.1).astype(float))
-    with pytest.raises(ValueError, match="goss"):
-        gbmo.train({**QUIET, "data_sample_strategy": "goss", "split": "sparse", "top_k": 3},
-                   gbmo.Dataset(X, Y), 1)
+    with pytest.raises(ValueError, match="takes no bagging"):
+        gbmo.train({**QUIET, "data_sample_strategy": "goss", "split": "sparse", "top_k": 3,
+                    "subsample": 0.5, "subsample_freq": 1}, gbmo.Dataset(X, Y), 1)
 
 
 @pytest.mark.parametrize("params", [

@@ -139,6 +139,30 @@ def test_weighted_sigmoid_starts_from_the_weighted_label_density():
     assert_same_trees(sparse_booster, dense_booster)
 
 
+@pytest.mark.parametrize("renew", [True, False])
+def test_goss_grows_the_trees_of_dense_gbdt_mo_with_the_same_seed(renew):
+    """The same rows drawn (a row's size sums |g h| over its entries), the
+    same amplified gradients and, with goss_renew_leaves, the same values set
+    again from every row."""
+    X, Y = make_multilabel(n=400, n_labels=12, seed=23)
+    params = dict(BASE_PARAMS, data_sample_strategy="goss", top_rate=0.3, other_rate=0.2,
+                  goss_renew_leaves=renew, learning_rate=0.5, seed=23, min_samples_leaf=3)
+    sparse_booster = gbmo.train(dict(params, objective="squared_hinge"),
+                                gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
+                               gbmo.Dataset(X, Y), 6)
+    assert_same_trees(sparse_booster, dense_booster)
+    np.testing.assert_allclose(sparse_booster.predict(X, raw_score=True),
+                               dense_booster.predict(X, raw_score=True) - 1.0, atol=1e-12)
+    plain = gbmo.train(dict(BASE_PARAMS, objective="squared_hinge", learning_rate=0.5,
+                            seed=23, min_samples_leaf=3), gbmo.Dataset(X, sp.csr_matrix(Y)), 6)
+    # the first 1 / learning_rate rounds use every row; the sample changes the rest
+    for tree, plain_tree in zip(sparse_booster.trees[:2], plain.trees[:2]):
+        np.testing.assert_array_equal(tree.node_feature, plain_tree.node_feature)
+        np.testing.assert_array_equal(tree.leaf_values, plain_tree.leaf_values)
+    assert not np.allclose(sparse_booster.trees[4].leaf_values, plain.trees[4].leaf_values)
+
+
 def test_restricted_sigmoid_grows_the_trees_of_the_dense_restricted_objective():
     X, Y = make_multilabel(seed=3)
     threshold = -1.0
