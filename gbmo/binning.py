@@ -108,6 +108,22 @@ class SparseBinned:
         self.dense, self.is_sparse, self.column_of = dense, is_sparse, column_of
         self.indptr, self.indices, self.bins, self.zero_bin = indptr, indices, bins, zero_bin
         self.shape = (len(is_sparse), n_rows)
+        self._by_row = None
+
+    def by_row(self):
+        """The sparse columns' entries again by row (CSR-like, made once):
+        (row_indptr int64 (n_rows + 1,), the entries' sparse columns int32,
+        their bins), each row's entries in column order; for kernels that
+        read a few rows' entries (a small node's) rather than a few columns."""
+        if self._by_row is None:
+            column = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int32),
+                               np.diff(self.indptr))
+            order = np.argsort(self.indices, kind="stable")
+            row_indptr = np.zeros(self.n_rows + 1, dtype=np.int64)
+            np.cumsum(np.bincount(self.indices, minlength=self.n_rows), out=row_indptr[1:])
+            self._by_row = (row_indptr, np.ascontiguousarray(column[order]),
+                            np.ascontiguousarray(self.bins[order]))
+        return self._by_row
 
     @property
     def nnz(self):
@@ -139,6 +155,22 @@ class SparseBinned:
 
     def __getitem__(self, feature):
         return self.column(feature)
+
+    def bins_of_rows(self, feature, rows):
+        """Feature's bins of the given rows: a gather from the dense row, or
+        the sparse column's listed rows found by binary search (O(len(rows)
+        log), not the column's n_rows)."""
+        c = int(self.column_of[feature])
+        if not self.is_sparse[feature]:
+            return self.dense[c, rows]
+        start = int(self.indptr[c])
+        listed = self.indices[start:self.indptr[c + 1]]
+        place = np.searchsorted(listed, rows)
+        found = place < len(listed)
+        found[found] = listed[place[found]] == rows[found]
+        out = np.full(len(rows), self.zero_bin[c], dtype=X_BINNED_DTYPE)
+        out[found] = self.bins[start + place[found]]
+        return out
 
     def toarray(self):
         """The dense (n_features, n_rows) layout (for tests and small data only)."""

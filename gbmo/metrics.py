@@ -266,10 +266,10 @@ def ndcg_at_k(Y, top_labels, weight=None):
 
 def f1_at_threshold(Y, predicted, average="micro", weight=None):
     """F1 of predicted (a 0/1 sparse matrix of predicted positives) against Y,
-    each row's pairs counted with its weight (None: 1), as scikit-learn's
-    f1_score with sample_weight. micro: over all (row, label) pairs; macro:
-    the mean per-label F1 over the labels that are true or predicted
-    somewhere (the others have no F1)."""
+    each row's pairs counted with its weight (None: 1). micro: over all (row,
+    label) pairs (scikit-learn's f1_score with sample_weight); macro: the mean
+    per-label F1 over the labels that are true or predicted in a row of
+    weight > 0 (the others have no F1; scikit-learn counts them as 0)."""
     Y = (Y != 0).astype(np.float64).tocsr()
     predicted = (predicted != 0).astype(np.float64).tocsr()
     row_weight = np.ones(Y.shape[0]) if weight is None else np.asarray(weight, np.float64)

@@ -291,7 +291,9 @@ class SparseOutputGrower:
         node.missing_left = bool(self.split_missing_left[node.feature])
 
     def _split(self, node):
-        column = self.X_binned[node.feature][node.rows]
+        column = (self.X_binned.bins_of_rows(node.feature, node.rows)
+                  if isinstance(self.X_binned, SparseBinned)
+                  else self.X_binned[node.feature, node.rows])
         missing = column == self.bin_mapper.missing_bin
         go_left = np.where(missing, node.missing_left, column <= node.bin)
         node.left = self._node(node.rows[go_left], node.depth + 1)

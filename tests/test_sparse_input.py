@@ -168,6 +168,49 @@ def test_decompress_column():
         np.testing.assert_array_equal(out, expected)
 
 
+def binned_sparse_data(seed):
+    X, D, _ = sparse_data(seed=seed)
+    mapper = BinMapper(15, None, 0, 1).fit(X)
+    return mapper.transform(X, max_sparse_density=0.5)
+
+
+def test_sparse_binned_by_row_lists_each_row_s_entries_in_column_order():
+    binned = binned_sparse_data(seed=4)
+    row_indptr, column, bins = binned.by_row()
+    assert binned.by_row()[0] is row_indptr  # made once
+    sparse_features = np.flatnonzero(binned.is_sparse)
+    dense = binned.toarray()[sparse_features]  # (sparse columns, rows)
+    for row in range(binned.n_rows):
+        entries = slice(row_indptr[row], row_indptr[row + 1])
+        expected = np.flatnonzero(dense[:, row] != binned.zero_bin)
+        np.testing.assert_array_equal(column[entries], expected)
+        np.testing.assert_array_equal(bins[entries], dense[expected, row])
+
+
+def test_bins_of_rows_equals_the_dense_layout():
+    binned = binned_sparse_data(seed=5)
+    dense = binned.toarray()
+    rows = np.random.default_rng(5).choice(binned.n_rows, 120, replace=False).astype(np.uint32)
+    assert binned.is_sparse.any() and not binned.is_sparse.all()
+    for feature in range(binned.shape[0]):
+        np.testing.assert_array_equal(binned.bins_of_rows(feature, rows), dense[feature, rows])
+
+
+def test_node_entries_by_column_groups_the_node_s_entries():
+    from gbmo._core._sparse_output import node_entries_by_column
+
+    binned = binned_sparse_data(seed=6)
+    dense = binned.toarray()[np.flatnonzero(binned.is_sparse)]
+    rows = np.flatnonzero(np.random.default_rng(6).random(binned.n_rows) < 0.3).astype(np.uint32)
+    start, row, bins = node_entries_by_column(rows, *binned.by_row(), dense.shape[0])
+    for s in range(dense.shape[0]):
+        places = np.flatnonzero(dense[s, rows] != binned.zero_bin[s])
+        np.testing.assert_array_equal(row[start[s]:start[s + 1]], places)
+        np.testing.assert_array_equal(bins[start[s]:start[s + 1]], dense[s, rows[places]])
+    assert start[-1] == sum((dense[s, rows] != binned.zero_bin[s]).sum()
+                            for s in range(dense.shape[0]))
+
+
 @pytest.mark.parametrize("hess_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("n_threads", [1, N_THREADS])
 @pytest.mark.parametrize("few_values", [False, True])

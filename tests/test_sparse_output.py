@@ -419,6 +419,33 @@ def test_split_search_on_sparse_binned_x_equals_the_dense_layout(subset, extra_t
         np.testing.assert_array_equal(sparse_result, dense_result)
 
 
+def test_split_search_on_sparse_binned_x_refuses_rows_out_of_order_and_a_wrong_layout():
+    """Its sparse columns' rows are matched to the node's in increasing order,
+    and X_binned must be the layout's dense features."""
+    from gbmo.binning import BinMapper
+
+    X = mixed_sparse_features(100, seed=24)
+    mapper = BinMapper(max_bins=16).fit(X)
+    binned = mapper.transform(X, max_sparse_density=0.6)
+    gradients = (np.zeros(101, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
+                 np.zeros(0, np.float32))
+    out = np.empty(6), np.empty(6, np.int32), np.empty(6, np.uint8)
+    empty = np.zeros(0, dtype=np.int32), np.zeros(0)
+
+    def search(X_binned, rows):
+        find_best_sparse_output_splits(
+            X_binned, rows, np.arange(6, dtype=np.int32), mapper.n_bins_non_missing_,
+            mapper.missing_bin, *gradients, 3, empty[0], empty[1], empty[1], empty[0], empty[1],
+            0.0, 1, 1.0, 1.0, 0.0, *out, 1, sparse_binned=binned)
+
+    with pytest.raises(ValueError, match="rows must increase"):
+        search(binned.dense, np.array([3, 1, 2], dtype=np.uint32))
+    with pytest.raises(ValueError, match="rows must increase"):
+        search(binned.dense, np.array([1, 1, 2], dtype=np.uint32))
+    with pytest.raises(ValueError, match="sparse_binned must describe"):
+        search(binned.toarray(), np.arange(100, dtype=np.uint32))
+
+
 @pytest.mark.parametrize("extra", [{}, dict(subsample=0.7, subsample_freq=1),
                                    dict(extra_trees=True, colsample_bynode=0.7)])
 def test_sparse_x_grows_the_trees_of_its_dense_array(extra):

@@ -19,10 +19,11 @@ that the left has not touched keep the parent's sums, so its top k comes from
 the touched labels plus the head of the parent's labels sorted by imp.
 
 Sparse X comes as binning.SparseBinned: a sparse feature's rows outside its
-zero bin are listed with their bins (CSC-like), and its sort reads only the
-listed rows that are in the node; when the zero bin is bin 0 and holds most
-of the node's rows, they are never placed (see sort_rows_by_bin), so the
-feature costs its entries, not the node's rows.
+zero bin are listed with their bins. A search first sorts its node's rows'
+entries by column (from SparseBinned.by_row, in the node's entries, not
+the columns'), and a sparse feature's sort then reads its slice; when the
+zero bin is bin 0 and holds most of the node's rows, they are never placed
+(see sort_rows_by_bin), so such a feature costs its entries in the node.
 """
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY
@@ -158,7 +159,7 @@ cdef struct Thread:
     double* top_left         # top_k
     double* top_right        # top_k
     Py_ssize_t* order        # node rows sorted by bin
-    Py_ssize_t* outside_bin0 # the node rows not in bin 0 (a sparse column's entries), in row order
+    Py_ssize_t* outside_bin0 # the node rows not in bin 0, in row order
     Py_ssize_t* bin_start    # missing_bin + 2
     X_BINNED_t* node_bins    # a sparse column's bin of each node row, when all are placed
 
@@ -166,16 +167,17 @@ cdef struct Thread:
 cdef struct Columns:
     # Where a feature's bins are read: row f of dense (features x rows), or
     # with sparse X (is_sparse not NULL, see binning.SparseBinned) the dense
-    # features' row column_of[f] or sparse column column_of[f]'s entries.
+    # features' row column_of[f], or for sparse column s = column_of[f] the
+    # node's rows it lists, entry_row[entry_start[s]:entry_start[s + 1]]
+    # (places in the node's rows, increasing), and their bins entry_bin[...].
     const X_BINNED_t* dense
     Py_ssize_t n_rows
     const unsigned char* is_sparse
     const int* column_of
-    const long long* indptr
-    const unsigned int* indices
-    const X_BINNED_t* bins
     const X_BINNED_t* zero_bin
-    const int* node_position  # a row's place in the node's rows, -1 outside it
+    const long long* entry_start
+    const Py_ssize_t* entry_row
+    const X_BINNED_t* entry_bin
 
 
 cdef struct Node:
@@ -320,23 +322,25 @@ cdef inline void sort_rows_by_bin(Thread* t, const Node* c, const Columns* x, Py
     f's bin into t.order, bin b's at t.bin_start[b]... When bin 0 holds most
     of them, scan_either scans from the top, which never reads bin 0's rows
     when there is a threshold above it (n_bins > 1): only the others are
-    placed (a sparse feature's few). Rows outside bin 0 are found in row
-    order, by the node's rows or, for a sparse column, by its entries (rows
-    increase in both), so both layouts sort alike."""
-    cdef Py_ssize_t b, r, e, placed, n_outside = 0, n = c.n_node_rows, s = 0
+    placed (a sparse feature's few). Rows outside bin 0 come in row order,
+    from the node's rows or a sparse column's listed ones, so both layouts
+    sort alike."""
+    cdef Py_ssize_t b, r, placed, n_outside = 0, n = c.n_node_rows, s = 0
     cdef bint sparse = x.is_sparse != NULL and x.is_sparse[f]
     cdef const X_BINNED_t* column = NULL
+    cdef const Py_ssize_t* outside = t.outside_bin0
+    cdef const X_BINNED_t* outside_bins = NULL
     cdef X_BINNED_t zero = 0
     for b in range(missing_bin + 2):
         t.bin_start[b] = 0
     if sparse:
         s = x.column_of[f]
         zero = x.zero_bin[s]
-        for e in range(x.indptr[s], x.indptr[s + 1]):
-            if x.node_position[x.indices[e]] >= 0:
-                t.bin_start[x.bins[e] + 1] += 1
-                t.outside_bin0[n_outside] = e
-                n_outside = n_outside + 1
+        outside = x.entry_row + x.entry_start[s]
+        outside_bins = x.entry_bin + x.entry_start[s]
+        n_outside = x.entry_start[s + 1] - x.entry_start[s]
+        for placed in range(n_outside):
+            t.bin_start[outside_bins[placed] + 1] += 1
         t.bin_start[zero + 1] += n - n_outside
     else:
         column = x.dense + (f if x.is_sparse == NULL else x.column_of[f]) * x.n_rows
@@ -350,11 +354,10 @@ cdef inline void sort_rows_by_bin(Thread* t, const Node* c, const Columns* x, Py
         t.bin_start[b + 1] += t.bin_start[b]
     if zero == 0 and 2 * (n - n_outside) > n and n_bins > 1:
         for placed in range(n_outside):
+            r = outside[placed]
             if sparse:
-                e = t.outside_bin0[placed]
-                r, b = x.node_position[x.indices[e]], x.bins[e]
+                b = outside_bins[placed]
             else:
-                r = t.outside_bin0[placed]
                 b = column[c.rows[r]]
             t.order[t.bin_start[b]] = r
             t.bin_start[b] += 1
@@ -363,8 +366,7 @@ cdef inline void sort_rows_by_bin(Thread* t, const Node* c, const Columns* x, Py
         if sparse:  # every row placed: the column's bins of the node's rows first
             memset(t.node_bins, zero, n)
             for placed in range(n_outside):
-                e = t.outside_bin0[placed]
-                t.node_bins[x.node_position[x.indices[e]]] = x.bins[e]
+                t.node_bins[outside[placed]] = outside_bins[placed]
         for r in range(n):
             b = t.node_bins[r] if sparse else column[c.rows[r]]
             t.order[t.bin_start[b]] = r
@@ -494,6 +496,39 @@ cdef inline void evaluate_threshold(Thread* t, const Node* c, Py_ssize_t b, Py_s
                        best_gain, best_bin, best_missing_left, best_left_count)
 
 
+def node_entries_by_column(const unsigned int[::1] rows, const long long[::1] row_indptr,
+                           const int[::1] entry_column, const X_BINNED_t[::1] entry_bins,
+                           Py_ssize_t n_columns):
+    """(start (n_columns + 1,), row, bin): the entries of the node's rows
+    (row_indptr / entry_column / entry_bins: SparseBinned.by_row) grouped by
+    sparse column, column s's at [start[s], start[s + 1]) with their places
+    in rows, increasing (a counting sort over the node's entries)."""
+    cdef Py_ssize_t r, e, n_entries = 0
+    start_array = np.zeros(n_columns + 2, dtype=np.int64)
+    cdef long long[::1] start = start_array
+    with nogil:
+        for r in range(rows.shape[0]):
+            for e in range(row_indptr[rows[r]], row_indptr[rows[r] + 1]):
+                start[entry_column[e] + 2] += 1
+            n_entries += row_indptr[rows[r] + 1] - row_indptr[rows[r]]
+        for e in range(2, n_columns + 2):
+            start[e] += start[e - 1]
+    # start[s + 1] is now where column s's entries go; it ends at start[s + 2]
+    row_array = np.empty(max(n_entries, 1), dtype=np.intp)
+    bin_array = np.empty(max(n_entries, 1), dtype=np.uint8)
+    cdef Py_ssize_t[::1] row_of = row_array
+    cdef X_BINNED_t[::1] bin_of = bin_array
+    cdef long long place
+    with nogil:
+        for r in range(rows.shape[0]):
+            for e in range(row_indptr[rows[r]], row_indptr[rows[r] + 1]):
+                place = start[entry_column[e] + 1]
+                row_of[place] = r
+                bin_of[place] = entry_bins[e]
+                start[entry_column[e] + 1] = place + 1
+    return start_array[:n_columns + 1], row_array, bin_array
+
+
 def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
                                    const unsigned int[::1] rows,
                                    const int[::1] features,
@@ -535,7 +570,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     tried (at most its n_bins - 2, as _split's search).
 
     sparse_binned: X as a binning.SparseBinned, whose dense features' rows
-    X_binned then holds (its `dense`)."""
+    X_binned then holds (its `dense`); rows must then increase (as a node's
+    do), for the merge with its sparse columns."""
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     if grad_indptr.shape[0] != X_binned.shape[1] + 1:
@@ -545,29 +581,29 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     cdef Py_ssize_t n_features = X_binned.shape[0]
     cdef const unsigned char[::1] is_sparse
     cdef const int[::1] column_of
-    cdef const long long[::1] sparse_indptr
-    cdef const unsigned int[::1] sparse_indices
-    cdef const X_BINNED_t[::1] sparse_bins, zero_bin
-    cdef int[::1] node_position
+    cdef const X_BINNED_t[::1] zero_bin
+    cdef long long[::1] entry_start
+    cdef Py_ssize_t[::1] entry_row
+    cdef X_BINNED_t[::1] entry_bin
     x.dense = &X_binned[0, 0] if X_binned.shape[0] and X_binned.shape[1] else NULL
     x.n_rows = X_binned.shape[1]
     x.is_sparse = NULL
     if sparse_binned is not None:
         is_sparse, column_of = sparse_binned.is_sparse, sparse_binned.column_of
-        sparse_indptr, sparse_indices = sparse_binned.indptr, sparse_binned.indices
-        sparse_bins, zero_bin = sparse_binned.bins, sparse_binned.zero_bin
+        zero_bin = sparse_binned.zero_bin
         n_features = is_sparse.shape[0]
-        if column_of.shape[0] != n_features or sparse_binned.n_rows != X_binned.shape[1]:
+        if (column_of.shape[0] != n_features or sparse_binned.n_rows != X_binned.shape[1]
+                or X_binned.shape[0] != n_features - zero_bin.shape[0]):
             raise ValueError("sparse_binned must describe X_binned's rows and its features")
-        position = np.full(X_binned.shape[1], -1, dtype=np.int32)
-        position[np.asarray(rows)] = np.arange(rows.shape[0], dtype=np.int32)
-        node_position = position
+        if rows.shape[0] > 1 and not np.all(np.diff(np.asarray(rows, dtype=np.int64)) > 0):
+            raise ValueError("rows must increase when sparse_binned is given")
+        entry_start, entry_row, entry_bin = node_entries_by_column(
+            rows, *sparse_binned.by_row(), zero_bin.shape[0])
         x.is_sparse, x.column_of = &is_sparse[0], &column_of[0]
-        x.indptr = &sparse_indptr[0]
-        x.indices = &sparse_indices[0] if sparse_indices.shape[0] else NULL
-        x.bins = &sparse_bins[0] if sparse_bins.shape[0] else NULL
         x.zero_bin = &zero_bin[0] if zero_bin.shape[0] else NULL
-        x.node_position = &node_position[0] if node_position.shape[0] else NULL
+        x.entry_start = &entry_start[0]
+        x.entry_row = &entry_row[0]
+        x.entry_bin = &entry_bin[0]
     if not (grad_label.shape[0] == grad.shape[0] == hess.shape[0]):
         raise ValueError("grad_label, grad and hess must have the same length")
     cdef Node c
