@@ -3,6 +3,7 @@
     python benchmarks/ab_kernel.py --kernel split --base 493382d [--threads 1]
     python benchmarks/ab_kernel.py --kernel partition --base ea981a7
     python benchmarks/ab_kernel.py --kernel categorical --base COMMIT
+    python benchmarks/ab_kernel.py --kernel histogram --base COMMIT
 
 Compiles the kernel's .pyx as it was at --base into a temporary directory
 (the .pxd files beside it, the setup.py flags), loads it beside the
@@ -20,6 +21,10 @@ times them interleaved; prints the median time of each and old / new.
   features (every bin a category, ordered at the node), of 1 and 5
   outputs, 50 calls per sample; COMMIT must choose the same sets as the
   build (the script checks it), so it times a change of speed only.
+- histogram: build_histograms of one node of 20,000 rows (sorted, drawn from
+  100,000) over 50 features x 255 bins, for gathered rows of 2 to 41 values
+  (one output's [g, 1] to softmax's 20 classes' [g, h, 1]); with and
+  without a skipped bin, 10 calls per sample.
 """
 import argparse
 import importlib.util
@@ -31,6 +36,7 @@ import time
 
 import numpy as np
 
+import gbmo._core._histogram as new_histogram
 import gbmo._core._partition as new_partition
 import gbmo._core._split as new_split
 
@@ -61,7 +67,7 @@ def build_old(name, base, directory):
     listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", base,
                              "gbmo/_core/"], check=True, capture_output=True, text=True).stdout
     for path in [f"gbmo/_core/{name}.pyx",
-                 *(path for path in listed.split() if path.endswith(".pxd"))]:
+                 *(path for path in listed.split() if path.endswith((".pxd", ".h")))]:
         text = subprocess.run(["git", "-C", str(ROOT), "show", f"{base}:{path}"],
                               check=True, capture_output=True, text=True).stdout
         pathlib.Path(directory, path).write_text(text)
@@ -213,9 +219,42 @@ def compare_partition(old_partition, threads, samples, rng, n_total=200_000):
         print(f"{n_rows:7d} {share_left:5} {old_us:7.2f} {new_us:7.2f} {old_us / new_us:9.2f}")
 
 
+def compare_histogram(old_histogram, threads, samples, rng, n_total=100_000, n_rows=20_000):
+    print(f"build_histograms of {n_rows} rows x 50 features x 255 bins, {threads} thread(s), "
+          f"median of {samples} interleaved samples of 10 calls")
+    print(f"{'width':>5} {'skipped':>7} {'old us':>8} {'new us':>8} {'old / new':>9}")
+    X_binned = rng.integers(0, 255, size=(50, n_total)).astype(np.uint8)
+    rows = np.sort(rng.choice(n_total, n_rows, replace=False)).astype(np.uint32)
+    features = np.arange(50, dtype=np.int32)
+    for width in (2, 4, 7, 11, 16, 21, 31, 41):
+        ordered = rng.normal(size=(n_rows, width)).astype(np.float32)
+        totals = ordered.sum(axis=0, dtype=np.float64)[None, :]
+        for skipped in (False, True):
+            options = (dict(skipped_bins=np.full(50, 7, dtype=np.int32), totals=totals)
+                       if skipped else {})
+            hists = [np.empty((50, 256, width)) for _ in range(2)]
+            for module, hist in zip((old_histogram, new_histogram), hists):
+                module.build_histograms(X_binned, rows, ordered, features, hist, threads,
+                                        **options)
+            assert np.array_equal(*hists), "the histograms differ"
+
+            def calls(module, hist=hists[0], options=options):
+                start = time.perf_counter()
+                for _ in range(10):
+                    module.build_histograms(X_binned, rows, ordered, features, hist, threads,
+                                            **options)
+                return time.perf_counter() - start
+
+            old_us, new_us = median_times({"old": (lambda: calls(old_histogram), 10),
+                                           "new": (lambda: calls(new_histogram), 10)},
+                                          samples)
+            print(f"{width:5d} {str(skipped):>7} {old_us:8.1f} {new_us:8.1f} "
+                  f"{old_us / new_us:9.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kernel", choices=["split", "categorical", "partition"],
+    parser.add_argument("--kernel", choices=["split", "categorical", "partition", "histogram"],
                         required=True)
     parser.add_argument("--base", required=True, help="the commit to compare with")
     parser.add_argument("--threads", type=int, default=1)
@@ -226,6 +265,9 @@ def main():
         if args.kernel in ("split", "categorical"):
             compare = compare_split if args.kernel == "split" else compare_categorical
             compare(build_old("_split", args.base, directory), args.threads, args.samples, rng)
+        elif args.kernel == "histogram":
+            compare_histogram(build_old("_histogram", args.base, directory), args.threads,
+                              args.samples, rng)
         else:
             compare_partition(build_old("_partition", args.base, directory), args.threads,
                               args.samples, rng)

@@ -18,6 +18,15 @@ from numpy cimport int32_t, int64_t
 from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, histogram_row
 
 
+cdef extern from "histogram_rows.h" nogil:
+    # the loops below for rows of GBMO_WIDE_ROW values or more, with AVX2
+    # where the CPU has it (see the header)
+    const Py_ssize_t GBMO_WIDE_ROW
+    void gbmo_add_wide_rows(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
+                            const G_H_t* ordered, Py_ssize_t width, Py_ssize_t missing_row,
+                            Py_ssize_t skipped, HIST_t* feature_hist)
+
+
 def column_sums(const Summed[:, ::1] block, Py_ssize_t n_rows, HIST_t[::1] out):
     """out[j] = the sum of block[:n_rows, j] in float64, row after row (serial:
     the same on any thread count). For a node's gathered rows and a prefix of
@@ -101,6 +110,8 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
             bin_row[0] += grad_row[0]
             bin_row[1] += grad_row[1]
             bin_row[2] += grad_row[2]
+    elif width >= GBMO_WIDE_ROW:
+        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, -1, feature_hist)
     else:
         for i in range(n_rows):
             bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * width
@@ -139,14 +150,18 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     cdef const G_H_t* grad_row
     for j in range(n_bins * width):
         feature_hist[j] = 0.0
-    for i in range(n_rows):
-        b = histogram_row(column[rows[i]], missing_row)
-        if b == skipped:
-            continue
-        bin_row = feature_hist + b * width
-        grad_row = ordered + i * width
-        for j in range(width):
-            bin_row[j] += grad_row[j]
+    if width >= GBMO_WIDE_ROW:
+        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, skipped,
+                           feature_hist)
+    else:
+        for i in range(n_rows):
+            b = histogram_row(column[rows[i]], missing_row)
+            if b == skipped:
+                continue
+            bin_row = feature_hist + b * width
+            grad_row = ordered + i * width
+            for j in range(width):
+                bin_row[j] += grad_row[j]
     fill_skipped_bin(feature_hist, n_bins, width, skipped, totals)
 
 

@@ -1,0 +1,48 @@
+/* The histogram build's inner loop in C, so that GCC on x86-64 Linux can
+ * compile it twice, for AVX2 and for the baseline x86-64 the wheels target,
+ * and pick one when the module loads (target_clones, an ifunc): a wide
+ * multi-output row (softmax's 2d + 1 values) then adds 4 doubles an
+ * instruction instead of 2. Narrower rows keep _histogram.pyx's own loops,
+ * which were faster for them. The adds are element-wise, so every path
+ * gives the same bits. Other compilers build the baseline only.
+ * (benchmarks/README.md, "Histogram adds with AVX2".) */
+#ifndef GBMO_HISTOGRAM_ROWS_H
+#define GBMO_HISTOGRAM_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define GBMO_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GBMO_TARGET_CLONES
+#endif
+
+/* Rows of at least this many values take the clones: at 4 values a row
+ * the AVX2 loop was 15% slower than the baseline, from 16 on 15-50% faster
+ * (benchmarks/ab_kernel.py --kernel histogram). */
+#define GBMO_WIDE_ROW 16
+
+/* Adds row i of ordered (width values) to the bin of rows[i]'s value in
+ * column (values above missing_row count in it), except the rows whose bin
+ * is skipped (-1: none): _histogram.pyx's loops for rows of GBMO_WIDE_ROW
+ * values or more. */
+GBMO_TARGET_CLONES
+static void gbmo_add_wide_rows(const uint8_t *column, const uint32_t *rows, ptrdiff_t n_rows,
+                               const float *ordered, ptrdiff_t width, ptrdiff_t missing_row,
+                               ptrdiff_t skipped, double *feature_hist)
+{
+    for (ptrdiff_t i = 0; i < n_rows; i++) {
+        ptrdiff_t bin = column[rows[i]];
+        if (bin > missing_row)
+            bin = missing_row;
+        if (bin == skipped)
+            continue;
+        double *bin_row = feature_hist + bin * width;
+        const float *grad_row = ordered + i * width;
+        for (ptrdiff_t j = 0; j < width; j++)
+            bin_row[j] += grad_row[j];
+    }
+}
+
+#endif
