@@ -9,8 +9,8 @@ from .booster import Booster, JSONModel, ModelFormatError, parse_model_json
 from .callback import CallbackEnv, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
-from .sparse_output import is_sparse_labels
-from .engine import _Trainer
+from .sparse_output import SparseOutputTrainer, is_sparse_labels
+from .engine import _Trainer, _without_sparse_output_params
 from .metric_history import CVHistory
 from .params import RESETTABLE, keys_naming, resolve_params, split_controls
 
@@ -21,7 +21,7 @@ def _fold_indices(y, nfold, stratified, shuffle, seed):
     """[(train rows, validation rows)] for nfold folds; stratified deals each
     class's rows round robin over the folds so every fold keeps the class mix."""
     rng = np.random.default_rng(seed)
-    n = len(y)
+    n = y.shape[0]
     order = rng.permutation(n) if shuffle else np.arange(n)
     fold_of = np.empty(n, dtype=np.int64)
     if stratified:
@@ -117,27 +117,28 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     list of fold boosters as env.model. feval: custom metrics as in train,
     called on each fold's validation Dataset. params may hold num_iterations
     and early_stopping_round, as train's; metrics, as LightGBM's, replaces
-    params' metric.
+    params' metric. A sparse Y (the sparse-output path) trains each fold as
+    train does, with its own metrics and without feval.
     """
-    if isinstance(train_set, Dataset) and is_sparse_labels(train_set.Y):
-        raise ValueError("cv does not take a sparse Y (the sparse-output path) yet; "
-                         "use train with valid_sets")
-    params, controls = split_controls(params)
-    if metrics is not None and isinstance(params, dict):
-        aliases = keys_naming(params, "metric")
-        params = {**{key: value for key, value in params.items() if key not in aliases},
-                  "metric": metrics}
-    params = resolve_params(params)
+    raw_params, controls = split_controls(params)
+    if metrics is not None and isinstance(raw_params, dict):
+        aliases = keys_naming(raw_params, "metric")
+        raw_params = {**{key: value for key, value in raw_params.items() if key not in aliases},
+                      "metric": metrics}
+    sparse_labels = isinstance(train_set, Dataset) and is_sparse_labels(train_set.Y)
+    params = resolve_params(_without_sparse_output_params(raw_params, train_set))
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)
     fevals = check_fevals(feval)
+    if sparse_labels and fevals:
+        raise ValueError("a sparse Y does not take feval yet")
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, numbers.Integral) \
             or num_boost_round < 1:
         raise ValueError(f"num_boost_round must be an integer >= 1, got {num_boost_round!r}")
     n_rows = train_set.n_rows
-    y = np.asarray(train_set.Y)
+    y = train_set.Y if sparse_labels else np.asarray(train_set.Y)
     if folds is None:
         if isinstance(nfold, bool) or not isinstance(nfold, numbers.Integral) \
                 or not 2 <= nfold <= n_rows:
@@ -158,7 +159,9 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     for train_rows, valid_rows in pairs:
         fold_train = train_set.subset(train_rows)
         fold_valid = train_set.subset(valid_rows, reference=fold_train)
-        trainers.append(_Trainer(params, fold_train, [fold_valid], ["valid"], fevals=fevals))
+        trainers.append(
+            SparseOutputTrainer(raw_params, fold_train, [fold_valid], ["valid"]) if sparse_labels
+            else _Trainer(params, fold_train, [fold_valid], ["valid"], fevals=fevals))
     boosters = [trainer.booster for trainer in trainers]
 
     try:

@@ -716,10 +716,33 @@ def test_bad_sparse_labels_are_rejected():
             train.create_valid(X, sp.csr_matrix(Y[:, :5]))])
 
 
-def test_cv_refuses_a_sparse_y_by_name():
-    X, Y = make_multilabel(n=50)
-    with pytest.raises(ValueError, match="cv does not take a sparse Y"):
-        gbmo.cv(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y)), 2)
+def test_cv_with_a_sparse_y_equals_training_each_fold_alone():
+    X, Y = make_multilabel(n=300, seed=25)
+    folds = [(np.flatnonzero(np.arange(300) % 3 != k), np.flatnonzero(np.arange(300) % 3 == k))
+             for k in range(3)]
+    params = dict(BASE_PARAMS, metric=["precision@1", "ndcg@3"])
+    data = gbmo.Dataset(X, sp.csr_matrix(Y))
+    result = gbmo.cv(params, data, 6, folds=folds)
+    assert set(result) == {"valid precision@1-mean", "valid precision@1-stdv",
+                           "valid ndcg@3-mean", "valid ndcg@3-stdv"}
+    curves = []
+    for train_rows, valid_rows in folds:
+        train = gbmo.Dataset(X[train_rows], sp.csr_matrix(Y[train_rows]))
+        valid = train.create_valid(X[valid_rows], sp.csr_matrix(Y[valid_rows]))
+        curves.append(gbmo.train(params, train, 6, valid_sets=[valid])
+                      .evals_result["valid_0"]["ndcg@3"])
+    np.testing.assert_allclose(result["valid ndcg@3-mean"], np.mean(curves, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(result["valid ndcg@3-stdv"], np.std(curves, axis=0), rtol=1e-9)
+    assert len(gbmo.cv(params, data, 2, nfold=4)["valid precision@1-mean"]) == 2
+
+
+def test_cv_with_a_sparse_y_refuses_feval_and_stratified_folds():
+    X, Y = make_multilabel(n=60)
+    data = gbmo.Dataset(X, sp.csr_matrix(Y))
+    with pytest.raises(ValueError, match="a sparse Y does not take feval"):
+        gbmo.cv(BASE_PARAMS, data, 2, feval=lambda prediction, dataset: ("m", 0.0, True))
+    with pytest.raises(ValueError, match="stratified folds need 1-D class labels"):
+        gbmo.cv(BASE_PARAMS, data, 2, stratified=True)
 
 
 def test_predict_topk_rejects_bad_k_and_dense_leaves():
