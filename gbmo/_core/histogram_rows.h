@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* target_clones needs GCC 6 or later and the loader's ifuncs, which glibc
+ * has and musl (Alpine) has not; <stdint.h> has defined __GLIBC__ by here. */
+#if defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__) && defined(__x86_64__) \
+    && defined(__GLIBC__)
 #define GBMO_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GBMO_TARGET_CLONES
