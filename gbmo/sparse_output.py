@@ -32,6 +32,7 @@ from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
 from .parallel import WORK_PER_ELEMENT, caller_threads, threads_for
+from .dart import rounds_to_drop
 from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (drawn_features, drawn_thresholds, leaf_values, soft_threshold,
                      tree_structure)
@@ -349,8 +350,9 @@ class SparseOutputGrower:
 
 
 # -- raw scores -----------------------------------------------------------
-def _add_leaf_deltas(D, tree, leaf_rows):
-    """D + each leaf's (label, value) pairs on its rows; zero values add no entry."""
+def _add_leaf_deltas(D, tree, leaf_rows, scale=1.0):
+    """D + each leaf's (label, value) pairs, times scale, on its rows; zero
+    values add no entry."""
     rows, labels, values = [], [], []
     for leaf, leaf_row in enumerate(leaf_rows):
         keep = tree.leaf_values[leaf] != 0
@@ -359,7 +361,7 @@ def _add_leaf_deltas(D, tree, leaf_rows):
             continue
         rows.append(np.repeat(leaf_row.astype(np.int64), k))
         labels.append(np.tile(tree.leaf_outputs[leaf][keep], len(leaf_row)))
-        values.append(np.tile(tree.leaf_values[leaf][keep], len(leaf_row)))
+        values.append(np.tile(scale * tree.leaf_values[leaf][keep], len(leaf_row)))
     if not rows:
         return D
     entries = (np.concatenate(values), (np.concatenate(rows), np.concatenate(labels)))
@@ -540,8 +542,6 @@ class SparseOutputTrainer:
                              f"growth={params['growth']!r}")
         if params["interaction_constraints"] is not None:
             raise ValueError("a sparse Y does not take interaction_constraints yet")
-        if params["boosting"] != "gbdt":
-            raise ValueError("a sparse Y does not take boosting='dart' yet")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")
@@ -600,6 +600,8 @@ class SparseOutputTrainer:
             self.row_sample = None
         elif iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(self.rng, n_rows, params["subsample"])
+        dropped, n_dropped, dropped_D = (self._drop() if params["boosting"] == "dart"
+                                         else ([], 0, None))
         gradients = exact = self.loss.gradients(self.train_set.Y, self.D, self.base,
                                                 self.train_set.weight)
         goss = params["data_sample_strategy"] == "goss"
@@ -623,10 +625,50 @@ class SparseOutputTrainer:
             if goss and params["goss_renew_leaves"]:
                 tree.leaf_values = _renewed_leaf_values(tree, leaf_of_row, exact, self.n_labels,
                                                          params)
-        tree.leaf_values *= params["learning_rate"]
+        tree.leaf_values *= params["learning_rate"] / (1 + n_dropped)
         self.D = _add_leaf_deltas(self.D, tree, leaf_rows)
         self.booster._add_tree(tree)
+        if n_dropped:
+            self._normalize(dropped, n_dropped, dropped_D)
         return self._evaluate(tree)
+
+    def _drop(self):
+        """DART (engine._Trainer._drop's draws): (the trees of the rounds
+        dropped this round, how many, their summed deltas on the training
+        rows or None), those deltas taken out of D that the gradients are
+        computed at."""
+        params = self.params
+        rounds = rounds_to_drop(self.rng, len(self.booster.trees), params["drop_rate"],
+                                params["max_drop"], params["skip_drop"])
+        dropped = [self.booster.trees[r] for r in rounds]
+        if not dropped:
+            return dropped, 0, None
+        # one tree after the other, as the dense engine sums them
+        dropped_D = _scipy_sparse().csr_matrix(self.D.shape, dtype=np.float64)
+        for tree in dropped:
+            dropped_D = self._with_tree(dropped_D, self.train_set, tree)
+        self.D = self.D - dropped_D
+        return dropped, len(rounds), dropped_D
+
+    def _normalize(self, trees, k, dropped_D):
+        """DART: the k dropped rounds' trees scaled by k / (k + 1) in every
+        raw score, as engine._Trainer._normalize: the training rows' from
+        their deltas dropped_D."""
+        for eval_set in self.eval_sets:
+            if eval_set[1] is not self.train_set:
+                for tree in trees:
+                    eval_set[2] = self._with_tree(eval_set[2], eval_set[1], tree, -1.0 / (k + 1))
+        for tree in trees:
+            tree.leaf_values *= k / (k + 1)
+        self.D = self.D + dropped_D * (k / (k + 1))
+        self.booster._forests = {}  # packed before the scaling
+
+    def _with_tree(self, D, dataset, tree, scale=1.0):
+        """D (None: no deltas yet) + tree's values times scale on dataset's rows."""
+        if D is None:
+            D = _scipy_sparse().csr_matrix(dataset.Y.shape, dtype=np.float64)
+        leaf = _binned_leaves(dataset.X_binned, tree, self.bin_mapper.missing_bin)
+        return _add_leaf_deltas(D, tree, _rows_by_leaf(leaf, tree.n_leaves), scale)
 
     def _goss(self, iteration, gradients):
         """The round's GOSS sample in row_sample (None, every row, while
@@ -655,10 +697,7 @@ class SparseOutputTrainer:
             if dataset is self.train_set:
                 D = self.D
             else:
-                if D is None:
-                    D = _scipy_sparse().csr_matrix(dataset.Y.shape, dtype=np.float64)
-                leaf = _binned_leaves(dataset.X_binned, tree, self.bin_mapper.missing_bin)
-                D = eval_set[2] = _add_leaf_deltas(D, tree, _rows_by_leaf(leaf, tree.n_leaves))
+                D = eval_set[2] = self._with_tree(D, dataset, tree)
             history = self.booster.evals_result[name]
             for metric in self.metrics:
                 value = evaluate_sparse_output(metric, dataset.Y, D, self.base,

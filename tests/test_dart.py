@@ -113,7 +113,7 @@ def test_bad_settings_are_refused_by_name(params, message):
         gbmo.train({**QUIET, **params}, gbmo.Dataset(X, Y), 1)
 
 
-def test_early_stopping_and_a_sparse_y_are_refused():
+def test_early_stopping_is_refused_with_a_dense_or_sparse_y():
     X, Y = _data(200)
     data = gbmo.Dataset(X, Y)
     with pytest.raises(ValueError, match="no early stopping"):
@@ -123,9 +123,10 @@ def test_early_stopping_and_a_sparse_y_are_refused():
         gbmo.cv({**QUIET, "boosting": "dart"}, data, 5, nfold=2,
                 callbacks=[gbmo.early_stopping(2)])
     labels = sp.csr_matrix((np.random.default_rng(0).random((200, 20)) < 0.1).astype(float))
-    with pytest.raises(ValueError, match="dart"):
-        gbmo.train({**QUIET, "boosting": "dart", "split": "sparse", "top_k": 2},
-                   gbmo.Dataset(X, labels), 1)
+    sparse_data = gbmo.Dataset(X, labels)
+    with pytest.raises(ValueError, match="no early stopping"):
+        gbmo.train({**QUIET, "boosting": "dart", "split": "sparse", "top_k": 2}, sparse_data, 5,
+                   valid_sets=[sparse_data], callbacks=[gbmo.early_stopping(2)])
 
 
 def test_predictions_during_training_see_the_rescaled_trees(monkeypatch):

@@ -163,6 +163,29 @@ def test_goss_grows_the_trees_of_dense_gbdt_mo_with_the_same_seed(renew):
     assert not np.allclose(sparse_booster.trees[4].leaf_values, plain.trees[4].leaf_values)
 
 
+@pytest.mark.parametrize("extra", [{}, dict(subsample=0.7, subsample_freq=1, max_drop=1,
+                                               skip_drop=0.3)])
+def test_dart_grows_the_trees_of_dense_gbdt_mo_with_the_same_seed(extra):
+    """The same rounds dropped, the new tree fitted without them and shrunk by
+    learning_rate / (k + 1), the dropped trees scaled by k / (k + 1); a
+    validation set's scores follow (its last precision is the final model's)."""
+    X, Y = make_multilabel(n=400, n_labels=12, seed=26)
+    params = dict(BASE_PARAMS, boosting="dart", drop_rate=0.5, seed=26, **extra)
+    train = gbmo.Dataset(X[:300], sp.csr_matrix(Y[:300]))
+    valid = train.create_valid(X[300:], sp.csr_matrix(Y[300:]))
+    sparse_booster = gbmo.train(dict(params, objective="squared_hinge", metric="precision@3"),
+                                train, 8, valid_sets=[valid, train])
+    dense_booster = gbmo.train(dict(params, objective=dense_squared_hinge(-1.0)),
+                               gbmo.Dataset(X[:300], Y[:300]), 8)
+    assert_same_trees(sparse_booster, dense_booster)
+    plain = gbmo.train(dict(BASE_PARAMS, seed=26, **extra), train, 8)
+    assert not np.allclose(plain.trees[-1].leaf_values, sparse_booster.trees[-1].leaf_values)
+    for name, rows in (("valid_0", slice(300, None)), ("training", slice(None, 300))):
+        labels, _ = sparse_booster.predict_topk(X[rows], 3)
+        assert sparse_booster.evals_result[name]["precision@3"][-1] == pytest.approx(
+            precision_at_k(sp.csr_matrix(Y[rows]), labels))
+
+
 def test_restricted_sigmoid_grows_the_trees_of_the_dense_restricted_objective():
     X, Y = make_multilabel(seed=3)
     threshold = -1.0
