@@ -96,6 +96,31 @@ class _Node:
         return self.stop - self.start
 
 
+class InteractionConstraints:
+    """Which of a tree's features a node may split on under
+    interaction_constraints (groups: lists of features, or None for none),
+    given its path, the features split on above it."""
+
+    def __init__(self, groups, features):
+        self.groups = None if groups is None else [frozenset(group) for group in groups]
+        self.features = features
+        self._allowed = {}  # path -> the features a node below it may split on
+
+    def allowed(self, path):
+        """A feature may join the features split on above a node when one
+        group holds them all; a feature in no group may only repeat itself
+        (never joined by another). Never empty: the path itself is allowed."""
+        if self.groups is None or not path:
+            return self.features
+        if path not in self._allowed:
+            allowed = set().union(*(group for group in self.groups if path <= group))
+            if len(path) == 1:
+                allowed |= path
+            self._allowed[path] = np.ascontiguousarray(
+                self.features[np.isin(self.features, list(allowed))], dtype=np.int32)
+        return self._allowed[path]
+
+
 def drawn_features(tree_seed, node_id, features, fraction):
     """colsample_bynode: a node's sorted draw of `fraction` of features (at
     least one; all of them at 1), from the tree's seed and the node's id as
@@ -235,10 +260,8 @@ class TreeGrower:
         # (n_features, n_outputs): +1 / -1 where an output must increase /
         # decrease with a feature; None without constraints
         self.monotone = monotone
-        groups = params["interaction_constraints"]
-        self.interaction_groups = (None if groups is None
-                                   else [frozenset(group) for group in groups])
-        self._allowed = {}  # path -> the tree's features a node below it may split on
+        self.constraints = InteractionConstraints(params["interaction_constraints"],
+                                                  self.features)
         self.workspace = workspace
         n_features = X_binned.shape[0]
         # A mixed dense / sparse binned layout (scipy sparse X).
@@ -447,26 +470,10 @@ class TreeGrower:
 
     def _node_features(self, node):
         """The features a node may split on: those of the tree's that its path
-        allows (see _allowed_features), all or a sorted draw of
+        allows (see InteractionConstraints), all or a sorted draw of
         colsample_bynode of them (at least one)."""
-        return drawn_features(self.tree_seed, node.id, self._allowed_features(node.path),
+        return drawn_features(self.tree_seed, node.id, self.constraints.allowed(node.path),
                               self.params["colsample_bynode"])
-
-    def _allowed_features(self, path):
-        """Under interaction constraints, a feature may join the features
-        split on above a node when one group holds them all; a feature in no
-        group may only repeat itself (never joined by another). Never empty:
-        the path itself is allowed."""
-        if self.interaction_groups is None or not path:
-            return self.features
-        if path not in self._allowed:
-            allowed = set().union(*(group for group in self.interaction_groups
-                                    if path <= group))
-            if len(path) == 1:
-                allowed |= path
-            self._allowed[path] = np.ascontiguousarray(
-                self.features[np.isin(self.features, list(allowed))], dtype=np.int32)
-        return self._allowed[path]
 
     def _split(self, node):
         left_sums = node.left_sums
@@ -625,9 +632,9 @@ class TreeGrower:
     def _group_arguments(self):
         """The interaction groups for grow_best_first: their features one
         after the other (group_features) and where each starts (group_indptr)."""
-        if self.interaction_groups is None:
+        if self.constraints.groups is None:
             return {}
-        groups = [sorted(group) for group in self.interaction_groups]
+        groups = [sorted(group) for group in self.constraints.groups]
         return {"group_indptr": np.cumsum([0] + [len(g) for g in groups]).astype(np.int32),
                 "group_features": np.array([f for g in groups for f in g], dtype=np.int32)}
 

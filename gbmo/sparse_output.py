@@ -34,8 +34,8 @@ from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precisio
 from .parallel import WORK_PER_ELEMENT, caller_threads, threads_for
 from .dart import rounds_to_drop
 from .goss import goss_sample_by_size, goss_warmup_rounds
-from .grower import (drawn_features, drawn_thresholds, leaf_values, soft_threshold,
-                     tree_structure)
+from .grower import (InteractionConstraints, drawn_features, drawn_thresholds, leaf_values,
+                     soft_threshold, tree_structure)
 from .params import bags, canonical_objective, check_sampling, keys_naming, resolve_params
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
@@ -188,12 +188,13 @@ def _entry_keys(M):
 class _Node:
     __slots__ = ("rows", "depth", "labels", "grad_sums", "hess_sums", "sorted_labels",
                  "sorted_imp", "score", "gain", "feature", "bin", "missing_left", "left",
-                 "right", "index", "id")
+                 "right", "index", "id", "path")
 
-    def __init__(self, rows, depth, node_id):
+    def __init__(self, rows, depth, node_id, path=frozenset()):
         # ids in the order the dense grower gives them (root, then each
-        # split's left and right child), which the per-node draws follow
-        self.rows, self.depth, self.id = rows, depth, node_id
+        # split's left and right child), which the per-node draws follow;
+        # path: the features split on above it (interaction constraints)
+        self.rows, self.depth, self.id, self.path = rows, depth, node_id, path
         self.gain = -1.0
         self.left = self.right = None
 
@@ -212,6 +213,7 @@ class SparseOutputGrower:
         """tree_seed: the seed of this tree's per-node draws (extra_trees'
         thresholds, colsample_bynode's features); None without either."""
         self.X_binned, self.bin_mapper, self.features = X_binned, bin_mapper, features
+        self.constraints = InteractionConstraints(params.get("interaction_constraints"), features)
         self.tree_seed = tree_seed
         self.n_nodes = 0
         self.indptr, self.label, self.grad, self.hess = gradients
@@ -233,9 +235,9 @@ class SparseOutputGrower:
         np.divide(shrunk * shrunk, total, out=out, where=total != 0)
         return out
 
-    def _node(self, rows, depth):
+    def _node(self, rows, depth, path=frozenset()):
         """A node with the sums of its rows' sparse gradients: O(its entries)."""
-        node = _Node(rows, depth, self.n_nodes)
+        node = _Node(rows, depth, self.n_nodes, path)
         self.n_nodes += 1
         starts, stops = self.indptr[rows], self.indptr[rows.astype(np.int64) + 1]
         lengths = stops - starts
@@ -264,7 +266,7 @@ class SparseOutputGrower:
 
     def _find_split(self, node):
         params = self.params
-        features = drawn_features(self.tree_seed, node.id, self.features,
+        features = drawn_features(self.tree_seed, node.id, self.constraints.allowed(node.path),
                                   params["colsample_bynode"])
         sparse_binned = self.X_binned if isinstance(self.X_binned, SparseBinned) else None
         find_best_sparse_output_splits(
@@ -297,8 +299,9 @@ class SparseOutputGrower:
                   else self.X_binned[node.feature, node.rows])
         missing = column == self.bin_mapper.missing_bin
         go_left = np.where(missing, node.missing_left, column <= node.bin)
-        node.left = self._node(node.rows[go_left], node.depth + 1)
-        node.right = self._node(node.rows[~go_left], node.depth + 1)
+        path = node.path | {node.feature}
+        node.left = self._node(node.rows[go_left], node.depth + 1, path)
+        node.right = self._node(node.rows[~go_left], node.depth + 1, path)
         return node.left, node.right
 
     def grow(self, rows):
@@ -540,8 +543,6 @@ class SparseOutputTrainer:
         if params["growth"] != "bestfirst":
             raise ValueError(f"a sparse Y supports growth='bestfirst' only (for now), got "
                              f"growth={params['growth']!r}")
-        if params["interaction_constraints"] is not None:
-            raise ValueError("a sparse Y does not take interaction_constraints yet")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")

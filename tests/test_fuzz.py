@@ -292,7 +292,7 @@ def training_cases(draw):
     if (split == "dense" and params["growth"] != "symmetric" and "ensembler" not in params
             and objective != "sparse_labels"):
         params["max_delta_step"] = draw(st.sampled_from([0.0, 0.0, 0.0, 0.05, 3.0]))
-    if objective != "sparse_labels" and draw(st.booleans()):
+    if draw(st.booleans()):
         params["interaction_constraints"] = [
             sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))
             for _ in range(draw(st.integers(1, 3)))]

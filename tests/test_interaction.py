@@ -108,13 +108,36 @@ def test_bad_groups_are_refused_by_name(groups, message):
         gbmo.train({"verbosity": 0, "interaction_constraints": groups}, gbmo.Dataset(X, Y), 1)
 
 
-def test_a_sparse_y_refuses_interaction_constraints():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(100, 3))
-    labels = sp.csr_matrix((rng.random((100, 10)) < 0.2).astype(float))
-    with pytest.raises(ValueError, match="a sparse Y does not take interaction_constraints"):
-        gbmo.train({"verbosity": 0, "split": "sparse", "top_k": 2,
-                    "interaction_constraints": [[0, 1]]}, gbmo.Dataset(X, labels), 1)
+@pytest.mark.parametrize("extra", [{}, {"colsample_bynode": 0.6}])
+def test_a_sparse_y_keeps_every_path_in_a_group_as_dense_gbdt_mo_does(extra):
+    """The sparse-output grower allows a node the features the dense one
+    allows (the same helper), so both grow the same trees; with a squared
+    hinge as the dense path's custom objective."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 5))
+    logits = X @ rng.normal(size=(5, 12)) + X[:, [0]] * X[:, [1]] - 1.5
+    labels = (rng.random((400, 12)) < 1 / (1 + np.exp(-logits))).astype(float)
+    groups = [[0, 1], [1, 2, 3]]
+
+    def squared_hinge(y, raw):
+        sign, f = np.where(y > 0, 1.0, -1.0), raw - 1.0  # the sparse path starts at -1
+        margin = 1.0 - sign * f
+        return -2.0 * sign * np.maximum(margin, 0.0), np.where(margin > 0, 2.0, 0.0)
+
+    params = {"verbosity": 0, "split": "sparse", "top_k": 3, "max_leaves": 8,
+              "min_samples_leaf": 5, "min_child_weight": 0.0, "learning_rate": 0.3,
+              "interaction_constraints": groups, "seed": 5, "n_threads": 1, **extra}
+    sparse_booster = gbmo.train({**params, "objective": "squared_hinge"},
+                                gbmo.Dataset(X, sp.csr_matrix(labels)), 6)
+    dense_booster = gbmo.train({**params, "objective": squared_hinge},
+                               gbmo.Dataset(X, labels), 6)
+    for tree, dense in zip(sparse_booster.trees, dense_booster.trees, strict=True):
+        np.testing.assert_array_equal(tree.node_feature, dense.node_feature)
+        np.testing.assert_array_equal(tree.node_bin, dense.node_bin)
+        np.testing.assert_array_equal(tree.leaf_outputs, dense.leaf_outputs)
+        assert all(allowed(path, groups) for path in path_feature_sets(tree))
+    assert any(len(path) > 1 for tree in sparse_booster.trees
+               for path in path_feature_sets(tree))
 
 
 def test_a_feature_in_no_group_splits_again_below_itself_and_with_nothing_else():

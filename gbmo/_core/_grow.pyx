@@ -416,7 +416,7 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
 cdef Py_ssize_t allowed_features(const Grow* g, int node, Search* s) noexcept nogil:
     """Interaction constraints: the tree's features that may join the ones
     split on above node (its path), into s.allowed; returns how many. As
-    grower.TreeGrower._allowed_features: those of every group holding the
+    grower.InteractionConstraints.allowed: those of every group holding the
     whole path, and a path of one feature may repeat it."""
     cdef Py_ssize_t words = bit_words(g.n_all_features), group, w, i, m = 0
     cdef int ancestor, first = g.feature[g.parent[node]]
