@@ -8,9 +8,9 @@ extreme set.
     python benchmarks/bench_sparse_output.py bibtex --rounds 20 --sparse-x
 
 --extra-trees trains gbmo's models with extra_trees=True (one drawn threshold
-per feature and node). --sparse-x gives gbmo bibtex's X as a scipy CSR
-matrix (its sparse columns stay sparse when binned) instead of a dense array;
-the models are the same.
+per feature and node). --sparse-x (bibtex only) gives every model bibtex's X
+as a scipy CSR matrix (gbmo keeps its sparse columns sparse when binned)
+instead of a dense array; gbmo's models are the same.
 
 Peak memory is the process's maximum resident set size (ru_maxrss), which
 includes what the Cython kernels allocate outside Python's tracemalloc.
@@ -162,6 +162,8 @@ def main():
     parser.add_argument("--extra-trees", action="store_true")
     parser.add_argument("--sparse-x", action="store_true")
     args = parser.parse_args()
+    if args.sparse_x and args.data != "bibtex":
+        parser.error("--sparse-x is for bibtex (the synthetic X is dense)")
     (bench_bibtex if args.data == "bibtex" else bench_synthetic)(args)
 
 

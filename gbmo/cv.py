@@ -130,8 +130,6 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)
     fevals = check_fevals(feval)
-    if sparse_labels and fevals:
-        raise ValueError("a sparse Y does not take feval yet")
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, numbers.Integral) \
@@ -160,7 +158,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         fold_train = train_set.subset(train_rows)
         fold_valid = train_set.subset(valid_rows, reference=fold_train)
         trainers.append(
-            SparseOutputTrainer(raw_params, fold_train, [fold_valid], ["valid"]) if sparse_labels
+            SparseOutputTrainer(raw_params, fold_train, [fold_valid], ["valid"], fevals)
+            if sparse_labels
             else _Trainer(params, fold_train, [fold_valid], ["valid"], fevals=fevals))
     boosters = [trainer.booster for trainer in trainers]
 

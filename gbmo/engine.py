@@ -16,7 +16,7 @@ from . import sparse_output
 from .dataset import Dataset
 from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
-from .grower import GrowerWorkspace, TreeGrower, leaf_values
+from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .losses import make_loss
 from .metric_history import PER_OUTPUT, MetricHistory
@@ -338,12 +338,8 @@ class _Trainer:
         if self.monotone is None and params["max_delta_step"] > 0:
             # the bounded search with no constraint on a feature: bounds only
             self.monotone = np.zeros((train_set.n_features, n_outputs), dtype=np.int8)
-        groups = params["interaction_constraints"]
-        outside = sorted({f for group in groups or [] for f in group
-                          if f >= train_set.n_features})
-        if outside:
-            raise ValueError(f"interaction_constraints name features {outside}, but X has "
-                             f"{train_set.n_features} (indices 0 .. {train_set.n_features - 1})")
+        InteractionConstraints.check_features(params["interaction_constraints"],
+                                              train_set.n_features)
         self.single_output = params["tree_mode"] == "single_output"
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:
@@ -713,11 +709,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
             raise ValueError("a sparse Y does not take init_model yet")
         if keep_training_booster:
             raise ValueError("a sparse Y does not take keep_training_booster=True: its run "
-                             "trains with gbmo.train only, not a round at a time")
-        if fevals:
-            raise ValueError("a sparse Y does not take feval yet")
+                             "trains with gbmo.train or gbmo.cv, not a round at a time")
         trainer = sparse_output.SparseOutputTrainer(raw_params, train_set, valid_sets,
-                                                    valid_names)
+                                                    valid_names, fevals)
     else:
         trainer = _Trainer(params, train_set, valid_sets, valid_names, init_model, fevals)
     booster = trainer.booster
@@ -751,7 +745,8 @@ def start_run(booster, params, train_set):
     params are the caller's loop's to decide, so they are not read."""
     _check_arguments(train_set, 0, [], None)
     if is_sparse_labels(train_set.Y):
-        raise ValueError("a sparse Y trains with gbmo.train only, not a round at a time")
+        raise ValueError("a sparse Y trains with gbmo.train or gbmo.cv, not a round at a "
+                         "time")
     raw_params, _ = split_controls(params)
     booster._trainer = _Trainer(resolve_params(raw_params), train_set, [], [], booster=booster)
 

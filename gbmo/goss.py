@@ -30,12 +30,12 @@ def goss_warmup_rounds(learning_rate):
 def goss_sample(grad, hess, top_rate, other_rate, rng):
     """goss_sample_by_size for dense (n, d) gradients and hessians."""
     # One size for all outputs, so that one sample serves a vector-leaf tree;
-    # summed in float64, where float32 terms within about 29 binary orders of
-    # magnitude of each other add up exactly in any order: rows of equal terms
-    # then tie, and a sparse-label row's entries (the non-zero terms alone,
-    # sparse_output) give the same size. Terms spread wider (well-fitted
-    # sigmoid labels) can round differently by order, so the two paths may
-    # then draw different samples.
+    # summed in float64, where n float32 terms spanning fewer than about
+    # 29 - log2(n) binary orders of magnitude add up exactly in any order:
+    # rows of equal terms then tie, and a sparse-label row's entries (the
+    # non-zero terms alone, sparse_output) give the same size. Terms spread
+    # wider (well-fitted sigmoid labels) can round differently by order, so
+    # the two paths may then draw different samples.
     return goss_sample_by_size(np.abs(grad * hess).sum(axis=1, dtype=np.float64), top_rate,
                                other_rate, rng)
 

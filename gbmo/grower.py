@@ -106,6 +106,15 @@ class InteractionConstraints:
         self.features = features
         self._allowed = {}  # path -> the features a node below it may split on
 
+    @staticmethod
+    def check_features(groups, n_features):
+        """Refuses groups (resolved params' interaction_constraints) that name
+        a feature X does not have."""
+        outside = sorted({f for group in groups or [] for f in group if f >= n_features})
+        if outside:
+            raise ValueError(f"interaction_constraints name features {outside}, but X has "
+                             f"{n_features} (indices 0 .. {n_features - 1})")
+
     def allowed(self, path):
         """A feature may join the features split on above a node when one
         group holds them all; a feature in no group may only repeat itself

@@ -833,7 +833,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
       split "sparse"). predict returns a CSR matrix, built in row blocks;
       predict_topk(X, k) the k most probable labels per row without an (n, L)
       array; predict_proba is the dense (n, L) array scikit-learn expects.
-      The path's limits apply (dense X, no sample weights, best-first growth).
+      The path's limits apply (best-first growth, no categorical features).
 
     `score` is the accuracy (subset accuracy for multi-label). Parameters and
     attributes as GBMORegressor, plus classes_ and n_classes_; n_outputs_ is

@@ -213,7 +213,9 @@ class SparseOutputGrower:
         """tree_seed: the seed of this tree's per-node draws (extra_trees'
         thresholds, colsample_bynode's features); None without either."""
         self.X_binned, self.bin_mapper, self.features = X_binned, bin_mapper, features
-        self.constraints = InteractionConstraints(params.get("interaction_constraints"), features)
+        # a SparseBinned's dense features' rows and the layout, or dense X and None
+        self.sparse_binned = X_binned if isinstance(X_binned, SparseBinned) else None
+        self.constraints = InteractionConstraints(params["interaction_constraints"], features)
         self.tree_seed = tree_seed
         self.n_nodes = 0
         self.indptr, self.label, self.grad, self.hess = gradients
@@ -268,9 +270,10 @@ class SparseOutputGrower:
         params = self.params
         features = drawn_features(self.tree_seed, node.id, self.constraints.allowed(node.path),
                                   params["colsample_bynode"])
-        sparse_binned = self.X_binned if isinstance(self.X_binned, SparseBinned) else None
+        sparse_binned = self.sparse_binned
         find_best_sparse_output_splits(
-            self.X_binned if sparse_binned is None else sparse_binned.dense, node.rows, features, self.bin_mapper.n_bins_non_missing_,
+            self.X_binned if sparse_binned is None else sparse_binned.dense, node.rows,
+            features, self.bin_mapper.n_bins_non_missing_,
             self.bin_mapper.missing_bin, self.indptr, self.label, self.grad, self.hess,
             self.n_labels, node.labels, node.grad_sums, node.hess_sums, node.sorted_labels,
             node.sorted_imp, node.score, self.top_k, self.lambda_l2,
@@ -294,9 +297,8 @@ class SparseOutputGrower:
         node.missing_left = bool(self.split_missing_left[node.feature])
 
     def _split(self, node):
-        column = (self.X_binned.bins_of_rows(node.feature, node.rows)
-                  if isinstance(self.X_binned, SparseBinned)
-                  else self.X_binned[node.feature, node.rows])
+        column = (self.X_binned[node.feature, node.rows] if self.sparse_binned is None
+                  else self.sparse_binned.bins_of_rows(node.feature, node.rows))
         missing = column == self.bin_mapper.missing_bin
         go_left = np.where(missing, node.missing_left, column <= node.bin)
         path = node.path | {node.feature}
@@ -527,10 +529,12 @@ def split_sparse_params(params):
 class SparseOutputTrainer:
     """The sparse-output counterpart of engine._Trainer: one round per step."""
 
-    def __init__(self, params, train_set, valid_sets, valid_names):
+    def __init__(self, params, train_set, valid_sets, valid_names, fevals=()):
         from .booster import Booster
         from .engine import _active_features
 
+        if fevals:
+            raise ValueError("a sparse Y does not take feval yet")
         params, objective, threshold, metrics = split_sparse_params(params)
         booster_params = resolve_params(params)
         self.threads = thread_governor(booster_params)
@@ -546,6 +550,8 @@ class SparseOutputTrainer:
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")
+        InteractionConstraints.check_features(params["interaction_constraints"],
+                                              train_set.n_features)
         if train_set.categorical_features(params["categorical_feature"]):
             raise ValueError("a sparse Y does not take categorical features yet")
         for dataset in [train_set, *valid_sets]:

@@ -89,7 +89,7 @@ def test_gather_gradients_repeated_and_empty_rows():
 
 # -- build_histograms ---------------------------------------------------------
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
-@pytest.mark.parametrize("d", [1, 4])
+@pytest.mark.parametrize("d", [1, 4, 8, 20])  # rows of 2 to 41 values: 17 and 41 take the C loop
 @pytest.mark.parametrize("seed", [0, 1])
 def test_build_histograms_matches_add_at(k_kind, d, seed):
     rng = np.random.default_rng(seed)
@@ -276,7 +276,7 @@ def test_histograms_of_several_nodes_equal_one_node_at_a_time(n_threads):
 
 # -- skipped bins ---------------------------------------------------------------
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
-@pytest.mark.parametrize("d", [1, 2, 5])
+@pytest.mark.parametrize("d", [1, 2, 5, 8, 20])  # 17 and 41 values a row take the C loop
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_a_skipped_bin_is_the_totals_minus_the_other_bins(k_kind, d, n_threads):
     """Each feature may name a bin (-1: none) whose rows are not added; it is

@@ -169,7 +169,7 @@ def test_decompress_column():
 
 
 def binned_sparse_data(seed):
-    X, D, _ = sparse_data(seed=seed)
+    X, _, _ = sparse_data(seed=seed)
     mapper = BinMapper(15, None, 0, 1).fit(X)
     return mapper.transform(X, max_sparse_density=0.5)
 

@@ -126,7 +126,7 @@ def test_the_loop_refuses_what_it_cannot_do():
     with pytest.raises(TypeError, match="train_set must be a gbmo.Dataset"):
         gbmo.Booster(PARAMS, X)
     labels = sparse.csr_matrix((Y > 0.5).astype(np.float64))
-    with pytest.raises(ValueError, match="a sparse Y trains with gbmo.train only"):
+    with pytest.raises(ValueError, match="a sparse Y trains with gbmo.train or gbmo.cv"):
         gbmo.Booster({"verbosity": -1}, gbmo.Dataset(X, labels))
     assert booster.current_iteration() == 0
 
