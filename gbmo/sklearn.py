@@ -48,10 +48,10 @@ from .categorical import (align_dataframe_categories, dataframe_categories,
 from .dataset import Dataset
 from .engine import metric_names, train
 from .losses import CustomObjective, make_loss
-from .metrics import canonical_metric, is_known, unknown_metric_message
+from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
 from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, keys_naming,
                      resolve_params)
-from .sparse_output import check_sparse_labels
+from .sparse_output import check_sparse_labels, make_sparse_loss, split_sparse_params
 from .validation import (check_dataframe_columns, check_init_score, check_weight,
                          frame_with_codes, is_dataframe)
 
@@ -73,6 +73,17 @@ _ESTIMATOR_ONLY = ("n_estimators", "early_stopping_rounds", "validation_fraction
 _NEED_THE_OBJECTIVE = ("scale_pos_weight", "is_unbalance")
 
 _VALIDATION_NAME = "validation"
+
+
+def _without_sparse_output_metrics(params):
+    """params for the checks that do not know y yet: a metric naming only the
+    sparse-output path's metrics (precision@k, ...) is left to that path's
+    own check with a sparse y, and to fit's with a dense one."""
+    metric = params.get("metric")
+    names = metric if isinstance(metric, list) else [metric]
+    if metric is not None and all(name in SPARSE_OUTPUT_METRICS for name in names):
+        return {**params, "metric": None}
+    return params
 _X_DTYPES = [np.float64, np.float32]
 _X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without densifying
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
@@ -185,7 +196,8 @@ def _eval_metrics(eval_metric):
                             "function (y_true, y_pred[, weight]) -> (name, value, "
                             "is_higher_better), or a list of them")
     for name in names:
-        if not is_known(name):
+        # a sparse y's metrics (precision@k, ...) are its path's to check
+        if not is_known(name) and name not in SPARSE_OUTPUT_METRICS:
             raise ValueError(f"eval_metric: {unknown_metric_message(name)}")
     return names, [_as_feval(item) for item in items if not isinstance(item, str)]
 
@@ -433,7 +445,7 @@ class _GBMOModel(BaseEstimator):
         elif given is not None:
             del params[given]
         params.update(seed=seed, **objective_params)
-        resolve_params(params)
+        resolve_params(_without_sparse_output_metrics(params))
         return params
 
     def _takes_objective(self, objective):
@@ -525,17 +537,24 @@ class _GBMOModel(BaseEstimator):
         # errors before any work on y, but for what needs the objective y decides
         self._gbmo_params(seed, {}, leave_out=_NEED_THE_OBJECTIVE)
         target, objective_params, stratify = self._prepare_target(y)
-        if (extra_metrics or fevals) and sp.issparse(target):
-            raise ValueError("eval_metric is not taken with a sparse y yet: its path has its own "
-                             "metrics (precision@k, ndcg@k, micro_f1, macro_f1)")
+        if fevals and sp.issparse(target):
+            raise ValueError("eval_metric functions are not taken with a sparse y yet: its path "
+                             "has its own metrics, which eval_metric may name (precision@k, "
+                             "ndcg@k, micro_f1, macro_f1)")
         sample_weight = self._weigh_classes(sample_weight, stratify)
         params = self._gbmo_params(seed, objective_params)
         if own_names or own_functions:
             params["metric"] = own_names or "None"
-        resolved = resolve_params(params)
+        if sp.issparse(target):  # its metrics and loss are the sparse-output path's own
+            gbmo_params, objective, threshold, sparse_metrics = split_sparse_params(params)
+            resolved = resolve_params(gbmo_params)
+        else:
+            resolved = resolve_params(params)
         if extra_metrics:
-            base = metric_names(resolved["metric"], make_loss(
-                resolved["objective"], resolved["num_class"], 1, resolved["objective_params"]))
+            base = (sparse_metrics or [make_sparse_loss(objective, threshold).default_metric]
+                    if sp.issparse(target) else metric_names(resolved["metric"], make_loss(
+                        resolved["objective"], resolved["num_class"], 1,
+                        resolved["objective_params"])))
             # eval_metric's first, as LightGBM orders them (first_metric_only watches it)
             params["metric"] = extra_metrics + [m for m in base if m not in extra_metrics]
         feature_names = (list(map(str, self.feature_names_in_))

@@ -835,6 +835,27 @@ def test_classifier_passes_sample_weights_with_a_sparse_y():
                            unweighted.booster_.predict(X, raw_score=True))
 
 
+def test_classifier_with_a_sparse_y_takes_its_metrics_by_name():
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=200, seed=28)
+    Y_sparse, eval_set = sp.csr_matrix(Y), [(X[:60], sp.csr_matrix(Y[:60]))]
+    settings = dict(n_estimators=3, top_k=3, min_samples_leaf=5, n_threads=1)
+    chosen = GBMOClassifier(metric="precision@3", **settings).fit(X, Y_sparse, eval_set=eval_set)
+    labels, _ = chosen.predict_topk(X[:60], 3)
+    assert chosen.evals_result_["valid_0"]["precision@3"][-1] == pytest.approx(
+        precision_at_k(sp.csr_matrix(Y[:60]), labels))
+    added = GBMOClassifier(**settings).fit(X, Y_sparse, eval_set=eval_set, eval_metric="ndcg@3")
+    assert list(added.evals_result_["valid_0"]) == ["ndcg@3", "precision@1"]  # eval_metric first
+    with pytest.raises(ValueError, match="unknown metric 'rmse' for a sparse Y"):
+        GBMOClassifier(**settings).fit(X, Y_sparse, eval_set=eval_set, eval_metric="rmse")
+    with pytest.raises(ValueError, match="eval_metric functions are not taken with a sparse y"):
+        GBMOClassifier(**settings).fit(X, Y_sparse, eval_set=eval_set,
+                                       eval_metric=lambda y, p: ("m", 0.0, True))
+    with pytest.raises(ValueError, match="unknown metric 'precision@3'"):  # a dense y
+        GBMOClassifier(metric="precision@3", **settings).fit(X, Y[:, 0])
+
+
 def test_classifier_predicts_a_sparse_y_in_row_blocks(monkeypatch):
     from gbmo import sklearn as gbmo_sklearn
 
