@@ -180,6 +180,18 @@ def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
                    **tree.binned_sets)
 
 
+def leaf_of_rows(X_binned, missing_bin, tree, n_threads):
+    """The leaf of every row of binned X (dense or a SparseBinned) in tree: the
+    binned walk that updates raw scores, adding each leaf's index as its one
+    value."""
+    index = np.zeros((X_binned.shape[1], 1))
+    leaves = (np.arange(tree.n_leaves + 1, dtype=np.int64),
+              np.full(tree.n_leaves, -1, dtype=np.int64),
+              np.arange(tree.n_leaves, dtype=float), np.zeros(1, dtype=np.int32))
+    _walk_binned(X_binned, missing_bin, tree, leaves, index, n_threads)
+    return index[:, 0].astype(np.intp)
+
+
 def _check_validation_target(loss, y, train_y, n_outputs, name):
     """A validation target the model cannot score is refused before training:
     other columns than the training target's, or a class the model lacks."""
@@ -488,8 +500,10 @@ class _Trainer:
             grad, hess = update
         if self.single_output:
             grad, hess = _output_gradients(grad, hess, output)
+        leaf = leaf_of_rows(self.training_set.X_binned, self.bin_mapper.missing_bin, tree,
+                            self.params["n_threads"])
         values, (rows, leaf_start, leaf_stop) = leaf_values_from_rows(
-            (grad, hess), self._leaf_of_rows(tree), tree, self.params, self.params["n_threads"],
+            (grad, hess), leaf, tree, self.params, self.params["n_threads"],
             self.single_output)
         tree.leaf_values = self._with_residual_values(values, tree, output, rows, leaf_start,
                                                       leaf_stop) * shrinkage
@@ -510,17 +524,6 @@ class _Trainer:
             renew(self.y, self.raw, self.train_set.weight, rows, leaf_start, leaf_stop, outputs),
             dtype=np.float64), tree, self.single_output)
         return np.ascontiguousarray(np.where(np.isnan(renewed), values, renewed))
-
-    def _leaf_of_rows(self, tree):
-        """The leaf of every training row in tree: the binned walk that updates
-        raw scores, adding each leaf's index as its one value."""
-        index = np.zeros((self.train_set.n_rows, 1))
-        leaves = (np.arange(tree.n_leaves + 1, dtype=np.int64),
-                  np.full(tree.n_leaves, -1, dtype=np.int64),
-                  np.arange(tree.n_leaves, dtype=float), np.zeros(1, dtype=np.int32))
-        _walk_binned(self.training_set.X_binned, self.bin_mapper.missing_bin, tree, leaves, index,
-                     self.params["n_threads"])
-        return index[:, 0].astype(np.intp)
 
     def _drop(self):
         """DART: (the trees of the rounds dropped this round, how many rounds,

@@ -25,7 +25,7 @@ import heapq
 
 import numpy as np
 
-from ._core import G_H_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
+from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .binning import SparseBinned
 from .losses import Loss, make_loss
@@ -376,31 +376,6 @@ def _add_leaf_deltas(D, tree, leaf_rows, scale=1.0):
     return D
 
 
-def _binned_leaves(X_binned, tree, missing_bin):
-    """The leaf of every row of binned X (dense, or a SparseBinned), level by
-    level in numpy, on the bins of the features the tree splits."""
-    n_rows = X_binned.shape[1]
-    split = tree.node_left >= 0
-    used, split_column = np.unique(tree.node_feature[split], return_inverse=True)
-    columns = np.empty((len(used), n_rows), dtype=X_BINNED_DTYPE)
-    for i, feature in enumerate(used):
-        columns[i] = X_binned[feature]
-    column_of_node = np.zeros(len(tree.node_left), dtype=np.int64)
-    column_of_node[split] = split_column
-    node = np.zeros(n_rows, dtype=np.int64)
-    index = np.arange(n_rows)
-    active = tree.node_left[node] >= 0
-    while active.any():
-        rows = index[active]
-        current = node[rows]
-        bins = columns[column_of_node[current], rows]
-        go_left = np.where(bins == missing_bin, tree.node_missing_left[current] == 1,
-                           bins <= tree.node_bin[current])
-        node[rows] = np.where(go_left, tree.node_left[current], tree.node_right[current])
-        active = tree.node_left[node] >= 0
-    return tree.node_value[node]
-
-
 def _renewed_leaf_values(tree, leaf_of_row, gradients, n_labels, params):
     """The values of tree's leaves' labels set again from every training
     row's gradients (leaf_of_row[i] the leaf of row i), as GOSS renews dense
@@ -411,9 +386,9 @@ def _renewed_leaf_values(tree, leaf_of_row, gradients, n_labels, params):
     # (leaf, label) keys of the tree's values, in leaf then label order
     kept = (np.arange(tree.n_leaves, dtype=np.int64)[:, None] * n_labels
             + tree.leaf_outputs).ravel()
-    place = np.searchsorted(kept, leaf_of_entry * n_labels + labels)
-    place = np.minimum(place, len(kept) - 1)
-    match = kept[place] == leaf_of_entry * n_labels + labels
+    key = leaf_of_entry * n_labels + labels
+    place = np.minimum(np.searchsorted(kept, key), len(kept) - 1)
+    match = kept[place] == key
     sums = [np.bincount(place[match], weights=values[match], minlength=len(kept))
             for values in (grad, hess)]
     return leaf_values(sums[0], sums[1] + params["lambda_l2"],
@@ -596,7 +571,7 @@ class SparseOutputTrainer:
         return results
 
     def _round(self, iteration):
-        from .engine import _draw_features, _draw_rows
+        from .engine import _draw_features, _draw_rows, leaf_of_rows
 
         params = self.params
         n_rows = self.train_set.n_rows
@@ -626,8 +601,8 @@ class SparseOutputTrainer:
             leaf_rows = grower.leaf_rows
         else:  # grown on the sample; every row's scores move by its leaf
             tree = grower.grow(self.row_sample)
-            leaf_of_row = _binned_leaves(self.train_set.X_binned, tree,
-                                         self.bin_mapper.missing_bin)
+            leaf_of_row = leaf_of_rows(self.train_set.X_binned, self.bin_mapper.missing_bin,
+                                       tree, params["n_threads"])
             leaf_rows = _rows_by_leaf(leaf_of_row, tree.n_leaves)
             if goss and params["goss_renew_leaves"]:
                 tree.leaf_values = _renewed_leaf_values(tree, leaf_of_row, exact, self.n_labels,
@@ -674,7 +649,10 @@ class SparseOutputTrainer:
         """D (None: no deltas yet) + tree's values times scale on dataset's rows."""
         if D is None:
             D = _scipy_sparse().csr_matrix(dataset.Y.shape, dtype=np.float64)
-        leaf = _binned_leaves(dataset.X_binned, tree, self.bin_mapper.missing_bin)
+        from .engine import leaf_of_rows
+
+        leaf = leaf_of_rows(dataset.X_binned, self.bin_mapper.missing_bin, tree,
+                            self.params["n_threads"])
         return _add_leaf_deltas(D, tree, _rows_by_leaf(leaf, tree.n_leaves), scale)
 
     def _goss(self, iteration, gradients):

@@ -571,7 +571,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
 
     sparse_binned: X as a binning.SparseBinned, whose dense features' rows
     X_binned then holds (its `dense`); rows must then increase (as a node's
-    do), for the merge with its sparse columns."""
+    do), so that a sparse column lists the node's rows in the order the
+    dense layout reads them."""
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     if grad_indptr.shape[0] != X_binned.shape[1] + 1:
