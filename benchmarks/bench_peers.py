@@ -23,6 +23,9 @@ y = tanh(X[:, :20] W) + noise; (b) classification, 50 features, 10 classes.
 - catboost_lossguide (not run by default): CatBoost growing gbmo's tree
   shape, best-first to 63 leaves, to tell its symmetric trees' share of its
   accuracy from the rest of CatBoost.
+- gbmo_ova and lightgbm_ova (not run by default, classification only): the
+  multiclassova objective, a sigmoid per class; gbmo in one vector-leaf
+  tree a round, LightGBM in a tree per class.
 
 Every library gets learning rate 0.1, 63 leaves (CatBoost depth 6), 63 bins,
 L2 1, 20 rows per leaf (not CatBoost: symmetric trees have no such limit),
@@ -155,6 +158,25 @@ def fit_gbmo_goss(case, data, max_rounds, patience, threads):
     return fit_gbmo(case, data, max_rounds, patience, threads, {"data_sample_strategy": "goss"})
 
 
+def _classes_only(case, what):
+    if case != "classification":
+        raise ValueError(f"{what} is a classification objective: run it with "
+                         "--cases classification")
+
+
+def fit_gbmo_ova(case, data, max_rounds, patience, threads):
+    """gbmo with multiclassova: a sigmoid per class, in one vector-leaf tree."""
+    _classes_only(case, "multiclassova")
+    return fit_gbmo(case, data, max_rounds, patience, threads, {"objective": "multiclassova"})
+
+
+def fit_lightgbm_ova(case, data, max_rounds, patience, threads):
+    """LightGBM's multiclassova: a binary model per class (10 trees a round)."""
+    _classes_only(case, "multiclassova")
+    return fit_lightgbm(case, data, max_rounds, patience, threads,
+                        {"objective": "multiclassova"})
+
+
 def fit_lightgbm_goss(case, data, max_rounds, patience, threads):
     """LightGBM with its gradient-based one-side sampling, the same rates."""
     return fit_lightgbm(case, data, max_rounds, patience, threads,
@@ -164,7 +186,8 @@ def fit_lightgbm_goss(case, data, max_rounds, patience, threads):
 FITTERS = {"gbmo": fit_gbmo, "gbmo_symmetric": fit_gbmo_symmetric, "gbmo_goss": fit_gbmo_goss,
            "lightgbm": fit_lightgbm, "lightgbm_goss": fit_lightgbm_goss, "xgboost": fit_xgboost,
            "catboost": fit_catboost, "sklearn": fit_sklearn,
-           "catboost_lossguide": fit_catboost_lossguide}
+           "catboost_lossguide": fit_catboost_lossguide, "gbmo_ova": fit_gbmo_ova,
+           "lightgbm_ova": fit_lightgbm_ova}
 DEFAULT_LIBRARIES = "gbmo,gbmo_symmetric,lightgbm,xgboost,catboost,sklearn"
 
 

@@ -2,7 +2,7 @@
 
     gbmo demo [--rounds N] [--threads T]
     gbmo train --data train.csv --target COLS --output model.json
-               [--objective mse|softmax|sigmoid] [--param key=value ...]
+               [--objective mse|softmax|sigmoid|multiclassova] [--param key=value ...]
                [--rounds N] [--valid valid.csv] [--init-model model.json]
                [--delimiter ,] [--threads T]
     gbmo predict --model model.json --data test.csv --output pred.csv
@@ -13,7 +13,8 @@ CSV files have a header row. ``--target`` names the target columns (names or
 An empty cell, ``NA`` or ``NaN`` is a missing value. ``predict`` takes the
 columns named in the model's ``feature_names`` (so a file that still holds
 the targets or an id column works) and writes one column per output:
-``class_0 ..`` (probabilities) for softmax, ``output_0 ..`` otherwise.
+``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
+otherwise.
 
 Errors in the input print one line ``gbmo: error: ...`` to stderr and give
 exit code 2; ``main`` returns the exit code instead of exiting, so it can be
@@ -344,7 +345,8 @@ def _cmd_predict(args):
             [f"output_{j}" for j in range(contributions.shape[2])])
     else:
         prediction = np.asarray(prediction, dtype=np.float64).reshape(X.shape[0], -1)
-        prefix = "class" if booster.loss.name == "softmax" and not args.raw else "output"
+        prefix = ("class" if booster.loss.name in ("softmax", "multiclassova") and not args.raw
+                  else "output")
         header = [f"{prefix}_{j}" for j in range(prediction.shape[1])]
     _write_csv(args.output, header, prediction, delimiter)
     if args.output != "-":
@@ -487,11 +489,12 @@ def _build_parser():
     train.add_argument("--data", required=True, metavar="CSV", help="training data")
     train.add_argument("--target", required=True, metavar="COLS",
                        help="comma-separated target column names or 0-based indices; "
-                            "one column gives a 1-D target (class indices for softmax)")
+                            "one column gives a 1-D target (class indices for softmax and "
+                            "multiclassova)")
     train.add_argument("--output", required=True, metavar="MODEL", help="model file to write (JSON)")
     train.add_argument("--objective", default=None,
-                       help="mse (default), softmax or sigmoid; LightGBM's names (regression, "
-                            "multiclass, binary) work too")
+                       help="mse (default), softmax, sigmoid or multiclassova; LightGBM's names "
+                            "(regression, multiclass, binary, ova) work too")
     train.add_argument("--param", action="extend", nargs="+", metavar="KEY=VALUE",
                        help="a training parameter, e.g. learning_rate=0.05 max_leaves=15; "
                             "values are read as int, float, or else string")

@@ -14,7 +14,7 @@ from .engine import _Trainer, _without_sparse_output_params
 from .metric_history import CVHistory
 from .params import RESETTABLE, keys_naming, resolve_params, split_controls
 
-_CLASS_OBJECTIVES = ("softmax", "sigmoid")
+_CLASS_OBJECTIVES = ("softmax", "sigmoid", "multiclassova")
 
 
 def _fold_indices(y, nfold, stratified, shuffle, seed):

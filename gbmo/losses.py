@@ -122,6 +122,37 @@ def _masked_hessian(y, weight):
     return (~np.isnan(y) * column).astype(G_H_DTYPE)
 
 
+class _ClassIndexTarget:
+    """Targets as class indices 0 .. num_class - 1 (any count when num_class
+    is None), for the multi-class losses; d = num_class, else max label + 1,
+    at least 2."""
+
+    def prepare_target(self, y):
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(
+                f"objective '{self.name}' takes a 1-D array of class indices, got shape {y.shape}"
+            )
+        if y.dtype.kind not in "iub" and not (
+            y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))
+        ):
+            raise ValueError(
+                f"objective '{self.name}' takes integer class indices 0 .. num_class - 1; "
+                "encode string or float labels first (e.g. numpy.unique(y, return_inverse=True))"
+            )
+        y = y.astype(np.int64)
+        if y.size and y.min() < 0:
+            raise ValueError(f"class indices must be >= 0, got {y.min()}")
+        if self.num_class is not None and y.size and y.max() >= self.num_class:
+            raise ValueError(
+                f"class index {y.max()} is out of range for num_class={self.num_class}"
+            )
+        return y
+
+    def n_outputs(self, y):
+        return max(self.num_class if self.num_class is not None else int(y.max()) + 1, 2)
+
+
 class SquaredError(Loss):
     """Multi-output regression: 1/2 sum_j (raw_j - y_j)^2; hessian 1 (times the
     weight). NaN targets are missing labels."""
@@ -150,7 +181,7 @@ class SquaredError(Loss):
         return grad, _masked_hessian(y, weight)
 
 
-class SoftmaxCrossEntropy(Loss):
+class SoftmaxCrossEntropy(_ClassIndexTarget, Loss):
     """Multi-class: y holds class indices 0 .. d-1; raw scores are logits.
     Diagonal hessian p (1 - p), as in GBDT-MO section III-A."""
 
@@ -160,32 +191,6 @@ class SoftmaxCrossEntropy(Loss):
     def __init__(self, num_class=None, n_threads=1):
         super().__init__(n_threads)
         self.num_class = num_class
-
-    def prepare_target(self, y):
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(
-                f"objective 'softmax' takes a 1-D array of class indices, got shape {y.shape}"
-            )
-        if y.dtype.kind not in "iub" and not (
-            y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))
-        ):
-            raise ValueError(
-                "objective 'softmax' takes integer class indices 0 .. num_class - 1; "
-                "encode string or float labels first (e.g. numpy.unique(y, return_inverse=True))"
-            )
-        y = y.astype(np.int64)
-        if y.size and y.min() < 0:
-            raise ValueError(f"class indices must be >= 0, got {y.min()}")
-        if self.num_class is not None and y.size and y.max() >= self.num_class:
-            raise ValueError(
-                f"class index {y.max()} is out of range for num_class={self.num_class}"
-            )
-        return y
-
-    def n_outputs(self, y):
-        n_classes = self.num_class if self.num_class is not None else int(y.max()) + 1
-        return max(n_classes, 2)
 
     def init_score(self, y, weight):
         n_classes = self.n_outputs(y)
@@ -302,6 +307,37 @@ class SigmoidCrossEntropy(Loss):
         return _transformed(sigmoid_transform, raw, self)
 
 
+class OneVsAllCrossEntropy(_ClassIndexTarget, SigmoidCrossEntropy):
+    """Multi-class as one binary problem per class, LightGBM's multiclassova:
+    y holds class indices 0 .. d-1 as for softmax, and output j is the logit
+    of "the row is of class j", a logistic loss of its own. Each class's
+    probability is its own sigmoid, so a row's need not sum to 1 (as in
+    LightGBM). scale_pos_weight and is_unbalance weigh each class's positive
+    rows as sigmoid's do its outputs'."""
+
+    name = "multiclassova"
+    masks_missing_targets = False
+
+    def __init__(self, num_class=None, n_threads=1, scale_pos_weight=1.0, is_unbalance=False):
+        super().__init__(n_threads, scale_pos_weight, is_unbalance)
+        self.num_class = num_class
+
+    @staticmethod
+    def _one_hot(y, n_classes):
+        labels = np.zeros((len(y), n_classes))
+        labels[np.arange(len(y)), y] = 1.0
+        return labels
+
+    def init_score(self, y, weight):
+        return super().init_score(self._one_hot(y, self.n_outputs(y)), weight)
+
+    def value(self, y, raw):
+        return super().value(self._one_hot(y, raw.shape[1]), raw)
+
+    def gradients(self, y, raw, weight):
+        return super().gradients(self._one_hot(y, raw.shape[1]), raw, weight)
+
+
 class CustomObjective(Loss):
     """A user's objective(y_true, raw_pred) -> (grad, hess), as in LightGBM and
     XGBoost: y_true as given (2-D (n, d), or 1-D), raw_pred (n, d); grad (n, d)
@@ -401,8 +437,8 @@ class MultiTaskLoss(Loss):
 
     Each task is (registered loss name, its output columns[, its parameters]);
     the columns of all tasks cover the outputs 0 .. d-1 once each, and each
-    task's loss maps one target column to one output (softmax, whose targets
-    are class indices, cannot be a task). A task's weight multiplies its
+    task's loss maps one target column to one output (softmax and
+    multiclassova, whose targets are class indices, cannot be tasks). A task's weight multiplies its
     gradients and hessians, so it counts more or less in the split gains.
     Transforms and default metrics are per task ("logloss[0]", "rmse[1,2]").
     Also reachable by name: objective="multitask", objective_params={"tasks": ...}.
@@ -431,10 +467,10 @@ class MultiTaskLoss(Loss):
         self.losses = [make_loss(name, n_threads=n_threads, objective_params=params)
                        for name, _, params in specs]
         for loss in self.losses:
-            if isinstance(loss, SoftmaxCrossEntropy):
-                raise ValueError("'softmax' cannot be a task of a MultiTaskLoss: its target is "
-                                 "one column of class indices for several outputs; use "
-                                 "'sigmoid' per class column instead")
+            if isinstance(loss, _ClassIndexTarget):
+                raise ValueError(f"{loss.name!r} cannot be a task of a MultiTaskLoss: its "
+                                 "target is one column of class indices for several outputs; "
+                                 "use 'sigmoid' per class column instead")
         self.masks_missing_targets = all(loss.masks_missing_targets for loss in self.losses)
 
     @property
@@ -520,8 +556,6 @@ class MultiTaskLoss(Loss):
             out[:, columns] = loss.transform(raw[:, columns])
         return out
 
-
-BUILTIN_LOSSES = {loss.name: loss for loss in (SquaredError, SoftmaxCrossEntropy, SigmoidCrossEntropy)}
 # Names a saved model may carry besides the trainable losses.
 LOADABLE_ONLY = {CustomObjective.name: CustomObjective}
 

@@ -22,7 +22,7 @@ class Spec:
 
 
 PARAMS = {
-    "objective": Spec("mse", str, doc="loss: mse, softmax, sigmoid (or a name in "
+    "objective": Spec("mse", str, doc="loss: mse, softmax, sigmoid, multiclassova (or a name in "
                                       "OBJECTIVE_ALIASES), or a function "
                                       "(y_true, raw_pred) -> (grad, hess)"),
     "objective_params": Spec(None, dict, allow_none=True,
@@ -34,13 +34,15 @@ PARAMS = {
     "ensembler_params": Spec(None, dict, allow_none=True,
                              doc="keyword arguments of a registered ensembler (e.g. k)"),
     "scale_pos_weight": Spec(1.0, float, 0.0, 1e300, low_open=True,
-                             doc="sigmoid: weight of the positive labels' part of the loss"),
-    "is_unbalance": Spec(False, bool, doc="sigmoid: each output's minority class weighs the "
-                                          "majority's count over its own"),
+                             doc="sigmoid, multiclassova: weight of the positive labels' part "
+                                 "of the loss"),
+    "is_unbalance": Spec(False, bool, doc="sigmoid, multiclassova: each output's minority "
+                                          "class weighs the majority's count over its own"),
     "boost_from_average": Spec(True, bool, doc="start every row from the objective's best "
                                                  "constant score (False: from 0), as LightGBM's"),
     "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
-                      doc="number of classes for softmax (default: max label + 1)"),
+                      doc="number of classes for softmax and multiclassova (default: max "
+                          "label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
     "boosting": Spec("gbdt", str, choices=("gbdt", "dart", "goss"),
                      doc="gbdt, or dart: each round drops earlier rounds at random while it "
@@ -224,6 +226,7 @@ OBJECTIVE_ALIASES = {
     "rmse": "mse", "l2_root": "mse", "root_mean_squared_error": "mse",
     "squared_error": "mse", "reg:squarederror": "mse",
     "multiclass": "softmax", "multi:softprob": "softmax",
+    "multiclass_ova": "multiclassova", "ova": "multiclassova", "ovr": "multiclassova",
     "binary": "sigmoid", "binary:logistic": "sigmoid", "multilabel": "sigmoid",
     "reg:logistic": "sigmoid",
     # CatBoost's
@@ -421,14 +424,16 @@ def _fold_objective_keywords(resolved, unknown):
 
 def _fold_positive_weights(resolved):
     """scale_pos_weight and is_unbalance, LightGBM's top-level names, become
-    the sigmoid objective's parameters (saved with the model)."""
+    the parameters of the sigmoid and multiclassova objectives (saved with
+    the model)."""
     given = {name: resolved[name] for name in ("scale_pos_weight", "is_unbalance")
              if resolved[name] != PARAMS[name].default}
     if not given:
         return
-    if resolved["objective"] != "sigmoid":
+    if resolved["objective"] not in ("sigmoid", "multiclassova"):
         raise ValueError(f"parameters 'scale_pos_weight' and 'is_unbalance' weigh the positive "
-                         f"labels of objective 'sigmoid' (binary, multi-label); the objective "
+                         f"labels of objectives 'sigmoid' (binary, multi-label) and "
+                         f"'multiclassova'; the objective "
                          f"is {resolved['objective']!r}")
     objective_params = dict(resolved["objective_params"] or {})
     for name, value in given.items():

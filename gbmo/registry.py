@@ -113,6 +113,7 @@ _BUILTINS = {
         "mse": "gbmo.losses:SquaredError",
         "softmax": "gbmo.losses:SoftmaxCrossEntropy",
         "sigmoid": "gbmo.losses:SigmoidCrossEntropy",
+        "multiclassova": "gbmo.losses:OneVsAllCrossEntropy",
         "multitask": "gbmo.losses:MultiTaskLoss",
     },
     "gbmo.ensemblers": {

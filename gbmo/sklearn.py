@@ -841,7 +841,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     - 1-D labels of any type (strings, ints, bools) are encoded with
       `classes_` (sorted unique labels). Two classes: objective "sigmoid" with
       one output, predict_proba (n, 2). More: objective "softmax" with one
-      output per class, predict_proba (n, n_classes).
+      output per class, predict_proba (n, n_classes). objective
+      "multiclassova" (LightGBM's; "ova", "ovr") instead fits one sigmoid per
+      class, two classes included: each class's probability is its own, so
+      predict_proba's rows need not sum to 1, as in LightGBM.
     - A 2-D 0/1 indicator matrix (n, d), d >= 2: multi-label, one independent
       sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
       predict_proba the (n, d) probabilities of the 1s; classes_ is
@@ -944,10 +947,18 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                 f"got only one class: {self.classes_[0]!r}"
             )
         encoded = encoded.reshape(-1)
-        if self.n_classes_ == 2:
+        if self.n_classes_ == 2 and not self._one_vs_all():
             return encoded.astype(np.float64), {"objective": "sigmoid"}, encoded
         return encoded.astype(np.int64), {"objective": "softmax",
                                           "num_class": self.n_classes_}, encoded
+
+    def _one_vs_all(self):
+        """Whether the objective given is multiclassova, which keeps an output
+        per class even for two."""
+        params = self.get_params(deep=False)
+        return any(isinstance(params[key], str)
+                   and canonical_objective(params[key]) == "multiclassova"
+                   for key in keys_naming(params, "objective"))
 
     def _prepare_sparse_labels(self, y):
         if self.split not in ("dense", "sparse"):
@@ -991,7 +1002,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     def _proba(self, raw):
         if self._custom_objective():
             return raw
-        if self.n_classes_ == 2 and not self._multilabel:  # raw is (n,): one output, 1-D y
+        if raw.ndim == 1:  # one output, for two classes
             return np.column_stack([1.0 - raw, raw])
         return raw
 

@@ -86,7 +86,8 @@ def test_bad_weights():
     ({"max_bins": 256}, r"'max_bins' = 256 is out of range; allowed: \[2, 255\]"),
     ({"lambda_l2": -1}, "'lambda_l2' = -1.0 is out of range"),
     ({"max_leaves": 2.5}, "'max_leaves' must be an integer"),
-    ({"objective": "hinge"}, "unknown objective .hinge.; known objectives: .*mse, multitask.*sigmoid, "
+    ({"objective": "hinge"}, "unknown objective .hinge.; known objectives: .*mse, "
+                             "multiclassova, multitask.*sigmoid, "
                              r"softmax.* \(also regression, .*multiclass.*binary"),
     ({"metric": "gini"}, "unknown metric 'gini'; known metrics: accuracy, auc"),
 ])

@@ -132,12 +132,13 @@ def _finite_difference_check(loss, y, raw, check_hessian=True, step=1e-5):
             assert hess[i, j] == pytest.approx(numeric_hess, rel=2e-2, abs=2e-2)
 
 
-@pytest.mark.parametrize("name", ["mse", "softmax", "sigmoid"])
+@pytest.mark.parametrize("name", ["mse", "softmax", "sigmoid", "multiclassova"])
 def test_gradients_and_hessians_are_derivatives_of_the_value(name):
     rng = np.random.default_rng(3)
     raw = rng.normal(size=(6, 3))
     y = {"mse": rng.normal(size=(6, 3)), "softmax": rng.integers(0, 3, 6),
-         "sigmoid": rng.integers(0, 2, (6, 3)).astype(float)}[name]
+         "sigmoid": rng.integers(0, 2, (6, 3)).astype(float),
+         "multiclassova": rng.integers(0, 3, 6)}[name]
     loss = make_loss(name)
     _finite_difference_check(loss, loss.prepare_target(y), raw)
 
@@ -233,6 +234,8 @@ def test_a_region_without_labels_of_one_output_still_splits_at_lambda_zero():
     ("xentropy", "sigmoid", "probabilities"), ("reg:logistic", "sigmoid", "probabilities"),
     ("rmse", "mse", "values"), ("RMSE", "mse", "values"), ("MultiRMSE", "mse", "values"),
     ("Logloss", "sigmoid", "binary"), ("MultiClass", "softmax", "classes"),
+    ("ova", "multiclassova", "classes"), ("ovr", "multiclassova", "classes"),
+    ("multiclass_ova", "multiclassova", "classes"),
 ])
 def test_lightgbm_and_xgboost_objective_names_train_gbmo_objectives(alias, name, target):
     """The same trees as under gbmo's own name, and the model file (so a
@@ -311,7 +314,7 @@ def test_top_level_names_reach_the_sigmoid_and_its_model_file():
 
 
 @pytest.mark.parametrize("params, error, message", [
-    ({"scale_pos_weight": 2.0}, ValueError, "weigh the positive labels of objective 'sigmoid'"),
+    ({"scale_pos_weight": 2.0}, ValueError, "weigh the positive labels of objectives 'sigmoid'"),
     ({"objective": "sigmoid", "scale_pos_weight": 2.0, "is_unbalance": True}, ValueError,
      "give is_unbalance or scale_pos_weight, not both"),
     ({"objective": "sigmoid", "scale_pos_weight": 0.0}, ValueError, r"out of range"),

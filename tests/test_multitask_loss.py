@@ -113,6 +113,8 @@ def test_target_errors():
         loss.prepare_target(Y * 3)
     with pytest.raises(ValueError, match="'softmax' cannot be a task"):
         gbmo.MultiTaskLoss([("softmax", [0])])
+    with pytest.raises(ValueError, match="'multiclassova' cannot be a task"):
+        gbmo.MultiTaskLoss([("multiclassova", [0])])
 
 
 def test_metric_restricted_to_outputs():

@@ -18,7 +18,7 @@ from gbmo.registry import (
     PluginConflictWarning, PluginContractError, PluginLoadError, Registry,
 )
 
-BUILTIN_NAMES = ["mse", "multitask", "sigmoid", "softmax"]
+BUILTIN_NAMES = ["mse", "multiclassova", "multitask", "sigmoid", "softmax"]
 # Losses of plugin distributions installed beside gbmo (the test command
 # installs gbmo-losses): the tests below count only gbmo's and their own.
 INSTALLED_PLUGINS = {ep.name for ep in importlib.metadata.entry_points(group="gbmo.losses")
