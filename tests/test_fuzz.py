@@ -139,7 +139,7 @@ def training_cases(draw):
     integral = dtype in ("int64", "bool")
     nan_pattern = "none" if integral else draw(st.sampled_from(NAN_PATTERNS))
     nan_fraction = draw(st.sampled_from([0.05, 0.3, 0.9]))
-    objective = draw(st.sampled_from(["mse", "sigmoid", "softmax", "sparse_labels"]))
+    objective = draw(st.sampled_from(["mse", "sigmoid", "softmax", "multiclassova", "sparse_labels"]))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
 
