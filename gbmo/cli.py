@@ -519,7 +519,7 @@ def _build_parser():
     predict.add_argument("--data", required=True, metavar="CSV", help="data to predict")
     predict.add_argument("--output", required=True, metavar="CSV",
                          help="predictions to write ('-' for stdout): class_0.. probabilities "
-                              "for softmax, output_0.. otherwise")
+                              "for softmax and multiclassova, output_0.. otherwise")
     kind = predict.add_mutually_exclusive_group()
     kind.add_argument("--raw", action="store_true",
                       help="write raw scores (before the softmax / sigmoid)")

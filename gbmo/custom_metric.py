@@ -1,8 +1,8 @@
 """Custom evaluation metrics (train's and cv's feval), as in LightGBM.
 
 A custom metric is a function feval(preds, eval_data) of the predictions of
-a data set (as Booster.predict gives them: probabilities for softmax and
-sigmoid, (n,) for a model of a 1-D target with one output, else (n, d); but,
+a data set (as Booster.predict gives them: probabilities for softmax,
+sigmoid and multiclassova, (n,) for a model of a 1-D target with one output, else (n, d); but,
 as in LightGBM, from raw scores that include the Dataset's init_score) and
 the Dataset itself (eval_data.get_label(), eval_data.get_weight()). It
 returns (name, value, is_higher_better) or a list of such tuples, evaluated

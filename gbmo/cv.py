@@ -11,6 +11,7 @@ from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import SparseOutputTrainer, is_sparse_labels
 from .engine import _Trainer, _without_sparse_output_params
+from .losses import ClassIndexTarget, make_loss
 from .metric_history import CVHistory
 from .params import RESETTABLE, keys_naming, resolve_params, split_controls
 
@@ -152,6 +153,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             folds = list(folds.split(train_set.X, y))
         pairs = _check_folds(folds, n_rows)
 
+    if not sparse_labels:
+        params = _with_class_count(params, train_set)
     callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
     trainers = []
     for train_rows, valid_rows in pairs:
@@ -172,6 +175,18 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     if return_cvbooster:
         history["cvbooster"] = CVBooster(boosters)
     return history
+
+
+def _with_class_count(params, train_set):
+    """params with num_class counted on the whole target when the objective
+    takes class indices and none is given: a fold without the last classes
+    then trains them all, as the others do."""
+    if params["num_class"] is not None:
+        return params
+    loss = make_loss(params["objective"], None, 1, params["objective_params"])
+    if not isinstance(loss, ClassIndexTarget):
+        return params
+    return {**params, "num_class": loss.n_outputs(loss.prepare_target(train_set.Y))}
 
 
 def _run_folds(trainers, boosters, params, num_boost_round, callbacks):

@@ -20,8 +20,8 @@ class Dataset:
     feature names, or a scipy sparse matrix / array: CSR and CSC are used as
     they are, other formats become CSR; implicit entries are 0, stored NaN is
     missing, and the binned data of sparse columns stays sparse); Y is (n,) or
-    (n, d): regression targets, class indices for softmax, 0/1 labels for
-    sigmoid; or a scipy sparse (n, L) matrix of 0/1 labels, which trains the
+    (n, d): regression targets, class indices for softmax and multiclassova,
+    0/1 labels for sigmoid; or a scipy sparse (n, L) matrix of 0/1 labels, which trains the
     sparse-output path (gbmo.sparse_output) and is never densified. Binning
     happens once, on first use, with the training parameters.
 

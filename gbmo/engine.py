@@ -18,7 +18,7 @@ from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
-from .losses import make_loss
+from .losses import ClassIndexTarget, make_loss
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
@@ -222,6 +222,16 @@ def _monotone_matrix(constraints, n_features, n_outputs):
     return np.ascontiguousarray(matrix) if matrix.any() else None
 
 
+def _class_count(params, init_model):
+    """num_class for the loss: the parameter, else a continued model's class
+    count when its objective takes class indices, so that a chunk of rows
+    without the last classes still trains all of them."""
+    if params["num_class"] is None and init_model is not None \
+            and isinstance(init_model.loss, ClassIndexTarget):
+        return init_model.n_outputs
+    return params["num_class"]
+
+
 def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round):
     """A model to continue must fit this run: same features, outputs,
     objective and trees per round."""
@@ -330,7 +340,7 @@ class _Trainer:
         self.threads = thread_governor(params)
         self.params = params = {**params, "n_threads": self.threads.current}
         self.fevals = fevals
-        self.loss = loss = make_loss(params["objective"], params["num_class"],
+        self.loss = loss = make_loss(params["objective"], _class_count(params, init_model),
                                      params["n_threads"], params["objective_params"])
         self.ensembler, self.ensembler_name = _make_ensembler(params)
         self.metric_names = metric_names(params["metric"], loss)
@@ -343,6 +353,10 @@ class _Trainer:
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)
+        if isinstance(params["objective"], str) and isinstance(loss, ClassIndexTarget):
+            # the model's classes from now on (saved with it): a refit on rows
+            # without the last classes still gives every class its output
+            loss.num_class = n_outputs
         for metric in self.metric_names:
             check_metric_fits(metric, y, n_outputs)
         self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
@@ -415,7 +429,10 @@ class _Trainer:
                              "(create_valid(X, y, init_score=...))")
         given, valid = valid, valid.validation_of(train_set).construct(params,
                                                                       self.category_order)
-        valid_y = loss.prepare_target(valid.Y)
+        try:
+            valid_y = loss.prepare_target(valid.Y)
+        except ValueError as err:
+            raise ValueError(f"validation set {name!r}: {err}") from None
         _check_validation_target(loss, valid_y, self.y, n_outputs, name)
         for metric in self.metric_names:
             check_metric_fits(metric, valid_y, n_outputs)

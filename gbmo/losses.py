@@ -122,7 +122,7 @@ def _masked_hessian(y, weight):
     return (~np.isnan(y) * column).astype(G_H_DTYPE)
 
 
-class _ClassIndexTarget:
+class ClassIndexTarget:
     """Targets as class indices 0 .. num_class - 1 (any count when num_class
     is None), for the multi-class losses; d = num_class, else max label + 1,
     at least 2."""
@@ -181,7 +181,7 @@ class SquaredError(Loss):
         return grad, _masked_hessian(y, weight)
 
 
-class SoftmaxCrossEntropy(_ClassIndexTarget, Loss):
+class SoftmaxCrossEntropy(ClassIndexTarget, Loss):
     """Multi-class: y holds class indices 0 .. d-1; raw scores are logits.
     Diagonal hessian p (1 - p), as in GBDT-MO section III-A."""
 
@@ -234,14 +234,14 @@ class SigmoidCrossEntropy(Loss):
         super().__init__(n_threads)
         if isinstance(scale_pos_weight, bool) or not isinstance(scale_pos_weight, numbers.Real) \
                 or not 0.0 < scale_pos_weight < np.inf:
-            raise ValueError(f"objective 'sigmoid': scale_pos_weight must be a finite number > 0, "
-                             f"got {scale_pos_weight!r}")
+            raise ValueError(f"objective {self.name!r}: scale_pos_weight must be a finite number "
+                             f"> 0, got {scale_pos_weight!r}")
         if not isinstance(is_unbalance, (bool, np.bool_)):
-            raise TypeError(f"objective 'sigmoid': is_unbalance must be True or False, got "
+            raise TypeError(f"objective {self.name!r}: is_unbalance must be True or False, got "
                             f"{is_unbalance!r}")
         if is_unbalance and scale_pos_weight != 1.0:
-            raise ValueError("objective 'sigmoid': give is_unbalance or scale_pos_weight, not "
-                             "both (as in LightGBM)")
+            raise ValueError(f"objective {self.name!r}: give is_unbalance or scale_pos_weight, "
+                             "not both (as in LightGBM)")
         self.scale_pos_weight, self.is_unbalance = float(scale_pos_weight), bool(is_unbalance)
 
     def get_params(self):
@@ -307,7 +307,7 @@ class SigmoidCrossEntropy(Loss):
         return _transformed(sigmoid_transform, raw, self)
 
 
-class OneVsAllCrossEntropy(_ClassIndexTarget, SigmoidCrossEntropy):
+class OneVsAllCrossEntropy(ClassIndexTarget, SigmoidCrossEntropy):
     """Multi-class as one binary problem per class, LightGBM's multiclassova:
     y holds class indices 0 .. d-1 as for softmax, and output j is the logit
     of "the row is of class j", a logistic loss of its own. Each class's
@@ -467,7 +467,7 @@ class MultiTaskLoss(Loss):
         self.losses = [make_loss(name, n_threads=n_threads, objective_params=params)
                        for name, _, params in specs]
         for loss in self.losses:
-            if isinstance(loss, _ClassIndexTarget):
+            if isinstance(loss, ClassIndexTarget):
                 raise ValueError(f"{loss.name!r} cannot be a task of a MultiTaskLoss: its "
                                  "target is one column of class indices for several outputs; "
                                  "use 'sigmoid' per class column instead")
@@ -569,6 +569,11 @@ def make_loss(objective, num_class=None, n_threads=1, objective_params=None):
         return objective
     if callable(objective):
         return CustomObjective(objective, num_class, n_threads)
+    reserved = sorted({"num_class", "n_threads"} & set(objective_params or {}))
+    if reserved:
+        raise ValueError(f"objective_params may not give {' or '.join(map(repr, reserved))}: "
+                         "num_class and n_threads are training parameters of their own; give "
+                         "them beside the objective (num_class=...)")
     if objective in LOADABLE_ONLY:
         return LOADABLE_ONLY[objective](num_class=num_class, n_threads=n_threads)
     from . import registry

@@ -498,7 +498,8 @@ class _GBMOModel(BaseEstimator):
         the objective's, and functions (y_true, y_pred[, weight]) -> (name,
         value, is_higher_better) with y_true the encoded target (class
         indices, 0/1 labels) and y_pred the booster's prediction for it:
-        (n, n_classes) probabilities, (n,) for a binary or 1-D target,
+        (n, n_classes) probabilities, (n,) for a binary (but multiclassova)
+        or 1-D target,
         computed from raw scores that include init_score, as in LightGBM;
         early stopping watches them all. categorical_feature: the categorical
         features' indices or names, or "auto", the DataFrame's category
@@ -844,7 +845,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
       output per class, predict_proba (n, n_classes). objective
       "multiclassova" (LightGBM's; "ova", "ovr") instead fits one sigmoid per
       class, two classes included: each class's probability is its own, so
-      predict_proba's rows need not sum to 1, as in LightGBM.
+      predict_proba's rows need not sum to 1, as in LightGBM (on a multi-label
+      y below it is that y's own sigmoid per column).
     - A 2-D 0/1 indicator matrix (n, d), d >= 2: multi-label, one independent
       sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
       predict_proba the (n, d) probabilities of the 1s; classes_ is
@@ -905,9 +907,14 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     def _takes_objective(self, objective):
         """Any objective but the names of sigmoid and softmax (binary,
         multiclass, ...), between which y decides by its classes, as
-        LightGBM's classifier switches binary and multiclass."""
-        return not (isinstance(objective, str)
-                    and canonical_objective(objective) in ("sigmoid", "softmax"))
+        LightGBM's classifier switches binary and multiclass; and but
+        multiclassova for a multi-label y, whose sigmoid per column is
+        one-vs-all already."""
+        if not isinstance(objective, str):
+            return True
+        name = canonical_objective(objective)
+        return not (name in ("sigmoid", "softmax")
+                    or name == "multiclassova" and getattr(self, "_multilabel", False))
 
     def _prepare_target(self, y):
         if self.class_weight is not None and (sp.issparse(y) or (
@@ -1051,7 +1058,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         pred_leaf: the booster's raw scores or leaves instead of labels, as
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
-        classes, else (n, n_features + 1, n_classes). The last three not for
+        classes (but multiclassova), else (n, n_features + 1, n_classes). The last three not for
         a sparse training y. output_margin and iteration_range are XGBoost's
         (see _xgboost_rounds)."""
         raw_score, start_iteration, num_iteration = _xgboost_rounds(

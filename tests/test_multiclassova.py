@@ -129,3 +129,48 @@ def test_the_command_line_trains_it_and_names_the_class_columns(tmp_path):
     assert booster.loss.name == "multiclassova"
     np.testing.assert_allclose(np.loadtxt(predictions, delimiter=",", skiprows=1),
                                booster.predict(X[:, :2]))
+
+
+@pytest.mark.parametrize("objective", ["softmax", "multiclassova"])
+def test_rows_without_the_last_class_refit_continue_and_fold_with_every_class(objective):
+    """Without num_class, the model's classes are the training labels' (saved
+    with it): a refit, a continued run or a cv fold on rows that lack the last
+    class still trains every class's output."""
+    labels = np.digitize(X[:, 0], [-1.0, 0.0, 1.5])
+    params = {**PARAMS, "objective": objective}
+    model = gbmo.train(params, gbmo.Dataset(X, labels), 3)
+    assert gbmo.Booster(model_str=model.model_to_string()).loss.num_class == 4
+    common = labels < 3
+    assert model.refit(X[common], labels[common]).n_outputs == 4
+    continued = gbmo.train(params, gbmo.Dataset(X[common], labels[common]), 2, init_model=model)
+    assert (continued.n_outputs, continued.num_trees) == (4, 5)
+    folds = [(np.flatnonzero(common), np.flatnonzero(~common)),
+             (np.flatnonzero(labels != 0), np.flatnonzero(labels == 0))]
+    boosters = gbmo.cv(params, gbmo.Dataset(X, labels), 2, folds=folds,
+                       return_boosters=True)["boosters"]
+    assert [b.n_outputs for b in boosters] == [4, 4]
+
+
+def test_num_class_in_objective_params_is_refused_by_name():
+    with pytest.raises(ValueError, match="objective_params may not give 'num_class'"):
+        gbmo.train({**PARAMS, "objective_params": {"num_class": 4}}, gbmo.Dataset(X, y), 1)
+
+
+@pytest.mark.parametrize("objective_params, error, message", [
+    ({"is_unbalance": True, "scale_pos_weight": 2.0}, ValueError, "give is_unbalance or"),
+    ({"scale_pos_weight": -1.0}, ValueError, "scale_pos_weight must be a finite number"),
+    ({"is_unbalance": "yes"}, TypeError, "is_unbalance must be True or False"),
+])
+def test_bad_positive_weights_name_the_objective(objective_params, error, message):
+    with pytest.raises(error, match=f"objective 'multiclassova': {message}"):
+        gbmo.train({**PARAMS, "objective_params": objective_params}, gbmo.Dataset(X, y), 1)
+
+
+def test_the_classifier_on_a_multi_label_y_fits_its_sigmoid_per_column():
+    """One-vs-all on an indicator matrix is the sigmoid per column that such a
+    y trains anyway."""
+    indicator = (X[:, :3] > 0).astype(int)
+    one_vs_all = GBMOClassifier(objective="ova", n_estimators=5).fit(X, indicator)
+    default = GBMOClassifier(n_estimators=5).fit(X, indicator)
+    assert one_vs_all.booster_.loss.name == "sigmoid"
+    np.testing.assert_array_equal(one_vs_all.predict_proba(X), default.predict_proba(X))
