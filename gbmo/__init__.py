@@ -17,7 +17,8 @@ __version__ = "0.1.0"
 # on first use, so that gbmo imports without them and LightGBM's top-level
 # names (lgb.LGBMRegressor, lgb.plot_importance) have their counterparts here.
 _OPTIONAL = {"GBMORegressor": "sklearn", "GBMOClassifier": "sklearn",
-             "plot_importance": "plotting", "plot_metric": "plotting", "plot_tree": "plotting"}
+             "plot_importance": "plotting", "plot_metric": "plotting", "plot_tree": "plotting",
+             "plot_split_value_histogram": "plotting"}
 
 
 def __getattr__(name):

@@ -1,5 +1,6 @@
 """Booster: the trained model. Predicts, saves to versioned JSON and loads back."""
 import json
+import numbers
 import os
 
 import numpy as np
@@ -374,8 +375,8 @@ class Booster(JSONModel, TrainingRun):
     def predict(self, X, start_iteration=0, num_iteration=None, raw_score=False,
                 pred_leaf=False, pred_contrib=False, n_threads=None):
         """Predictions (n, d): raw scores, or the objective's transform of them
-        (probabilities for softmax / sigmoid). (n,) instead when the model has
-        one output and was trained on a 1-D target. The arguments are in
+        (probabilities for softmax / sigmoid / multiclassova). (n,) instead when
+        the model has one output and was trained on a 1-D target. The arguments are in
         LightGBM's order (n_threads, gbmo's, last).
 
         The trees used are those of num_iteration rounds from round
@@ -533,6 +534,80 @@ class Booster(JSONModel, TrainingRun):
 
         return trees_to_dataframe(self)
 
+    def num_model_per_iteration(self):
+        """Trees a round, as LightGBM's method: 1, or one per output with
+        tree_mode="single_output"."""
+        return self.trees_per_round
+
+    def lower_bound(self):
+        """The least raw score the model can give, per output ((n_outputs,);
+        a float for a 1-D target with one output): the start score plus each
+        tree's least leaf value. As LightGBM's, whose trees hold its start
+        score."""
+        from .introspection import raw_score_bound
+
+        return raw_score_bound(self, np.min)
+
+    def upper_bound(self):
+        """The greatest raw score the model can give (see lower_bound)."""
+        from .introspection import raw_score_bound
+
+        return raw_score_bound(self, np.max)
+
+    def get_split_value_histogram(self, feature, bins=None, xgboost_style=False):
+        """The histogram of the thresholds of the splits on feature (an index
+        or a name) over all trees, as LightGBM's method: (counts, bin_edges),
+        one bin per distinct value when bins is None; xgboost_style gives the
+        non-empty bins as a table of (SplitValue, Count) instead (a pandas
+        DataFrame when pandas is installed). Refused for categorical features."""
+        from .introspection import split_value_histogram
+
+        return split_value_histogram(self, feature, bins, xgboost_style)
+
+    def _leaf(self, tree_id, leaf_id):
+        """(tree, leaf index) after checking both, leaf indices as predict_leaf
+        gives them."""
+        for name, value, stop in (("tree_id", tree_id, len(self.trees)),
+                                  ("leaf_id", leaf_id, None)):
+            if stop is None:
+                stop = self.trees[tree_id].n_leaves
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+                    or not 0 <= value < stop:
+                raise ValueError(f"{name} must be an integer in [0, {stop - 1}], got {value!r}")
+        return self.trees[tree_id], int(leaf_id)
+
+    def get_leaf_output(self, tree_id, leaf_id):
+        """Leaf leaf_id's values in tree tree_id, as LightGBM's method: an
+        (n_outputs,) array, 0 for the outputs that a sparse leaf or a
+        single-output tree holds none of; a float for a 1-D target with one
+        output."""
+        tree, leaf = self._leaf(tree_id, leaf_id)
+        values = tree.dense_leaf_values(self.n_outputs)[leaf].copy()
+        return float(values[0]) if self.one_dimensional_target else values
+
+    def set_leaf_output(self, tree_id, leaf_id, value):
+        """Sets leaf leaf_id's values in tree tree_id to value (a number for a
+        model with one output, else n_outputs finite numbers), as LightGBM's
+        method; returns self. A leaf that holds only some outputs (sparse
+        leaves, single-output trees) takes new values for those, and the
+        others must stay 0. Training scores already computed are not changed,
+        as in LightGBM."""
+        tree, leaf = self._leaf(tree_id, leaf_id)
+        value = np.asarray(value, dtype=np.float64).reshape(-1)
+        if value.shape != (self.n_outputs,) or not np.all(np.isfinite(value)):
+            raise ValueError(f"value must be {self.n_outputs} finite number(s), one per output, "
+                             f"got {value.tolist()}")
+        if tree.leaf_outputs is None:
+            tree.leaf_values[leaf] = value
+        else:
+            held = tree.leaf_outputs[leaf]
+            if np.any(np.delete(value, held) != 0):
+                raise ValueError(f"leaf {leaf} of tree {tree_id} holds outputs {held.tolist()} "
+                                 "only: the others' values must stay 0")
+            tree.leaf_values[leaf] = value[held]
+        self._forests = {}  # the packed copies hold the old values
+        return self
+
     # -- persistence --------------------------------------------------------
     def dump_model(self, num_iteration=None, start_iteration=0):
         """The model as a JSON-ready dict (what save_model writes). Every tree by
@@ -583,6 +658,15 @@ class Booster(JSONModel, TrainingRun):
 
     def _load(self, text):
         self._load_dict(parse_model_json(text))
+
+    def model_from_string(self, model_str):
+        """This Booster now holds the model of model_str (what model_to_string
+        gives), as LightGBM's method; returns self. A text that is no model
+        raises ModelFormatError and leaves the Booster as it was."""
+        loaded = Booster(model_str=model_str)
+        vars(self).clear()
+        vars(self).update(vars(loaded))
+        return self
 
     @classmethod
     def _from_dict(cls, data):

@@ -1,6 +1,9 @@
-"""Booster.trees_to_dataframe(): every node of every tree as a row of a pandas
-DataFrame (pandas is optional), as LightGBM's method of the same name, with
-the leaf vectors."""
+"""Looking into a trained model, as LightGBM's Booster methods of the same
+names: trees_to_dataframe() (every node of every tree as a row of a pandas
+DataFrame, pandas optional, with the leaf vectors), the bounds of the raw
+scores, and the histogram of a feature's split values."""
+import numbers
+
 import numpy as np
 
 COLUMNS = ["tree_index", "node_index", "node_depth", "parent_index", "is_leaf", "left_child",
@@ -74,3 +77,61 @@ def trees_to_dataframe(booster):
     frame = pd.DataFrame(rows, columns=COLUMNS)
     # Integer columns with gaps (leaves have no children) stay integers.
     return frame.astype({name: "Int64" for name in _NULLABLE_INTEGERS})
+
+
+def raw_score_bound(booster, pick):
+    """The start score plus, for each tree, pick (np.min or np.max) of its
+    leaves' values, per output: a tree adds 0 to the outputs a leaf holds
+    none of, so those count as 0."""
+    bound = booster.init_score.copy()
+    for tree in booster.trees:
+        bound += pick(tree.dense_leaf_values(booster.n_outputs), axis=0)
+    return float(bound[0]) if booster.one_dimensional_target else bound
+
+
+def _feature_index(booster, feature):
+    names = booster.feature_name()
+    if isinstance(feature, str):
+        if feature not in names:
+            raise ValueError(f"feature {feature!r} is not one of the model's features "
+                             f"({', '.join(names[:10])}{', ...' if len(names) > 10 else ''})")
+        return names.index(feature)
+    if isinstance(feature, (bool, np.bool_)) or not isinstance(feature, numbers.Integral) \
+            or not 0 <= feature < booster.n_features:
+        raise ValueError(f"feature must be a feature name or an index in [0, "
+                         f"{booster.n_features - 1}], got {feature!r}")
+    return int(feature)
+
+
+def split_values(booster, feature):
+    """The thresholds of every split on feature (an index or a name), in all
+    trees; refused for a categorical feature, whose splits hold sets."""
+    index = _feature_index(booster, feature)
+    order = booster.category_order
+    if order is not None and index in order.features:
+        raise ValueError(f"feature {feature!r} is categorical: its splits send sets of "
+                         "categories left, not the values below a threshold")
+    parts = [tree.node_threshold[(tree.node_left >= 0) & (tree.node_feature == index)]
+             for tree in booster.trees]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def split_value_histogram(booster, feature, bins=None, xgboost_style=False):
+    """(counts, bin_edges) of np.histogram over the feature's split values,
+    with one bin per distinct value when bins is None. xgboost_style: the
+    non-empty bins as rows (right edge, count), a pandas DataFrame with
+    columns SplitValue and Count when pandas is installed, bins capped at the
+    distinct values; as LightGBM's get_split_value_histogram."""
+    values = split_values(booster, feature)
+    n_distinct = len(np.unique(values))
+    if bins is None or isinstance(bins, numbers.Integral) and xgboost_style:
+        bins = max(n_distinct if bins is None else min(n_distinct, bins), 1)
+    counts, edges = np.histogram(values, bins=bins)
+    if not xgboost_style:
+        return counts, edges
+    table = np.column_stack((edges[1:], counts))[counts > 0]
+    try:
+        import pandas as pd
+    except ImportError:
+        return table
+    return pd.DataFrame(table, columns=["SplitValue", "Count"])

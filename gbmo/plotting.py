@@ -6,7 +6,8 @@ matplotlib is optional (`pip install gbmo[plot]`): each function imports it
 when called, so `import gbmo` never does. Every function draws on `ax` (a new
 figure when None) and returns the Axes.
 
-    from gbmo.plotting import plot_metric, plot_importance, plot_tree
+    from gbmo.plotting import (plot_metric, plot_importance, plot_tree,
+                               plot_split_value_histogram)
 """
 import numpy as np
 
@@ -99,8 +100,8 @@ def _metric_curves(evals_result, metric, dataset_names, per_output):
         key = f"{metric}_per_output"
         if key not in history:
             raise ValueError(f"metric {metric!r} has no per-output values for {name!r} "
-                             f"({key!r} is absent: a single-output or softmax model records "
-                             "one value per round)")
+                             f"({key!r} is absent: a single-output model, or one of class "
+                             "indices (softmax, multiclassova), records one value per round)")
         per_round = np.asarray(history[key], dtype=float)
         curves.extend((f"{name} output {output}", values,
                        {"color": _output_color(output),
@@ -205,6 +206,34 @@ def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
     ax.set_yticks(positions, [names[f] for f in shown])
     if series_labels is not None:
         ax.legend(loc="lower right")
+    _apply_labels(ax, title, xlabel, ylabel, grid, xlim, ylim)
+    return ax
+
+
+def plot_split_value_histogram(booster, feature, bins=None, ax=None, width_coef=0.8,
+                               xlim=None, ylim=None,
+                               title="Split value histogram for feature with @index/name@ "
+                                     "@feature@",
+                               xlabel="Feature split value", ylabel="Count", figsize=None,
+                               dpi=None, grid=True, **kwargs):
+    """Bars of booster.get_split_value_histogram(feature, bins): how many
+    splits use each range of the feature's thresholds, as LightGBM's
+    function of the same name and arguments. Each bar is width_coef of its
+    bin wide; @feature@ in the title becomes the feature, and @index/name@
+    "index" or "name" as it was given. kwargs go to Axes.bar."""
+    booster = _as_booster(booster, "plot_split_value_histogram")
+    if not 0.0 < width_coef <= 1.0:
+        raise ValueError(f"width_coef must be in (0, 1], got {width_coef!r}")
+    counts, edges = booster.get_split_value_histogram(feature, bins=bins)
+    if not counts.sum():
+        raise ValueError(f"no split uses feature {feature!r}: there is no histogram to draw")
+    ax = _axes(ax, figsize, dpi)
+    widths = np.diff(edges)
+    ax.bar(edges[:-1] + widths / 2, counts, width=width_coef * widths, align="center",
+           **kwargs)
+    if title is not None:
+        title = (title.replace("@feature@", str(feature))
+                 .replace("@index/name@", "name" if isinstance(feature, str) else "index"))
     _apply_labels(ax, title, xlabel, ylabel, grid, xlim, ylim)
     return ax
 

@@ -306,3 +306,26 @@ def test_plot_tree_lists_a_categorical_split_s_set():
     assert all(label in root for label in root_set[:4])
     assert "<=" not in root
     plt.close("all")
+
+
+# -- plot_split_value_histogram ----------------------------------------------
+
+def test_split_value_histogram_bars_are_the_booster_s_histogram(booster, tmp_path):
+    ax = gbmo.plot_split_value_histogram(booster, "alpha", bins=4, width_coef=0.5)
+    _assert_png(ax, tmp_path)
+    counts, edges = booster.get_split_value_histogram("alpha", bins=4)
+    bars = ax.patches
+    np.testing.assert_array_equal([bar.get_height() for bar in bars], counts)
+    np.testing.assert_allclose([bar.get_width() for bar in bars], 0.5 * np.diff(edges))
+    np.testing.assert_allclose([bar.get_x() + bar.get_width() / 2 for bar in bars],
+                               (edges[:-1] + edges[1:]) / 2)
+    assert ax.get_title() == "Split value histogram for feature with name alpha"
+    ax = gbmo.plot_split_value_histogram(booster, 0)
+    assert ax.get_title() == "Split value histogram for feature with index 0"
+
+
+def test_split_value_histogram_plot_errors(booster):
+    with pytest.raises(ValueError, match="no split uses feature 'const_a'"):
+        gbmo.plot_split_value_histogram(booster, "const_a")
+    with pytest.raises(ValueError, match="width_coef must be in"):
+        gbmo.plot_split_value_histogram(booster, 0, width_coef=0)
