@@ -10,7 +10,8 @@ from .categorical import (align_dataframe_categories, dataframe_categories, reco
 from .parallel import thread_count
 from .params import resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
-from .validation import check_features, check_init_score, check_target, check_weight
+from .validation import (check_feature_index, check_features, check_init_score, check_target,
+                         check_weight)
 
 
 class Dataset:
@@ -104,13 +105,59 @@ class Dataset:
         """The rows' starting raw scores, or None."""
         return self.init_score
 
+    def _field(self, field_name, kind):
+        """The get or set method of a LightGBM field name."""
+        methods = {"label": (self.get_label, self.set_label),
+                   "weight": (self.get_weight, self.set_weight),
+                   "init_score": (self.get_init_score, self.set_init_score)}
+        if field_name not in methods:
+            raise KeyError(f"unknown field {field_name!r}; allowed: {', '.join(methods)}")
+        return methods[field_name][kind == "set"]
+
     def get_field(self, field_name):
         """LightGBM's get_field: "label", "weight" or "init_score"."""
-        getters = {"label": self.get_label, "weight": self.get_weight,
-                   "init_score": self.get_init_score}
-        if field_name not in getters:
-            raise KeyError(f"unknown field {field_name!r}; allowed: {', '.join(getters)}")
-        return getters[field_name]()
+        return self._field(field_name, "get")()
+
+    def set_field(self, field_name, data):
+        """LightGBM's set_field: sets "label", "weight" or "init_score" (None
+        clears the last two), checked; returns self."""
+        return self._field(field_name, "set")(data)
+
+    def get_data(self):
+        """The features as gbmo holds them (LightGBM's method): a numpy array,
+        or a scipy CSR / CSC matrix; a DataFrame's values in its column order."""
+        return self.X
+
+    def set_feature_name(self, feature_name):
+        """Names the features (LightGBM's method): a list of n_features names,
+        or "auto" to keep them; returns self."""
+        if isinstance(feature_name, str) and feature_name == "auto":
+            return self
+        names = list(feature_name)
+        if len(names) != self.n_features:
+            raise ValueError(f"{len(names)} feature names for {self.n_features} features")
+        self.feature_names = names
+        return self
+
+    def set_categorical_feature(self, categorical_feature):
+        """Sets which features are categorical, as the constructor's
+        categorical_feature (LightGBM's method), checked; returns self. The
+        binned data is dropped, so that training bins the features again."""
+        self.categorical_features(categorical_feature)
+        self.categorical_feature = categorical_feature
+        self.X_binned = self.bin_mapper = self._binning = None
+        self.category_order = None
+        return self
+
+    def feature_num_bin(self, feature):
+        """The bins that hold feature's values (an index or a name) once the
+        Dataset is binned (construct(), or training with it), as LightGBM's
+        method; missing values have one more bin of their own."""
+        if self.bin_mapper is None:
+            raise ValueError("feature_num_bin needs the binned Dataset: call construct() "
+                             "first, or train with it")
+        index = check_feature_index(feature, self.get_feature_name(), "Dataset")
+        return int(self.bin_mapper.n_bins_non_missing_[index])
 
     def set_label(self, label):
         """Sets the target, checked; returns self."""

@@ -6,6 +6,8 @@ import numbers
 
 import numpy as np
 
+from .validation import check_feature_index
+
 COLUMNS = ["tree_index", "node_index", "node_depth", "parent_index", "is_leaf", "left_child",
            "right_child", "split_feature", "split_index", "threshold", "categories_left",
            "missing_direction", "split_gain", "count", "leaf_index", "value"]
@@ -89,24 +91,10 @@ def raw_score_bound(booster, pick):
     return float(bound[0]) if booster.one_dimensional_target else bound
 
 
-def _feature_index(booster, feature):
-    names = booster.feature_name()
-    if isinstance(feature, str):
-        if feature not in names:
-            raise ValueError(f"feature {feature!r} is not one of the model's features "
-                             f"({', '.join(names[:10])}{', ...' if len(names) > 10 else ''})")
-        return names.index(feature)
-    if isinstance(feature, (bool, np.bool_)) or not isinstance(feature, numbers.Integral) \
-            or not 0 <= feature < booster.n_features:
-        raise ValueError(f"feature must be a feature name or an index in [0, "
-                         f"{booster.n_features - 1}], got {feature!r}")
-    return int(feature)
-
-
 def split_values(booster, feature):
     """The thresholds of every split on feature (an index or a name), in all
     trees; refused for a categorical feature, whose splits hold sets."""
-    index = _feature_index(booster, feature)
+    index = check_feature_index(feature, booster.feature_name(), "model")
     order = booster.category_order
     if order is not None and index in order.features:
         raise ValueError(f"feature {feature!r} is categorical: its splits send sets of "

@@ -212,3 +212,19 @@ def check_weight(weight, n_rows, name="weight"):
         raise ValueError(f"{name} must contain at least one non-zero weight: with all 0, "
                          "no sample would count")
     return weight
+
+
+def check_feature_index(feature, names, owner):
+    """feature, one of names or an index into them, as an index; owner
+    ("model", "Dataset") names whose features they are in the errors."""
+    if isinstance(feature, str):
+        if feature not in names:
+            shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+            raise ValueError(f"feature {feature!r} is not one of the {owner}'s features "
+                             f"({shown})")
+        return names.index(feature)
+    if isinstance(feature, (bool, np.bool_)) or not isinstance(feature, numbers.Integral) \
+            or not 0 <= feature < len(names):
+        raise ValueError(f"feature must be a feature name or an index in [0, "
+                         f"{len(names) - 1}], got {feature!r}")
+    return int(feature)

@@ -623,6 +623,36 @@ def test_lightgbm_s_dataset_getters_and_setters():
                                   .predict(X))
 
 
+def test_lightgbm_s_dataset_field_data_name_and_bin_methods():
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(200, 3))
+    X[:, 2] = rng.integers(0, 4, 200)
+    data = gbmo.Dataset(X, X[:, 0])
+    weight = rng.uniform(0.5, 2.0, 200)
+    assert data.set_field("weight", weight) is data
+    np.testing.assert_array_equal(data.get_weight(), weight)
+    assert data.set_field("weight", None).get_weight() is None
+    with pytest.raises(KeyError, match="unknown field 'group'; allowed: label, weight"):
+        data.set_field("group", np.zeros(200))
+    assert data.get_data() is data.X and data.get_data().shape == (200, 3)
+    assert data.set_feature_name(["a", "b", "c"]).get_feature_name() == ["a", "b", "c"]
+    assert data.set_feature_name("auto").get_feature_name() == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="2 feature names for 3 features"):
+        data.set_feature_name(["a", "b"])
+    with pytest.raises(ValueError, match="needs the binned Dataset: call construct"):
+        data.feature_num_bin(0)
+    data.construct(gbmo.params.resolve_params({"max_bins": 15}))
+    assert data.feature_num_bin("a") == 15  # 200 distinct values, 15 bins
+    assert data.feature_num_bin(2) == 4  # 4 distinct values
+    with pytest.raises(ValueError, match=r"an index in \[0, 2\], got 3"):
+        data.feature_num_bin(3)
+    assert data.set_categorical_feature(["c"]) is data and data.X_binned is None
+    model = gbmo.train({"verbosity": 0, "max_leaves": 4}, data, 2)
+    assert model.category_order.features == [2]
+    with pytest.raises(ValueError, match="'z'"):
+        data.set_categorical_feature(["z"])
+
+
 def test_subsample_without_bagging_frequency_is_taken_where_bagging_is_not():
     """subsample_freq = 0 (LightGBM's estimators' default) means no bagging,
     so a subsample below 1 beside GOSS means nothing, as in LightGBM."""
