@@ -65,15 +65,19 @@ class CVBooster(JSONModel):
             with open(model_file, encoding="utf-8") as f:
                 model_str = f.read()
         if model_str is not None:
-            document = parse_model_json(model_str)
-            if not isinstance(document, dict) or not isinstance(document.get("boosters"), list):
-                raise ModelFormatError("not a gbmo CVBooster: it needs a 'boosters' list of "
-                                       "models")
-            boosters = [Booster._from_dict(model) for model in document["boosters"]]
+            boosters = _fold_boosters(model_str)
         if not boosters:
             raise ValueError("CVBooster needs boosters, a model_file or a model_str")
         self.boosters = boosters if isinstance(boosters, list) else list(boosters)
         self.best_iteration = self.boosters[0].best_iteration
+
+    def model_from_string(self, model_str):
+        """Its folds are now those of model_str (what model_to_string gives),
+        as LightGBM's method; returns self. A text that is no CVBooster raises
+        ModelFormatError and leaves the folds as they were."""
+        self.boosters = _fold_boosters(model_str)
+        self.best_iteration = self.boosters[0].best_iteration
+        return self
 
     def dump_model(self, num_iteration=None, start_iteration=0):
         """{"boosters": [each fold's dump_model], "best_iteration": ...}."""
@@ -95,6 +99,15 @@ class CVBooster(JSONModel):
         return on_every_fold
 
 
+def _fold_boosters(model_str):
+    """The fold Boosters of a CVBooster's JSON document."""
+    document = parse_model_json(model_str)
+    if not isinstance(document, dict) or not isinstance(document.get("boosters"), list) \
+            or not document["boosters"]:
+        raise ModelFormatError("not a gbmo CVBooster: it needs a 'boosters' list of models")
+    return [Booster._from_dict(model) for model in document["boosters"]]
+
+
 def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
        folds=None, callbacks=None, seed=0, return_boosters=False, feval=None, metrics=None,
        return_cvbooster=False):
@@ -103,7 +116,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     Each fold bins its own training rows (no information from its validation
     rows) and is evaluated on its validation rows every round. nfold folds are
     drawn with `seed` (shuffled unless shuffle=False), stratified by class by
-    default for softmax and for sigmoid with 1-D labels; `folds` may give the
+    default for softmax, multiclassova and sigmoid with 1-D labels; `folds` may give the
     (train rows, validation rows) pairs instead, or an object with a
     scikit-learn style split(X, y) method.
 

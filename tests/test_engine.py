@@ -682,3 +682,18 @@ def test_the_cvbooster_saves_every_fold_in_one_file(tmp_path):
         gbmo.CVBooster(model_str='{"boosters": [')
     with pytest.raises(gbmo.ModelFormatError, match="not a gbmo model"):
         gbmo.CVBooster(model_str='{"boosters": [[]]}')
+
+
+def test_the_cvbooster_loads_another_document_in_place():
+    X = np.random.default_rng(15).normal(size=(200, 3))
+    run = gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, X[:, 0]), 3, nfold=3,
+                  return_cvbooster=True)["cvbooster"]
+    other = gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, X[:, 1]), 5, nfold=2,
+                    return_cvbooster=True)["cvbooster"]
+    assert run.model_from_string(other.model_to_string()) is run
+    assert run.num_trees() == [5, 5]
+    for got, expected in zip(run.predict(X), other.predict(X)):
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(gbmo.ModelFormatError, match="not a gbmo CVBooster"):
+        run.model_from_string('{"boosters": []}')
+    assert run.num_trees() == [5, 5]
