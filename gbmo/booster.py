@@ -1,4 +1,5 @@
 """Booster: the trained model. Predicts, saves to versioned JSON and loads back."""
+import copy
 import json
 import numbers
 import os
@@ -14,7 +15,7 @@ from .categorical import (CategoryOrder, align_dataframe_categories,
 from .dataset import Dataset
 from .importance import OutputImportance
 from .metric_history import MetricHistory
-from .losses import make_loss
+from .losses import make_loss, with_class_count
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
 from .registry import PluginError
 from .training_run import TrainingRun
@@ -315,15 +316,18 @@ class Booster(JSONModel, TrainingRun):
         """Boosting rounds done (a round has one tree per output in single_output mode)."""
         return len(self.trees) // self.trees_per_round
 
+    def _check_has_model(self):
+        if not hasattr(self, "trees_per_round"):
+            raise ValueError("this Booster holds no model: train one (gbmo.train, or "
+                             "Booster(params, train_set) and update()) or load one "
+                             "(Booster(model_file=path) or Booster(model_str=text))")
+
     def _tree_range(self, start_iteration, num_iteration):
         """(first, stop): the trees of the rounds used, as LightGBM reads its
         arguments: from round start_iteration (<= 0: the first), num_iteration
         rounds (None: best_iteration when early stopping found one and
         start_iteration is 0; None or <= 0 otherwise: every round left)."""
-        if not hasattr(self, "trees_per_round"):
-            raise ValueError("this Booster holds no model: train one (gbmo.train, or "
-                             "Booster(params, train_set) and update()) or load one "
-                             "(Booster(model_file=path) or Booster(model_str=text))")
+        self._check_has_model()
         if isinstance(start_iteration, bool) or not isinstance(start_iteration,
                                                                (int, np.integer)):
             raise ValueError(f"start_iteration must be an integer, got {start_iteration!r}")
@@ -537,36 +541,45 @@ class Booster(JSONModel, TrainingRun):
     def num_model_per_iteration(self):
         """Trees a round, as LightGBM's method: 1, or one per output with
         tree_mode="single_output"."""
+        self._check_has_model()
         return self.trees_per_round
 
+    def _predicted_trees(self):
+        """The trees predict uses by default: up to the best round when early
+        stopping found one (LightGBM's train returns those alone)."""
+        return self.trees[:self._tree_range(0, None)[1]]
+
     def lower_bound(self):
-        """The least raw score the model can give, per output ((n_outputs,);
-        a float for a 1-D target with one output): the start score plus each
-        tree's least leaf value. As LightGBM's, whose trees hold its start
-        score."""
+        """The least raw score predict can give, per output ((n_outputs,); a
+        float for a 1-D target with one output): the start score plus the
+        least leaf value of each tree predict uses. As LightGBM's, whose
+        trees hold its start score."""
         from .introspection import raw_score_bound
 
-        return raw_score_bound(self, np.min)
+        return raw_score_bound(self, self._predicted_trees(), np.min)
 
     def upper_bound(self):
-        """The greatest raw score the model can give (see lower_bound)."""
+        """The greatest raw score predict can give (see lower_bound)."""
         from .introspection import raw_score_bound
 
-        return raw_score_bound(self, np.max)
+        return raw_score_bound(self, self._predicted_trees(), np.max)
 
     def get_split_value_histogram(self, feature, bins=None, xgboost_style=False):
         """The histogram of the thresholds of the splits on feature (an index
-        or a name) over all trees, as LightGBM's method: (counts, bin_edges),
-        one bin per distinct value when bins is None; xgboost_style gives the
-        non-empty bins as a table of (SplitValue, Count) instead (a pandas
-        DataFrame when pandas is installed). Refused for categorical features."""
+        or a name) in the trees predict uses, as LightGBM's method: (counts,
+        bin_edges), one bin per distinct value when bins is None;
+        xgboost_style gives the non-empty bins as a table of (SplitValue,
+        Count) instead (a pandas DataFrame when pandas is installed). Refused
+        for categorical features."""
         from .introspection import split_value_histogram
 
-        return split_value_histogram(self, feature, bins, xgboost_style)
+        return split_value_histogram(self, self._predicted_trees(), feature, bins,
+                                     xgboost_style)
 
     def _leaf(self, tree_id, leaf_id):
         """(tree, leaf index) after checking both, leaf indices as predict_leaf
         gives them."""
+        self._check_has_model()
         for name, value, stop in (("tree_id", tree_id, len(self.trees)),
                                   ("leaf_id", leaf_id, None)):
             if stop is None:
@@ -597,6 +610,9 @@ class Booster(JSONModel, TrainingRun):
         if value.shape != (self.n_outputs,) or not np.all(np.isfinite(value)):
             raise ValueError(f"value must be {self.n_outputs} finite number(s), one per output, "
                              f"got {value.tolist()}")
+        # a copy: a model continued from another (init_model) shares its trees
+        tree = self.trees[tree_id] = copy.copy(tree)
+        tree.leaf_values = tree.leaf_values.copy()
         if tree.leaf_outputs is None:
             tree.leaf_values[leaf] = value
         else:
@@ -663,6 +679,9 @@ class Booster(JSONModel, TrainingRun):
         """This Booster now holds the model of model_str (what model_to_string
         gives), as LightGBM's method; returns self. A text that is no model
         raises ModelFormatError and leaves the Booster as it was."""
+        if not isinstance(model_str, str):
+            raise TypeError(f"model_str must be a model's text (a str, as model_to_string "
+                            f"gives it), got {type(model_str).__name__}")
         loaded = Booster(model_str=model_str)
         vars(self).clear()
         vars(self).update(vars(loaded))
@@ -695,8 +714,9 @@ class Booster(JSONModel, TrainingRun):
             params = data["params"]
             if not isinstance(params, dict):
                 raise ModelFormatError("model field 'params' must be an object")
-            loss = _load_loss(data["objective"], data.get("num_class"),
-                              params.get("objective_params"))
+            # earlier files left num_class null where the labels counted the classes
+            loss = with_class_count(_load_loss(data["objective"], data.get("num_class"),
+                                               params.get("objective_params")), n_outputs)
             init_score = np.asarray(data["init_score"], dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
                 raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite numbers")

@@ -133,9 +133,15 @@ class Dataset:
         or "auto" to keep them; returns self."""
         if isinstance(feature_name, str) and feature_name == "auto":
             return self
-        names = list(feature_name)
+        if isinstance(feature_name, str) or not hasattr(feature_name, "__iter__"):
+            raise TypeError(f"feature_name must be a list of {self.n_features} names or "
+                            f"'auto', got {feature_name!r}")
+        names = [str(name) for name in feature_name]
         if len(names) != self.n_features:
             raise ValueError(f"{len(names)} feature names for {self.n_features} features")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"feature names must differ; repeated: {', '.join(repeated)}")
         self.feature_names = names
         return self
 
@@ -150,14 +156,17 @@ class Dataset:
         return self
 
     def feature_num_bin(self, feature):
-        """The bins that hold feature's values (an index or a name) once the
-        Dataset is binned (construct(), or training with it), as LightGBM's
-        method; missing values have one more bin of their own."""
+        """The bins of feature (an index or a name) once the Dataset is binned
+        (construct(), or training with it), as LightGBM's method: those that
+        hold its values, and the missing values' when it has some. A
+        categorical feature is binned as categories by training; construct()
+        alone bins its codes as numbers."""
         if self.bin_mapper is None:
             raise ValueError("feature_num_bin needs the binned Dataset: call construct() "
                              "first, or train with it")
         index = check_feature_index(feature, self.get_feature_name(), "Dataset")
-        return int(self.bin_mapper.n_bins_non_missing_[index])
+        return int(self.bin_mapper.n_bins_non_missing_[index]
+                   + self.bin_mapper.has_missing_[index])
 
     def set_label(self, label):
         """Sets the target, checked; returns self."""

@@ -18,7 +18,7 @@ from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
-from .losses import ClassIndexTarget, make_loss
+from .losses import ClassIndexTarget, make_loss, with_class_count
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
@@ -353,10 +353,8 @@ class _Trainer:
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)
-        if isinstance(params["objective"], str) and isinstance(loss, ClassIndexTarget):
-            # the model's classes from now on (saved with it): a refit on rows
-            # without the last classes still gives every class its output
-            loss.num_class = n_outputs
+        # the model's classes from now on, saved with it
+        self.loss = loss = with_class_count(loss, n_outputs)
         for metric in self.metric_names:
             check_metric_fits(metric, y, n_outputs)
         self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
@@ -394,7 +392,7 @@ class _Trainer:
         booster.category_order = self.category_order
         booster.pandas_categories = train_set.pandas_categories
         if init_model is not None:
-            booster.trees = list(init_model.trees)
+            booster.trees = list(init_model.trees)  # shared: set_leaf_output copies a tree
         booster.evals_result = {}
         self.features = _active_features(self.bin_mapper)
         self.workspace = GrowerWorkspace(train_set.n_rows, self.threads.n_threads)

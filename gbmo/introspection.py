@@ -81,18 +81,18 @@ def trees_to_dataframe(booster):
     return frame.astype({name: "Int64" for name in _NULLABLE_INTEGERS})
 
 
-def raw_score_bound(booster, pick):
-    """The start score plus, for each tree, pick (np.min or np.max) of its
-    leaves' values, per output: a tree adds 0 to the outputs a leaf holds
-    none of, so those count as 0."""
+def raw_score_bound(booster, trees, pick):
+    """The start score plus, for each of trees, pick (np.min or np.max) of
+    its leaves' values, per output: a tree adds 0 to the outputs a leaf
+    holds none of, so those count as 0."""
     bound = booster.init_score.copy()
-    for tree in booster.trees:
+    for tree in trees:
         bound += pick(tree.dense_leaf_values(booster.n_outputs), axis=0)
     return float(bound[0]) if booster.one_dimensional_target else bound
 
 
-def split_values(booster, feature):
-    """The thresholds of every split on feature (an index or a name), in all
+def split_values(booster, trees, feature):
+    """The thresholds of every split on feature (an index or a name) in
     trees; refused for a categorical feature, whose splits hold sets."""
     index = check_feature_index(feature, booster.feature_name(), "model")
     order = booster.category_order
@@ -100,17 +100,17 @@ def split_values(booster, feature):
         raise ValueError(f"feature {feature!r} is categorical: its splits send sets of "
                          "categories left, not the values below a threshold")
     parts = [tree.node_threshold[(tree.node_left >= 0) & (tree.node_feature == index)]
-             for tree in booster.trees]
+             for tree in trees]
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-def split_value_histogram(booster, feature, bins=None, xgboost_style=False):
-    """(counts, bin_edges) of np.histogram over the feature's split values,
+def split_value_histogram(booster, trees, feature, bins=None, xgboost_style=False):
+    """(counts, bin_edges) of np.histogram over the feature's split values in trees,
     with one bin per distinct value when bins is None. xgboost_style: the
     non-empty bins as rows (right edge, count), a pandas DataFrame with
     columns SplitValue and Count when pandas is installed, bins capped at the
     distinct values; as LightGBM's get_split_value_histogram."""
-    values = split_values(booster, feature)
+    values = split_values(booster, trees, feature)
     n_distinct = len(np.unique(values))
     if bins is None or isinstance(bins, numbers.Integral) and xgboost_style:
         bins = max(n_distinct if bins is None else min(n_distinct, bins), 1)

@@ -4,6 +4,7 @@ A loss turns targets and raw scores (n, d) into float32 gradients (n, d) and
 hessians (n, d), or (n, 1) when one hessian serves every output; a constant
 (n, 1) hessian lets the histograms count rows instead of summing hessians.
 """
+import copy
 import numbers
 
 import numpy as np
@@ -151,6 +152,18 @@ class ClassIndexTarget:
 
     def n_outputs(self, y):
         return max(self.num_class if self.num_class is not None else int(y.max()) + 1, 2)
+
+
+def with_class_count(loss, n_classes):
+    """loss, or when it takes class indices and counts them from the labels
+    (num_class None), a copy that knows it has n_classes (the given loss,
+    maybe the user's, is left alone): a refit, a continued run or a cv fold
+    whose labels lack the last classes then still has them all."""
+    if n_classes is None or not isinstance(loss, ClassIndexTarget) or loss.num_class is not None:
+        return loss
+    counted = copy.copy(loss)
+    counted.num_class = n_classes
+    return counted
 
 
 class SquaredError(Loss):
@@ -566,7 +579,7 @@ def make_loss(objective, num_class=None, n_threads=1, objective_params=None):
     objective_params."""
     if isinstance(objective, Loss):
         objective.n_threads = n_threads
-        return objective
+        return with_class_count(objective, num_class)
     if callable(objective):
         return CustomObjective(objective, num_class, n_threads)
     reserved = sorted({"num_class", "n_threads"} & set(objective_params or {}))

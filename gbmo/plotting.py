@@ -9,6 +9,8 @@ figure when None) and returns the Axes.
     from gbmo.plotting import (plot_metric, plot_importance, plot_tree,
                                plot_split_value_histogram)
 """
+import numbers
+
 import numpy as np
 
 from .booster import Booster
@@ -222,7 +224,7 @@ def plot_split_value_histogram(booster, feature, bins=None, ax=None, width_coef=
     bin wide; @feature@ in the title becomes the feature, and @index/name@
     "index" or "name" as it was given. kwargs go to Axes.bar."""
     booster = _as_booster(booster, "plot_split_value_histogram")
-    if not 0.0 < width_coef <= 1.0:
+    if not isinstance(width_coef, numbers.Real) or not 0.0 < width_coef <= 1.0:
         raise ValueError(f"width_coef must be in (0, 1], got {width_coef!r}")
     counts, edges = booster.get_split_value_histogram(feature, bins=bins)
     if not counts.sum():

@@ -125,3 +125,52 @@ def test_model_from_string_replaces_the_model_and_keeps_it_on_a_bad_text():
     with pytest.raises(gbmo.ModelFormatError):
         first.model_from_string("{not a model")
     np.testing.assert_array_equal(first.predict(X), before)
+
+
+def test_editing_a_continued_model_leaves_the_model_it_continued_alone():
+    first = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 2)
+    before = first.predict(X)
+    continued = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 2, init_model=first)
+    continued.set_leaf_output(0, 0, [100.0, 100.0, 100.0])
+    assert first.get_leaf_output(0, 0)[0] != 100.0
+    np.testing.assert_array_equal(first.predict(X), before)
+    np.testing.assert_array_equal(
+        gbmo.Booster(model_str=first.model_to_string()).predict(X), before)
+
+
+def test_bounds_and_histogram_cover_the_trees_predict_uses():
+    """After early stopping, predict stops at the best round (LightGBM's train
+    returns those trees alone): the bounds hold its predictions, and the
+    histogram counts those trees' splits."""
+    history = {}
+    model = gbmo.train({**PARAMS, "learning_rate": 1.0}, gbmo.Dataset(X[:200], Y[:200, 0]), 30,
+                       valid_sets=[gbmo.Dataset(X[200:], Y[200:, 0])],
+                       callbacks=[gbmo.early_stopping(3, verbose=False),
+                                  gbmo.record_evaluation(history)])
+    assert 0 < model.best_iteration < model.num_trees
+    used = model.trees[:model.best_iteration]
+    assert model.lower_bound() == pytest.approx(
+        model.init_score[0] + sum(t.leaf_values.min() for t in used))
+    assert model.upper_bound() == pytest.approx(
+        model.init_score[0] + sum(t.leaf_values.max() for t in used))
+    counts, _ = model.get_split_value_histogram(0)
+    assert counts.sum() == sum(int(((t.node_left >= 0) & (t.node_feature == 0)).sum())
+                               for t in used)
+
+
+def test_model_from_string_refuses_what_is_no_text():
+    model = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 2)
+    for bad in (None, 5, {"trees": []}):
+        with pytest.raises(TypeError, match="model_str must be a model's text"):
+            model.model_from_string(bad)
+    assert model.num_trees == 2
+
+
+@pytest.mark.parametrize("call", [
+    lambda b: b.lower_bound(), lambda b: b.upper_bound(), lambda b: b.num_model_per_iteration(),
+    lambda b: b.get_split_value_histogram(0), lambda b: b.get_leaf_output(0, 0),
+    lambda b: b.set_leaf_output(0, 0, 1.0),
+])
+def test_a_booster_without_a_model_says_so(call):
+    with pytest.raises(ValueError, match="this Booster holds no model"):
+        call(gbmo.Booster())

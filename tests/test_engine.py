@@ -639,11 +639,21 @@ def test_lightgbm_s_dataset_field_data_name_and_bin_methods():
     assert data.set_feature_name("auto").get_feature_name() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="2 feature names for 3 features"):
         data.set_feature_name(["a", "b"])
+    with pytest.raises(ValueError, match="feature names must differ; repeated: a"):
+        data.set_feature_name(["a", "b", "a"])
+    for bad in ("abc", None):
+        with pytest.raises(TypeError, match="feature_name must be a list of 3 names or 'auto'"):
+            data.set_feature_name(bad)
+    assert data.get_feature_name() == ["a", "b", "c"]
     with pytest.raises(ValueError, match="needs the binned Dataset: call construct"):
         data.feature_num_bin(0)
     data.construct(gbmo.params.resolve_params({"max_bins": 15}))
     assert data.feature_num_bin("a") == 15  # 200 distinct values, 15 bins
     assert data.feature_num_bin(2) == 4  # 4 distinct values
+    with_missing = X.copy()
+    with_missing[::7, 2] = np.nan
+    data_with_missing = gbmo.Dataset(with_missing, X[:, 0]).construct()
+    assert data_with_missing.feature_num_bin(2) == 5  # and the missing values' bin
     with pytest.raises(ValueError, match=r"an index in \[0, 2\], got 3"):
         data.feature_num_bin(3)
     assert data.set_categorical_feature(["c"]) is data and data.X_binned is None

@@ -174,3 +174,36 @@ def test_the_classifier_on_a_multi_label_y_fits_its_sigmoid_per_column():
     default = GBMOClassifier(n_estimators=5).fit(X, indicator)
     assert one_vs_all.booster_.loss.name == "sigmoid"
     np.testing.assert_array_equal(one_vs_all.predict_proba(X), default.predict_proba(X))
+
+
+@pytest.mark.parametrize("make", [gbmo.losses.SoftmaxCrossEntropy,
+                                  gbmo.losses.OneVsAllCrossEntropy])
+def test_a_loss_instance_keeps_its_class_count_too_and_is_left_alone(make):
+    """As by name: a copy of the given loss learns the count, the given one
+    does not change."""
+    labels = np.digitize(X[:, 0], [-1.0, 0.0, 1.5])
+    common = labels < 3
+    loss = make()
+    params = {**PARAMS, "objective": loss}
+    model = gbmo.train(params, gbmo.Dataset(X, labels), 2)
+    assert loss.num_class is None and model.loss.num_class == 4
+    assert model.refit(X[common], labels[common]).n_outputs == 4
+    assert gbmo.train(params, gbmo.Dataset(X[common], labels[common]), 1,
+                      init_model=model).n_outputs == 4
+    boosters = gbmo.cv(params, gbmo.Dataset(X, labels), 1,
+                       folds=[(np.flatnonzero(common), np.flatnonzero(~common))],
+                       return_boosters=True)["boosters"]
+    assert boosters[0].n_outputs == 4
+
+
+def test_a_model_saved_without_its_class_count_learns_it_on_loading():
+    """Files of earlier versions hold num_class null for counted classes."""
+    import json
+
+    labels = np.digitize(X[:, 0], [-1.0, 0.0, 1.5])
+    document = json.loads(gbmo.train({**PARAMS, "objective": "softmax"},
+                                     gbmo.Dataset(X, labels), 2).model_to_string())
+    document["num_class"] = None
+    loaded = gbmo.Booster(model_str=json.dumps(document))
+    common = labels < 3
+    assert loaded.refit(X[common], labels[common]).n_outputs == 4

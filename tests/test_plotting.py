@@ -327,5 +327,6 @@ def test_split_value_histogram_bars_are_the_booster_s_histogram(booster, tmp_pat
 def test_split_value_histogram_plot_errors(booster):
     with pytest.raises(ValueError, match="no split uses feature 'const_a'"):
         gbmo.plot_split_value_histogram(booster, "const_a")
-    with pytest.raises(ValueError, match="width_coef must be in"):
-        gbmo.plot_split_value_histogram(booster, 0, width_coef=0)
+    for bad in (0, "a"):
+        with pytest.raises(ValueError, match="width_coef must be in"):
+            gbmo.plot_split_value_histogram(booster, 0, width_coef=bad)
