@@ -19,7 +19,9 @@ class CallbackEnv:
     iteration: int            # 0-based index of the round just finished
     begin_iteration: int
     end_iteration: int
-    evaluation_result_list: list  # (data name, metric name, value, higher is better)
+    # (data name, metric name, value, higher is better); cv's add the folds'
+    # standard deviation of the value, as LightGBM's
+    evaluation_result_list: list
     # the name of the training set's results when valid_sets holds it, else None
     training_set_name: str = None
 
@@ -35,13 +37,19 @@ class EarlyStopException(Exception):
         self.best_score = best_score
 
 
-def log_evaluation(period=1):
-    """Prints the evaluation results every `period` rounds (and never for period <= 0)."""
+def log_evaluation(period=1, show_stdv=True):
+    """Prints the evaluation results every `period` rounds (and never for
+    period <= 0); cv's with the folds' standard deviation unless show_stdv is
+    False ("valid's rmse: 0.52 + 0.013"), as LightGBM's."""
+
+    def _shown(entry):
+        data, metric, value = entry[:3]
+        stdv = f" + {entry[4]:g}" if show_stdv and len(entry) > 4 else ""
+        return f"{data}'s {metric}: {value:g}{stdv}"
 
     def _callback(env):
         if period > 0 and env.evaluation_result_list and (env.iteration + 1) % period == 0:
-            results = "\t".join(f"{data}'s {metric}: {value:g}"
-                                for data, metric, value, _ in env.evaluation_result_list)
+            results = "\t".join(_shown(entry) for entry in env.evaluation_result_list)
             print(f"[{env.iteration + 1}]\t{results}")
 
     _callback.order = 10
@@ -55,7 +63,7 @@ def record_evaluation(eval_result):
     eval_result.clear()
 
     def _callback(env):
-        for data, metric, value, _ in env.evaluation_result_list:
+        for data, metric, value, *_ in env.evaluation_result_list:
             eval_result.setdefault(data, MetricHistory()).setdefault(metric, []).append(value)
 
     _callback.order = 20
@@ -95,7 +103,7 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
             return
         if first_metric_only:
             watched = [r for r in watched if r[1] == results[0][1]]
-        for data, metric, value, higher_is_better in watched:
+        for data, metric, value, higher_is_better, *_ in watched:
             if value != value:  # NaN: no output had a value this round, nothing to keep
                 continue
             score = value if higher_is_better else -value
@@ -190,7 +198,7 @@ def progress_bar(show_metrics=True, stream=None, use_tqdm=True):
                 state["bar"] = _PlainProgress(total, out)
         bar = state["bar"]
         if show_metrics and env.evaluation_result_list:
-            bar.set_postfix_str(", ".join(f"{data} {metric} {value:.4g}" for data, metric, value, _
+            bar.set_postfix_str(", ".join(f"{data} {metric} {value:.4g}" for data, metric, value, *_
                                           in env.evaluation_result_list), refresh=False)
         bar.update(1)
 

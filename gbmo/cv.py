@@ -220,7 +220,8 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
             values = np.array([fold[position][2] for fold in per_fold])
             history.setdefault(f"valid {metric}-mean", []).append(float(values.mean()))
             history.setdefault(f"valid {metric}-stdv", []).append(float(values.std()))
-            results.append(("valid", metric, float(values.mean()), higher_is_better))
+            results.append(("valid", metric, float(values.mean()), higher_is_better,
+                            float(values.std())))
         best_rounds = callbacks.after_round(CallbackEnv(boosters, params, iteration, 0,
                                                         num_boost_round, results))
         if best_rounds is not None:

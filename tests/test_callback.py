@@ -90,6 +90,25 @@ def test_record_and_log_evaluation(capsys):
     assert "holdout's rmse" in lines[0] and "holdout's mae" in lines[0]
 
 
+def test_cv_results_carry_the_folds_spread_and_the_log_shows_it(capsys):
+    """As LightGBM's cv: each result is (data, metric, mean, higher is better,
+    standard deviation), and log_evaluation prints "mean + stdv" unless
+    show_stdv=False."""
+    train, _, _, _ = _noisy_regression()
+    seen = []
+    history = gbmo.cv(PARAMS, train, 3, nfold=3,
+                      callbacks=[lambda env: seen.append(env.evaluation_result_list),
+                                 gbmo.log_evaluation(1)])
+    assert [len(entry) for results in seen for entry in results] == [5, 5, 5]
+    assert [results[0][4] for results in seen] == pytest.approx(history["valid rmse-stdv"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    means, stdvs = history["valid rmse-mean"], history["valid rmse-stdv"]
+    assert lines == [f"[{i + 1}]\tvalid's rmse: {m:g} + {s:g}"
+                     for i, (m, s) in enumerate(zip(means, stdvs))]
+    gbmo.cv(PARAMS, train, 1, nfold=3, callbacks=[gbmo.log_evaluation(1, show_stdv=False)])
+    assert capsys.readouterr().out.strip() == f"[1]\tvalid's rmse: {means[0]:g}"
+
+
 def test_verbosity_logs_every_round_without_log_callback(capsys):
     train, valid, _, _ = _noisy_regression()
     gbmo.train({**PARAMS, "verbosity": 1}, train, 4, valid_sets=[valid])
