@@ -20,7 +20,7 @@ from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_fo
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, Tree, TreeFormatError
-from .validation import check_features
+from .validation import check_features, is_dataframe, one_of
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 1
@@ -348,6 +348,19 @@ class Booster(JSONModel, TrainingRun):
             self._forests = {(first, stop): _PackedForest(self.trees[first:stop])}
         return self._forests[(first, stop)]
 
+    def _check_feature_names(self, X):
+        if not is_dataframe(X) or self.feature_names is None:
+            return
+        columns = [str(c) for c in X.columns]
+        if columns != list(self.feature_names):
+            missing = [name for name in self.feature_names if name not in columns]
+            unknown = [name for name in columns if name not in self.feature_names]
+            raise ValueError(
+                "validate_features: X's columns are not the model's features in order"
+                + (f"; missing: {', '.join(missing)}" if missing else "")
+                + (f"; not the model's: {', '.join(unknown)}" if unknown else "")
+                + f"; the model's: {', '.join(self.feature_names)}")
+
     def _check_X(self, X):
         """X as a dense array, or scipy sparse X as canonical CSR, which the
         kernels traverse row by row without densifying (absent entries are 0);
@@ -376,8 +389,9 @@ class Booster(JSONModel, TrainingRun):
                              f"in [-1, {MAX_THREADS}] (-1 or 0: all cores)")
         return int(n_threads) if n_threads > 0 else thread_count(None)
 
-    def predict(self, X, start_iteration=0, num_iteration=None, raw_score=False,
-                pred_leaf=False, pred_contrib=False, n_threads=None):
+    def predict(self, X=None, start_iteration=0, num_iteration=None, raw_score=False,
+                pred_leaf=False, pred_contrib=False, n_threads=None, *, data=None,
+                validate_features=False):
         """Predictions (n, d): raw scores, or the objective's transform of them
         (probabilities for softmax / sigmoid / multiclassova). (n,) instead when
         the model has one output and was trained on a 1-D target. The arguments are in
@@ -395,7 +409,15 @@ class Booster(JSONModel, TrainingRun):
         (n, n_features + 1, d), where [:, -1] is the expected raw score and
         each row sums over axis 1 to its raw scores; (n, n_features + 1) for a
         1-D target, as in LightGBM. pred_leaf=True gives predict_leaf's leaf
-        indices, as in LightGBM."""
+        indices, as in LightGBM. data is LightGBM's name for X;
+        validate_features=True checks that a DataFrame's columns are the
+        model's features by name and in order, as LightGBM's (without it they
+        are taken by position)."""
+        X = one_of("X", X, "data", data)
+        if X is None:
+            raise ValueError("predict needs the features: X (or data, LightGBM's name)")
+        if validate_features:
+            self._check_feature_names(X)
         if pred_contrib and pred_leaf:
             raise ValueError("pred_contrib and pred_leaf are two kinds of prediction; "
                              "ask for one at a time")

@@ -11,7 +11,7 @@ from .parallel import thread_count
 from .params import resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (check_feature_index, check_features, check_init_score, check_target,
-                         check_weight)
+                         check_weight, one_of)
 
 
 class Dataset:
@@ -35,20 +35,23 @@ class Dataset:
     categories (see gbmo.categorical). A validation set's category columns are
     recoded to the training set's categories.
 
-    LightGBM's keywords work too: label for Y, feature_name for
+    LightGBM's keywords work too: data for X, label for Y, feature_name for
     feature_names ("auto": the DataFrame's), and free_raw_data, which changes
     nothing (the raw X stays referenced until binned). A validation set made
     with reference= or create_valid, or given to train without either,
     takes the training set's bin edges.
     """
 
-    def __init__(self, X, Y=None, weight=None, feature_names=None, reference=None,
-                 init_score=None, categorical_feature="auto", *, label=None,
+    def __init__(self, X=None, Y=None, weight=None, feature_names=None, reference=None,
+                 init_score=None, categorical_feature="auto", *, data=None, label=None,
                  feature_name="auto", free_raw_data=True):
-        Y = _one_of("Y", Y, "label", label)
-        feature_names = _one_of("feature_names", feature_names, "feature_name",
+        X = one_of("X", X, "data", data)
+        Y = one_of("Y", Y, "label", label)
+        feature_names = one_of("feature_names", feature_names, "feature_name",
                                 None if isinstance(feature_name, str) and feature_name == "auto"
                                 else feature_name)
+        if X is None:
+            raise ValueError("Dataset needs the features: X (or data, LightGBM's name)")
         if Y is None:
             raise ValueError("Dataset needs the target: Y (or label, LightGBM's name)")
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference
@@ -201,8 +204,9 @@ class Dataset:
         """The feature names (f0, f1, ... when none were given), as LightGBM's method."""
         return self.feature_names or [f"f{i}" for i in range(self.n_features)]
 
-    def create_valid(self, X, Y=None, weight=None, init_score=None, *, label=None):
-        return Dataset(X, _one_of("Y", Y, "label", label), weight,
+    def create_valid(self, X=None, Y=None, weight=None, init_score=None, *, data=None,
+                     label=None):
+        return Dataset(X, one_of("Y", Y, "label", label), weight, data=data,
                        feature_names=self.feature_names, reference=self,
                        init_score=init_score, categorical_feature=self.categorical_feature)
 
@@ -289,9 +293,3 @@ class Dataset:
         self.X_binned = self.bin_mapper.transform(X)
         return self
 
-
-def _one_of(name, value, lightgbm_name, lightgbm_value):
-    """The argument given under gbmo's name or LightGBM's; not both."""
-    if value is not None and lightgbm_value is not None:
-        raise ValueError(f"give {name} once: as {name} or as {lightgbm_name}, not both")
-    return value if value is not None else lightgbm_value

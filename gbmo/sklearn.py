@@ -263,6 +263,23 @@ def _constructor_defaults():
             if parameter.default is not parameter.empty}
 
 
+def _eval_pairs(eval_set, eval_X, eval_y):
+    """eval_set, or the (X, y) pairs of LightGBM's eval_X / eval_y: a matrix
+    and its target, or tuples of them."""
+    if eval_X is None and eval_y is None:
+        return eval_set
+    if eval_set is not None:
+        raise ValueError("give eval_set or eval_X / eval_y, not both (as in LightGBM)")
+    if eval_X is None or eval_y is None:
+        raise ValueError("eval_X and eval_y go together: give both, or eval_set")
+    matrices = eval_X if isinstance(eval_X, tuple) else (eval_X,)
+    targets = eval_y if isinstance(eval_y, tuple) else (eval_y,)
+    if len(matrices) != len(targets):
+        raise ValueError(f"eval_X holds {len(matrices)} set(s) and eval_y {len(targets)}: give "
+                         "one target per matrix")
+    return list(zip(matrices, targets))
+
+
 class _GBMOModel(BaseEstimator):
     """The parameters, fit and predict machinery shared by both estimators."""
 
@@ -474,7 +491,7 @@ class _GBMOModel(BaseEstimator):
     def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
             eval_sample_weight=None, eval_init_score=None, eval_metric=None,
             feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None,
-            verbose=False):
+            verbose=False, *, eval_X=None, eval_y=None):
         """Trains the model. The arguments are LightGBM's, in its order, and
         XGBoost's and CatBoost's verbose (True: log every round's metrics; a
         number n: every n rounds).
@@ -503,8 +520,11 @@ class _GBMOModel(BaseEstimator):
         computed from raw scores that include init_score, as in LightGBM;
         early stopping watches them all. categorical_feature: the categorical
         features' indices or names, or "auto", the DataFrame's category
-        columns (see gbmo.categorical), as in LightGBM.
+        columns (see gbmo.categorical), as in LightGBM. eval_X / eval_y:
+        LightGBM's other spelling of eval_set, a matrix and its target or
+        tuples of them.
         """
+        eval_set = _eval_pairs(eval_set, eval_X, eval_y)
         n_estimators, rounds, fraction = self._check_own_params()
         # XGBoost's eval_metric in the constructor replaces the objective's
         # metric (its functions join fit's, which LightGBM adds beside it)
@@ -802,14 +822,16 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
 
     def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
                 pred_leaf=False, pred_contrib=False, *, output_margin=False,
-                iteration_range=None):
+                iteration_range=None, validate_features=False):
         """Predictions (n,) for a 1-D training target, else (n, d), with the
         trees of best_iteration_, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score, pred_leaf: as
         Booster.predict's, as LightGBM's. pred_contrib=True: each feature's
         contribution to them (SHAP values; see Booster.predict),
         (n, n_features + 1) or (n, n_features + 1, d). output_margin and
-        iteration_range are XGBoost's (see _xgboost_rounds)."""
+        iteration_range are XGBoost's (see _xgboost_rounds). validate_features
+        is LightGBM's: a DataFrame's columns are checked against fit's names
+        whatever it says (scikit-learn's check)."""
         raw_score, start_iteration, num_iteration = _xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         X = self._check_predict_X(X)
@@ -1032,12 +1054,14 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return self.classes_[np.argmax(proba, axis=1)]
 
     def predict_proba(self, X, raw_score=False, start_iteration=0, num_iteration=None,
-                      pred_leaf=False, pred_contrib=False, *, iteration_range=None):
+                      pred_leaf=False, pred_contrib=False, *, iteration_range=None,
+                      validate_features=False):
         """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
         multi-label; with the trees of best_iteration_, or of num_iteration
         rounds from round start_iteration (see Booster.predict). raw_score,
         pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba;
-        iteration_range: XGBoost's (see _xgboost_rounds)."""
+        iteration_range: XGBoost's (see _xgboost_rounds); validate_features as
+        predict's."""
         raw_score, start_iteration, num_iteration = _xgboost_rounds(
             raw_score, start_iteration, num_iteration, False, iteration_range)
         if raw_score or pred_leaf or pred_contrib:
@@ -1050,7 +1074,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
 
     def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
                 pred_leaf=False, pred_contrib=False, *, output_margin=False,
-                iteration_range=None):
+                iteration_range=None, validate_features=False):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
         (CSR for a sparse training y, computed in blocks of rows); with the
         trees of best_iteration_, or of num_iteration rounds from round
@@ -1058,9 +1082,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         pred_leaf: the booster's raw scores or leaves instead of labels, as
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
-        classes (but multiclassova), else (n, n_features + 1, n_classes). The last three not for
-        a sparse training y. output_margin and iteration_range are XGBoost's
-        (see _xgboost_rounds)."""
+        classes (but multiclassova), else (n, n_features + 1, n_classes). The
+        last three not for a sparse training y. output_margin and
+        iteration_range are XGBoost's (see _xgboost_rounds); validate_features
+        as the regressor's predict's."""
         raw_score, start_iteration, num_iteration = _xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}

@@ -228,3 +228,10 @@ def check_feature_index(feature, names, owner):
         raise ValueError(f"feature must be a feature name or an index in [0, "
                          f"{len(names) - 1}], got {feature!r}")
     return int(feature)
+
+
+def one_of(name, value, lightgbm_name, lightgbm_value):
+    """The argument given under gbmo's name or LightGBM's; not both."""
+    if value is not None and lightgbm_value is not None:
+        raise ValueError(f"give {name} once: as {name} or as {lightgbm_name}, not both")
+    return value if value is not None else lightgbm_value

@@ -707,3 +707,36 @@ def test_the_cvbooster_loads_another_document_in_place():
     with pytest.raises(gbmo.ModelFormatError, match="not a gbmo CVBooster"):
         run.model_from_string('{"boosters": []}')
     assert run.num_trees() == [5, 5]
+
+
+def test_lightgbm_s_data_keyword_for_the_features():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(16)
+    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    y = X["a"].to_numpy()
+    data = gbmo.Dataset(data=X, label=y)
+    valid = data.create_valid(data=X[:50], label=y[:50])
+    model = gbmo.train({"verbosity": 0}, data, 3, valid_sets=[valid])
+    np.testing.assert_array_equal(model.predict(data=X), model.predict(X))
+    with pytest.raises(ValueError, match="give X once: as X or as data"):
+        gbmo.Dataset(X, y, data=X)
+    with pytest.raises(ValueError, match="Dataset needs the features: X"):
+        gbmo.Dataset(label=y)
+    with pytest.raises(ValueError, match="predict needs the features"):
+        model.predict()
+    with pytest.raises(ValueError, match="give X once"):
+        model.predict(X, data=X)
+
+
+def test_validate_features_checks_a_dataframe_s_columns_by_name():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.random.default_rng(17).normal(size=(100, 3)), columns=["a", "b", "c"])
+    model = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X["a"].to_numpy()), 2)
+    np.testing.assert_array_equal(model.predict(X, validate_features=True), model.predict(X))
+    with pytest.raises(ValueError, match="not the model's features in order; the model's: a, b"):
+        model.predict(X[["b", "a", "c"]], validate_features=True)
+    with pytest.raises(ValueError, match="missing: c; not the model's: z"):
+        model.predict(X.rename(columns={"c": "z"}), validate_features=True)
+    # by position without it, as LightGBM
+    np.testing.assert_array_equal(model.predict(X[["b", "a", "c"]]),
+                                  model.predict(X[["b", "a", "c"]].to_numpy()))

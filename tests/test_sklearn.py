@@ -318,6 +318,23 @@ def test_early_stopping_watches_the_given_eval_set():
     assert model.best_iteration_ == int(np.argmin(history)) + 1 < 500
 
 
+def test_lightgbm_s_eval_X_and_eval_y_are_eval_set():
+    X, Y = _multi_output_regression(400)
+    pairs = GBMORegressor(**SMALL).fit(X[:300], Y[:300], eval_set=[(X[300:350], Y[300:350]),
+                                                                  (X[350:], Y[350:])])
+    spelled = GBMORegressor(**SMALL).fit(X[:300], Y[:300], eval_X=(X[300:350], X[350:]),
+                                         eval_y=(Y[300:350], Y[350:]))
+    assert spelled.evals_result_ == pairs.evals_result_
+    one = GBMORegressor(**SMALL).fit(X[:300], Y[:300], eval_X=X[350:], eval_y=Y[350:])
+    assert one.evals_result_["valid_0"] == pairs.evals_result_["valid_1"]
+    for arguments, message in [({"eval_X": X[350:]}, "eval_X and eval_y go together"),
+                               ({"eval_X": (X, X), "eval_y": (Y,)}, "eval_X holds 2 set"),
+                               ({"eval_set": [(X, Y)], "eval_X": X, "eval_y": Y},
+                                "give eval_set or eval_X / eval_y, not both")]:
+        with pytest.raises(ValueError, match=message):
+            GBMORegressor(**SMALL).fit(X[:300], Y[:300], **arguments)
+
+
 def test_classifier_eval_set_labels_are_encoded():
     X, y = _blobs()
     names = np.array(["a", "b", "c"])[y]
