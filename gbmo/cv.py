@@ -10,7 +10,7 @@ from .callback import CallbackEnv, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import SparseOutputTrainer, is_sparse_labels
-from .engine import _Trainer, _without_sparse_output_params
+from .engine import _load_init_model, _Trainer, _without_sparse_output_params
 from .losses import ClassIndexTarget, make_loss
 from .metric_history import CVHistory
 from .params import RESETTABLE, keys_naming, resolve_params, split_controls
@@ -110,7 +110,7 @@ def _fold_boosters(model_str):
 
 def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
        folds=None, callbacks=None, seed=0, return_boosters=False, feval=None, metrics=None,
-       return_cvbooster=False):
+       return_cvbooster=False, init_model=None, fpreproc=None, eval_train_metric=False):
     """Cross-validates params on train_set (a Dataset).
 
     Each fold bins its own training rows (no information from its validation
@@ -127,12 +127,20 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     return_cvbooster=True (LightGBM's) "cvbooster", a CVBooster of them.
     The results also answer to LightGBM's metric names ("valid l2-mean" is
     gbmo's "valid mse-mean"; see gbmo.metric_history). Callbacks receive the
-    fold means as ("valid", metric, mean, higher is better) results and the
-    list of fold boosters as env.model. feval: custom metrics as in train,
-    called on each fold's validation Dataset. params may hold num_iterations
-    and early_stopping_round, as train's; metrics, as LightGBM's, replaces
-    params' metric. A sparse Y (the sparse-output path) trains each fold as
-    train does, with its own metrics and without feval.
+    fold means as ("valid", metric, mean, higher is better, standard
+    deviation) results and the list of fold boosters as env.model. feval:
+    custom metrics as in train, called on each fold's validation Dataset.
+    params may hold num_iterations and early_stopping_round, as train's;
+    metrics, as LightGBM's, replaces params' metric. A sparse Y (the
+    sparse-output path) trains each fold as train does, with its own metrics
+    and without feval or init_model.
+
+    As LightGBM's: init_model (a Booster or a model file's path) is where
+    every fold's training starts; fpreproc(fold_train, fold_valid, params)
+    -> (fold_train, fold_valid, params) prepares each fold (params: a copy
+    of the parameters given, without the run's controls); eval_train_metric
+    also records each fold's training rows as "train <metric>-mean" /
+    "-stdv", which early stopping does not watch.
     """
     raw_params, controls = split_controls(params)
     if metrics is not None and isinstance(raw_params, dict):
@@ -144,6 +152,12 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)
     fevals = check_fevals(feval)
+    init_model = _load_init_model(init_model)
+    if sparse_labels and init_model is not None:
+        raise ValueError("a sparse Y does not take init_model yet")
+    if fpreproc is not None and not callable(fpreproc):
+        raise TypeError(f"fpreproc must be a function (fold_train, fold_valid, params) -> "
+                        f"(fold_train, fold_valid, params), got {type(fpreproc).__name__}")
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, numbers.Integral) \
@@ -169,18 +183,27 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     if not sparse_labels:
         params = _with_class_count(params, train_set)
     callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
+    names = ["train", "valid"] if eval_train_metric else ["valid"]
     trainers = []
     for train_rows, valid_rows in pairs:
         fold_train = train_set.subset(train_rows)
         fold_valid = train_set.subset(valid_rows, reference=fold_train)
+        fold_raw, fold_params = raw_params, params
+        if fpreproc is not None:
+            fold_train, fold_valid, fold_raw = fpreproc(fold_train, fold_valid, dict(raw_params))
+            fold_params = resolve_params(_without_sparse_output_params(fold_raw, fold_train))
+            if not sparse_labels:
+                fold_params = _with_class_count(fold_params, train_set)
+        sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
         trainers.append(
-            SparseOutputTrainer(raw_params, fold_train, [fold_valid], ["valid"], fevals)
+            SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)
             if sparse_labels
-            else _Trainer(params, fold_train, [fold_valid], ["valid"], fevals=fevals))
+            else _Trainer(fold_params, fold_train, sets, names, init_model, fevals=fevals))
     boosters = [trainer.booster for trainer in trainers]
 
     try:
-        history = _run_folds(trainers, boosters, params, num_boost_round, callbacks)
+        history = _run_folds(trainers, boosters, params, num_boost_round, callbacks,
+                             "train" if eval_train_metric else None)
     finally:
         callbacks.close()
     if return_boosters:
@@ -202,7 +225,7 @@ def _with_class_count(params, train_set):
     return {**params, "num_class": loss.n_outputs(loss.prepare_target(train_set.Y))}
 
 
-def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
+def _run_folds(trainers, boosters, params, num_boost_round, callbacks, training_set_name):
     history = CVHistory()
     for iteration in range(num_boost_round):
         if callbacks.before:
@@ -211,19 +234,20 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks):
             for trainer in trainers:  # each fold's own copy of the parameters
                 trainer.params.update({name: params[name] for name in RESETTABLE})
         per_fold = [trainer.step(iteration) for trainer in trainers]
-        names = [[metric for _, metric, _, _ in fold] for fold in per_fold]
+        names = [[(data, metric) for data, metric, _, _ in fold] for fold in per_fold]
         if any(fold_names != names[0] for fold_names in names):
             raise ValueError(f"the folds' metrics differ in round {iteration + 1} ({names}): a "
                              "feval must return the same metrics on every fold")
         results = []
-        for position, (_, metric, _, higher_is_better) in enumerate(per_fold[0]):
+        for position, (data, metric, _, higher_is_better) in enumerate(per_fold[0]):
             values = np.array([fold[position][2] for fold in per_fold])
-            history.setdefault(f"valid {metric}-mean", []).append(float(values.mean()))
-            history.setdefault(f"valid {metric}-stdv", []).append(float(values.std()))
-            results.append(("valid", metric, float(values.mean()), higher_is_better,
+            history.setdefault(f"{data} {metric}-mean", []).append(float(values.mean()))
+            history.setdefault(f"{data} {metric}-stdv", []).append(float(values.std()))
+            results.append((data, metric, float(values.mean()), higher_is_better,
                             float(values.std())))
         best_rounds = callbacks.after_round(CallbackEnv(boosters, params, iteration, 0,
-                                                        num_boost_round, results))
+                                                        num_boost_round, results,
+                                                        training_set_name))
         if best_rounds is not None:
             history = CVHistory({key: values[:best_rounds] for key, values in history.items()})
             for booster in boosters:

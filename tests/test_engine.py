@@ -740,3 +740,58 @@ def test_validate_features_checks_a_dataframe_s_columns_by_name():
     # by position without it, as LightGBM
     np.testing.assert_array_equal(model.predict(X[["b", "a", "c"]]),
                                   model.predict(X[["b", "a", "c"]].to_numpy()))
+
+
+def _cv_problem():
+    rng = np.random.default_rng(18)
+    X = rng.normal(size=(240, 3))
+    y = X[:, 0] + 0.3 * rng.normal(size=240)
+    folds = [(np.arange(80, 240), np.arange(80)), (np.arange(160), np.arange(160, 240))]
+    return X, y, folds
+
+
+def test_cv_eval_train_metric_records_each_fold_s_training_rows_unwatched():
+    X, y, folds = _cv_problem()
+    history = gbmo.cv({"verbosity": 0, "learning_rate": 0.5}, gbmo.Dataset(X, y), 40,
+                      folds=folds, eval_train_metric=True, return_boosters=True,
+                      callbacks=[gbmo.early_stopping(3, verbose=False)])
+    rounds = len(history["valid rmse-mean"])
+    assert len(history["train rmse-mean"]) == rounds < 40
+    # early stopping watched the validation rows only: their best round is the last kept
+    assert int(np.argmin(history["valid rmse-mean"])) == rounds - 1
+    train_rmse = [np.sqrt(np.mean((b.predict(X[rows]) - y[rows]) ** 2))
+                  for b, (rows, _) in zip(history["boosters"], folds)]
+    assert history["train rmse-mean"][-1] == pytest.approx(np.mean(train_rmse))
+    assert history["train rmse-stdv"][-1] == pytest.approx(np.std(train_rmse))
+
+
+def test_cv_init_model_and_fpreproc_are_each_fold_s_start_and_preparation():
+    X, y, folds = _cv_problem()
+    params = {"verbosity": 0}
+    start = gbmo.train(params, gbmo.Dataset(X, y), 3)
+    weights = np.linspace(0.5, 2.0, len(y))
+
+    def prepare(fold_train, fold_valid, fold_params):
+        fold_params["learning_rate"] = 0.3
+        return fold_train.set_weight(weights[:fold_train.num_data()]), fold_valid, fold_params
+
+    boosters = gbmo.cv(params, gbmo.Dataset(X, y), 2, folds=folds, init_model=start,
+                       fpreproc=prepare, return_boosters=True)["boosters"]
+    for booster, (rows, _) in zip(boosters, folds):
+        alone = gbmo.train({**params, "learning_rate": 0.3},
+                           gbmo.Dataset(X[rows], y[rows], weight=weights[:len(rows)]), 2,
+                           init_model=start)
+        assert booster.num_trees == 5
+        np.testing.assert_array_equal(booster.predict(X), alone.predict(X))
+    with pytest.raises(TypeError, match="fpreproc must be a function"):
+        gbmo.cv(params, gbmo.Dataset(X, y), 1, folds=folds, fpreproc="scale")
+
+
+def test_cv_of_a_sparse_y_refuses_init_model_by_name():
+    import scipy.sparse as sp
+
+    X = np.random.default_rng(19).normal(size=(120, 3))
+    Y = sp.csr_matrix((X[:, :2] > 0).astype(float))
+    start = gbmo.train({"verbosity": 0, "top_k": 1}, gbmo.Dataset(X, Y.toarray()), 1)
+    with pytest.raises(ValueError, match="a sparse Y does not take init_model yet"):
+        gbmo.cv({"verbosity": 0, "top_k": 1}, gbmo.Dataset(X, Y), 1, nfold=2, init_model=start)
