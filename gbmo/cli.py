@@ -363,14 +363,16 @@ def _split(n, seed=0, train_fraction=0.7):
 DEMO_STOPPING_ROUNDS = 20
 
 
-def _demo_log(name, booster, X_test, y_test, every=10):
-    """Every set's metrics, one line per logged round: the held-out rows'
-    recorded in training, the test rows' computed after it (early stopping
-    watches every validation set, and these must steer nothing)."""
+def _demo_log(name, booster, X_test, y_test):
+    """Every set's metrics, one line per logged round (every 10th, every 20th
+    past 100 rounds, ...): the held-out rows' recorded in training, the test
+    rows' computed after it (early stopping watches every validation set, and
+    these must steer nothing)."""
     held_out = booster.evals_result["held-out"]
     metrics = [metric for metric in held_out if not metric.endswith("_per_output")]
     y_test = booster.loss.prepare_target(y_test)
     n_rounds = booster.current_iteration()
+    every = 10 * (1 + n_rounds // 100)
     for i in range(1, n_rounds + 1):
         if i % every == 0 or i == 1 or i == n_rounds:
             prediction = booster.predict(X_test, num_iteration=i)  # only the rounds logged
@@ -402,8 +404,26 @@ def _demo_train(name, bunch, params, max_rounds):
     return booster, test_rows, seconds
 
 
+def _demo_regression(name, bunch, base, max_rounds):
+    """Trains bunch's outputs with mse (one tree of vector leaves a round)
+    and gives its table row: RMSE per output on the test rows, and over all."""
+    n_out = bunch.target.shape[1]
+    print(f"\n{name}: {len(bunch.target)} rows, {bunch.data.shape[1]} features, "
+          f"{n_out} outputs ({', '.join(bunch.target_names)})")
+    booster, test_rows, seconds = _demo_train(name, bunch, dict(base, objective="mse"),
+                                              max_rounds)
+    squared = (booster.predict(bunch.data[test_rows]) - bunch.target[test_rows]) ** 2
+    per_output = np.sqrt(squared.mean(axis=0))
+    overall = float(np.sqrt(squared.mean()))
+    metric = "RMSE " + " ".join(f"{output} {value:.2f}"
+                                for output, value in zip(bunch.target_names, per_output))
+    return (name, f"mse, {n_out} outputs", len(bunch.target) - len(test_rows), len(test_rows),
+            n_out, booster.best_iteration or booster.current_iteration(),
+            f"{metric}, all {overall:.2f}", seconds)
+
+
 def _cmd_demo(args):
-    from .datasets import load_student, load_yeast
+    from .datasets import load_enb, load_student, load_yeast
 
     base = dict(learning_rate=0.1, max_leaves=15, min_samples_leaf=5,
                 n_threads=args.threads, seed=0, verbosity=0)
@@ -426,20 +446,10 @@ def _cmd_demo(args):
                  len(test_rows), n_class, booster.best_iteration or booster.current_iteration(),
                  f"accuracy {accuracy:.3f}, logloss {logloss:.3f}", seconds))
 
-    # student: 3-output regression, one tree of 3-vector leaves per round
-    student = load_student()
-    n_out = student.target.shape[1]
-    print(f"\nstudent: {len(student.target)} rows, {student.data.shape[1]} features, "
-          f"{n_out} outputs ({', '.join(student.target_names)})")
-    booster, test_rows, seconds = _demo_train("student", student, dict(base, objective="mse"),
-                                              args.rounds)
-    squared = (booster.predict(student.data[test_rows]) - student.target[test_rows]) ** 2
-    per_grade = np.sqrt(squared.mean(axis=0))
-    overall = float(np.sqrt(squared.mean()))
-    metric = "RMSE " + " ".join(f"{g} {v:.2f}" for g, v in zip(student.target_names, per_grade))
-    rows.append(("student", f"mse, {n_out} outputs", len(student.target) - len(test_rows),
-                 len(test_rows), n_out, booster.best_iteration or booster.current_iteration(),
-                 f"{metric}, all {overall:.2f}", seconds))
+    # student (3 grades) and enb (heating and cooling load): regression, one
+    # tree of vector leaves per round
+    rows.append(_demo_regression("student", load_student(), base, args.rounds))
+    rows.append(_demo_regression("enb", load_enb(), base, args.rounds))
 
     header = ("data set", "task", "train", "test", "outputs", "rounds", "test metrics", "seconds")
     cells = [header] + [(*r[:2], *(str(v) for v in r[2:6]), r[6], f"{r[7]:.2f}") for r in rows]
@@ -455,7 +465,7 @@ def _cmd_demo(args):
     print("  ".join("-" * w for w in widths))
     for row in cells[1:]:
         print(line(row))
-    print("(student grades are on a 0..20 scale)")
+    print("(student grades are on a 0..20 scale; enb's loads are in kWh/m^2, 6 to 48)")
     return 0
 
 

@@ -61,6 +61,7 @@ def test_demo_prints_table_and_reaches_quality(capsys):
     assert "held-out logloss" in out and "held-out rmse" in out
     yeast_row = next(line for line in out.splitlines() if line.startswith("yeast "))
     student_row = next(line for line in out.splitlines() if line.startswith("student "))
+    enb_row = next(line for line in out.splitlines() if line.startswith("enb "))
     assert "1039" in yeast_row and "445" in yeast_row and " 10 " in yeast_row
     assert "454" in student_row and "195" in student_row
     accuracy = float(re.search(r"accuracy ([0-9.]+)", yeast_row).group(1))
@@ -71,17 +72,21 @@ def test_demo_prints_table_and_reaches_quality(capsys):
     assert 0 < logloss < 1.5
     assert overall < 4
     assert len(per_grade) == 3 and all(v < 4.5 for v in per_grade)
+    # 30 rounds from the loads' means (about 22 and 25 kWh/m^2, spread 10 and 9)
+    assert "538" in enb_row and "230" in enb_row and " 2 " in enb_row
+    loads = [float(v) for v in re.findall(r"_load ([0-9.]+)", enb_row)]
+    assert len(loads) == 2 and all(v < 5 for v in loads)
 
 
 def test_demo_stops_early_on_held_out_rows_and_predicts_with_the_best_round(capsys):
-    """Both shipped sets overfit within 100 rounds at learning rate 0.1, so the
-    demo stops 20 rounds after the held-out loss was last at its best, and its
-    table gives that round."""
+    """The shipped sets stop improving within 500 rounds at learning rate 0.1,
+    so the demo stops 20 rounds after the held-out loss was last at its best,
+    and its table gives that round."""
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     stops = re.findall(r"(\w+): held-out loss flat for 20 rounds; stopped after round (\d+), "
                        r"predicting with round (\d+)", out)
-    assert [name for name, _, _ in stops] == ["yeast", "student"]
+    assert [name for name, _, _ in stops] == ["yeast", "student", "enb"]
     for name, stopped, best in stops:
         assert int(stopped) == int(best) + 20 < 500
         row = next(line for line in out.splitlines() if line.startswith(name + " "))
@@ -96,7 +101,8 @@ def test_demo_is_deterministic(capsys):
     second = capsys.readouterr().out
 
     def strip_seconds(text):
-        return [line.rsplit(None, 1)[0] for line in text.splitlines() if line.startswith(("yeast ", "student "))]
+        return [line.rsplit(None, 1)[0] for line in text.splitlines()
+                if line.startswith(("yeast ", "student ", "enb "))]
 
     assert strip_seconds(first) == strip_seconds(second)
 

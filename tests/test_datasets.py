@@ -3,7 +3,7 @@ import pickle
 import numpy as np
 import pytest
 
-from gbmo.datasets import load_student, load_yeast
+from gbmo.datasets import load_enb, load_student, load_yeast
 
 YEAST_CLASS_COUNTS = {
     "CYT": 463, "NUC": 429, "MIT": 244, "ME3": 163, "ME2": 51,
@@ -111,7 +111,7 @@ def test_student_encoding_of_the_first_row(student):
     assert {name: first[name] for name in expected} == expected
 
 
-@pytest.mark.parametrize("load", [load_yeast, load_student])
+@pytest.mark.parametrize("load", [load_yeast, load_student, load_enb])
 def test_return_X_y_matches_the_bunch(load):
     bunch = load()
     X, y = load(return_X_y=True)
@@ -120,7 +120,7 @@ def test_return_X_y_matches_the_bunch(load):
     assert X.dtype == bunch.data.dtype and y.dtype == bunch.target.dtype
 
 
-@pytest.mark.parametrize("load", [load_yeast, load_student])
+@pytest.mark.parametrize("load", [load_yeast, load_student, load_enb])
 def test_bunch_is_a_dict_with_attributes_and_a_description(load):
     bunch = load()
     assert bunch["data"] is bunch.data
@@ -132,14 +132,14 @@ def test_bunch_is_a_dict_with_attributes_and_a_description(load):
     np.testing.assert_array_equal(restored.data, bunch.data)
 
 
-@pytest.mark.parametrize("load", [load_yeast, load_student])
+@pytest.mark.parametrize("load", [load_yeast, load_student, load_enb])
 def test_each_call_returns_fresh_arrays(load):
     first = load()
     first.data[:] = -1
     assert (load().data >= 0).all()
 
 
-@pytest.mark.parametrize("load", [load_yeast, load_student])
+@pytest.mark.parametrize("load", [load_yeast, load_student, load_enb])
 def test_as_frame(load):
     pd = pytest.importorskip("pandas")
     bunch = load(as_frame=True)
@@ -151,3 +151,23 @@ def test_as_frame(load):
     assert bunch.frame.shape == (bunch.data.shape[0], bunch.data.shape[1] + n_targets)
     X, y = load(return_X_y=True, as_frame=True)
     pd.testing.assert_frame_equal(X, bunch.data)
+
+
+def test_enb_shapes_values_and_uci_design():
+    """768 simulated buildings: 12 shapes x 4 orientations x 16 glazings."""
+    enb = load_enb()
+    assert enb.data.shape == (768, 8) and enb.target.shape == (768, 2)
+    assert enb.data.dtype == enb.target.dtype == np.float64
+    assert enb.feature_names[0] == "relative_compactness"
+    assert list(enb.target_names) == ["heating_load", "cooling_load"]
+    # first and last rows of the file
+    np.testing.assert_array_equal(enb.data[0], [0.98, 514.5, 294.0, 110.25, 7.0, 2, 0.0, 0])
+    np.testing.assert_array_equal(enb.target[0], [15.55, 21.33])
+    np.testing.assert_array_equal(enb.data[-1], [0.62, 808.5, 367.5, 220.5, 3.5, 5, 0.4, 5])
+    np.testing.assert_array_equal(enb.target[-1], [16.64, 16.03])
+    shapes = np.unique(enb.data[:, :5], axis=0)
+    assert len(shapes) == 12
+    assert set(np.unique(enb.data[:, 5])) == {2.0, 3.0, 4.0, 5.0}
+    glazing = np.unique(enb.data[:, 6:], axis=0)
+    assert len(glazing) == 16 and set(glazing[glazing[:, 0] == 0, 1]) == {0.0}
+    assert np.corrcoef(enb.target.T)[0, 1] > 0.97
