@@ -329,22 +329,11 @@ Learning 104(1), 2016.
 def load_enb(return_X_y=False, as_frame=False):
     """Load the UCI Energy efficiency data set (2 outputs), MULAN's "enb".
 
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a :class:`Bunch`.
-    as_frame : bool, default=False
-        Return ``data`` and ``target`` as pandas DataFrames and fill ``frame``
-        with both; needs pandas.
-
-    Returns
-    -------
-    Bunch or tuple
-        ``data``: float64 array of shape (768, 8); ``target``: float64 array
-        of shape (768, 2), heating and cooling load; ``target_names``: array
-        ``["heating_load", "cooling_load"]``; ``feature_names``: list of the 8
-        feature names; ``frame``: None unless ``as_frame``; ``DESCR``:
-        description and attribution.
+    The arguments are load_student's. Returns a :class:`Bunch` (or ``(data,
+    target)``): ``data``, float64 (768, 8); ``target``, float64 (768, 2), the
+    heating and the cooling load; ``target_names`` ``["heating_load",
+    "cooling_load"]``; ``feature_names``, the 8 names of ``DESCR``; ``frame``,
+    None unless ``as_frame``; ``DESCR``, description and attribution.
     """
     width = len(_ENB_FEATURES) + len(_ENB_TARGETS)
     rows = []
