@@ -88,6 +88,14 @@ class TrainingRun:
         trainer.add_valid(name, data)
         return self
 
+    def set_train_data_name(self, name):
+        """The name eval_train gives the training set ("training" until then),
+        as LightGBM's method; returns self."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"the training set's name must be a non-empty string, got {name!r}")
+        self._run("set_train_data_name").training_set.name = name
+        return self
+
     def eval_train(self, feval=None):
         """[(\"training\", metric, value, higher is better)] of the model now on
         its training set: each metric of params, then each of feval (custom

@@ -61,6 +61,10 @@ def test_evaluations_score_the_model_now():
     # the same set under another name; the training set under the name given
     assert booster.eval(valid_set, "again")[0] == ("again", *booster.eval_valid()[0][1:])
     assert booster.eval(train_set, "mine")[0] == ("mine", *booster.eval_train()[0][1:])
+    assert booster.set_train_data_name("fit") is booster
+    assert booster.eval_train()[0] == ("fit", "rmse", value, False)
+    with pytest.raises(ValueError, match="must be a non-empty string"):
+        booster.set_train_data_name("")
 
     def worst(preds, data):
         return "worst", float(np.max(np.abs(preds - data.get_label()))), False
