@@ -412,7 +412,8 @@ class Booster(JSONModel, TrainingRun):
         indices, as in LightGBM. data is LightGBM's name for X;
         validate_features=True checks that a DataFrame's columns are the
         model's features by name and in order, as LightGBM's (without it they
-        are taken by position)."""
+        are taken by position; a model trained without names checks
+        nothing)."""
         X = one_of("X", X, "data", data)
         if X is None:
             raise ValueError("predict needs the features: X (or data, LightGBM's name)")
@@ -718,6 +719,10 @@ class Booster(JSONModel, TrainingRun):
 
     def _load_dict(self, data):
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+            if isinstance(data, dict) and "boosters" in data:
+                raise ModelFormatError("this is a cv model (a CVBooster's folds), not one "
+                                       "Booster: load it with gbmo.CVBooster(model_file=...) "
+                                       "and use one of its boosters")
             raise ModelFormatError("not a gbmo model: the 'format' field is missing or wrong")
         version = data.get("version")
         if not isinstance(version, int) or version < 1:

@@ -6,8 +6,31 @@ import numbers
 import sys
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple, Optional
 
 from .metric_history import MetricHistory
+
+
+class EvalResult(NamedTuple):
+    """One metric's value on one data set in a round, as LightGBM's (4.7):
+    train's have 4 fields, cv's 5, the last the folds' standard deviation of
+    the value (their mean). It unpacks and has a length as a tuple of those."""
+
+    dataset_name: str
+    metric_name: str
+    metric_value: float
+    maximize: bool
+    metric_std_dev: Optional[float] = None
+
+    def __len__(self):
+        return 5 if self.is_cv_result() else 4
+
+    def __iter__(self):
+        return iter([getattr(self, field) for field in self._fields[:len(self)]])
+
+    def is_cv_result(self):
+        """Whether cv made it: metric_value is then the folds' mean."""
+        return self.metric_std_dev is not None
 
 
 @dataclass
@@ -19,8 +42,8 @@ class CallbackEnv:
     iteration: int            # 0-based index of the round just finished
     begin_iteration: int
     end_iteration: int
-    # (data name, metric name, value, higher is better); cv's add the folds'
-    # standard deviation of the value, as LightGBM's
+    # EvalResults: (data name, metric name, value, higher is better), and in
+    # cv the folds' standard deviation of the value, as LightGBM's
     evaluation_result_list: list
     # the name of the training set's results when valid_sets holds it, else None
     training_set_name: str = None
@@ -57,14 +80,21 @@ def log_evaluation(period=1, show_stdv=True):
 
 
 def record_evaluation(eval_result):
-    """Fills the dict eval_result[data name][metric name] with one value per round."""
+    """Fills the dict eval_result[data name][metric name] with one value per
+    round; in cv, as LightGBM's, [metric + "-mean"] and [metric + "-stdv"]."""
     if not isinstance(eval_result, dict):
         raise TypeError("record_evaluation takes a dict")
     eval_result.clear()
 
     def _callback(env):
-        for data, metric, value, *_ in env.evaluation_result_list:
-            eval_result.setdefault(data, MetricHistory()).setdefault(metric, []).append(value)
+        for entry in env.evaluation_result_list:
+            data, metric, value = entry[:3]
+            history = eval_result.setdefault(data, MetricHistory())
+            if len(entry) > 4:
+                history.setdefault(f"{metric}-mean", []).append(value)
+                history.setdefault(f"{metric}-stdv", []).append(entry[4])
+            else:
+                history.setdefault(metric, []).append(value)
 
     _callback.order = 20
     return _callback
@@ -251,16 +281,21 @@ class RoundCallbacks:
                                 f"or written as LightGBM's), got {type(callback).__module__}."
                                 f"{type(callback).__qualname__}")
         callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
-        if params["boosting"] == "dart" and any(getattr(c, "stops_early", False)
-                                                for c in callbacks):
-            raise ValueError("boosting='dart' takes no early stopping: every round rescales the "
-                             "rounds it drops, so the model of a best round is not kept; pick "
-                             "the number of rounds by cv instead")
+        self.stops_early = any(getattr(c, "stops_early", False) for c in callbacks)
+        self.check_params(params)
         if params["verbosity"] > 0 and not any(
                 getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
             callbacks.insert(0, log_evaluation(1))
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
         self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
+
+    def check_params(self, params):
+        """Refuses the parameters the callbacks cannot run with (cv checks
+        each fold's too)."""
+        if params["boosting"] == "dart" and self.stops_early:
+            raise ValueError("boosting='dart' takes no early stopping: every round rescales the "
+                             "rounds it drops, so the model of a best round is not kept; pick "
+                             "the number of rounds by cv instead")
 
     def before_round(self, env):
         for callback in self.before:

@@ -6,11 +6,12 @@ import numbers
 import numpy as np
 
 from .booster import Booster, JSONModel, ModelFormatError, parse_model_json
-from .callback import CallbackEnv, RoundCallbacks, controlled_run
+from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import SparseOutputTrainer, is_sparse_labels
-from .engine import _load_init_model, _Trainer, _without_sparse_output_params
+from .engine import (_check_arguments, _class_count, _load_init_model, _Trainer,
+                     _without_sparse_output_params)
 from .losses import ClassIndexTarget, make_loss
 from .metric_history import CVHistory
 from .params import RESETTABLE, keys_naming, resolve_params, split_controls
@@ -136,7 +137,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     and without feval or init_model.
 
     As LightGBM's: init_model (a Booster or a model file's path) is where
-    every fold's training starts; fpreproc(fold_train, fold_valid, params)
+    every fold's training starts (rounds and best_iteration count its rounds
+    too, as train's); fpreproc(fold_train, fold_valid, params)
     -> (fold_train, fold_valid, params) prepares each fold (params: a copy
     of the parameters given, without the run's controls); eval_train_metric
     also records each fold's training rows as "train <metric>-mean" /
@@ -181,7 +183,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         pairs = _check_folds(folds, n_rows)
 
     if not sparse_labels:
-        params = _with_class_count(params, train_set)
+        params = _with_class_count(params, train_set, init_model)
     callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
     names = ["train", "valid"] if eval_train_metric else ["valid"]
     trainers = []
@@ -190,10 +192,12 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         fold_valid = train_set.subset(valid_rows, reference=fold_train)
         fold_raw, fold_params = raw_params, params
         if fpreproc is not None:
-            fold_train, fold_valid, fold_raw = fpreproc(fold_train, fold_valid, dict(raw_params))
+            fold_train, fold_valid, fold_raw = _prepared_fold(fpreproc, fold_train, fold_valid,
+                                                              raw_params)
             fold_params = resolve_params(_without_sparse_output_params(fold_raw, fold_train))
+            callbacks.check_params(fold_params)
             if not sparse_labels:
-                fold_params = _with_class_count(fold_params, train_set)
+                fold_params = _with_class_count(fold_params, train_set, init_model)
         sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
         trainers.append(
             SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)
@@ -203,7 +207,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
 
     try:
         history = _run_folds(trainers, boosters, params, num_boost_round, callbacks,
-                             "train" if eval_train_metric else None)
+                             "train" if eval_train_metric else None,
+                             0 if init_model is None else init_model.current_iteration())
     finally:
         callbacks.close()
     if return_boosters:
@@ -213,10 +218,33 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     return history
 
 
-def _with_class_count(params, train_set):
-    """params with num_class counted on the whole target when the objective
-    takes class indices and none is given: a fold without the last classes
-    then trains them all, as the others do."""
+def _prepared_fold(fpreproc, fold_train, fold_valid, raw_params):
+    """fpreproc's (fold_train, fold_valid, params), checked as train checks
+    its arguments: Datasets of as many features, a dict without the run's
+    controls (rounds, early stopping), which are cv's."""
+    prepared = fpreproc(fold_train, fold_valid, dict(raw_params))
+    if not isinstance(prepared, tuple) or len(prepared) != 3:
+        raise TypeError(f"fpreproc must return (fold_train, fold_valid, params), got "
+                        f"{type(prepared).__name__}")
+    fold_train, fold_valid, fold_raw = prepared
+    if not isinstance(fold_valid, Dataset):
+        raise TypeError(f"fpreproc's fold_valid must be a gbmo.Dataset, got "
+                        f"{type(fold_valid).__name__}")
+    _check_arguments(fold_train, 0, [fold_valid], None)
+    if not isinstance(fold_raw, dict):
+        raise TypeError(f"fpreproc's params must be a dict, got {type(fold_raw).__name__}")
+    controls = split_controls(fold_raw)[1]
+    if controls:
+        raise ValueError(f"fpreproc's params may not set {', '.join(map(repr, controls))}: "
+                         "the rounds and early stopping are cv's, the same for every fold")
+    return fold_train, fold_valid, fold_raw
+
+
+def _with_class_count(params, train_set, init_model):
+    """params with num_class counted on the whole target (or a continued
+    model's count) when the objective takes class indices and none is given:
+    a fold without the last classes then trains them all, as the others do."""
+    params = {**params, "num_class": _class_count(params, init_model)}
     if params["num_class"] is not None:
         return params
     loss = make_loss(params["objective"], None, 1, params["objective_params"])
@@ -225,14 +253,19 @@ def _with_class_count(params, train_set):
     return {**params, "num_class": loss.n_outputs(loss.prepare_target(train_set.Y))}
 
 
-def _run_folds(trainers, boosters, params, num_boost_round, callbacks, training_set_name):
+def _run_folds(trainers, boosters, params, num_boost_round, callbacks, training_set_name, done):
+    """The rounds of every fold in lockstep; rounds and best_iteration count
+    after a continued model's `done` rounds, as train's do."""
     history = CVHistory()
     for iteration in range(num_boost_round):
         if callbacks.before:
-            callbacks.before_round(CallbackEnv(boosters, params, iteration, 0, num_boost_round,
-                                               []))
-            for trainer in trainers:  # each fold's own copy of the parameters
-                trainer.params.update({name: params[name] for name in RESETTABLE})
+            before = {name: params[name] for name in RESETTABLE}
+            callbacks.before_round(CallbackEnv(boosters, params, done + iteration, done,
+                                               done + num_boost_round, []))
+            # each fold's own copy of the parameters takes what the callbacks changed
+            changed = {name: params[name] for name in RESETTABLE if params[name] != before[name]}
+            for trainer in trainers:
+                trainer.params.update(changed)
         per_fold = [trainer.step(iteration) for trainer in trainers]
         names = [[(data, metric) for data, metric, _, _ in fold] for fold in per_fold]
         if any(fold_names != names[0] for fold_names in names):
@@ -243,13 +276,14 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks, training_
             values = np.array([fold[position][2] for fold in per_fold])
             history.setdefault(f"{data} {metric}-mean", []).append(float(values.mean()))
             history.setdefault(f"{data} {metric}-stdv", []).append(float(values.std()))
-            results.append((data, metric, float(values.mean()), higher_is_better,
-                            float(values.std())))
-        best_rounds = callbacks.after_round(CallbackEnv(boosters, params, iteration, 0,
-                                                        num_boost_round, results,
+            results.append(EvalResult(data, metric, float(values.mean()), higher_is_better,
+                                      float(values.std())))
+        best_rounds = callbacks.after_round(CallbackEnv(boosters, params, done + iteration, done,
+                                                        done + num_boost_round, results,
                                                         training_set_name))
         if best_rounds is not None:
-            history = CVHistory({key: values[:best_rounds] for key, values in history.items()})
+            history = CVHistory({key: values[:best_rounds - done]
+                                 for key, values in history.items()})
             for booster in boosters:
                 booster.best_iteration = best_rounds
             break

@@ -8,7 +8,7 @@ from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
 from .binning import predict_binned  # dense binned arrays and SparseBinned
 from .booster import Booster
-from .callback import CallbackEnv, RoundCallbacks, controlled_run
+from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .categorical import CategoryOrder, refuse_sparse
 from .custom_metric import check_fevals, custom_results
 from .dart import rounds_to_drop
@@ -637,7 +637,7 @@ class _Trainer:
                 history.setdefault(metric, []).append(value)
                 if per_output is not None:
                     history.setdefault(metric + PER_OUTPUT, []).append(per_output.tolist())
-                results.append((name, metric, value, higher))
+                results.append(EvalResult(name, metric, value, higher))
         return results
 
     def scores(self, eval_set, fevals):

@@ -21,8 +21,9 @@ class MetricHistory(dict):
 
     @staticmethod
     def gbmo_key(key):
-        if isinstance(key, str) and key.endswith(PER_OUTPUT):
-            return canonical_metric(key[:-len(PER_OUTPUT)]) + PER_OUTPUT
+        for suffix in (PER_OUTPUT, "-mean", "-stdv"):  # the last two: cv's records
+            if isinstance(key, str) and key.endswith(suffix):
+                return canonical_metric(key[:-len(suffix)]) + suffix
         return canonical_metric(key)
 
     def _stored_key(self, key):

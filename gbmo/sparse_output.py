@@ -28,6 +28,7 @@ import numpy as np
 from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
 from .binning import SparseBinned
+from .callback import EvalResult
 from .losses import Loss, make_loss
 from .metric_history import MetricHistory
 from .metrics import SPARSE_OUTPUT_METRICS, f1_at_threshold, ndcg_at_k, precision_at_k
@@ -689,6 +690,6 @@ class SparseOutputTrainer:
                                                n_threads=self.params["n_threads"],
                                                weight=dataset.weight)
                 history.setdefault(metric, []).append(value)
-                results.append((name, metric, value, True))
+                results.append(EvalResult(name, metric, value, True))
         return results
 

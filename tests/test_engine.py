@@ -795,3 +795,94 @@ def test_cv_of_a_sparse_y_refuses_init_model_by_name():
     start = gbmo.train({"verbosity": 0, "top_k": 1}, gbmo.Dataset(X, Y.toarray()), 1)
     with pytest.raises(ValueError, match="a sparse Y does not take init_model yet"):
         gbmo.cv({"verbosity": 0, "top_k": 1}, gbmo.Dataset(X, Y), 1, nfold=2, init_model=start)
+
+
+def test_cv_refuses_what_fpreproc_should_not_return():
+    X, y, folds = _cv_problem()
+    data = gbmo.Dataset(X, y)
+    narrower = gbmo.Dataset(X[:10, :2], y[:10])
+    cases = [
+        (lambda tr, va, p: tr, TypeError, "fpreproc must return \\(fold_train, fold_valid, "),
+        (lambda tr, va, p: (tr, va.X, p), TypeError, "fold_valid must be a gbmo.Dataset"),
+        (lambda tr, va, p: (tr, narrower, p), ValueError,
+         "a validation set has 2 features, the training set 3"),
+        (lambda tr, va, p: (tr, va, None), TypeError, "fpreproc's params must be a dict"),
+        (lambda tr, va, p: (tr, va, {**p, "num_iterations": 5}), ValueError,
+         "fpreproc's params may not set 'num_iterations'"),
+        (lambda tr, va, p: (tr, va, {**p, "boosting": "dart"}), ValueError,
+         "boosting='dart' takes no early stopping"),
+    ]
+    for fpreproc, error, message in cases:
+        with pytest.raises(error, match=message):
+            gbmo.cv({"verbosity": 0}, data, 2, folds=folds, fpreproc=fpreproc,
+                    callbacks=[gbmo.early_stopping(2, verbose=False)])
+
+
+def test_cv_keeps_each_fold_s_parameters_under_an_unrelated_reset():
+    """A callback that resets one parameter changes that one only, not what
+    fpreproc set per fold (as LightGBM)."""
+    X, y, folds = _cv_problem()
+
+    def slow(fold_train, fold_valid, params):
+        return fold_train, fold_valid, {**params, "learning_rate": 0.01}
+
+    kept = gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, y), 3, folds=folds, fpreproc=slow)
+    reset = gbmo.cv({"verbosity": 0}, gbmo.Dataset(X, y), 3, folds=folds, fpreproc=slow,
+                    callbacks=[gbmo.reset_parameter(lambda_l2=lambda i: 1.0)])
+    assert reset["valid rmse-mean"] == kept["valid rmse-mean"]
+
+
+def test_cv_continuing_a_model_counts_its_rounds_as_train_does():
+    X, y, folds = _cv_problem()
+    params = {"verbosity": 0, "learning_rate": 0.5}
+    start = gbmo.train(params, gbmo.Dataset(X, y), 4)
+    seen = []
+    history = gbmo.cv(params, gbmo.Dataset(X, y), 30, folds=folds, init_model=start,
+                      return_cvbooster=True,
+                      callbacks=[lambda env: seen.append((env.iteration, env.begin_iteration)),
+                                 gbmo.early_stopping(2, verbose=False)])
+    cvbooster = history["cvbooster"]
+    kept = len(history["valid rmse-mean"])
+    assert seen[0] == (4, 4)
+    assert cvbooster.best_iteration == 4 + kept
+    for booster in cvbooster.boosters:
+        np.testing.assert_array_equal(booster.predict(X),
+                                      booster.predict(X, num_iteration=4 + kept))
+        assert booster.predict(X, num_iteration=4 + kept).shape == (len(y),)
+
+
+def test_cv_continues_a_model_of_more_classes_than_the_data_hold():
+    X, _, folds = _cv_problem()
+    labels = np.digitize(X[:, 0], [-1.0, 0.0, 1.5])
+    start = gbmo.train({"verbosity": 0, "objective": "softmax"}, gbmo.Dataset(X, labels), 2)
+    common = labels < 3
+    history = gbmo.cv({"verbosity": 0, "objective": "softmax"},
+                      gbmo.Dataset(X[common], labels[common]), 2, nfold=2,
+                      init_model=start, return_boosters=True)
+    assert [b.n_outputs for b in history["boosters"]] == [4, 4]
+
+
+def test_cv_records_and_results_as_lightgbm_s():
+    """record_evaluation keeps "<metric>-mean" and "-stdv" (answering to
+    LightGBM's names), and callbacks see EvalResults."""
+    X, y, folds = _cv_problem()
+    recorded, seen = {}, []
+    history = gbmo.cv({"verbosity": 0, "metric": "l2"}, gbmo.Dataset(X, y), 3, folds=folds,
+                      eval_train_metric=True,
+                      callbacks=[gbmo.record_evaluation(recorded),
+                                 lambda env: seen.extend(env.evaluation_result_list)])
+    assert recorded["valid"]["l2-mean"] == history["valid l2-mean"] == \
+        recorded["valid"]["mse-mean"]
+    assert recorded["train"]["l2-stdv"] == history["train mse-stdv"]
+    result = seen[-1]
+    assert (result.dataset_name, result.metric_name, result.is_cv_result()) == \
+        ("valid", "mse", True)
+    assert result.metric_value == history["valid mse-mean"][-1]
+    assert result.metric_std_dev == history["valid mse-stdv"][-1]
+    train_results = []
+    gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 1,
+               valid_sets=[gbmo.Dataset(X[:50], y[:50])],
+               callbacks=[lambda env: train_results.extend(env.evaluation_result_list)])
+    assert not train_results[0].is_cv_result() and len(train_results[0]) == 4
+    name, metric, value, higher = train_results[0]
+    assert (name, metric, higher) == ("valid_0", "rmse", False)
