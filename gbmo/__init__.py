@@ -18,12 +18,16 @@ __version__ = "0.1.0"
 # names (lgb.LGBMRegressor, lgb.plot_importance) have their counterparts here.
 _OPTIONAL = {"GBMORegressor": "sklearn", "GBMOClassifier": "sklearn",
              "plot_importance": "plotting", "plot_metric": "plotting", "plot_tree": "plotting",
-             "plot_split_value_histogram": "plotting"}
+             "plot_split_value_histogram": "plotting", "create_tree_digraph": "plotting"}
+# and those modules themselves, as lightgbm.sklearn after `import lightgbm`
+_OPTIONAL_MODULES = ("sklearn", "plotting")
 
 
 def __getattr__(name):
     if name in _OPTIONAL:
         return getattr(importlib.import_module(f".{_OPTIONAL[name]}", __name__), name)
+    if name in _OPTIONAL_MODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'gbmo' has no attribute {name!r}")
 __all__ = ["Booster", "CVBooster", "Dataset", "EarlyStopException", "EnsemblerContext", "Loss",
            "ModelFormatError", "MultiTaskLoss", "ObjectiveResult", "PluginContractError",

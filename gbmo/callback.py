@@ -109,7 +109,8 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     runs the best round of the first watched one is kept all the same. The
     training set is never watched, wherever valid_sets lists it; when it is
     the only set, early stopping is off, with a warning, as in LightGBM.
-    The arguments are in LightGBM's order."""
+    The arguments are in LightGBM's order; verbose prints, as LightGBM's,
+    when it starts and where the best round was."""
     if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral) \
             or stopping_rounds < 1:
         raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
@@ -120,6 +121,9 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     def _callback(env):
         if env.iteration == env.begin_iteration:
             best.clear()
+            if verbose:
+                print(f"Training until validation scores don't improve for {stopping_rounds} "
+                      "rounds")
         results = env.evaluation_result_list
         if not results:
             raise ValueError("early stopping needs at least one validation set (valid_sets) and "
@@ -146,7 +150,10 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
                           f"{data}'s {metric}: {value:g}")
                 raise EarlyStopException(iteration, value)
         if env.iteration == env.end_iteration - 1 and best:
-            _, iteration, value = next(iter(best.values()))
+            (data, metric), (_, iteration, value) = next(iter(best.items()))
+            if verbose:
+                print(f"Did not meet early stopping: best round {iteration + 1}, "
+                      f"{data}'s {metric}: {value:g}")
             raise EarlyStopException(iteration, value)
 
     _callback.order = 30

@@ -200,6 +200,11 @@ class Dataset:
         """The number of features, as LightGBM's method."""
         return self.n_features
 
+    @property
+    def feature_name(self):
+        """The feature names, as LightGBM's attribute (see get_feature_name)."""
+        return self.get_feature_name()
+
     def get_feature_name(self):
         """The feature names (f0, f1, ... when none were given), as LightGBM's method."""
         return self.feature_names or [f"f{i}" for i in range(self.n_features)]

@@ -736,6 +736,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     done = 0 if init_model is None else init_model.current_iteration()
     training_set_name = next((name for valid, name in zip(valid_sets, valid_names)
                               if valid is train_set), None)
+    if isinstance(trainer, _Trainer):
+        # callbacks may use the run (env.model.add_valid, eval_train), as LightGBM's
+        booster._trainer = trainer
     try:
         for iteration in range(num_boost_round):
             if callbacks.before:
@@ -751,9 +754,9 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                 break
     finally:
         callbacks.close()
+        if not keep_training_booster:
+            booster._trainer = None
     booster.best_score = _best_scores(booster, done)
-    if keep_training_booster:  # a sparse Y refused it above
-        booster._trainer = trainer
     return booster
 
 

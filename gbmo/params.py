@@ -3,6 +3,7 @@ validated once at the boundary so kernels never see a bad value."""
 import difflib
 import inspect
 import numbers
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -532,6 +533,17 @@ _VALUE_ALIASES = {
 }
 
 
+def _metric_list(value):
+    """LightGBM's other spellings of several metrics: a set (sorted, so runs
+    repeat) or a comma-separated string ("l2,l1"; the commas of an output
+    selection "rmse[1,2]" stay)."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if isinstance(value, str) and "," in re.sub(r"\[[^\]]*\]", "", value):
+        return [part.strip() for part in re.split(r",(?![^\[]*\])", value) if part.strip()]
+    return value
+
+
 def checked_value(key, value):
     """(gbmo's name, the checked value) of a parameter given under any of its
     names (another library's values translated, a peer's gain threshold
@@ -539,6 +551,8 @@ def checked_value(key, value):
     name = ALIASES.get(key, key)
     if isinstance(value, (str, bool)):
         value = _VALUE_ALIASES.get(key, {}).get(value, value)
+    if name == "metric":
+        value = _metric_list(value)
     value = _check_value(name, value, PARAMS[name])
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 

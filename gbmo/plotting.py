@@ -240,6 +240,14 @@ def plot_split_value_histogram(booster, feature, bins=None, ax=None, width_coef=
     return ax
 
 
+def create_tree_digraph(booster, *args, **kwargs):
+    """LightGBM's graphviz drawing: gbmo draws trees with matplotlib alone
+    (plot_tree) and does not depend on graphviz, so this says so."""
+    raise NotImplementedError("gbmo has no graphviz drawing of a tree: plot_tree(booster, "
+                              "tree_index=...) draws it with matplotlib, leaves as bar charts "
+                              "of their vectors")
+
+
 # -- one tree ----------------------------------------------------------------
 
 def _tree_layout(tree):
@@ -265,24 +273,47 @@ def _tree_layout(tree):
     return x, depth
 
 
-def _split_text(booster, tree, node, names, precision):
+TREE_INFO = ("split_gain", "internal_count", "leaf_count", "data_percentage")
+
+
+def _split_text(booster, tree, node, names, precision, shown):
     from .introspection import categories_left
 
     categories = categories_left(booster, tree, node)
     if categories is None:
         rule = f"<= {_format(tree.node_threshold[node], precision)}"
     else:  # a categorical split: the categories that go left, the first few
-        shown = ", ".join(map(str, categories[:4])) + (", ..." if len(categories) > 4 else "")
-        rule = f"in {{{shown}}}"
-    return (f"{names[tree.node_feature[node]]} {rule}\n"
-            f"gain {_format(tree.node_gain[node], precision)}\n"
-            f"count {tree.node_count[node]}")
+        shown_categories = ", ".join(map(str, categories[:4])) + (
+            ", ..." if len(categories) > 4 else "")
+        rule = f"in {{{shown_categories}}}"
+    lines = [f"{names[tree.node_feature[node]]} {rule}"]
+    if "split_gain" in shown:
+        lines.append(f"gain {_format(tree.node_gain[node], precision)}")
+    if "internal_count" in shown:
+        lines.append(f"count {tree.node_count[node]}")
+    if "data_percentage" in shown:
+        lines.append(_share_text(tree, node, precision))
+    return "\n".join(lines)
 
 
-def _draw_leaf(ax, x, y, values, caption, value_range, max_outputs, precision):
-    """An inset below (x, y): bars of the leaf vector on the tree's common
-    scale, or its first max_outputs values as text when it is longer."""
-    inset = ax.inset_axes([x - 0.35, y - 0.75, 0.7, 0.55], transform=ax.transData)
+def _share_text(tree, node, precision):
+    return f"{_format(100.0 * tree.node_count[node] / tree.node_count[0], precision)}% of data"
+
+
+def _leaf_caption(tree, node, shown, precision):
+    parts = [f"leaf {tree.node_value[node]}"]
+    if "leaf_count" in shown:
+        parts.append(f"count {tree.node_count[node]}")
+    if "data_percentage" in shown:
+        parts.append(_share_text(tree, node, precision))
+    return ", ".join(parts)
+
+
+def _draw_leaf(ax, rectangle, values, caption, value_range, max_outputs, precision):
+    """An inset at rectangle (x, y, width, height in data units): bars of the
+    leaf vector on the tree's common scale, or its first max_outputs values
+    as text when it is longer."""
+    inset = ax.inset_axes(rectangle, transform=ax.transData)
     inset.set_title(caption, fontsize=6, pad=2)
     if len(values) > max_outputs:
         lines = [f"{j}: {_format(v, precision)}" for j, v in enumerate(values[:max_outputs])]
@@ -298,28 +329,62 @@ def _draw_leaf(ax, x, y, values, caption, value_range, max_outputs, precision):
     inset.tick_params(axis="y", labelsize=5, length=2, pad=1)
 
 
-def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, precision=3,
-              feature_names=None, max_outputs=8):
+def _example_path(booster, tree_index, tree, example_case):
+    """The nodes example_case (one row) passes through in the tree."""
+    X = np.asarray(example_case.to_numpy() if hasattr(example_case, "to_numpy")
+                   else example_case, dtype=float)
+    if X.ndim != 2 or X.shape[0] != 1:
+        raise ValueError(f"example_case must be one row, (1, n_features), got shape {X.shape}")
+    leaf = booster.predict_leaf(example_case, num_iteration=-1)[0, tree_index]
+    parent = np.full(tree.n_nodes, -1)
+    internal = np.flatnonzero(tree.node_left >= 0)
+    parent[tree.node_left[internal]] = internal
+    parent[tree.node_right[internal]] = internal
+    node = int(np.flatnonzero((tree.node_left < 0) & (tree.node_value == leaf))[0])
+    path = {node}
+    while parent[node] >= 0:
+        node = parent[node]
+        path.add(node)
+    return path
+
+
+def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, show_info=None,
+              precision=3, orientation="vertical", example_case=None, feature_names=None,
+              max_outputs=8):
     """Draws tree `tree_index` (an index into booster.trees) with matplotlib alone.
 
     Internal nodes are boxes with "feature <= threshold" (or "feature in {...}",
-    the categories a categorical split sends left), the split's gain and
-    its training row count; the edge to the left child is labelled "yes", the
-    other "no", and the side missing values take also "missing". Each leaf is
-    an inset Axes (in ax.child_axes, in node order) titled with its leaf index
-    and count: a bar per output on a scale shared by the tree's leaves, or
-    the first max_outputs values and "..." when the vector is longer. The
-    arguments up to precision are LightGBM's, in its order."""
+    the categories a categorical split sends left); the edge to the left
+    child is labelled "yes", the other "no", and the side missing values take
+    also "missing". Each leaf is an inset Axes (in ax.child_axes, in node
+    order) titled with its leaf index: a bar per output on a scale shared by
+    the tree's leaves, or the first max_outputs values and "..." when the
+    vector is longer. The arguments up to example_case are LightGBM's, in its
+    order: show_info lists what else the nodes show, of TREE_INFO (None:
+    split_gain, internal_count and leaf_count); orientation "vertical" (the
+    root on top, the default) or "horizontal" (the root on the left,
+    LightGBM's default); example_case, one row, is drawn as its path in red."""
     booster = _as_booster(booster, "plot_tree")
     if not 0 <= tree_index < booster.num_trees:
         raise IndexError(f"tree_index {tree_index!r} is out of range: the model has "
                          f"{booster.num_trees} trees")
+    shown = ("split_gain", "internal_count", "leaf_count") if show_info is None else show_info
+    unknown = [item for item in shown if item not in TREE_INFO]
+    if isinstance(shown, str) or unknown:
+        raise ValueError(f"show_info must be a list of {', '.join(TREE_INFO)}; got {shown!r}")
+    if orientation not in ("vertical", "horizontal"):
+        raise ValueError(f"orientation must be 'vertical' or 'horizontal', got {orientation!r}")
     names = _feature_names(booster, feature_names)
     tree = booster.trees[tree_index]
+    path = (set() if example_case is None
+            else _example_path(booster, tree_index, tree, example_case))
     leaf_values = tree.dense_leaf_values(booster.n_outputs)
-    x, depth = _tree_layout(tree)
+    across, depth = _tree_layout(tree)
+    vertical = orientation == "vertical"
+    x, y = (across, -depth) if vertical else (depth * 1.6, -across)
     if figsize is None:
-        figsize = (max(6.0, 1.1 * tree.n_leaves), max(3.0, 1.4 * (depth.max() + 1)))
+        long_side, short_side = max(6.0, 1.1 * tree.n_leaves), max(3.0, 1.4 * (depth.max() + 1))
+        figsize = (long_side, short_side) if vertical else (short_side * 1.4, long_side * 0.7)
     ax = _axes(ax, figsize, dpi)
     # Leaves share one scale, with 0 in it, so their bars compare.
     value_range = (min(leaf_values.min(), 0.0), max(leaf_values.max(), 0.0))
@@ -328,23 +393,31 @@ def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, precision=
     for node in range(tree.n_nodes):
         left, right = tree.node_left[node], tree.node_right[node]
         if left < 0:
-            leaf = tree.node_value[node]
-            _draw_leaf(ax, x[node], -depth[node], leaf_values[leaf],
-                       f"leaf {leaf}, count {tree.node_count[node]}", value_range,
-                       max_outputs, precision)
+            rectangle = ([x[node] - 0.35, y[node] - 0.75, 0.7, 0.55] if vertical
+                         else [x[node] - 0.1, y[node] - 0.3, 0.9, 0.55])
+            _draw_leaf(ax, rectangle, leaf_values[tree.node_value[node]],
+                       _leaf_caption(tree, node, shown, precision), value_range, max_outputs,
+                       precision)
             continue
-        ax.text(x[node], -depth[node], _split_text(booster, tree, node, names, precision),
+        ax.text(x[node], y[node], _split_text(booster, tree, node, names, precision, shown),
                 ha="center", va="center", fontsize=7, zorder=3,
-                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "gray"})
+                bbox={"boxstyle": "round", "facecolor": "white",
+                      "edgecolor": "red" if node in path else "gray"})
         missing_left = bool(tree.node_missing_left[node])
         for child, answer, takes_missing in ((left, "yes", missing_left),
                                              (right, "no", not missing_left)):
-            ax.plot([x[node], x[child]], [-depth[node], -depth[child]], color="gray",
-                    linewidth=0.8, zorder=1)
-            ax.text((x[node] + x[child]) / 2, -(depth[node] + depth[child]) / 2,
+            on_path = node in path and child in path
+            ax.plot([x[node], x[child]], [y[node], y[child]],
+                    color="red" if on_path else "gray", linewidth=1.6 if on_path else 0.8,
+                    zorder=1)
+            ax.text((x[node] + x[child]) / 2, (y[node] + y[child]) / 2,
                     answer + (", missing" if takes_missing else ""), ha="center",
                     va="center", fontsize=6, color="dimgray", zorder=2)
-    ax.set_xlim(-0.6, tree.n_leaves - 0.4)
-    ax.set_ylim(-depth.max() - 0.85, 0.45)
+    if vertical:
+        ax.set_xlim(-0.6, tree.n_leaves - 0.4)
+        ax.set_ylim(-depth.max() - 0.85, 0.45)
+    else:
+        ax.set_xlim(-0.6, 1.6 * depth.max() + 0.9)
+        ax.set_ylim(-(tree.n_leaves - 0.4), 0.6)
     ax.axis("off")
     return ax

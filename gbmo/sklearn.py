@@ -578,8 +578,10 @@ class _GBMOModel(BaseEstimator):
                         resolved["objective_params"])))
             # eval_metric's first, as LightGBM orders them (first_metric_only watches it)
             params["metric"] = extra_metrics + [m for m in base if m not in extra_metrics]
-        feature_names = (list(map(str, self.feature_names_in_))
-                         if hasattr(self, "feature_names_in_") else None)
+        # a DataFrame's columns, as gbmo.Dataset names them (scikit-learn keeps
+        # feature_names_in_ for string columns only)
+        feature_names = ([str(column) for column in given_X.columns]
+                         if is_dataframe(given_X) else None)
         if not (isinstance(feature_name, str) and feature_name == "auto"):
             feature_names = [str(name) for name in feature_name]
             if len(feature_names) != X.shape[1]:

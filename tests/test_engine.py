@@ -886,3 +886,56 @@ def test_cv_records_and_results_as_lightgbm_s():
     assert not train_results[0].is_cv_result() and len(train_results[0]) == 4
     name, metric, value, higher = train_results[0]
     assert (name, metric, higher) == ("valid_0", "rmse", False)
+
+
+def test_lightgbm_s_spellings_of_several_metrics():
+    """A set (sorted) or a comma-separated string, as LightGBM takes them;
+    an output selection keeps its commas."""
+    resolve = gbmo.params.resolve_params
+    assert resolve({"metric": {"l2", "l1"}})["metric"] == ["mae", "mse"]
+    assert resolve({"metric": "l2,l1"})["metric"] == ["mse", "mae"]
+    assert resolve({"metric": "rmse[0,1], mae"})["metric"] == ["rmse[0,1]", "mae"]
+    assert resolve({"metric": "rmse[0,1]"})["metric"] == "rmse[0,1]"
+
+
+def test_callbacks_may_use_the_training_run_while_train_runs():
+    """As in LightGBM, env.model.add_valid during train evaluates the new set
+    from the next round; the run is not kept after train returns."""
+    X = np.random.default_rng(20).normal(size=(300, 3))
+    train_set, extra = gbmo.Dataset(X[:200], X[:200, 0]), gbmo.Dataset(X[200:], X[200:, 0])
+
+    def add_at_round_3(env):
+        if env.iteration == 2:
+            env.model.add_valid(extra, "extra")
+
+    add_at_round_3.before_iteration = True
+    recorded = {}
+    model = gbmo.train({"verbosity": 0}, train_set, 5,
+                       callbacks=[add_at_round_3, gbmo.record_evaluation(recorded)])
+    assert len(recorded["extra"]["rmse"]) == 3
+    with pytest.raises(ValueError, match="needs the training run"):
+        model.update()
+
+
+def test_early_stopping_says_when_it_starts_and_where_the_best_round_was(capsys):
+    X = np.random.default_rng(21).normal(size=(300, 3))
+    train_set = gbmo.Dataset(X[:200], X[:200, 0])
+    gbmo.train({"verbosity": 0}, train_set, 3,
+               valid_sets=[train_set.create_valid(X[200:], X[200:, 0])],
+               callbacks=[gbmo.early_stopping(10)])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "Training until validation scores don't improve for 10 rounds"
+    assert lines[-1].startswith("Did not meet early stopping: best round 3, valid_0's rmse: ")
+
+
+def test_gbmo_s_optional_modules_are_its_attributes():
+    """As lightgbm.sklearn after `import lightgbm`."""
+    import subprocess
+    import sys
+
+    code = ("import gbmo\n"
+            "print(gbmo.sklearn.GBMORegressor.__name__, gbmo.plotting.plot_tree.__name__, "
+            "gbmo.Dataset([[0.0], [1.0]], [0.0, 1.0]).feature_name)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.split() == ["GBMORegressor", "plot_tree", "['f0']"]

@@ -330,3 +330,58 @@ def test_split_value_histogram_plot_errors(booster):
     for bad in (0, "a"):
         with pytest.raises(ValueError, match="width_coef must be in"):
             gbmo.plot_split_value_histogram(booster, 0, width_coef=bad)
+
+
+# -- plot_tree's LightGBM arguments ------------------------------------------
+
+def test_tree_show_info_picks_what_the_nodes_show(booster):
+    tree = booster.trees[2]
+    internal = np.flatnonzero(tree.node_left >= 0)
+    leaves = np.flatnonzero(tree.node_left < 0)
+    ax = plot_tree(booster, tree_index=2, show_info=["data_percentage"])
+    for text, node in zip(_split_boxes(ax), internal):
+        share = 100 * tree.node_count[node] / tree.node_count[0]
+        assert text.split("\n")[1:] == [f"{share:.3g}% of data"]
+    for inset, node in zip(ax.child_axes, leaves):
+        share = 100 * tree.node_count[node] / tree.node_count[0]
+        assert inset.get_title() == f"leaf {tree.node_value[node]}, {share:.3g}% of data"
+    ax = plot_tree(booster, tree_index=2, show_info=[])
+    assert all("\n" not in text for text in _split_boxes(ax))
+    assert ax.child_axes[0].get_title() == f"leaf {tree.node_value[leaves[0]]}"
+    for bad in (["leaf_weight"], "split_gain"):
+        with pytest.raises(ValueError, match="show_info must be a list of split_gain"):
+            plot_tree(booster, show_info=bad)
+
+
+def test_tree_horizontal_puts_the_root_left_and_the_leaves_right(booster, tmp_path):
+    ax = plot_tree(booster, tree_index=2, orientation="horizontal")
+    _assert_png(ax, tmp_path)
+    root_box = next(t for t in ax.texts if t.get_bbox_patch() is not None)
+    leaf_boxes = [inset.get_position() for inset in ax.child_axes]
+    assert root_box.get_position()[0] == 0.0
+    assert all(ax.transData.inverted().transform(
+        ax.figure.transFigure.transform((box.x0, box.y0)))[0] > 0 for box in leaf_boxes)
+    with pytest.raises(ValueError, match="orientation must be 'vertical' or 'horizontal'"):
+        plot_tree(booster, orientation="diagonal")
+
+
+def test_tree_example_case_path_is_drawn_red(booster):
+    row = X[:1]
+    ax = plot_tree(booster, tree_index=2, example_case=row)
+    tree = booster.trees[2]
+    red_edges = [line for line in ax.get_lines() if line.get_color() == "red"]
+    leaf = booster.predict_leaf(row)[0, 2]
+    leaf_node = int(np.flatnonzero((tree.node_left < 0) & (tree.node_value == leaf))[0])
+    # one red edge per level down to the row's leaf, ending there
+    depth, node = 0, leaf_node
+    while node != 0:
+        node = int(np.flatnonzero((tree.node_left == node) | (tree.node_right == node))[0])
+        depth += 1
+    assert len(red_edges) == depth
+    with pytest.raises(ValueError, match="example_case must be one row"):
+        plot_tree(booster, example_case=X[:2])
+
+
+def test_create_tree_digraph_points_to_plot_tree(booster):
+    with pytest.raises(NotImplementedError, match="plot_tree"):
+        gbmo.create_tree_digraph(booster, tree_index=0)

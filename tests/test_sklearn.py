@@ -1055,3 +1055,12 @@ def test_xgboost_s_best_iteration_best_score_and_evals_result():
         unstopped.best_iteration
     with pytest.raises(AttributeError, match="exists after early stopping only"):
         unstopped.best_score
+
+
+def test_integer_dataframe_columns_name_the_features_as_the_dataset_does():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.random.default_rng(22).normal(size=(100, 3)))
+    model = GBMORegressor(n_estimators=2).fit(X, X[0].to_numpy())
+    assert model.booster_.feature_name() == ["0", "1", "2"] == model.feature_name_
+    assert gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[0].to_numpy()), 1).feature_name() \
+        == ["0", "1", "2"]
