@@ -5,6 +5,7 @@ hessians (n, d), or (n, 1) when one hessian serves every output; a constant
 (n, 1) hessian lets the histograms count rows instead of summing hessians.
 """
 import copy
+import inspect
 import numbers
 
 import numpy as np
@@ -351,10 +352,49 @@ class OneVsAllCrossEntropy(ClassIndexTarget, SigmoidCrossEntropy):
         return super().gradients(self._one_hot(y, raw.shape[1]), raw, weight)
 
 
+# The names LightGBM's and XGBoost's train-API objectives give their second
+# parameter, (preds, train_data) / (predt, dtrain): such a function reads its
+# labels from it.
+_DATASET_PARAMETERS = ("train_data", "dtrain", "train_set", "dataset")
+
+
+def _reads_a_dataset(function):
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return len(parameters) >= 2 and parameters[1].name in _DATASET_PARAMETERS
+
+
+class _RowsView:
+    """What a LightGBM-style objective reads of its Dataset, for the rows the
+    gradients are taken on (the training rows, or refit's)."""
+
+    def __init__(self, label, weight):
+        self.label, self.weight = label, weight
+
+    def get_label(self):
+        return self.label
+
+    def get_weight(self):
+        return self.weight
+
+    def num_data(self):
+        return len(self.label)
+
+
 class CustomObjective(Loss):
-    """A user's objective(y_true, raw_pred) -> (grad, hess), as in LightGBM and
-    XGBoost: y_true as given (2-D (n, d), or 1-D), raw_pred (n, d); grad (n, d)
-    and hess (n, d) or (n, 1). Sample weights multiply what it returns.
+    """A user's objective(y_true, raw_pred) -> (grad, hess), as in LightGBM's
+    and XGBoost's estimators: y_true as given (2-D (n, d), or 1-D), raw_pred
+    (n, d); grad (n, d) and hess (n, d) or (n, 1). Sample weights multiply
+    what it returns.
+
+    A function whose second parameter is named as LightGBM's or XGBoost's
+    train API names it (train_data, dtrain, train_set, dataset) is called
+    as they call it, objective(preds, train_data): preds (n,) for one output
+    of a 1-D target, else (n, d); train_data answers get_label(),
+    get_weight() and num_data(); the function weighs the rows itself, as
+    there, and may return (n,) arrays for one output.
 
     NaN targets reach the function as they are (it decides what they mean). It
     may also return an ObjectiveResult to separate split and update gradients.
@@ -369,6 +409,7 @@ class CustomObjective(Loss):
         super().__init__(n_threads)
         self.function = function
         self.num_class = num_class
+        self.reads_a_dataset = _reads_a_dataset(function)
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
@@ -385,14 +426,22 @@ class CustomObjective(Loss):
         if self.function is None:
             raise ValueError("this model's custom objective was not saved with it; pass "
                              "objective=<your function> to train again")
-        result = self.function(y, raw)
+        n, d = raw.shape
+        if self.reads_a_dataset:
+            one_column = d == 1 and y.ndim == 2 and self.num_class is None
+            result = self.function(raw[:, 0] if one_column else raw,
+                                   _RowsView(y[:, 0] if one_column else y, weight))
+            weight = None  # the function weighs them, as in LightGBM
+        else:
+            result = self.function(y, raw)
         if isinstance(result, ObjectiveResult):
             return self._weighted_result(result, raw.shape, weight)
         if not isinstance(result, tuple) or len(result) != 2:
             raise ValueError("the custom objective must return (grad, hess) or an "
                              f"ObjectiveResult, got {type(result).__name__}")
         grad, hess = (np.asarray(a) for a in result)
-        n, d = raw.shape
+        if d == 1:  # one output: (n,) as LightGBM's objectives return it
+            grad, hess = (a.reshape(n, 1) if a.shape == (n,) else a for a in (grad, hess))
         if grad.shape != (n, d):
             raise ValueError(f"the custom objective returned grad of shape {grad.shape}, "
                              f"expected {(n, d)}")

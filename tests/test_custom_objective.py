@@ -45,3 +45,60 @@ def test_custom_objective_with_metric_and_save(tmp_path):
 def test_custom_objective_shape_errors(returned, message):
     with pytest.raises(ValueError, match=message):
         gbmo.train({"objective": returned, "verbosity": 0}, gbmo.Dataset(X, Y), 2)
+
+
+# -- LightGBM's / XGBoost's train form: objective(preds, train_data) ----------
+
+def _logistic(raw, labels):
+    p = 1.0 / (1.0 + np.exp(-raw))
+    return p - labels, p * (1.0 - p)
+
+
+def loglikelihood(preds, train_data):  # LightGBM's advanced_example, as written there
+    grad, hess = _logistic(preds, train_data.get_label())
+    return grad, hess
+
+
+def weighted_loglikelihood(preds, train_data):
+    grad, hess = _logistic(preds, train_data.get_label())
+    return grad * train_data.get_weight(), hess * train_data.get_weight()
+
+
+def logistic(y_true, raw_pred):
+    return _logistic(raw_pred, y_true)
+
+
+def test_lightgbm_s_train_form_is_called_as_lightgbm_calls_it():
+    """preds (n,) for one output of a 1-D target and the labels through
+    train_data; the same trees as gbmo's form. The function weighs the rows
+    itself, as in LightGBM, where gbmo's form has them weighed."""
+    labels = (X[:, 0] > 0).astype(float)
+    weight = rng.uniform(0.5, 2.0, len(labels))
+    params = {"verbosity": 0, "max_leaves": 8}
+    for lightgbm_form, data in ((loglikelihood, gbmo.Dataset(X, labels)),
+                                (weighted_loglikelihood, gbmo.Dataset(X, labels, weight=weight))):
+        ported = gbmo.train({**params, "objective": lightgbm_form}, data, 5)
+        native = gbmo.train({**params, "objective": logistic}, data, 5)
+        np.testing.assert_array_equal(ported.predict(X), native.predict(X))
+        assert ported.predict(X).shape == (len(labels),)
+        # refit's rows reach the function as its train_data
+        refit_weight = None if lightgbm_form is loglikelihood else weight[:300]
+        np.testing.assert_array_equal(
+            ported.refit(X[:300], labels[:300], weight=refit_weight).predict(X),
+            native.refit(X[:300], labels[:300], weight=refit_weight).predict(X))
+
+
+def test_lightgbm_s_train_form_for_classes_takes_preds_n_by_k():
+    labels = np.digitize(X[:, 0], [-0.5, 0.5])
+
+    def softmax_objective(preds, dtrain):  # XGBoost's name for the second parameter
+        assert preds.shape == (len(labels), 3)
+        p = np.exp(preds - preds.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        grad = p.copy()
+        grad[np.arange(len(labels)), dtrain.get_label().astype(int)] -= 1.0
+        return grad, p * (1.0 - p)
+
+    model = gbmo.train({"objective": softmax_objective, "num_class": 3, "verbosity": 0},
+                       gbmo.Dataset(X, labels), 20)
+    assert np.mean(model.predict(X).argmax(axis=1) == labels) > 0.9
