@@ -27,7 +27,10 @@ def __getattr__(name):
     if name in _OPTIONAL:
         return getattr(importlib.import_module(f".{_OPTIONAL[name]}", __name__), name)
     if name in _OPTIONAL_MODULES:
-        return importlib.import_module(f".{name}", __name__)
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ImportError as err:  # hasattr(gbmo, "sklearn") is then False, not an error
+            raise AttributeError(f"gbmo.{name} cannot be imported here: {err}") from err
     raise AttributeError(f"module 'gbmo' has no attribute {name!r}")
 __all__ = ["Booster", "CVBooster", "Dataset", "EarlyStopException", "EnsemblerContext", "Loss",
            "ModelFormatError", "MultiTaskLoss", "ObjectiveResult", "PluginContractError",

@@ -60,19 +60,22 @@ class EarlyStopException(Exception):
         self.best_score = best_score
 
 
+def _shown(entry, show_stdv):
+    """One result as the logs print it: "valid_0's rmse: 0.52", and in cv
+    " + 0.013", the folds' standard deviation, with show_stdv."""
+    data, metric, value = entry[:3]
+    stdv = f" + {entry[4]:g}" if show_stdv and len(entry) > 4 else ""
+    return f"{data}'s {metric}: {value:g}{stdv}"
+
+
 def log_evaluation(period=1, show_stdv=True):
     """Prints the evaluation results every `period` rounds (and never for
     period <= 0); cv's with the folds' standard deviation unless show_stdv is
     False ("valid's rmse: 0.52 + 0.013"), as LightGBM's."""
 
-    def _shown(entry):
-        data, metric, value = entry[:3]
-        stdv = f" + {entry[4]:g}" if show_stdv and len(entry) > 4 else ""
-        return f"{data}'s {metric}: {value:g}{stdv}"
-
     def _callback(env):
         if period > 0 and env.evaluation_result_list and (env.iteration + 1) % period == 0:
-            results = "\t".join(_shown(entry) for entry in env.evaluation_result_list)
+            results = "\t".join(_shown(entry, show_stdv) for entry in env.evaluation_result_list)
             print(f"[{env.iteration + 1}]\t{results}")
 
     _callback.order = 10
@@ -117,13 +120,16 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     if min_delta < 0:
         raise ValueError(f"min_delta must be >= 0, got {min_delta!r}")
     best = {}  # (data name, metric) -> (score, higher is better; iteration; value)
+    logged = {}  # iteration -> its results as log_evaluation prints them, for best rounds
+
+    def _report(headline, iteration):
+        if verbose:
+            print(f"{headline}, best iteration is:\n[{iteration + 1}]\t{logged[iteration]}")
 
     def _callback(env):
         if env.iteration == env.begin_iteration:
             best.clear()
-            if verbose:
-                print(f"Training until validation scores don't improve for {stopping_rounds} "
-                      "rounds")
+            logged.clear()
         results = env.evaluation_result_list
         if not results:
             raise ValueError("early stopping needs at least one validation set (valid_sets) and "
@@ -135,6 +141,8 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
                               "evaluated (as LightGBM, it never watches it); give a validation "
                               "set", UserWarning, stacklevel=2)
             return
+        if env.iteration == env.begin_iteration and verbose:
+            print(f"Training until validation scores don't improve for {stopping_rounds} rounds")
         if first_metric_only:
             watched = [r for r in watched if r[1] == results[0][1]]
         for data, metric, value, higher_is_better, *_ in watched:
@@ -143,17 +151,14 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
             score = value if higher_is_better else -value
             if (data, metric) not in best or score > best[data, metric][0] + min_delta:
                 best[data, metric] = (score, env.iteration, value)
-        for (data, metric), (_, iteration, value) in best.items():
+                logged[env.iteration] = "\t".join(_shown(entry, True) for entry in results)
+        for _, iteration, value in best.values():
             if env.iteration - iteration >= stopping_rounds:
-                if verbose:
-                    print(f"Early stopping: best round {iteration + 1}, "
-                          f"{data}'s {metric}: {value:g}")
+                _report("Early stopping", iteration)
                 raise EarlyStopException(iteration, value)
         if env.iteration == env.end_iteration - 1 and best:
-            (data, metric), (_, iteration, value) = next(iter(best.items()))
-            if verbose:
-                print(f"Did not meet early stopping: best round {iteration + 1}, "
-                      f"{data}'s {metric}: {value:g}")
+            _, iteration, value = next(iter(best.values()))
+            _report("Did not meet early stopping", iteration)
             raise EarlyStopException(iteration, value)
 
     _callback.order = 30

@@ -738,7 +738,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                               if valid is train_set), None)
     if isinstance(trainer, _Trainer):
         # callbacks may use the run (env.model.add_valid, eval_train), as LightGBM's
-        booster._trainer = trainer
+        booster._trainer, booster._driven_by_train = trainer, True
     try:
         for iteration in range(num_boost_round):
             if callbacks.before:
@@ -754,6 +754,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
                 break
     finally:
         callbacks.close()
+        booster._driven_by_train = False
         if not keep_training_booster:
             booster._trainer = None
     booster.best_score = _best_scores(booster, done)

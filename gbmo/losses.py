@@ -354,24 +354,28 @@ class OneVsAllCrossEntropy(ClassIndexTarget, SigmoidCrossEntropy):
 
 # The names LightGBM's and XGBoost's train-API objectives give their second
 # parameter, (preds, train_data) / (predt, dtrain): such a function reads its
-# labels from it.
-_DATASET_PARAMETERS = ("train_data", "dtrain", "train_set", "dataset")
+# labels from it. XGBoost's DMatrix answers get_weight() with an empty array
+# where LightGBM's Dataset answers None.
+_LIGHTGBM_DATA_NAMES = ("train_data", "train_set", "dataset")
+_XGBOOST_DATA_NAMES = ("dtrain", "data")
+# scikit-learn-API objectives (y_true, y_pred, weight) weigh rows themselves
+_WEIGHT_NAMES = ("weight", "sample_weight")
 
 
-def _reads_a_dataset(function):
+def _parameter_names(function):
     try:
-        parameters = list(inspect.signature(function).parameters.values())
+        return [p.name for p in inspect.signature(function).parameters.values()]
     except (TypeError, ValueError):
-        return False
-    return len(parameters) >= 2 and parameters[1].name in _DATASET_PARAMETERS
+        return []
 
 
 class _RowsView:
-    """What a LightGBM-style objective reads of its Dataset, for the rows the
-    gradients are taken on (the training rows, or refit's)."""
+    """What a LightGBM- or XGBoost-style objective reads of its Dataset, for
+    the rows the gradients are taken on (the training rows, or refit's)."""
 
-    def __init__(self, label, weight):
-        self.label, self.weight = label, weight
+    def __init__(self, label, weight, no_weight):
+        self.label = label
+        self.weight = no_weight if weight is None else weight
 
     def get_label(self):
         return self.label
@@ -382,6 +386,8 @@ class _RowsView:
     def num_data(self):
         return len(self.label)
 
+    num_row = num_data  # XGBoost's name
+
 
 class CustomObjective(Loss):
     """A user's objective(y_true, raw_pred) -> (grad, hess), as in LightGBM's
@@ -390,11 +396,14 @@ class CustomObjective(Loss):
     what it returns.
 
     A function whose second parameter is named as LightGBM's or XGBoost's
-    train API names it (train_data, dtrain, train_set, dataset) is called
-    as they call it, objective(preds, train_data): preds (n,) for one output
-    of a 1-D target, else (n, d); train_data answers get_label(),
-    get_weight() and num_data(); the function weighs the rows itself, as
-    there, and may return (n,) arrays for one output.
+    train API names it (train_data, train_set, dataset; dtrain, data) is
+    called as they call it, objective(preds, train_data): preds (n,) for one
+    output of a 1-D target, else (n, d); train_data answers get_label(),
+    get_weight() (None without weights, or XGBoost's empty array),
+    num_data() and num_row(); the function weighs the rows itself, as there,
+    and may return (n,) arrays for one output. One whose third parameter is
+    weight or sample_weight, scikit-learn's API form (y_true, y_pred,
+    weight), gets the weights (or None) and weighs the rows itself too.
 
     NaN targets reach the function as they are (it decides what they mean). It
     may also return an ObjectiveResult to separate split and update gradients.
@@ -409,7 +418,11 @@ class CustomObjective(Loss):
         super().__init__(n_threads)
         self.function = function
         self.num_class = num_class
-        self.reads_a_dataset = _reads_a_dataset(function)
+        names = _parameter_names(function)
+        second = names[1] if len(names) > 1 else None
+        self.reads_a_dataset = second in _LIGHTGBM_DATA_NAMES + _XGBOOST_DATA_NAMES
+        self.no_weight = np.empty(0) if second in _XGBOOST_DATA_NAMES else None
+        self.takes_weight = len(names) > 2 and names[2] in _WEIGHT_NAMES
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
@@ -430,10 +443,14 @@ class CustomObjective(Loss):
         if self.reads_a_dataset:
             one_column = d == 1 and y.ndim == 2 and self.num_class is None
             result = self.function(raw[:, 0] if one_column else raw,
-                                   _RowsView(y[:, 0] if one_column else y, weight))
+                                   _RowsView(y[:, 0] if one_column else y, weight,
+                                             self.no_weight))
             weight = None  # the function weighs them, as in LightGBM
+        elif self.takes_weight:
+            result = self.function(y, raw, weight)
+            weight = None
         else:
-            result = self.function(y, raw)
+            result = self._called_as_gbmo_s(y, raw)
         if isinstance(result, ObjectiveResult):
             return self._weighted_result(result, raw.shape, weight)
         if not isinstance(result, tuple) or len(result) != 2:
@@ -459,6 +476,20 @@ class CustomObjective(Loss):
         if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
             raise ValueError("the custom objective returned values beyond float32's range")
         return grad, hess
+
+    def _called_as_gbmo_s(self, y, raw):
+        try:
+            return self.function(y, raw)
+        except AttributeError as err:
+            if "get_label" not in str(err) and "get_weight" not in str(err):
+                raise
+            names = _parameter_names(self.function)
+            raise TypeError(
+                "the custom objective reads a Dataset (get_label / get_weight), as LightGBM's "
+                "or XGBoost's train calls it, but gbmo called it as f(y_true, raw_pred): name "
+                "its second parameter train_data (or dtrain) so that gbmo calls it as "
+                f"f(preds, train_data); it is {names[1] if len(names) > 1 else None!r}"
+            ) from err
 
     @staticmethod
     def _weighted_result(result, shape, weight):

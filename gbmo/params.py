@@ -533,15 +533,20 @@ _VALUE_ALIASES = {
 }
 
 
-def _metric_list(value):
+def metric_list(value):
     """LightGBM's other spellings of several metrics: a set (sorted, so runs
     repeat) or a comma-separated string ("l2,l1"; the commas of an output
-    selection "rmse[1,2]" stay)."""
+    selection "rmse[1,2]" stay). In a list, the names of no metric ("None",
+    "na", ...) are left out beside others, as LightGBM does; a list of them
+    alone is "None"."""
     if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    if isinstance(value, str) and "," in re.sub(r"\[[^\]]*\]", "", value):
-        return [part.strip() for part in re.split(r",(?![^\[]*\])", value) if part.strip()]
-    return value
+        value = sorted(value, key=str)
+    elif isinstance(value, str) and "," in re.sub(r"\[[^\]]*\]", "", value):
+        value = [part.strip() for part in re.split(r",(?![^\[]*\])", value) if part.strip()]
+    if not isinstance(value, list) or not value:
+        return value
+    named = [m for m in value if not (isinstance(m, str) and m.lower() in NO_METRIC)]
+    return named if named else "None"
 
 
 def checked_value(key, value):
@@ -552,7 +557,7 @@ def checked_value(key, value):
     if isinstance(value, (str, bool)):
         value = _VALUE_ALIASES.get(key, {}).get(value, value)
     if name == "metric":
-        value = _metric_list(value)
+        value = metric_list(value)
     value = _check_value(name, value, PARAMS[name])
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 

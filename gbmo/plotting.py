@@ -274,6 +274,8 @@ def _tree_layout(tree):
 
 
 TREE_INFO = ("split_gain", "internal_count", "leaf_count", "data_percentage")
+# LightGBM's show_info that gbmo's trees cannot show
+_NOT_KEPT_INFO = ("internal_value", "internal_weight", "leaf_weight")
 
 
 def _split_text(booster, tree, node, names, precision, shown):
@@ -309,12 +311,13 @@ def _leaf_caption(tree, node, shown, precision):
     return ", ".join(parts)
 
 
-def _draw_leaf(ax, rectangle, values, caption, value_range, max_outputs, precision):
+def _draw_leaf(ax, rectangle, values, caption, value_range, max_outputs, precision,
+               highlighted):
     """An inset at rectangle (x, y, width, height in data units): bars of the
     leaf vector on the tree's common scale, or its first max_outputs values
-    as text when it is longer."""
+    as text when it is longer; highlighted (example_case's leaf) in red."""
     inset = ax.inset_axes(rectangle, transform=ax.transData)
-    inset.set_title(caption, fontsize=6, pad=2)
+    inset.set_title(caption, fontsize=6, pad=2, color="red" if highlighted else "black")
     if len(values) > max_outputs:
         lines = [f"{j}: {_format(v, precision)}" for j, v in enumerate(values[:max_outputs])]
         inset.text(0.5, 1.0, "\n".join(lines + ["..."]), ha="center", va="top",
@@ -331,10 +334,10 @@ def _draw_leaf(ax, rectangle, values, caption, value_range, max_outputs, precisi
 
 def _example_path(booster, tree_index, tree, example_case):
     """The nodes example_case (one row) passes through in the tree."""
-    X = np.asarray(example_case.to_numpy() if hasattr(example_case, "to_numpy")
-                   else example_case, dtype=float)
-    if X.ndim != 2 or X.shape[0] != 1:
-        raise ValueError(f"example_case must be one row, (1, n_features), got shape {X.shape}")
+    shape = getattr(example_case, "shape", None) or np.shape(example_case)
+    if len(shape) != 2 or shape[0] != 1:
+        raise ValueError(f"example_case must be one row, (1, n_features), got shape "
+                         f"{tuple(shape)}")
     leaf = booster.predict_leaf(example_case, num_iteration=-1)[0, tree_index]
     parent = np.full(tree.n_nodes, -1)
     internal = np.flatnonzero(tree.node_left >= 0)
@@ -368,9 +371,16 @@ def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, show_info=
     if not 0 <= tree_index < booster.num_trees:
         raise IndexError(f"tree_index {tree_index!r} is out of range: the model has "
                          f"{booster.num_trees} trees")
-    shown = ("split_gain", "internal_count", "leaf_count") if show_info is None else show_info
+    if isinstance(show_info, str):
+        raise ValueError(f"show_info must be a list of {', '.join(TREE_INFO)}; got {show_info!r}")
+    shown = (("split_gain", "internal_count", "leaf_count") if show_info is None
+             else tuple(show_info))
+    not_kept = [item for item in shown if item in _NOT_KEPT_INFO]
+    if not_kept:
+        raise ValueError(f"show_info {', '.join(not_kept)}: gbmo's trees keep no internal "
+                         f"values or hessian sums to show; allowed: {', '.join(TREE_INFO)}")
     unknown = [item for item in shown if item not in TREE_INFO]
-    if isinstance(shown, str) or unknown:
+    if unknown:
         raise ValueError(f"show_info must be a list of {', '.join(TREE_INFO)}; got {shown!r}")
     if orientation not in ("vertical", "horizontal"):
         raise ValueError(f"orientation must be 'vertical' or 'horizontal', got {orientation!r}")
@@ -397,7 +407,7 @@ def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, show_info=
                          else [x[node] - 0.1, y[node] - 0.3, 0.9, 0.55])
             _draw_leaf(ax, rectangle, leaf_values[tree.node_value[node]],
                        _leaf_caption(tree, node, shown, precision), value_range, max_outputs,
-                       precision)
+                       precision, node in path)
             continue
         ax.text(x[node], y[node], _split_text(booster, tree, node, names, precision, shown),
                 ha="center", va="center", fontsize=7, zorder=3,

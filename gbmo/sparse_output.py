@@ -37,7 +37,8 @@ from .dart import rounds_to_drop
 from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (InteractionConstraints, drawn_features, drawn_thresholds, leaf_values,
                      soft_threshold, tree_structure)
-from .params import bags, canonical_objective, check_sampling, keys_naming, resolve_params
+from .params import (bags, canonical_objective, check_sampling, keys_naming, metric_list,
+                     resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -489,7 +490,7 @@ def split_sparse_params(params):
             raise ValueError(f"a sparse Y does not take {name} yet")
     objective = canonical_objective(_pop_one(params, "objective", "squared_hinge"))
     threshold = params.pop("sparse_threshold", None)
-    metric = _pop_one(params, "metric", None)
+    metric = metric_list(_pop_one(params, "metric", None))
     if callable(objective) or not isinstance(objective, str):
         raise ValueError(f"a sparse Y takes objective {' or '.join(SPARSE_OBJECTIVES)}, "
                          f"got {objective!r}")

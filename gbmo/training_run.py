@@ -17,7 +17,20 @@ booster) continues any Booster.
 class TrainingRun:
     """Booster's methods over the training run it holds (see the module)."""
 
-    def _run(self, method):
+    # True while gbmo.train drives the run's rounds: its callbacks may add
+    # validation sets and evaluate, but the rounds are train's
+    _driven_by_train = False
+
+    def _check_not_driven(self, method):
+        if self._driven_by_train:
+            raise ValueError(f"{method}() is not taken inside train(): train drives this "
+                             "run's rounds (its callbacks may add_valid, eval and "
+                             "reset_parameter); call it on the booster train returns with "
+                             "keep_training_booster=True")
+
+    def _run(self, method, steps_the_run=False):
+        if steps_the_run:
+            self._check_not_driven(method)
         trainer = getattr(self, "_trainer", None)
         if trainer is None:
             raise ValueError(
@@ -30,7 +43,7 @@ class TrainingRun:
     def update(self, train_set=None, fobj=None):
         """One more boosting round, as LightGBM's update(); returns True when
         its trees could not split (LightGBM's is_finished)."""
-        trainer = self._run("update")
+        trainer = self._run("update", steps_the_run=True)
         if train_set is not None and train_set is not trainer.train_set:
             raise ValueError("update() trains on the Booster's own train_set; for other data "
                              "start another Booster, or continue this one with "
@@ -50,7 +63,7 @@ class TrainingRun:
         Per-output importance, which cannot take a round back, ends (None).
         Not for DART, whose rounds rescaled earlier ones, nor beyond the
         rounds of this run."""
-        trainer = self._run("rollback_one_iter")
+        trainer = self._run("rollback_one_iter", steps_the_run=True)
         if trainer.dart:
             raise ValueError("rollback_one_iter cannot take back a DART round: it rescaled "
                              "the rounds it dropped")
@@ -142,6 +155,7 @@ class TrainingRun:
     def free_dataset(self):
         """Lets the training run go (its data and raw scores): update() and
         the eval methods end; the model stays."""
+        self._check_not_driven("free_dataset")
         self._trainer = None
         return self
 

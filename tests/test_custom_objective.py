@@ -102,3 +102,42 @@ def test_lightgbm_s_train_form_for_classes_takes_preds_n_by_k():
     model = gbmo.train({"objective": softmax_objective, "num_class": 3, "verbosity": 0},
                        gbmo.Dataset(X, labels), 20)
     assert np.mean(model.predict(X).argmax(axis=1) == labels) > 0.9
+
+
+def test_xgboost_s_train_form_and_scikit_learn_s_weighted_form():
+    """XGBoost's DMatrix answers get_weight() with an empty array; the
+    scikit-learn API's third parameter gets the weights, and the function
+    weighs the rows itself."""
+    labels = (X[:, 0] > 0).astype(float)
+    weight = rng.uniform(0.5, 2.0, len(labels))
+    seen = []
+
+    def xgboost_logistic(predt, data):
+        seen.append((data.get_weight().size, data.num_row()))
+        return _logistic(predt, data.get_label())
+
+    def weighted_logistic(y_true, y_pred, sample_weight):
+        grad, hess = _logistic(y_pred, y_true)
+        return grad * sample_weight[:, None], hess * sample_weight[:, None]
+
+    params = {"verbosity": 0, "max_leaves": 8}
+    plain = gbmo.train({**params, "objective": xgboost_logistic}, gbmo.Dataset(X, labels), 3)
+    assert seen[0] == (0, len(labels))
+    np.testing.assert_array_equal(
+        plain.predict(X),
+        gbmo.train({**params, "objective": logistic}, gbmo.Dataset(X, labels), 3).predict(X))
+    weighted = gbmo.train({**params, "objective": weighted_logistic},
+                          gbmo.Dataset(X, labels, weight=weight), 3)
+    np.testing.assert_array_equal(
+        weighted.predict(X),
+        gbmo.train({**params, "objective": logistic},
+                   gbmo.Dataset(X, labels, weight=weight), 3).predict(X))
+
+
+def test_a_train_form_objective_under_another_name_is_told_how_to_name_it():
+    def reads_a_dataset(preds, td):
+        return _logistic(preds, td.get_label())
+
+    with pytest.raises(TypeError, match="name its second parameter train_data .* it is 'td'"):
+        gbmo.train({"objective": reads_a_dataset, "verbosity": 0},
+                   gbmo.Dataset(X, (X[:, 0] > 0).astype(float)), 1)

@@ -896,6 +896,17 @@ def test_lightgbm_s_spellings_of_several_metrics():
     assert resolve({"metric": "l2,l1"})["metric"] == ["mse", "mae"]
     assert resolve({"metric": "rmse[0,1], mae"})["metric"] == ["rmse[0,1]", "mae"]
     assert resolve({"metric": "rmse[0,1]"})["metric"] == "rmse[0,1]"
+    # the names of no metric are left out beside others, as LightGBM does
+    assert resolve({"metric": "l2,None"})["metric"] == ["mse"]
+    assert resolve({"metric": ["None", "na"]})["metric"] == []
+    import scipy.sparse as sp
+
+    X = np.random.default_rng(23).normal(size=(120, 3))
+    Y = sp.csr_matrix((X[:, :2] > 0).astype(float))
+    recorded = {}
+    gbmo.train({"metric": "precision@1,ndcg@3", "top_k": 1, "verbosity": 0}, gbmo.Dataset(X, Y),
+               1, valid_sets=[gbmo.Dataset(X, Y)], callbacks=[gbmo.record_evaluation(recorded)])
+    assert list(recorded["valid_0"]) == ["precision@1", "ndcg@3"]
 
 
 def test_callbacks_may_use_the_training_run_while_train_runs():
@@ -915,17 +926,33 @@ def test_callbacks_may_use_the_training_run_while_train_runs():
     assert len(recorded["extra"]["rmse"]) == 3
     with pytest.raises(ValueError, match="needs the training run"):
         model.update()
+    # the rounds are train's: a callback may not step, take back or drop them
+    for method in ("update", "rollback_one_iter", "free_dataset"):
+        def step(env, method=method):
+            getattr(env.model, method)()
+
+        with pytest.raises(ValueError, match=f"{method}\\(\\) is not taken inside train"):
+            gbmo.train({"verbosity": 0}, train_set, 2, callbacks=[step])
 
 
 def test_early_stopping_says_when_it_starts_and_where_the_best_round_was(capsys):
     X = np.random.default_rng(21).normal(size=(300, 3))
     train_set = gbmo.Dataset(X[:200], X[:200, 0])
-    gbmo.train({"verbosity": 0}, train_set, 3,
+    recorded = {}
+    gbmo.train({"verbosity": 0, "metric": ["rmse", "mae"]}, train_set, 3,
                valid_sets=[train_set.create_valid(X[200:], X[200:, 0])],
-               callbacks=[gbmo.early_stopping(10)])
+               callbacks=[gbmo.early_stopping(10), gbmo.record_evaluation(recorded)])
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "Training until validation scores don't improve for 10 rounds"
-    assert lines[-1].startswith("Did not meet early stopping: best round 3, valid_0's rmse: ")
+    assert lines[-2] == "Did not meet early stopping, best iteration is:"
+    history = recorded["valid_0"]
+    assert lines[-1] == (f"[3]\tvalid_0's rmse: {history['rmse'][2]:g}\t"
+                         f"valid_0's mae: {history['mae'][2]:g}")
+    # with the training set alone nothing is watched: a warning, no such lines
+    with pytest.warns(UserWarning, match="early stopping is off"):
+        gbmo.train({"verbosity": 0}, train_set, 2, valid_sets=[train_set],
+                   callbacks=[gbmo.early_stopping(10)])
+    assert capsys.readouterr().out == ""
 
 
 def test_gbmo_s_optional_modules_are_its_attributes():
@@ -939,3 +966,8 @@ def test_gbmo_s_optional_modules_are_its_attributes():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.split() == ["GBMORegressor", "plot_tree", "['f0']"]
+    without = ("import sys\nsys.modules['sklearn'] = None\nimport gbmo\n"
+               "print(hasattr(gbmo, 'sklearn'))\n")
+    result = subprocess.run([sys.executable, "-c", without], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"

@@ -305,6 +305,13 @@ def test_plot_tree_lists_a_categorical_split_s_set():
     root = next(t for t in texts if t.startswith("animal in {"))
     assert all(label in root for label in root_set[:4])
     assert "<=" not in root
+    # a row of the DataFrame, category strings and all, as predict takes it
+    row = frame.iloc[[0]]
+    ax = plot_tree(model, example_case=row)
+    leaf = model.predict_leaf(row)[0, 0]
+    red_titles = [inset.get_title() for inset in ax.child_axes
+                  if inset.title.get_color() == "red"]
+    assert len(red_titles) == 1 and red_titles[0].startswith(f"leaf {leaf}, ")
     plt.close("all")
 
 
@@ -348,9 +355,12 @@ def test_tree_show_info_picks_what_the_nodes_show(booster):
     ax = plot_tree(booster, tree_index=2, show_info=[])
     assert all("\n" not in text for text in _split_boxes(ax))
     assert ax.child_axes[0].get_title() == f"leaf {tree.node_value[leaves[0]]}"
-    for bad in (["leaf_weight"], "split_gain"):
-        with pytest.raises(ValueError, match="show_info must be a list of split_gain"):
-            plot_tree(booster, show_info=bad)
+    with pytest.raises(ValueError, match="show_info must be a list of split_gain"):
+        plot_tree(booster, show_info="split_gain")
+    with pytest.raises(ValueError, match="leaf_weight: gbmo's trees keep no internal values"):
+        plot_tree(booster, show_info=["leaf_weight"])
+    ax = plot_tree(booster, tree_index=2, show_info=(item for item in ["internal_count"]))
+    assert all(text.split("\n")[1].startswith("count ") for text in _split_boxes(ax))
 
 
 def test_tree_horizontal_puts_the_root_left_and_the_leaves_right(booster, tmp_path):

@@ -318,6 +318,18 @@ def test_early_stopping_watches_the_given_eval_set():
     assert model.best_iteration_ == int(np.argmin(history)) + 1 < 500
 
 
+def test_eval_metric_in_lightgbm_s_other_spellings():
+    X, Y = _multi_output_regression(200)
+    model = GBMORegressor(**SMALL).fit(X[:150], Y[:150], eval_set=[(X[150:], Y[150:])],
+                                       eval_metric="l2,l1")
+    recorded = [m for m in model.evals_result_["valid_0"] if not m.endswith("_per_output")]
+    assert recorded[:2] == ["mse", "mae"]
+    model = GBMORegressor(**SMALL, eval_metric={"l1", "l2"}).fit(
+        X[:150], Y[:150], eval_set=[(X[150:], Y[150:])])
+    recorded = [m for m in model.evals_result_["valid_0"] if not m.endswith("_per_output")]
+    assert recorded == ["mae", "mse"]
+
+
 def test_lightgbm_s_eval_X_and_eval_y_are_eval_set():
     X, Y = _multi_output_regression(400)
     pairs = GBMORegressor(**SMALL).fit(X[:300], Y[:300], eval_set=[(X[300:350], Y[300:350]),
@@ -1021,7 +1033,7 @@ def test_the_verbose_alias_prints_the_early_stopping_line(capsys):
     X, y = _noisy_regression(seed=10)
     GBMORegressor(n_estimators=300, early_stopping_rounds=2, verbose=1,
                   learning_rate=0.5).fit(X, y)
-    assert "Early stopping: best round" in capsys.readouterr().out
+    assert "Early stopping, best iteration is:" in capsys.readouterr().out
 
 
 def test_xgboost_s_predict_keywords():
