@@ -72,6 +72,15 @@ class CVBooster(JSONModel):
         self.boosters = boosters if isinstance(boosters, list) else list(boosters)
         self.best_iteration = self.boosters[0].best_iteration
 
+    def __iter__(self):
+        return iter(self.boosters)
+
+    def __len__(self):
+        return len(self.boosters)
+
+    def __getitem__(self, fold):
+        return self.boosters[fold]
+
     def model_from_string(self, model_str):
         """Its folds are now those of model_str (what model_to_string gives),
         as LightGBM's method; returns self. A text that is no CVBooster raises
@@ -129,7 +138,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     The results also answer to LightGBM's metric names ("valid l2-mean" is
     gbmo's "valid mse-mean"; see gbmo.metric_history). Callbacks receive the
     fold means as ("valid", metric, mean, higher is better, standard
-    deviation) results and the list of fold boosters as env.model. feval:
+    deviation) results and the folds as env.model, a CVBooster (as
+    LightGBM's; it iterates and indexes as the list of fold boosters). feval:
     custom metrics as in train, called on each fold's validation Dataset.
     params may hold num_iterations and early_stopping_round, as train's;
     metrics, as LightGBM's, replaces params' metric. A sparse Y (the
@@ -203,18 +213,18 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)
             if sparse_labels
             else _Trainer(fold_params, fold_train, sets, names, init_model, fevals=fevals))
-    boosters = [trainer.booster for trainer in trainers]
+    folds = CVBooster([trainer.booster for trainer in trainers])  # env.model, as LightGBM's
 
     try:
-        history = _run_folds(trainers, boosters, params, num_boost_round, callbacks,
+        history = _run_folds(trainers, folds, params, num_boost_round, callbacks,
                              "train" if eval_train_metric else None,
                              0 if init_model is None else init_model.current_iteration())
     finally:
         callbacks.close()
     if return_boosters:
-        history["boosters"] = boosters
+        history["boosters"] = folds.boosters
     if return_cvbooster:
-        history["cvbooster"] = CVBooster(boosters)
+        history["cvbooster"] = folds
     return history
 
 
@@ -253,14 +263,15 @@ def _with_class_count(params, train_set, init_model):
     return {**params, "num_class": loss.n_outputs(loss.prepare_target(train_set.Y))}
 
 
-def _run_folds(trainers, boosters, params, num_boost_round, callbacks, training_set_name, done):
-    """The rounds of every fold in lockstep; rounds and best_iteration count
-    after a continued model's `done` rounds, as train's do."""
+def _run_folds(trainers, folds, params, num_boost_round, callbacks, training_set_name, done):
+    """The rounds of every fold (the CVBooster folds) in lockstep; rounds and
+    best_iteration count after a continued model's `done` rounds, as train's
+    do."""
     history = CVHistory()
     for iteration in range(num_boost_round):
         if callbacks.before:
             before = {name: params[name] for name in RESETTABLE}
-            callbacks.before_round(CallbackEnv(boosters, params, done + iteration, done,
+            callbacks.before_round(CallbackEnv(folds, params, done + iteration, done,
                                                done + num_boost_round, []))
             # each fold's own copy of the parameters takes what the callbacks changed
             changed = {name: params[name] for name in RESETTABLE if params[name] != before[name]}
@@ -278,13 +289,14 @@ def _run_folds(trainers, boosters, params, num_boost_round, callbacks, training_
             history.setdefault(f"{data} {metric}-stdv", []).append(float(values.std()))
             results.append(EvalResult(data, metric, float(values.mean()), higher_is_better,
                                       float(values.std())))
-        best_rounds = callbacks.after_round(CallbackEnv(boosters, params, done + iteration, done,
+        best_rounds = callbacks.after_round(CallbackEnv(folds, params, done + iteration, done,
                                                         done + num_boost_round, results,
                                                         training_set_name))
         if best_rounds is not None:
             history = CVHistory({key: values[:best_rounds - done]
                                  for key, values in history.items()})
-            for booster in boosters:
+            for booster in folds.boosters:
                 booster.best_iteration = best_rounds
+            folds.best_iteration = best_rounds
             break
     return history

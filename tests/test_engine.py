@@ -971,3 +971,20 @@ def test_gbmo_s_optional_modules_are_its_attributes():
     result = subprocess.run([sys.executable, "-c", without], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_cv_callbacks_see_the_folds_as_a_cvbooster():
+    """As LightGBM's cv: env.model is the CVBooster (returned with
+    return_cvbooster), which also iterates as the list of fold boosters."""
+    X, y, folds = _cv_problem()
+    seen = []
+    history = gbmo.cv({"verbosity": 0, "learning_rate": 0.5}, gbmo.Dataset(X, y), 30,
+                      folds=folds, return_cvbooster=True,
+                      callbacks=[lambda env: seen.append(env.model),
+                                 gbmo.early_stopping(2, verbose=False)])
+    cvbooster = history["cvbooster"]
+    assert all(model is cvbooster for model in seen)
+    assert isinstance(cvbooster, gbmo.CVBooster) and len(cvbooster) == 2
+    assert [b.num_trees for b in cvbooster] == [b.num_trees for b in cvbooster.boosters]
+    assert cvbooster[0] is cvbooster.boosters[0]
+    assert cvbooster.best_iteration == len(history["valid rmse-mean"]) < 30
