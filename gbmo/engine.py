@@ -18,7 +18,7 @@ from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
-from .losses import ClassIndexTarget, make_loss, with_class_count
+from .losses import ClassIndexTarget, CustomObjective, make_loss, with_class_count
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
@@ -234,7 +234,8 @@ def _class_count(params, init_model):
 
 def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round):
     """A model to continue must fit this run: same features, outputs,
-    objective and trees per round."""
+    objective and trees per round (a function's model, whose file names it
+    "custom", continues with a function)."""
     theirs, ours = init_model.params.get("objective"), params["objective"]
     names = (init_model.feature_names, train_set.feature_names)
     if None not in names and list(names[0]) != list(names[1]):
@@ -246,7 +247,8 @@ def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
                                ("outputs", init_model.n_outputs, n_outputs),
                                ("trees per round", init_model.trees_per_round, trees_per_round),
                                ("objective", theirs, ours))
-        if old != new and not (what == "objective" and not isinstance(old, str))]
+        if old != new and not (what == "objective" and (
+            not isinstance(old, str) or old == CustomObjective.name and callable(new)))]
     if differences:
         raise ValueError("init_model cannot be continued on this data with these parameters; "
                          + "; ".join(differences))

@@ -141,3 +141,18 @@ def test_a_train_form_objective_under_another_name_is_told_how_to_name_it():
     with pytest.raises(TypeError, match="name its second parameter train_data .* it is 'td'"):
         gbmo.train({"objective": reads_a_dataset, "verbosity": 0},
                    gbmo.Dataset(X, (X[:, 0] > 0).astype(float)), 1)
+
+
+def test_a_loaded_model_of_a_function_continues_with_the_function(tmp_path):
+    """Its file names the objective "custom"; given the function again, it
+    trains on from its trees."""
+    params = {"objective": squared_error, "verbosity": 0}
+    first = gbmo.train(params, gbmo.Dataset(X, Y), 3)
+    first.save_model(tmp_path / "model.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "model.json")
+    continued = gbmo.train(params, gbmo.Dataset(X, Y), 2, init_model=loaded)
+    in_one_run = gbmo.train(params, gbmo.Dataset(X, Y), 5)
+    assert continued.num_trees == 5
+    np.testing.assert_allclose(continued.predict(X), in_one_run.predict(X), rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="objective: 'custom' in init_model, 'mse' here"):
+        gbmo.train({"verbosity": 0}, gbmo.Dataset(X, Y), 1, init_model=loaded)
