@@ -531,8 +531,9 @@ class MultiTaskLoss(Loss):
     Each task is (registered loss name, its output columns[, its parameters]);
     the columns of all tasks cover the outputs 0 .. d-1 once each, and each
     task's loss maps one target column to one output (softmax and
-    multiclassova, whose targets are class indices, cannot be tasks). A task's weight multiplies its
-    gradients and hessians, so it counts more or less in the split gains.
+    multiclassova, whose targets are class indices, cannot be tasks). A
+    task's weight multiplies its gradients and hessians, so it counts more or
+    less in the split gains.
     Transforms and default metrics are per task ("logloss[0]", "rmse[1,2]").
     Also reachable by name: objective="multitask", objective_params={"tasks": ...}.
     """
