@@ -955,8 +955,9 @@ def test_early_stopping_says_when_it_starts_and_where_the_best_round_was(capsys)
     assert capsys.readouterr().out == ""
 
 
-def test_gbmo_s_optional_modules_are_its_attributes():
-    """As lightgbm.sklearn after `import lightgbm`."""
+def test_gbmo_s_optional_modules_are_its_attributes(tmp_path):
+    """As lightgbm.sklearn after `import lightgbm`. Run outside the source
+    tree, so that the installed (compiled) package is imported."""
     import subprocess
     import sys
 
@@ -964,12 +965,12 @@ def test_gbmo_s_optional_modules_are_its_attributes():
             "print(gbmo.sklearn.GBMORegressor.__name__, gbmo.plotting.plot_tree.__name__, "
             "gbmo.Dataset([[0.0], [1.0]], [0.0, 1.0]).feature_name)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+                            check=True, cwd=tmp_path)
     assert result.stdout.split() == ["GBMORegressor", "plot_tree", "['f0']"]
     without = ("import sys\nsys.modules['sklearn'] = None\nimport gbmo\n"
                "print(hasattr(gbmo, 'sklearn'))\n")
     result = subprocess.run([sys.executable, "-c", without], capture_output=True, text=True,
-                            check=True)
+                            check=True, cwd=tmp_path)
     assert result.stdout.strip() == "False"
 
 
