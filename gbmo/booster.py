@@ -14,6 +14,7 @@ from .categorical import (CategoryOrder, align_dataframe_categories,
                           pandas_categories_from_dict)
 from .dataset import Dataset
 from .importance import OutputImportance
+from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
 from .losses import make_loss, with_class_count
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
@@ -165,6 +166,20 @@ class _PackedForest:
                     self.node_threshold, self.node_missing_left, self.node_left, self.node_right,
                     self.node_value)
         return X, self.walk_roots, self.tree_depth, self.walk_nodes, self.walk_leaf
+
+
+def _check_index(name, value, stop):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+            or not 0 <= value < stop:
+        raise ValueError(f"{name} must be an integer in [0, {stop - 1}], got {value!r}")
+
+
+def _model_text(model_str):
+    """model_str, checked to be text (model_from_string's argument)."""
+    if not isinstance(model_str, str):
+        raise TypeError(f"model_str must be a model's text (a str, as model_to_string "
+                        f"gives it), got {type(model_str).__name__}")
+    return model_str
 
 
 def parse_model_json(text):
@@ -557,8 +572,6 @@ class Booster(JSONModel, TrainingRun):
     def trees_to_dataframe(self):
         """Every node of every tree as a row of a pandas DataFrame (see
         gbmo.introspection.trees_to_dataframe for the columns)."""
-        from .introspection import trees_to_dataframe
-
         return trees_to_dataframe(self)
 
     def num_model_per_iteration(self):
@@ -577,14 +590,10 @@ class Booster(JSONModel, TrainingRun):
         float for a 1-D target with one output): the start score plus the
         least leaf value of each tree predict uses. As LightGBM's, whose
         trees hold its start score."""
-        from .introspection import raw_score_bound
-
         return raw_score_bound(self, self._predicted_trees(), np.min)
 
     def upper_bound(self):
         """The greatest raw score predict can give (see lower_bound)."""
-        from .introspection import raw_score_bound
-
         return raw_score_bound(self, self._predicted_trees(), np.max)
 
     def get_split_value_histogram(self, feature, bins=None, xgboost_style=False):
@@ -594,8 +603,6 @@ class Booster(JSONModel, TrainingRun):
         xgboost_style gives the non-empty bins as a table of (SplitValue,
         Count) instead (a pandas DataFrame when pandas is installed). Refused
         for categorical features."""
-        from .introspection import split_value_histogram
-
         return split_value_histogram(self, self._predicted_trees(), feature, bins,
                                      xgboost_style)
 
@@ -603,13 +610,8 @@ class Booster(JSONModel, TrainingRun):
         """(tree, leaf index) after checking both, leaf indices as predict_leaf
         gives them."""
         self._check_has_model()
-        for name, value, stop in (("tree_id", tree_id, len(self.trees)),
-                                  ("leaf_id", leaf_id, None)):
-            if stop is None:
-                stop = self.trees[tree_id].n_leaves
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
-                    or not 0 <= value < stop:
-                raise ValueError(f"{name} must be an integer in [0, {stop - 1}], got {value!r}")
+        _check_index("tree_id", tree_id, len(self.trees))
+        _check_index("leaf_id", leaf_id, self.trees[tree_id].n_leaves)
         return self.trees[tree_id], int(leaf_id)
 
     def get_leaf_output(self, tree_id, leaf_id):
@@ -702,10 +704,8 @@ class Booster(JSONModel, TrainingRun):
         """This Booster now holds the model of model_str (what model_to_string
         gives), as LightGBM's method; returns self. A text that is no model
         raises ModelFormatError and leaves the Booster as it was."""
-        if not isinstance(model_str, str):
-            raise TypeError(f"model_str must be a model's text (a str, as model_to_string "
-                            f"gives it), got {type(model_str).__name__}")
-        loaded = Booster(model_str=model_str)
+        self._check_not_driven("model_from_string")
+        loaded = Booster(model_str=_model_text(model_str))
         vars(self).clear()
         vars(self).update(vars(loaded))
         return self

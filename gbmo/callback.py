@@ -172,7 +172,7 @@ def reset_parameter(**kwargs):
     round of the run, or a function of the round (0 for the run's first)
     returning the value; e.g. learning_rate=lambda i: 0.1 * 0.99 ** i.
     Parameters read afresh every round or tree (params.RESETTABLE) only."""
-    from .params import check_resettable, checked_value
+    from .params import ALIASES, check_resettable, checked_value
 
     for key, schedule in kwargs.items():
         check_resettable(key, "reset_parameter")
@@ -196,6 +196,8 @@ def reset_parameter(**kwargs):
 
     _callback.order = 10
     _callback.before_iteration = True
+    # cv gives every fold these, even a value equal to what the fold had
+    _callback.resets = frozenset(ALIASES.get(key, key) for key in kwargs)
     return _callback
 
 
@@ -300,6 +302,8 @@ class RoundCallbacks:
             callbacks.insert(0, log_evaluation(1))
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
         self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
+        # the parameters reset_parameter callbacks set every round
+        self.resets = frozenset().union(*(getattr(c, "resets", ()) for c in self.before))
 
     def check_params(self, params):
         """Refuses the parameters the callbacks cannot run with (cv checks

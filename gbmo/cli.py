@@ -364,10 +364,11 @@ DEMO_STOPPING_ROUNDS = 20
 
 
 def _demo_log(name, booster, X_test, y_test):
-    """Every set's metrics, one line per logged round (every 10th, every 20th
-    past 100 rounds, ..., and the best): the held-out rows' recorded in
-    training, the test rows' computed after it (early stopping watches every
-    validation set, and these must steer nothing)."""
+    """Every set's metrics, one line per logged round (the first, the best,
+    the last, and every 10th; every 20th in a run of 100 to 199 rounds, every
+    30th from 200, ...): the held-out rows' recorded in training, the test
+    rows' computed after it (early stopping watches every validation set, and
+    these must steer nothing)."""
     held_out = booster.evals_result["held-out"]
     metrics = [metric for metric in held_out if not metric.endswith("_per_output")]
     y_test = booster.loss.prepare_target(y_test)

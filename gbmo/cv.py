@@ -5,12 +5,12 @@ import numbers
 
 import numpy as np
 
-from .booster import Booster, JSONModel, ModelFormatError, parse_model_json
+from .booster import Booster, JSONModel, ModelFormatError, _model_text, parse_model_json
 from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import SparseOutputTrainer, is_sparse_labels
-from .engine import (_check_arguments, _class_count, _load_init_model, _Trainer,
+from .engine import (_check_arguments, _load_init_model, _num_class_for, _Trainer,
                      _without_sparse_output_params)
 from .losses import ClassIndexTarget, make_loss
 from .metric_history import CVHistory
@@ -85,7 +85,7 @@ class CVBooster(JSONModel):
         """Its folds are now those of model_str (what model_to_string gives),
         as LightGBM's method; returns self. A text that is no CVBooster raises
         ModelFormatError and leaves the folds as they were."""
-        self.boosters = _fold_boosters(model_str)
+        self.boosters = _fold_boosters(_model_text(model_str))
         self.best_iteration = self.boosters[0].best_iteration
         return self
 
@@ -193,7 +193,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         pairs = _check_folds(folds, n_rows)
 
     if not sparse_labels:
-        params = _with_class_count(params, train_set, init_model)
+        params = _params_counting_classes(params, train_set, init_model)
     callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
     names = ["train", "valid"] if eval_train_metric else ["valid"]
     trainers = []
@@ -207,24 +207,25 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             fold_params = resolve_params(_without_sparse_output_params(fold_raw, fold_train))
             callbacks.check_params(fold_params)
             if not sparse_labels:
-                fold_params = _with_class_count(fold_params, train_set, init_model)
+                fold_params = _params_counting_classes(fold_params, train_set, init_model)
         sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
         trainers.append(
             SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)
             if sparse_labels
             else _Trainer(fold_params, fold_train, sets, names, init_model, fevals=fevals))
-    folds = CVBooster([trainer.booster for trainer in trainers])  # env.model, as LightGBM's
+    # the callbacks' env.model, as in LightGBM
+    fold_models = CVBooster([trainer.booster for trainer in trainers])
 
     try:
-        history = _run_folds(trainers, folds, params, num_boost_round, callbacks,
+        history = _run_folds(trainers, fold_models, params, num_boost_round, callbacks,
                              "train" if eval_train_metric else None,
                              0 if init_model is None else init_model.current_iteration())
     finally:
         callbacks.close()
     if return_boosters:
-        history["boosters"] = folds.boosters
+        history["boosters"] = fold_models.boosters
     if return_cvbooster:
-        history["cvbooster"] = folds
+        history["cvbooster"] = fold_models
     return history
 
 
@@ -250,11 +251,11 @@ def _prepared_fold(fpreproc, fold_train, fold_valid, raw_params):
     return fold_train, fold_valid, fold_raw
 
 
-def _with_class_count(params, train_set, init_model):
+def _params_counting_classes(params, train_set, init_model):
     """params with num_class counted on the whole target (or a continued
     model's count) when the objective takes class indices and none is given:
     a fold without the last classes then trains them all, as the others do."""
-    params = {**params, "num_class": _class_count(params, init_model)}
+    params = {**params, "num_class": _num_class_for(params, init_model)}
     if params["num_class"] is not None:
         return params
     loss = make_loss(params["objective"], None, 1, params["objective_params"])
@@ -263,18 +264,21 @@ def _with_class_count(params, train_set, init_model):
     return {**params, "num_class": loss.n_outputs(loss.prepare_target(train_set.Y))}
 
 
-def _run_folds(trainers, folds, params, num_boost_round, callbacks, training_set_name, done):
-    """The rounds of every fold (the CVBooster folds) in lockstep; rounds and
+def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, training_set_name,
+               done):
+    """The rounds of every fold (the CVBooster fold_models) in lockstep; rounds and
     best_iteration count after a continued model's `done` rounds, as train's
     do."""
     history = CVHistory()
     for iteration in range(num_boost_round):
         if callbacks.before:
             before = {name: params[name] for name in RESETTABLE}
-            callbacks.before_round(CallbackEnv(folds, params, done + iteration, done,
+            callbacks.before_round(CallbackEnv(fold_models, params, done + iteration, done,
                                                done + num_boost_round, []))
-            # each fold's own copy of the parameters takes what the callbacks changed
-            changed = {name: params[name] for name in RESETTABLE if params[name] != before[name]}
+            # each fold's own copy of the parameters takes what the callbacks set:
+            # reset_parameter's, and what another callback changed
+            changed = {name: params[name] for name in RESETTABLE
+                       if name in callbacks.resets or params[name] != before[name]}
             for trainer in trainers:
                 trainer.params.update(changed)
         per_fold = [trainer.step(iteration) for trainer in trainers]
@@ -289,14 +293,14 @@ def _run_folds(trainers, folds, params, num_boost_round, callbacks, training_set
             history.setdefault(f"{data} {metric}-stdv", []).append(float(values.std()))
             results.append(EvalResult(data, metric, float(values.mean()), higher_is_better,
                                       float(values.std())))
-        best_rounds = callbacks.after_round(CallbackEnv(folds, params, done + iteration, done,
-                                                        done + num_boost_round, results,
-                                                        training_set_name))
+        best_rounds = callbacks.after_round(CallbackEnv(
+            fold_models, params, done + iteration, done, done + num_boost_round, results,
+            training_set_name))
         if best_rounds is not None:
             history = CVHistory({key: values[:best_rounds - done]
                                  for key, values in history.items()})
-            for booster in folds.boosters:
+            for booster in fold_models.boosters:
                 booster.best_iteration = best_rounds
-            folds.best_iteration = best_rounds
+            fold_models.best_iteration = best_rounds
             break
     return history

@@ -83,10 +83,12 @@ class Dataset:
             )
         self.categorical_feature = categorical_feature
         self.categorical_features()  # errors in the choice surface here, not in training
+        self._drop_binned()
+
+    def _drop_binned(self):
+        """Forgets the binned data, which construct() makes again."""
+        self.X_binned = self.bin_mapper = self._binning = None
         self.category_order = None
-        self.bin_mapper = None
-        self.X_binned = None
-        self._binning = None
 
     @property
     def n_rows(self):
@@ -154,8 +156,7 @@ class Dataset:
         binned data is dropped, so that training bins the features again."""
         self.categorical_features(categorical_feature)
         self.categorical_feature = categorical_feature
-        self.X_binned = self.bin_mapper = self._binning = None
-        self.category_order = None
+        self._drop_binned()
         return self
 
     def feature_num_bin(self, feature):
@@ -245,8 +246,7 @@ class Dataset:
             recoded.X[:, index] = recode(self.X[:, index], self.pandas_categories[index],
                                          categories)
         recoded.pandas_categories = dict(pandas_categories)
-        recoded.X_binned = recoded.bin_mapper = recoded._binning = None
-        recoded.category_order = None
+        recoded._drop_binned()
         return recoded
 
     def validation_of(self, training):
@@ -261,8 +261,7 @@ class Dataset:
             return self
         valid = copy.copy(self.in_categories(training.pandas_categories))
         valid.reference = training
-        valid.X_binned = valid.bin_mapper = valid._binning = None
-        valid.category_order = None
+        valid._drop_binned()
         return valid
 
     def categorical_features(self, spec=None):

@@ -222,7 +222,7 @@ def _monotone_matrix(constraints, n_features, n_outputs):
     return np.ascontiguousarray(matrix) if matrix.any() else None
 
 
-def _class_count(params, init_model):
+def _num_class_for(params, init_model):
     """num_class for the loss: the parameter, else a continued model's class
     count when its objective takes class indices, so that a chunk of rows
     without the last classes still trains all of them."""
@@ -230,6 +230,15 @@ def _class_count(params, init_model):
             and isinstance(init_model.loss, ClassIndexTarget):
         return init_model.n_outputs
     return params["num_class"]
+
+
+def _same_objective(theirs, ours):
+    """Whether a run's objective continues a model's: the same name; a
+    function after a function's model (a file names it "custom"); a Loss
+    instance's model is not checked."""
+    if callable(theirs) or theirs == CustomObjective.name:
+        return callable(ours)
+    return theirs == ours or not isinstance(theirs, str)
 
 
 def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round):
@@ -245,10 +254,10 @@ def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
         f"{what}: {old!r} in init_model, {new!r} here"
         for what, old, new in (("features", init_model.n_features, train_set.n_features),
                                ("outputs", init_model.n_outputs, n_outputs),
-                               ("trees per round", init_model.trees_per_round, trees_per_round),
-                               ("objective", theirs, ours))
-        if old != new and not (what == "objective" and (
-            not isinstance(old, str) or old == CustomObjective.name and callable(new)))]
+                               ("trees per round", init_model.trees_per_round, trees_per_round))
+        if old != new]
+    if not _same_objective(theirs, ours):
+        differences.append(f"objective: {theirs!r} in init_model, {ours!r} here")
     if differences:
         raise ValueError("init_model cannot be continued on this data with these parameters; "
                          + "; ".join(differences))
@@ -342,7 +351,7 @@ class _Trainer:
         self.threads = thread_governor(params)
         self.params = params = {**params, "n_threads": self.threads.current}
         self.fevals = fevals
-        self.loss = loss = make_loss(params["objective"], _class_count(params, init_model),
+        self.loss = loss = make_loss(params["objective"], _num_class_for(params, init_model),
                                      params["n_threads"], params["objective_params"])
         self.ensembler, self.ensembler_name = _make_ensembler(params)
         self.metric_names = metric_names(params["metric"], loss)
@@ -778,8 +787,13 @@ def start_run(booster, params, train_set):
 def _best_scores(booster, done):
     """LightGBM's best_score: {data name: {metric: value}} at the best round
     (booster.best_iteration) or, without one, the last; done: the rounds of
-    an init_model, which the history does not hold."""
-    index = booster.best_iteration - done - 1 if booster.best_iteration else -1
-    return {data: MetricHistory({metric: values[index] for metric, values in history.items()
-                                 if values and not metric.endswith(PER_OUTPUT)})
+    an init_model, which the history does not hold. A set a callback added
+    during the run has records from then on only: counted from the last
+    round, it has none at a best round before them, and is left out."""
+    rounds = booster.current_iteration() - done
+    from_last = rounds - (booster.best_iteration - done) if booster.best_iteration else 0
+    return {data: MetricHistory({metric: values[-1 - from_last]
+                                 for metric, values in history.items()
+                                 if len(values) > from_last
+                                 and not metric.endswith(PER_OUTPUT)})
             for data, history in booster.evals_result.items()}

@@ -15,7 +15,8 @@ COLUMNS = ["tree_index", "node_index", "node_depth", "parent_index", "is_leaf", 
 _NULLABLE_INTEGERS = ("left_child", "right_child", "split_index", "leaf_index")
 
 
-def _depths_and_parents(tree):
+def depths_and_parents(tree):
+    """(depth, parent index, -1 at the root) of every node of tree."""
     depth = np.zeros(tree.n_nodes, dtype=np.int64)
     parent = np.full(tree.n_nodes, -1, dtype=np.int64)
     # Children are numbered after their parents, so one forward pass suffices.
@@ -44,7 +45,7 @@ def categories_left(booster, tree, node):
 
 
 def _tree_rows(tree_index, tree, booster, feature_names):
-    depth, parent = _depths_and_parents(tree)
+    depth, parent = depths_and_parents(tree)
     n_outputs = booster.n_outputs
     leaf_values = tree.dense_leaf_values(n_outputs)
     for node in range(tree.n_nodes):

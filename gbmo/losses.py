@@ -409,7 +409,8 @@ class CustomObjective(Loss):
     may also return an ObjectiveResult to separate split and update gradients.
 
     Predictions are raw scores. A saved model names the objective "custom" and
-    loads without the function (it predicts, it cannot be trained further)."""
+    loads without the function: it predicts, and continues (init_model) when
+    the function is given again."""
 
     name = "custom"
     default_metric = None
@@ -440,17 +441,7 @@ class CustomObjective(Loss):
             raise ValueError("this model's custom objective was not saved with it; pass "
                              "objective=<your function> to train again")
         n, d = raw.shape
-        if self.reads_a_dataset:
-            one_column = d == 1 and y.ndim == 2 and self.num_class is None
-            result = self.function(raw[:, 0] if one_column else raw,
-                                   _RowsView(y[:, 0] if one_column else y, weight,
-                                             self.no_weight))
-            weight = None  # the function weighs them, as in LightGBM
-        elif self.takes_weight:
-            result = self.function(y, raw, weight)
-            weight = None
-        else:
-            result = self._called_as_gbmo_s(y, raw)
+        result, weight = self._called(y, raw, weight)
         if isinstance(result, ObjectiveResult):
             return self._weighted_result(result, raw.shape, weight)
         if not isinstance(result, tuple) or len(result) != 2:
@@ -477,7 +468,20 @@ class CustomObjective(Loss):
             raise ValueError("the custom objective returned values beyond float32's range")
         return grad, hess
 
-    def _called_as_gbmo_s(self, y, raw):
+    def _called(self, y, raw, weight):
+        """(the function's result, the weights gbmo still applies to it), the
+        function called in the form its parameters name (see the class)."""
+        if self.reads_a_dataset:
+            one_column = raw.shape[1] == 1 and y.ndim == 2 and self.num_class is None
+            rows = _RowsView(y[:, 0] if one_column else y, weight, self.no_weight)
+            return self.function(raw[:, 0] if one_column else raw, rows), None
+        if self.takes_weight:
+            return self.function(y, raw, weight), None
+        return self._called_with_labels(y, raw), weight
+
+    def _called_with_labels(self, y, raw):
+        """function(y_true, raw_pred); one that reads a Dataset under another
+        parameter name fails on the labels array, and is told how to name it."""
         try:
             return self.function(y, raw)
         except AttributeError as err:

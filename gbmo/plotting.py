@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .booster import Booster
+from .introspection import categories_left, depths_and_parents
 
 _LINESTYLES = ("-", "--", ":", "-.")
 
@@ -279,8 +280,6 @@ _NOT_KEPT_INFO = ("internal_value", "internal_weight", "leaf_weight")
 
 
 def _split_text(booster, tree, node, names, precision, shown):
-    from .introspection import categories_left
-
     categories = categories_left(booster, tree, node)
     if categories is None:
         rule = f"<= {_format(tree.node_threshold[node], precision)}"
@@ -296,6 +295,22 @@ def _split_text(booster, tree, node, names, precision, shown):
     if "data_percentage" in shown:
         lines.append(_share_text(tree, node, precision))
     return "\n".join(lines)
+
+
+def _checked_show_info(show_info):
+    """show_info as a tuple of TREE_INFO items (None: gains and counts)."""
+    if show_info is None:
+        return ("split_gain", "internal_count", "leaf_count")
+    if isinstance(show_info, str) or not hasattr(show_info, "__iter__"):
+        raise ValueError(f"show_info must be a list of {', '.join(TREE_INFO)}; got {show_info!r}")
+    shown = tuple(show_info)
+    not_kept = [item for item in shown if item in _NOT_KEPT_INFO]
+    if not_kept:
+        raise ValueError(f"show_info {', '.join(not_kept)}: gbmo's trees keep no internal "
+                         f"values or hessian sums to show; allowed: {', '.join(TREE_INFO)}")
+    if any(item not in TREE_INFO for item in shown):
+        raise ValueError(f"show_info must be a list of {', '.join(TREE_INFO)}; got {shown!r}")
+    return shown
 
 
 def _share_text(tree, node, precision):
@@ -339,10 +354,7 @@ def _example_path(booster, tree_index, tree, example_case):
         raise ValueError(f"example_case must be one row, (1, n_features), got shape "
                          f"{tuple(shape)}")
     leaf = booster.predict_leaf(example_case, num_iteration=-1)[0, tree_index]
-    parent = np.full(tree.n_nodes, -1)
-    internal = np.flatnonzero(tree.node_left >= 0)
-    parent[tree.node_left[internal]] = internal
-    parent[tree.node_right[internal]] = internal
+    parent = depths_and_parents(tree)[1]
     node = int(np.flatnonzero((tree.node_left < 0) & (tree.node_value == leaf))[0])
     path = {node}
     while parent[node] >= 0:
@@ -371,17 +383,7 @@ def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, show_info=
     if not 0 <= tree_index < booster.num_trees:
         raise IndexError(f"tree_index {tree_index!r} is out of range: the model has "
                          f"{booster.num_trees} trees")
-    if isinstance(show_info, str):
-        raise ValueError(f"show_info must be a list of {', '.join(TREE_INFO)}; got {show_info!r}")
-    shown = (("split_gain", "internal_count", "leaf_count") if show_info is None
-             else tuple(show_info))
-    not_kept = [item for item in shown if item in _NOT_KEPT_INFO]
-    if not_kept:
-        raise ValueError(f"show_info {', '.join(not_kept)}: gbmo's trees keep no internal "
-                         f"values or hessian sums to show; allowed: {', '.join(TREE_INFO)}")
-    unknown = [item for item in shown if item not in TREE_INFO]
-    if unknown:
-        raise ValueError(f"show_info must be a list of {', '.join(TREE_INFO)}; got {shown!r}")
+    shown = _checked_show_info(show_info)
     if orientation not in ("vertical", "horizontal"):
         raise ValueError(f"orientation must be 'vertical' or 'horizontal', got {orientation!r}")
     names = _feature_names(booster, feature_names)

@@ -106,7 +106,7 @@ class TrainingRun:
         as LightGBM's method; returns self."""
         if not isinstance(name, str) or not name:
             raise ValueError(f"the training set's name must be a non-empty string, got {name!r}")
-        self._run("set_train_data_name").training_set.name = name
+        self._run("set_train_data_name", steps_the_run=True).training_set.name = name
         return self
 
     def eval_train(self, feval=None):

@@ -706,6 +706,8 @@ def test_the_cvbooster_loads_another_document_in_place():
         np.testing.assert_array_equal(got, expected)
     with pytest.raises(gbmo.ModelFormatError, match="not a gbmo CVBooster"):
         run.model_from_string('{"boosters": []}')
+    with pytest.raises(TypeError, match="model_str must be a model's text"):
+        run.model_from_string(other.model_to_string().encode())
     assert run.num_trees() == [5, 5]
 
 
@@ -989,3 +991,50 @@ def test_cv_callbacks_see_the_folds_as_a_cvbooster():
     assert [b.num_trees for b in cvbooster] == [b.num_trees for b in cvbooster.boosters]
     assert cvbooster[0] is cvbooster.boosters[0]
     assert cvbooster.best_iteration == len(history["valid rmse-mean"]) < 30
+
+
+def test_review_mends_of_the_run_held_during_train():
+    """A set a callback adds has records from then on: best_score leaves it
+    out before them; model_from_string and set_train_data_name are not taken
+    inside train; cv gives its folds a reset value even when it equals what
+    a fold had."""
+    X, y, folds = _cv_problem()
+    train_set = gbmo.Dataset(X[:160], y[:160])
+    valid = train_set.create_valid(X[160:], y[160:])
+
+    def add_late(env):
+        if env.iteration == 2:
+            env.model.add_valid(valid, "late")
+
+    add_late.before_iteration = True
+    model = gbmo.train({"verbosity": 0, "learning_rate": 0.5}, train_set, 40, valid_sets=[valid],
+                       callbacks=[add_late, gbmo.early_stopping(3, verbose=False)])
+    best = model.best_iteration
+    assert model.best_score["valid_0"]["rmse"] == model.evals_result["valid_0"]["rmse"][best - 1]
+    assert model.best_score["late"]["rmse"] == model.evals_result["late"]["rmse"][best - 3]
+    for call in (lambda m: m.model_from_string(m.model_to_string()),
+                 lambda m: m.set_train_data_name("fit")):
+        with pytest.raises(ValueError, match="is not taken inside train"):
+            gbmo.train({"verbosity": 0}, train_set, 2, callbacks=[lambda env: call(env.model)])
+
+    def faster(fold_train, fold_valid, params):
+        return fold_train, fold_valid, {**params, "learning_rate": 0.3}
+
+    data = gbmo.Dataset(X, y)
+    plain = gbmo.cv({"verbosity": 0}, data, 3, folds=folds)
+    reset = gbmo.cv({"verbosity": 0}, data, 3, folds=folds, fpreproc=faster,
+                    callbacks=[gbmo.reset_parameter(learning_rate=[0.1, 0.1, 0.1])])
+    assert reset["valid rmse-mean"] == plain["valid rmse-mean"]
+
+
+def test_a_function_s_model_continues_with_a_function_only():
+    X, y, _ = _cv_problem()
+
+    def squared(y_true, raw):
+        return raw - y_true, np.ones_like(raw)
+
+    model = gbmo.train({"objective": squared, "verbosity": 0}, gbmo.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match="objective: <function .*squared.* in init_model, 'mse'"):
+        gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 1, init_model=model)
+    assert gbmo.train({"objective": squared, "verbosity": 0}, gbmo.Dataset(X, y), 1,
+                      init_model=model).num_trees == 3

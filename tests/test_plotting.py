@@ -355,8 +355,9 @@ def test_tree_show_info_picks_what_the_nodes_show(booster):
     ax = plot_tree(booster, tree_index=2, show_info=[])
     assert all("\n" not in text for text in _split_boxes(ax))
     assert ax.child_axes[0].get_title() == f"leaf {tree.node_value[leaves[0]]}"
-    with pytest.raises(ValueError, match="show_info must be a list of split_gain"):
-        plot_tree(booster, show_info="split_gain")
+    for bad in ("split_gain", 5):
+        with pytest.raises(ValueError, match="show_info must be a list of split_gain"):
+            plot_tree(booster, show_info=bad)
     with pytest.raises(ValueError, match="leaf_weight: gbmo's trees keep no internal values"):
         plot_tree(booster, show_info=["leaf_weight"])
     ax = plot_tree(booster, tree_index=2, show_info=(item for item in ["internal_count"]))

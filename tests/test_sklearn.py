@@ -328,6 +328,10 @@ def test_eval_metric_in_lightgbm_s_other_spellings():
         X[:150], Y[:150], eval_set=[(X[150:], Y[150:])])
     recorded = [m for m in model.evals_result_["valid_0"] if not m.endswith("_per_output")]
     assert recorded == ["mae", "mse"]
+    model = GBMORegressor(**SMALL).fit(X[:150], Y[:150], eval_set=[(X[150:], Y[150:])],
+                                       eval_metric="None")  # names no metric, as in a list
+    assert [m for m in model.evals_result_["valid_0"] if not m.endswith("_per_output")] == \
+        ["rmse"]
 
 
 def test_lightgbm_s_eval_X_and_eval_y_are_eval_set():
