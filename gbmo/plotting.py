@@ -10,6 +10,7 @@ figure when None) and returns the Axes.
                                plot_split_value_histogram)
 """
 import numbers
+import re
 
 import numpy as np
 
@@ -113,6 +114,25 @@ def _metric_curves(evals_result, metric, dataset_names, per_output):
     return metric, curves
 
 
+_CV_RECORD = re.compile(r"^(\S+) (.+)-(mean|stdv)$")
+
+
+def _cv_means_and_spreads(history):
+    """cv's history as (an evals_result of the folds' means, the same of their
+    standard deviations; its "boosters" / "cvbooster" left aside); any other
+    evals_result as it is, and {}."""
+    records = [(key, _CV_RECORD.match(key)) for key in history if isinstance(key, str)]
+    records = [(key, match) for key, match in records if match]
+    if not records or any(isinstance(values, dict) for values in history.values()):
+        return history, {}
+    means, spreads = {}, {}
+    for key, match in records:
+        data, metric, statistic = match.groups()
+        target = means if statistic == "mean" else spreads
+        target.setdefault(data, {})[metric] = history[key]
+    return means, spreads
+
+
 def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, ax=None, xlim=None,
                 ylim=None, title="Metric during training", xlabel="Iterations", ylabel=None,
                 figsize=None, dpi=None, grid=True, per_output=False):
@@ -120,21 +140,32 @@ def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, ax=Non
 
     booster_or_evals_result: a Booster, a fitted estimator or an evals_result
     dict ({data set: {metric: [per round], "<metric>_per_output": [[per
-    output] per round]}}). metric defaults to the first one recorded,
-    dataset_names to all recorded data sets. per_output=True draws one curve
-    per output (a color per output, a line style per data set). ylabel
-    defaults to the metric's name. The arguments before per_output are
+    output] per round]}}); or what gbmo.cv returns ({"valid rmse-mean":
+    [...], "valid rmse-stdv": [...]}), whose means are drawn with a band of
+    one standard deviation over the folds. metric defaults to the first one
+    recorded, dataset_names to all recorded data sets. per_output=True draws
+    one curve per output (a color per output, a line style per data set).
+    ylabel defaults to the metric's name. The arguments before per_output are
     LightGBM's, in its order."""
     evals_result = (booster_or_evals_result if isinstance(booster_or_evals_result, dict)
                     else _as_booster(booster_or_evals_result, "plot_metric",
                                      "a gbmo.Booster, a fitted gbmo estimator or an "
                                      "evals_result dict").evals_result)
+    evals_result, spreads = _cv_means_and_spreads(evals_result)
+    if spreads and per_output:
+        raise ValueError("per_output=True needs per-output records; cv's history holds the "
+                         "folds' means of each metric only")
     metric, curves = _metric_curves(evals_result, metric, dataset_names, per_output)
     ax = _axes(ax, figsize, dpi)
     from matplotlib.ticker import MaxNLocator  # _axes has made sure matplotlib is there
 
     for label, values, style in curves:
-        ax.plot(np.arange(1, len(values) + 1), values, label=label, **style)
+        rounds = np.arange(1, len(values) + 1)
+        line, = ax.plot(rounds, values, label=label, **style)
+        if spreads:
+            spread = np.asarray(spreads[label][metric], dtype=float)
+            ax.fill_between(rounds, values - spread, values + spread, alpha=0.2,
+                            color=line.get_color())
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="best")
     _apply_labels(ax, title, xlabel, metric if ylabel is None else ylabel, grid, xlim, ylim)

@@ -396,3 +396,19 @@ def test_tree_example_case_path_is_drawn_red(booster):
 def test_create_tree_digraph_points_to_plot_tree(booster):
     with pytest.raises(NotImplementedError, match="plot_tree"):
         gbmo.create_tree_digraph(booster, tree_index=0)
+
+
+def test_metric_of_a_cv_history_draws_the_means_and_a_band_of_one_stdv():
+    X_filled = X_FILLED[:240]
+    history = gbmo.cv({"verbosity": 0}, gbmo.Dataset(X_filled, Y[:240]), 4, nfold=3,
+                      eval_train_metric=True, return_cvbooster=True)
+    ax = plot_metric(history, metric="rmse")
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) == {"train", "valid"}
+    np.testing.assert_allclose(lines["valid"].get_ydata(), history["valid rmse-mean"])
+    band = ax.collections[[line.get_label() for line in ax.get_lines()].index("valid")]
+    top = band.get_paths()[0].vertices[:, 1].max()
+    assert top == pytest.approx(max(np.add(history["valid rmse-mean"],
+                                           history["valid rmse-stdv"])))
+    with pytest.raises(ValueError, match="cv's history holds the folds' means"):
+        plot_metric(history, per_output=True)
