@@ -1,6 +1,7 @@
 """Dataset: features, targets and weights, binned once and shared by validation sets."""
 
 import copy
+from collections import Counter
 
 import numpy as np
 
@@ -144,7 +145,7 @@ class Dataset:
         names = [str(name) for name in feature_name]
         if len(names) != self.n_features:
             raise ValueError(f"{len(names)} feature names for {self.n_features} features")
-        repeated = sorted({name for name in names if names.count(name) > 1})
+        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
         if repeated:
             raise ValueError(f"feature names must differ; repeated: {', '.join(repeated)}")
         self.feature_names = names

@@ -247,6 +247,11 @@ OBJECTIVE_ALIASES = {
 NO_METRIC = ("none", "null", "na", "custom")
 
 
+def names_no_metric(item):
+    """Whether a metric item is one of the names of no metric ("None", ...)."""
+    return isinstance(item, str) and item.lower() in NO_METRIC
+
+
 def canonical_objective(objective):
     """gbmo's name for an objective given by one of OBJECTIVE_ALIASES; any
     other value unchanged."""
@@ -339,7 +344,7 @@ def _check_names(resolved):
     metrics = resolved["metric"]
     if metrics == []:  # no metric named: the objective's, as LightGBM's metric=""
         resolved["metric"] = metrics = None
-    if isinstance(metrics, str) and metrics.lower() in NO_METRIC:
+    if names_no_metric(metrics):
         resolved["metric"] = metrics = []  # only custom metrics (feval), as in LightGBM
     if isinstance(metrics, list):
         # an alias and its metric are one metric, evaluated once
@@ -545,7 +550,7 @@ def metric_list(value):
         value = [part.strip() for part in re.split(r",(?![^\[]*\])", value) if part.strip()]
     if not isinstance(value, list) or not value:
         return value
-    named = [m for m in value if not (isinstance(m, str) and m.lower() in NO_METRIC)]
+    named = [m for m in value if not names_no_metric(m)]
     return named if named else "None"
 
 

@@ -49,8 +49,8 @@ from .dataset import Dataset
 from .engine import metric_names, train
 from .losses import CustomObjective, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
-from .params import (ALIASES, CONTROL_ALIASES, NO_METRIC, canonical_objective, keys_naming,
-                     metric_list, resolve_params)
+from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, keys_naming, metric_list,
+                     names_no_metric, resolve_params)
 from .sparse_output import check_sparse_labels, make_sparse_loss, split_sparse_params
 from .validation import (check_dataframe_columns, check_init_score, check_weight,
                          frame_with_codes, is_dataframe)
@@ -189,8 +189,7 @@ def _eval_metrics(eval_metric):
     eval_metric: a name, a function (y_true, y_pred[, weight]) -> (name,
     value, is_higher_better), or a list of them, as LightGBM's fit takes."""
     # "None" names no metric, alone or in a list, as in params' metric
-    items = [item for item in _listed(metric_list(eval_metric))
-             if not (isinstance(item, str) and item.lower() in NO_METRIC)]
+    items = [item for item in _listed(metric_list(eval_metric)) if not names_no_metric(item)]
     names = [canonical_metric(item) for item in items if isinstance(item, str)]
     for item in items:
         if not isinstance(item, str) and not callable(item):
