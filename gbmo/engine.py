@@ -370,8 +370,8 @@ class _Trainer:
             check_metric_fits(metric, y, n_outputs)
         self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
                                          n_outputs)
-        if self.monotone is None and params["max_delta_step"] > 0:
-            # the bounded search with no constraint on a feature: bounds only
+        if self.monotone is None and (params["max_delta_step"] > 0 or params["path_smooth"] > 0):
+            # the bounded search with no constraint on a feature: bounds or smoothing only
             self.monotone = np.zeros((train_set.n_features, n_outputs), dtype=np.int8)
         InteractionConstraints.check_features(params["interaction_constraints"],
                                               train_set.n_features)
@@ -490,12 +490,13 @@ class _Trainer:
             raise ValueError("split and update gradients need split='dense' and "
                              "tree_mode='multi_output'")
         if update is not None and self.monotone is not None:
-            raise ValueError("monotone_constraints and max_delta_step bound the leaf values of "
-                             "the outputs, so they cannot be kept when an objective's update "
-                             "gradients set the leaves; drop one of the two")
-        # monotone constraints' bounds shrink down the tree, and the leaves keep none
+            raise ValueError("monotone_constraints, max_delta_step and path_smooth bound the "
+                             "leaf values of the outputs, so they cannot be kept when an "
+                             "objective's update gradients set the leaves; drop one of the two")
+        # monotone constraints' bounds shrink down the tree and path_smooth's
+        # pull follows it, and the leaves keep neither
         renew = (self.goss and self.row_sample is not None and params["goss_renew_leaves"]
-                 and params["monotone_constraints"] is None)
+                 and params["monotone_constraints"] is None and params["path_smooth"] <= 0)
         new_trees = [self._grow(output, tree_grad, tree_hess, update, shrinkage, not renew)
                      for output, (tree_grad, tree_hess) in enumerate(
                          _per_tree_gradients(grad, hess, self.single_output))]
@@ -540,8 +541,8 @@ class _Trainer:
         the leaves' residuals (renew_leaf_values: quantile's residual
         quantiles, as LightGBM renews its quantile and L1 leaves) in place of
         the gradients' (before the learning rate); unchanged where it sets
-        none (NaN), and under monotone_constraints or max_delta_step, whose
-        bounds hold the gradients' values."""
+        none (NaN), and under monotone_constraints, max_delta_step or
+        path_smooth, whose bounds hold the gradients' values."""
         renew = getattr(self.loss, "renew_leaf_values", None)
         if renew is None or self.monotone is not None:
             return values

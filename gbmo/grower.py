@@ -78,13 +78,14 @@ _NO_BOUNDS = (np.zeros((0, 0)), np.zeros((0, 0)))
 class _Node:
     __slots__ = ("start", "stop", "depth", "sums", "histogram", "gain", "feature",
                  "bin", "missing_left", "left_sums", "left", "right", "index", "outputs",
-                 "id", "lower", "upper", "path", "left_bins", "left_flags")
+                 "id", "lower", "upper", "value", "path", "left_bins", "left_flags")
 
     def __init__(self, start, stop, depth, sums):
         self.start, self.stop, self.depth, self.sums = start, stop, depth, sums
         self.histogram = None
         self.outputs = None  # the outputs a sparse leaf keeps, when its parent chose them
         self.lower = self.upper = None  # bounds on its values, under monotone constraints
+        self.value = None  # its values under path_smooth, which pull its children's
         self.path = frozenset()  # the features split on above it (interaction constraints)
         self.gain = -1.0
         self.left = self.right = None
@@ -177,11 +178,12 @@ class GrownNodes:
     and for a split its gain, feature, bin, missing side, children and left
     sums; breadth_first is their order in the model; peak_histograms, the
     most histograms alive at once; lower and upper, the bounds on each node's
-    values under monotone constraints (bounded_outputs columns); with
+    values under monotone constraints (bounded_outputs columns); value, each
+    node's values under path_smooth (smoothed: bounded_outputs columns); with
     categorical features, left_flags: each split's set of bins that go left,
     256 flags (the missing bin's included)."""
 
-    def __init__(self, max_nodes, width, bounded_outputs=0, categorical=False):
+    def __init__(self, max_nodes, width, bounded_outputs=0, categorical=False, smoothed=False):
         self.start = np.empty(max_nodes, dtype=np.intp)
         self.stop = np.empty(max_nodes, dtype=np.intp)
         self.depth = np.empty(max_nodes, dtype=np.int32)
@@ -199,6 +201,7 @@ class GrownNodes:
         # each node's bounds on its values, under monotone constraints
         self.lower = np.empty((max_nodes, bounded_outputs))
         self.upper = np.empty((max_nodes, bounded_outputs))
+        self.value = np.empty((max_nodes, bounded_outputs if smoothed else 0))
         self.left_flags = np.empty((max_nodes, 256 if categorical else 0), dtype=np.uint8)
 
 
@@ -269,6 +272,9 @@ class TreeGrower:
         # (n_features, n_outputs): +1 / -1 where an output must increase /
         # decrease with a feature; None without constraints
         self.monotone = monotone
+        # > 0: each node's values are pulled toward its parent's (LightGBM's
+        # path smoothing), which the bounded search does (monotone given)
+        self.path_smooth = params["path_smooth"]
         self.constraints = InteractionConstraints(params["interaction_constraints"],
                                                   self.features)
         self.workspace = workspace
@@ -438,7 +444,10 @@ class TreeGrower:
             options.update(categorical=self.categorical_flags, category_order=self.category_order,
                            **self._category_rules())
         if self.top_k is None:
-            bounds = () if self.monotone is None else (self.monotone, node.lower, node.upper)
+            bounds = ()
+            if self.monotone is not None:
+                bounds = (self.monotone, node.lower, node.upper)
+                options.update(self._smoothing(node.value))
             best = find_best_splits(*common, *results, *bounds, **options)
         else:
             best = find_best_sparse_splits(*common, self.top_k, self.restricted, *results,
@@ -521,9 +530,14 @@ class TreeGrower:
         """The children's bounds: their parent's, and for a split on a
         constrained feature, cut at the midpoint of the two children's values
         (per output), so that every leaf below one side stays on its side of
-        every leaf below the other (LightGBM's basic method)."""
+        every leaf below the other (LightGBM's basic method). Under
+        path_smooth the children's values, pulled toward node's, are kept:
+        they pull their own children's."""
         left, right = node.left, node.right
         left.lower, left.upper = right.lower, right.upper = node.lower, node.upper
+        for child in (left, right) if self.path_smooth > 0 else ():
+            child.value = self._values(child.sums, bounds=(node.lower, node.upper),
+                                       anchors=node.value)
         direction = self.monotone[node.feature]
         if not direction.any():
             return
@@ -534,9 +548,20 @@ class TreeGrower:
         right.upper = np.where(direction < 0, np.minimum(node.upper, middle), node.upper)
 
     def _bounded_values(self, node):
-        """node's leaf values, clipped to its bounds when it has them."""
+        """node's leaf values, clipped to its bounds when it has them (under
+        path_smooth, the values kept when it was made)."""
+        if node.value is not None:
+            return node.value
         return self._values(node.sums,
                             bounds=None if node.lower is None else (node.lower, node.upper))
+
+    def _smoothing(self, anchors):
+        """The split and value kernels' path_smooth arguments, the values
+        pulled toward anchors (none without path_smooth)."""
+        if self.path_smooth <= 0:
+            return {}
+        return {"anchor": anchors, "path_smooth": self.path_smooth,
+                "max_output": self._root_bound()}
 
     def _build_all(self, nodes):
         """Histograms of several nodes: one kernel pass over every (node, feature)
@@ -632,6 +657,8 @@ class TreeGrower:
             root.histogram = self._build(root)
         else:
             root.sums = self._gathered_sums(root)
+        if self.path_smooth > 0:  # the root's values are not smoothed: LightGBM's
+            root.value = self._values(root.sums, bounds=(root.lower, root.upper))
         if self.symmetric:
             self._grow_symmetric(root)
         else:
@@ -668,9 +695,10 @@ class TreeGrower:
         n_rows = workspace.reset_rows(self.row_sample)
         bounded = self.monotone is not None
         categorical = self.categorical is not None
+        smoothed = self.path_smooth > 0
         nodes = GrownNodes(node_bound(n_rows, params["max_leaves"], params["min_samples_leaf"],
                                       params["max_depth"]),
-                           self.width, self.n_outputs if bounded else 0, categorical)
+                           self.width, self.n_outputs if bounded else 0, categorical, smoothed)
         entries = self.by_row
         row_wise = None if entries is None else (
             entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,
@@ -686,7 +714,7 @@ class TreeGrower:
             params["max_leaves"], self.n_threads, nodes,
             tree_seed=0 if self.tree_seed is None else self.tree_seed,
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
-            monotone=self.monotone, root_bound=self._root_bound(),
+            monotone=self.monotone, root_bound=self._root_bound(), path_smooth=self.path_smooth,
             depthwise=params["growth"] == "depthwise", level_batch=self.level_batch,
             **self._group_arguments(), **self._categorical_arguments())
         arrays, leaves, splits = tree_arrays(
@@ -705,12 +733,13 @@ class TreeGrower:
         def split_parts():
             return ((nodes.sums[splits], nodes.sums[nodes.left[splits]],
                      nodes.sums[nodes.right[splits]]),
-                    (nodes.lower[splits], nodes.upper[splits]) if bounded else None)
+                    (nodes.lower[splits], nodes.upper[splits]) if bounded else None,
+                    nodes.value[splits] if smoothed else None)
 
         return self._finish_tree(
             arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
             split_parts, (nodes.lower[leaves], nodes.upper[leaves]) if bounded else None, None,
-            sets)
+            sets, nodes.value[leaves] if smoothed else None)
 
     def _grow_by_gain(self, root):
         """Best-first, or depth-wise (see _priority)."""
@@ -818,18 +847,19 @@ class TreeGrower:
         return (self.n_outputs, self.hess_width, self.hess_constant, self.params["lambda_l2"],
                 self.top_k)
 
-    def _values(self, sums, extra_l2=_NO_EXTRA_L2, bounds=None):
+    def _values(self, sums, extra_l2=_NO_EXTRA_L2, bounds=None, anchors=None):
         """Leaf values -T(G) / (H + lambda + extra_l2) of the nodes whose
         [G, H, count] sums are the rows (or of the one node of 1-D sums),
-        clipped to bounds (lower, upper) when given."""
-        return self._node_values(sums, extra_l2, bounds, with_scores=False)[0]
+        clipped to bounds (lower, upper) when given, and under path_smooth
+        pulled toward anchors (their parents' values) when given."""
+        return self._node_values(sums, extra_l2, bounds, anchors, with_scores=False)[0]
 
-    def _scores(self, sums, extra_l2, bounds):
+    def _scores(self, sums, extra_l2, bounds, anchors):
         """Each output's score of the nodes whose sums are the rows, their
         values bounded as in _values (see _core._split.node_values)."""
-        return self._node_values(sums, extra_l2, bounds, with_scores=True)[1]
+        return self._node_values(sums, extra_l2, bounds, anchors, with_scores=True)[1]
 
-    def _node_values(self, sums, extra_l2, bounds, with_scores):
+    def _node_values(self, sums, extra_l2, bounds, anchors, with_scores):
         """(values, scores) by one node_values call; scores empty unless with_scores."""
         rows = np.ascontiguousarray(sums, dtype=np.float64).reshape(-1, self.width)
         shape = (len(rows), self.n_outputs)
@@ -837,9 +867,11 @@ class TreeGrower:
         scores = np.empty(shape if with_scores else (0, 0))
         lower, upper = _NO_BOUNDS if bounds is None else (
             np.ascontiguousarray(bound, dtype=np.float64).reshape(shape) for bound in bounds)
+        smoothing = {} if anchors is None else self._smoothing(
+            np.ascontiguousarray(anchors, dtype=np.float64).reshape(shape))
         node_values(rows, self.n_outputs, self.hess_width, self.hess_constant,
                     self.params["lambda_l2"], self.lambda_l1, extra_l2, lower, upper, values,
-                    scores)
+                    scores, **smoothing)
         if sums.ndim == 1:
             values, scores = values[0], scores.reshape(-1)
         return values, scores
@@ -851,12 +883,13 @@ class TreeGrower:
         np.put_along_axis(mask, chosen, True, axis=1)
         return mask
 
-    def _output_gains(self, split_sums, bounds, with_cat_l2):
+    def _output_gains(self, split_sums, bounds, anchors, with_cat_l2):
         """For each split, its gain per output (summing to its gain) and which
         outputs it involves: all for dense, those a side or the parent keeps
         for sparse. split_sums: the (parents, left children, right children)
         sums, a row per split; bounds: the parents' (lower, upper) under
-        monotone constraints, else None; with_cat_l2: whether the search
+        monotone constraints, else None; anchors: the parents' values under
+        path_smooth, else None; with_cat_l2: whether the search
         scored each split's children with cat_l2 added (a categorical set's),
         None for none.
         One pass over all the tree's splits."""
@@ -871,7 +904,10 @@ class TreeGrower:
         if bounds is not None:
             # values bounded by the parent's bounds, as the split search scored them
             bounds = tuple(np.tile(bound, (3, 1)) for bound in bounds)
-        parent, left, right = self._scores(sums, extra_l2, bounds).reshape(3, n_splits, d)
+        if anchors is not None:  # the parent's values pull all three, as in the search
+            anchors = np.tile(anchors, (3, 1))
+        parent, left, right = self._scores(sums, extra_l2, bounds,
+                                           anchors).reshape(3, n_splits, d)
         if self.top_k is None:
             return 0.5 * (left + right - parent), np.ones(parent.shape, dtype=bool)
         keep_parent = self._top_k_masks(parent)
@@ -911,7 +947,9 @@ class TreeGrower:
             bounds = None if self.monotone is None else tuple(
                 np.array([getattr(node, side) for node in splits]).reshape(-1, self.n_outputs)
                 for side in ("lower", "upper"))
-            return sums, bounds
+            anchors = None if self.path_smooth <= 0 else np.array(
+                [node.value for node in splits]).reshape(-1, self.n_outputs)
+            return sums, bounds, anchors
 
         by_set = [node for node in splits if node.left_flags is not None]
         return self._finish_tree(
@@ -920,20 +958,24 @@ class TreeGrower:
             np.array([node.sums for node in leaves]), [node.feature for node in splits],
             split_parts, leaf_bounds, leaf_outputs,
             ([node.index for node in by_set], [node.feature for node in by_set],
-             [node.left_flags for node in by_set]))
+             [node.left_flags for node in by_set]),
+            np.array([node.value for node in leaves]) if self.path_smooth > 0 else None)
 
     def _finish_tree(self, arrays, leaf_start, leaf_stop, leaf_sums, split_features,
-                     split_parts, leaf_bounds=None, leaf_outputs=None, sets=((), (), ())):
+                     split_parts, leaf_bounds=None, leaf_outputs=None, sets=((), (), ()),
+                     leaf_values=None):
         """The Tree of arrays (tree_structure's or tree_arrays'), with its
         leaves' values from their sums (clipped to leaf_bounds under monotone
-        constraints, the leaf_outputs of sparse leaves), each split's output
-        gains (see _output_gains; split_parts() gives the splits' sums and
-        bounds, asked for with several outputs only) and its categorical
+        constraints, the leaf_outputs of sparse leaves; under path_smooth
+        leaf_values, those kept as the leaves were made), each split's output
+        gains (see _output_gains; split_parts() gives the splits' sums,
+        bounds and anchors, asked for with several outputs only) and its categorical
         splits' sets: sets
         holds their nodes' numbers in the tree, features and left flags (256
         each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
-        values = self._values(leaf_sums, bounds=leaf_bounds)
+        values = (self._values(leaf_sums, bounds=leaf_bounds) if leaf_values is None
+                  else np.array(leaf_values, dtype=np.float64))
         if leaf_outputs is not None:
             values = np.take_along_axis(values, leaf_outputs, axis=1)
         set_nodes, set_features, set_flags = sets

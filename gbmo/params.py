@@ -105,6 +105,10 @@ PARAMS = {
     "max_delta_step": Spec(0.0, float, -1e300, 1e300,
                            doc="bound on the magnitude of leaf values before the learning rate; "
                                "<= 0: none"),
+    "path_smooth": Spec(0.0, float, 0.0, 1e300,
+                        doc="pulls a node of n rows toward its parent's values by "
+                            "path_smooth / (n + path_smooth), LightGBM's path smoothing; "
+                            "0: none"),
     "monotone_constraints": Spec(None, int, -1, 1, allow_none=True, many=True,
                                  doc="per feature: 1 (every output non-decreasing in it), "
                                      "-1 (non-increasing) or 0 (free); or per feature a "
@@ -396,7 +400,6 @@ _LIGHTGBM_NOT_TAKEN = {
     **dict.fromkeys(("bagging_seed", "feature_fraction_seed", "data_random_seed", "drop_seed",
                      "extra_seed", "objective_seed"),
                     "gbmo draws every random choice from one seed: give seed"),
-    "path_smooth": "gbmo does not smooth leaf values toward their parents",
     "min_data_in_bin": "gbmo's bins are quantiles of the values (see max_bins)",
     "linear_tree": "gbmo's leaves hold constants, not linear models",
     "group": "gbmo has no ranking objectives",
@@ -612,14 +615,15 @@ def resolve_params(params):
             "level's one split is chosen by its dense gain summed over the level's nodes"
         )
     _check_monotone_constraints(resolved)
-    if resolved["max_delta_step"] > 0 and (resolved["split"] != "dense"
-                                           or resolved["growth"] == "symmetric"
-                                           or resolved["ensembler"] is not None):
-        raise ValueError(
-            "parameter 'max_delta_step' needs split='dense', growth 'bestfirst' or 'depthwise' "
-            "and no ensembler, as monotone_constraints: both bound every output's leaf values; "
-            f"got split={resolved['split']!r}, growth={resolved['growth']!r}, "
-            f"ensembler={resolved['ensembler']!r}")
+    for name in ("max_delta_step", "path_smooth"):
+        if resolved[name] > 0 and (resolved["split"] != "dense"
+                                   or resolved["growth"] == "symmetric"
+                                   or resolved["ensembler"] is not None):
+            raise ValueError(
+                f"parameter {name!r} needs split='dense', growth 'bestfirst' or 'depthwise' "
+                "and no ensembler, as monotone_constraints: each bounds every output's leaf "
+                f"values; got split={resolved['split']!r}, growth={resolved['growth']!r}, "
+                f"ensembler={resolved['ensembler']!r}")
     groups = resolved["interaction_constraints"]
     if groups == []:
         resolved["interaction_constraints"] = groups = None  # LightGBM's default: none

@@ -292,6 +292,7 @@ def training_cases(draw):
     if (split == "dense" and params["growth"] != "symmetric" and "ensembler" not in params
             and objective != "sparse_labels"):
         params["max_delta_step"] = draw(st.sampled_from([0.0, 0.0, 0.0, 0.05, 3.0]))
+        params["path_smooth"] = draw(st.sampled_from([0.0, 0.0, 0.0, 2.0, 50.0]))
     if draw(st.booleans()):
         params["interaction_constraints"] = [
             sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))

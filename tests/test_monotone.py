@@ -15,21 +15,30 @@ from gbmo._core._split import find_best_splits  # noqa: E402
 
 
 # -- the kernel -------------------------------------------------------------------
-def bounded_score(G, H, lower, upper):
+def bounded_score(G, H, lower, upper, smoothing=None, count=None):
     """(twice the objective decrease, the values) of a leaf whose values
-    -G / (H + lambda) are clipped to [lower, upper]."""
+    -G / (H + lambda) are clipped to [lower, upper]; with smoothing =
+    (anchor, path_smooth, max_output), first cut to +-max_output and pulled
+    toward anchor as LightGBM smooths a leaf of count rows."""
     h = H + LAMBDA
-    values = np.clip(-G / h, lower, upper)
+    values = -G / h
+    if smoothing is not None:
+        anchor, path_smooth, max_output = smoothing
+        ratio = count / path_smooth
+        values = (np.clip(values, -max_output, max_output) * ratio / (ratio + 1)
+                  + anchor / (ratio + 1))
+    values = np.clip(values, lower, upper)
     return float(-(2 * G * values + h * values ** 2).sum()), values
 
 
 def brute_force_bounded(bins, n_bins, missing_bin, grad, hess, hess_width, lower, upper,
-                        direction, min_samples_leaf):
+                        direction, min_samples_leaf, smoothing=None):
     """(gain, bin, missing_left) of the best split of one feature whose outputs
-    are constrained by direction (per output), in the kernel's scan order."""
+    are constrained by direction (per output), in the kernel's scan order;
+    smoothing as bounded_score's, for the parent and both children."""
     everything = np.ones(len(bins), dtype=bool)
     G, H, _ = child_stats(grad, hess, everything, hess_width, 1.0)
-    parent, _ = bounded_score(G, H, lower, upper)
+    parent, _ = bounded_score(G, H, lower, upper, smoothing, len(bins))
     has_missing = bool((bins == missing_bin).any())
     best = (-1.0, -1, False)
     for missing_left in ((False, True) if has_missing else (False,)):
@@ -39,8 +48,8 @@ def brute_force_bounded(bins, n_bins, missing_bin, grad, hess, hess_width, lower
                 continue
             GL, HL, nL = child_stats(grad, hess, left, hess_width, 1.0)
             GR, HR, nR = child_stats(grad, hess, ~left, hess_width, 1.0)
-            score_left, values_left = bounded_score(GL, HL, lower, upper)
-            score_right, values_right = bounded_score(GR, HR, lower, upper)
+            score_left, values_left = bounded_score(GL, HL, lower, upper, smoothing, nL)
+            score_right, values_right = bounded_score(GR, HR, lower, upper, smoothing, nR)
             if np.any(direction * (values_right - values_left) < 0):
                 continue
             gain = 0.5 * (score_left + score_right - parent)
@@ -75,6 +84,54 @@ def test_bounded_split_search_matches_the_brute_force(hess_kind, d, seed):
                                            lower, upper, monotone[f], 3)
             assert (bin_[f], bool(missing_left[f])) == expected[1:], (f, monotone[f])
             np.testing.assert_allclose(gain[f], expected[0], rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("hess_kind", HESS_WIDTHS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_path_smoothed_search_matches_the_brute_force(hess_kind, seed):
+    """path_smooth scores every child and the parent with values cut to
+    +-max_output and pulled toward the node's own values (the anchor), then
+    bounded; with constraints of every sign and missing values."""
+    rng = np.random.default_rng(40 + seed)
+    d = 3
+    hess_width = hess_width_of(hess_kind, d)
+    n_bins = [6, 9, 4, 7]
+    X_binned, grad, hess = make_node(rng, 120, n_bins, {1, 3}, 15, d, hess_width)
+    hist, parent = node_histogram(X_binned, grad, hess, 15)
+    monotone = rng.integers(-1, 2, size=(4, d)).astype(np.int8)
+    anchor = rng.normal(0, 0.05, d)
+    lower, upper = np.full(d, -np.inf), np.full(d, np.inf)
+    lower[0], upper[1] = anchor[0] - 0.01, anchor[1] + 0.02
+    features = np.arange(4, dtype=np.int32)
+    for path_smooth, max_output in ((5.0, np.inf), (40.0, 0.03)):
+        smoothing = (anchor, path_smooth, max_output)
+        for n_threads in (1, 2):
+            gain, bin_, missing_left = unset_outputs(4)
+            find_best_splits(hist, features, np.array(n_bins, dtype=np.int32), parent, d,
+                             hess_width, 1.0, LAMBDA, 3, 0.0, gain, bin_, missing_left,
+                             n_threads, monotone, lower, upper, anchor=anchor,
+                             path_smooth=path_smooth, max_output=max_output)
+            for f in range(4):
+                expected = brute_force_bounded(X_binned[f], n_bins[f], 15, grad, hess,
+                                               hess_width, lower, upper, monotone[f], 3,
+                                               smoothing)
+                assert (bin_[f], bool(missing_left[f])) == expected[1:], (f, path_smooth)
+                np.testing.assert_allclose(gain[f], expected[0], rtol=1e-8, atol=1e-10)
+
+
+def test_the_kernel_refuses_path_smooth_without_bounds_or_anchor():
+    rng = np.random.default_rng(0)
+    X_binned, grad, hess = make_node(rng, 50, [4, 4], set(), 15, 2, 2)
+    hist, parent = node_histogram(X_binned, grad, hess, 15)
+    common = (hist, np.arange(2, dtype=np.int32), np.full(2, 4, np.int32), parent, 2, 2, 1.0,
+              LAMBDA, 3, 0.0, *unset_outputs(2), 1)
+    bounds = (np.zeros((2, 2), np.int8), np.full(2, -np.inf), np.full(2, np.inf))
+    with pytest.raises(ValueError, match="path_smooth searches with bounds"):
+        find_best_splits(*common, path_smooth=1.0)
+    with pytest.raises(ValueError, match=r"an anchor value per output \(2,\)"):
+        find_best_splits(*common, *bounds, path_smooth=1.0, anchor=np.zeros(3))
+    with pytest.raises(ValueError, match="path_smooth must be >= 0 and max_output > 0"):
+        find_best_splits(*common, *bounds, path_smooth=-1.0, anchor=np.zeros(2))
 
 
 def test_unbounded_search_without_constraints_finds_the_unconstrained_split():
@@ -179,7 +236,9 @@ def test_all_zero_constraints_grow_the_unconstrained_model():
     np.testing.assert_array_equal(zeros.predict(X), free.predict(X))
 
 
-def test_an_objective_that_sets_the_leaves_itself_is_refused_with_constraints():
+@pytest.mark.parametrize("bounding", [{"monotone_constraints": [1, 0, 0]},
+                                      {"path_smooth": 5.0}])
+def test_an_objective_that_sets_the_leaves_itself_is_refused_with_constraints(bounding):
     from gbmo.multitask import ObjectiveResult
 
     rng = np.random.default_rng(0)
@@ -189,9 +248,9 @@ def test_an_objective_that_sets_the_leaves_itself_is_refused_with_constraints():
         grad = raw - y
         return ObjectiveResult(grad, np.ones_like(grad), grad, np.ones_like(grad))
 
-    with pytest.raises(ValueError, match="monotone_constraints and max_delta_step bound the leaf"):
-        gbmo.train({"verbosity": 0, "objective": objective, "monotone_constraints": [1, 0, 0]},
-                   gbmo.Dataset(X, Y), 1)
+    with pytest.raises(ValueError, match="monotone_constraints, max_delta_step and path_smooth "
+                                         "bound the leaf"):
+        gbmo.train({"verbosity": 0, "objective": objective, **bounding}, gbmo.Dataset(X, Y), 1)
 
 
 @pytest.mark.parametrize("params, message", [
@@ -255,13 +314,17 @@ def test_max_delta_step_on_a_single_leaf_is_the_clipped_newton_step():
     np.testing.assert_allclose(model.predict(X[:2]), np.tile(raw, (2, 1)), rtol=1e-6)
 
 
-def test_max_delta_step_needs_the_dense_bounded_search():
+@pytest.mark.parametrize("name", ["max_delta_step", "path_smooth"])
+def test_max_delta_step_and_path_smooth_need_the_dense_bounded_search(name):
     X = np.random.default_rng(22).normal(size=(40, 2))
     for params in ({"split": "sparse", "top_k": 1}, {"growth": "symmetric"},
                    {"ensembler": "mtgbm"}):
-        with pytest.raises(ValueError, match="parameter 'max_delta_step' needs split='dense'"):
-            gbmo.train({"verbosity": 0, "max_delta_step": 1.0, **params},
+        with pytest.raises(ValueError, match=f"parameter '{name}' needs split='dense'"):
+            gbmo.train({"verbosity": 0, name: 1.0, **params},
                        gbmo.Dataset(X, np.column_stack([X[:, 0], X[:, 1]])), 1)
+    if name == "path_smooth":  # max_delta_step <= 0 means none
+        with pytest.raises(ValueError, match="parameter 'path_smooth'.*-1"):
+            gbmo.train({"verbosity": 0, name: -1.0}, gbmo.Dataset(X, X[:, 0]), 1)
 
 
 def test_goss_renews_the_leaves_within_max_delta_step():
@@ -276,3 +339,80 @@ def test_goss_renews_the_leaves_within_max_delta_step():
     np.testing.assert_allclose(loose.predict(X), free.predict(X), rtol=1e-9)
     tight = gbmo.train({**params, "max_delta_step": 0.5}, gbmo.Dataset(X, Y), 20)
     assert max(np.abs(t.dense_leaf_values(2)).max() for t in tight.trees) <= 0.1 + 1e-12
+
+
+# -- path_smooth: the bounded search with values pulled toward the parent's ----------
+def first_tree_reference_values(X, Y, model, path_smooth, tree=0, output=None):
+    """The leaf values (before the learning rate) of an MSE model's first tree
+    (or, with output, the first tree of that output in single-output mode) as
+    LightGBM's path smoothing sets them, from the rows of each node: the root
+    keeps -G / (H + lambda), every other node that value pulled toward its
+    parent's by path_smooth / (n + path_smooth). Keyed by leaf index."""
+    frame = model.trees_to_dataframe()
+    frame = frame[frame.tree_index == tree].set_index("node_index")
+    leaf_of_row = model.predict(X, pred_leaf=True).reshape(len(X), -1)[:, tree]
+    target = Y if output is None else Y[:, output:output + 1]
+    residual = target.mean(axis=0) - target
+    rows = {node: np.zeros(len(X), dtype=bool) for node in frame.index}
+    for node, leaf in frame.leaf_index.dropna().items():
+        climbing = node
+        while climbing != -1:  # every node above the leaf holds its rows
+            rows[climbing] |= leaf_of_row == leaf
+            climbing = frame.parent_index[climbing]
+    value = {}
+    for node in frame.index:  # parents come before their children
+        count = rows[node].sum()
+        newton = -residual[rows[node]].sum(axis=0) / (count + LAMBDA)
+        parent = frame.parent_index[node]
+        if parent == -1:
+            value[node] = newton
+        else:
+            ratio = count / path_smooth
+            value[node] = newton * ratio / (ratio + 1) + value[parent] / (ratio + 1)
+    return {int(frame.leaf_index[node]): value[node] for node in frame.index
+            if frame.is_leaf[node]}
+
+
+@pytest.mark.parametrize("params", [{}, {"tree_mode": "single_output"},
+                                    {"growth": "depthwise", "max_depth": 4}])
+@pytest.mark.parametrize("path_smooth", [3.0, 200.0])
+def test_path_smooth_pulls_every_leaf_toward_its_parent_s_value(params, path_smooth):
+    pytest.importorskip("pandas")  # trees_to_dataframe
+    rng = np.random.default_rng(30)
+    X = rng.normal(size=(1500, 4))
+    Y = np.column_stack([np.sign(X[:, 0]) + X[:, 1], X[:, 0] * X[:, 2]])
+    Y = Y + 0.3 * rng.normal(size=Y.shape)
+    model = gbmo.train({"verbosity": 0, "max_leaves": 12, "min_samples_leaf": 10,
+                        "learning_rate": 0.5, "path_smooth": path_smooth, **params},
+                       gbmo.Dataset(X, Y), 1)
+    single = params.get("tree_mode") == "single_output"
+    for tree, output in ((0, 0), (1, 1)) if single else ((0, None),):
+        expected = first_tree_reference_values(X, Y, model, path_smooth, tree, output)
+        leaves = model.trees[tree].leaf_values
+        for leaf, value in expected.items():
+            # float32 gradients: agreement to their precision
+            np.testing.assert_allclose(leaves[leaf], 0.5 * value, rtol=1e-5, atol=1e-7)
+    unsmoothed = gbmo.train({"verbosity": 0, "max_leaves": 12, "min_samples_leaf": 10,
+                             "learning_rate": 0.5, **params}, gbmo.Dataset(X, Y), 1)
+    # smoothing moves values toward the root's: the leaves spread less
+    assert np.ptp(model.predict(X), axis=0).max() < np.ptp(unsmoothed.predict(X), axis=0).max()
+
+
+@pytest.mark.parametrize("params", [{"path_smooth": 5.0}, {"path_smooth": 80.0},
+                                    {"path_smooth": 20.0, "lambda_l1": 3.0},
+                                    {"path_smooth": 20.0, "min_data_in_leaf": 50}])
+def test_path_smooth_grows_lightgbm_s_trees(params):
+    """Integer features of 8 values, which both libraries bin one value a bin:
+    the same splits and the same smoothed leaves, round after round."""
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(31)
+    X = rng.integers(0, 8, size=(3000, 4)).astype(float)
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * (X[:, 2] > 3) + 0.3 * rng.normal(size=3000)
+    common = {"learning_rate": 0.1, "num_leaves": 12, "lambda_l2": 1.0, "verbose": -1,
+              **params}
+    ours = gbmo.train(common, gbmo.Dataset(X, y), 8)
+    theirs = lightgbm.train({**common, "objective": "regression"}, lightgbm.Dataset(X, y), 8)
+    # float32 gradients in both: agreement to their precision
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-6)
+    smoothless = gbmo.train({**common, "path_smooth": 0.0}, gbmo.Dataset(X, y), 8)
+    assert np.abs(smoothless.predict(X) - ours.predict(X)).max() > 1e-3

@@ -77,6 +77,14 @@ CASES = {
         {"monotone_constraints": [[1, 0, 0], [0, 0, 0], [0, -1, 1]] + [[0, 0, 0]] * 5,
          "tree_mode": "single_output", "lambda_l1": 1.0}, dict(n=1500, d=3)),
     "max_delta_step": ({"max_delta_step": 0.3, "learning_rate": 1.0}, dict(n=2000, d=2)),
+    "path_smooth": ({"path_smooth": 30.0, "max_leaves": 40}, dict(n=2000, d=3, missing=0.1)),
+    "path_smooth, monotone, max_delta_step, l1, depth-wise": (
+        {"path_smooth": 5.0, "monotone_constraints": [1, 0, -1, 0, 0, 0, 0, 0],
+         "max_delta_step": 0.4, "lambda_l1": 1.0, "growth": "depthwise", "max_depth": 5},
+        dict(n=2000, d=2)),
+    "path_smooth, categorical, single-output trees": (
+        {"path_smooth": 10.0, "categorical_feature": [6, 7], "tree_mode": "single_output"},
+        dict(n=2000, d=2, categories=15)),
     "interaction constraints": ({"interaction_constraints": [[0, 1], [2, 3], [1, 4, 5]]},
                                 dict(n=2000, d=2, missing=0.2)),
     "interaction constraints, colsample_bynode, monotone": (

@@ -28,8 +28,8 @@ from ._histogram cimport (build_feature_histograms, build_nodes_histograms,
                           build_row_wise_histograms, gather_rows, subtract_feature_histograms,
                           sum_rows)
 from ._partition cimport partition_rows, threshold_sides
-from ._split cimport (CategoryRules, SplitContext, best_feature_position, category_rules,
-                      clipped_leaf_values, dense_context, search_features)
+from ._split cimport (CategoryRules, SplitContext, ValueBounds, best_feature_position,
+                      category_rules, clipped_leaf_values, dense_context, search_features)
 
 from ..parallel import PARALLEL_MIN_WORK
 
@@ -240,6 +240,12 @@ cdef struct Grow:
     double* upper
     double* left_values              # outputs
     double* right_values             # outputs
+    # path_smooth > 0 (with monotone, every direction 0 if need be): each
+    # node's values, per output, toward which its children's are pulled;
+    # max_output cuts a value before it is (max_delta_step, else inf)
+    double path_smooth
+    double max_output
+    double* value
     # categorical features (NULL: none): per feature 1 when its bins are
     # categories, ordered at each node; a split on one sends left the bins
     # whose flag is set in its node's row of left_flags (256 per node, the
@@ -511,11 +517,10 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
     if g.extra_trees:
         draw_random_bins(g, node, s)
         random_bins = s.random_bins
+    cdef ValueBounds bounds = node_bounds(g, node)
     dense_context(&context, g.sums + node * g.width, s.shrunk_parent, g.d, g.k,
                   g.hess_constant, g.lambda_l2, g.lambda_l1, g.min_samples_leaf,
-                  g.min_child_weight, g.monotone,
-                  g.lower + node * g.d if g.monotone != NULL else NULL,
-                  g.upper + node * g.d if g.monotone != NULL else NULL)
+                  g.min_child_weight, g.monotone, &bounds)
     if g.categorical != NULL:
         context.categorical = g.categorical
         context.rules = g.category_rules
@@ -566,14 +571,31 @@ cdef void set_sums(Grow* g, int node, const int* order, const HIST_t* feature_hi
     flags[g.missing_bin] = g.missing_left[node]
 
 
+cdef inline ValueBounds node_bounds(const Grow* g, int node) noexcept nogil:
+    """What bounds the values of node's children in its search (its own
+    bounds, and under path_smooth its values as their anchor); unread
+    without monotone."""
+    cdef ValueBounds bounds
+    bounds.lower = g.lower + node * g.d if g.monotone != NULL else NULL
+    bounds.upper = g.upper + node * g.d if g.monotone != NULL else NULL
+    bounds.anchor = g.value + node * g.d if g.path_smooth > 0.0 else NULL
+    bounds.path_smooth = g.path_smooth
+    bounds.max_output = g.max_output
+    return bounds
+
+
 cdef void bound_children(Grow* g, int node) noexcept nogil:
     """The children's bounds: their parent's, and for a split on a
     constrained feature, cut at the midpoint of the two children's values
-    (per output), as grower.TreeGrower._bound_children."""
+    (per output), as grower.TreeGrower._bound_children. Under path_smooth
+    the children's values are kept: their own children's anchors."""
     cdef int left = g.left[node], right = g.right[node]
     cdef const signed char* direction = g.monotone + g.feature[node] * g.d
     cdef const double* lower = g.lower + node * g.d
     cdef const double* upper = g.upper + node * g.d
+    cdef ValueBounds bounds = node_bounds(g, node)
+    cdef double* left_values = g.left_values
+    cdef double* right_values = g.right_values
     cdef Py_ssize_t j
     cdef bint constrained = False
     cdef double middle
@@ -581,16 +603,16 @@ cdef void bound_children(Grow* g, int node) noexcept nogil:
         g.lower[left * g.d + j] = g.lower[right * g.d + j] = lower[j]
         g.upper[left * g.d + j] = g.upper[right * g.d + j] = upper[j]
         constrained = constrained or direction[j] != 0
-    if not constrained:
+    if g.path_smooth > 0.0:
+        left_values, right_values = g.value + left * g.d, g.value + right * g.d
+    elif not constrained:
         return
     clipped_leaf_values(g.sums + left * g.width, g.d, g.k, g.hess_constant, g.lambda_l2,
-                        g.lambda_l1, lower, upper, g.searches[0].shrunk_parent,
-                        g.left_values)
+                        g.lambda_l1, &bounds, g.searches[0].shrunk_parent, left_values)
     clipped_leaf_values(g.sums + right * g.width, g.d, g.k, g.hess_constant, g.lambda_l2,
-                        g.lambda_l1, lower, upper, g.searches[0].shrunk_parent,
-                        g.right_values)
-    for j in range(g.d):
-        middle = 0.5 * (g.left_values[j] + g.right_values[j])
+                        g.lambda_l1, &bounds, g.searches[0].shrunk_parent, right_values)
+    for j in range(g.d if constrained else 0):
+        middle = 0.5 * (left_values[j] + right_values[j])
         if direction[j] > 0:
             g.upper[left * g.d + j] = min(upper[j], middle)
             g.lower[right * g.d + j] = max(lower[j], middle)
@@ -747,11 +769,18 @@ cdef void grow(Grow* g, Py_ssize_t n_rows) noexcept nogil:
     cdef int child
     cdef Py_ssize_t order = 0, n_leaves = 1, n_batch, m
     cdef int i
+    cdef ValueBounds unsmoothed
     if can_split(g, root):
         build(g, root, False)
     else:
         gather(g, root)
         sum_rows(g.ordered, n_rows, g.width, g.sums)
+    if g.path_smooth > 0.0:
+        # the root's values are not smoothed (it has no parent): LightGBM's
+        unsmoothed = node_bounds(g, root)
+        unsmoothed.path_smooth = 0.0
+        clipped_leaf_values(g.sums, g.d, g.k, g.hess_constant, g.lambda_l2, g.lambda_l1,
+                            &unsmoothed, g.searches[0].shrunk_parent, g.value)
     if g.slot[root] >= 0:
         find_split(g, root, &g.searches[0], threads_for(g, search_work(g)))
     if g.gain[root] > 0:
@@ -839,6 +868,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     bint extra_trees=False,
                     const signed char[:, ::1] monotone=None,
                     double root_bound=INFINITY,
+                    double path_smooth=0.0,
                     const int[::1] group_indptr=None,
                     const int[::1] group_features=None,
                     bint depthwise=False,
@@ -868,7 +898,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     node's features and thresholds from tree_seed (node_draws). monotone
     (features, outputs: +1, -1, 0) bounds the nodes' values (the root's to
     +-root_bound) into nodes.lower and nodes.upper (as many rows as nodes,
-    one column per output), as the Python loop does. Interaction
+    one column per output), as the Python loop does; path_smooth > 0 (with
+    monotone) pulls each node's values toward its parent's (after cutting
+    them to +-root_bound; see _split.ValueBounds) and writes them to
+    nodes.value (the root's unsmoothed). Interaction
     constraints: group m holds the features group_features[group_indptr[m]:
     group_indptr[m + 1]]. depthwise splits a level before the next, up to
     level_batch nodes of it at once. categorical (a flag per feature) splits
@@ -1002,8 +1035,16 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.bynode_fraction = colsample_bynode
     g.extra_trees = extra_trees
     g.n_all_features = n_all_features
-    cdef double[:, ::1] lower, upper
+    cdef double[:, ::1] lower, upper, value
     g.monotone = NULL
+    g.path_smooth, g.max_output, g.value = 0.0, root_bound, NULL
+    if path_smooth != 0.0:
+        value = nodes.value
+        if monotone is None or not path_smooth > 0.0 or value.shape[0] < needed \
+                or value.shape[1] != g.d:
+            raise ValueError(f"path_smooth must be >= 0, and > 0 needs monotone and the "
+                             f"nodes' values ({needed}, {g.d})")
+        g.path_smooth, g.value = path_smooth, &value[0, 0]
     if monotone is not None:
         lower, upper = nodes.lower, nodes.upper
         if monotone.shape[0] != n_all_features or monotone.shape[1] != g.d \

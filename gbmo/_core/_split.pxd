@@ -12,6 +12,20 @@ cdef struct CategoryRules:
     Py_ssize_t max_cat_to_onehot  # features of at most this many bins: one category a set
 
 
+cdef struct ValueBounds:
+    # what bounds a node's leaf values (monotone constraints, max_delta_step,
+    # path_smooth): each value w_j = -T(G_j) / (H_j + lambda) is first cut to
+    # +-max_output (max_delta_step; inf for none), then, when path_smooth > 0,
+    # pulled toward anchor_j, its parent's value, as LightGBM smooths a path
+    # (w n / (n + path_smooth) + anchor path_smooth / (n + path_smooth), n
+    # the node's rows), then clipped to [lower_j, upper_j]
+    const double* lower
+    const double* upper
+    const double* anchor       # NULL when path_smooth is 0
+    double path_smooth
+    double max_output
+
+
 cdef struct SplitContext:
     Py_ssize_t n_outputs
     Py_ssize_t hess_width
@@ -26,10 +40,10 @@ cdef struct SplitContext:
     Py_ssize_t top_k
     bint restricted
     # monotone constraints (NULL: none): per feature and output -1, 0 or +1,
-    # and the node's bounds on its leaf values, per output
+    # and what bounds the node's leaf values (also for max_delta_step and
+    # path_smooth, which search with every direction 0)
     const signed char* monotone
-    const double* lower
-    const double* upper
+    ValueBounds bounds
     # categorical features (NULL: none): per feature 1 when its bins are
     # categories, ordered at each node (order_categories), and the rules of
     # their sets (search_categories)
@@ -43,11 +57,11 @@ cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shr
                         Py_ssize_t n_outputs, Py_ssize_t hess_width, double hess_constant,
                         double lambda_l2, double lambda_l1, double min_samples_leaf,
                         double min_child_weight, const signed char* monotone,
-                        const double* lower, const double* upper) noexcept nogil
+                        const ValueBounds* bounds) noexcept nogil
 
 cdef void clipped_leaf_values(const HIST_t* sums, Py_ssize_t n_outputs, Py_ssize_t hess_width,
                               double hess_constant, double lambda_l2, double lambda_l1,
-                              const double* lower, const double* upper, HIST_t* shrunk,
+                              const ValueBounds* bounds, HIST_t* shrunk,
                               double* values) noexcept nogil
 
 cdef void search_features(const SplitContext* context,

@@ -85,12 +85,20 @@ cdef inline double score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
     return total
 
 
+cdef inline double smoothed(double value, double count, double anchor,
+                           double path_smooth) noexcept nogil:
+    """value pulled toward anchor by path_smooth / (count + path_smooth), in
+    LightGBM's arithmetic: a node of few rows keeps mostly its parent's value."""
+    cdef double ratio = count / path_smooth
+    return value * ratio / (ratio + 1.0) + anchor / (ratio + 1.0)
+
+
 cdef inline double bounded_score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
-                                 double hess_constant, double lambda_l2, const double* lower,
-                                 const double* upper, double* values) noexcept nogil:
-    """score when each leaf value w_j = -G_j / (H_j + lambda) is clipped to
-    [lower_j, upper_j]: twice the objective decrease, -(2 G_j w_j + (H_j +
-    lambda) w_j^2), which is G_j^2 / (H_j + lambda) when nothing is clipped.
+                                 double hess_constant, double lambda_l2, const ValueBounds* b,
+                                 double* values) noexcept nogil:
+    """score when each leaf value w_j = -G_j / (H_j + lambda) is bounded as b
+    says (see ValueBounds): twice the objective decrease, -(2 G_j w_j + (H_j
+    + lambda) w_j^2), which is G_j^2 / (H_j + lambda) when nothing bounds it.
     values (when not NULL) receives the w_j."""
     cdef Py_ssize_t j
     cdef double hessian, value, total = 0.0
@@ -103,7 +111,10 @@ cdef inline double bounded_score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
             hessian = sums[d + j] + lambda_l2
         # no hessian: no rows that count, so G is 0 and any value costs nothing
         value = -sums[j] / hessian if hessian != 0.0 else 0.0
-        value = min(max(value, lower[j]), upper[j])
+        if b.path_smooth > 0.0:
+            value = smoothed(min(max(value, -b.max_output), b.max_output), sums[d + k],
+                             b.anchor[j], b.path_smooth)
+        value = min(max(value, b.lower[j]), b.upper[j])
         if values != NULL:
             values[j] = value
         total -= 2.0 * sums[j] * value + hessian * value * value
@@ -362,9 +373,9 @@ cdef inline double bounded_split_gain(const SplitContext* c, const HIST_t* left,
     asks."""
     cdef Py_ssize_t d = c.n_outputs, j
     cdef double total = (bounded_score(left, d, c.hess_width, c.hess_constant, c.lambda_l2,
-                                       c.lower, c.upper, s.left_values)
+                                       &c.bounds, s.left_values)
                          + bounded_score(right, d, c.hess_width, c.hess_constant, c.lambda_l2,
-                                         c.lower, c.upper, s.right_values))
+                                         &c.bounds, s.right_values))
     for j in range(d):
         if s.direction[j] * (s.right_values[j] - s.left_values[j]) < 0.0:
             return -1.0
@@ -1004,10 +1015,10 @@ cdef void search_features(const SplitContext* context,
 cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n_outputs,
                        Py_ssize_t hess_width, double hess_constant, double lambda_l2,
                        double lambda_l1, double min_samples_leaf, double min_child_weight,
-                       Py_ssize_t top_k, bint restricted, const double* lower,
-                       const double* upper) noexcept nogil:
+                       Py_ssize_t top_k, bint restricted,
+                       const ValueBounds* bounds) noexcept nogil:
     """Every field but parent_score; no monotone constraints or categorical
-    features (the entry points add them)."""
+    features (the entry points add them). bounds: NULL for none."""
     context.n_outputs = n_outputs
     context.hess_width = hess_width
     context.hess_constant = hess_constant
@@ -1019,8 +1030,12 @@ cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n
     context.top_k = top_k
     context.restricted = restricted
     context.monotone = NULL
-    context.lower = lower
-    context.upper = upper
+    if bounds != NULL:
+        context.bounds = bounds[0]
+    else:
+        context.bounds.lower = context.bounds.upper = context.bounds.anchor = NULL
+        context.bounds.path_smooth = 0.0
+        context.bounds.max_output = INFINITY
     context.categorical = NULL
     context.category_order = NULL
 
@@ -1029,49 +1044,52 @@ cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shr
                         Py_ssize_t n_outputs, Py_ssize_t hess_width, double hess_constant,
                         double lambda_l2, double lambda_l1, double min_samples_leaf,
                         double min_child_weight, const signed char* monotone,
-                        const double* lower, const double* upper) noexcept nogil:
+                        const ValueBounds* bounds) noexcept nogil:
     """The context of a dense search (shrunk_parent: width scratch for the
     parent's shrunk sums when lambda_l1 > 0), under monotone constraints
-    with the node's bounds when monotone is not NULL."""
+    with the node's bounds when monotone is not NULL. The parent is scored
+    with its values bounded as its children's are: under path_smooth, pulled
+    toward its own values (LightGBM's gain shift)."""
     cdef const HIST_t* scored = l1_shrunk(parent, n_outputs, n_outputs + hess_width + 1,
                                           lambda_l1, shrunk_parent)
     init_context(context, parent, n_outputs, hess_width, hess_constant, lambda_l2, lambda_l1,
-                 min_samples_leaf, min_child_weight, 0, False, lower, upper)
+                 min_samples_leaf, min_child_weight, 0, False,
+                 bounds if monotone != NULL else NULL)
     if monotone != NULL:
         context.monotone = monotone
         context.parent_score = bounded_score(scored, n_outputs, hess_width, hess_constant,
-                                             lambda_l2, lower, upper, NULL)
+                                             lambda_l2, bounds, NULL)
     else:
         context.parent_score = score(scored, n_outputs, hess_width, hess_constant, lambda_l2)
 
 
 cdef void clipped_leaf_values(const HIST_t* sums, Py_ssize_t n_outputs, Py_ssize_t hess_width,
                               double hess_constant, double lambda_l2, double lambda_l1,
-                              const double* lower, const double* upper, HIST_t* shrunk,
+                              const ValueBounds* bounds, HIST_t* shrunk,
                               double* values) noexcept nogil:
-    """A node's leaf values -T(G) / (H + lambda), clipped to its bounds, into
+    """A node's leaf values -T(G) / (H + lambda), bounded as bounds says, into
     values (shrunk: width scratch), as grower.TreeGrower._bounded_values."""
     bounded_score(l1_shrunk(sums, n_outputs, n_outputs + hess_width + 1, lambda_l1, shrunk),
-                  n_outputs, hess_width, hess_constant, lambda_l2, lower, upper, values)
+                  n_outputs, hess_width, hess_constant, lambda_l2, bounds, values)
 
 
 cdef SplitContext _context(const HIST_t[::1] parent, Py_ssize_t n_outputs,
                            Py_ssize_t hess_width, double hess_constant, double lambda_l2,
                            double lambda_l1, double min_samples_leaf, double min_child_weight,
-                           Py_ssize_t top_k, bint restricted, const double* lower=NULL,
-                           const double* upper=NULL) except *:
+                           Py_ssize_t top_k, bint restricted,
+                           const ValueBounds* bounds=NULL) except *:
     """top_k = 0 means dense: the parent scores all outputs, else its top_k;
-    with bounds (lower, upper) its values are bounded (monotone constraints).
-    parent must outlive the context, which points into it."""
+    with bounds its values are bounded (monotone constraints, max_delta_step,
+    path_smooth). parent must outlive the context, which points into it."""
     cdef SplitContext context
     if not lambda_l1 >= 0.0:
         raise ValueError(f"lambda_l1 must be >= 0, got {lambda_l1}")
     init_context(&context, &parent[0], n_outputs, hess_width, hess_constant, lambda_l2,
-                 lambda_l1, min_samples_leaf, min_child_weight, top_k, restricted, lower, upper)
+                 lambda_l1, min_samples_leaf, min_child_weight, top_k, restricted, bounds)
     cdef const HIST_t[::1] scored = _shrunk(parent, n_outputs, lambda_l1)
-    if lower != NULL:
+    if bounds != NULL:
         context.parent_score = bounded_score(&scored[0], n_outputs, hess_width, hess_constant,
-                                             lambda_l2, lower, upper, NULL)
+                                             lambda_l2, bounds, NULL)
     elif top_k == 0:
         context.parent_score = score(&scored[0], n_outputs, hess_width, hess_constant,
                                      lambda_l2)
@@ -1108,6 +1126,9 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      const signed char[:, ::1] monotone=None,
                      const double[::1] lower=None,
                      const double[::1] upper=None,
+                     const double[::1] anchor=None,
+                     double path_smooth=0.0,
+                     double max_output=INFINITY,
                      double lambda_l1=0.0,
                      const int[::1] random_bins=None,
                      const unsigned char[::1] categorical=None,
@@ -1127,8 +1148,10 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
 
     monotone (n_features, n_outputs: +1 increasing, -1 decreasing, 0 free)
     with the node's bounds lower and upper (per output) searches under
-    monotone constraints: see bounded_split_gain. lambda_l1 > 0 scores
-    soft-thresholded gradient sums (l1_shrunk).
+    monotone constraints: see bounded_split_gain. There, path_smooth > 0
+    pulls every value toward anchor (per output; the node's own values),
+    after cutting it to +-max_output (max_delta_step): see ValueBounds.
+    lambda_l1 > 0 scores soft-thresholded gradient sums (l1_shrunk).
 
     random_bins (per feature of hist; extra trees) limits each feature to one
     threshold, "bins <= random_bins[f] go left", with each missing direction;
@@ -1144,18 +1167,23 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     sets), written to the front of category_order[f]: the bins
     category_order[f, :best_bin[f] + 1] go left (random_bins[f], in
     [0, n_bins - 1] for a categorical feature, draws one candidate set)."""
-    cdef const double* lower_bound = NULL
-    cdef const double* upper_bound = NULL
+    cdef ValueBounds bounds
     if monotone is not None:
         if lower is None or upper is None or monotone.shape[0] != hist.shape[0] \
                 or monotone.shape[1] != n_outputs or lower.shape[0] != n_outputs \
                 or upper.shape[0] != n_outputs:
             raise ValueError(f"monotone must be ({hist.shape[0]}, {n_outputs}) (features, "
                              f"outputs) and lower and upper ({n_outputs},)")
-        lower_bound, upper_bound = &lower[0], &upper[0]
+        _check_smoothing(path_smooth, anchor, n_outputs, max_output)
+        bounds.lower, bounds.upper = &lower[0], &upper[0]
+        bounds.anchor = &anchor[0] if path_smooth > 0.0 else NULL
+        bounds.path_smooth, bounds.max_output = path_smooth, max_output
+    elif path_smooth != 0.0:
+        raise ValueError("path_smooth searches with bounds: give monotone, lower and upper")
     cdef SplitContext context = _context(parent, n_outputs, hess_width, hess_constant,
                                          lambda_l2, lambda_l1, min_samples_leaf,
-                                         min_child_weight, 0, False, lower_bound, upper_bound)
+                                         min_child_weight, 0, False,
+                                         &bounds if monotone is not None else NULL)
     if monotone is not None:
         context.monotone = &monotone[0, 0]
     _set_categorical(&context, hist, categorical,
@@ -1167,6 +1195,15 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                         features.shape[0], &n_bins_non_missing[0], &best_gain[0], &best_bin[0],
                         &best_missing_left[0], n_threads, random)
     return best_feature_position(&features[0], features.shape[0], &best_gain[0])
+
+
+def _check_smoothing(double path_smooth, const double[::1] anchor, Py_ssize_t n_outputs,
+                     double max_output):
+    if not path_smooth >= 0.0 or not max_output > 0.0:
+        raise ValueError(f"path_smooth must be >= 0 and max_output > 0, got {path_smooth} "
+                         f"and {max_output}")
+    if path_smooth > 0.0 and (anchor is None or anchor.shape[0] != n_outputs):
+        raise ValueError(f"path_smooth needs an anchor value per output ({n_outputs},)")
 
 
 cdef CategoryRules category_rules(double cat_smooth, double cat_l2, double min_data_per_group,
@@ -1521,16 +1558,19 @@ def select_top_k_shared(const HIST_t[::1] left_sums,
 def node_values(const HIST_t[:, ::1] sums, Py_ssize_t n_outputs, Py_ssize_t hess_width,
                 double hess_constant, double lambda_l2, double lambda_l1,
                 const double[::1] extra_l2, const double[:, ::1] lower,
-                const double[:, ::1] upper, double[:, ::1] values, double[:, ::1] scores):
+                const double[:, ::1] upper, double[:, ::1] values, double[:, ::1] scores,
+                const double[:, ::1] anchor=None, double path_smooth=0.0,
+                double max_output=INFINITY):
     """Per node (a row of [G, H, count] sums) and output j: values[r, j] = the
     leaf value -T(G_j) / (H_j + lambda + extra_l2[r]) (T: soft_threshold; 0
     where that denominator is 0), clipped to [lower[r, j], upper[r, j]], and,
     when scores has rows, scores[r, j] = twice the objective decrease that
     value brings, -(2 T(G_j) w_j + (H_j + lambda) w_j^2), which is T(G_j)^2 /
     (H_j + lambda) unclipped. extra_l2 may be empty (0 for every node);
-    lower and upper have no columns without bounds. One pass over a tree's
-    nodes: the same in numpy took 20 calls, as much as a tenth of a round
-    on small data."""
+    lower and upper have no columns without bounds. With path_smooth > 0
+    (and bounds) each value is first cut to +-max_output and pulled toward
+    anchor[r, j] as ValueBounds says. One pass over a tree's nodes: the same
+    in numpy took 20 calls, as much as a tenth of a round on small data."""
     cdef Py_ssize_t n = sums.shape[0], d = n_outputs, r, j
     cdef bint bounded = lower.shape[1] > 0, with_scores = scores.shape[0] > 0
     cdef double t, h, v, extra
@@ -1545,6 +1585,10 @@ def node_values(const HIST_t[:, ::1] sums, Py_ssize_t n_outputs, Py_ssize_t hess
     if bounded and not (lower.shape[0] == upper.shape[0] == n and lower.shape[1]
                         == upper.shape[1] == d):
         raise ValueError(f"lower and upper must be ({n}, {d}) or have no columns")
+    if path_smooth != 0.0 and not (bounded and path_smooth > 0.0 and max_output > 0.0
+                                   and anchor is not None and anchor.shape[0] == n
+                                   and anchor.shape[1] == d):
+        raise ValueError(f"path_smooth > 0 needs bounds, max_output > 0 and anchor ({n}, {d})")
     with nogil:
         for r in range(n):
             extra = extra_l2[r] if extra_l2.shape[0] else 0.0
@@ -1560,6 +1604,9 @@ def node_values(const HIST_t[:, ::1] sums, Py_ssize_t n_outputs, Py_ssize_t hess
                     h = sums[r, d + (j if hess_width > 1 else 0)]
                 h = h + lambda_l2 + extra
                 v = -t / h if h != 0.0 else 0.0
+                if path_smooth > 0.0:
+                    v = smoothed(min(max(v, -max_output), max_output), sums[r, d + hess_width],
+                                 anchor[r, j], path_smooth)
                 if bounded:
                     # np.clip's order: a bound equal to v (signed zeros) wins
                     v = v if v > lower[r, j] or v != v else lower[r, j]
