@@ -46,7 +46,26 @@ def _quantile_edges(ordered, max_bins):
     return edges[edges < finite[-1]]
 
 
-def _feature_edges(column, max_bins):
+def _merged_edges(edges, counts_at_most, min_data_in_bin):
+    """edges without those that leave a bin fewer than min_data_in_bin values,
+    LightGBM's min_data_in_bin: from the lowest bin up, an edge is kept once
+    its bin holds that many values, and a last bin short of them joins the
+    one before. counts_at_most(edges): how many values are <= each edge."""
+    if min_data_in_bin <= 1 or edges.size == 0:
+        return edges
+    at_most = counts_at_most(edges)
+    total = counts_at_most(np.array([np.inf], dtype=edges.dtype))[0]
+    kept, below = [], 0
+    for i, count in enumerate(at_most):
+        if count - below >= min_data_in_bin:
+            kept.append(i)
+            below = count
+    if kept and total - below < min_data_in_bin:
+        kept.pop()
+    return edges[kept]
+
+
+def _feature_edges(column, max_bins, min_data_in_bin=1):
     """Bin edges of one feature from its (sub)sampled values; one sort serves both
     the distinct values and the quantiles."""
     ordered = np.sort(column[~np.isnan(column)])
@@ -54,25 +73,35 @@ def _feature_edges(column, max_bins):
         return ordered
     distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
     if distinct.size <= max_bins:
-        return _distinct_value_edges(distinct)
-    return _quantile_edges(ordered, max_bins)
+        edges = _distinct_value_edges(distinct)
+    else:
+        edges = _quantile_edges(ordered, max_bins)
+    return _merged_edges(edges, lambda e: np.searchsorted(ordered, e, side="right"),
+                         min_data_in_bin)
 
 
-def _sparse_feature_edges(values, n_zeros, max_bins):
+def _sparse_feature_edges(values, n_zeros, max_bins, min_data_in_bin=1):
     """_feature_edges of a column given as its stored values plus n_zeros zeros
     that are not materialised: the same edges, bit for bit, as on the dense
     column, at the cost of the stored values only."""
     values = values[~np.isnan(values)]
     if n_zeros == 0:
-        return _feature_edges(values, max_bins)
+        return _feature_edges(values, max_bins, min_data_in_bin)
     ordered = np.sort(values)
     negative = ordered[: np.searchsorted(ordered, 0.0, side="left")]
     positive = ordered[np.searchsorted(ordered, 0.0, side="right"):]
     n_zeros += ordered.size - negative.size - positive.size  # stored zeros
     distinct = [part[np.concatenate(([True], part[1:] != part[:-1]))] if part.size else part
                 for part in (negative, positive)]
+
+    def counts_at_most(edges):
+        return (np.searchsorted(ordered, edges, side="right")
+                + np.where(edges >= 0.0, n_zeros - (ordered == 0.0).sum(), 0))
+
     if distinct[0].size + 1 + distinct[1].size <= max_bins:
-        return _distinct_value_edges(np.concatenate((distinct[0], [0.0], distinct[1])))
+        return _merged_edges(
+            _distinct_value_edges(np.concatenate((distinct[0], [0.0], distinct[1]))),
+            counts_at_most, min_data_in_bin)
     # The finite order statistics: negative finite values, the zeros, positive finite values.
     negative = negative[np.isfinite(negative)]
     positive = positive[np.isfinite(positive)]
@@ -90,7 +119,8 @@ def _sparse_feature_edges(values, n_zeros, max_bins):
     middle = (order_statistic(np.floor(positions).astype(np.intp)) / 2
               + order_statistic(np.ceil(positions).astype(np.intp)) / 2)
     edges = np.unique(middle)
-    return edges[edges < order_statistic(np.array([size - 1]))[0]]
+    return _merged_edges(edges[edges < order_statistic(np.array([size - 1]))[0]],
+                         counts_at_most, min_data_in_bin)
 
 
 class SparseBinned:
@@ -203,11 +233,12 @@ class BinMapper:
     the first.
     """
 
-    def __init__(self, max_bins=255, subsample=200_000, seed=0, n_threads=1):
+    def __init__(self, max_bins=255, subsample=200_000, seed=0, n_threads=1, min_data_in_bin=1):
         self.max_bins = max_bins
         self.subsample = subsample
         self.seed = seed
         self.n_threads = n_threads
+        self.min_data_in_bin = min_data_in_bin
 
     @property
     def missing_bin(self):
@@ -221,10 +252,13 @@ class BinMapper:
         float64 (14 MB) instead of 1,836 x 256 x 319 (1.2 GB)."""
         return int(self.n_bins_non_missing_.max(initial=0)) + 1
 
-    def fit(self, X):
+    def fit(self, X, categorical=()):
         """X: a dense array, or scipy sparse CSR / CSC (canonical, see
         validation.check_sparse_features), whose edges come from the stored
-        values plus the count of implicit zeros: the same as on X densified."""
+        values plus the count of implicit zeros: the same as on X densified.
+        categorical: the features whose values are category ranks, a bin
+        each, which min_data_in_bin does not merge."""
+        self._unmerged = frozenset(categorical)
         if is_scipy_sparse(X):
             X = check_sparse_features(X)
         n_rows, n_features = X.shape
@@ -237,7 +271,8 @@ class BinMapper:
         else:
             # numpy's sort releases the GIL, so features are binned in parallel threads.
             edges_per_feature = map_in_threads(
-                lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE), self.max_bins),
+                lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE), self.max_bins,
+                                         self._min_data_in_bin(f)),
                 range(n_features), self.n_threads)
             # A feature with one value and some NaN can still split "missing or not".
             self.has_missing_ = np.isnan(X).any(axis=0) if n_features else np.zeros(0, bool)
@@ -251,6 +286,9 @@ class BinMapper:
         self.n_edges_ = np.ascontiguousarray(self.n_bins_non_missing_ - 1, dtype=np.int32)
         return self
 
+    def _min_data_in_bin(self, feature):
+        return 1 if feature in self._unmerged else self.min_data_in_bin
+
     def _sparse_edges(self, X):
         """Edges and has-missing flags of each column of sparse X, column by column."""
         n_rows, n_features = X.shape
@@ -259,7 +297,8 @@ class BinMapper:
 
         def edges_of(f):
             values = np.asarray(data[indptr[f]:indptr[f + 1]], dtype=X_DTYPE)
-            return (_sparse_feature_edges(values, n_rows - values.size, self.max_bins),
+            return (_sparse_feature_edges(values, n_rows - values.size, self.max_bins,
+                                          self._min_data_in_bin(f)),
                     bool(np.isnan(values).any()))
 
         # Features in chunks: one task per feature would cost more than its work.

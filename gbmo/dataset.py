@@ -281,7 +281,8 @@ class Dataset:
         when its parameters bin otherwise)."""
         if params is None:
             params = resolve_params({})
-        binning = (params["max_bins"], params["bin_subsample"], params["seed"])
+        binning = (params["max_bins"], params["bin_subsample"], params["seed"],
+                   params["min_data_in_bin"])
         if (self.X_binned is not None and self._binning == binning
                 and self.category_order is category_order):
             return self
@@ -293,8 +294,8 @@ class Dataset:
         else:
             self.bin_mapper = BinMapper(
                 params["max_bins"], params["bin_subsample"], params["seed"],
-                thread_count(params["n_threads"])
-            ).fit(X)
+                thread_count(params["n_threads"]), params["min_data_in_bin"]
+            ).fit(X, () if category_order is None else category_order.features)
         self.X_binned = self.bin_mapper.transform(X)
         return self
 

@@ -68,6 +68,10 @@ PARAMS = {
                       doc="depth limit of a tree; -1 or 0 means no limit"),
     "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values"),
     "bin_subsample": Spec(200_000, int, 1, 2**62, doc="rows sampled to find the bin edges"),
+    "min_data_in_bin": Spec(1, int, 1, 2**62,
+                            doc="fewest sampled values a bin of a numeric feature holds: a "
+                                "bin of fewer joins its neighbour (LightGBM's; its default "
+                                "is 3)"),
     "subsample": Spec(1.0, float, 0.0, 1.0, low_open=True,
                       doc="fraction of the rows each tree is grown on, drawn anew every "
                           "subsample_freq rounds (bagging)"),
@@ -400,7 +404,6 @@ _LIGHTGBM_NOT_TAKEN = {
     **dict.fromkeys(("bagging_seed", "feature_fraction_seed", "data_random_seed", "drop_seed",
                      "extra_seed", "objective_seed"),
                     "gbmo draws every random choice from one seed: give seed"),
-    "min_data_in_bin": "gbmo's bins are quantiles of the values (see max_bins)",
     "linear_tree": "gbmo's leaves hold constants, not linear models",
     "group": "gbmo has no ranking objectives",
 }

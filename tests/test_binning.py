@@ -423,3 +423,84 @@ def test_subsampled_fit_still_bins_every_row():
     again = BinMapper(max_bins=16, subsample=500, seed=1).fit(X)
     np.testing.assert_array_equal(again.edges_, mapper.edges_)
     assert mapper.edges_.dtype == X_DTYPE
+
+
+# -- min_data_in_bin ---------------------------------------------------------------
+def merged_reference(values, edges, min_data_in_bin):
+    """The greedy merge spelled out: walk the bins from the lowest, close one
+    at an edge once it holds min_data_in_bin values, and fold a short last
+    bin into the one before."""
+    kept, in_bin = [], 0
+    for i, edge in enumerate(edges):
+        in_bin += np.sum((values <= edge) & (values > (edges[i - 1] if i else -np.inf)))
+        if in_bin >= min_data_in_bin:
+            kept.append(edge)
+            in_bin = 0
+    if kept and np.sum(values > kept[-1]) < min_data_in_bin:
+        kept.pop()
+    return np.array(kept)
+
+
+@pytest.mark.parametrize("min_data_in_bin", [2, 3, 10, 40])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_min_data_in_bin_merges_small_bins_into_their_neighbours(min_data_in_bin, seed):
+    """Few distinct values (a bin each), many (quantiles, some of one value),
+    a column of mostly zeros; with NaN, which stays in the missing bin."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, 40, 300), rng.normal(size=300),
+                         np.where(rng.random(300) < 0.8, 0.0, rng.poisson(2, 300)),
+                         np.round(rng.exponential(size=300), 1)]).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    plain = BinMapper(max_bins=63).fit(X)
+    merged = BinMapper(max_bins=63, min_data_in_bin=min_data_in_bin).fit(X)
+    binned = merged.transform(X)
+    for f in range(X.shape[1]):
+        values = X[:, f][~np.isnan(X[:, f])]
+        expected = merged_reference(values, plain.edges_[f, :plain.n_edges_[f]],
+                                    min_data_in_bin)
+        np.testing.assert_array_equal(merged.edges_[f, :merged.n_edges_[f]], expected)
+        counts = np.bincount(binned[f][binned[f] != merged.missing_bin])
+        assert counts.sum() == len(values)
+        if len(counts) > 1:  # one bin keeps every value, however few
+            assert counts.min() >= min_data_in_bin
+        assert np.all(binned[f][np.isnan(X[:, f])] == merged.missing_bin)
+
+
+@pytest.mark.parametrize("min_data_in_bin", [1, 5, 30])
+def test_min_data_in_bin_gives_sparse_x_the_edges_of_the_dense_array(min_data_in_bin):
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(3)
+    X = np.where(rng.random((400, 5)) < 0.7, 0.0, rng.normal(size=(400, 5)))
+    X[:, 1] = np.where(X[:, 1] != 0, np.round(X[:, 1]), 0.0)  # few distinct values
+    X[:5, 2] = 0.0  # stored zeros beside the implicit ones
+    dense = BinMapper(max_bins=31, min_data_in_bin=min_data_in_bin).fit(X)
+    as_sparse = sparse.csr_matrix(X)
+    as_sparse.data[as_sparse.data == 0] = 0.0
+    from_sparse = BinMapper(max_bins=31, min_data_in_bin=min_data_in_bin).fit(as_sparse)
+    np.testing.assert_array_equal(from_sparse.edges_, dense.edges_)
+    np.testing.assert_array_equal(from_sparse.n_bins_non_missing_, dense.n_bins_non_missing_)
+
+
+def test_min_data_in_bin_trains_on_merged_bins_and_leaves_categories_alone():
+    import gbmo
+
+    rng = np.random.default_rng(4)
+    n = 600
+    X = np.column_stack([rng.integers(0, 60, n), rng.integers(0, 25, n)]).astype(float)
+    y = np.sin(X[:, 0] / 6) + (X[:, 1] % 3) + 0.1 * rng.normal(size=n)
+    data = gbmo.Dataset(X, y, categorical_feature=[1])
+    plain = gbmo.train({"verbosity": 0}, data, 3)
+    assert data.bin_mapper.n_bins_non_missing_[0] == 60
+    merged = gbmo.train({"verbosity": 0, "min_data_in_bin": 40}, data, 3)
+    # the Dataset is binned again for the new parameter: 600 values, 40 a bin
+    assert 2 <= data.bin_mapper.n_bins_non_missing_[0] <= 15
+    assert data.bin_mapper.n_bins_non_missing_[1] == 25  # a bin per category still
+    thresholds = {threshold for tree in merged.dump_model()["trees"]
+                  for feature, threshold, left in zip(tree["node_feature"],
+                                                      tree["node_threshold"], tree["node_left"])
+                  if left >= 0 and feature == 0}
+    assert thresholds and thresholds <= set(
+        data.bin_mapper.edges_[0, :data.bin_mapper.n_edges_[0]])
+    assert not np.allclose(plain.predict(X), merged.predict(X))
+    with pytest.raises(ValueError, match="parameter 'min_data_in_bin' = 0 is out of range"):
+        gbmo.train({"verbosity": 0, "min_data_in_bin": 0}, data, 1)

@@ -550,7 +550,7 @@ def test_boost_from_average_false_starts_every_row_from_zero():
 
 
 @pytest.mark.parametrize("name, reason", [("bagging_seed", "one seed: give seed"),
-                                          ("min_data_in_bin", "quantiles of the values"),
+                                          ("group", "no ranking objectives"),
                                           ("linear_tree", "leaves hold constants")])
 def test_lightgbm_parameters_gbmo_does_not_take_are_refused_with_the_reason(name, reason):
     X = np.random.default_rng(0).normal(size=(50, 2))

@@ -250,6 +250,7 @@ def training_cases(draw):
         "max_depth": draw(st.sampled_from([-1, 0, 1, 2, 3, 6])),
         "min_samples_leaf": draw(st.sampled_from([1, 1, 2, 3, 5, 20, 30])),
         "max_bins": draw(st.sampled_from([2, 3, 4, 16, 63, 255])),
+        "min_data_in_bin": draw(st.sampled_from([1, 1, 1, 3, 50])),
         "lambda_l2": draw(st.sampled_from([0.0, 1e-3, 1.0, 100.0])),
         "lambda_l1": draw(st.sampled_from([0.0, 0.0, 0.5, 1e3])),
         "learning_rate": draw(st.sampled_from([0.01, 0.1, 0.5, 1.0])),
