@@ -541,10 +541,13 @@ class _Trainer:
         the leaves' residuals (renew_leaf_values: quantile's residual
         quantiles, as LightGBM renews its quantile and L1 leaves) in place of
         the gradients' (before the learning rate); unchanged where it sets
-        none (NaN), and under monotone_constraints, max_delta_step or
-        path_smooth, whose bounds hold the gradients' values."""
+        none (NaN), and under monotone_constraints or max_delta_step, whose
+        bounds hold the gradients' values (path_smooth's pull chose the splits,
+        as in LightGBM, which renews such leaves too)."""
         renew = getattr(self.loss, "renew_leaf_values", None)
-        if renew is None or self.monotone is not None:
+        params = self.params
+        if renew is None or (params["monotone_constraints"] is not None
+                             or params["max_delta_step"] > 0):
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
         renewed = kept_outputs(np.asarray(

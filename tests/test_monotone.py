@@ -416,3 +416,19 @@ def test_path_smooth_grows_lightgbm_s_trees(params):
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-6)
     smoothless = gbmo.train({**common, "path_smooth": 0.0}, gbmo.Dataset(X, y), 8)
     assert np.abs(smoothless.predict(X) - ours.predict(X)).max() > 1e-3
+
+
+@pytest.mark.parametrize("objective", ["quantile", "l1"])
+def test_a_negligible_path_smooth_changes_neither_residual_leaves_nor_plain_ones(objective):
+    """A pull of 1e-310 (where count / path_smooth overflows) or 1e-9 leaves
+    every value as it was: quantile and L1 leaves are still set from their
+    residuals after the split, as LightGBM sets them."""
+    rng = np.random.default_rng(32)
+    X = rng.normal(size=(1500, 4))
+    y = 10 * (np.sin(X[:, 0]) + X[:, 1]) + rng.standard_t(3, size=1500)
+    params = {"verbosity": 0, "objective": objective, "max_leaves": 12}
+    unsmoothed = gbmo.train(params, gbmo.Dataset(X, y), 30).predict(X)
+    for path_smooth in (1e-310, 1e-9):
+        smoothed = gbmo.train({**params, "path_smooth": path_smooth}, gbmo.Dataset(X, y),
+                              30).predict(X)
+        np.testing.assert_allclose(smoothed, unsmoothed, rtol=1e-6, atol=1e-6)

@@ -87,10 +87,12 @@ cdef inline double score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
 
 cdef inline double smoothed(double value, double count, double anchor,
                            double path_smooth) noexcept nogil:
-    """value pulled toward anchor by path_smooth / (count + path_smooth), in
-    LightGBM's arithmetic: a node of few rows keeps mostly its parent's value."""
-    cdef double ratio = count / path_smooth
-    return value * ratio / (ratio + 1.0) + anchor / (ratio + 1.0)
+    """value pulled toward anchor by path_smooth / (count + path_smooth): a
+    node of few rows keeps mostly its parent's value. LightGBM divides by
+    count / path_smooth + 1, which overflows for a path_smooth near the
+    smallest doubles."""
+    cdef double total = count + path_smooth
+    return value * (count / total) + anchor * (path_smooth / total)
 
 
 cdef inline double bounded_score(const HIST_t* sums, Py_ssize_t d, Py_ssize_t k,
