@@ -313,6 +313,14 @@ class Booster(JSONModel, TrainingRun):
     def _add_tree(self, tree):
         self.trees.append(tree)
 
+    def _tree_share(self, first, stop):
+        """What each of trees first..stop weighs in a raw score: 1, or in a
+        random forest (boosting='rf') one over the rounds they make up, whose
+        mean the model is (LightGBM's average_output)."""
+        if self.params.get("boosting") != "rf" or first == stop:
+            return 1.0
+        return self.trees_per_round / (stop - first)
+
     @property
     def num_trees(self):
         """The number of trees; also callable, as LightGBM's num_trees()."""
@@ -451,8 +459,13 @@ class Booster(JSONModel, TrainingRun):
             forest = self._forest(first, stop)
             threads = self._walk_threads(n_threads, X, first, stop)
             kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
-            kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), self.init_score,
+            share = self._tree_share(first, stop)
+            kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(),
+                   self.init_score if share == 1.0 else np.zeros_like(self.init_score),
                    out, threads, **forest.categorical_arguments())
+            if share != 1.0:  # a random forest's mean of its trees, then its start
+                out *= share
+                out += self.init_score
         if not raw_score:
             with caller_threads(self._n_threads(n_threads)):
                 out = self.loss.transform(out)
@@ -465,8 +478,8 @@ class Booster(JSONModel, TrainingRun):
 
     def _contributions(self, X, first, stop, n_threads):
         out = np.zeros((X.shape[0], self.n_features + 1, self.n_outputs))
-        out[:, -1] = self.init_score
         if first == stop:
+            out[:, -1] = self.init_score
             return out
         forest = self._forest(first, stop)
         if np.any(forest.node_cover <= 0):
@@ -476,7 +489,7 @@ class Booster(JSONModel, TrainingRun):
         if depth > MAX_CONTRIB_DEPTH:
             raise ValueError(f"pred_contrib takes trees at most {MAX_CONTRIB_DEPTH} levels deep "
                              f"(its walk recurses once a level); this model has one {depth} deep")
-        out[:, -1] += forest.expected_value(self.n_outputs)
+        out[:, -1] = forest.expected_value(self.n_outputs)
         arguments = (forest.tree_roots, depth, forest.node_feature,
                      forest.node_threshold, forest.node_missing_left, forest.node_left,
                      forest.node_right, forest.node_value, forest.node_cover,
@@ -493,6 +506,8 @@ class Booster(JSONModel, TrainingRun):
                       **({} if forest.category_words is None else
                          {"category_offset": forest.category_offset,
                           "category_words": forest.category_words}))
+        out *= self._tree_share(first, stop)
+        out[:, -1] += self.init_score
         return out
 
     def predict_topk(self, X, k, raw_score=False, num_iteration=None, n_threads=None):

@@ -155,8 +155,10 @@ class _EvalSet:
     training set shares the loop's raw scores, a validation set adds one tree
     a round."""
 
-    def __init__(self, name, dataset, y, raw, given=None):
+    def __init__(self, name, dataset, y, raw, given=None, start=None):
         self.name, self.dataset, self.y, self.raw = name, dataset, y, raw
+        # a random forest's raw scores before its first tree (see _Trainer._average_in)
+        self.start = start
         # kept: another run may bin the Dataset again while this one goes on
         self.X_binned = dataset.X_binned
         # the Dataset as the caller gave it (dataset may be its rebinned copy)
@@ -258,6 +260,9 @@ def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
         if old != new]
     if not _same_objective(theirs, ours):
         differences.append(f"objective: {theirs!r} in init_model, {ours!r} here")
+    if "rf" in (init_model.params.get("boosting"), params["boosting"]):
+        differences.append("boosting='rf' neither continues a model nor is continued: its "
+                           "trees fit the start score's gradients and the model averages them")
     if differences:
         raise ValueError("init_model cannot be continued on this data with these parameters; "
                          + "; ".join(differences))
@@ -393,7 +398,11 @@ class _Trainer:
         self.bin_mapper = train_set.bin_mapper
         self.category_bins = _category_bins(self.category_order, self.bin_mapper)
 
-        self.training_set = _EvalSet("training", train_set, y, raw)
+        # a random forest fits every tree to the start's gradients, and its
+        # raw scores are the start's plus the mean of its rounds
+        self.forest = params["boosting"] == "rf"
+        self.training_set = _EvalSet("training", train_set, y, raw,
+                                     start=raw.copy() if self.forest else None)
         self.eval_sets = []
         self.n_outputs, self.init_score, self.init_model = n_outputs, init_score, init_model
         self.booster = booster = Booster() if booster is None else booster
@@ -430,7 +439,8 @@ class _Trainer:
         n_outputs, init_score, init_model = self.n_outputs, self.init_score, self.init_model
         if valid is train_set:
             self.training_set.name = name  # eval_train's name for it, as LightGBM's
-            self._keep_evaluating(_EvalSet(name, valid, self.y, self.raw))
+            self._keep_evaluating(_EvalSet(name, valid, self.y, self.raw,
+                                           start=self.training_set.start))
             return
         if train_set.init_score is not None and valid.init_score is None:
             raise ValueError(f"validation set {name!r} has no init_score while the training "
@@ -447,8 +457,12 @@ class _Trainer:
             check_metric_fits(metric, valid_y, n_outputs)
         eval_set = _EvalSet(name, valid, valid_y, _starting_raw(
             valid, init_score, n_outputs, init_model, f"validation set {name!r}"), given)
-        for tree in self.booster.trees[self.first_new_tree:]:  # added after some rounds
-            eval_set.add_tree(tree, self.bin_mapper.missing_bin, params["n_threads"])
+        if self.forest:
+            eval_set.start = eval_set.raw.copy()
+        trees = self.booster.trees[self.first_new_tree:]  # added after some rounds
+        for tree in trees:
+            eval_set.add_tree(tree, self.bin_mapper.missing_bin, params["n_threads"],
+                              1.0 / self.next_iteration if self.forest else 1.0)
         self._keep_evaluating(eval_set)
 
     def _keep_evaluating(self, eval_set):
@@ -478,11 +492,12 @@ class _Trainer:
         elif iteration % params["subsample_freq"] == 0:
             self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
         dropped, n_dropped, dropped_raw = self._drop() if self.dart else ([], 0, None)
-        shrinkage = params["learning_rate"] / (1 + n_dropped)
+        # a random forest's trees are not shrunk: the model averages them
+        shrinkage = 1.0 if self.forest else params["learning_rate"] / (1 + n_dropped)
         weight = self.train_set.weight
-        context = EnsemblerContext(iteration, rng, self.y, raw, weight, n_threads)
+        context = EnsemblerContext(iteration, rng, self.y, self._fitted_raw, weight, n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
-                                              self.y, raw, weight, context)
+                                              self.y, self._fitted_raw, weight, context)
         exact = grad, hess, update  # before GOSS amplifies them
         if self.goss:
             grad, hess, update = self._goss(iteration, grad, hess, update)
@@ -505,7 +520,9 @@ class _Trainer:
             new_trees = [self._renew_leaves(tree, output, exact, shrinkage)
                          for output, (tree, _, _, _) in enumerate(new_trees)]
         for tree, leaf_start, leaf_stop, rows in new_trees:
-            if self.row_sample is not None and not renew:  # rows out of the sample: no leaf
+            if self.forest:  # _average_in adds it below
+                pass
+            elif self.row_sample is not None and not renew:  # rows out of the sample: no leaf
                 self.training_set.add_tree(tree, missing_bin, n_threads)
             else:
                 add_leaf_values(rows, leaf_start, leaf_stop,
@@ -514,7 +531,33 @@ class _Trainer:
             self.booster._add_tree(tree)
         if n_dropped:
             self._normalize(dropped, n_dropped, dropped_raw)
-        return self._evaluate([tree for tree, _, _, _ in new_trees])
+        trees = [tree for tree, _, _, _ in new_trees]
+        if self.forest:
+            self._average_in(trees)
+        else:
+            self.add_to_eval_sets(trees)
+        return self._evaluate()
+
+    @property
+    def _fitted_raw(self):
+        """The raw scores the round's gradients are taken at: the model's so
+        far, or a random forest's start, which every one of its trees fits."""
+        return self.training_set.start if self.forest else self.raw
+
+    def _average_in(self, trees):
+        """A random forest's round: every evaluated set's raw scores become its
+        start plus the mean of the rounds so far, these trees' among them, as
+        Booster.predict averages them."""
+        rounds = self.next_iteration
+        sets = {id(eval_set.raw): eval_set for eval_set in [self.training_set, *self.eval_sets]}
+        for eval_set in sets.values():
+            raw = eval_set.raw
+            raw -= eval_set.start
+            raw *= (rounds - 1) / rounds
+            raw += eval_set.start
+            for tree in trees:
+                eval_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"],
+                                  1.0 / rounds)
 
     def _renew_leaves(self, tree, output, exact, shrinkage):
         """A tree grown on a GOSS sample with its leaf values set again from
@@ -551,7 +594,8 @@ class _Trainer:
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
         renewed = kept_outputs(np.asarray(
-            renew(self.y, self.raw, self.train_set.weight, rows, leaf_start, leaf_stop, outputs),
+            renew(self.y, self._fitted_raw, self.train_set.weight, rows, leaf_start, leaf_stop,
+                  outputs),
             dtype=np.float64), tree, self.single_output)
         return np.ascontiguousarray(np.where(np.isnan(renewed), values, renewed))
 
@@ -643,9 +687,8 @@ class _Trainer:
                     eval_set.add_tree(tree, self.bin_mapper.missing_bin, self.params["n_threads"],
                                       scale)
 
-    def _evaluate(self, new_trees):
+    def _evaluate(self):
         results = []
-        self.add_to_eval_sets(new_trees)
         for eval_set in self.eval_sets:
             history = self.booster.evals_result[eval_set.name]
             for name, metric, value, higher, per_output in self.scores(eval_set, self.fevals):

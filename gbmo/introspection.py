@@ -83,12 +83,14 @@ def trees_to_dataframe(booster):
 
 
 def raw_score_bound(booster, trees, pick):
-    """The start score plus, for each of trees, pick (np.min or np.max) of
-    its leaves' values, per output: a tree adds 0 to the outputs a leaf
-    holds none of, so those count as 0."""
-    bound = booster.init_score.copy()
+    """The start score plus, for each of trees (the model's first ones), pick
+    (np.min or np.max) of its leaves' values, per output, times its share
+    (a random forest's mean): a tree adds 0 to the outputs a leaf holds none
+    of, so those count as 0."""
+    bound = np.zeros_like(booster.init_score)
     for tree in trees:
         bound += pick(tree.dense_leaf_values(booster.n_outputs), axis=0)
+    bound = booster._tree_share(0, len(trees)) * bound + booster.init_score
     return float(bound[0]) if booster.one_dimensional_target else bound
 
 

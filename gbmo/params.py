@@ -45,10 +45,12 @@ PARAMS = {
                       doc="number of classes for softmax and multiclassova (default: max "
                           "label + 1)"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
-    "boosting": Spec("gbdt", str, choices=("gbdt", "dart", "goss"),
+    "boosting": Spec("gbdt", str, choices=("gbdt", "dart", "goss", "rf"),
                      doc="gbdt, or dart: each round drops earlier rounds at random while it "
                          "fits (drop_rate, max_drop, skip_drop); goss, LightGBM's older name "
-                         "of gbdt with data_sample_strategy='goss'"),
+                         "of gbdt with data_sample_strategy='goss'; rf, a random forest: "
+                         "every tree fits the start score's gradients on its own sample of "
+                         "rows or features, and the model averages them"),
     "drop_rate": Spec(0.1, float, 0.0, 1.0, doc="dart: chance that an earlier round is dropped"),
     "max_drop": Spec(50, int, -2**31, 2**31 - 1,
                      doc="dart: rounds dropped at most in one round; <= 0: no limit"),
@@ -522,8 +524,20 @@ def bags(params):
 
 
 def check_sampling(params):
-    """GOSS's sampling parameters, checked when training starts and every
-    round (reset_parameter may change them)."""
+    """The sampling parameters of GOSS and random forests, checked when
+    training starts and every round (reset_parameter may change them)."""
+    if params["boosting"] == "rf" and (
+            params["data_sample_strategy"] == "goss"
+            or not (bags(params) or params["colsample_bytree"] < 1.0
+                    or params["colsample_bynode"] < 1.0)):
+        raise ValueError(
+            "boosting='rf' grows every tree from the same gradients, so the trees differ only "
+            "by their samples: give subsample < 1 (with subsample_freq > 0), colsample_bytree "
+            "< 1 or colsample_bynode < 1 (GOSS is not taken); got "
+            f"subsample={params['subsample']}, subsample_freq={params['subsample_freq']}, "
+            f"colsample_bytree={params['colsample_bytree']}, "
+            f"colsample_bynode={params['colsample_bynode']}, "
+            f"data_sample_strategy={params['data_sample_strategy']!r}")
     if params["data_sample_strategy"] == "goss" and (
             bags(params) or params["top_rate"] + params["other_rate"] > 1.0):
         raise ValueError(
@@ -541,6 +555,7 @@ _VALUE_ALIASES = {
     "grow_policy": {"lossguide": "bestfirst", "SymmetricTree": "symmetric",
                     "Depthwise": "depthwise", "Lossguide": "bestfirst"},
     "verbose": {False: 0, True: 1},
+    **dict.fromkeys(("boosting", "boosting_type", "boost"), {"random_forest": "rf"}),
 }
 
 

@@ -45,8 +45,10 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     if params["ensembler"] is not None:
         raise ValueError("refit sets leaves from the objective's gradients; this model's "
                          "leaves came from an ensembler's, which refit cannot take")
-    if params["boosting"] == "dart":
-        raise ValueError("refit cannot refit DART's trees: each round rescaled earlier ones")
+    if params["boosting"] in ("dart", "rf"):
+        raise ValueError("refit cannot refit DART's trees, each round of which rescaled "
+                         "earlier ones, nor a random forest's, which fit the start score's "
+                         "gradients")
     loss = booster.loss
     if getattr(loss, "renew_leaf_values", None) is not None:
         raise ValueError(f"refit sets leaves from gradients; objective {loss.name!r} sets them "

@@ -442,8 +442,10 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
         offsets, values, outputs = np.zeros(0, np.int64), forest.values, forest.outputs
         leaves = np.zeros((leaves.shape[0], 0), dtype=np.int32)
     n_threads = booster._n_threads(n_threads)
+    # a random forest's (boosting='rf') trees each weigh their share of the mean
+    values = np.ascontiguousarray(values) * booster._tree_share(0, len(trees))
     predict_top_k(leaves, offsets, forest.value_start, np.ascontiguousarray(outputs),
-                  np.ascontiguousarray(values), booster.init_score, k, labels, scores,
+                  values, booster.init_score, k, labels, scores,
                   threads_for(n_threads, leaves.size * WORK_PER_ELEMENT))
     if not raw_score:
         with caller_threads(n_threads):
@@ -524,6 +526,8 @@ class SparseOutputTrainer:
         if params["growth"] != "bestfirst":
             raise ValueError(f"a sparse Y supports growth='bestfirst' only (for now), got "
                              f"growth={params['growth']!r}")
+        if params["boosting"] == "rf":
+            raise ValueError("a sparse Y does not take boosting='rf' yet")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")

@@ -61,12 +61,13 @@ class TrainingRun:
         and every raw score of the run (so later rounds start from the model
         before it, up to rounding), and its records leave evals_result.
         Per-output importance, which cannot take a round back, ends (None).
-        Not for DART, whose rounds rescaled earlier ones, nor beyond the
-        rounds of this run."""
+        Not for DART, whose rounds rescaled earlier ones, nor for a random
+        forest, nor beyond the rounds of this run."""
         trainer = self._run("rollback_one_iter", steps_the_run=True)
-        if trainer.dart:
-            raise ValueError("rollback_one_iter cannot take back a DART round: it rescaled "
-                             "the rounds it dropped")
+        if trainer.dart or trainer.forest:
+            raise ValueError("rollback_one_iter cannot take back a DART or random forest "
+                             "round: DART's rescaled the rounds it dropped, a forest's "
+                             "reweighed every round's share of the mean")
         per_round = self.trees_per_round
         if len(self.trees) - per_round < trainer.first_new_tree:
             raise ValueError("rollback_one_iter takes back this run's rounds only; it has none "

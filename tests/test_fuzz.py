@@ -271,13 +271,21 @@ def training_cases(draw):
         params.update(data_sample_strategy="goss",
                       top_rate=draw(st.sampled_from([0.0, 0.2, 0.9])),
                       other_rate=draw(st.sampled_from([0.01, 0.1])))
-    if draw(st.booleans()):
+    boosting = draw(st.sampled_from(["gbdt", "dart", "dart", "rf"]))
+    if boosting == "dart":
         params.update(boosting="dart", drop_rate=draw(st.sampled_from([0.1, 0.9])),
                       skip_drop=draw(st.sampled_from([0.0, 0.5])))
+    elif (boosting == "rf" and objective != "sparse_labels"
+          and "data_sample_strategy" not in params):
+        params["boosting"] = "rf"
     if params["growth"] != "symmetric":
         params["extra_trees"] = draw(st.sampled_from([False, False, True]))
     params["colsample_bytree"] = draw(st.sampled_from([1.0, 1.0, 0.5]))
     params["colsample_bynode"] = draw(st.sampled_from([1.0, 1.0, 0.3]))
+    if params.get("boosting") == "rf" and max(params["subsample"], params["colsample_bytree"],
+                                              params["colsample_bynode"]) == 1.0 == min(
+            params["subsample"], params["colsample_bytree"], params["colsample_bynode"]):
+        params["colsample_bynode"] = 0.5  # a forest's trees need samples of their own
     if split == "dense" and params["tree_mode"] == "multi_output":
         ensembler = draw(st.sampled_from([None, None, None, "sketch_topk", "sketch_random",
                                           "sketch_projection", "mtgbm", "weighted_sum"]))
@@ -454,8 +462,9 @@ def _check_train_save_load(case):
             capture.prediction, raw, rtol=scale,
             atol=scale * max(1.0, float(np.abs(raw).max())),
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
-    elif params.get("boosting") == "dart":
-        # dropped rounds are taken out and put back rescaled: rounding apart only
+    elif params.get("boosting") in ("dart", "rf"):
+        # dropped rounds are taken out and put back rescaled, a forest's mean
+        # reweighed every round: rounding apart only
         np.testing.assert_allclose(
             capture.prediction.reshape(shape), prediction, rtol=1e-9,
             atol=1e-9 * max(1.0, float(np.abs(raw).max())),

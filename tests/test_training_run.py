@@ -203,7 +203,7 @@ def test_rollback_takes_the_last_round_back():
         booster.rollback_one_iter()
     dart = gbmo.Booster({**PARAMS, "boosting": "dart"}, train_set)
     dart.update()
-    with pytest.raises(ValueError, match="cannot take back a DART round"):
+    with pytest.raises(ValueError, match="cannot take back a DART or random forest round"):
         dart.rollback_one_iter()
 
 
