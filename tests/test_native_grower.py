@@ -77,6 +77,19 @@ CASES = {
         {"monotone_constraints": [[1, 0, 0], [0, 0, 0], [0, -1, 1]] + [[0, 0, 0]] * 5,
          "tree_mode": "single_output", "lambda_l1": 1.0}, dict(n=1500, d=3)),
     "max_delta_step": ({"max_delta_step": 0.3, "learning_rate": 1.0}, dict(n=2000, d=2)),
+    # deep trees: most nodes hold fewer rows than bins, and the histogram
+    # slots pass from tree to tree
+    "deep trees of small nodes": ({"max_leaves": 255, "min_samples_leaf": 2,
+                                   "colsample_bynode": 0.5, "seed": 12},
+                                  dict(n=2000, d=5, missing=0.1)),
+    "deep trees, skipped bins, row-wise, small cache": (
+        {"max_leaves": 200, "min_samples_leaf": 1, "hist_cache": 3, "subsample": 0.7},
+        dict(n=1500, d=3, sparse_columns=3, missing=0.2)),
+    "deep trees, depth-wise, categorical, one output": (
+        {"growth": "depthwise", "max_depth": 9, "max_leaves": 300, "min_samples_leaf": 1,
+         "categorical_feature": [6, 7]}, dict(n=1500, d=1, categories=30, missing=0.1)),
+    "deep random forest": ({"boosting": "rf", "subsample": 0.6, "max_leaves": 255,
+                            "min_samples_leaf": 3, "lambda_l2": 0.0}, dict(n=2000, d=4)),
     "path_smooth": ({"path_smooth": 30.0, "max_leaves": 40}, dict(n=2000, d=3, missing=0.1)),
     "path_smooth, monotone, max_delta_step, l1, depth-wise": (
         {"path_smooth": 5.0, "monotone_constraints": [1, 0, -1, 0, 0, 0, 0, 0],
