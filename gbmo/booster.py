@@ -603,8 +603,8 @@ class Booster(JSONModel, TrainingRun):
     def lower_bound(self):
         """The least raw score predict can give, per output ((n_outputs,); a
         float for a 1-D target with one output): the start score plus the
-        least leaf value of each tree predict uses. As LightGBM's, whose
-        trees hold its start score."""
+        least leaf value of each tree predict uses (a random forest's: their
+        mean). As LightGBM's, whose trees hold its start score."""
         return raw_score_bound(self, self._predicted_trees(), np.min)
 
     def upper_bound(self):

@@ -490,6 +490,9 @@ def split_sparse_params(params):
         # before the shared validation, which knows no sparse objective
         if params.get(name, neutral) != neutral:
             raise ValueError(f"a sparse Y does not take {name} yet")
+    # before the shared validation too, whose demands of a forest do not apply
+    if any(params[key] in ("rf", "random_forest") for key in keys_naming(params, "boosting")):
+        raise ValueError("a sparse Y does not take boosting='rf' yet")
     objective = canonical_objective(_pop_one(params, "objective", "squared_hinge"))
     threshold = params.pop("sparse_threshold", None)
     metric = metric_list(_pop_one(params, "metric", None))
@@ -526,8 +529,6 @@ class SparseOutputTrainer:
         if params["growth"] != "bestfirst":
             raise ValueError(f"a sparse Y supports growth='bestfirst' only (for now), got "
                              f"growth={params['growth']!r}")
-        if params["boosting"] == "rf":
-            raise ValueError("a sparse Y does not take boosting='rf' yet")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")

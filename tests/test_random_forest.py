@@ -177,5 +177,7 @@ def test_a_forest_neither_continues_nor_is_continued_nor_refit_nor_rolled_back()
         forest.refit(X, Y)
     sparse = pytest.importorskip("scipy.sparse")
     labels = sparse.csr_matrix((np.random.default_rng(0).random((300, 20)) < 0.1).astype(float))
-    with pytest.raises(ValueError, match="a sparse Y does not take boosting='rf' yet"):
-        gbmo.train({**FOREST, "split": "sparse", "top_k": 2}, gbmo.Dataset(X, labels), 1)
+    for params in ({**FOREST, "split": "sparse", "top_k": 2},
+                   {"boosting_type": "random_forest"}):  # said first, before sampling's needs
+        with pytest.raises(ValueError, match="a sparse Y does not take boosting='rf' yet"):
+            gbmo.train(params, gbmo.Dataset(X, labels), 1)
