@@ -59,6 +59,12 @@ def mae(y, prediction, weight=None, n_threads=None):
     return _means(Element.ABSOLUTE_ERROR, y, prediction, weight, n_threads)
 
 
+def mape(y, prediction, weight=None, n_threads=None):
+    """LightGBM's mean absolute percentage error: |p - y| / max(1, |y|), so
+    that targets near 0 do not dominate it."""
+    return _means(Element.PERCENTAGE_ERROR, y, prediction, weight, n_threads)
+
+
 def logloss(y, prediction, weight=None, n_threads=None):
     if y.ndim == 1:
         proba = np.clip(prediction[np.arange(len(y)), y], _EPS, 1 - _EPS)
@@ -124,14 +130,15 @@ def auc(y, prediction, weight=None, n_threads=None):
     return np.array(map_in_threads(column_auc, range(y.shape[1]), thread_count(n_threads)))
 
 
-METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "logloss": logloss, "error": error,
-           "accuracy": accuracy, "r2": r2, "auc": auc}
+METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "logloss": logloss,
+           "error": error, "accuracy": accuracy, "r2": r2, "auc": auc}
 
 # What users of LightGBM and XGBoost call them.
 METRIC_ALIASES = {
     "l2": "mse", "mean_squared_error": "mse", "regression": "mse",
     "l2_root": "rmse", "root_mean_squared_error": "rmse",
     "l1": "mae", "mean_absolute_error": "mae", "regression_l1": "mae",
+    "mean_absolute_percentage_error": "mape",
     "binary_logloss": "logloss", "multi_logloss": "logloss", "cross_entropy": "logloss",
     "mlogloss": "logloss",
     "binary_error": "error", "multi_error": "error", "merror": "error",
@@ -198,7 +205,7 @@ def check_metric_fits(name, y, prediction_width):
                              "indices have none); allowed: columns 0 .. d - 1 of a 2-D target")
         y = y[:, outputs]
     if class_indices:
-        if base in ("rmse", "mse", "mae", "r2"):
+        if base in ("rmse", "mse", "mae", "mape", "r2"):
             raise ValueError(f"metric {name!r} compares values with targets, but this "
                              "objective's targets are class indices; use logloss, error, "
                              "accuracy or auc")
@@ -211,7 +218,7 @@ def check_metric_fits(name, y, prediction_width):
             (observed >= 0) & (observed <= 1)).all():
         raise ValueError(f"metric {name!r} scores probabilities against labels in [0, 1] (or "
                          "class indices), but the targets hold other values; for regression "
-                         "use rmse, mse, mae or r2")
+                         "use rmse, mse, mae, mape or r2")
 
 
 def evaluate(name, y, prediction, weight=None, n_threads=None):

@@ -246,8 +246,9 @@ OBJECTIVE_ALIASES = {
     # gbmo-losses' (plugins: refused as unknown without them), by XGBoost's names
     "reg:absoluteerror": "l1", "reg:quantileerror": "quantile", "count:poisson": "poisson",
     "reg:tweedie": "tweedie", "reg:gamma": "gamma",
-    # gbmo-losses' l1 (a plugin: refused as unknown without it)
+    # gbmo-losses' l1 and mape (plugins: refused as unknown without them)
     "regression_l1": "l1", "mae": "l1", "mean_absolute_error": "l1",
+    "mean_absolute_percentage_error": "mape",
     # LightGBM's cross-entropy takes labels anywhere in [0, 1], as sigmoid does
     "cross_entropy": "sigmoid", "xentropy": "sigmoid",
 }

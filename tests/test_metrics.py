@@ -180,3 +180,23 @@ def test_an_empty_metric_list_is_the_objective_s_metric():
     data = gbmo.Dataset(X, X[:, :2])
     booster = gbmo.train({"metric": [], "verbosity": 0}, data, 2, valid_sets=[data])
     assert "rmse" in booster.evals_result["training"]
+
+
+def test_mape_is_lightgbm_s_percentage_error_per_output_with_weights_and_missing_labels():
+    """|p - y| / max(1, |y|): a target near 0 counts as an absolute error."""
+    from gbmo.metrics import canonical_metric, mape
+
+    rng = np.random.default_rng(5)
+    y = np.column_stack([rng.normal(scale=10.0, size=200), rng.uniform(-0.5, 0.5, 200)])
+    y[::7, 0] = np.nan
+    prediction = y + rng.normal(size=y.shape)
+    weight = rng.uniform(0.1, 2.0, 200)
+    error = np.abs(prediction - y) / np.maximum(1.0, np.abs(y))
+    for w in (None, weight):
+        w_full = np.ones(200) if w is None else w
+        expected = [np.nansum(error[:, j] * w_full) / w_full[~np.isnan(y[:, j])].sum()
+                    for j in range(2)]
+        np.testing.assert_allclose(mape(y, np.nan_to_num(prediction), w), expected, rtol=1e-12)
+    assert canonical_metric("mean_absolute_percentage_error") == "mape"
+    value, per_output = evaluate("mape", y, np.nan_to_num(prediction))
+    assert value == pytest.approx(np.mean(per_output))

@@ -20,7 +20,7 @@ from gbmo.metrics import logloss
 from gbmo.multitask import EnsemblerContext
 from gbmo.registry import ENSEMBLERS, LOSSES, create_ensembler, create_loss
 
-PLUGIN_LOSSES = ["focal", "gamma", "huber", "l1", "poisson", "quantile", "tweedie"]
+PLUGIN_LOSSES = ["focal", "gamma", "huber", "l1", "mape", "poisson", "quantile", "tweedie"]
 PLUGIN_ENSEMBLERS = ["sketch_svd"]
 DISTRIBUTION = "gbmo-losses"
 # Small trees, two threads and no per-round log keep every training test fast.
@@ -72,6 +72,7 @@ def _cases(rng, n):
         "huber": ({"delta": 0.7}, rng.normal(size=(n, 3))),
         "quantile": ({"alpha": [0.1, 0.5, 0.9]}, rng.normal(size=n)),
         "l1": ({}, rng.normal(size=(n, 2))),
+        "mape": ({}, rng.normal(scale=5.0, size=(n, 2))),  # |y| on both sides of 1
         "poisson": ({}, rng.poisson(2.0, size=(n, 3)).astype(float)),
         "tweedie": ({"tweedie_variance_power": 1.3}, _compound_poisson_gamma(rng, (n, 3))),
         "gamma": ({}, rng.gamma(2.0, 1.5, size=(n, 2))),
@@ -430,6 +431,46 @@ def test_l1_is_lightgbm_s_regression_l1_the_median_regression():
                           gbmo.Dataset(X[:1500], y[:1500]), 40)
     # twice the gradients, the same splits and the same residual medians as leaves
     np.testing.assert_allclose(quantile.predict(X[1500:]), reference, rtol=1e-10)
+
+
+def test_mape_leaves_are_medians_weighed_by_the_targets_scale():
+    """LightGBM's mape: each row's residual weighs 1 / max(1, |y|) times its
+    sample weight, in the start score and in every leaf; the trained model
+    predicts the constant of least percentage error where l1 predicts the
+    median, and the alias and metric are LightGBM's."""
+    rng = np.random.default_rng(15)
+    X = rng.normal(size=(3000, 3))
+    y = np.exp(1.5 * X[:, 0]) * (1 + 0.3 * rng.normal(size=3000)) + 0.3 * X[:, 1]
+    weight = rng.uniform(0.5, 2.0, size=3000)
+    booster = gbmo.train({**FAST, "objective": "mean_absolute_percentage_error",
+                          "learning_rate": 1.0, "max_leaves": 8},
+                         gbmo.Dataset(X, y, weight=weight), 1)
+    assert booster.loss.name == "mape" and booster.loss.default_metric == "mape"
+    scale = weight / np.maximum(1.0, np.abs(y))
+
+    def weighted_median(values, weights):
+        order = np.argsort(values, kind="stable")
+        cumulative = np.cumsum(weights[order])
+        return values[order][np.searchsorted(cumulative, 0.5 * cumulative[-1])]
+
+    assert booster.init_score[0] == weighted_median(y, scale)
+    leaves = booster.predict_leaf(X)[:, 0]
+    for leaf in range(booster.trees[0].n_leaves):
+        rows = leaves == leaf
+        assert booster.trees[0].leaf_values[leaf, 0] == pytest.approx(
+            weighted_median(y[rows] - booster.init_score[0], scale[rows]), rel=1e-12)
+
+    # 40% of the targets near 1, 60% near 10, whatever X: the median is 10, but
+    # the mape of predicting 1 is 0.6 x 0.9 = 0.54 against 0.4 x 9 = 3.6
+    two_scales = np.where(rng.random(3000) < 0.4, 1.0, 10.0) * (1 + 0.01 * rng.normal(size=3000))
+    constant = {name: gbmo.train({**FAST, "objective": name, "min_samples_leaf": 3000},
+                                 gbmo.Dataset(X, two_scales), 3).predict(X[:1])[0]
+                for name in ("mape", "l1")}
+    assert constant["mape"] == pytest.approx(1.0, abs=0.05)
+    assert constant["l1"] == pytest.approx(10.0, abs=0.5)
+    history = gbmo.train({**FAST, "objective": "mape"}, gbmo.Dataset(X[:2000], y[:2000]), 5,
+                         valid_sets=[gbmo.Dataset(X[2000:], y[2000:])]).evals_result
+    assert list(next(iter(history.values()))) == ["mape"]
 
 
 @pytest.mark.parametrize("alias, name, params", [

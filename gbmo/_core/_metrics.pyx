@@ -23,6 +23,7 @@ cpdef enum Element:
     LOG_LOSS            # of probability p against a label y in [0, 1]
     MISCLASSIFIED       # 1 when p and y fall on different sides of 0.5
     VALUE               # y itself: a value computed beforehand (p is not read)
+    PERCENTAGE_ERROR    # |p - y| / max(1, |y|), LightGBM's mape
 
 
 cdef inline double element(Element kind, double y, double p, double eps) noexcept nogil:
@@ -31,6 +32,8 @@ cdef inline double element(Element kind, double y, double p, double eps) noexcep
         return (p - y) * (p - y)
     if kind == ABSOLUTE_ERROR:
         return fabs(p - y)
+    if kind == PERCENTAGE_ERROR:
+        return fabs(p - y) / (fabs(y) if fabs(y) > 1.0 else 1.0)
     if kind == LOG_LOSS:
         p = eps if p < eps else (1.0 - eps if p > 1.0 - eps else p)
         # a 0/1 label's other term is exactly 0 (p is clipped), so one log does
@@ -96,6 +99,9 @@ def column_means(Element kind, const double[:, :] y, const double[:, :] predicti
             block_sums(LOG_LOSS, y, prediction, weight, first, stop, eps, partial[block])
         elif kind == MISCLASSIFIED:
             block_sums(MISCLASSIFIED, y, prediction, weight, first, stop, eps, partial[block])
+        elif kind == PERCENTAGE_ERROR:
+            block_sums(PERCENTAGE_ERROR, y, prediction, weight, first, stop, eps,
+                       partial[block])
         else:
             block_sums(VALUE, y, prediction, weight, first, stop, eps, partial[block])
     totals = partials.sum(axis=0)
