@@ -20,6 +20,8 @@ def reference_element(kind, y, p):
         return -(y * np.log(p) + (1 - y) * np.log(1 - p))
     if kind == Element.MISCLASSIFIED:
         return np.nan if np.isnan(y) else float((p > 0.5) != (y > 0.5))
+    if kind == Element.PERCENTAGE_ERROR:
+        return abs(p - y) / max(1.0, abs(y))
     return y
 
 
