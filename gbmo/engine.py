@@ -23,7 +23,8 @@ from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, threads_for
-from .params import bags, check_sampling, resolve_params, split_controls
+from .params import (balanced_bagging, bags, check_sampling, resolve_params,
+                     split_controls)
 from .thread_governor import thread_governor
 from .validation import check_init_score_outputs
 
@@ -133,6 +134,16 @@ def _draw_rows(rng, n_rows, fraction):
     """A sorted sample of round(fraction * n_rows) rows (at least one)."""
     size = max(1, int(round(fraction * n_rows)))
     return np.sort(rng.choice(n_rows, size=size, replace=False)).astype(ROW_DTYPE)
+
+
+def _draw_balanced_rows(rng, positive, negative, positive_fraction, negative_fraction):
+    """A sorted sample of round(fraction * count) rows of each of the
+    positive and negative rows (at least one of a class that has rows), as
+    LightGBM's balanced bagging draws them."""
+    parts = [rng.choice(rows, size=max(1, int(round(fraction * len(rows)))), replace=False)
+             for rows, fraction in ((positive, positive_fraction),
+                                    (negative, negative_fraction)) if len(rows)]
+    return np.sort(np.concatenate(parts)).astype(ROW_DTYPE)
 
 
 def _draw_features(rng, features, fraction):
@@ -428,6 +439,8 @@ class _Trainer:
         self.row_sample = None
         self.dart = params["boosting"] == "dart"
         self.first_new_tree = len(booster.trees)  # dart drops this run's rounds only
+        if balanced_bagging(params):
+            self._check_binary_target()
         for name, valid in zip(valid_names, valid_sets):
             self.add_valid(name, valid)
 
@@ -490,7 +503,7 @@ class _Trainer:
         if not bags(params):
             self.row_sample = None  # GOSS draws its own below
         elif iteration % params["subsample_freq"] == 0:
-            self.row_sample = _draw_rows(rng, n_rows, params["subsample"])
+            self.row_sample = self._draw_bag(rng, n_rows)
         dropped, n_dropped, dropped_raw = self._drop() if self.dart else ([], 0, None)
         # a random forest's trees are not shrunk: the model averages them
         shrinkage = 1.0 if self.forest else params["learning_rate"] / (1 + n_dropped)
@@ -537,6 +550,26 @@ class _Trainer:
         else:
             self.add_to_eval_sets(trees)
         return self._evaluate()
+
+    def _check_binary_target(self):
+        if self.loss.name != "sigmoid" or self.n_outputs != 1:
+            raise ValueError(
+                "pos_bagging_fraction and neg_bagging_fraction bag the positive and negative "
+                "rows of a binary target apart: they need objective 'sigmoid' with one output; "
+                f"got objective {self.loss.name!r} with {self.n_outputs} output(s)")
+
+    def _draw_bag(self, rng, n_rows):
+        """This round's rows: subsample of them, or under balanced bagging
+        pos_bagging_fraction of the positive rows and neg_bagging_fraction of
+        the negative ones (a binary sigmoid target's label > 0 or not)."""
+        params = self.params
+        if not balanced_bagging(params):
+            return _draw_rows(rng, n_rows, params["subsample"])
+        self._check_binary_target()
+        positive = self.y[:, 0] > 0
+        return _draw_balanced_rows(rng, np.flatnonzero(positive), np.flatnonzero(~positive),
+                                   params["pos_bagging_fraction"],
+                                   params["neg_bagging_fraction"])
 
     @property
     def _fitted_raw(self):

@@ -77,6 +77,11 @@ PARAMS = {
     "subsample": Spec(1.0, float, 0.0, 1.0, low_open=True,
                       doc="fraction of the rows each tree is grown on, drawn anew every "
                           "subsample_freq rounds (bagging)"),
+    **{f"{side}_bagging_fraction": Spec(
+        1.0, float, 0.0, 1.0, low_open=True,
+        doc=f"binary sigmoid: the fraction of the {rows} rows each bagged tree is grown on "
+            "(LightGBM's balanced bagging: below 1, pos_ and neg_bagging_fraction replace "
+            "subsample)") for side, rows in (("pos", "positive"), ("neg", "negative"))},
     "subsample_freq": Spec(1, int, 0, 2**31 - 1,
                            doc="rounds between two row draws when subsample < 1; 0: no "
                                "bagging, as in LightGBM"),
@@ -201,6 +206,8 @@ ALIASES = {
     "random_state": "seed",
     "loss": "objective",
     "bagging_fraction": "subsample",
+    **dict.fromkeys(("pos_sub_row", "pos_subsample", "pos_bagging"), "pos_bagging_fraction"),
+    **dict.fromkeys(("neg_sub_row", "neg_subsample", "neg_bagging"), "neg_bagging_fraction"),
     "bagging_freq": "subsample_freq",
     "feature_fraction": "colsample_bytree",
     "feature_fraction_bynode": "colsample_bynode",
@@ -519,9 +526,18 @@ def keys_naming(params, name):
     return [key for key in params if ALIASES.get(key, key) == name]
 
 
+def balanced_bagging(params):
+    """Whether a binary target's positive and negative rows are bagged apart
+    (pos_bagging_fraction or neg_bagging_fraction < 1, which then replace
+    subsample, as in LightGBM)."""
+    return params["pos_bagging_fraction"] < 1.0 or params["neg_bagging_fraction"] < 1.0
+
+
 def bags(params):
-    """Whether rows are bagged: subsample < 1 drawn every subsample_freq > 0 rounds."""
-    return params["subsample"] < 1.0 and params["subsample_freq"] > 0
+    """Whether rows are bagged: subsample < 1, or balanced bagging, drawn
+    every subsample_freq > 0 rounds."""
+    return ((params["subsample"] < 1.0 or balanced_bagging(params))
+            and params["subsample_freq"] > 0)
 
 
 def check_sampling(params):

@@ -37,8 +37,8 @@ from .dart import rounds_to_drop
 from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (InteractionConstraints, drawn_features, drawn_thresholds, leaf_values,
                      soft_threshold, tree_structure)
-from .params import (bags, canonical_objective, check_sampling, keys_naming, metric_list,
-                     resolve_params)
+from .params import (balanced_bagging, bags, canonical_objective, check_sampling, keys_naming,
+                     metric_list, resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -529,6 +529,9 @@ class SparseOutputTrainer:
         if params["growth"] != "bestfirst":
             raise ValueError(f"a sparse Y supports growth='bestfirst' only (for now), got "
                              f"growth={params['growth']!r}")
+        if balanced_bagging(params):
+            raise ValueError("pos_bagging_fraction and neg_bagging_fraction bag a binary "
+                             "target's classes apart; a sparse Y's labels take subsample")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")

@@ -271,6 +271,10 @@ def training_cases(draw):
         params.update(data_sample_strategy="goss",
                       top_rate=draw(st.sampled_from([0.0, 0.2, 0.9])),
                       other_rate=draw(st.sampled_from([0.01, 0.1])))
+    if (objective == "sigmoid" and n_outputs == 1 and "data_sample_strategy" not in params
+            and draw(st.booleans())):  # balanced bagging
+        params["neg_bagging_fraction"] = draw(st.sampled_from([1.0, 0.3]))
+        params["pos_bagging_fraction"] = draw(st.sampled_from([1.0, 0.6]))
     boosting = draw(st.sampled_from(["gbdt", "dart", "dart", "rf"]))
     if boosting == "dart":
         params.update(boosting="dart", drop_rate=draw(st.sampled_from([0.1, 0.9])),
@@ -473,7 +477,8 @@ def _check_train_save_load(case):
         np.testing.assert_array_equal(
             capture.prediction.reshape(shape), prediction,
             err_msg="raw scores kept by the training loop differ from predict(X_train)")
-    bagged = (params.get("subsample", 1.0) < 1.0
+    bagged = (min(params.get("subsample", 1.0), params.get("pos_bagging_fraction", 1.0),
+                  params.get("neg_bagging_fraction", 1.0)) < 1.0
               or params.get("data_sample_strategy") == "goss")
     check_tree_invariants(booster, X, n, bagged)
     check_monotone(booster, X, params.get("monotone_constraints"), n_outputs)

@@ -675,6 +675,7 @@ def test_f1_metrics_during_training_are_recorded():
     (dict(objective="sigmoid", sparse_threshold=float("nan")), "sparse_threshold"),
     (dict(categorical_feature=[0]), "does not take categorical features"),
     (dict(interaction_constraints=[[0, 9]]), r"name features \[9\], but X has 6"),
+    (dict(neg_bagging_fraction=0.5), "a sparse Y's labels take subsample"),
 ])
 def test_bad_parameters_for_a_sparse_y_are_named(params, message):
     X, Y = make_multilabel(n=50)

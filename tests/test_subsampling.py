@@ -131,3 +131,57 @@ def test_a_sample_of_only_zero_weight_rows_gives_zero_leaves_not_nan(tree_mode):
                              and np.all(t.leaf_values == 0)]
     assert trees_on_the_zero_row, "no round drew the weight-0 row alone"
     assert np.all(np.isfinite(booster.predict(X)))
+
+
+# -- balanced bagging: pos_bagging_fraction / neg_bagging_fraction ---------------
+def _rare_positives(seed=32, n=3000):
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(n, 4))
+    labels = (features[:, 0] + rng.normal(size=n) > 2.0).astype(float)
+    return features, labels
+
+
+def test_balanced_bagging_draws_each_class_apart_in_place_of_subsample(monkeypatch):
+    """LightGBM's balanced bagging: round(fraction x count) rows of each class,
+    drawn again every subsample_freq rounds; subsample is not used."""
+    from gbmo import engine
+
+    features, labels = _rare_positives()
+    positive = labels > 0
+    draws = []
+    original = engine._draw_balanced_rows
+
+    def recording(*arguments):
+        draws.append(original(*arguments))
+        return draws[-1]
+
+    monkeypatch.setattr(engine, "_draw_balanced_rows", recording)
+    params = {**PARAMS, "objective": "binary", "pos_bagging": 0.5, "neg_subsample": 0.05,
+              "bagging_fraction": 0.9, "bagging_freq": 2, "seed": 3}
+    booster = gbmo.train(params, gbmo.Dataset(features, labels), 6)
+    assert len(draws) == 3 and len({rows.tobytes() for rows in draws}) == 3
+    for rows in draws:
+        assert positive[rows].sum() == round(0.5 * positive.sum())
+        assert (~positive[rows]).sum() == round(0.05 * (~positive).sum())
+        assert np.all(np.diff(rows.astype(np.int64)) > 0)
+    assert [tree.node_count[0] for tree in booster.trees] == [len(draws[0])] * 6
+    # the positives weigh more in every tree than in the data: higher probabilities
+    assert booster.predict(features).mean() > 2 * labels.mean()
+    same = gbmo.train(params, gbmo.Dataset(features, labels), 6)
+    np.testing.assert_array_equal(same.predict(features), booster.predict(features))
+
+
+@pytest.mark.parametrize("params, target, message", [
+    ({"objective": "mse"}, "binary", "need objective 'sigmoid' with one output; got objective "
+                                     "'mse'"),
+    ({"objective": "sigmoid"}, "multi-label", "with 2 output"),
+    ({"objective": "sigmoid", "data_sample_strategy": "goss"}, "binary", "takes no bagging"),
+])
+def test_balanced_bagging_needs_a_binary_sigmoid_target(params, target, message):
+    features, labels = _rare_positives(n=300)
+    y = labels if target == "binary" else np.column_stack([labels, 1 - labels])
+    with pytest.raises(ValueError, match=message):
+        gbmo.train({**PARAMS, "neg_bagging_fraction": 0.5, **params},
+                   gbmo.Dataset(features, y), 1)
+    with pytest.raises(ValueError, match="parameter 'pos_bagging_fraction' = 0.0 is out of"):
+        gbmo.train({**PARAMS, "pos_bagging_fraction": 0.0}, gbmo.Dataset(features, labels), 1)
