@@ -20,7 +20,8 @@ from gbmo.metrics import logloss
 from gbmo.multitask import EnsemblerContext
 from gbmo.registry import ENSEMBLERS, LOSSES, create_ensembler, create_loss
 
-PLUGIN_LOSSES = ["focal", "gamma", "huber", "l1", "mape", "poisson", "quantile", "tweedie"]
+PLUGIN_LOSSES = ["fair", "focal", "gamma", "huber", "l1", "mape", "poisson", "quantile",
+                 "tweedie"]
 PLUGIN_ENSEMBLERS = ["sketch_svd"]
 DISTRIBUTION = "gbmo-losses"
 # Small trees, two threads and no per-round log keep every training test fast.
@@ -70,6 +71,7 @@ def _cases(rng, n):
     """objective -> (parameters, unprepared target) of n rows."""
     return {
         "huber": ({"delta": 0.7}, rng.normal(size=(n, 3))),
+        "fair": ({"fair_c": 0.5}, rng.normal(scale=2.0, size=(n, 2))),
         "quantile": ({"alpha": [0.1, 0.5, 0.9]}, rng.normal(size=n)),
         "l1": ({}, rng.normal(size=(n, 2))),
         "mape": ({}, rng.normal(scale=5.0, size=(n, 2))),  # |y| on both sides of 1
@@ -473,6 +475,32 @@ def test_mape_leaves_are_medians_weighed_by_the_targets_scale():
     assert list(next(iter(history.values()))) == ["mape"]
 
 
+@pytest.mark.parametrize("objective, params", [
+    ("fair", {"fair_c": 1.0}), ("fair", {"fair_c": 3.0}),
+    ("poisson", {"poisson_max_delta_step": 0.7}),
+])
+def test_fair_and_poisson_s_safeguard_grow_lightgbm_s_trees(objective, params):
+    """Integer features of 8 values, which both libraries bin one value a bin,
+    and LightGBM's top-level names of the objectives' parameters: the same
+    raw scores, round after round (fair starts from the mean, poisson from
+    the log of it, in both)."""
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 8, size=(3000, 4)).astype(float)
+    if objective == "fair":
+        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * (X[:, 2] > 3) + rng.standard_t(2, size=3000)
+    else:
+        y = rng.poisson(np.exp(0.3 * X[:, 0] - 0.2 * X[:, 1])).astype(float)
+    common = {"objective": objective, "learning_rate": 0.1, "num_leaves": 12,
+              "lambda_l2": 1.0, "verbose": -1, **params}
+    ours = gbmo.train(common, gbmo.Dataset(X, y), 10)
+    assert ours.loss.get_params() == params
+    theirs = lightgbm.train(common, lightgbm.Dataset(X, y), 10)
+    # float32 gradients in both: agreement to their precision
+    np.testing.assert_allclose(ours.predict(X, raw_score=True),
+                               theirs.predict(X, raw_score=True), rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("alias, name, params", [
     ("reg:absoluteerror", "l1", {}), ("reg:quantileerror", "quantile", {"quantile_alpha": 0.7}),
     ("count:poisson", "poisson", {}), ("reg:tweedie", "tweedie", {}), ("reg:gamma", "gamma", {}),
@@ -507,7 +535,8 @@ def test_focal_learns_multi_label_data():
 
 @pytest.mark.parametrize("name, params", [("huber", {"delta": 0.25}),
                                           ("quantile", {"alpha": [0.2, 0.8]}),
-                                          ("poisson", {}),
+                                          ("poisson", {"poisson_max_delta_step": 0.5}),
+                                          ("fair", {"fair_c": 2.0}), ("mape", {}),
                                           ("tweedie", {"tweedie_variance_power": 1.7}),
                                           ("gamma", {}),
                                           ("focal", {"gamma": 1.5})])
@@ -583,6 +612,8 @@ def _train(objective, params, target):
     ("quantile", {"alpha": []}, "'alpha' is an empty list"),
     ("quantile", {"alpha": "0.5"}, "'alpha' must be a finite number"),
     ("huber", {"delta": 0}, "'delta' must be > 0"),
+    ("fair", {"fair_c": 0.0}, "'fair_c' must be > 0"),
+    ("poisson", {"poisson_max_delta_step": -0.1}, "'poisson_max_delta_step' must be >= 0"),
     ("huber", {"delta": float("nan")}, "'delta' must be a finite number"),
     ("focal", {"gamma": -1}, "'gamma' must be >= 0"),
     ("tweedie", {"tweedie_variance_power": 2.0}, r"must be in \[1, 2\), got 2.0"),

@@ -48,6 +48,16 @@ def real_number(value, parameter, objective):
     return float(value)
 
 
+def number_above(value, parameter, objective, minimum, inclusive=False):
+    """`value` as a float; ValueError unless it is a finite real number above
+    `minimum` (or equal to it, when inclusive)."""
+    number = real_number(value, parameter, objective)
+    if number < minimum or (number == minimum and not inclusive):
+        raise ValueError(f"objective {objective!r}: parameter {parameter!r} must be "
+                         f"{'>=' if inclusive else '>'} {minimum:g}, got {value!r}")
+    return number
+
+
 def weighted(grad, hess, weight):
     """(grad, hess) multiplied by the sample weights (when given), as float32
     C-contiguous arrays."""

@@ -4,7 +4,7 @@ from gbmo.losses import Loss
 from scipy.optimize import brentq
 from scipy.special import expit, log_expit
 
-from ._common import float_target, real_number, weighted
+from ._common import float_target, number_above, weighted
 
 # The focal loss is not convex: its second derivative is negative for badly
 # wrong predictions. Hessians are floored here so leaf values -G / (H + lambda)
@@ -53,9 +53,7 @@ class Focal(Loss):
 
     def __init__(self, gamma=2.0, n_threads=1):
         super().__init__(n_threads)
-        self.gamma = real_number(gamma, "gamma", self.name)
-        if self.gamma < 0:
-            raise ValueError(f"objective 'focal': parameter 'gamma' must be >= 0, got {gamma!r}")
+        self.gamma = number_above(gamma, "gamma", self.name, 0.0, inclusive=True)
 
     def get_params(self):
         return {"gamma": self.gamma}

@@ -2,7 +2,7 @@
 import numpy as np
 from gbmo.losses import Loss
 
-from ._common import float_target, given_once, real_number, weighted, weighted_quantile
+from ._common import float_target, given_once, number_above, weighted, weighted_quantile
 
 
 class Huber(Loss):
@@ -27,9 +27,7 @@ class Huber(Loss):
     def __init__(self, delta=None, n_threads=1, alpha=None):
         super().__init__(n_threads)
         delta = given_once(self.name, "delta", delta, "alpha", alpha, 1.0)
-        self.delta = real_number(delta, "delta", self.name)
-        if self.delta <= 0:
-            raise ValueError(f"objective 'huber': parameter 'delta' must be > 0, got {delta!r}")
+        self.delta = number_above(delta, "delta", self.name, 0.0)
 
     def get_params(self):
         return {"delta": self.delta}
