@@ -566,8 +566,8 @@ class _Trainer:
         if not balanced_bagging(params):
             return _draw_rows(rng, n_rows, params["subsample"])
         self._check_binary_target()
-        positive = self.y[:, 0] > 0
-        return _draw_balanced_rows(rng, np.flatnonzero(positive), np.flatnonzero(~positive),
+        label = self.y[:, 0]  # rows of a missing (NaN) label, which teach nothing, in neither
+        return _draw_balanced_rows(rng, np.flatnonzero(label > 0), np.flatnonzero(label <= 0),
                                    params["pos_bagging_fraction"],
                                    params["neg_bagging_fraction"])
 

@@ -559,9 +559,12 @@ def check_sampling(params):
             bags(params) or params["top_rate"] + params["other_rate"] > 1.0):
         raise ValueError(
             "data_sample_strategy='goss' draws each tree's rows itself from top_rate and "
-            "other_rate, whose sum must be <= 1, and takes no bagging (subsample=1 or "
-            f"subsample_freq=0); got top_rate={params['top_rate']}, "
-            f"other_rate={params['other_rate']}, subsample={params['subsample']}")
+            "other_rate, whose sum must be <= 1, and takes no bagging (subsample, "
+            "pos_bagging_fraction and neg_bagging_fraction 1, or subsample_freq=0); got "
+            f"top_rate={params['top_rate']}, other_rate={params['other_rate']}, "
+            f"subsample={params['subsample']}, "
+            f"pos_bagging_fraction={params['pos_bagging_fraction']}, "
+            f"neg_bagging_fraction={params['neg_bagging_fraction']}")
 
 
 # Values other libraries give under their names: XGBoost's multi_strategy,

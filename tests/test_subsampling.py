@@ -175,7 +175,8 @@ def test_balanced_bagging_draws_each_class_apart_in_place_of_subsample(monkeypat
     ({"objective": "mse"}, "binary", "need objective 'sigmoid' with one output; got objective "
                                      "'mse'"),
     ({"objective": "sigmoid"}, "multi-label", "with 2 output"),
-    ({"objective": "sigmoid", "data_sample_strategy": "goss"}, "binary", "takes no bagging"),
+    ({"objective": "sigmoid", "data_sample_strategy": "goss"}, "binary",
+     "takes no bagging.*neg_bagging_fraction=0.5"),
 ])
 def test_balanced_bagging_needs_a_binary_sigmoid_target(params, target, message):
     features, labels = _rare_positives(n=300)
@@ -185,3 +186,20 @@ def test_balanced_bagging_needs_a_binary_sigmoid_target(params, target, message)
                    gbmo.Dataset(features, y), 1)
     with pytest.raises(ValueError, match="parameter 'pos_bagging_fraction' = 0.0 is out of"):
         gbmo.train({**PARAMS, "pos_bagging_fraction": 0.0}, gbmo.Dataset(features, labels), 1)
+
+
+def test_balanced_bagging_leaves_rows_without_a_label_out_of_both_classes(monkeypatch):
+    from gbmo import engine
+
+    features, labels = _rare_positives(seed=33, n=1000)
+    labels[::10] = np.nan  # missing labels teach nothing
+    draws = []
+    original = engine._draw_balanced_rows
+    monkeypatch.setattr(engine, "_draw_balanced_rows",
+                        lambda *arguments: draws.append(original(*arguments)) or draws[-1])
+    gbmo.train({**PARAMS, "objective": "sigmoid", "pos_bagging_fraction": 0.5,
+                "neg_bagging_fraction": 0.2}, gbmo.Dataset(features, labels), 1)
+    rows = draws[0]
+    assert not np.isnan(labels[rows]).any()
+    assert (labels[rows] > 0).sum() == round(0.5 * (labels > 0).sum())
+    assert (labels[rows] <= 0).sum() == round(0.2 * (labels <= 0).sum())
