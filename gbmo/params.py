@@ -169,6 +169,17 @@ PARAMS = {
     "deterministic": Spec(False, bool, doc="gbmo's models never depend on the threads or the "
                                            "machine's load: no effect"),
     "device_type": Spec("cpu", str, choices=("cpu",), doc="gbmo trains on the CPU"),
+    "feature_pre_filter": Spec(True, bool, doc="LightGBM's leaving out of features that cannot "
+                                               "split under min_data_in_leaf; gbmo's search "
+                                               "never splits them: no effect"),
+    # LightGBM's DART variants: gbmo's DART is the one of these values
+    "uniform_drop": Spec(True, bool, choices=(True,),
+                         doc="gbmo's DART drops every earlier round with the same chance, "
+                             "LightGBM's uniform_drop=True"),
+    "xgboost_dart_mode": Spec(False, bool, choices=(False,),
+                              doc="gbmo's DART scales the new trees by learning_rate / (k + 1) "
+                                  "and the k dropped rounds by k / (k + 1), LightGBM's "
+                                  "xgboost_dart_mode=False"),
     "tree_method": Spec("hist", str, choices=("hist", "auto"),
                         doc="XGBoost's; gbmo's trees are histogram-based: no effect"),
 }
@@ -307,10 +318,12 @@ def _check_value(name, value, spec):
         # the command line gives strings; numpy gives its own bools
         words = {"true": True, "false": False}
         if isinstance(value, str) and value.lower() in words:
-            return words[value.lower()]
+            value = words[value.lower()]
         if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
             raise TypeError(f"parameter {name!r} must be True or False (or 1 / 0, 'true' / "
                             f"'false'), got {value!r}")
+        if spec.choices is not None and bool(value) not in spec.choices:
+            raise ValueError(f"parameter {name!r} = {bool(value)} is not taken: {spec.doc}")
         return bool(value)
     if spec.kind is dict:
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):

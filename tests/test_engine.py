@@ -387,6 +387,17 @@ def test_lightgbm_s_switches_that_never_change_a_model_are_taken_and_change_noth
     np.testing.assert_array_equal(plain.predict(X), switched.predict(X))
     with pytest.raises(ValueError, match="'device_type' = 'gpu' is not allowed; allowed: cpu"):
         gbmo.train({"device_type": "gpu"}, gbmo.Dataset(X, Y), 5)
+    # optuna's LightGBM tuner sets feature_pre_filter; DART's variants at gbmo's own
+    dart = {**params, "boosting": "dart", "seed": 2}
+    np.testing.assert_array_equal(
+        gbmo.train({**dart, "feature_pre_filter": False, "uniform_drop": True,
+                    "xgboost_dart_mode": "false"}, gbmo.Dataset(X, Y), 5).predict(X),
+        gbmo.train(dart, gbmo.Dataset(X, Y), 5).predict(X))
+    for name, value, reason in (("uniform_drop", False, "drops every earlier round with the "
+                                                        "same chance"),
+                                ("xgboost_dart_mode", True, "k / \\(k \\+ 1\\)")):
+        with pytest.raises(ValueError, match=f"'{name}' = {value} is not taken: .*{reason}"):
+            gbmo.train({**dart, name: value}, gbmo.Dataset(X, Y), 5)
 
 
 def test_dataset_takes_lightgbm_s_keywords():
