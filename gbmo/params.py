@@ -358,12 +358,23 @@ def _check_value(name, value, spec):
     return value
 
 
+# The objectives of gbmo-losses, the plugin distribution in gbmo's repository
+# (losses/): a user who installed gbmo alone is told where they are.
+GBMO_LOSSES_OBJECTIVES = ("huber", "fair", "quantile", "l1", "mape", "poisson", "tweedie",
+                          "gamma", "focal")
+
+
 def _check_names(resolved):
     from .metrics import canonical_metric, is_known, unknown_metric_message
     from .registry import ENSEMBLERS, LOSSES
 
     objective = resolved["objective"]
     if isinstance(objective, str) and objective not in LOSSES:
+        if objective in GBMO_LOSSES_OBJECTIVES:
+            raise ValueError(
+                f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, which "
+                "is not installed: install it from gbmo's repository (python3 -m pip install "
+                "./losses); gbmo alone has " + ", ".join(LOSSES.names()))
         raise ValueError(
             f"unknown objective {objective!r}; known objectives: {', '.join(LOSSES.names())} "
             f"(also {', '.join(OBJECTIVE_ALIASES)})"

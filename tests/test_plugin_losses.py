@@ -18,6 +18,7 @@ import gbmo
 import gbmo_losses
 from gbmo.metrics import logloss
 from gbmo.multitask import EnsemblerContext
+from gbmo.params import GBMO_LOSSES_OBJECTIVES
 from gbmo.registry import ENSEMBLERS, LOSSES, create_ensembler, create_loss
 
 PLUGIN_LOSSES = ["fair", "focal", "gamma", "huber", "l1", "mape", "poisson", "quantile",
@@ -45,6 +46,9 @@ def test_installed_metadata_declares_the_entry_points(group, names):
 @pytest.mark.parametrize("registry, names", [(LOSSES, PLUGIN_LOSSES),
                                              (ENSEMBLERS, PLUGIN_ENSEMBLERS)])
 def test_registry_finds_each_plugin_in_gbmo_losses(registry, names):
+    # gbmo names them to a user who installed it alone
+    if registry is LOSSES:
+        assert sorted(GBMO_LOSSES_OBJECTIVES) == sorted(names)
     sources = registry.sources()
     for name in names:
         assert f"distribution '{DISTRIBUTION}'" in sources[name]
@@ -661,3 +665,15 @@ def test_an_objective_s_keywords_are_taken_at_the_top_level_as_lightgbm_s_alpha(
                    gbmo.Dataset(X, y), 2)
     with pytest.raises(ValueError, match="unknown parameter 'bogus'.*objective 'quantile' takes"):
         gbmo.train({"objective": "quantile", "bogus": 1}, gbmo.Dataset(X, y), 2)
+
+
+def test_a_user_without_gbmo_losses_is_told_where_its_objectives_are(monkeypatch):
+    from gbmo import params
+
+    monkeypatch.setattr(params, "GBMO_LOSSES_OBJECTIVES", ("not_installed_loss",))
+    X = np.zeros((10, 2))
+    with pytest.raises(ValueError, match="objective 'not_installed_loss' is in gbmo-losses, "
+                                         r"gbmo's plugin .*pip install \./losses"):
+        gbmo.train({"objective": "not_installed_loss"}, gbmo.Dataset(X, np.ones(10)), 1)
+    with pytest.raises(ValueError, match="unknown objective 'neither_loss'; known"):
+        gbmo.train({"objective": "neither_loss"}, gbmo.Dataset(X, np.ones(10)), 1)
