@@ -140,7 +140,7 @@ def _draw_balanced_rows(rng, positive, negative, positive_fraction, negative_fra
     """A sorted sample of round(fraction * count) rows of each of the
     positive and negative rows (at least one of a class that has rows), as
     LightGBM's balanced bagging draws them."""
-    parts = [rng.choice(rows, size=max(1, int(round(fraction * len(rows)))), replace=False)
+    parts = [rows[_draw_rows(rng, len(rows), fraction)]
              for rows, fraction in ((positive, positive_fraction),
                                     (negative, negative_fraction)) if len(rows)]
     return np.sort(np.concatenate(parts)).astype(ROW_DTYPE)

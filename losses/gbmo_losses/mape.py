@@ -1,7 +1,7 @@
 """Mean absolute percentage error (LightGBM's mape)."""
 import numpy as np
 
-from ._common import weighted, weighted_quantile
+from ._common import weighted
 from .l1 import L1
 
 
@@ -17,35 +17,14 @@ class MAPE(L1):
     name = "mape"
     default_metric = "mape"
 
-    @staticmethod
-    def _label_weights(y, weight):
-        """(n, d): 1 / max(1, |y|), times the sample weights when given."""
-        label_weight = 1.0 / np.maximum(1.0, np.abs(y))
-        if weight is not None:
-            label_weight = label_weight * np.asarray(weight, dtype=np.float64)[:, None]
-        return label_weight
-
-    def init_score(self, y, weight):
-        label_weight = self._label_weights(y, weight)
-        return np.array([weighted_quantile(y[:, j], label_weight[:, j], 0.5)
-                         for j in range(y.shape[1])], dtype=np.float64)
+    def column_weights(self, y, weight, column):
+        """1 / max(1, |y|) of the column's targets, times the sample weights."""
+        scale = 1.0 / np.maximum(1.0, np.abs(y[:, column]))
+        return scale if weight is None else scale * np.asarray(weight, dtype=np.float64)
 
     def gradients(self, y, raw, weight):
-        return weighted(np.sign(raw - y) * self._label_weights(y, None),
+        return weighted(np.sign(raw - y) / np.maximum(1.0, np.abs(y)),
                         np.ones((len(raw), 1)), weight)
 
     def value(self, y, raw):
         return float(np.sum(np.abs(y - raw) / np.maximum(1.0, np.abs(y))))
-
-    def renew_leaf_values(self, y, raw, weight, rows, leaf_start, leaf_stop, outputs):
-        """Each leaf's value for output j: the median of its rows' residuals
-        y - raw weighed by 1 / max(1, |y|) (times the sample weights), as
-        LightGBM renews mape's leaves."""
-        label_weight = self._label_weights(y, weight)[rows]
-        values = np.empty((len(leaf_start), len(outputs)))
-        for position, j in enumerate(outputs):
-            residual = y[rows, j] - raw[rows, j]
-            for leaf, (start, stop) in enumerate(zip(leaf_start, leaf_stop)):
-                values[leaf, position] = weighted_quantile(
-                    residual[start:stop], label_weight[start:stop, j], 0.5)
-        return values

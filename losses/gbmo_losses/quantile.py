@@ -64,10 +64,18 @@ class Quantile(Loss):
     def n_outputs(self, y):
         return max(y.shape[1], len(self.alphas))
 
+    def column_weights(self, y, weight, column):
+        """How much each row weighs in the quantiles of target column `column`
+        (its start score and its leaves): the sample weights (None: alike).
+        mape weighs them by the targets' scale too."""
+        return weight
+
     def init_score(self, y, weight):
         if y.shape[1] == 1:
-            return np.asarray(weighted_quantile(y[:, 0], weight, self.alphas), dtype=np.float64)
-        return np.array([weighted_quantile(column, weight, self.alphas[0]) for column in y.T],
+            return np.asarray(weighted_quantile(y[:, 0], self.column_weights(y, weight, 0),
+                                                self.alphas), dtype=np.float64)
+        return np.array([weighted_quantile(y[:, j], self.column_weights(y, weight, j),
+                                           self.alphas[0]) for j in range(y.shape[1])],
                         dtype=np.float64)
 
     def gradients(self, y, raw, weight):
@@ -84,13 +92,16 @@ class Quantile(Loss):
         gradients' value, their mean with a hessian of 1, moves a leaf by at
         most 1 before the learning rate, so targets on a larger scale took
         many rounds)."""
-        # the leaves' rows in their order, gathered once for every output
-        weight = None if weight is None else np.asarray(weight, dtype=np.float64)[rows]
         values = np.empty((len(leaf_start), len(outputs)))
         for position, j in enumerate(outputs):
             column, level = (0, self.alphas[j]) if y.shape[1] == 1 else (j, self.alphas[0])
             residual = y[rows, column] - raw[rows, j]
+            # the leaves' rows in their order
+            column_weight = self.column_weights(y, weight, column)
+            if column_weight is not None:
+                column_weight = np.asarray(column_weight, dtype=np.float64)[rows]
             for leaf, (start, stop) in enumerate(zip(leaf_start, leaf_stop)):
                 values[leaf, position] = weighted_quantile(
-                    residual[start:stop], None if weight is None else weight[start:stop], level)
+                    residual[start:stop],
+                    None if column_weight is None else column_weight[start:stop], level)
         return values
