@@ -85,6 +85,22 @@ def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
     return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
 
 
+def _weights_as_hessian(loss, y, weight, split_grad, columns_are_outputs):
+    """score_function='L2': the split search's hessian, each row's weight (1
+    without weights) in place of its hessians, so that a split is scored by
+    G^2 / (rows + lambda), CatBoost's L2 score. A (n, 1) column, or per
+    output with 0 at a target the loss masks (its gradient is 0 there too)."""
+    n_rows = split_grad.shape[0]
+    column = (np.ones((n_rows, 1), dtype=G_H_DTYPE) if weight is None
+              else np.asarray(weight, dtype=G_H_DTYPE).reshape(n_rows, 1))
+    if not (columns_are_outputs and getattr(loss, "masks_missing_targets", False)):
+        return column
+    observed = ~np.isnan(np.asarray(y, dtype=np.float64).reshape(n_rows, -1))
+    if observed.all():
+        return column
+    return np.ascontiguousarray(column * observed, dtype=G_H_DTYPE)
+
+
 def _leaf_values(update, rows, leaf_start, leaf_stop, lambda_l2, lambda_l1, n_threads,
                  max_delta_step=0.0):
     """Leaf values -T(G) / (H + lambda) from the per-leaf sums of the update
@@ -511,6 +527,10 @@ class _Trainer:
         context = EnsemblerContext(iteration, rng, self.y, self._fitted_raw, weight, n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
                                               self.y, self._fitted_raw, weight, context)
+        if params["score_function"] == "L2":  # the hessians set the leaves only
+            split_hess = _weights_as_hessian(self.loss, self.y, weight, grad, update is None)
+            update = update or (grad, hess)
+            hess = split_hess
         exact = grad, hess, update  # before GOSS amplifies them
         if self.goss:
             grad, hess, update = self._goss(iteration, grad, hess, update)

@@ -34,6 +34,11 @@ PARAMS = {
                           "or a function (grad, hess, context) -> 4 arrays"),
     "ensembler_params": Spec(None, dict, allow_none=True,
                              doc="keyword arguments of a registered ensembler (e.g. k)"),
+    "score_function": Spec("NewtonL2", str, choices=("NewtonL2", "L2"),
+                           doc="how a split is scored, CatBoost's names: NewtonL2 (gradient "
+                               "and hessian sums, G^2 / (H + lambda), as LightGBM and "
+                               "XGBoost) or L2 (every row's hessian taken as its weight, "
+                               "G^2 / (rows + lambda)); the leaves keep the hessians"),
     "scale_pos_weight": Spec(1.0, float, 0.0, 1e300, low_open=True,
                              doc="sigmoid, multiclassova: weight of the positive labels' part "
                                  "of the loss"),
@@ -410,12 +415,20 @@ def _check_monotone_constraints(resolved):
         resolved["monotone_constraints"] = None
         return
     if (resolved["split"] != "dense" or resolved["growth"] == "symmetric"
-            or resolved["ensembler"] is not None):
+            or _leaves_from_other_gradients(resolved)):
         raise ValueError(
             "parameter 'monotone_constraints' needs split='dense', growth 'bestfirst' or "
-            "'depthwise' and no ensembler: it bounds the values of every output of a leaf; got "
-            f"split={resolved['split']!r}, growth={resolved['growth']!r}, "
-            f"ensembler={resolved['ensembler']!r}")
+            "'depthwise', no ensembler and score_function='NewtonL2': it bounds the values "
+            f"of every output of a leaf; got split={resolved['split']!r}, "
+            f"growth={resolved['growth']!r}, ensembler={resolved['ensembler']!r}, "
+            f"score_function={resolved['score_function']!r}")
+
+
+def _leaves_from_other_gradients(resolved):
+    """Whether the leaves are set from other gradients than the splits'
+    (an ensembler's update gradients, or the hessians under
+    score_function='L2'), which the bounds on leaf values cannot follow."""
+    return resolved["ensembler"] is not None or resolved["score_function"] == "L2"
 
 
 def _objective_keywords(objective):
@@ -668,6 +681,14 @@ def resolve_params(params):
             "columns are not outputs, so they cannot choose sparse leaves or per-output trees; "
             f"got split={resolved['split']!r}, tree_mode={resolved['tree_mode']!r}"
         )
+    if resolved["score_function"] == "L2" and (resolved["split"] != "dense"
+                                               or resolved["tree_mode"] != "multi_output"):
+        raise ValueError(
+            "score_function='L2' needs split='dense' and tree_mode='multi_output': its "
+            "leaves are set from other gradients than its splits, which only the dense "
+            f"vector-leaf tree does; got split={resolved['split']!r}, "
+            f"tree_mode={resolved['tree_mode']!r}"
+        )
     if resolved["growth"] == "symmetric" and resolved["extra_trees"]:
         raise ValueError("extra_trees=True is not taken with growth='symmetric': a level's "
                          "one split is chosen among every threshold's gain over its nodes")
@@ -680,12 +701,13 @@ def resolve_params(params):
     for name in ("max_delta_step", "path_smooth"):
         if resolved[name] > 0 and (resolved["split"] != "dense"
                                    or resolved["growth"] == "symmetric"
-                                   or resolved["ensembler"] is not None):
+                                   or _leaves_from_other_gradients(resolved)):
             raise ValueError(
-                f"parameter {name!r} needs split='dense', growth 'bestfirst' or 'depthwise' "
-                "and no ensembler, as monotone_constraints: each bounds every output's leaf "
-                f"values; got split={resolved['split']!r}, growth={resolved['growth']!r}, "
-                f"ensembler={resolved['ensembler']!r}")
+                f"parameter {name!r} needs split='dense', growth 'bestfirst' or 'depthwise', "
+                "no ensembler and score_function='NewtonL2', as monotone_constraints: each "
+                f"bounds every output's leaf values; got split={resolved['split']!r}, "
+                f"growth={resolved['growth']!r}, ensembler={resolved['ensembler']!r}, "
+                f"score_function={resolved['score_function']!r}")
     groups = resolved["interaction_constraints"]
     if groups == []:
         resolved["interaction_constraints"] = groups = None  # LightGBM's default: none

@@ -297,12 +297,15 @@ def training_cases(draw):
             params["ensembler"] = ensembler
             if ensembler.startswith("sketch"):
                 params["ensembler_params"] = {"k": draw(st.integers(1, n_outputs))}
-    if (split == "dense" and params["growth"] != "symmetric" and "ensembler" not in params
+        params["score_function"] = draw(st.sampled_from(["NewtonL2", "NewtonL2", "L2"]))
+    # bounds on leaf values follow the split gradients, which then set the leaves
+    bounds_allowed = "ensembler" not in params and params.get("score_function") != "L2"
+    if (split == "dense" and params["growth"] != "symmetric" and bounds_allowed
             and objective != "sparse_labels" and draw(st.booleans())):
         per_output = draw(st.booleans())
         shape = (p, n_outputs) if per_output else (p,)
         params["monotone_constraints"] = rng.integers(-1, 2, size=shape).tolist()
-    if (split == "dense" and params["growth"] != "symmetric" and "ensembler" not in params
+    if (split == "dense" and params["growth"] != "symmetric" and bounds_allowed
             and objective != "sparse_labels"):
         params["max_delta_step"] = draw(st.sampled_from([0.0, 0.0, 0.0, 0.05, 3.0]))
         params["path_smooth"] = draw(st.sampled_from([0.0, 0.0, 0.0, 2.0, 50.0]))
@@ -328,6 +331,7 @@ def training_cases(draw):
                       split="sparse", top_k=draw(st.integers(1, n_outputs)), growth="bestfirst",
                       tree_mode="multi_output")
         params.pop("ensembler", None)
+        params.pop("score_function", None)
         params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array
     sparse_format = None

@@ -262,7 +262,7 @@ def test_an_objective_that_sets_the_leaves_itself_is_refused_with_constraints(bo
     ({"monotone_constraints": [1, 0, 0], "split": "sparse", "top_k": 1},
      "'monotone_constraints' needs split='dense'"),
     ({"monotone_constraints": [1, 0, 0], "growth": "symmetric"}, "growth 'bestfirst' or"),
-    ({"mc": [1, 0, 0], "ensembler": "weighted_sum"}, "and no ensembler"),
+    ({"mc": [1, 0, 0], "ensembler": "weighted_sum"}, "no ensembler and score_function"),
 ])
 def test_bad_constraints_are_refused_by_name_before_training(params, message):
     rng = np.random.default_rng(0)
