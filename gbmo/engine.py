@@ -23,7 +23,7 @@ from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, threads_for
-from .params import (balanced_bagging, bags, check_sampling, resolve_params,
+from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
                      split_controls)
 from .thread_governor import thread_governor
 from .validation import check_init_score_outputs
@@ -85,17 +85,19 @@ def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
     return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
 
 
-def _weights_as_hessian(loss, y, weight, split_grad, columns_are_outputs):
+def _weights_as_hessian(y, weight, split_grad, columns_are_outputs):
     """score_function='L2': the split search's hessian, each row's weight (1
     without weights) in place of its hessians, so that a split is scored by
     G^2 / (rows + lambda), CatBoost's L2 score. A (n, 1) column, or per
-    output with 0 at a target the loss masks (its gradient is 0 there too)."""
+    output with 0 at a missing (NaN) target: the objectives that take one
+    mask it, with no gradient there."""
     n_rows = split_grad.shape[0]
     column = (np.ones((n_rows, 1), dtype=G_H_DTYPE) if weight is None
               else np.asarray(weight, dtype=G_H_DTYPE).reshape(n_rows, 1))
-    if not (columns_are_outputs and getattr(loss, "masks_missing_targets", False)):
+    y = np.asarray(y)
+    if not columns_are_outputs or y.dtype.kind != "f" or y.size != split_grad.size:
         return column
-    observed = ~np.isnan(np.asarray(y, dtype=np.float64).reshape(n_rows, -1))
+    observed = ~np.isnan(y.reshape(split_grad.shape))
     if observed.all():
         return column
     return np.ascontiguousarray(column * observed, dtype=G_H_DTYPE)
@@ -515,7 +517,8 @@ class _Trainer:
     def _round(self, iteration):
         params, rng, raw = self.params, self.rng, self.raw
         n_rows, n_threads = self.train_set.n_rows, params["n_threads"]
-        check_sampling(params)  # reset_parameter may have changed it
+        check_sampling(params)  # reset_parameter may have changed them
+        check_penalty(params)
         if not bags(params):
             self.row_sample = None  # GOSS draws its own below
         elif iteration % params["subsample_freq"] == 0:
@@ -527,8 +530,11 @@ class _Trainer:
         context = EnsemblerContext(iteration, rng, self.y, self._fitted_raw, weight, n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
                                               self.y, self._fitted_raw, weight, context)
+        # the split columns are the outputs unless an ensembler or the
+        # objective chose other ones (then no per-output importance)
+        columns_are_outputs = update is None
         if params["score_function"] == "L2":  # the hessians set the leaves only
-            split_hess = _weights_as_hessian(self.loss, self.y, weight, grad, update is None)
+            split_hess = _weights_as_hessian(self.y, weight, grad, columns_are_outputs)
             update = update or (grad, hess)
             hess = split_hess
         exact = grad, hess, update  # before GOSS amplifies them
@@ -545,7 +551,8 @@ class _Trainer:
         # pull follows it, and the leaves keep neither
         renew = (self.goss and self.row_sample is not None and params["goss_renew_leaves"]
                  and params["monotone_constraints"] is None and params["path_smooth"] <= 0)
-        new_trees = [self._grow(output, tree_grad, tree_hess, update, shrinkage, not renew)
+        new_trees = [self._grow(output, tree_grad, tree_hess, update, shrinkage, not renew,
+                                columns_are_outputs)
                      for output, (tree_grad, tree_hess) in enumerate(
                          _per_tree_gradients(grad, hess, self.single_output))]
         missing_bin = self.bin_mapper.missing_bin
@@ -697,10 +704,12 @@ class _Trainer:
             update = tuple(amplified(update, other, factor))
         return grad, hess, update
 
-    def _grow(self, output, grad, hess, update, shrinkage, residual_values=True):
+    def _grow(self, output, grad, hess, update, shrinkage, residual_values, columns_are_outputs):
         """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf).
         residual_values: whether the loss may set its leaves from their
-        residuals here (not when GOSS sets them again from every row)."""
+        residuals here (not when GOSS sets them again from every row);
+        columns_are_outputs: whether the split columns are the outputs, whose
+        split gains then count in the per-output importance."""
         params, workspace = self.params, self.workspace
         hess, hess_constant = _split_hessian(hess)
         monotone = self.monotone
@@ -716,10 +725,11 @@ class _Trainer:
             tree.leaf_values = _leaf_values(update, workspace.rows, leaf_start, leaf_stop,
                                             params["lambda_l2"], params["lambda_l1"],
                                             params["n_threads"])
-            self.booster.output_importance = None
-        else:
+        if columns_are_outputs:
             self.importance.add(*grower.split_output_gains,
                                 output if self.single_output else None)
+        else:
+            self.booster.output_importance = None
         if residual_values:
             tree.leaf_values = self._with_residual_values(tree.leaf_values, tree, output,
                                                           workspace.rows, leaf_start, leaf_stop)

@@ -577,6 +577,15 @@ def bags(params):
             and params["subsample_freq"] > 0)
 
 
+def check_penalty(params):
+    """score_function='L2' needs lambda_l2 > 0 (reset_parameter may change it)."""
+    if params["score_function"] == "L2" and params["lambda_l2"] <= 0:
+        raise ValueError(
+            "score_function='L2' needs lambda_l2 > 0: its splits do not see the hessians, "
+            "so a leaf of rows with hessians near 0 (confident wrong predictions) would get "
+            f"-G / H without bound; got lambda_l2={params['lambda_l2']!r}")
+
+
 def check_sampling(params):
     """The sampling parameters of GOSS and random forests, checked when
     training starts and every round (reset_parameter may change them)."""
@@ -681,6 +690,7 @@ def resolve_params(params):
             "columns are not outputs, so they cannot choose sparse leaves or per-output trees; "
             f"got split={resolved['split']!r}, tree_mode={resolved['tree_mode']!r}"
         )
+    check_penalty(resolved)
     if resolved["score_function"] == "L2" and (resolved["split"] != "dense"
                                                or resolved["tree_mode"] != "multi_output"):
         raise ValueError(

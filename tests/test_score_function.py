@@ -6,7 +6,6 @@ import pytest
 import gbmo
 from gbmo import grower
 from gbmo.engine import _weights_as_hessian
-from gbmo.losses import SigmoidCrossEntropy, SoftmaxCrossEntropy
 
 BASE = {"verbosity": 0, "n_threads": 1}
 
@@ -88,20 +87,69 @@ def test_l2_equals_newton_when_every_hessian_is_the_row_s_weight():
         gbmo.train(params, data, 8).predict(X))
 
 
-def test_rows_as_hessians_leave_out_masked_targets():
-    """A target the loss masks (NaN) has no gradient: its row counts for the
-    outputs it has a label for only."""
+def test_rows_as_hessians_leave_out_missing_targets():
+    """A missing (NaN) target, which the objectives that take one mask, has
+    no gradient: its row counts for the outputs it has a label for only."""
     y = np.array([[1.0, np.nan], [0.0, 1.0], [np.nan, np.nan]])
     grad = np.zeros((3, 2), dtype=np.float32)
     weight = np.array([2.0, 1.0, 3.0])
-    masked = _weights_as_hessian(SigmoidCrossEntropy(), y, weight, grad, True)
-    np.testing.assert_array_equal(masked, [[2.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(_weights_as_hessian(y, weight, grad, True),
+                                  [[2.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
     # split columns that are not the outputs (an ensembler's) take the weights
-    np.testing.assert_array_equal(_weights_as_hessian(SigmoidCrossEntropy(), y, weight, grad,
-                                                      False), weight[:, None])
+    np.testing.assert_array_equal(_weights_as_hessian(y, weight, grad, False), weight[:, None])
+    np.testing.assert_array_equal(_weights_as_hessian(np.array([0, 1, 1]), None, grad, True),
+                                  np.ones((3, 1)))
+
+
+def test_l2_trains_labels_with_missing_ones_as_counting_only_the_observed():
+    """Multi-label sigmoid with missing labels: the same model as an
+    ensembler whose split hessians are 1 where a label is observed."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(500, 4))
+    Y = (X[:, :2] + rng.normal(size=(500, 2)) > 0).astype(float)
+    Y[rng.random(500) < 0.4, 0] = np.nan
+    observed = (~np.isnan(Y)).astype(np.float32)
+
+    def observed_as_hessians(grad, hess, context):
+        return grad, observed, grad, hess
+
+    params = {**BASE, "objective": "sigmoid", "max_leaves": 6, "min_samples_leaf": 5}
+    data = gbmo.Dataset(X, Y)
     np.testing.assert_array_equal(
-        _weights_as_hessian(SoftmaxCrossEntropy(), np.array([0, 1, 1]), None, grad, True),
-        np.ones((3, 1)))
+        gbmo.train({**params, "score_function": "L2"}, data, 6).predict(X),
+        gbmo.train({**params, "ensembler": observed_as_hessians}, data, 6).predict(X))
+
+
+def test_goss_renews_l2_leaves_from_every_row_s_hessians():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(800, 3))
+    y = (X[:, 0] + rng.normal(size=800) > 0).astype(float)
+    start = 2.0 * rng.standard_normal(800)
+    params = {**BASE, "objective": "sigmoid", "max_leaves": 4, "learning_rate": 0.5,
+              "score_function": "L2", "data_sample_strategy": "goss", "top_rate": 0.2,
+              "other_rate": 0.2, "min_samples_leaf": 5}
+    booster = gbmo.train(params, gbmo.Dataset(X, y, init_score=start), 1)
+    p = 1.0 / (1.0 + np.exp(-start))
+    g, h = p - y, p * (1.0 - p)
+    leaf = booster.predict_leaf(X)[:, 0]
+    for value, rows in [(booster.trees[0].leaf_values[j, 0], leaf == j)
+                        for j in range(booster.trees[0].n_leaves)]:
+        assert value == pytest.approx(-0.5 * g[rows].sum() / (h[rows].sum() + 1.0), rel=1e-5)
+
+
+def test_l2_keeps_per_output_importance_and_its_parameter_through_save():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(600, 4))
+    y = np.argmax(X[:, :3] + rng.normal(size=(600, 3)), axis=1)
+    booster = gbmo.train({**BASE, "objective": "softmax", "score_function": "L2",
+                          "max_leaves": 6}, gbmo.Dataset(X, y), 5)
+    per_output = booster.feature_importance("gain", per_output=True)
+    assert per_output.shape == (4, 3)
+    np.testing.assert_allclose(per_output.sum(axis=1), booster.feature_importance("gain"),
+                               rtol=1e-6)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    assert loaded.params["score_function"] == "L2"
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
 
 
 def test_l2_learns_classes_through_the_estimator():
@@ -115,6 +163,7 @@ def test_l2_learns_classes_through_the_estimator():
 
 
 @pytest.mark.parametrize("params, message", [
+    ({"lambda_l2": 0.0}, "needs lambda_l2 > 0"),
     ({"tree_mode": "single_output"}, "needs split='dense' and tree_mode='multi_output'"),
     ({"split": "sparse", "top_k": 1}, "needs split='dense' and tree_mode='multi_output'"),
     ({"monotone_constraints": [1, 0]}, "no ensembler and score_function='NewtonL2'"),
@@ -125,6 +174,13 @@ def test_l2_refuses_what_bounds_or_splits_leaves_by_output(params, message):
     X = np.arange(40.0).reshape(20, 2)
     with pytest.raises(ValueError, match=message):
         gbmo.train({**BASE, "score_function": "L2", **params}, gbmo.Dataset(X, X[:, 0]), 1)
+
+
+def test_reset_parameter_may_not_take_l2_s_penalty_away():
+    X = np.arange(40.0).reshape(20, 2)
+    with pytest.raises(ValueError, match="needs lambda_l2 > 0"):
+        gbmo.train({**BASE, "score_function": "L2"}, gbmo.Dataset(X, X[:, 0]), 3,
+                   callbacks=[gbmo.reset_parameter(lambda_l2=[1.0, 0.0, 0.0])])
 
 
 def test_unknown_score_function_names_the_allowed_ones():
