@@ -233,16 +233,22 @@ class BinMapper:
     the first.
     """
 
-    def __init__(self, max_bins=255, subsample=200_000, seed=0, n_threads=1, min_data_in_bin=1):
+    def __init__(self, max_bins=255, subsample=200_000, seed=0, n_threads=1, min_data_in_bin=1,
+                 max_bins_by_feature=None):
         self.max_bins = max_bins
         self.subsample = subsample
         self.seed = seed
         self.n_threads = n_threads
         self.min_data_in_bin = min_data_in_bin
+        # each feature's own max_bins (LightGBM's max_bin_by_feature), or None
+        self.max_bins_by_feature = max_bins_by_feature
 
     @property
     def missing_bin(self):
-        return self.max_bins
+        """Above every feature's value bins."""
+        if self.max_bins_by_feature is None:
+            return self.max_bins
+        return max(self.max_bins_by_feature)
 
     @property
     def histogram_bins(self):
@@ -262,6 +268,9 @@ class BinMapper:
         if is_scipy_sparse(X):
             X = check_sparse_features(X)
         n_rows, n_features = X.shape
+        if self.max_bins_by_feature is not None and len(self.max_bins_by_feature) != n_features:
+            raise ValueError(f"max_bins_by_feature has {len(self.max_bins_by_feature)} values "
+                             f"for {n_features} features: give one per feature")
         if self.subsample is not None and n_rows > self.subsample:
             rng = np.random.default_rng(self.seed)
             sample = np.sort(rng.choice(n_rows, self.subsample, replace=False))
@@ -271,8 +280,8 @@ class BinMapper:
         else:
             # numpy's sort releases the GIL, so features are binned in parallel threads.
             edges_per_feature = map_in_threads(
-                lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE), self.max_bins,
-                                         self._min_data_in_bin(f)),
+                lambda f: _feature_edges(np.asarray(X[:, f], dtype=X_DTYPE),
+                                         self._max_bins(f), self._min_data_in_bin(f)),
                 range(n_features), self.n_threads)
             # A feature with one value and some NaN can still split "missing or not".
             self.has_missing_ = np.isnan(X).any(axis=0) if n_features else np.zeros(0, bool)
@@ -289,6 +298,10 @@ class BinMapper:
     def _min_data_in_bin(self, feature):
         return 1 if feature in self._unmerged else self.min_data_in_bin
 
+    def _max_bins(self, feature):
+        return (self.max_bins if self.max_bins_by_feature is None
+                else self.max_bins_by_feature[feature])
+
     def _sparse_edges(self, X):
         """Edges and has-missing flags of each column of sparse X, column by column."""
         n_rows, n_features = X.shape
@@ -297,7 +310,7 @@ class BinMapper:
 
         def edges_of(f):
             values = np.asarray(data[indptr[f]:indptr[f + 1]], dtype=X_DTYPE)
-            return (_sparse_feature_edges(values, n_rows - values.size, self.max_bins,
+            return (_sparse_feature_edges(values, n_rows - values.size, self._max_bins(f),
                                           self._min_data_in_bin(f)),
                     bool(np.isnan(values).any()))
 

@@ -281,8 +281,9 @@ class Dataset:
         when its parameters bin otherwise)."""
         if params is None:
             params = resolve_params({})
+        by_feature = params["max_bins_by_feature"]
         binning = (params["max_bins"], params["bin_subsample"], params["seed"],
-                   params["min_data_in_bin"])
+                   params["min_data_in_bin"], None if by_feature is None else tuple(by_feature))
         if (self.X_binned is not None and self._binning == binning
                 and self.category_order is category_order):
             return self
@@ -294,7 +295,7 @@ class Dataset:
         else:
             self.bin_mapper = BinMapper(
                 params["max_bins"], params["bin_subsample"], params["seed"],
-                thread_count(params["n_threads"]), params["min_data_in_bin"]
+                thread_count(params["n_threads"]), params["min_data_in_bin"], by_feature
             ).fit(X, () if category_order is None else category_order.features)
         self.X_binned = self.bin_mapper.transform(X)
         return self

@@ -74,6 +74,9 @@ PARAMS = {
     "max_depth": Spec(-1, int, -1, 2**10,
                       doc="depth limit of a tree; -1 or 0 means no limit"),
     "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values"),
+    "max_bins_by_feature": Spec(None, int, 2, 255, allow_none=True, many=True,
+                                doc="bins of each feature (a list, one per feature) in "
+                                    "place of max_bins, as LightGBM's max_bin_by_feature"),
     "bin_subsample": Spec(200_000, int, 1, 2**62, doc="rows sampled to find the bin edges"),
     "min_data_in_bin": Spec(1, int, 1, 2**62,
                             doc="fewest sampled values a bin of a numeric feature holds: a "
@@ -192,6 +195,7 @@ PARAMS = {
 ALIASES = {
     "num_leaves": "max_leaves",
     "max_bin": "max_bins",
+    "max_bin_by_feature": "max_bins_by_feature",
     "reg_lambda": "lambda_l2",
     "reg_alpha": "lambda_l1",
     "boosting_type": "boosting",

@@ -504,3 +504,62 @@ def test_min_data_in_bin_trains_on_merged_bins_and_leaves_categories_alone():
     assert not np.allclose(plain.predict(X), merged.predict(X))
     with pytest.raises(ValueError, match="parameter 'min_data_in_bin' = 0 is out of range"):
         gbmo.train({"verbosity": 0, "min_data_in_bin": 0}, data, 1)
+
+
+# -- max_bins_by_feature ----------------------------------------------------------
+def test_max_bins_by_feature_gives_each_feature_its_own_quantile_bins():
+    """Each feature is binned as max_bins = its own value would bin it, and
+    the missing bin sits above every feature's value bins."""
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(5)
+    X = np.where(rng.random((500, 3)) < 0.5, 0.0, rng.normal(size=(500, 3)))
+    X[:, 1] = rng.normal(size=500)  # no repeated value: it fills all its bins
+    X[rng.random(500) < 0.1, 1] = np.nan
+    by_feature = [4, 40, 17]
+    mapper = BinMapper(max_bins=255, max_bins_by_feature=by_feature).fit(X)
+    assert mapper.missing_bin == 40
+    for f, bins in enumerate(by_feature):
+        alone = BinMapper(max_bins=bins).fit(X[:, [f]])
+        np.testing.assert_array_equal(mapper.edges_[f, :mapper.n_edges_[f]],
+                                      alone.edges_[0, :alone.n_edges_[0]])
+        assert mapper.n_bins_non_missing_[f] <= bins
+    assert mapper.n_bins_non_missing_[1] == 40
+    binned = mapper.transform(X)
+    np.testing.assert_array_equal(binned[1] == mapper.missing_bin, np.isnan(X[:, 1]))
+    assert binned[~np.isnan(X.T)].max() < 40
+    from_sparse = BinMapper(max_bins_by_feature=by_feature).fit(sparse.csr_matrix(X))
+    np.testing.assert_array_equal(from_sparse.edges_, mapper.edges_)
+
+
+def test_max_bin_by_feature_trains_on_each_feature_s_bins():
+    import gbmo
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(800, 2))
+    y = np.sin(3 * X[:, 0]) + np.sin(3 * X[:, 1]) + 0.05 * rng.normal(size=800)
+    data = gbmo.Dataset(X, y)
+    model = gbmo.train({"verbosity": 0, "max_bin_by_feature": [3, 200]}, data, 20)
+    assert list(data.bin_mapper.n_bins_non_missing_) == [3, 200]
+    thresholds = [{threshold for tree in model.dump_model()["trees"]
+                   for feature, threshold, left in zip(tree["node_feature"],
+                                                       tree["node_threshold"],
+                                                       tree["node_left"])
+                   if left >= 0 and feature == f} for f in range(2)]
+    assert thresholds[0] <= set(data.bin_mapper.edges_[0, :2])  # 3 bins: 2 thresholds
+    assert len(thresholds[1]) > 2
+    # the Dataset is binned again when the parameter changes
+    gbmo.train({"verbosity": 0}, data, 1)
+    assert list(data.bin_mapper.n_bins_non_missing_) == [255, 255]
+
+
+@pytest.mark.parametrize("value, message", [
+    ([3], "max_bins_by_feature has 1 values for 2 features"),
+    ([3, 1], "out of range"),
+    ([3, 256], "out of range"),
+])
+def test_max_bin_by_feature_errors(value, message):
+    import gbmo
+
+    X = np.arange(40.0).reshape(20, 2)
+    with pytest.raises(ValueError, match=message):
+        gbmo.train({"verbosity": 0, "max_bin_by_feature": value}, gbmo.Dataset(X, X[:, 0]), 1)

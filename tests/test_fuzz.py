@@ -297,7 +297,8 @@ def training_cases(draw):
             params["ensembler"] = ensembler
             if ensembler.startswith("sketch"):
                 params["ensembler_params"] = {"k": draw(st.integers(1, n_outputs))}
-        params["score_function"] = draw(st.sampled_from(["NewtonL2", "NewtonL2", "L2"]))
+        if params["lambda_l2"] > 0:  # L2 refuses 0 (test_score_function.py)
+            params["score_function"] = draw(st.sampled_from(["NewtonL2", "NewtonL2", "L2"]))
     # bounds on leaf values follow the split gradients, which then set the leaves
     bounds_allowed = "ensembler" not in params and params.get("score_function") != "L2"
     if (split == "dense" and params["growth"] != "symmetric" and bounds_allowed
@@ -309,6 +310,9 @@ def training_cases(draw):
             and objective != "sparse_labels"):
         params["max_delta_step"] = draw(st.sampled_from([0.0, 0.0, 0.0, 0.05, 3.0]))
         params["path_smooth"] = draw(st.sampled_from([0.0, 0.0, 0.0, 2.0, 50.0]))
+    if draw(st.integers(0, 3)) == 0:
+        params["max_bins_by_feature"] = [draw(st.sampled_from([2, 3, 16, 255]))
+                                         for _ in range(p)]
     if draw(st.booleans()):
         params["interaction_constraints"] = [
             sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))
