@@ -224,6 +224,13 @@ def predict_binned(X_binned, missing_bin, *arguments, **categorical):
     return _predict_binned_dense(X_binned, missing_bin, *arguments, **categorical)
 
 
+def check_bins_by_feature(max_bins_by_feature, n_features):
+    """max_bins_by_feature, when given, has a value per feature."""
+    if max_bins_by_feature is not None and len(max_bins_by_feature) != n_features:
+        raise ValueError(f"max_bins_by_feature has {len(max_bins_by_feature)} values for "
+                         f"{n_features} features: give one per feature")
+
+
 class BinMapper:
     """Learns up to max_bins bins per feature from (a subsample of) X.
 
@@ -268,9 +275,7 @@ class BinMapper:
         if is_scipy_sparse(X):
             X = check_sparse_features(X)
         n_rows, n_features = X.shape
-        if self.max_bins_by_feature is not None and len(self.max_bins_by_feature) != n_features:
-            raise ValueError(f"max_bins_by_feature has {len(self.max_bins_by_feature)} values "
-                             f"for {n_features} features: give one per feature")
+        check_bins_by_feature(self.max_bins_by_feature, n_features)
         if self.subsample is not None and n_rows > self.subsample:
             rng = np.random.default_rng(self.seed)
             sample = np.sort(rng.choice(n_rows, self.subsample, replace=False))

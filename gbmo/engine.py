@@ -6,7 +6,7 @@ import numpy as np
 from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
-from .binning import predict_binned  # dense binned arrays and SparseBinned
+from .binning import check_bins_by_feature, predict_binned  # predict: dense and SparseBinned
 from .booster import Booster
 from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .categorical import CategoryOrder, refuse_sparse
@@ -409,6 +409,7 @@ class _Trainer:
             self.monotone = np.zeros((train_set.n_features, n_outputs), dtype=np.int8)
         InteractionConstraints.check_features(params["interaction_constraints"],
                                               train_set.n_features)
+        check_bins_by_feature(params["max_bins_by_feature"], train_set.n_features)
         self.single_output = params["tree_mode"] == "single_output"
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:

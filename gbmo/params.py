@@ -712,6 +712,11 @@ def resolve_params(params):
             "level's one split is chosen by its dense gain summed over the level's nodes"
         )
     _check_monotone_constraints(resolved)
+    by_feature = resolved["max_bins_by_feature"]
+    if by_feature is not None and (not isinstance(by_feature, list) or not all(
+            isinstance(bins, numbers.Integral) for bins in by_feature)):
+        raise ValueError("parameter 'max_bins_by_feature' must be a list with one number of "
+                         f"bins (2 .. 255) per feature, got {by_feature!r}")
     for name in ("max_delta_step", "path_smooth"):
         if resolved[name] > 0 and (resolved["split"] != "dense"
                                    or resolved["growth"] == "symmetric"

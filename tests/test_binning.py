@@ -531,22 +531,35 @@ def test_max_bins_by_feature_gives_each_feature_its_own_quantile_bins():
     np.testing.assert_array_equal(from_sparse.edges_, mapper.edges_)
 
 
-def test_max_bin_by_feature_trains_on_each_feature_s_bins():
+@pytest.mark.parametrize("by_feature", [[3, 200], [3, 4]])
+def test_max_bin_by_feature_trains_on_each_feature_s_bins(by_feature):
+    """With missing values, whose bin is above the largest feature's
+    (4 with [3, 4]): the training loop's own scores of its rows equal
+    predict's, which walks the raw values."""
     import gbmo
 
     rng = np.random.default_rng(6)
     X = rng.normal(size=(800, 2))
     y = np.sin(3 * X[:, 0]) + np.sin(3 * X[:, 1]) + 0.05 * rng.normal(size=800)
+    X[rng.random(800) < 0.2, 1] = np.nan
     data = gbmo.Dataset(X, y)
-    model = gbmo.train({"verbosity": 0, "max_bin_by_feature": [3, 200]}, data, 20)
-    assert list(data.bin_mapper.n_bins_non_missing_) == [3, 200]
+    recorded = {}
+    model = gbmo.train({"verbosity": 0, "max_bin_by_feature": by_feature}, data, 20,
+                       valid_sets=[data], valid_names=["train"],
+                       callbacks=[gbmo.record_evaluation(recorded)])
+    assert list(data.bin_mapper.n_bins_non_missing_) == by_feature
+    assert recorded["train"]["rmse"][-1] == pytest.approx(
+        np.sqrt(np.mean((model.predict(X) - y) ** 2)), rel=1e-9)
     thresholds = [{threshold for tree in model.dump_model()["trees"]
                    for feature, threshold, left in zip(tree["node_feature"],
                                                        tree["node_threshold"],
                                                        tree["node_left"])
                    if left >= 0 and feature == f} for f in range(2)]
-    assert thresholds[0] <= set(data.bin_mapper.edges_[0, :2])  # 3 bins: 2 thresholds
-    assert len(thresholds[1]) > 2
+    for f in range(2):  # each feature's edges (inf: every value one side, missing the other)
+        edges = data.bin_mapper.edges_[f, :data.bin_mapper.n_edges_[f]]
+        assert len(edges) == by_feature[f] - 1
+        assert thresholds[f] <= set(edges) | {np.inf}
+    assert len(thresholds[1]) > 4 or by_feature[1] == 4
     # the Dataset is binned again when the parameter changes
     gbmo.train({"verbosity": 0}, data, 1)
     assert list(data.bin_mapper.n_bins_non_missing_) == [255, 255]
@@ -554,6 +567,9 @@ def test_max_bin_by_feature_trains_on_each_feature_s_bins():
 
 @pytest.mark.parametrize("value, message", [
     ([3], "max_bins_by_feature has 1 values for 2 features"),
+    (3, "must be a list with one number of bins"),
+    ([3, None], "must be a list with one number of bins"),
+    ([[3], [4]], "must be a list with one number of bins"),
     ([3, 1], "out of range"),
     ([3, 256], "out of range"),
 ])
