@@ -17,6 +17,7 @@ from .importance import OutputImportance
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
 from .losses import make_loss, with_class_count
+from .missing_values import as_read
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
 from .registry import PluginError
 from .training_run import TrainingRun
@@ -398,8 +399,9 @@ class Booster(JSONModel, TrainingRun):
                 f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
             )
         if self.category_order is not None:
-            return self.category_order.encode(X)
-        return X.tocsr() if hasattr(X, "tocsr") else X
+            return as_read(self.category_order.encode(X), self.params,
+                           self.category_order.features)
+        return as_read(X.tocsr() if hasattr(X, "tocsr") else X, self.params)
 
     def _n_threads(self, n_threads):
         """The thread count for a prediction: the argument, else the training

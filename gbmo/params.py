@@ -78,6 +78,11 @@ PARAMS = {
                                 doc="bins of each feature (a list, one per feature) in "
                                     "place of max_bins, as LightGBM's max_bin_by_feature"),
     "bin_subsample": Spec(200_000, int, 1, 2**62, doc="rows sampled to find the bin edges"),
+    "use_missing": Spec(True, bool, doc="False: a missing value (NaN) of a numeric feature is "
+                                        "read as 0, in training and prediction (LightGBM's)"),
+    "zero_as_missing": Spec(False, bool, doc="True: a 0 of a numeric feature is read as a "
+                                             "missing value, in training and prediction "
+                                             "(LightGBM's); needs a dense X"),
     "min_data_in_bin": Spec(1, int, 1, 2**62,
                             doc="fewest sampled values a bin of a numeric feature holds: a "
                                 "bin of fewer joins its neighbour (LightGBM's; its default "

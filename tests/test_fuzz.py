@@ -345,6 +345,9 @@ def training_cases(draw):
             import scipy.sparse as sp
 
             X = sp.csr_matrix(X) if sparse_format == "csr" else sp.csc_matrix(X)
+    params["use_missing"] = draw(st.sampled_from([True, True, True, False]))
+    if sparse_format is None:  # a sparse X's absent zeros cannot be missing values
+        params["zero_as_missing"] = draw(st.sampled_from([False, False, False, True]))
     # Forcing the parallel regions on tiny inputs uses 3 threads: with libgomp's default
     # active waiting, a region of exactly as many threads as cores costs ~10 ms on a
     # loaded machine (vs ~0.05 ms with 3), which would blow the per-example deadline.
@@ -400,13 +403,16 @@ def check_tree_invariants(booster, X, n_rows, bagged=False):
 
 def check_monotone(booster, X, constraints, n_outputs):
     """Raw predictions move the constrained way along every constrained
-    feature: each row swept over the feature's sorted finite values."""
+    feature: each row swept over the feature's sorted finite values (but 0
+    under zero_as_missing, which reads it as missing, a value of no order)."""
     if constraints is None:
         return
     direction = np.array(constraints).reshape(len(constraints), -1) * np.ones(n_outputs)
     dense = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    zero_missing = booster.params["use_missing"] and booster.params["zero_as_missing"]
     for f in np.flatnonzero(np.any(direction != 0, axis=1)):
         grid = np.unique(dense[np.isfinite(dense[:, f]), f])
+        grid = grid[grid != 0] if zero_missing else grid
         for row in dense[:5] if len(grid) > 1 else ():
             sweep = np.repeat(row[None], len(grid), axis=0)
             sweep[:, f] = grid

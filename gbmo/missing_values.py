@@ -1,0 +1,48 @@
+"""Which feature values a model reads as missing, LightGBM's use_missing and
+zero_as_missing: with use_missing=False a missing value (NaN) is read as 0;
+with zero_as_missing=True a 0 is read as missing. Both apply to the numeric
+features (categorical ones keep their categories, NaN their missing value)
+and to every X a model reads: the training and validation sets when they
+are binned, and every prediction."""
+import numpy as np
+
+from .validation import is_scipy_sparse
+
+
+def reads_as_given(params):
+    """Whether X is read as given (LightGBM's defaults)."""
+    return params.get("use_missing", True) and not params.get("zero_as_missing", False)
+
+
+def check_readable(X, params):
+    """A scipy sparse X cannot hold its absent zeros as missing values."""
+    if (is_scipy_sparse(X) and params.get("use_missing", True)
+            and params.get("zero_as_missing", False)):
+        raise ValueError("zero_as_missing=True needs a dense X: a scipy sparse matrix's absent "
+                         "entries are zeros, which would all become missing values; pass "
+                         "X.toarray(), or mark the missing entries NaN and keep "
+                         "zero_as_missing=False")
+
+
+def as_read(X, params, categorical=()):
+    """X (dense, or canonical scipy CSR / CSC) as a model trained with params
+    reads it: X itself when it reads it as given, else a copy."""
+    if reads_as_given(params):
+        return X
+    check_readable(X, params)
+    numeric = np.ones(X.shape[1], dtype=bool)
+    numeric[list(categorical)] = False
+    if is_scipy_sparse(X):  # use_missing=False: a stored NaN is read as 0
+        X = X.copy()
+        columns = X.indices if X.format == "csr" else np.repeat(np.arange(X.shape[1]),
+                                                                  np.diff(X.indptr))
+        X.data[np.isnan(X.data) & numeric[columns]] = 0.0
+        return X
+    X = np.array(X, copy=True)
+    values = X[:, numeric]
+    if not params.get("use_missing", True):
+        values[np.isnan(values)] = 0.0
+    else:
+        values[values == 0] = np.nan
+    X[:, numeric] = values
+    return X
