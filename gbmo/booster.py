@@ -17,7 +17,7 @@ from .importance import OutputImportance
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
 from .losses import make_loss, with_class_count
-from .missing_values import as_read
+from .missing_values import as_read, reads_as_given
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
 from .registry import PluginError
 from .training_run import TrainingRun
@@ -25,7 +25,10 @@ from .tree import LeafArrays, Tree, TreeFormatError
 from .validation import check_features, is_dataframe, one_of
 
 MODEL_FORMAT = "gbmo"
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+# Version 2 models may read X otherwise than as given (use_missing=False,
+# zero_as_missing): only those are written as 2, so that a gbmo that reads
+# version 1 only refuses them rather than predicting from X as given.
 MAX_THREADS = 4096
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
@@ -682,7 +685,7 @@ class Booster(JSONModel, TrainingRun):
             best_iteration = 0
         return {
             "format": MODEL_FORMAT,
-            "version": MODEL_VERSION,
+            "version": 1 if reads_as_given(self.params) else MODEL_VERSION,
             "objective": self.loss.name,
             "num_class": getattr(self.loss, "num_class", None),
             # The thread count belongs to the machine that predicts, not the model.

@@ -8,7 +8,7 @@ import numpy as np
 from .binning import BinMapper
 from .categorical import (align_dataframe_categories, dataframe_categories, recode,
                           resolve_categorical_features)
-from .missing_values import as_read
+from .missing_values import as_read, reading
 from .parallel import thread_count
 from .params import resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
@@ -285,7 +285,7 @@ class Dataset:
         by_feature = params["max_bins_by_feature"]
         binning = (params["max_bins"], params["bin_subsample"], params["seed"],
                    params["min_data_in_bin"], None if by_feature is None else tuple(by_feature),
-                   params["use_missing"], params["zero_as_missing"])
+                   reading(params))
         if (self.X_binned is not None and self._binning == binning
                 and self.category_order is category_order):
             return self

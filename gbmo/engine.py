@@ -21,7 +21,7 @@ from .importance import OutputImportance
 from .losses import ClassIndexTarget, CustomObjective, make_loss, with_class_count
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
-from .missing_values import check_readable
+from .missing_values import check_readable, reading
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
@@ -290,10 +290,14 @@ def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
         if old != new]
     if not _same_objective(theirs, ours):
         differences.append(f"objective: {theirs!r} in init_model, {ours!r} here")
-    for name, default in (("use_missing", True), ("zero_as_missing", False)):
-        if init_model.params.get(name, default) != params[name]:
-            differences.append(f"{name}: {init_model.params.get(name, default)!r} in "
-                               f"init_model, {params[name]!r} here (its trees read X so)")
+    if reading(init_model.params) != reading(params):
+        differences.append(
+            "use_missing / zero_as_missing: init_model's trees read X otherwise ("
+            + ", ".join(f"{name}={model_params.get(name, default)!r}"
+                        for model_params in (init_model.params, params)
+                        for name, default in (("use_missing", True),
+                                              ("zero_as_missing", False)))
+            + ", there and here)")
     if "rf" in (init_model.params.get("boosting"), params["boosting"]):
         differences.append("boosting='rf' neither continues a model nor is continued: its "
                            "trees fit the start score's gradients and the model averages them")

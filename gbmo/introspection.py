@@ -96,13 +96,16 @@ def raw_score_bound(booster, trees, pick):
 
 def split_values(booster, trees, feature):
     """The thresholds of every split on feature (an index or a name) in
-    trees; refused for a categorical feature, whose splits hold sets."""
+    trees, but those of splits that send every value one way and the missing
+    values the other (threshold inf: no value of the feature); refused for a
+    categorical feature, whose splits hold sets."""
     index = check_feature_index(feature, booster.feature_name(), "model")
     order = booster.category_order
     if order is not None and index in order.features:
         raise ValueError(f"feature {feature!r} is categorical: its splits send sets of "
                          "categories left, not the values below a threshold")
-    parts = [tree.node_threshold[(tree.node_left >= 0) & (tree.node_feature == index)]
+    parts = [tree.node_threshold[(tree.node_left >= 0) & (tree.node_feature == index)
+                                 & np.isfinite(tree.node_threshold)]
              for tree in trees]
     return np.concatenate(parts) if parts else np.zeros(0)
 

@@ -9,15 +9,25 @@ import numpy as np
 from .validation import is_scipy_sparse
 
 
+# LightGBM's kZeroThreshold: a value this close to 0 is a zero to zero_as_missing
+ZERO_THRESHOLD = 1e-35
+
+
+def reading(params):
+    """How a model with these parameters reads X: (whether NaN is missing,
+    whether 0 is missing); zero_as_missing has no effect without use_missing."""
+    use_missing = bool(params.get("use_missing", True))
+    return use_missing, use_missing and bool(params.get("zero_as_missing", False))
+
+
 def reads_as_given(params):
     """Whether X is read as given (LightGBM's defaults)."""
-    return params.get("use_missing", True) and not params.get("zero_as_missing", False)
+    return reading(params) == (True, False)
 
 
 def check_readable(X, params):
     """A scipy sparse X cannot hold its absent zeros as missing values."""
-    if (is_scipy_sparse(X) and params.get("use_missing", True)
-            and params.get("zero_as_missing", False)):
+    if is_scipy_sparse(X) and reading(params)[1]:
         raise ValueError("zero_as_missing=True needs a dense X: a scipy sparse matrix's absent "
                          "entries are zeros, which would all become missing values; pass "
                          "X.toarray(), or mark the missing entries NaN and keep "
@@ -40,9 +50,9 @@ def as_read(X, params, categorical=()):
         return X
     X = np.array(X, copy=True)
     values = X[:, numeric]
-    if not params.get("use_missing", True):
-        values[np.isnan(values)] = 0.0
+    if reading(params)[1]:
+        values[np.abs(values) <= ZERO_THRESHOLD] = np.nan
     else:
-        values[values == 0] = np.nan
+        values[np.isnan(values)] = 0.0
     X[:, numeric] = values
     return X

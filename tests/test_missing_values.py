@@ -84,7 +84,54 @@ def test_zero_as_missing_refuses_a_sparse_x_and_a_continued_model_that_reads_oth
     model = gbmo.train(params, gbmo.Dataset(X, y), 2)
     with pytest.raises(ValueError, match="zero_as_missing=True needs a dense X"):
         model.predict(scipy.sparse.csr_matrix(np.nan_to_num(X)))
-    with pytest.raises(ValueError, match="zero_as_missing: True in init_model, False here"):
+    with pytest.raises(ValueError, match="init_model's trees read X otherwise"):
         gbmo.train(BASE, gbmo.Dataset(X, y), 1, init_model=model)
     with pytest.raises(TypeError, match="'use_missing' must be True or False"):
         gbmo.train({**BASE, "use_missing": "no"}, gbmo.Dataset(X, y), 1)
+
+
+def test_a_model_that_reads_x_as_given_continues_whatever_the_inert_flag():
+    """zero_as_missing has no effect without use_missing: the two read X alike."""
+    X, y = data_with_zeros_and_nan(4)
+    data = gbmo.Dataset(X, y)
+    model = gbmo.train({**BASE, "use_missing": False}, data, 2)
+    more = gbmo.train({**BASE, "use_missing": False, "zero_as_missing": True}, data, 2,
+                      init_model=model)
+    assert more.current_iteration() == 4
+
+
+def test_values_within_lightgbm_s_zero_threshold_are_zeros():
+    X = np.array([[1e-36], [-1e-36], [1e-34], [0.0]])
+    read = as_read(X, {"use_missing": True, "zero_as_missing": True})
+    np.testing.assert_array_equal(np.isnan(read[:, 0]), [True, True, False, True])
+
+
+def test_models_that_read_x_otherwise_are_saved_as_version_2():
+    """So that a gbmo reading version 1 only refuses them rather than
+    predicting from X as given; other models stay version 1."""
+    import json
+
+    X, y = data_with_zeros_and_nan(5)
+    for params, version in [(BASE, 1), ({**BASE, "zero_as_missing": True}, 2),
+                            ({**BASE, "use_missing": False}, 2),
+                            ({**BASE, "use_missing": False, "zero_as_missing": False}, 2)]:
+        model = gbmo.train(params, gbmo.Dataset(X, y), 1)
+        assert json.loads(model.model_to_string())["version"] == version
+
+
+def test_split_value_histogram_leaves_out_missing_only_splits():
+    """zero_as_missing's typical first split, zeros (missing) against every
+    value, has threshold inf: no value of the feature."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(500, 2))
+    X[rng.random(500) < 0.4, 0] = 0.0
+    y = 3.0 * (X[:, 0] == 0) + X[:, 1]
+    model = gbmo.train({**BASE, "zero_as_missing": True}, gbmo.Dataset(X, y), 5)
+    thresholds = np.concatenate([t.node_threshold[(t.node_left >= 0) & (t.node_feature == 0)]
+                                 for t in model.trees])
+    assert len(thresholds) and np.isinf(thresholds).all()
+    counts, _ = model.get_split_value_histogram(0)  # np.histogram refused inf
+    assert counts.sum() == 0
+    counts, _ = model.get_split_value_histogram(1)
+    assert counts.sum() == np.sum([np.sum((t.node_left >= 0) & (t.node_feature == 1))
+                                   for t in model.trees])
