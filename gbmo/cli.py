@@ -164,17 +164,35 @@ def _write_csv(path, header, values, delimiter):
 
 # -- argument helpers ---------------------------------------------------------
 def _parse_value(text):
-    if text.startswith("["):  # a list, e.g. monotone_constraints=[1,0,-1]
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise CLIError(f"cannot read {text!r} as a list (JSON, e.g. [1,0,-1])") from None
+    """A number, a list, None or else the text. Lists are JSON
+    (monotone_constraints=[1,0,-1]) or LightGBM's config forms: numbers
+    between commas (max_bin_by_feature=3,20,40) and lists between commas
+    (interaction_constraints=[0,1],[2,3])."""
+    if text.startswith("["):
+        for candidate in (text, f"[{text}]"):
+            try:
+                return json.loads(candidate)
+            except ValueError:
+                pass
+        raise CLIError(f"cannot read {text!r} as a list (JSON, e.g. [1,0,-1], or LightGBM's "
+                       "lists between commas, e.g. [0,1],[2,3])")
+    if "," in text:
+        numbers = [_number(part.strip()) for part in text.split(",")]
+        if all(isinstance(number, (int, float)) for number in numbers):
+            return numbers
+        return text  # e.g. metric=l2,l1
+    number = _number(text)
+    return None if number in ("None", "none", "null") else number
+
+
+def _number(text):
+    """text as an int or a float, or else itself."""
     for kind in (int, float):
         try:
             return kind(text)
         except ValueError:
             pass
-    return None if text in ("None", "none", "null") else text
+    return text
 
 
 def _parse_params(items):

@@ -290,6 +290,21 @@ def test_list_parameters_are_read_as_json(regression_csv, tmp_path, capsys):
     assert "cannot read '[1,0' as a list" in line
 
 
+def test_list_parameters_in_lightgbm_s_config_forms(regression_csv, tmp_path):
+    """Numbers between commas, lists between commas; names between commas
+    stay text (a metric list)."""
+    path, X, _ = regression_csv
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1", "--output", model, "--rounds", "3",
+                 "--param", "max_bin_by_feature=3,20,40,7", "monotone_constraints=0,1,0,0",
+                 "interaction_constraints=[0,1],[2,3]", "metric=l2,l1", "verbosity=0"]) == 0
+    params = gbmo.Booster(model_file=model).params
+    assert params["max_bins_by_feature"] == [3, 20, 40, 7]
+    assert params["monotone_constraints"] == [0, 1, 0, 0]
+    assert params["interaction_constraints"] == [[0, 1], [2, 3]]
+    assert params["metric"] == ["mse", "mae"]
+
+
 def test_error_missing_init_model(regression_csv, tmp_path, capsys):
     path, _, _ = regression_csv
     line = run_error(["train", "--data", path, "--target", "y1", "--output",
