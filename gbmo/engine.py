@@ -6,7 +6,8 @@ import numpy as np
 from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
-from .binning import check_bins_by_feature, predict_binned  # predict: dense and SparseBinned
+# predict_binned walks dense binned arrays and SparseBinned
+from .binning import check_bins_by_feature, predict_binned
 from .booster import Booster
 from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .categorical import CategoryOrder, refuse_sparse
@@ -291,13 +292,8 @@ def _check_init_model(init_model, params, train_set, n_outputs, trees_per_round)
     if not _same_objective(theirs, ours):
         differences.append(f"objective: {theirs!r} in init_model, {ours!r} here")
     if reading(init_model.params) != reading(params):
-        differences.append(
-            "use_missing / zero_as_missing: init_model's trees read X otherwise ("
-            + ", ".join(f"{name}={model_params.get(name, default)!r}"
-                        for model_params in (init_model.params, params)
-                        for name, default in (("use_missing", True),
-                                              ("zero_as_missing", False)))
-            + ", there and here)")
+        differences.append("use_missing / zero_as_missing: init_model's trees read X "
+                           "otherwise than these parameters do")
     if "rf" in (init_model.params.get("boosting"), params["boosting"]):
         differences.append("boosting='rf' neither continues a model nor is continued: its "
                            "trees fit the start score's gradients and the model averages them")
