@@ -1,9 +1,8 @@
 """The part that poisson, tweedie and gamma share: a mean mu = exp(raw) of
 non-negative (or positive) targets, started from the log of their mean."""
 import numpy as np
-from gbmo.losses import Loss
 
-from ._common import float_target
+from ._real_valued import RealValuedLoss
 
 # The raw score is clipped to this range inside exp(): e^60 ~ 1e26 keeps the
 # float32 gradients and hessians finite even after multiplying by large sample
@@ -20,7 +19,7 @@ def clipped_exp(raw, power=1.0):
     return np.exp(power * np.clip(raw, -MAX_LOG_MEAN, MAX_LOG_MEAN))
 
 
-class LogLinkLoss(Loss):
+class LogLinkLoss(RealValuedLoss):
     """Predictions are the mean exp(raw); the start score is the log of the
     (weighted) mean target, the best constant of each of these losses.
     Subclasses set `positive_targets`: whether 0 is refused too."""
@@ -29,15 +28,12 @@ class LogLinkLoss(Loss):
     exact_hessian = True
 
     def prepare_target(self, y):
-        y = float_target(y, self.name)
+        y = super().prepare_target(y)
         if y.size and (y.min() <= 0 if self.positive_targets else y.min() < 0):
             kind = "positive" if self.positive_targets else "non-negative"
             raise ValueError(f"objective {self.name!r} takes {kind} targets, got a minimum "
                              f"of {y.min()}")
         return y
-
-    def n_outputs(self, y):
-        return y.shape[1]
 
     def init_score(self, y, weight):
         mean = np.average(y, axis=0, weights=weight)

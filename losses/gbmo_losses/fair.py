@@ -1,11 +1,11 @@
 """Fair loss (LightGBM's fair): robust regression with a smooth hessian."""
 import numpy as np
-from gbmo.losses import Loss
 
-from ._common import float_target, number_above, weighted
+from ._common import number_above, weighted
+from ._real_valued import RealValuedLoss
 
 
-class Fair(Loss):
+class Fair(RealValuedLoss):
     """Robust multi-output regression: y (n,) or (n, d), each output
 
         L(r) = c^2 (|r| / c - log(1 + |r| / c)),      r = raw - y,
@@ -28,12 +28,6 @@ class Fair(Loss):
 
     def get_params(self):
         return {"fair_c": self.fair_c}
-
-    def prepare_target(self, y):
-        return float_target(y, self.name)
-
-    def n_outputs(self, y):
-        return y.shape[1]
 
     def init_score(self, y, weight):
         return np.average(y, axis=0, weights=weight)

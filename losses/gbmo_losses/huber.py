@@ -1,11 +1,11 @@
 """Huber loss: squared near the target, linear beyond `delta`."""
 import numpy as np
-from gbmo.losses import Loss
 
-from ._common import float_target, given_once, number_above, weighted, weighted_quantile
+from ._common import given_once, number_above, weighted, weighted_quantile
+from ._real_valued import RealValuedLoss
 
 
-class Huber(Loss):
+class Huber(RealValuedLoss):
     """Robust multi-output regression: y (n,) or (n, d), each output
 
         L(r) = r^2 / 2              if |r| <= delta
@@ -31,12 +31,6 @@ class Huber(Loss):
 
     def get_params(self):
         return {"delta": self.delta}
-
-    def prepare_target(self, y):
-        return float_target(y, self.name)
-
-    def n_outputs(self, y):
-        return y.shape[1]
 
     def init_score(self, y, weight):
         return np.array([weighted_quantile(column, weight, 0.5) for column in y.T],
