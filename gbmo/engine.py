@@ -1,4 +1,5 @@
 """train(): the boosting loop."""
+import functools
 import os
 
 import numpy as np
@@ -87,20 +88,25 @@ def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
     return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
 
 
-def _weights_as_hessian(y, weight, split_grad, columns_are_outputs):
+def _observed_mask(y):
+    """Where the (n, d) targets are not missing (NaN), or None when all are."""
+    y = np.asarray(y)
+    if y.dtype.kind != "f" or not np.isnan(y).any():
+        return None
+    return ~np.isnan(y.reshape(len(y), -1))
+
+
+def _weights_as_hessian(weight, split_grad, observed):
     """score_function='L2': the split search's hessian, each row's weight (1
     without weights) in place of its hessians, so that a split is scored by
     G^2 / (rows + lambda), CatBoost's L2 score. A (n, 1) column, or per
-    output with 0 at a missing (NaN) target: the objectives that take one
-    mask it, with no gradient there."""
+    output with 0 where observed (_observed_mask, given when the split
+    columns are the outputs) says a target is missing: the objectives that
+    take one mask it, with no gradient there."""
     n_rows = split_grad.shape[0]
     column = (np.ones((n_rows, 1), dtype=G_H_DTYPE) if weight is None
               else np.asarray(weight, dtype=G_H_DTYPE).reshape(n_rows, 1))
-    y = np.asarray(y)
-    if not columns_are_outputs or y.dtype.kind != "f" or y.size != split_grad.size:
-        return column
-    observed = ~np.isnan(y.reshape(split_grad.shape))
-    if observed.all():
+    if observed is None or observed.shape != split_grad.shape:
         return column
     return np.ascontiguousarray(column * observed, dtype=G_H_DTYPE)
 
@@ -542,7 +548,8 @@ class _Trainer:
         # objective chose other ones (then no per-output importance)
         columns_are_outputs = update is None
         if params["score_function"] == "L2":  # the hessians set the leaves only
-            split_hess = _weights_as_hessian(self.y, weight, grad, columns_are_outputs)
+            split_hess = _weights_as_hessian(
+                weight, grad, self._observed_targets if columns_are_outputs else None)
             update = update or (grad, hess)
             hess = split_hess
         exact = grad, hess, update  # before GOSS amplifies them
@@ -568,11 +575,9 @@ class _Trainer:
             new_trees = [self._renew_leaves(tree, output, exact, shrinkage)
                          for output, (tree, _, _, _) in enumerate(new_trees)]
         for tree, leaf_start, leaf_stop, rows in new_trees:
-            if self.forest:  # _average_in adds it below
-                pass
-            elif self.row_sample is not None and not renew:  # rows out of the sample: no leaf
-                self.training_set.add_tree(tree, missing_bin, n_threads)
-            else:
+            if self.row_sample is not None and not renew and not self.forest:
+                self.training_set.add_tree(tree, missing_bin, n_threads)  # rows out of it too
+            elif not self.forest:  # a forest's trees join the mean in _average_in below
                 add_leaf_values(rows, leaf_start, leaf_stop,
                                 *tree.leaf_arrays().kernel_arguments(), raw,
                                 threads_for(n_threads, raw.size))
@@ -605,6 +610,11 @@ class _Trainer:
         return _draw_balanced_rows(rng, np.flatnonzero(label > 0), np.flatnonzero(label <= 0),
                                    params["pos_bagging_fraction"],
                                    params["neg_bagging_fraction"])
+
+    @functools.cached_property
+    def _observed_targets(self):
+        """score_function='L2': where the targets are not missing (once a run)."""
+        return _observed_mask(self.y)
 
     @property
     def _fitted_raw(self):

@@ -481,6 +481,14 @@ def test_min_data_in_bin_gives_sparse_x_the_edges_of_the_dense_array(min_data_in
     np.testing.assert_array_equal(from_sparse.n_bins_non_missing_, dense.n_bins_non_missing_)
 
 
+def split_thresholds(model, feature):
+    """The set of thresholds of model's splits on feature."""
+    return {threshold for tree in model.dump_model()["trees"]
+            for split_feature, threshold, left in zip(tree["node_feature"],
+                                                      tree["node_threshold"], tree["node_left"])
+            if left >= 0 and split_feature == feature}
+
+
 def test_min_data_in_bin_trains_on_merged_bins_and_leaves_categories_alone():
     import gbmo
 
@@ -495,10 +503,7 @@ def test_min_data_in_bin_trains_on_merged_bins_and_leaves_categories_alone():
     # the Dataset is binned again for the new parameter: 600 values, 40 a bin
     assert 2 <= data.bin_mapper.n_bins_non_missing_[0] <= 15
     assert data.bin_mapper.n_bins_non_missing_[1] == 25  # a bin per category still
-    thresholds = {threshold for tree in merged.dump_model()["trees"]
-                  for feature, threshold, left in zip(tree["node_feature"],
-                                                      tree["node_threshold"], tree["node_left"])
-                  if left >= 0 and feature == 0}
+    thresholds = split_thresholds(merged, 0)
     assert thresholds and thresholds <= set(
         data.bin_mapper.edges_[0, :data.bin_mapper.n_edges_[0]])
     assert not np.allclose(plain.predict(X), merged.predict(X))
@@ -550,11 +555,7 @@ def test_max_bin_by_feature_trains_on_each_feature_s_bins(by_feature):
     assert list(data.bin_mapper.n_bins_non_missing_) == by_feature
     assert recorded["train"]["rmse"][-1] == pytest.approx(
         np.sqrt(np.mean((model.predict(X) - y) ** 2)), rel=1e-9)
-    thresholds = [{threshold for tree in model.dump_model()["trees"]
-                   for feature, threshold, left in zip(tree["node_feature"],
-                                                       tree["node_threshold"],
-                                                       tree["node_left"])
-                   if left >= 0 and feature == f} for f in range(2)]
+    thresholds = [split_thresholds(model, f) for f in range(2)]
     for f in range(2):  # each feature's edges (inf: every value one side, missing the other)
         edges = data.bin_mapper.edges_[f, :data.bin_mapper.n_edges_[f]]
         assert len(edges) == by_feature[f] - 1

@@ -5,7 +5,7 @@ import pytest
 
 import gbmo
 from gbmo import grower
-from gbmo.engine import _weights_as_hessian
+from gbmo.engine import _observed_mask, _weights_as_hessian
 
 BASE = {"verbosity": 0, "n_threads": 1}
 
@@ -93,11 +93,12 @@ def test_rows_as_hessians_leave_out_missing_targets():
     y = np.array([[1.0, np.nan], [0.0, 1.0], [np.nan, np.nan]])
     grad = np.zeros((3, 2), dtype=np.float32)
     weight = np.array([2.0, 1.0, 3.0])
-    np.testing.assert_array_equal(_weights_as_hessian(y, weight, grad, True),
+    np.testing.assert_array_equal(_weights_as_hessian(weight, grad, _observed_mask(y)),
                                   [[2.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
     # split columns that are not the outputs (an ensembler's) take the weights
-    np.testing.assert_array_equal(_weights_as_hessian(y, weight, grad, False), weight[:, None])
-    np.testing.assert_array_equal(_weights_as_hessian(np.array([0, 1, 1]), None, grad, True),
+    np.testing.assert_array_equal(_weights_as_hessian(weight, grad, None), weight[:, None])
+    classes = np.array([0, 1, 1])
+    np.testing.assert_array_equal(_weights_as_hessian(None, grad, _observed_mask(classes)),
                                   np.ones((3, 1)))
 
 
