@@ -12,15 +12,16 @@ TREE_ARRAYS = ("node_feature", "node_bin", "node_threshold", "node_missing_left"
                "node_count", "node_left", "node_right", "node_value", "leaf_values")
 
 
-def _data(n, d, seed, missing=0.0, sparse_columns=0, categories=0):
+def _data(n, d, seed, missing=0.0, sparse_columns=0, categories=0, nonzero=0.15):
     """Correlated outputs of 8 features; optionally NaN in feature 1,
-    mostly-zero leading columns (skipped bins, row-wise histograms) and
+    mostly-zero leading columns (a share `nonzero` of their values not 0:
+    skipped bins, and at 0.15 row-wise histograms) and
     features 6 and 7 made codes of `categories` categories, whose effects on
     the outputs are in no order of the codes (7's on the outputs' slopes on
     feature 0), feature 6 missing as often as feature 1."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 8))
-    X[:, :sparse_columns] *= rng.random((n, sparse_columns)) < 0.15
+    X[:, :sparse_columns] *= rng.random((n, sparse_columns)) < nonzero
     if missing:
         X[rng.random(n) < missing, 1] = np.nan
     base = np.sin(X[:, 0]) + np.nan_to_num(X[:, 1]) * X[:, 2] + 0.5 * X[:, 3]
@@ -121,6 +122,10 @@ CASES = {
         {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
         dict(n=2000, d=2, missing=0.2)),
     "two threads": ({"n_threads": 2}, dict(n=20000, d=2)),
+    "two threads: skipped bins, categorical, extra_trees, monotone, l1": (
+        {"n_threads": 2, "categorical_feature": [6, 7], "extra_trees": True, "lambda_l1": 0.5,
+         "monotone_constraints": [0, 0, 0, 1, 0, 0, 0, 0], "seed": 5},
+        dict(n=20000, d=2, sparse_columns=3, nonzero=0.4, categories=12, missing=0.1)),
     "categorical features": ({"categorical_feature": [6, 7], "min_samples_leaf": 5},
                              dict(n=2000, d=3, categories=12, missing=0.2)),
     "categorical, one output, cat_smooth 0": (
@@ -327,6 +332,7 @@ def test_grow_best_first_splits_by_categorical_sets():
     ({"min_samples_leaf": 0}, "min_samples_leaf >= 1"),
     ({"skipped_bins": np.full(3, 8, np.int32)}, "skipped_bins\\[0\\] = 8 is beyond"),
     ({"column_features": np.array([0, 3], np.int32)}, "column feature 3"),
+    ({"column_features": np.array([0, 2], np.int32)}, "column_features must be the features"),
     ({"features": np.array([1, 0], np.int32)}, "not ascending"),
     ({"group_indptr": np.array([0, 2], np.int32), "group_features": np.array([0, 3], np.int32)},
      "interaction group feature 3"),

@@ -24,12 +24,13 @@ import numpy as np
 from numpy cimport int32_t, int64_t
 
 from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
-from ._histogram cimport (build_feature_histograms, build_nodes_histograms,
-                          build_row_wise_histograms, gather_rows, subtract_feature_histograms,
-                          sum_rows)
+from ._histogram cimport (ChildAndSibling, build_child_and_sibling, build_feature_histograms,
+                          build_nodes_histograms, build_row_wise_histograms, gather_rows,
+                          subtract_feature_histograms, sum_rows)
 from ._partition cimport partition_rows, threshold_sides
 from ._split cimport (CategoryRules, SplitContext, ValueBounds, best_feature_position,
-                      category_rules, clipped_leaf_values, dense_context, search_features)
+                      category_rules, clipped_leaf_values, dense_context, search_features,
+                      search_nodes)
 
 from ..parallel import PARALLEL_MIN_WORK
 
@@ -493,32 +494,26 @@ cdef inline double search_work(const Grow* g) noexcept nogil:
     return <double>g.n_hist_bins * g.width * g.n_features
 
 
-cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil:
-    """node's best split (gain, feature, bin, missing side, left sums), kept
-    when its gain is positive and its gain per output above min_gain. It
-    writes only node's entries, so two nodes may be searched at once with a
-    Search each."""
-    cdef SplitContext context
-    cdef HIST_t* histogram = histogram_of(g, node)
-    cdef HIST_t* feature_hist
-    cdef HIST_t* left_sums = g.left_sums + node * g.width
-    cdef const int* features = g.features
+cdef Py_ssize_t prepare_search(Grow* g, int node, Search* s, SplitContext* context,
+                               const int** features, const int** random_bins) noexcept nogil:
+    """node's split context, the features to search (into features; returns
+    how many) and under extra_trees their thresholds (random_bins, else
+    NULL). node's entries are all it writes, with s, so two nodes may be
+    searched at once with a Search each."""
     cdef Py_ssize_t n_features = g.n_features
-    cdef const int* random_bins = NULL
-    cdef Py_ssize_t best, j
-    cdef int f
-    cdef double gain
+    features[0] = g.features
+    random_bins[0] = NULL
     if g.n_groups > 0 and node > 0:
         n_features = allowed_features(g, node, s)
-        features = s.allowed
+        features[0] = s.allowed
     if g.bynode_fraction < 1.0:
-        n_features = draw_node_features(g, node, features, n_features, s)
-        features = s.node_features
+        n_features = draw_node_features(g, node, features[0], n_features, s)
+        features[0] = s.node_features
     if g.extra_trees:
         draw_random_bins(g, node, s)
-        random_bins = s.random_bins
+        random_bins[0] = s.random_bins
     cdef ValueBounds bounds = node_bounds(g, node)
-    dense_context(&context, g.sums + node * g.width, s.shrunk_parent, g.d, g.k,
+    dense_context(context, g.sums + node * g.width, s.shrunk_parent, g.d, g.k,
                   g.hess_constant, g.lambda_l2, g.lambda_l1, g.min_samples_leaf,
                   g.min_child_weight, g.monotone, &bounds)
     if g.categorical != NULL:
@@ -526,10 +521,19 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
         context.rules = g.category_rules
         context.category_order = s.category_order
         context.order_stride = g.n_hist_bins
-    search_features(&context, histogram, g.n_hist_bins, features, n_features,
-                    g.n_bins_non_missing, s.split_gain, s.split_bin, s.split_missing_left,
-                    n_threads, random_bins)
-    best = best_feature_position(features, n_features, s.split_gain)
+    return n_features
+
+
+cdef void keep_split(Grow* g, int node, const Search* s, const int* features,
+                     Py_ssize_t n_features) noexcept nogil:
+    """node's best split of those its search found (gain, feature, bin,
+    missing side, left sums), kept when its gain is positive and its gain
+    per output above min_gain."""
+    cdef HIST_t* feature_hist
+    cdef HIST_t* left_sums = g.left_sums + node * g.width
+    cdef Py_ssize_t best = best_feature_position(features, n_features, s.split_gain), j
+    cdef int f
+    cdef double gain
     if best < 0:
         return
     f = features[best]
@@ -540,7 +544,7 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
     g.feature[node] = f
     g.bin[node] = s.split_bin[f]
     g.missing_left[node] = s.split_missing_left[f]
-    feature_hist = histogram + f * g.n_hist_bins * g.width
+    feature_hist = histogram_of(g, node) + f * g.n_hist_bins * g.width
     if g.categorical != NULL and g.categorical[f]:
         set_sums(g, node, s.category_order + f * g.n_hist_bins, feature_hist, left_sums)
     else:
@@ -548,6 +552,18 @@ cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil
     if g.missing_left[node]:
         for j in range(g.width):
             left_sums[j] += feature_hist[(g.n_hist_bins - 1) * g.width + j]
+
+
+cdef void find_split(Grow* g, int node, Search* s, int n_threads) noexcept nogil:
+    """node's best split, from the histogram it holds."""
+    cdef SplitContext context
+    cdef const int* features
+    cdef const int* random_bins
+    cdef Py_ssize_t n_features = prepare_search(g, node, s, &context, &features, &random_bins)
+    search_features(&context, histogram_of(g, node), g.n_hist_bins, features, n_features,
+                    g.n_bins_non_missing, s.split_gain, s.split_bin, s.split_missing_left,
+                    n_threads, random_bins)
+    keep_split(g, node, s, features, n_features)
 
 
 cdef void set_sums(Grow* g, int node, const int* order, const HIST_t* feature_hist,
@@ -702,6 +718,13 @@ cdef void prepare_children(Grow* g, const int* parents, Py_ssize_t n) noexcept n
     cdef Py_ssize_t m, n_build = 0, n_subtracted = 0
     cdef int parent, left, right, small, large, child
     cdef bint left_splits, right_splits
+    if n == 1 and searches_every_feature(g) and g.slot[parents[0]] >= 0:
+        smaller_larger(g, parents[0], &small, &large)
+        if can_split(g, large):
+            build_and_search_children(g, parents[0])
+            release_unsplit(g, small)
+            release_unsplit(g, large)
+            return
     for m in range(n):
         parent = parents[m]
         left, right = g.left[parent], g.right[parent]
@@ -740,10 +763,81 @@ cdef void prepare_children(Grow* g, const int* parents, Py_ssize_t n) noexcept n
     for m in range(n):
         left, right = g.left[parents[m]], g.right[parents[m]]
         search_children(g, left, right)
-        if g.gain[left] <= 0:
-            release(g, left)
-        if g.gain[right] <= 0:
-            release(g, right)
+        release_unsplit(g, left)
+        release_unsplit(g, right)
+
+
+cdef inline void release_unsplit(Grow* g, int node) noexcept nogil:
+    """Frees the histogram of a node that found no split."""
+    if g.gain[node] <= 0:
+        release(g, node)
+
+
+cdef inline bint searches_every_feature(const Grow* g) noexcept nogil:
+    """Whether every node searches the tree's features, all built column by
+    column (no colsample_bynode, interaction constraints or row-wise
+    features): build_and_search_children's condition."""
+    return g.indptr == NULL and g.n_groups == 0 and g.bynode_fraction >= 1.0
+
+
+cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
+    """parent's children one feature at a time: the smaller's histogram built
+    from its rows, the larger's as the parent's minus it (the larger takes
+    over the parent's slot), then the searches of those that may split, a
+    feature's steps on one thread while its bins are in that thread's cache
+    (LightGBM subtracts and searches a feature so). One parallel region a
+    split, where building, subtracting and searching each child took one
+    apiece, each ending in a barrier. The same splits as prepare_children's
+    steps one after the other."""
+    cdef int small, large, node
+    cdef Py_ssize_t i, n_searched = 0
+    cdef ChildAndSibling histograms
+    cdef SplitContext contexts[2]
+    cdef const SplitContext* context_of[2]
+    cdef const HIST_t* histogram_of_node[2]
+    cdef double* gains[2]
+    cdef int* bins[2]
+    cdef unsigned char* missing_left[2]
+    cdef const int* random_bins[2]
+    cdef const int* features
+    cdef int searched[2]
+    smaller_larger(g, parent, &small, &large)
+    g.widest_pass = max(g.widest_pass, 1)
+    gather(g, small)
+    if not take_slot(g, small):
+        return
+    g.slot[large] = g.slot[parent]
+    g.slot[parent] = -1
+    for i in range(2):
+        node = small if i == 0 else large
+        if can_split(g, node):
+            searched[n_searched] = node
+            prepare_search(g, node, &g.searches[n_searched], &contexts[n_searched], &features,
+                           &random_bins[n_searched])
+            context_of[n_searched] = &contexts[n_searched]
+            histogram_of_node[n_searched] = histogram_of(g, node)
+            gains[n_searched] = g.searches[n_searched].split_gain
+            bins[n_searched] = g.searches[n_searched].split_bin
+            missing_left[n_searched] = g.searches[n_searched].split_missing_left
+            n_searched += 1
+    histograms.X_binned = g.X_binned
+    histograms.row_stride = g.row_stride
+    histograms.rows = g.rows + g.start[small]
+    histograms.n_rows = g.stop[small] - g.start[small]
+    histograms.ordered = g.ordered
+    histograms.skipped_bins = g.skipped_bins
+    histograms.totals = g.sums + small * g.width
+    histograms.child = histogram_of(g, small)
+    histograms.sibling = histogram_of(g, large)
+    histograms.n_bins = g.n_hist_bins
+    histograms.width = g.width
+    search_nodes(context_of, histogram_of_node, n_searched, g.n_hist_bins, g.features,
+                 g.n_features, g.n_bins_non_missing, gains, bins, missing_left, random_bins,
+                 threads_for(g, build_work(g, histograms.n_rows, 1)
+                             + (1 + n_searched) * search_work(g)),
+                 build_child_and_sibling, &histograms)
+    for i in range(n_searched):
+        keep_split(g, searched[i], &g.searches[i], g.features, g.n_features)
 
 
 cdef void search_children(Grow* g, int left, int right) noexcept nogil:
@@ -956,6 +1050,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     for i in range(column_features.shape[0]):
         if not 0 <= column_features[i] < n_all_features:
             raise ValueError(f"column feature {column_features[i]} is outside the histograms")
+    if row_wise is None and not np.array_equal(column_features, features):
+        raise ValueError("without row_wise every feature is built column by column: "
+                         "column_features must be the features")
     for i in range(n_all_features if skipped_bins is not None else 0):
         if skipped_bins[i] >= histograms.shape[2]:
             raise ValueError(f"skipped_bins[{i}] = {skipped_bins[i]} is beyond the "

@@ -50,6 +50,22 @@ cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_st
                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                    Py_ssize_t width, int n_threads) noexcept nogil
 
+cdef struct ChildAndSibling:
+    # a split's histograms, one feature at a time (build_child_and_sibling)
+    const X_BINNED_t* X_binned
+    Py_ssize_t row_stride
+    const ROW_t* rows           # the built child's rows
+    Py_ssize_t n_rows
+    const G_H_t* ordered        # their gathered gradients
+    const int* skipped_bins     # NULL: none
+    const HIST_t* totals        # the built child's sums
+    HIST_t* child               # its histogram
+    HIST_t* sibling             # the parent's histogram, made the sibling's in place
+    Py_ssize_t n_bins
+    Py_ssize_t width
+
+cdef void build_child_and_sibling(void* state, int f) noexcept nogil
+
 cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
                                       const int* features, Py_ssize_t n_features,
                                       Py_ssize_t feature_size, HIST_t* sibling,

@@ -357,6 +357,18 @@ cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
             subtract_feature(parent, child, features[fi] * feature_size, feature_size, sibling)
 
 
+cdef void build_child_and_sibling(void* state, int f) noexcept nogil:
+    """Feature f's histogram of a split's smaller child (built from its rows)
+    and of the larger (its parent's minus the smaller's, in place), for
+    _split.search_nodes to search at once; state is a ChildAndSibling."""
+    cdef ChildAndSibling* split = <ChildAndSibling*> state
+    cdef Py_ssize_t feature_size = split.n_bins * split.width
+    feature_histogram(split.X_binned, split.row_stride, split.rows, split.n_rows, split.ordered,
+                      f, f, split.skipped_bins, split.totals, split.child, split.n_bins,
+                      split.width)
+    subtract_feature(split.sibling, split.child, f * feature_size, feature_size, split.sibling)
+
+
 cdef inline void subtract_feature(const HIST_t* parent, const HIST_t* child, Py_ssize_t offset,
                                   Py_ssize_t feature_size, HIST_t* sibling) noexcept nogil:
     cdef Py_ssize_t j

@@ -994,24 +994,61 @@ cdef void search_features(const SplitContext* context,
     feature the one threshold to try (extra trees): the scans then see the
     histogram from that bin on, one threshold long, with the bins before it
     as the left side's start."""
-    cdef Py_ssize_t fi
+    search_nodes(&context, &hist, 1, n_hist_bins, features, n_features, n_bins_non_missing,
+                 &best_gain, &best_bin, &best_missing_left, &random_bins, n_threads, NULL, NULL)
+
+
+cdef void search_nodes(const SplitContext** contexts, const HIST_t** hists, Py_ssize_t n_nodes,
+                       Py_ssize_t n_hist_bins, const int* features, Py_ssize_t n_features,
+                       const int* n_bins_non_missing, double** best_gain, int** best_bin,
+                       unsigned char** best_missing_left, const int** random_bins,
+                       int n_threads, FeaturePrelude prelude, void* prelude_state) noexcept nogil:
+    """search_features for n_nodes nodes over the same features, node i
+    with contexts[i], hists[i], random_bins[i] and its own outputs, a
+    feature's searches one after the other on one thread. prelude (NULL:
+    none) runs on that thread before them, given prelude_state and the
+    feature: the grower builds the feature's histograms there, so that they
+    are searched while in that thread's cache. The contexts differ only in
+    their node's sums and bounds (one scratch a thread serves them all)."""
+    cdef Py_ssize_t fi, i
     cdef FeatureScratch scratch
+    cdef bint random = False
+    for i in range(n_nodes):
+        random = random or random_bins[i] != NULL
     # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
     if n_threads > 1:
         with parallel(num_threads=n_threads):
             # per thread: a struct assigned field by field inside prange
             # would be shared between threads
-            scratch = new_feature_scratch(context, n_hist_bins, random_bins != NULL)
+            scratch = new_feature_scratch(contexts[0], n_hist_bins, random)
             for fi in prange(n_features, schedule="dynamic"):
-                search_feature(context, hist, n_hist_bins, features[fi], n_bins_non_missing,
-                               best_gain, best_bin, best_missing_left, random_bins, &scratch)
+                search_nodes_feature(contexts, hists, n_nodes, n_hist_bins, features[fi],
+                                     n_bins_non_missing, best_gain, best_bin,
+                                     best_missing_left, random_bins, prelude, prelude_state,
+                                     &scratch)
             free_feature_scratch(&scratch)
     else:
-        scratch = new_feature_scratch(context, n_hist_bins, random_bins != NULL)
+        scratch = new_feature_scratch(contexts[0], n_hist_bins, random)
         for fi in range(n_features):
-            search_feature(context, hist, n_hist_bins, features[fi], n_bins_non_missing,
-                           best_gain, best_bin, best_missing_left, random_bins, &scratch)
+            search_nodes_feature(contexts, hists, n_nodes, n_hist_bins, features[fi],
+                                 n_bins_non_missing, best_gain, best_bin, best_missing_left,
+                                 random_bins, prelude, prelude_state, &scratch)
         free_feature_scratch(&scratch)
+
+
+cdef inline void search_nodes_feature(const SplitContext** contexts, const HIST_t** hists,
+                                      Py_ssize_t n_nodes, Py_ssize_t n_hist_bins, int f,
+                                      const int* n_bins_non_missing, double** best_gain,
+                                      int** best_bin, unsigned char** best_missing_left,
+                                      const int** random_bins, FeaturePrelude prelude,
+                                      void* prelude_state,
+                                      FeatureScratch* scratch) noexcept nogil:
+    cdef Py_ssize_t i
+    if prelude != NULL:
+        prelude(prelude_state, f)
+    for i in range(n_nodes):
+        search_feature(contexts[i], hists[i], n_hist_bins, f, n_bins_non_missing, best_gain[i],
+                       best_bin[i], best_missing_left[i], random_bins[i], scratch)
 
 
 cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n_outputs,
