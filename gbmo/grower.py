@@ -1070,6 +1070,8 @@ class RowEntries:
         bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_threads + 1)[1:-1])
         self.blocks = np.concatenate([[0], bounds, [n_features]]).astype(np.int32)
         self.mean_entries_per_row = len(self.feature) / max(1, X_binned.shape[1])
+        for array in (self.indptr, self.feature, self.bin):  # so grow_best_first checks
+            array.setflags(write=False)                      # them once a run
 
 
 class GrowerWorkspace:

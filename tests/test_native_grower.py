@@ -7,6 +7,7 @@ import pytest
 import gbmo
 from gbmo import grower
 from gbmo._core._grow import grow_best_first
+from gbmo._core._histogram import row_entries
 
 TREE_ARRAYS = ("node_feature", "node_bin", "node_threshold", "node_missing_left", "node_gain",
                "node_count", "node_left", "node_right", "node_value", "leaf_values")
@@ -122,6 +123,7 @@ CASES = {
         {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
         dict(n=2000, d=2, missing=0.2)),
     "two threads": ({"n_threads": 2}, dict(n=20000, d=2)),
+    "two threads, row-wise": ({"n_threads": 2}, dict(n=20000, d=3, sparse_columns=3)),
     "two threads: skipped bins, categorical, extra_trees, monotone, l1": (
         {"n_threads": 2, "categorical_feature": [6, 7], "extra_trees": True, "lambda_l1": 0.5,
          "monotone_constraints": [0, 0, 0, 1, 0, 0, 0, 0], "seed": 5},
@@ -319,6 +321,40 @@ def test_grow_best_first_splits_by_categorical_sets():
     right_rows = arguments["rows"][nodes.start[2]:nodes.stop[2]]
     assert not flags[X_binned[0, right_rows]].any()
     np.testing.assert_allclose(nodes.left_sums[0], nodes.sums[1])
+
+
+def _row_wise_arguments():
+    """_arguments() with feature 0 built row by row, its entries read-only as
+    RowEntries leaves them."""
+    arguments = _arguments()
+    X_binned = arguments["X_binned"]
+    skipped_bins = np.array([0, -1, -1], np.int32)
+    indptr, feature, bin_ = row_entries(X_binned, np.array([0], np.int32), skipped_bins, 8, 1)
+    for array in (indptr, feature, bin_):
+        array.setflags(write=False)
+    arguments.update(skipped_bins=skipped_bins, column_features=np.array([1, 2], np.int32),
+                     row_wise=(indptr, feature, bin_, np.array([0, 3], np.int32),
+                               np.array([1, 0, 0], np.uint8), len(feature) / 50))
+    return arguments
+
+
+def test_grow_best_first_checks_other_row_entries_than_those_it_checked():
+    """A run's read-only entries are checked once; other entries, or the
+    same against fewer bins, are checked again."""
+    arguments = _row_wise_arguments()
+    assert grow_best_first(**arguments) == 7
+    assert grow_best_first(**_row_wise_arguments()) == 7  # grows on the ones it checked
+    indptr, feature, bin_, *rest = arguments["row_wise"]
+    bad_bin = bin_.copy()
+    bad_bin[0] = 9
+    bad_bin.setflags(write=False)
+    with pytest.raises(ValueError, match="row_wise entry 0 is outside"):
+        grow_best_first(**{**arguments, "row_wise": (indptr, feature, bad_bin, *rest)})
+    assert grow_best_first(**arguments) == 7
+    fewer_bins = np.empty((4, 3, 6, 3))
+    arguments["n_bins_non_missing"] = np.full(3, 5, np.int32)
+    with pytest.raises(ValueError, match="row_wise entry [0-9]+ is outside"):
+        grow_best_first(**{**arguments, "histograms": fewer_bins})
 
 
 @pytest.mark.parametrize("change, message", [

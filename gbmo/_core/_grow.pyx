@@ -20,6 +20,8 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, qsort
 from cython.parallel cimport prange
 
+import weakref
+
 import numpy as np
 from numpy cimport int32_t, int64_t
 
@@ -774,10 +776,9 @@ cdef inline void release_unsplit(Grow* g, int node) noexcept nogil:
 
 
 cdef inline bint searches_every_feature(const Grow* g) noexcept nogil:
-    """Whether every node searches the tree's features, all built column by
-    column (no colsample_bynode, interaction constraints or row-wise
-    features): build_and_search_children's condition."""
-    return g.indptr == NULL and g.n_groups == 0 and g.bynode_fraction >= 1.0
+    """Whether every node searches the tree's features (no colsample_bynode
+    or interaction constraints): build_and_search_children's condition."""
+    return g.n_groups == 0 and g.bynode_fraction >= 1.0
 
 
 cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
@@ -808,6 +809,16 @@ cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
         return
     g.slot[large] = g.slot[parent]
     g.slot[parent] = -1
+    histograms.by_row = NULL
+    if g.indptr != NULL:
+        histograms.by_row = g.wanted
+        build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
+                                  g.n_blocks, g.wanted, g.skipped_bins, g.rows + g.start[small],
+                                  g.stop[small] - g.start[small], g.ordered,
+                                  g.sums + small * g.width, histogram_of(g, small),
+                                  g.n_hist_bins, g.width,
+                                  threads_for(g, (g.stop[small] - g.start[small]) * g.width
+                                              * g.mean_entries_per_row))
     for i in range(2):
         node = small if i == 0 else large
         if can_split(g, node):
@@ -929,6 +940,26 @@ cdef void breadth_first(const Grow* g, int* order) noexcept nogil:
             order[tail] = g.left[node]
             order[tail + 1] = g.right[node]
             tail += 2
+
+
+# The row_wise entries checked last: a run passes the same read-only arrays
+# for every tree, and checking their entries again (often millions) took 8%
+# of a tree's time (benchmarks/README.md, "Fewer barriers a split").
+_checked_entries = ()
+
+
+def _checked_before(row_wise, Py_ssize_t n_features, Py_ssize_t n_bins):
+    """Whether row_wise's indptr and entries are the read-only arrays last
+    checked against as many features and bins."""
+    if len(_checked_entries) != 5 or (n_features, n_bins) != _checked_entries[3:]:
+        return False
+    return all(reference() is array and not array.flags.writeable
+               for reference, array in zip(_checked_entries[:3], row_wise[:3]))
+
+
+def _remember_checked(row_wise, Py_ssize_t n_features, Py_ssize_t n_bins):
+    global _checked_entries
+    _checked_entries = (*(weakref.ref(array) for array in row_wise[:3]), n_features, n_bins)
 
 
 def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
@@ -1088,13 +1119,15 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
             raise ValueError("row_wise needs an indptr entry per row plus one (from 0 to its "
                              "entries), a wanted flag per feature, feature blocks from 0 to "
                              "the features, and skipped_bins")
-        for i in range(1, indptr.shape[0]):
-            if indptr[i] < indptr[i - 1]:
-                raise ValueError("row_wise's indptr must not decrease")
-        for i in range(entry_feature.shape[0]):
-            if not 0 <= entry_feature[i] < n_all_features \
-                    or entry_bin[i] >= histograms.shape[2]:
-                raise ValueError(f"row_wise entry {i} is outside the histograms")
+        if not _checked_before(row_wise, n_all_features, histograms.shape[2]):
+            for i in range(1, indptr.shape[0]):
+                if indptr[i] < indptr[i - 1]:
+                    raise ValueError("row_wise's indptr must not decrease")
+            for i in range(entry_feature.shape[0]):
+                if not 0 <= entry_feature[i] < n_all_features \
+                        or entry_bin[i] >= histograms.shape[2]:
+                    raise ValueError(f"row_wise entry {i} is outside the histograms")
+            _remember_checked(row_wise, n_all_features, histograms.shape[2])
         for i in range(n_all_features):
             if wanted[i] and not 0 <= skipped_bins[i] < histograms.shape[2]:
                 raise ValueError(f"feature {i} is built by row but has no skipped bin")

@@ -59,6 +59,8 @@ cdef struct ChildAndSibling:
     const G_H_t* ordered        # their gathered gradients
     const int* skipped_bins     # NULL: none
     const HIST_t* totals        # the built child's sums
+    const unsigned char* by_row # per feature 1 when the child's was built row by row
+                                # already (NULL: none)
     HIST_t* child               # its histogram
     HIST_t* sibling             # the parent's histogram, made the sibling's in place
     Py_ssize_t n_bins

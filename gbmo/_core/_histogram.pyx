@@ -358,14 +358,16 @@ cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
 
 
 cdef void build_child_and_sibling(void* state, int f) noexcept nogil:
-    """Feature f's histogram of a split's smaller child (built from its rows)
-    and of the larger (its parent's minus the smaller's, in place), for
-    _split.search_nodes to search at once; state is a ChildAndSibling."""
+    """Feature f's histogram of a split's smaller child (built from its rows,
+    unless built row by row already) and of the larger (its parent's minus
+    the smaller's, in place), for _split.search_nodes to search at once;
+    state is a ChildAndSibling."""
     cdef ChildAndSibling* split = <ChildAndSibling*> state
     cdef Py_ssize_t feature_size = split.n_bins * split.width
-    feature_histogram(split.X_binned, split.row_stride, split.rows, split.n_rows, split.ordered,
-                      f, f, split.skipped_bins, split.totals, split.child, split.n_bins,
-                      split.width)
+    if split.by_row == NULL or not split.by_row[f]:
+        feature_histogram(split.X_binned, split.row_stride, split.rows, split.n_rows,
+                          split.ordered, f, f, split.skipped_bins, split.totals, split.child,
+                          split.n_bins, split.width)
     subtract_feature(split.sibling, split.child, f * feature_size, feature_size, split.sibling)
 
 
