@@ -1062,16 +1062,17 @@ class RowEntries:
 
     def __init__(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_threads):
         self.by_row = by_row  # per feature
-        self.indptr, self.feature, self.bin = row_entries(
-            X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins, n_histogram_bins,
-            n_threads)
+        # immutable (numpy views of bytes), so that grow_best_first checks
+        # them once a run: no one can change them after
+        self.indptr, self.feature, self.bin = (
+            np.frombuffer(array.tobytes(), dtype=array.dtype) for array in row_entries(
+                X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins,
+                n_histogram_bins, n_threads))
         n_features = X_binned.shape[0]
         cumulative = np.cumsum(np.bincount(self.feature, minlength=n_features))
         bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_threads + 1)[1:-1])
         self.blocks = np.concatenate([[0], bounds, [n_features]]).astype(np.int32)
         self.mean_entries_per_row = len(self.feature) / max(1, X_binned.shape[1])
-        for array in (self.indptr, self.feature, self.bin):  # so grow_best_first checks
-            array.setflags(write=False)                      # them once a run
 
 
 class GrowerWorkspace:

@@ -323,15 +323,18 @@ def test_grow_best_first_splits_by_categorical_sets():
     np.testing.assert_allclose(nodes.left_sums[0], nodes.sums[1])
 
 
-def _row_wise_arguments():
-    """_arguments() with feature 0 built row by row, its entries read-only as
-    RowEntries leaves them."""
+def _immutable(array):
+    return np.frombuffer(array.tobytes(), dtype=array.dtype)
+
+
+def _row_wise_arguments(freeze=_immutable):
+    """_arguments() with feature 0 built row by row, its entries passed
+    through freeze (by default made immutable, as RowEntries leaves them)."""
     arguments = _arguments()
     X_binned = arguments["X_binned"]
     skipped_bins = np.array([0, -1, -1], np.int32)
-    indptr, feature, bin_ = row_entries(X_binned, np.array([0], np.int32), skipped_bins, 8, 1)
-    for array in (indptr, feature, bin_):
-        array.setflags(write=False)
+    indptr, feature, bin_ = (freeze(array) for array in row_entries(
+        X_binned, np.array([0], np.int32), skipped_bins, 8, 1))
     arguments.update(skipped_bins=skipped_bins, column_features=np.array([1, 2], np.int32),
                      row_wise=(indptr, feature, bin_, np.array([0, 3], np.int32),
                                np.array([1, 0, 0], np.uint8), len(feature) / 50))
@@ -339,7 +342,7 @@ def _row_wise_arguments():
 
 
 def test_grow_best_first_checks_other_row_entries_than_those_it_checked():
-    """A run's read-only entries are checked once; other entries, or the
+    """A run's immutable entries are checked once; other entries, or the
     same against fewer bins, are checked again."""
     arguments = _row_wise_arguments()
     assert grow_best_first(**arguments) == 7
@@ -347,14 +350,39 @@ def test_grow_best_first_checks_other_row_entries_than_those_it_checked():
     indptr, feature, bin_, *rest = arguments["row_wise"]
     bad_bin = bin_.copy()
     bad_bin[0] = 9
-    bad_bin.setflags(write=False)
     with pytest.raises(ValueError, match="row_wise entry 0 is outside"):
-        grow_best_first(**{**arguments, "row_wise": (indptr, feature, bad_bin, *rest)})
+        grow_best_first(**{**arguments, "row_wise": (indptr, feature, _immutable(bad_bin),
+                                                     *rest)})
     assert grow_best_first(**arguments) == 7
     fewer_bins = np.empty((4, 3, 6, 3))
     arguments["n_bins_non_missing"] = np.full(3, 5, np.int32)
     with pytest.raises(ValueError, match="row_wise entry [0-9]+ is outside"):
         grow_best_first(**{**arguments, "histograms": fewer_bins})
+
+
+@pytest.mark.parametrize("freeze", [
+    lambda array: array,
+    lambda array: array.view(),  # read-only views of a writeable array
+])
+def test_grow_best_first_checks_changeable_row_entries_every_time(freeze):
+    """Entries someone can still change are checked at every call, even
+    when they are read-only by then."""
+    arguments = _row_wise_arguments(freeze)
+    assert grow_best_first(**arguments) == 7
+    bin_ = arguments["row_wise"][2]
+    base = bin_ if bin_.base is None else bin_.base
+    base[:] = 250
+    bin_.setflags(write=False)
+    with pytest.raises(ValueError, match="row_wise entry 0 is outside"):
+        grow_best_first(**arguments)
+
+
+def test_grow_best_first_needs_every_feature_built_one_way():
+    """With row_wise, column_features must be the features not built by row."""
+    arguments = _row_wise_arguments()
+    arguments["column_features"] = np.array([1], np.int32)  # feature 2 built neither way
+    with pytest.raises(ValueError, match="column_features must be the features not built"):
+        grow_best_first(**arguments)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -369,6 +397,7 @@ def test_grow_best_first_checks_other_row_entries_than_those_it_checked():
     ({"skipped_bins": np.full(3, 8, np.int32)}, "skipped_bins\\[0\\] = 8 is beyond"),
     ({"column_features": np.array([0, 3], np.int32)}, "column feature 3"),
     ({"column_features": np.array([0, 2], np.int32)}, "column_features must be the features"),
+    ({"column_features": np.array([2, 1, 0], np.int32)}, "in the same order"),
     ({"features": np.array([1, 0], np.int32)}, "not ascending"),
     ({"group_indptr": np.array([0, 2], np.int32), "group_features": np.array([0, 3], np.int32)},
      "interaction group feature 3"),

@@ -802,6 +802,8 @@ cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
     cdef const int* random_bins[2]
     cdef const int* features
     cdef int searched[2]
+    # the caller's condition can_split(large) makes n_searched at least 1,
+    # which search_nodes needs (its scratch follows the first context)
     smaller_larger(g, parent, &small, &large)
     g.widest_pass = max(g.widest_pass, 1)
     gather(g, small)
@@ -942,24 +944,48 @@ cdef void breadth_first(const Grow* g, int* order) noexcept nogil:
             tail += 2
 
 
-# The row_wise entries checked last: a run passes the same read-only arrays
+# The row_wise entries checked last: a run passes the same immutable arrays
 # for every tree, and checking their entries again (often millions) took 8%
 # of a tree's time (benchmarks/README.md, "Fewer barriers a split").
 _checked_entries = ()
 
 
+def _immutable(array):
+    """Whether no one can change array's contents: a numpy view of bytes
+    (np.frombuffer), which numpy will not make writeable or resize."""
+    return isinstance(array, np.ndarray) and isinstance(array.base, bytes)
+
+
 def _checked_before(row_wise, Py_ssize_t n_features, Py_ssize_t n_bins):
-    """Whether row_wise's indptr and entries are the read-only arrays last
+    """Whether row_wise's indptr and entries are the immutable arrays last
     checked against as many features and bins."""
-    if len(_checked_entries) != 5 or (n_features, n_bins) != _checked_entries[3:]:
+    checked = _checked_entries
+    if len(checked) != 5 or (n_features, n_bins) != checked[3:]:
         return False
-    return all(reference() is array and not array.flags.writeable
-               for reference, array in zip(_checked_entries[:3], row_wise[:3]))
+    return all(reference() is array and _immutable(array)
+               for reference, array in zip(checked[:3], row_wise[:3]))
 
 
 def _remember_checked(row_wise, Py_ssize_t n_features, Py_ssize_t n_bins):
+    """Remembers row_wise's indptr and entries as checked, when immutable."""
     global _checked_entries
-    _checked_entries = (*(weakref.ref(array) for array in row_wise[:3]), n_features, n_bins)
+    if all(_immutable(array) for array in row_wise[:3]):
+        _checked_entries = (*(weakref.ref(array) for array in row_wise[:3]), n_features, n_bins)
+
+
+def _column_features_are_the_rest(const int[::1] features, const int[::1] column_features,
+                                  const unsigned char[::1] by_row):
+    """Whether column_features are the features without a by_row flag (all
+    when by_row is None), in order: a split's histograms build every other
+    feature column by column (build_and_search_children)."""
+    cdef Py_ssize_t i, m = 0
+    for i in range(features.shape[0]):
+        if by_row is not None and 0 <= features[i] < by_row.shape[0] and by_row[features[i]]:
+            continue
+        if m >= column_features.shape[0] or column_features[m] != features[i]:
+            return False
+        m += 1
+    return m == column_features.shape[0]
 
 
 def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
@@ -1081,9 +1107,6 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     for i in range(column_features.shape[0]):
         if not 0 <= column_features[i] < n_all_features:
             raise ValueError(f"column feature {column_features[i]} is outside the histograms")
-    if row_wise is None and not np.array_equal(column_features, features):
-        raise ValueError("without row_wise every feature is built column by column: "
-                         "column_features must be the features")
     for i in range(n_all_features if skipped_bins is not None else 0):
         if skipped_bins[i] >= histograms.shape[2]:
             raise ValueError(f"skipped_bins[{i}] = {skipped_bins[i]} is beyond the "
@@ -1138,6 +1161,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         g.n_blocks = feature_blocks.shape[0] - 1
         g.wanted = &wanted[0]
         g.mean_entries_per_row = row_wise[5]
+    if not _column_features_are_the_rest(features, column_features,
+                                         None if row_wise is None else row_wise[4]):
+        raise ValueError("column_features must be the features not built by row (all of "
+                         "them without row_wise), in the same order")
     g.lambda_l2 = lambda_l2
     g.lambda_l1 = lambda_l1
     g.min_samples_leaf = min_samples_leaf
