@@ -124,6 +124,10 @@ CASES = {
         dict(n=2000, d=2, missing=0.2)),
     "two threads": ({"n_threads": 2}, dict(n=20000, d=2)),
     "two threads, row-wise": ({"n_threads": 2}, dict(n=20000, d=3, sparse_columns=3)),
+    "two threads: colsample_bynode, interaction constraints, row-wise": (
+        {"n_threads": 2, "colsample_bynode": 0.6, "seed": 4,
+         "interaction_constraints": [[0, 1, 2, 5], [2, 3, 4, 6, 7]]},
+        dict(n=20000, d=2, sparse_columns=3)),
     "two threads: skipped bins, categorical, extra_trees, monotone, l1": (
         {"n_threads": 2, "categorical_feature": [6, 7], "extra_trees": True, "lambda_l1": 0.5,
          "monotone_constraints": [0, 0, 0, 1, 0, 0, 0, 0], "seed": 5},

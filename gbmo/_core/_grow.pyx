@@ -109,6 +109,7 @@ cdef struct Search:
     int* allowed                     # the tree's features
     uint64_t* allowed_bits           # a bit per feature (interaction constraints)
     int* random_bins                 # all features
+    unsigned char* searched          # all features: 1 for those the node searches
     int* category_order              # all features x histogram bins (categorical only)
 
 
@@ -137,11 +138,12 @@ cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features
     s.allowed = <int*> malloc(n_features * sizeof(int))
     s.allowed_bits = <uint64_t*> malloc(bit_words(n_all_features) * sizeof(uint64_t))
     s.random_bins = <int*> malloc(n_all_features * sizeof(int))
+    s.searched = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
     s.category_order = <int*> malloc(max(order_size, 1) * sizeof(int))
     return not (s.split_gain == NULL or s.split_bin == NULL or s.split_missing_left == NULL
                 or s.shrunk_parent == NULL or s.draws == NULL or s.sorted_draws == NULL
                 or s.chosen == NULL or s.node_features == NULL or s.allowed == NULL
-                or s.allowed_bits == NULL or s.random_bins == NULL
+                or s.allowed_bits == NULL or s.random_bins == NULL or s.searched == NULL
                 or s.category_order == NULL)
 
 
@@ -157,6 +159,7 @@ cdef void free_search(Search* s) noexcept nogil:
     free(s.allowed)
     free(s.allowed_bits)
     free(s.random_bins)
+    free(s.searched)
     free(s.category_order)
 
 
@@ -720,7 +723,7 @@ cdef void prepare_children(Grow* g, const int* parents, Py_ssize_t n) noexcept n
     cdef Py_ssize_t m, n_build = 0, n_subtracted = 0
     cdef int parent, left, right, small, large, child
     cdef bint left_splits, right_splits
-    if n == 1 and searches_every_feature(g) and g.slot[parents[0]] >= 0:
+    if n == 1 and g.slot[parents[0]] >= 0:
         smaller_larger(g, parents[0], &small, &large)
         if can_split(g, large):
             build_and_search_children(g, parents[0])
@@ -775,17 +778,27 @@ cdef inline void release_unsplit(Grow* g, int node) noexcept nogil:
         release(g, node)
 
 
-cdef inline bint searches_every_feature(const Grow* g) noexcept nogil:
-    """Whether every node searches the tree's features (no colsample_bynode
-    or interaction constraints): build_and_search_children's condition."""
-    return g.n_groups == 0 and g.bynode_fraction >= 1.0
+cdef const unsigned char* searched_flags(const Grow* g, Search* s, const int* features,
+                                        Py_ssize_t n_features) noexcept nogil:
+    """A node's searched features (those colsample_bynode and interaction
+    constraints leave it) as flags in s, or NULL when it searches all the
+    tree's features."""
+    cdef Py_ssize_t i
+    if features == g.features:
+        return NULL
+    for i in range(g.n_features):
+        s.searched[g.features[i]] = 0
+    for i in range(n_features):
+        s.searched[features[i]] = 1
+    return s.searched
 
 
 cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
     """parent's children one feature at a time: the smaller's histogram built
     from its rows, the larger's as the parent's minus it (the larger takes
-    over the parent's slot), then the searches of those that may split, a
-    feature's steps on one thread while its bins are in that thread's cache
+    over the parent's slot), then the searches of those that may split (each
+    on the features its draws and constraints leave it), a feature's steps
+    on one thread while its bins are in that thread's cache
     (LightGBM subtracts and searches a feature so). One parallel region a
     split, where building, subtracting and searching each child took one
     apiece, each ending in a barrier. The same splits as prepare_children's
@@ -800,7 +813,9 @@ cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
     cdef int* bins[2]
     cdef unsigned char* missing_left[2]
     cdef const int* random_bins[2]
-    cdef const int* features
+    cdef const unsigned char* searched_features[2]
+    cdef const int* features[2]
+    cdef Py_ssize_t n_features[2]
     cdef int searched[2]
     # the caller's condition can_split(large) makes n_searched at least 1,
     # which search_nodes needs (its scratch follows the first context)
@@ -825,8 +840,12 @@ cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
         node = small if i == 0 else large
         if can_split(g, node):
             searched[n_searched] = node
-            prepare_search(g, node, &g.searches[n_searched], &contexts[n_searched], &features,
-                           &random_bins[n_searched])
+            n_features[n_searched] = prepare_search(g, node, &g.searches[n_searched],
+                                                    &contexts[n_searched],
+                                                    &features[n_searched],
+                                                    &random_bins[n_searched])
+            searched_features[n_searched] = searched_flags(
+                g, &g.searches[n_searched], features[n_searched], n_features[n_searched])
             context_of[n_searched] = &contexts[n_searched]
             histogram_of_node[n_searched] = histogram_of(g, node)
             gains[n_searched] = g.searches[n_searched].split_gain
@@ -845,12 +864,13 @@ cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
     histograms.n_bins = g.n_hist_bins
     histograms.width = g.width
     search_nodes(context_of, histogram_of_node, n_searched, g.n_hist_bins, g.features,
-                 g.n_features, g.n_bins_non_missing, gains, bins, missing_left, random_bins,
+                 g.n_features, searched_features, g.n_bins_non_missing, gains, bins,
+                 missing_left, random_bins,
                  threads_for(g, build_work(g, histograms.n_rows, 1)
                              + (1 + n_searched) * search_work(g)),
                  build_child_and_sibling, &histograms)
     for i in range(n_searched):
-        keep_split(g, searched[i], &g.searches[i], g.features, g.n_features)
+        keep_split(g, searched[i], &g.searches[i], features[i], n_features[i])
 
 
 cdef void search_children(Grow* g, int left, int right) noexcept nogil:

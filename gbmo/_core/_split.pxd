@@ -82,9 +82,10 @@ ctypedef void (*FeaturePrelude)(void* state, int feature) noexcept nogil
 
 cdef void search_nodes(const SplitContext** contexts, const HIST_t** hists, Py_ssize_t n_nodes,
                        Py_ssize_t n_hist_bins, const int* features, Py_ssize_t n_features,
-                       const int* n_bins_non_missing, double** best_gain, int** best_bin,
-                       unsigned char** best_missing_left, const int** random_bins,
-                       int n_threads, FeaturePrelude prelude, void* prelude_state) noexcept nogil
+                       const unsigned char** searched, const int* n_bins_non_missing,
+                       double** best_gain, int** best_bin, unsigned char** best_missing_left,
+                       const int** random_bins, int n_threads, FeaturePrelude prelude,
+                       void* prelude_state) noexcept nogil
 
 cdef Py_ssize_t best_feature_position(const int* features, Py_ssize_t n_features,
                                       const double* best_gain) noexcept nogil

@@ -994,18 +994,21 @@ cdef void search_features(const SplitContext* context,
     feature the one threshold to try (extra trees): the scans then see the
     histogram from that bin on, one threshold long, with the bins before it
     as the left side's start."""
-    search_nodes(&context, &hist, 1, n_hist_bins, features, n_features, n_bins_non_missing,
-                 &best_gain, &best_bin, &best_missing_left, &random_bins, n_threads, NULL, NULL)
+    search_nodes(&context, &hist, 1, n_hist_bins, features, n_features, NULL,
+                 n_bins_non_missing, &best_gain, &best_bin, &best_missing_left, &random_bins,
+                 n_threads, NULL, NULL)
 
 
 cdef void search_nodes(const SplitContext** contexts, const HIST_t** hists, Py_ssize_t n_nodes,
                        Py_ssize_t n_hist_bins, const int* features, Py_ssize_t n_features,
-                       const int* n_bins_non_missing, double** best_gain, int** best_bin,
-                       unsigned char** best_missing_left, const int** random_bins,
-                       int n_threads, FeaturePrelude prelude, void* prelude_state) noexcept nogil:
-    """search_features for n_nodes nodes over the same features, node i
-    with contexts[i], hists[i], random_bins[i] and its own outputs, a
-    feature's searches one after the other on one thread. prelude (NULL:
+                       const unsigned char** searched, const int* n_bins_non_missing,
+                       double** best_gain, int** best_bin, unsigned char** best_missing_left,
+                       const int** random_bins, int n_threads, FeaturePrelude prelude,
+                       void* prelude_state) noexcept nogil:
+    """search_features for n_nodes nodes over features, node i with
+    contexts[i], hists[i], random_bins[i] and its own outputs, and only the
+    features f with searched[i][f] set (searched or searched[i] NULL: all),
+    a feature's searches one after the other on one thread. prelude (NULL:
     none) runs on that thread before them, given prelude_state and the
     feature: the grower builds the feature's histograms there, so that they
     are searched while in that thread's cache. The contexts differ only in
@@ -1023,14 +1026,14 @@ cdef void search_nodes(const SplitContext** contexts, const HIST_t** hists, Py_s
             scratch = new_feature_scratch(contexts[0], n_hist_bins, random)
             for fi in prange(n_features, schedule="dynamic"):
                 search_nodes_feature(contexts, hists, n_nodes, n_hist_bins, features[fi],
-                                     n_bins_non_missing, best_gain, best_bin,
+                                     searched, n_bins_non_missing, best_gain, best_bin,
                                      best_missing_left, random_bins, prelude, prelude_state,
                                      &scratch)
             free_feature_scratch(&scratch)
     else:
         scratch = new_feature_scratch(contexts[0], n_hist_bins, random)
         for fi in range(n_features):
-            search_nodes_feature(contexts, hists, n_nodes, n_hist_bins, features[fi],
+            search_nodes_feature(contexts, hists, n_nodes, n_hist_bins, features[fi], searched,
                                  n_bins_non_missing, best_gain, best_bin, best_missing_left,
                                  random_bins, prelude, prelude_state, &scratch)
         free_feature_scratch(&scratch)
@@ -1038,6 +1041,7 @@ cdef void search_nodes(const SplitContext** contexts, const HIST_t** hists, Py_s
 
 cdef inline void search_nodes_feature(const SplitContext** contexts, const HIST_t** hists,
                                       Py_ssize_t n_nodes, Py_ssize_t n_hist_bins, int f,
+                                      const unsigned char** searched,
                                       const int* n_bins_non_missing, double** best_gain,
                                       int** best_bin, unsigned char** best_missing_left,
                                       const int** random_bins, FeaturePrelude prelude,
@@ -1047,8 +1051,10 @@ cdef inline void search_nodes_feature(const SplitContext** contexts, const HIST_
     if prelude != NULL:
         prelude(prelude_state, f)
     for i in range(n_nodes):
-        search_feature(contexts[i], hists[i], n_hist_bins, f, n_bins_non_missing, best_gain[i],
-                       best_bin[i], best_missing_left[i], random_bins[i], scratch)
+        if searched == NULL or searched[i] == NULL or searched[i][f]:
+            search_feature(contexts[i], hists[i], n_hist_bins, f, n_bins_non_missing,
+                           best_gain[i], best_bin[i], best_missing_left[i], random_bins[i],
+                           scratch)
 
 
 cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n_outputs,
