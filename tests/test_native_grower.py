@@ -364,9 +364,14 @@ def test_grow_best_first_checks_other_row_entries_than_those_it_checked():
         grow_best_first(**{**arguments, "histograms": fewer_bins})
 
 
+class _ClaimsBytesBase(np.ndarray):
+    base = property(lambda self: b"")
+
+
 @pytest.mark.parametrize("freeze", [
     lambda array: array,
     lambda array: array.view(),  # read-only views of a writeable array
+    lambda array: array.view(_ClaimsBytesBase),
 ])
 def test_grow_best_first_checks_changeable_row_entries_every_time(freeze):
     """Entries someone can still change are checked at every call, even
@@ -374,11 +379,17 @@ def test_grow_best_first_checks_changeable_row_entries_every_time(freeze):
     arguments = _row_wise_arguments(freeze)
     assert grow_best_first(**arguments) == 7
     bin_ = arguments["row_wise"][2]
-    base = bin_ if bin_.base is None else bin_.base
+    base = bin_ if type(bin_) is not np.ndarray or bin_.base is None else bin_.base
     base[:] = 250
     bin_.setflags(write=False)
     with pytest.raises(ValueError, match="row_wise entry 0 is outside"):
         grow_best_first(**arguments)
+
+
+def test_grow_best_first_takes_row_wise_as_any_sequence():
+    arguments = _row_wise_arguments()
+    arguments["row_wise"] = list(arguments["row_wise"])
+    assert grow_best_first(**arguments) == 7
 
 
 def test_grow_best_first_needs_every_feature_built_one_way():
@@ -407,6 +418,11 @@ def test_grow_best_first_needs_every_feature_built_one_way():
      "interaction group feature 3"),
     ({"group_indptr": np.array([0, 3], np.int32), "group_features": np.array([0, 1], np.int32)},
      "group_indptr must run"),
+    ({"group_indptr": np.array([0, 9, 2], np.int32), "group_features": np.array([0, 1], np.int32)},
+     "group_indptr must not decrease"),
+    ({"row_wise": (np.zeros(51, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8),
+                   np.array([0, 5, 3], np.int32), np.ones(3, np.uint8), 0.0),
+      "skipped_bins": np.zeros(3, np.int32)}, "feature blocks must not decrease"),
     ({"n_bins_non_missing": np.full(2, 7, np.int32)}, "one entry per feature"),
     ({"features": np.array([0, 5], np.int32)}, "feature 5"),
     ({"row_wise": (np.zeros(3, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8),

@@ -973,7 +973,8 @@ _checked_entries = ()
 def _immutable(array):
     """Whether no one can change array's contents: a numpy view of bytes
     (np.frombuffer), which numpy will not make writeable or resize."""
-    return isinstance(array, np.ndarray) and isinstance(array.base, bytes)
+    return (type(array) is np.ndarray and type(array.base) is bytes
+            and not array.flags.writeable)
 
 
 def _checked_before(row_wise, Py_ssize_t n_features, Py_ssize_t n_bins):
@@ -1152,6 +1153,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.skipped_bins = &skipped_bins[0] if skipped_bins is not None else NULL
     g.indptr = NULL
     if row_wise is not None:
+        row_wise = tuple(row_wise)  # read once: the arrays checked are the arrays used
         indptr, entry_feature, entry_bin, feature_blocks, wanted = row_wise[:5]
         if indptr.shape[0] != X_binned.shape[1] + 1 or wanted.shape[0] != n_all_features \
                 or g.skipped_bins == NULL or indptr[0] != 0 \
@@ -1162,6 +1164,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
             raise ValueError("row_wise needs an indptr entry per row plus one (from 0 to its "
                              "entries), a wanted flag per feature, feature blocks from 0 to "
                              "the features, and skipped_bins")
+        for i in range(1, feature_blocks.shape[0]):
+            if feature_blocks[i] < feature_blocks[i - 1]:
+                raise ValueError("row_wise's feature blocks must not decrease")
         if not _checked_before(row_wise, n_all_features, histograms.shape[2]):
             for i in range(1, indptr.shape[0]):
                 if indptr[i] < indptr[i - 1]:
@@ -1254,22 +1259,28 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         g.categorical = &categorical[0]
         g.left_flags = &left_flags[0, 0]
         order_size = n_all_features * g.n_hist_bins
-    g.free_slots = <int*> malloc(n_slots * sizeof(int))
-    g.slot = <int*> malloc(max_nodes * sizeof(int))
-    g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
-    searches_ready = (new_search(&g.searches[0], n_all_features, g.n_features, width, order_size)
-                      & new_search(&g.searches[1], n_all_features, g.n_features, width,
-                                   order_size))
+    # every check before the first malloc: the buffers are freed only from the try below
     g.n_groups = 0
     if group_indptr is not None:
         g.n_groups = group_indptr.shape[0] - 1
         if g.n_groups < 1 or group_features is None or group_indptr[0] != 0 \
                 or group_indptr[g.n_groups] != group_features.shape[0]:
             raise ValueError("group_indptr must run from 0 to the length of group_features")
+        for i in range(1, g.n_groups + 1):
+            if group_indptr[i] < group_indptr[i - 1]:
+                raise ValueError("group_indptr must not decrease")
         for i in range(group_features.shape[0]):
             if not 0 <= group_features[i] < n_all_features:
                 raise ValueError(f"interaction group feature {group_features[i]} is not one "
                                  f"of the {n_all_features} features")
+    if level_batch < 1:
+        raise ValueError(f"level_batch must be >= 1, got {level_batch}")
+    g.free_slots = <int*> malloc(n_slots * sizeof(int))
+    g.slot = <int*> malloc(max_nodes * sizeof(int))
+    g.heap = <Waiting*> malloc(max_nodes * sizeof(Waiting))
+    searches_ready = (new_search(&g.searches[0], n_all_features, g.n_features, width, order_size)
+                      & new_search(&g.searches[1], n_all_features, g.n_features, width,
+                                   order_size))
     words = bit_words(n_all_features)
     g.group_bits = <uint64_t*> malloc(max(g.n_groups * words, 1) * sizeof(uint64_t))
     g.parent = <int*> malloc(max_nodes * sizeof(int))
@@ -1282,8 +1293,6 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     (<uint64_t>1) << (group_features[i] & 63)
     if g.parent != NULL:
         g.parent[0] = -1
-    if level_batch < 1:
-        raise ValueError(f"level_batch must be >= 1, got {level_batch}")
     g.depthwise = depthwise
     g.level_batch = min(level_batch, max_nodes)
     g.batch = <int*> malloc(g.level_batch * sizeof(int))
