@@ -434,7 +434,9 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_
         for i in range(n_rows):
             row = rows[i]
             stop = indptr[row + 1]
-            e = first_entry_from(entry_feature, indptr[row], stop, low)
+            # the first block starts at the row's first entry: no search
+            e = (indptr[row] if low == 0
+                 else first_entry_from(entry_feature, indptr[row], stop, low))
             grad_row = ordered + i * width
             while e < stop and entry_feature[e] < high:
                 f = entry_feature[e]
