@@ -24,7 +24,7 @@ from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
-from ._core._grow import grow_best_first, node_bound, node_draws
+from ._core._grow import grow_best_first, immutable_copy, node_bound, node_draws
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, node_values,
@@ -1062,12 +1062,9 @@ class RowEntries:
 
     def __init__(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_threads):
         self.by_row = by_row  # per feature
-        # immutable (numpy views of bytes), so that grow_best_first checks
-        # them once a run: no one can change them after
-        self.indptr, self.feature, self.bin = (
-            np.frombuffer(array.tobytes(), dtype=array.dtype) for array in row_entries(
-                X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins,
-                n_histogram_bins, n_threads))
+        self.indptr, self.feature, self.bin = (immutable_copy(array) for array in row_entries(
+            X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins, n_histogram_bins,
+            n_threads))
         n_features = X_binned.shape[0]
         cumulative = np.cumsum(np.bincount(self.feature, minlength=n_features))
         bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_threads + 1)[1:-1])

@@ -6,7 +6,7 @@ import pytest
 
 import gbmo
 from gbmo import grower
-from gbmo._core._grow import grow_best_first
+from gbmo._core._grow import grow_best_first, immutable_copy
 from gbmo._core._histogram import row_entries
 
 TREE_ARRAYS = ("node_feature", "node_bin", "node_threshold", "node_missing_left", "node_gain",
@@ -327,11 +327,7 @@ def test_grow_best_first_splits_by_categorical_sets():
     np.testing.assert_allclose(nodes.left_sums[0], nodes.sums[1])
 
 
-def _immutable(array):
-    return np.frombuffer(array.tobytes(), dtype=array.dtype)
-
-
-def _row_wise_arguments(freeze=_immutable):
+def _row_wise_arguments(freeze=immutable_copy):
     """_arguments() with feature 0 built row by row, its entries passed
     through freeze (by default made immutable, as RowEntries leaves them)."""
     arguments = _arguments()
@@ -355,7 +351,7 @@ def test_grow_best_first_checks_other_row_entries_than_those_it_checked():
     bad_bin = bin_.copy()
     bad_bin[0] = 9
     with pytest.raises(ValueError, match="row_wise entry 0 is outside"):
-        grow_best_first(**{**arguments, "row_wise": (indptr, feature, _immutable(bad_bin),
+        grow_best_first(**{**arguments, "row_wise": (indptr, feature, immutable_copy(bad_bin),
                                                      *rest)})
     assert grow_best_first(**arguments) == 7
     fewer_bins = np.empty((4, 3, 6, 3))

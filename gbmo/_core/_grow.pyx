@@ -418,10 +418,19 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
                              g.column_features, g.n_column_features, NULL, g.skipped_bins,
                              sums, histogram, g.n_hist_bins, g.width,
                              threads_for(g, build_work(g, count, 1)))
+    build_by_row(g, node, g.ordered)
+
+
+cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
+    """node's histograms of the features built row by row (none without
+    row_wise), from its rows' gathered gradients `ordered`; node's sums
+    known, its slot taken."""
+    cdef Py_ssize_t count = g.stop[node] - g.start[node]
     if g.indptr != NULL:
         build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
-                                  g.n_blocks, g.wanted, g.skipped_bins, rows, count, g.ordered,
-                                  sums, histogram, g.n_hist_bins, g.width,
+                                  g.n_blocks, g.wanted, g.skipped_bins, g.rows + g.start[node],
+                                  count, ordered, g.sums + node * g.width, histogram_of(g, node),
+                                  g.n_hist_bins, g.width,
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
 
@@ -698,14 +707,8 @@ cdef void build_all(Grow* g, const int* nodes, Py_ssize_t n) noexcept nogil:
                            g.column_features, g.n_column_features, NULL, g.skipped_bins,
                            g.n_hist_bins, g.width,
                            threads_for(g, build_work(g, offset, n)))
-    if g.indptr != NULL:
-        for m in range(n):
-            build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
-                                      g.n_blocks, g.wanted, g.skipped_bins, g.node_rows[m],
-                                      g.node_counts[m], g.node_ordered[m], g.node_totals[m],
-                                      g.node_hists[m], g.n_hist_bins, g.width,
-                                      threads_for(g, g.node_counts[m] * g.width
-                                                  * g.mean_entries_per_row))
+    for m in range(n):
+        build_by_row(g, nodes[m], g.node_ordered[m])
 
 
 cdef inline void smaller_larger(const Grow* g, int parent, int* small, int* large) noexcept nogil:
@@ -726,7 +729,7 @@ cdef void prepare_children(Grow* g, const int* parents, Py_ssize_t n) noexcept n
     if n == 1 and g.slot[parents[0]] >= 0:
         smaller_larger(g, parents[0], &small, &large)
         if can_split(g, large):
-            build_and_search_children(g, parents[0])
+            build_and_search_children(g, parents[0], small, large)
             release_unsplit(g, small)
             release_unsplit(g, large)
             return
@@ -793,9 +796,10 @@ cdef const unsigned char* searched_flags(const Grow* g, Search* s, const int* fe
     return s.searched
 
 
-cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
-    """parent's children one feature at a time: the smaller's histogram built
-    from its rows, the larger's as the parent's minus it (the larger takes
+cdef void build_and_search_children(Grow* g, int parent, int small,
+                                    int large) noexcept nogil:
+    """parent's children (small and large, by rows) one feature at a time:
+    the smaller's histogram built from its rows, the larger's as the parent's minus it (the larger takes
     over the parent's slot), then the searches of those that may split (each
     on the features its draws and constraints leave it), a feature's steps
     on one thread while its bins are in that thread's cache
@@ -803,7 +807,7 @@ cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
     split, where building, subtracting and searching each child took one
     apiece, each ending in a barrier. The same splits as prepare_children's
     steps one after the other."""
-    cdef int small, large, node
+    cdef int node
     cdef Py_ssize_t i, n_searched = 0
     cdef ChildAndSibling histograms
     cdef SplitContext contexts[2]
@@ -819,23 +823,14 @@ cdef void build_and_search_children(Grow* g, int parent) noexcept nogil:
     cdef int searched[2]
     # the caller's condition can_split(large) makes n_searched at least 1,
     # which search_nodes needs (its scratch follows the first context)
-    smaller_larger(g, parent, &small, &large)
     g.widest_pass = max(g.widest_pass, 1)
     gather(g, small)
     if not take_slot(g, small):
         return
     g.slot[large] = g.slot[parent]
     g.slot[parent] = -1
-    histograms.by_row = NULL
-    if g.indptr != NULL:
-        histograms.by_row = g.wanted
-        build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
-                                  g.n_blocks, g.wanted, g.skipped_bins, g.rows + g.start[small],
-                                  g.stop[small] - g.start[small], g.ordered,
-                                  g.sums + small * g.width, histogram_of(g, small),
-                                  g.n_hist_bins, g.width,
-                                  threads_for(g, (g.stop[small] - g.start[small]) * g.width
-                                              * g.mean_entries_per_row))
+    histograms.by_row = g.wanted if g.indptr != NULL else NULL
+    build_by_row(g, small, g.ordered)
     for i in range(2):
         node = small if i == 0 else large
         if can_split(g, node):
@@ -970,9 +965,15 @@ cdef void breadth_first(const Grow* g, int* order) noexcept nogil:
 _checked_entries = ()
 
 
+def immutable_copy(array):
+    """A copy of array no one can change (a numpy view of bytes, which numpy
+    will not make writeable or resize): row_wise arrays that grow_best_first
+    checks once a run."""
+    return np.frombuffer(array.tobytes(), dtype=array.dtype)
+
+
 def _immutable(array):
-    """Whether no one can change array's contents: a numpy view of bytes
-    (np.frombuffer), which numpy will not make writeable or resize."""
+    """Whether array is one of immutable_copy's."""
     return (type(array) is np.ndarray and type(array.base) is bytes
             and not array.flags.writeable)
 
