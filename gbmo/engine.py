@@ -5,6 +5,7 @@ import os
 import numpy as np
 
 from ._core import G_H_DTYPE, ROW_DTYPE
+from ._core._histogram import is_constant_column
 from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
 # predict_binned walks dense binned arrays and SparseBinned
@@ -32,10 +33,14 @@ from .thread_governor import thread_governor
 from .validation import check_init_score_outputs
 
 
+# the dtypes is_constant_column reads as they are
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _split_hessian(hess):
     """A hessian column equal for every row becomes a constant: the histograms
     then count rows instead of summing it (the MSE path)."""
-    if hess.shape[1] == 1 and hess.size and np.all(hess == hess[0, 0]):
+    if is_constant_column(hess if hess.dtype in _FLOATS else hess.astype(np.float64)):
         return np.empty((hess.shape[0], 0), dtype=G_H_DTYPE), float(hess[0, 0])
     return np.ascontiguousarray(hess, dtype=G_H_DTYPE), 1.0
 

@@ -294,10 +294,7 @@ class TreeGrower:
             n_histogram_bins, self.skipped_bins, self.by_row = workspace.dense_layout(
                 X_binned, bin_mapper)
             if self.by_row is not None:
-                self.wanted = np.zeros(n_features, dtype=np.uint8)
-                self.wanted[features] = self.by_row.by_row[features]
-                self.column_features = np.ascontiguousarray(
-                    features[~self.by_row.by_row[features]])
+                self.wanted, self.column_features = self.by_row.split(features)
         shape = (n_features, n_histogram_bins, self.width)
         histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
@@ -315,6 +312,10 @@ class TreeGrower:
                 shape, min(capacity, params["max_leaves"] + 1))
         else:
             self.pool = workspace.histogram_pool(shape, capacity)
+            # find_best_splits' best split of each feature
+            self.split_gain = np.empty(n_features, dtype=np.float64)
+            self.split_bin = np.empty(n_features, dtype=np.int32)
+            self.split_missing_left = np.empty(n_features, dtype=np.uint8)
         # categorical: {feature: the bin of each category rank} (gbmo.categorical);
         # their bins are ordered at each node, but for symmetric trees, whose
         # levels share one threshold, which reads the ranks in their order
@@ -323,9 +324,6 @@ class TreeGrower:
             self.categorical_flags = np.zeros(n_features, dtype=np.uint8)
             self.categorical_flags[list(categorical)] = 1
             self.category_order = np.empty(shape[:2], dtype=np.int32)
-        self.split_gain = np.empty(n_features, dtype=np.float64)
-        self.split_bin = np.empty(n_features, dtype=np.int32)
-        self.split_missing_left = np.empty(n_features, dtype=np.uint8)
         self.candidates = []  # heap of (priority, order, node) waiting to be split
         # A batch of parents holds its histograms while its children's are built
         # (up to two per parent), so a third of the cache bounds it.
@@ -696,9 +694,10 @@ class TreeGrower:
         bounded = self.monotone is not None
         categorical = self.categorical is not None
         smoothed = self.path_smooth > 0
-        nodes = GrownNodes(node_bound(n_rows, params["max_leaves"], params["min_samples_leaf"],
-                                      params["max_depth"]),
-                           self.width, self.n_outputs if bounded else 0, categorical, smoothed)
+        nodes = workspace.grown_nodes(
+            node_bound(n_rows, params["max_leaves"], params["min_samples_leaf"],
+                       params["max_depth"]),
+            self.width, self.n_outputs if bounded else 0, categorical, smoothed)
         entries = self.by_row
         row_wise = None if entries is None else (
             entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,
@@ -717,10 +716,9 @@ class TreeGrower:
             monotone=self.monotone, root_bound=self._root_bound(), path_smooth=self.path_smooth,
             depthwise=params["growth"] == "depthwise", level_batch=self.level_batch,
             **self._group_arguments(), **self._categorical_arguments())
-        arrays, leaves, splits = tree_arrays(
-            nodes.breadth_first[:n_nodes], nodes.left, nodes.right,
-            (nodes.stop - nodes.start).astype(np.int64), nodes.feature, nodes.bin,
-            nodes.missing_left, nodes.gain,
+        arrays, leaves, splits, leaf_start, leaf_stop = tree_arrays(
+            nodes.breadth_first[:n_nodes], nodes.left, nodes.right, nodes.start, nodes.stop,
+            nodes.feature, nodes.bin, nodes.missing_left, nodes.gain,
             self.categorical_flags if categorical else _NO_FLAGS, self.bin_mapper.edges_,
             self.bin_mapper.n_edges_)
         features = nodes.feature[splits]
@@ -737,7 +735,7 @@ class TreeGrower:
                     nodes.value[splits] if smoothed else None)
 
         return self._finish_tree(
-            arrays, nodes.start[leaves], nodes.stop[leaves], nodes.sums[leaves], features,
+            arrays, leaf_start, leaf_stop, nodes.sums[leaves], features,
             split_parts, (nodes.lower[leaves], nodes.upper[leaves]) if bounded else None, None,
             sets, nodes.value[leaves] if smoothed else None)
 
@@ -1023,13 +1021,16 @@ def tree_structure(root, bin_mapper, categorical_flags=None):
     for index, node in enumerate(nodes):
         node.index = index
     is_split = [node.left is not None for node in nodes]
-    arrays, leaves, splits = tree_arrays(
+    counts = np.array([node.count for node in nodes], dtype=np.intp)
+    # tree_arrays counts a node's rows as stop - start: here the nodes' rows
+    # need not be ranges of one array (the sparse-output grower's are not)
+    arrays, leaves, splits, _, _ = tree_arrays(
         np.arange(len(nodes), dtype=np.int32),
         np.array([node.left.index if split else -1 for node, split in zip(nodes, is_split)],
                  dtype=np.int32),
         np.array([node.right.index if split else -1 for node, split in zip(nodes, is_split)],
                  dtype=np.int32),
-        np.array([node.count for node in nodes], dtype=np.int64),
+        np.zeros_like(counts), counts,
         *(np.array([getattr(node, name) if split else 0 for node, split in zip(nodes, is_split)],
                    dtype=dtype)
           for name, dtype in (("feature", np.int32), ("bin", np.int32),
@@ -1070,6 +1071,22 @@ class RowEntries:
         bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_threads + 1)[1:-1])
         self.blocks = np.concatenate([[0], bounds, [n_features]]).astype(np.int32)
         self.mean_entries_per_row = len(self.feature) / max(1, X_binned.shape[1])
+        self._split_of = (None, None)
+
+    def split(self, features):
+        """(wanted, column_features) of a tree that may split on features:
+        a flag per feature of X for those built by row, and the others in
+        their order, both read-only. Kept for the next tree, which without
+        colsample_bytree asks for the same features: working them out cost
+        a tenth of the Python around a small tree."""
+        key = features.tobytes()
+        if self._split_of[0] != key:
+            wanted = np.zeros(len(self.by_row), dtype=np.uint8)
+            wanted[features] = self.by_row[features]
+            column_features = np.ascontiguousarray(features[~self.by_row[features]])
+            wanted.flags.writeable = column_features.flags.writeable = False
+            self._split_of = key, (wanted, column_features)
+        return self._split_of[1]
 
 
 class GrowerWorkspace:
@@ -1091,6 +1108,7 @@ class GrowerWorkspace:
         self.row_node = None  # node id of each row (sparse binned data only)
         self._column = None
         self._dense_layout = None
+        self._grown_nodes = None
 
     def dense_layout(self, X_binned, bin_mapper):
         """(histogram rows per feature, skipped bins, RowEntries or None) of
@@ -1117,6 +1135,16 @@ class GrowerWorkspace:
         if block is None or block.shape[1:] != shape or len(block) < n_slots:
             block = self._histogram_block = np.empty((n_slots,) + shape, dtype=HIST_DTYPE)
         return block[:n_slots]
+
+    def grown_nodes(self, max_nodes, width, bounded_outputs, categorical, smoothed):
+        """GrownNodes for at least max_nodes nodes (see GrownNodes), kept for
+        the run's next trees: allocating their 18 arrays cost more than a
+        tenth of the Python around a small tree. The Tree copies what it keeps."""
+        kind = width, bounded_outputs, categorical, smoothed
+        if self._grown_nodes is None or self._grown_nodes[0] != kind \
+                or len(self._grown_nodes[1].start) < max_nodes:
+            self._grown_nodes = kind, GrownNodes(max_nodes, *kind)
+        return self._grown_nodes[1]
 
     def histogram_pool(self, shape, capacity):
         """The run's histogram pool, emptied of live buffers for a new tree.

@@ -123,6 +123,8 @@ CASES = {
         {"extra_trees": True, "colsample_bynode": 0.7, "subsample": 0.7, "seed": 7},
         dict(n=2000, d=2, missing=0.2)),
     "two threads": ({"n_threads": 2}, dict(n=20000, d=2)),
+    "colsample_bytree, row-wise": ({"colsample_bytree": 0.6, "seed": 2},
+                                   dict(n=2000, d=2, sparse_columns=3)),
     "two threads, row-wise": ({"n_threads": 2}, dict(n=20000, d=3, sparse_columns=3)),
     "two threads: colsample_bynode, interaction constraints, row-wise": (
         {"n_threads": 2, "colsample_bynode": 0.6, "seed": 4,
@@ -179,6 +181,31 @@ def test_native_loop_grows_the_python_loops_trees(monkeypatch, case):
     np.testing.assert_array_equal(native.feature_importance("gain", per_output=True),
                                   python.feature_importance("gain", per_output=True))
     np.testing.assert_array_equal(native.predict(X), python.predict(X))
+
+
+def test_native_loop_grows_the_python_loops_trees_as_their_node_bound_changes(monkeypatch):
+    """The run's nodes, kept from tree to tree, are made larger for a tree
+    that may have more (min_samples_leaf bounds them), and a tree that may
+    have fewer after it uses part of them."""
+    X, Y = _data(n=2000, d=2, seed=8)
+    params = {"verbosity": 0, "max_leaves": 63}
+    resets = [gbmo.reset_parameter(min_samples_leaf=[300, 200, 20, 5, 600, 50])]
+    held = []
+
+    def counting(*args, **options):
+        held.append(len(args[-1].start))
+        return grow_best_first(*args, **options)
+
+    monkeypatch.setattr(grower, "grow_best_first", counting)
+    native = gbmo.train(params, gbmo.Dataset(X, Y), 6, callbacks=resets)
+    assert held == [11, 19, 125, 125, 125, 125]
+    monkeypatch.setattr(grower, "NATIVE_GROWTH", False)
+    python = gbmo.train(params, gbmo.Dataset(X, Y), 6, callbacks=resets)
+    leaves = [tree.n_leaves for tree in native.trees]
+    assert leaves[4] < leaves[0] < leaves[2]
+    for a, b in zip(native.trees, python.trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
 
 @pytest.mark.parametrize("growth", ["bestfirst", "depthwise"])
@@ -441,3 +468,23 @@ def test_grow_best_first_refuses_bad_arguments(change, message):
     arguments = {**_arguments(), **change}
     with pytest.raises(ValueError, match=message):
         grow_best_first(**arguments)
+
+
+def test_row_entries_split_a_trees_features_into_by_row_and_by_column():
+    """Per tree: flags for its features built by row, and its other features
+    in order; kept from one tree to the next only for the same features."""
+    rng = np.random.default_rng(5)
+    X_binned = rng.integers(0, 4, size=(6, 300)).astype(np.uint8)
+    X_binned[[0, 2, 3]] *= rng.random((3, 300)) < 0.1  # mostly bin 0
+    by_row = np.array([1, 0, 1, 1, 0, 0], dtype=bool)
+    entries = grower.RowEntries(X_binned, 4, np.where(by_row, 0, -1).astype(np.int32), by_row,
+                                2)
+    for features in ([0, 1, 2, 3, 4, 5], [1, 3, 5], [1, 3, 5], [0, 4], [0, 1, 2, 3, 4, 5]):
+        features = np.array(features, dtype=np.int32)
+        wanted, column_features = entries.split(features)
+        expected = np.zeros(6, dtype=np.uint8)
+        expected[features] = by_row[features]
+        np.testing.assert_array_equal(wanted, expected)
+        np.testing.assert_array_equal(column_features, [f for f in features if not by_row[f]])
+        assert column_features.dtype == np.int32 and column_features.flags.c_contiguous
+        assert not wanted.flags.writeable and not column_features.flags.writeable

@@ -23,8 +23,9 @@ def _grown_tree(rng, n_splits, n_features):
         if left[node] >= 0:
             order += [left[node], right[node]]
     n = len(left)
+    start = rng.integers(0, 1000, n).astype(np.intp)
     return (np.array(order, dtype=np.int32), np.array(left, dtype=np.int32),
-            np.array(right, dtype=np.int32), rng.integers(1, 100, n).astype(np.int64),
+            np.array(right, dtype=np.int32), start, start + rng.integers(1, 100, n),
             rng.integers(0, n_features, n).astype(np.int32),
             rng.integers(0, 12, n).astype(np.int32), rng.integers(0, 2, n).astype(np.uint8),
             rng.random(n))
@@ -35,7 +36,7 @@ def _grown_tree(rng, n_splits, n_features):
 def test_tree_arrays_number_the_nodes_breadth_first(seed, with_categorical):
     rng = np.random.default_rng(seed)
     n_features = 4
-    order, left, right, count, feature, bin_, missing_left, gain = _grown_tree(
+    order, left, right, start, stop, feature, bin_, missing_left, gain = _grown_tree(
         rng, int(rng.integers(0, 12)), n_features)
     # the edges of a fitted BinMapper: some features with fewer bins than bin_
     X = np.c_[rng.normal(size=(200, 2)), rng.integers(0, 4, (200, 2))]
@@ -43,14 +44,16 @@ def test_tree_arrays_number_the_nodes_breadth_first(seed, with_categorical):
     edges, n_edges = mapper.edges_, mapper.n_edges_
     categorical = (np.array([0, 1, 0, 0], dtype=np.uint8) if with_categorical
                    else np.zeros(0, dtype=np.uint8))
-    arrays, leaves, splits = tree_arrays(order, left, right, count, feature, bin_, missing_left,
-                                         gain, categorical, edges, n_edges)
+    arrays, leaves, splits, leaf_start, leaf_stop = tree_arrays(
+        order, left, right, start, stop, feature, bin_, missing_left, gain, categorical, edges,
+        n_edges)
     position = {int(node): p for p, node in enumerate(order)}
     n_leaves = 0
     for p, node in enumerate(order):
-        assert arrays["node_count"][p] == count[node]
+        assert arrays["node_count"][p] == stop[node] - start[node]
         if left[node] < 0:
             assert arrays["node_value"][p] == n_leaves and leaves[n_leaves] == node
+            assert leaf_start[n_leaves] == start[node] and leaf_stop[n_leaves] == stop[node]
             assert arrays["node_left"][p] == arrays["node_right"][p] == -1
             assert arrays["node_gain"][p] == 0 and arrays["node_feature"][p] == 0
             n_leaves += 1
@@ -67,18 +70,18 @@ def test_tree_arrays_number_the_nodes_breadth_first(seed, with_categorical):
             assert arrays["node_bin"][p] == bin_[node]
             assert arrays["node_threshold"][p] == mapper.bin_threshold(f, bin_[node])
     np.testing.assert_array_equal(splits, [n for n in order if left[n] >= 0])
-    assert len(leaves) == n_leaves
+    assert len(leaves) == len(leaf_start) == len(leaf_stop) == n_leaves
 
 
 def test_tree_arrays_refuse_nodes_they_cannot_number():
     rng = np.random.default_rng(0)
-    order, left, right, count, feature, bin_, missing_left, gain = _grown_tree(rng, 3, 2)
-    edges, n_edges = np.zeros((2, 4)), np.full(2, 4, dtype=np.int32)
+    order, left, right, start, stop, feature, bin_, missing_left, gain = _grown_tree(rng, 3, 2)
+    edges, four_edges = np.zeros((2, 4)), np.full(2, 4, dtype=np.int32)
     no_flags = np.zeros(0, dtype=np.uint8)
 
-    def call(**changed):
-        arguments = dict(order=order, left=left, right=right, count=count, feature=feature,
-                         bin_=bin_, missing_left=missing_left, gain=gain)
+    def call(n_edges=four_edges, **changed):
+        arguments = dict(order=order, left=left, right=right, start=start, stop=stop,
+                         feature=feature, bin_=bin_, missing_left=missing_left, gain=gain)
         arguments.update(changed)
         return tree_arrays(*arguments.values(), no_flags, edges, n_edges)
 
@@ -90,11 +93,11 @@ def test_tree_arrays_refuse_nodes_they_cannot_number():
         call(bin_=np.full_like(bin_, -1))
     with pytest.raises(ValueError, match="children must follow it"):
         call(order=order[::-1].copy())
-    with pytest.raises(ValueError, match="one entry per node \\(7\\).*count 1"):
-        call(count=count[:1])
+    with pytest.raises(ValueError, match="one entry per node \\(7\\).*stop 1"):
+        call(stop=stop[:1])
+    with pytest.raises(ValueError, match="node 0 stops at row 2 before its start 5"):
+        call(start=np.r_[5, start[1:]].astype(np.intp), stop=np.r_[2, stop[1:]].astype(np.intp))
     with pytest.raises(ValueError, match="one entry per feature of edges \\(2\\); got 1"):
-        tree_arrays(order, left, right, count, feature, bin_, missing_left, gain, no_flags,
-                    edges, n_edges[:1])
+        call(n_edges=four_edges[:1])
     with pytest.raises(ValueError, match="feature 1 has 9 edges of 4"):
-        tree_arrays(order, left, right, count, feature, bin_, missing_left, gain, no_flags,
-                    edges, np.array([4, 9], dtype=np.int32))
+        call(n_edges=np.array([4, 9], dtype=np.int32))
