@@ -33,6 +33,8 @@ from .thread_governor import thread_governor
 from .validation import check_init_score_outputs
 
 
+# add_leaf_values' leaf outputs of a tree of dense leaves
+_DENSE = np.zeros((0, 0), dtype=np.int32)
 # the dtypes is_constant_column reads as they are
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -583,9 +585,9 @@ class _Trainer:
             if self.row_sample is not None and not renew and not self.forest:
                 self.training_set.add_tree(tree, missing_bin, n_threads)  # rows out of it too
             elif not self.forest:  # a forest's trees join the mean in _average_in below
-                add_leaf_values(rows, leaf_start, leaf_stop,
-                                *tree.leaf_arrays().kernel_arguments(), raw,
-                                threads_for(n_threads, raw.size))
+                add_leaf_values(rows, leaf_start, leaf_stop, np.ascontiguousarray(tree.leaf_values),
+                                _DENSE if tree.leaf_outputs is None else tree.leaf_outputs,
+                                raw, threads_for(n_threads, raw.size))
             self.booster._add_tree(tree)
         if n_dropped:
             self._normalize(dropped, n_dropped, dropped_raw)

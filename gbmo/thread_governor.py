@@ -81,7 +81,7 @@ def other_running_tasks():
 def thread_governor(params):
     """The governor of a training run's rounds, for resolved params."""
     n_threads = thread_count(params["n_threads"])
-    if params["adaptive_threads"]:
+    if params["adaptive_threads"] and n_threads > 1:  # one thread has nothing to govern
         return ThreadGovernor(n_threads)
     return FixedThreadCount(n_threads)
 

@@ -8,7 +8,7 @@ from gbmo._core import NODE_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
 from gbmo._core._predict import add_leaf_values, predict_binned, predict_leaf_raw, predict_raw
 from gbmo.binning import BinMapper
 from gbmo.booster import _PackedForest
-from gbmo.tree import LeafArrays, Tree
+from gbmo.tree import Tree
 
 
 # -- trees ----------------------------------------------------------------------
@@ -436,9 +436,11 @@ def test_binned_and_raw_prediction_agree_through_bin_thresholds():
 
 # -- add_leaf_values ------------------------------------------------------------
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
-@pytest.mark.parametrize("d", [1, 5])
-def test_add_leaf_values_matches_loop(n_threads, d):
-    rng = np.random.default_rng(7 + d)
+@pytest.mark.parametrize("d, k", [(1, None), (5, None), (5, 2), (5, 1)])
+def test_add_leaf_values_matches_loop(n_threads, d, k):
+    """Dense leaves (k None) add all d values, sparse ones (and a
+    single-output tree's, k = 1) their k to the outputs they name."""
+    rng = np.random.default_rng(7 + d + (k or 0))
     n_rows, n_leaves = 103, 9
     rows = rng.permutation(n_rows).astype(ROW_DTYPE)
     cuts = np.sort(rng.choice(np.arange(1, n_rows), n_leaves - 1, replace=False))
@@ -448,16 +450,35 @@ def test_add_leaf_values_matches_loop(n_threads, d):
     leaf_start = np.ascontiguousarray(bounds[:-1][order], dtype=np.intp)
     leaf_stop = np.ascontiguousarray(bounds[1:][order], dtype=np.intp)
     leaf_stop[0] = leaf_start[0]
-    leaf_values = rng.normal(size=(n_leaves, d))
+    leaf_values = rng.normal(size=(n_leaves, k or d))
+    leaf_outputs = (np.zeros((0, 0), dtype=np.int32) if k is None else
+                    np.sort(rng.permuted(np.tile(np.arange(d), (n_leaves, 1)), axis=1)[:, :k],
+                            axis=1).astype(np.int32))
     raw = rng.normal(size=(n_rows, d))
     expected = raw.copy()
     for leaf in range(n_leaves):
+        outputs = np.arange(d) if k is None else leaf_outputs[leaf]
         for s in range(leaf_start[leaf], leaf_stop[leaf]):
-            expected[rows[s]] += leaf_values[leaf]
-    leaves = LeafArrays(np.arange(n_leaves + 1, dtype=np.int64) * d, np.full(n_leaves, -1, dtype=np.int64),
-                        leaf_values.ravel(), np.zeros(0, dtype=np.int32))
-    add_leaf_values(rows, leaf_start, leaf_stop, *leaves.kernel_arguments(), raw, n_threads)
+            expected[rows[s], outputs] += leaf_values[leaf]
+    add_leaf_values(rows, leaf_start, leaf_stop, leaf_values, leaf_outputs, raw, n_threads)
     np.testing.assert_allclose(raw, expected, rtol=1e-15, atol=0)
+
+
+def test_add_leaf_values_refuses_leaves_that_do_not_fit():
+    rows = np.arange(4, dtype=ROW_DTYPE)
+    ranges = np.array([0, 2], dtype=np.intp), np.array([2, 4], dtype=np.intp)
+    raw = np.zeros((4, 3))
+    dense = np.zeros((0, 0), dtype=np.int32)
+    with pytest.raises(ValueError, match="values of d = 3 outputs.*values \\(2, 2\\)"):
+        add_leaf_values(rows, *ranges, np.ones((2, 2)), dense, raw, 1)
+    with pytest.raises(ValueError, match="for each of the 3 leaves.*got 2 starts"):
+        add_leaf_values(rows, *ranges, np.ones((3, 3)), dense, raw, 1)
+    with pytest.raises(ValueError, match="outputs \\(2, 2\\)"):
+        add_leaf_values(rows, *ranges, np.ones((2, 1)), np.zeros((2, 2), dtype=np.int32), raw, 1)
+    with pytest.raises(ValueError, match="leaf 1 names output 3 of d = 3"):
+        add_leaf_values(rows, *ranges, np.ones((2, 1)), np.array([[0], [3]], dtype=np.int32),
+                        raw, 1)
+    assert not raw.any()
 
 
 # -- trained trees --------------------------------------------------------------

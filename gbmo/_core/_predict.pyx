@@ -411,18 +411,41 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
 def add_leaf_values(const ROW_t[::1] rows,
                     const Py_ssize_t[::1] leaf_start,
                     const Py_ssize_t[::1] leaf_stop,
-                    const long long[::1] value_start,
-                    const long long[::1] output_start,
-                    const double[::1] values,
-                    const int[::1] outputs,
+                    const double[:, ::1] leaf_values,
+                    const int[:, ::1] leaf_outputs,
                     double[:, ::1] raw,
                     int n_threads):
-    """Adds leaf l to raw[rows[s]] for every s in [leaf_start[l], leaf_stop[l]):
-    the training rows' update from the grower's final partition, no traversal."""
-    cdef Py_ssize_t d = raw.shape[1]
-    cdef Py_ssize_t l, s
-    for l in prange(leaf_start.shape[0], nogil=True, schedule="dynamic", num_threads=n_threads,
+    """Adds leaf l's values to raw[rows[s]] for every s in [leaf_start[l],
+    leaf_stop[l]): the training rows' update from the grower's final
+    partition, no traversal. A tree's own leaf arrays: leaf_values (n_leaves,
+    d) for dense leaves (leaf_outputs empty), else leaf_values and
+    leaf_outputs both (n_leaves, k), the values of the outputs named. Taken
+    as they are because forming the prediction kernels' flat leaves
+    (LeafArrays) cost as much as the adds on small data."""
+    cdef Py_ssize_t d = raw.shape[1], n_leaves = leaf_values.shape[0]
+    cdef Py_ssize_t width = leaf_values.shape[1]
+    cdef Py_ssize_t l, s, j
+    cdef bint sparse = leaf_outputs.shape[0] > 0
+    cdef double* row
+    if leaf_start.shape[0] != n_leaves or leaf_stop.shape[0] != n_leaves \
+            or (leaf_outputs.shape[0] != n_leaves or leaf_outputs.shape[1] != width
+                if sparse else width != d):
+        raise ValueError(f"a leaf's rows, values and outputs for each of the {n_leaves} leaves, "
+                         f"the values of d = {d} outputs or of the outputs named; got "
+                         f"{leaf_start.shape[0]} starts, {leaf_stop.shape[0]} stops, "
+                         f"values ({n_leaves}, {width}) and outputs ({leaf_outputs.shape[0]}, "
+                         f"{leaf_outputs.shape[1]})")
+    for l in range(n_leaves if sparse else 0):
+        for j in range(width):
+            if not 0 <= leaf_outputs[l, j] < d:
+                raise ValueError(f"leaf {l} names output {leaf_outputs[l, j]} of d = {d}")
+    for l in prange(n_leaves, nogil=True, schedule="dynamic", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
         for s in range(leaf_start[l], leaf_stop[l]):
-            add_leaf(&raw[rows[s], 0], d, l, &value_start[0], &output_start[0],
-                     &values[0], &outputs[0])
+            row = &raw[rows[s], 0]
+            if sparse:
+                for j in range(width):
+                    row[leaf_outputs[l, j]] += leaf_values[l, j]
+            else:
+                for j in range(width):
+                    row[j] += leaf_values[l, j]
