@@ -3,6 +3,8 @@
     python benchmarks/ab_training.py --base 61919ca [--threads 1] [--repeats 5]
     python benchmarks/ab_training.py --base C --shape 20000 20 5 300 multi_output \
         --params '{"boosting": "dart", "skip_drop": 0.5, "max_leaves": 63}'
+    python benchmarks/ab_training.py --base C --dataset student 300 single_output \
+        --params '{"max_leaves": 15}'
 
 Clones the repository at --base into a temporary directory and builds it in
 place, then times gbmo.train on each shape with one build and then the
@@ -12,8 +14,9 @@ milliseconds a round of each build and old / new. Where the per-round
 Python matters: small data, one output, and single-output mode's tree per
 output. X is Gaussian, Y = tanh(X W / 5) + noise, 31 leaves, 255 bins; the
 thread count is fixed (adaptive_threads off) so both builds get the same.
---shape times one shape of your own instead, --params (JSON) adds gbmo
-parameters to every run.
+--shape times one shape of your own instead, --dataset one of the data
+sets gbmo.datasets ships (its X and target as they load), and --params
+(JSON) adds gbmo parameters to every run.
 """
 import argparse
 import json
@@ -34,17 +37,34 @@ SHAPES = [  # rows, features, outputs, rounds, tree_mode
 ]
 
 
-def time_training(n_rows, n_features, n_outputs, rounds, tree_mode, threads, extra):
-    """The best of 3 fits' milliseconds a round (the build on sys.path)."""
+def synthetic(n_rows, n_features, n_outputs):
+    """Gaussian X and tanh(X W / 5) + noise, one column per output."""
     import numpy as np
-
-    import gbmo
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n_rows, n_features))
     Y = np.tanh(X @ rng.standard_normal((n_features, n_outputs)) / 5)
     Y = Y + 0.1 * rng.standard_normal(Y.shape)
-    dataset = gbmo.Dataset(X, Y[:, 0] if n_outputs == 1 else Y)
+    return X, Y[:, 0] if n_outputs == 1 else Y
+
+
+def shipped(name):
+    """X and target of gbmo.datasets.load_<name>()."""
+    from gbmo import datasets
+
+    data = getattr(datasets, f"load_{name}")()
+    return data.data, data.target
+
+
+def time_training(data, rounds, tree_mode, threads, extra):
+    """The best of 3 fits' milliseconds a round (the build on sys.path) on
+    data: (rows, features, outputs) of synthetic data or a shipped set's name."""
+    import numpy as np
+
+    import gbmo
+
+    X, y = shipped(data) if isinstance(data, str) else synthetic(*data)
+    dataset = gbmo.Dataset(X, y)
     params = {"verbosity": -1, "n_threads": threads, "max_leaves": 31, "max_bins": 255,
               "tree_mode": tree_mode, "adaptive_threads": False, **extra}
     gbmo.train(params, dataset, 3)  # bins the Dataset
@@ -58,7 +78,7 @@ def time_training(n_rows, n_features, n_outputs, rounds, tree_mode, threads, ext
 
 def run(build, shape, threads, extra):
     output = subprocess.run(
-        [sys.executable, __file__, "--child", *map(str, shape), str(threads), extra],
+        [sys.executable, __file__, "--child", json.dumps(shape), str(threads), extra],
         cwd=build, env={**os.environ, "PYTHONPATH": str(build)},
         capture_output=True, text=True, check=True)
     return float(output.stdout)
@@ -71,18 +91,25 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--shape", nargs=5, metavar=("ROWS", "FEATURES", "OUTPUTS", "ROUNDS",
                                                       "TREE_MODE"))
+    parser.add_argument("--dataset", nargs=3, metavar=("NAME", "ROUNDS", "TREE_MODE"))
     parser.add_argument("--params", default="{}", help="more gbmo parameters, as JSON")
-    parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        n_rows, n_features, n_outputs, rounds, tree_mode, threads, extra = args.child
-        print(time_training(int(n_rows), int(n_features), int(n_outputs), int(rounds),
-                            tree_mode, int(threads), json.loads(extra)))
+        shape, threads, extra = args.child
+        *data, rounds, tree_mode = json.loads(shape)
+        print(time_training(data[0] if len(data) == 1 else data, rounds, tree_mode,
+                            int(threads), json.loads(extra)))
         return
     if not isinstance(json.loads(args.params), dict):  # here rather than in every child
         parser.error("--params must be a JSON object of gbmo parameters")
     if not args.base:
         parser.error("--base is required")
+    if args.dataset:
+        from gbmo import datasets
+
+        if not hasattr(datasets, f"load_{args.dataset[0]}"):
+            parser.error(f"--dataset: gbmo.datasets has no load_{args.dataset[0]}")
     with tempfile.TemporaryDirectory() as directory:
         old = pathlib.Path(directory, "base")
         subprocess.run(["git", "clone", "-q", str(ROOT), str(old)], check=True)
@@ -90,10 +117,13 @@ def main():
         subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-j", "2"],
                        cwd=old, check=True, capture_output=True)
         print(f"{args.threads} thread(s), {args.repeats} runs a build, ms a round")
-        print(f"{'rows':>7} {'feat':>4} {'out':>3} {'mode':>13} {'old best':>9} "
+        print(f"{'data':>16} {'mode':>13} {'old best':>9} "
               f"{'new best':>9} {'old/new best':>12} {'old/new median':>14}")
-        shapes = SHAPES if args.shape is None else [
-            (*map(int, args.shape[:4]), args.shape[4])]
+        shapes = SHAPES
+        if args.shape:
+            shapes = [(*map(int, args.shape[:4]), args.shape[4])]
+        elif args.dataset:
+            shapes = [(args.dataset[0], int(args.dataset[1]), args.dataset[2])]
         for shape in shapes:
             times = {"old": [], "new": []}
             for _ in range(args.repeats):
@@ -101,7 +131,8 @@ def main():
                 times["new"].append(run(ROOT, shape, args.threads, args.params))
             old_best, new_best = min(times["old"]), min(times["new"])
             median = statistics.median(times["old"]) / statistics.median(times["new"])
-            print(f"{shape[0]:>7} {shape[1]:>4} {shape[2]:>3} {shape[4]:>13} {old_best:9.3f} "
+            data = shape[0] if len(shape) == 3 else "{} x {} x {}".format(*shape[:3])
+            print(f"{data:>16} {shape[-1]:>13} {old_best:9.3f} "
                   f"{new_best:9.3f} {old_best / new_best:12.2f} {median:14.2f}")
 
 
