@@ -42,7 +42,9 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 def _split_hessian(hess):
     """A hessian column equal for every row becomes a constant: the histograms
     then count rows instead of summing it (the MSE path)."""
-    if is_constant_column(hess if hess.dtype in _FLOATS else hess.astype(np.float64)):
+    # other dtypes as the histograms would see them
+    if is_constant_column(np.ascontiguousarray(hess, dtype=hess.dtype if hess.dtype in _FLOATS
+                                               else G_H_DTYPE)):
         return np.empty((hess.shape[0], 0), dtype=G_H_DTYPE), float(hess[0, 0])
     return np.ascontiguousarray(hess, dtype=G_H_DTYPE), 1.0
 

@@ -1108,7 +1108,7 @@ class GrowerWorkspace:
         self.row_node = None  # node id of each row (sparse binned data only)
         self._column = None
         self._dense_layout = None
-        self._grown_nodes = None
+        self._grown_nodes = {}  # kind -> GrownNodes
 
     def dense_layout(self, X_binned, bin_mapper):
         """(histogram rows per feature, skipped bins, RowEntries or None) of
@@ -1138,13 +1138,15 @@ class GrowerWorkspace:
 
     def grown_nodes(self, max_nodes, width, bounded_outputs, categorical, smoothed):
         """GrownNodes for at least max_nodes nodes (see GrownNodes), kept for
-        the run's next trees: allocating their 18 arrays cost more than a
-        tenth of the Python around a small tree. The Tree copies what it keeps."""
+        the run's next trees of the same kind (a run's trees may alternate
+        between widths: single-output trees of outputs with and without
+        missing targets): allocating their 16 arrays cost more than a tenth
+        of the Python around a small tree. The Tree copies what it keeps."""
         kind = width, bounded_outputs, categorical, smoothed
-        if self._grown_nodes is None or self._grown_nodes[0] != kind \
-                or len(self._grown_nodes[1].start) < max_nodes:
-            self._grown_nodes = kind, GrownNodes(max_nodes, *kind)
-        return self._grown_nodes[1]
+        nodes = self._grown_nodes.get(kind)
+        if nodes is None or len(nodes.start) < max_nodes:
+            nodes = self._grown_nodes[kind] = GrownNodes(max_nodes, *kind)
+        return nodes
 
     def histogram_pool(self, shape, capacity):
         """The run's histogram pool, emptied of live buffers for a new tree.

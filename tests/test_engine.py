@@ -1049,3 +1049,17 @@ def test_a_function_s_model_continues_with_a_function_only():
         gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 1, init_model=model)
     assert gbmo.train({"objective": squared, "verbosity": 0}, gbmo.Dataset(X, y), 1,
                       init_model=model).num_trees == 3
+
+
+def test_a_constant_hessian_column_becomes_a_count_of_rows():
+    """A hessian column of one number (in any dtype an objective returns, as
+    float32, what the histograms read) is passed as that constant with no
+    column; any other hessian as float32 columns with the constant 1."""
+    for hess, constant in (([[2], [2]], 2.0), (np.full((3000, 1), 0.5, np.float32), 0.5),
+                           (np.full((3000, 1), 0.25)[::-1], 0.25)):
+        columns, value = gbmo.engine._split_hessian(np.asarray(hess))
+        assert columns.shape == (len(hess), 0) and value == constant
+    for hess in ([[2], [3]], [[1.0], [np.nan]], np.ones((4, 2)), np.r_[np.ones(2999), 2.0][:, None]):
+        columns, value = gbmo.engine._split_hessian(np.asarray(hess))
+        assert value == 1.0 and columns.dtype == np.float32
+        np.testing.assert_array_equal(columns, np.asarray(hess, dtype=np.float32))

@@ -471,9 +471,9 @@ def test_histograms_by_row_reject_inconsistent_arguments():
 def test_is_constant_column_equals_the_numpy_test(dtype, seed):
     """One column of one number, not NaN: as numpy says it, on columns that
     are constant, differ in one row (the first, the last, any) or hold NaN,
-    and on a strided view."""
+    over several blocks of rows."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 40))
+    n = int(rng.integers(1, 40)) if seed < 4 else int(rng.integers(1000, 5000))
     column = np.full((n, 1), rng.choice([1.0, 0.25, 0.0, -3.0]), dtype=dtype)
     if seed % 4 == 1:
         column[rng.integers(n)] += 1.0
@@ -481,8 +481,6 @@ def test_is_constant_column_equals_the_numpy_test(dtype, seed):
         column[rng.integers(n)] = np.nan
     expected = bool(np.all(column == column[0, 0]))
     assert is_constant_column(column) is expected
-    two_columns = np.repeat(column, 2, axis=1)
-    assert is_constant_column(two_columns[:, 1:]) is expected  # a strided column
-    assert is_constant_column(two_columns) is False  # not one column
+    assert is_constant_column(np.repeat(column, 2, axis=1)) is False  # not one column
     assert is_constant_column(column[:0]) is False  # no rows
     assert is_constant_column(np.full((1, 1), np.nan, dtype=dtype)) is False

@@ -183,12 +183,23 @@ def test_native_loop_grows_the_python_loops_trees(monkeypatch, case):
     np.testing.assert_array_equal(native.predict(X), python.predict(X))
 
 
-def test_native_loop_grows_the_python_loops_trees_as_their_node_bound_changes(monkeypatch):
+REUSE_CASES = {
+    "mse": ({}, dict(n=2000, d=2)),
+    "monotone, path_smooth": ({"monotone_constraints": [1, 0, 0, -1, 0, 0, 0, 0],
+                               "path_smooth": 5.0}, dict(n=2000, d=2)),
+    "categorical": ({"categorical_feature": [6, 7]}, dict(n=2000, d=2, categories=12)),
+    "depth-wise, no depth bound": ({"growth": "depthwise", "max_depth": -1}, dict(n=2000, d=2)),
+}
+
+
+@pytest.mark.parametrize("case", list(REUSE_CASES))
+def test_native_loop_grows_the_python_loops_trees_as_their_node_bound_changes(monkeypatch, case):
     """The run's nodes, kept from tree to tree, are made larger for a tree
     that may have more (min_samples_leaf bounds them), and a tree that may
     have fewer after it uses part of them."""
-    X, Y = _data(n=2000, d=2, seed=8)
-    params = {"verbosity": 0, "max_leaves": 63}
+    extra, data = REUSE_CASES[case]
+    X, Y = _data(seed=8, **data)
+    params = {"verbosity": 0, "max_leaves": 63, **extra}
     resets = [gbmo.reset_parameter(min_samples_leaf=[300, 200, 20, 5, 600, 50])]
     held = []
 
@@ -206,6 +217,22 @@ def test_native_loop_grows_the_python_loops_trees_as_their_node_bound_changes(mo
     for a, b in zip(native.trees, python.trees):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert a.categories_left.keys() == b.categories_left.keys()
+
+
+def test_workspace_keeps_grown_nodes_of_each_kind():
+    """Trees of two widths in turn (single-output trees of an output with
+    missing targets, a hessian column each, and of one without) reuse their
+    own nodes instead of making new ones for each tree."""
+    workspace = grower.GrowerWorkspace(100)
+    narrow = workspace.grown_nodes(7, 2, 0, False, False)
+    wide = workspace.grown_nodes(7, 3, 0, False, False)
+    assert wide is not narrow and wide.sums.shape == (7, 3)
+    assert workspace.grown_nodes(5, 2, 0, False, False) is narrow
+    assert workspace.grown_nodes(7, 3, 0, False, False) is wide
+    larger = workspace.grown_nodes(9, 2, 0, False, False)
+    assert larger is not narrow and len(larger.start) == 9
+    assert workspace.grown_nodes(9, 2, 2, True, True).lower.shape == (9, 2)
 
 
 @pytest.mark.parametrize("growth", ["bestfirst", "depthwise"])

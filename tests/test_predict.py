@@ -469,12 +469,16 @@ def test_add_leaf_values_refuses_leaves_that_do_not_fit():
     ranges = np.array([0, 2], dtype=np.intp), np.array([2, 4], dtype=np.intp)
     raw = np.zeros((4, 3))
     dense = np.zeros((0, 0), dtype=np.int32)
-    with pytest.raises(ValueError, match="values of d = 3 outputs.*values \\(2, 2\\)"):
+    with pytest.raises(ValueError, match="each of the d = 3 outputs; got 2"):
         add_leaf_values(rows, *ranges, np.ones((2, 2)), dense, raw, 1)
-    with pytest.raises(ValueError, match="for each of the 3 leaves.*got 2 starts"):
+    with pytest.raises(ValueError, match="each of the 3 leaves needs a start and a stop; got 2"):
         add_leaf_values(rows, *ranges, np.ones((3, 3)), dense, raw, 1)
-    with pytest.raises(ValueError, match="outputs \\(2, 2\\)"):
+    with pytest.raises(ValueError, match="must be \\(2, 1\\) as leaf_values; got \\(2, 2\\)"):
         add_leaf_values(rows, *ranges, np.ones((2, 1)), np.zeros((2, 2), dtype=np.int32), raw, 1)
+    for start, stop in (([0, 3], [2, 2]), ([0, 2], [2, 5]), ([-1, 2], [2, 4])):
+        with pytest.raises(ValueError, match="are not a range of the 4 rows"):
+            add_leaf_values(rows, np.array(start, dtype=np.intp), np.array(stop, dtype=np.intp),
+                            np.ones((2, 3)), dense, raw, 1)
     with pytest.raises(ValueError, match="leaf 1 names output 3 of d = 3"):
         add_leaf_values(rows, *ranges, np.ones((2, 1)), np.array([[0], [3]], dtype=np.int32),
                         raw, 1)

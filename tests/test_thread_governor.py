@@ -302,6 +302,13 @@ def test_a_try_that_only_ties_the_fallback_does_not_win():
     assert counts[FALLBACK_ROUNDS] == 2 and counts[FALLBACK_ROUNDS + 1:] == [1] * 4
 
 
+def test_one_thread_is_not_governed():
+    """One thread has nothing to judge: the fixed count, without clocks."""
+    one = thread_governor(resolve_params({"n_threads": 1}))
+    assert isinstance(one, FixedThreadCount) and one.round_threads() == 1
+    assert isinstance(thread_governor(resolve_params({"n_threads": 2})), ThreadGovernor)
+
+
 def test_adaptive_threads_false_keeps_the_count():
     threads = thread_governor(resolve_params({"n_threads": 3, "adaptive_threads": False}))
     assert isinstance(threads, FixedThreadCount)

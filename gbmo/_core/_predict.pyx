@@ -427,14 +427,20 @@ def add_leaf_values(const ROW_t[::1] rows,
     cdef Py_ssize_t l, s, j
     cdef bint sparse = leaf_outputs.shape[0] > 0
     cdef double* row
-    if leaf_start.shape[0] != n_leaves or leaf_stop.shape[0] != n_leaves \
-            or (leaf_outputs.shape[0] != n_leaves or leaf_outputs.shape[1] != width
-                if sparse else width != d):
-        raise ValueError(f"a leaf's rows, values and outputs for each of the {n_leaves} leaves, "
-                         f"the values of d = {d} outputs or of the outputs named; got "
-                         f"{leaf_start.shape[0]} starts, {leaf_stop.shape[0]} stops, "
-                         f"values ({n_leaves}, {width}) and outputs ({leaf_outputs.shape[0]}, "
+    if leaf_start.shape[0] != n_leaves or leaf_stop.shape[0] != n_leaves:
+        raise ValueError(f"each of the {n_leaves} leaves needs a start and a stop; got "
+                         f"{leaf_start.shape[0]} starts and {leaf_stop.shape[0]} stops")
+    if sparse and (leaf_outputs.shape[0] != n_leaves or leaf_outputs.shape[1] != width):
+        raise ValueError(f"sparse leaves name the output of each value: leaf_outputs must be "
+                         f"({n_leaves}, {width}) as leaf_values; got ({leaf_outputs.shape[0]}, "
                          f"{leaf_outputs.shape[1]})")
+    if not sparse and width != d:
+        raise ValueError(f"dense leaves hold a value for each of the d = {d} outputs; got "
+                         f"{width}")
+    for l in range(n_leaves):
+        if not 0 <= leaf_start[l] <= leaf_stop[l] <= rows.shape[0]:
+            raise ValueError(f"leaf {l}'s rows [{leaf_start[l]}, {leaf_stop[l]}) are not a "
+                             f"range of the {rows.shape[0]} rows")
     for l in range(n_leaves if sparse else 0):
         for j in range(width):
             if not 0 <= leaf_outputs[l, j] < d:
