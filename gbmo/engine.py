@@ -587,7 +587,8 @@ class _Trainer:
             if self.row_sample is not None and not renew and not self.forest:
                 self.training_set.add_tree(tree, missing_bin, n_threads)  # rows out of it too
             elif not self.forest:  # a forest's trees join the mean in _average_in below
-                add_leaf_values(rows, leaf_start, leaf_stop, np.ascontiguousarray(tree.leaf_values),
+                add_leaf_values(rows, leaf_start, leaf_stop,
+                                np.ascontiguousarray(tree.leaf_values),
                                 _DENSE if tree.leaf_outputs is None else tree.leaf_outputs,
                                 raw, threads_for(n_threads, raw.size))
             self.booster._add_tree(tree)

@@ -1059,7 +1059,8 @@ def test_a_constant_hessian_column_becomes_a_count_of_rows():
                            (np.full((3000, 1), 0.25)[::-1], 0.25)):
         columns, value = gbmo.engine._split_hessian(np.asarray(hess))
         assert columns.shape == (len(hess), 0) and value == constant
-    for hess in ([[2], [3]], [[1.0], [np.nan]], np.ones((4, 2)), np.r_[np.ones(2999), 2.0][:, None]):
+    for hess in ([[2], [3]], [[1.0], [np.nan]], np.ones((4, 2)),
+                 np.r_[np.ones(2999), 2.0][:, None]):
         columns, value = gbmo.engine._split_hessian(np.asarray(hess))
         assert value == 1.0 and columns.dtype == np.float32
         np.testing.assert_array_equal(columns, np.asarray(hess, dtype=np.float32))
