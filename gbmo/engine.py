@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from ._core import G_H_DTYPE, ROW_DTYPE
-from ._core._histogram import is_constant_column
+from ._core._hessian import is_constant_column
 from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
 # predict_binned walks dense binned arrays and SparseBinned

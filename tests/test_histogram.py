@@ -1,12 +1,11 @@
-"""gather_gradients, build_histograms and subtract_histograms against numpy
-references, and the test for a constant hessian column."""
+"""gather_gradients, build_histograms and subtract_histograms against numpy references."""
 import numpy as np
 import pytest
 
 from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
 from gbmo._core._histogram import (build_histograms, build_histograms_by_row,
                                    build_histograms_of_nodes, column_sums, gather_gradients,
-                                   is_constant_column, row_entries, subtract_histograms)
+                                   row_entries, subtract_histograms)
 
 SENTINEL = -12345.5
 
@@ -464,23 +463,3 @@ def test_histograms_by_row_reject_inconsistent_arguments():
         build(ordered=np.zeros((19, 2), dtype=np.float32))
     with pytest.raises(ValueError, match="feature_blocks must run from 0"):
         build(feature_blocks=np.array([0, 2], dtype=np.int32))
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("seed", range(8))
-def test_is_constant_column_equals_the_numpy_test(dtype, seed):
-    """One column of one number, not NaN: as numpy says it, on columns that
-    are constant, differ in one row (the first, the last, any) or hold NaN,
-    over several blocks of rows."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 40)) if seed < 4 else int(rng.integers(1000, 5000))
-    column = np.full((n, 1), rng.choice([1.0, 0.25, 0.0, -3.0]), dtype=dtype)
-    if seed % 4 == 1:
-        column[rng.integers(n)] += 1.0
-    elif seed % 4 == 2:
-        column[rng.integers(n)] = np.nan
-    expected = bool(np.all(column == column[0, 0]))
-    assert is_constant_column(column) is expected
-    assert is_constant_column(np.repeat(column, 2, axis=1)) is False  # not one column
-    assert is_constant_column(column[:0]) is False  # no rows
-    assert is_constant_column(np.full((1, 1), np.nan, dtype=dtype)) is False

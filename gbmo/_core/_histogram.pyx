@@ -9,7 +9,6 @@ and the inner loop adds one short contiguous row, which the compiler
 vectorises. Features are independent, so threads split them without
 contention (layout measured in benchmarks/README.md).
 """
-from cython cimport floating
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 
@@ -65,32 +64,6 @@ cdef inline void gather_row(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, 
     for j in range(k):
         out_row[d + j] = hess[r * k + j]
     out_row[d + k] = 1.0
-
-
-# is_constant_column compares this many rows between its checks
-cdef Py_ssize_t CONSTANT_BLOCK = 1024
-
-
-def is_constant_column(const floating[:, ::1] hess):
-    """Whether hess is one column whose rows all hold the same number (then
-    the histograms count rows in its place: k = 0 above). A loop that stops
-    at the first block holding another value: numpy's all(hess == hess[0])
-    cost 2-3 us a tree on small data, and a temporary of n flags on large;
-    the blocks' branch-free compares vectorise."""
-    cdef Py_ssize_t block, i, n = hess.shape[0]
-    cdef bint differs = False
-    cdef const floating* column
-    cdef floating first
-    if hess.shape[1] != 1 or n == 0 or hess[0, 0] != hess[0, 0]:  # NaN is no constant
-        return False
-    column, first = &hess[0, 0], hess[0, 0]
-    with nogil:
-        for block in range((n + CONSTANT_BLOCK - 1) // CONSTANT_BLOCK):
-            for i in range(block * CONSTANT_BLOCK, min((block + 1) * CONSTANT_BLOCK, n)):
-                differs |= column[i] != first
-            if differs:
-                break
-    return not differs
 
 
 def gather_gradients(const G_H_t[:, ::1] grad,
