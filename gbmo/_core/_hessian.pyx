@@ -4,7 +4,7 @@ in its place (the MSE path; see _histogram.pyx, where k = 0).
 A module of its own because where a function lands in a kernel module's
 machine code moves that module's other loops: appended to _histogram.pyx,
 it made the unchanged histogram build 7% slower at 100,000 rows, and
-appended to _losses.pyx, the squared-error gradients 35% slower
+appended to _losses.pyx, the squared-error gradients a third slower
 (benchmarks/README.md, "The Python around each tree, again").
 """
 from cython cimport floating
