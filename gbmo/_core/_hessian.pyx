@@ -1,11 +1,11 @@
 """Whether a hessian is one constant column: then the histograms count rows
 in its place (the MSE path; see _histogram.pyx, where k = 0).
 
-A module of its own because where a function lands in a kernel module's
-machine code moves that module's other loops: appended to _histogram.pyx,
-it made the unchanged histogram build 7% slower at 100,000 rows, and
-appended to _losses.pyx, the squared-error gradients a third slower
-(benchmarks/README.md, "The Python around each tree, again").
+A module of its own because adding it to a kernel module slowed that
+module's unchanged loops: in _histogram.pyx the histogram build by 7% at
+100,000 rows, in _losses.pyx the squared-error gradients by a third, for a
+reason not found (benchmarks/README.md, "The Python around each tree,
+again").
 """
 from cython cimport floating
 
