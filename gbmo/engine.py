@@ -43,10 +43,10 @@ def _split_hessian(hess):
     """A hessian column equal for every row becomes a constant: the histograms
     then count rows instead of summing it (the MSE path)."""
     # other dtypes as the histograms would see them
-    if is_constant_column(np.ascontiguousarray(hess, dtype=hess.dtype if hess.dtype in _FLOATS
-                                               else G_H_DTYPE)):
+    read = np.ascontiguousarray(hess, dtype=hess.dtype if hess.dtype in _FLOATS else G_H_DTYPE)
+    if is_constant_column(read):
         return np.empty((hess.shape[0], 0), dtype=G_H_DTYPE), float(hess[0, 0])
-    return np.ascontiguousarray(hess, dtype=G_H_DTYPE), 1.0
+    return np.ascontiguousarray(read, dtype=G_H_DTYPE), 1.0
 
 
 def _per_tree_gradients(grad, hess, single_output):

@@ -36,22 +36,31 @@ def _data(n, d, seed, missing=0.0, sparse_columns=0, categories=0, nonzero=0.15)
     return X, Y
 
 
-def _train_both(monkeypatch, params, X, y, rounds):
-    """(native, python) boosters; fails unless the native loop grew every tree."""
-    calls = []
+def _train_both(monkeypatch, params, X, y, rounds, callbacks=(), held=None):
+    """(native, python) boosters; fails unless the native loop grew every tree.
+    held, when given, receives how many nodes each native tree's GrownNodes held."""
+    calls = [] if held is None else held
 
     def counting(*args, **options):
-        calls.append(1)
+        calls.append(len(args[-1].start))
         return grow_best_first(*args, **options)
 
     monkeypatch.setattr(grower, "grow_best_first", counting)
     params = {"verbosity": 0, **params}
-    native = gbmo.train(params, gbmo.Dataset(X, y), rounds)
+    native = gbmo.train(params, gbmo.Dataset(X, y), rounds, callbacks=list(callbacks))
     assert len(calls) == sum(1 for _ in native.trees)
     monkeypatch.setattr(grower, "NATIVE_GROWTH", False)
-    python = gbmo.train(params, gbmo.Dataset(X, y), rounds)
+    python = gbmo.train(params, gbmo.Dataset(X, y), rounds, callbacks=list(callbacks))
     assert len(calls) == len(native.trees)  # the Python loop did not call it
     return native, python
+
+
+def _assert_same_node_arrays(native, python):
+    """The two boosters' trees hold the same node arrays and leaf values, bit for bit."""
+    assert len(native.trees) == len(python.trees)
+    for a, b in zip(native.trees, python.trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
 
 CASES = {
@@ -167,9 +176,8 @@ def test_native_loop_grows_the_python_loops_trees(monkeypatch, case):
     assert max(tree.n_leaves for tree in native.trees) > 2  # the trees split
     if "min_gain" in params:  # ... and some stop before max_leaves for it
         assert min(tree.n_leaves for tree in native.trees) < 31
+    _assert_same_node_arrays(native, python)
     for a, b in zip(native.trees, python.trees):
-        for name in TREE_ARRAYS:
-            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
         assert a.categories_left.keys() == b.categories_left.keys()
         for node, ranks in a.categories_left.items():
             np.testing.assert_array_equal(ranks, b.categories_left[node])
@@ -199,24 +207,15 @@ def test_native_loop_grows_the_python_loops_trees_as_their_node_bound_changes(mo
     have fewer after it uses part of them."""
     extra, data = REUSE_CASES[case]
     X, Y = _data(seed=8, **data)
-    params = {"verbosity": 0, "max_leaves": 63, **extra}
     resets = [gbmo.reset_parameter(min_samples_leaf=[300, 200, 20, 5, 600, 50])]
     held = []
-
-    def counting(*args, **options):
-        held.append(len(args[-1].start))
-        return grow_best_first(*args, **options)
-
-    monkeypatch.setattr(grower, "grow_best_first", counting)
-    native = gbmo.train(params, gbmo.Dataset(X, Y), 6, callbacks=resets)
+    native, python = _train_both(monkeypatch, {"max_leaves": 63, **extra}, X, Y, 6,
+                                 callbacks=resets, held=held)
     assert held == [11, 19, 125, 125, 125, 125]
-    monkeypatch.setattr(grower, "NATIVE_GROWTH", False)
-    python = gbmo.train(params, gbmo.Dataset(X, Y), 6, callbacks=resets)
     leaves = [tree.n_leaves for tree in native.trees]
     assert leaves[4] < leaves[0] < leaves[2]
+    _assert_same_node_arrays(native, python)
     for a, b in zip(native.trees, python.trees):
-        for name in TREE_ARRAYS:
-            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
         assert a.categories_left.keys() == b.categories_left.keys()
 
 
@@ -256,9 +255,7 @@ def test_native_loop_builds_and_subtracts_where_the_python_loop_does(monkeypatch
     native, python = _train_both(
         monkeypatch, {"objective": objective, "hist_cache": cache, "max_leaves": 64,
                       "growth": growth, "max_depth": 8}, X, np.zeros((n, 2)), 2)
-    for a, b in zip(native.trees, python.trees):
-        for name in TREE_ARRAYS:
-            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    _assert_same_node_arrays(native, python)
 
 
 @pytest.mark.parametrize("objective, hessian_width", [("softmax", 3), ("sigmoid", 3)])
@@ -272,9 +269,7 @@ def test_native_loop_with_per_output_hessians(monkeypatch, objective, hessian_wi
         y = (Y > np.median(Y, axis=0)).astype(float)
     native, python = _train_both(monkeypatch, {"objective": objective}, X, y, 5)
     assert native.trees[0].leaf_values.shape[1] == hessian_width
-    for a, b in zip(native.trees, python.trees):
-        for name in TREE_ARRAYS:
-            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    _assert_same_node_arrays(native, python)
 
 
 @pytest.mark.parametrize("growth, widest", [("bestfirst", 1), ("depthwise", 8)])
@@ -307,8 +302,7 @@ def test_native_loop_splits_the_earlier_node_on_equal_gains(monkeypatch):
                                  x[:, None], y, 1)
     tree = native.trees[0]
     assert tree.node_gain[1] > 0 and tree.node_left[1] >= 0 and tree.node_left[2] == -1
-    for name in TREE_ARRAYS:
-        np.testing.assert_array_equal(getattr(tree, name), getattr(python.trees[0], name))
+    _assert_same_node_arrays(native, python)
 
 
 def test_native_loop_stays_a_leaf_without_features_or_rows_to_split(monkeypatch):
