@@ -274,6 +274,39 @@ def test_histograms_of_several_nodes_equal_one_node_at_a_time(n_threads):
         assert np.all(np.isnan(together[m][1]))  # unlisted feature untouched
 
 
+
+# -- a node's rows scattered over many rows --------------------------------------
+# With 65,536 rows or more, a node of at most 1/16 of them (prefetch.h) has its
+# bins and gradients prefetched GBMO_PREFETCH_ROWS (128) rows ahead, clamped to
+# its last row: node sizes around 128 take every clamp.
+SCATTERED_SIZES = [1, 2, 127, 128, 129, 300]
+
+
+@pytest.mark.parametrize("k_kind", ["0", "1", "d"])
+@pytest.mark.parametrize("d", [1, 2, 5, 20])  # rows of 2, 3, 6-11 and 21-41 values
+@pytest.mark.parametrize("n_node_rows", SCATTERED_SIZES)
+def test_a_node_scattered_over_many_rows_matches_add_at(k_kind, d, n_node_rows):
+    rng = np.random.default_rng(n_node_rows * 7 + d)
+    n_rows, n_features, n_bins = 70_000, 3, 11
+    k = hess_width(k_kind, d)
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins, d, k)
+    rows = np.sort(random_rows(rng, n_rows, n_node_rows))
+    features = np.arange(n_features, dtype=np.int32)
+    for n_threads in (1, 2):
+        ordered = gathered(grad, hess, rows, n_threads)
+        np.testing.assert_array_equal(ordered, reference_gather(grad, hess, rows))
+        hist = kernel_histograms(X_binned, rows, ordered, features, n_bins, n_threads)
+        expected = reference_histograms(X_binned, rows, ordered, features, n_bins, n_features)
+        np.testing.assert_array_equal(hist[..., -1], expected[..., -1])  # counts exact
+        np.testing.assert_allclose(hist, expected, rtol=1e-10, atol=1e-10)
+        # with a skipped bin per feature, from the node's totals
+        skipped = np.array([0, 5, n_bins - 1], dtype=np.int32)
+        totals = ordered.astype(np.float64).sum(axis=0)[None]
+        hist_skipping = np.full_like(hist, SENTINEL)
+        build_histograms(X_binned, rows, ordered, features, hist_skipping, n_threads, None,
+                         skipped, totals)
+        np.testing.assert_allclose(hist_skipping, expected, rtol=1e-9, atol=1e-9)
+
 # -- skipped bins ---------------------------------------------------------------
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("d", [1, 2, 5, 8, 20])  # 17 and 41 values a row take the C loop

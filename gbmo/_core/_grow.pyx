@@ -397,8 +397,8 @@ cdef bint take_slot(Grow* g, int node) noexcept nogil:
 # -- the steps -----------------------------------------------------------------
 cdef void gather(Grow* g, int node) noexcept nogil:
     cdef Py_ssize_t count = g.stop[node] - g.start[node]
-    gather_rows(g.grad, g.hess, g.d, g.k, g.rows + g.start[node], count, g.ordered,
-                threads_for(g, count * g.width))
+    gather_rows(g.grad, g.hess, g.d, g.k, g.rows + g.start[node], count, g.row_stride,
+                g.ordered, threads_for(g, count * g.width))
 
 
 cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
@@ -663,8 +663,8 @@ cdef void split(Grow* g, int node) noexcept nogil:
         threshold_sides(by_threshold, g.bin[node], g.missing_left[node],
                         <X_BINNED_t>g.missing_bin)
     n_left = partition_rows(g.rows + g.start[node], count,
-                            g.X_binned + g.feature[node] * g.row_stride, goes_left,
-                            g.left_buffer, g.right_buffer, threads_for(g, count))
+                            g.X_binned + g.feature[node] * g.row_stride, g.row_stride,
+                            goes_left, g.left_buffer, g.right_buffer, threads_for(g, count))
     left = new_node(g, g.start[node], g.start[node] + n_left, g.depth[node] + 1)
     right = new_node(g, g.start[node] + n_left, g.stop[node], g.depth[node] + 1)
     g.left[node] = left
@@ -694,7 +694,7 @@ cdef void build_all(Grow* g, const int* nodes, Py_ssize_t n) noexcept nogil:
         if not take_slot(g, node):
             return
         count = g.stop[node] - g.start[node]
-        gather_rows(g.grad, g.hess, g.d, g.k, g.rows + g.start[node], count,
+        gather_rows(g.grad, g.hess, g.d, g.k, g.rows + g.start[node], count, g.row_stride,
                     g.ordered + offset * g.width, threads_for(g, count * g.width))
         g.node_rows[m] = g.rows + g.start[node]
         g.node_counts[m] = count

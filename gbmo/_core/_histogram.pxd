@@ -40,7 +40,7 @@ cdef inline void sum_rows(const Summed* block, Py_ssize_t n_rows, Py_ssize_t wid
 
 
 cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
-                      const ROW_t* rows, Py_ssize_t n_rows, G_H_t* out,
+                      const ROW_t* rows, Py_ssize_t n_rows, Py_ssize_t n_total, G_H_t* out,
                       int n_threads) noexcept nogil
 
 cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,

@@ -15,7 +15,8 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 from numpy cimport int32_t, int64_t
 
-from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, histogram_row
+from .common cimport (G_H_t, HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, histogram_row,
+                     prefetch_distance, row_ahead)
 
 
 cdef extern from "histogram_rows.h" nogil:
@@ -24,7 +25,7 @@ cdef extern from "histogram_rows.h" nogil:
     const Py_ssize_t GBMO_WIDE_ROW
     void gbmo_add_wide_rows(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
                             const G_H_t* ordered, Py_ssize_t width, Py_ssize_t missing_row,
-                            Py_ssize_t skipped, HIST_t* feature_hist)
+                            Py_ssize_t skipped, Py_ssize_t ahead, HIST_t* feature_hist)
 
 
 def column_sums(const Summed[:, ::1] block, Py_ssize_t n_rows, HIST_t[::1] out):
@@ -41,24 +42,34 @@ def column_sums(const Summed[:, ::1] block, Py_ssize_t n_rows, HIST_t[::1] out):
 
 
 cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
-                      const ROW_t* rows, Py_ssize_t n_rows, G_H_t* out,
+                      const ROW_t* rows, Py_ssize_t n_rows, Py_ssize_t n_total, G_H_t* out,
                       int n_threads) noexcept nogil:
-    """out row i = [grad[rows[i]], hess[rows[i]], 1] (grad n x d, hess n x k,
-    row-major; hess unread when k is 0)."""
+    """out row i = [grad[rows[i]], hess[rows[i]], 1] (grad n_total x d, hess
+    n_total x k, row-major; hess unread when k is 0)."""
     cdef Py_ssize_t width = d + k + 1
     cdef Py_ssize_t i
+    cdef Py_ssize_t ahead = prefetch_distance(n_rows, n_total)
     # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
     if n_threads > 1:
         for i in prange(n_rows, schedule="static", num_threads=n_threads):
-            gather_row(grad, hess, d, k, rows[i], out + i * width)
+            gather_row(grad, hess, d, k, rows[i], rows, i, ahead, n_rows, out + i * width)
     else:
         for i in range(n_rows):
-            gather_row(grad, hess, d, k, rows[i], out + i * width)
+            gather_row(grad, hess, d, k, rows[i], rows, i, ahead, n_rows, out + i * width)
 
 
 cdef inline void gather_row(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
-                            ROW_t r, G_H_t* out_row) noexcept nogil:
+                            ROW_t r, const ROW_t* rows, Py_ssize_t i, Py_ssize_t ahead,
+                            Py_ssize_t n_rows, G_H_t* out_row) noexcept nogil:
+    """Row r (rows[i]) of grad and hess into out_row, prefetching the row
+    ahead further on (none when 0)."""
     cdef Py_ssize_t j
+    cdef ROW_t later
+    if ahead:
+        later = row_ahead(rows, i, ahead, n_rows)
+        gbmo_prefetch(grad + later * d)
+        if k > 0:
+            gbmo_prefetch(hess + later * k)
     for j in range(d):
         out_row[j] = grad[r * d + j]
     for j in range(k):
@@ -81,14 +92,16 @@ def gather_gradients(const G_H_t[:, ::1] grad,
         return
     with nogil:
         gather_rows(&grad[0, 0], &hess[0, 0] if k > 0 else NULL, d, k, &rows[0],
-                    rows.shape[0], &out[0, 0], n_threads)
+                    rows.shape[0], grad.shape[0], &out[0, 0], n_threads)
 
 
 cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered, Py_ssize_t width,
-                                    Py_ssize_t n_bins, HIST_t* feature_hist) noexcept nogil:
+                                    Py_ssize_t n_bins, Py_ssize_t ahead,
+                                    HIST_t* feature_hist) noexcept nogil:
     """One feature's histogram of one node: zeroed, then every row's gathered
-    block added to the bin of its value."""
+    block added to the bin of its value (prefetching the row ahead further
+    on, none when 0)."""
     cdef Py_ssize_t i, j
     cdef Py_ssize_t missing_row = n_bins - 1
     cdef HIST_t* bin_row
@@ -99,21 +112,28 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
     # 3 values: written out, the adds skip the inner loop's overhead.
     if width == 2:
         for i in range(n_rows):
+            if ahead:
+                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
             bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * 2
             grad_row = ordered + i * 2
             bin_row[0] += grad_row[0]
             bin_row[1] += grad_row[1]
     elif width == 3:
         for i in range(n_rows):
+            if ahead:
+                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
             bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * 3
             grad_row = ordered + i * 3
             bin_row[0] += grad_row[0]
             bin_row[1] += grad_row[1]
             bin_row[2] += grad_row[2]
     elif width >= GBMO_WIDE_ROW:
-        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, -1, feature_hist)
+        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, -1, ahead,
+                           feature_hist)
     else:
         for i in range(n_rows):
+            if ahead:
+                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
             bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * width
             grad_row = ordered + i * width
             for j in range(width):
@@ -139,6 +159,7 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
                                                 Py_ssize_t n_rows, const G_H_t* ordered,
                                                 Py_ssize_t width, Py_ssize_t n_bins,
                                                 Py_ssize_t skipped, const HIST_t* totals,
+                                                Py_ssize_t ahead,
                                                 HIST_t* feature_hist) noexcept nogil:
     """accumulate_feature without adding the rows of bin `skipped`, whose sums
     are then the node's totals minus the other bins': a feature whose rows
@@ -151,10 +172,12 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     for j in range(n_bins * width):
         feature_hist[j] = 0.0
     if width >= GBMO_WIDE_ROW:
-        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, skipped,
+        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, skipped, ahead,
                            feature_hist)
     else:
         for i in range(n_rows):
+            if ahead:
+                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
             b = histogram_row(column[rows[i]], missing_row)
             if b == skipped:
                 continue
@@ -165,15 +188,16 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     fill_skipped_bin(feature_hist, n_bins, width, skipped, totals)
 
 
-cdef inline void accumulate(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
-                            const G_H_t* ordered, Py_ssize_t width, Py_ssize_t n_bins,
-                            Py_ssize_t skipped, const HIST_t* totals,
-                            HIST_t* feature_hist) noexcept nogil:
+cdef inline void accumulate(const X_BINNED_t* column, Py_ssize_t column_length,
+                            const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
+                            Py_ssize_t width, Py_ssize_t n_bins, Py_ssize_t skipped,
+                            const HIST_t* totals, HIST_t* feature_hist) noexcept nogil:
+    cdef Py_ssize_t ahead = prefetch_distance(n_rows, column_length)
     if skipped < 0:
-        accumulate_feature(column, rows, n_rows, ordered, width, n_bins, feature_hist)
+        accumulate_feature(column, rows, n_rows, ordered, width, n_bins, ahead, feature_hist)
     else:
         accumulate_feature_but_one_bin(column, rows, n_rows, ordered, width, n_bins, skipped,
-                                       totals, feature_hist)
+                                       totals, ahead, feature_hist)
 
 
 cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, ::1] totals,
@@ -223,7 +247,7 @@ cdef inline void feature_histogram(const X_BINNED_t* X_binned, Py_ssize_t row_st
                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                    Py_ssize_t width) noexcept nogil:
     """Feature f's histogram, from X_binned's row column."""
-    accumulate(X_binned + column * row_stride, rows, n_rows, ordered, width, n_bins,
+    accumulate(X_binned + column * row_stride, row_stride, rows, n_rows, ordered, width, n_bins,
                skipped_bins[f] if skipped_bins != NULL else -1, totals,
                hist + f * n_bins * width)
 
@@ -281,8 +305,9 @@ cdef void build_nodes_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stri
         f = features[i]
         c = columns[i] if columns != NULL else f
         skipped = skipped_bins[f] if skipped_bins != NULL else -1
-        accumulate(X_binned + c * row_stride, node_rows[m], node_counts[m], node_ordered[m],
-                   width, n_bins, skipped, node_totals[m], node_hists[m] + f * n_bins * width)
+        accumulate(X_binned + c * row_stride, row_stride, node_rows[m], node_counts[m],
+                   node_ordered[m], width, n_bins, skipped, node_totals[m],
+                   node_hists[m] + f * n_bins * width)
 
 
 def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,

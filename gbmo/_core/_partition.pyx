@@ -2,7 +2,7 @@
 from cython.parallel cimport prange
 from libc.string cimport memcpy
 
-from .common cimport ROW_t, X_BINNED_t
+from .common cimport ROW_t, X_BINNED_t, gbmo_prefetch, prefetch_distance, row_ahead
 
 
 cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint missing_left,
@@ -18,11 +18,13 @@ cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint miss
 
 
 cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t stop,
-                             const X_BINNED_t* column, const unsigned char* goes_left,
-                             ROW_t* left_buffer, ROW_t* right_buffer, Py_ssize_t* n_left,
+                             const X_BINNED_t* column, Py_ssize_t ahead,
+                             const unsigned char* goes_left, ROW_t* left_buffer,
+                             ROW_t* right_buffer, Py_ssize_t* n_left,
                              Py_ssize_t* n_right) noexcept nogil:
     """rows[start:stop] into left_buffer[start:] and right_buffer[start:] by
-    side, in order; n_left and n_right their counts."""
+    side, in order; n_left and n_right their counts. Prefetches the row ahead
+    further on (none when 0)."""
     cdef Py_ssize_t i, n_l = 0, n_r = 0
     cdef unsigned char b
     cdef ROW_t r
@@ -32,6 +34,8 @@ cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t sto
     # against 1.7-5 ns for splits from 50/50 to 90/10, 0.7 ns at 97/3
     # (benchmarks/README.md, "Partition").
     for i in range(start, stop):
+        if ahead:
+            gbmo_prefetch(column + row_ahead(rows, i, ahead, stop))
         r = rows[i]
         b = goes_left[column[r]]
         left_buffer[start + n_l] = r
@@ -53,15 +57,18 @@ cdef inline void gather_chunk(ROW_t* rows, Py_ssize_t start, const ROW_t* left_b
 
 
 cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* column,
-                               const unsigned char* goes_left, ROW_t* left_buffer,
-                               ROW_t* right_buffer, int n_threads) noexcept nogil:
-    """split_rows on raw pointers (goes_left: 0 or 1 per bin); the grower's
-    loop (_grow.pyx) calls it without the GIL."""
+                               Py_ssize_t column_length, const unsigned char* goes_left,
+                               ROW_t* left_buffer, ROW_t* right_buffer,
+                               int n_threads) noexcept nogil:
+    """split_rows on raw pointers (goes_left: 0 or 1 per bin; column_length
+    the column's rows, of which rows are some); the grower's loop (_grow.pyx)
+    calls it without the GIL."""
     cdef int n_chunks = n_threads if n >= n_threads else 1
     cdef Py_ssize_t chunk_size
     cdef Py_ssize_t[64] n_left_of, n_right_of, left_offset, right_offset
     cdef int c
     cdef Py_ssize_t total_left
+    cdef Py_ssize_t ahead = prefetch_distance(n, column_length)
     if n == 0:
         return 0
     if n_chunks > 64:
@@ -70,11 +77,11 @@ cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* colu
     # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
     if n_chunks > 1:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
-            split_chunk(rows, c * chunk_size, min((c + 1) * chunk_size, n), column, goes_left,
-                        left_buffer, right_buffer, &n_left_of[c], &n_right_of[c])
+            split_chunk(rows, c * chunk_size, min((c + 1) * chunk_size, n), column, ahead,
+                        goes_left, left_buffer, right_buffer, &n_left_of[c], &n_right_of[c])
     else:
-        split_chunk(rows, 0, n, column, goes_left, left_buffer, right_buffer, &n_left_of[0],
-                    &n_right_of[0])
+        split_chunk(rows, 0, n, column, ahead, goes_left, left_buffer, right_buffer,
+                    &n_left_of[0], &n_right_of[0])
 
     total_left = 0
     for c in range(n_chunks):
@@ -126,6 +133,6 @@ def split_rows(ROW_t[::1] rows,
     else:
         threshold_sides(goes_left, threshold_bin, missing_left, missing_bin)
     with nogil:
-        n_left = partition_rows(&rows[0], rows.shape[0], &column[0], goes_left,
-                                &left_buffer[0], &right_buffer[0], n_threads)
+        n_left = partition_rows(&rows[0], rows.shape[0], &column[0], column.shape[0],
+                                goes_left, &left_buffer[0], &right_buffer[0], n_threads)
     return n_left

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "prefetch.h"
+
 /* target_clones needs GCC 6 or later and the loader's ifuncs, which glibc
  * has and musl (Alpine) has not; <stdint.h> has defined __GLIBC__ by here. */
 #if defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__) && defined(__x86_64__) \
@@ -33,9 +35,11 @@
 GBMO_TARGET_CLONES
 static void gbmo_add_wide_rows(const uint8_t *column, const uint32_t *rows, ptrdiff_t n_rows,
                                const float *ordered, ptrdiff_t width, ptrdiff_t missing_row,
-                               ptrdiff_t skipped, double *feature_hist)
+                               ptrdiff_t skipped, ptrdiff_t ahead, double *feature_hist)
 {
     for (ptrdiff_t i = 0; i < n_rows; i++) {
+        if (ahead)
+            gbmo_prefetch(column + rows[i + ahead < n_rows ? i + ahead : n_rows - 1]);
         ptrdiff_t bin = column[rows[i]];
         if (bin > missing_row)
             bin = missing_row;
