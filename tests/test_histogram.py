@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
-from gbmo._core._histogram import (build_histograms, build_histograms_by_row,
+from gbmo._core._histogram import (PREFETCH_GAP, PREFETCH_MIN_TOTAL, PREFETCH_ROWS,
+                                   build_histograms, build_histograms_by_row,
                                    build_histograms_of_nodes, column_sums, gather_gradients,
                                    row_entries, subtract_histograms)
 
@@ -274,23 +275,26 @@ def test_histograms_of_several_nodes_equal_one_node_at_a_time(n_threads):
         assert np.all(np.isnan(together[m][1]))  # unlisted feature untouched
 
 
-
 # -- a node's rows scattered over many rows --------------------------------------
-# With 65,536 rows or more, a node of at most 1/16 of them (prefetch.h) has its
-# bins and gradients prefetched GBMO_PREFETCH_ROWS (128) rows ahead, clamped to
-# its last row: node sizes around 128 take every clamp.
-SCATTERED_SIZES = [1, 2, 127, 128, 129, 300]
+# With PREFETCH_MIN_TOTAL rows or more, a node of at most 1 / PREFETCH_GAP of
+# them has its bins and gradients prefetched PREFETCH_ROWS rows ahead, clamped
+# to its last row (prefetch.h): sizes around PREFETCH_ROWS take every clamp,
+# and SCATTERED_TOTAL // PREFETCH_GAP is the largest node that prefetches.
+SCATTERED_TOTAL = PREFETCH_MIN_TOTAL + 1000
+SCATTERED_SIZES = [1, 2, PREFETCH_ROWS - 1, PREFETCH_ROWS, PREFETCH_ROWS + 1,
+                   SCATTERED_TOTAL // PREFETCH_GAP]
 
 
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("d", [1, 2, 5, 20])  # rows of 2, 3, 6-11 and 21-41 values
 @pytest.mark.parametrize("n_node_rows", SCATTERED_SIZES)
 def test_a_node_scattered_over_many_rows_matches_add_at(k_kind, d, n_node_rows):
+    """The prefetching loops gather, add and skip bins as the others do."""
     rng = np.random.default_rng(n_node_rows * 7 + d)
-    n_rows, n_features, n_bins = 70_000, 3, 11
+    n_features, n_bins = 3, 11
     k = hess_width(k_kind, d)
-    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins, d, k)
-    rows = np.sort(random_rows(rng, n_rows, n_node_rows))
+    X_binned, grad, hess = make_data(rng, SCATTERED_TOTAL, n_features, n_bins, d, k)
+    rows = np.sort(random_rows(rng, SCATTERED_TOTAL, n_node_rows))
     features = np.arange(n_features, dtype=np.int32)
     for n_threads in (1, 2):
         ordered = gathered(grad, hess, rows, n_threads)
@@ -306,6 +310,30 @@ def test_a_node_scattered_over_many_rows_matches_add_at(k_kind, d, n_node_rows):
         build_histograms(X_binned, rows, ordered, features, hist_skipping, n_threads, None,
                          skipped, totals)
         np.testing.assert_allclose(hist_skipping, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_several_scattered_nodes_equal_one_node_at_a_time():
+    """Depth-wise growth's pass over several nodes, empty ones among them, on
+    the prefetching loops."""
+    rng = np.random.default_rng(15)
+    n_features, n_bins, width = 3, 9, 4
+    X_binned = rng.integers(0, n_bins, size=(n_features, SCATTERED_TOTAL)).astype(np.uint8)
+    sizes = [0, SCATTERED_TOTAL // PREFETCH_GAP, 1, 0, PREFETCH_ROWS + 1]
+    rows = rng.permutation(SCATTERED_TOTAL)[: sum(sizes)].astype(np.uint32)
+    offsets = np.cumsum([0] + sizes).astype(np.intp)
+    for m in range(len(sizes)):
+        rows[offsets[m]:offsets[m + 1]].sort()
+    ordered = rng.normal(size=(len(rows), width)).astype(np.float32)
+    features = np.arange(n_features, dtype=np.int32)
+    together = np.full((len(sizes), n_features, n_bins, width), np.nan)
+    build_histograms_of_nodes(X_binned, rows, offsets, ordered, features, together, 2)
+    for m in range(len(sizes)):
+        part = slice(offsets[m], offsets[m + 1])
+        expected = reference_histograms(X_binned, rows[part], ordered[part], features, n_bins,
+                                        n_features)
+        np.testing.assert_array_equal(together[m][..., -1], expected[..., -1])
+        np.testing.assert_allclose(together[m], expected, rtol=1e-9, atol=1e-9)
+
 
 # -- skipped bins ---------------------------------------------------------------
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])

@@ -164,6 +164,11 @@ CASES = {
     "categorical, interaction constraints, two threads": (
         {"categorical_feature": [6, 7], "interaction_constraints": [[0, 6], [1, 2, 7]],
          "n_threads": 2}, dict(n=20000, d=2, categories=25, missing=0.1)),
+    # 70,000 rows: the nodes of 4,375 rows or fewer prefetch theirs (prefetch.h)
+    "prefetching nodes, two threads": ({"n_threads": 2, "max_leaves": 127},
+                                       dict(n=70000, d=2, missing=0.1, sparse_columns=2)),
+    "prefetching nodes, depth-wise": ({"growth": "depthwise", "max_depth": 8,
+                                       "max_leaves": 255}, dict(n=70000, d=1)),
 }
 
 

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from gbmo._core import ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core._histogram import PREFETCH_GAP, PREFETCH_MIN_TOTAL, PREFETCH_ROWS
 from gbmo._core._partition import split_rows
 
 MISSING_BIN = 255
@@ -58,21 +59,22 @@ def test_matches_stable_partition(n_threads, missing_left, n_rows):
             got, np.concatenate([rows[goes_left], rows[~goes_left]]).astype(ROW_DTYPE))
 
 
-
 @pytest.mark.parametrize("n_threads", [1, 2])
-@pytest.mark.parametrize("n_rows", [1, 2, 127, 128, 129, 300])
+@pytest.mark.parametrize("n_rows", [1, 2, PREFETCH_ROWS - 1, PREFETCH_ROWS, PREFETCH_ROWS + 1,
+                                    (PREFETCH_MIN_TOTAL + 7) // PREFETCH_GAP])
 def test_a_node_scattered_over_a_long_column(n_threads, n_rows):
-    """A node of at most 1/16 of a column of 65,536 rows or more has its bins
-    prefetched 128 rows ahead, clamped to its last row (prefetch.h): the same
-    partition."""
+    """A node of at most 1 / PREFETCH_GAP of a column of PREFETCH_MIN_TOTAL
+    rows or more has its bins prefetched PREFETCH_ROWS rows ahead, clamped to
+    its last row (prefetch.h): the same partition."""
     rng = np.random.default_rng(n_rows + n_threads)
-    column = make_column(rng, 70_000, 12, 0.1)
+    column = make_column(rng, PREFETCH_MIN_TOTAL + 7, 12, 0.1)
     rows = np.sort(rng.permutation(len(column))[:n_rows])
     for threshold_bin in (-1, 4, 11):
         got, n_left = run_split(rows, column, threshold_bin, True, n_threads)
         expected, expected_left = reference_split(rows, column, threshold_bin, True, MISSING_BIN)
         assert n_left == expected_left
         np.testing.assert_array_equal(got, expected)
+
 
 @pytest.mark.parametrize("n_rows", [0, 1, 2])
 @pytest.mark.parametrize("n_threads", [1, 2, 3])

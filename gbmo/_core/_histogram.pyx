@@ -15,8 +15,14 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 from numpy cimport int32_t, int64_t
 
-from .common cimport (G_H_t, HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, histogram_row,
-                     prefetch_distance, row_ahead)
+from .common cimport (GBMO_PREFETCH_GAP, GBMO_PREFETCH_MIN_TOTAL, GBMO_PREFETCH_ROWS, G_H_t,
+                     HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, gbmo_prefetch_bin, histogram_row,
+                     prefetch_distance)
+
+# prefetch.h's bounds, for the tests that take the prefetching loops
+PREFETCH_ROWS = GBMO_PREFETCH_ROWS
+PREFETCH_GAP = GBMO_PREFETCH_GAP
+PREFETCH_MIN_TOTAL = GBMO_PREFETCH_MIN_TOTAL
 
 
 cdef extern from "histogram_rows.h" nogil:
@@ -52,21 +58,21 @@ cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssi
     # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
     if n_threads > 1:
         for i in prange(n_rows, schedule="static", num_threads=n_threads):
-            gather_row(grad, hess, d, k, rows[i], rows, i, ahead, n_rows, out + i * width)
+            gather_row(grad, hess, d, k, rows, i, ahead, n_rows, out + i * width)
     else:
         for i in range(n_rows):
-            gather_row(grad, hess, d, k, rows[i], rows, i, ahead, n_rows, out + i * width)
+            gather_row(grad, hess, d, k, rows, i, ahead, n_rows, out + i * width)
 
 
 cdef inline void gather_row(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssize_t k,
-                            ROW_t r, const ROW_t* rows, Py_ssize_t i, Py_ssize_t ahead,
+                            const ROW_t* rows, Py_ssize_t i, Py_ssize_t ahead,
                             Py_ssize_t n_rows, G_H_t* out_row) noexcept nogil:
-    """Row r (rows[i]) of grad and hess into out_row, prefetching the row
-    ahead further on (none when 0)."""
+    """Row rows[i] of grad and hess into out_row, asking for the row ahead
+    further on (none when 0; the last of the n_rows at the end)."""
     cdef Py_ssize_t j
-    cdef ROW_t later
+    cdef ROW_t r = rows[i], later
     if ahead:
-        later = row_ahead(rows, i, ahead, n_rows)
+        later = rows[min(i + ahead, n_rows - 1)]
         gbmo_prefetch(grad + later * d)
         if k > 0:
             gbmo_prefetch(hess + later * k)
@@ -112,16 +118,14 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
     # 3 values: written out, the adds skip the inner loop's overhead.
     if width == 2:
         for i in range(n_rows):
-            if ahead:
-                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
+            gbmo_prefetch_bin(column, rows, i, ahead, n_rows)
             bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * 2
             grad_row = ordered + i * 2
             bin_row[0] += grad_row[0]
             bin_row[1] += grad_row[1]
     elif width == 3:
         for i in range(n_rows):
-            if ahead:
-                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
+            gbmo_prefetch_bin(column, rows, i, ahead, n_rows)
             bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * 3
             grad_row = ordered + i * 3
             bin_row[0] += grad_row[0]
@@ -132,8 +136,7 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
                            feature_hist)
     else:
         for i in range(n_rows):
-            if ahead:
-                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
+            gbmo_prefetch_bin(column, rows, i, ahead, n_rows)
             bin_row = feature_hist + histogram_row(column[rows[i]], missing_row) * width
             grad_row = ordered + i * width
             for j in range(width):
@@ -176,8 +179,7 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
                            feature_hist)
     else:
         for i in range(n_rows):
-            if ahead:
-                gbmo_prefetch(column + row_ahead(rows, i, ahead, n_rows))
+            gbmo_prefetch_bin(column, rows, i, ahead, n_rows)
             b = histogram_row(column[rows[i]], missing_row)
             if b == skipped:
                 continue
@@ -188,11 +190,13 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     fill_skipped_bin(feature_hist, n_bins, width, skipped, totals)
 
 
-cdef inline void accumulate(const X_BINNED_t* column, Py_ssize_t column_length,
+cdef inline void accumulate(const X_BINNED_t* column, Py_ssize_t n_total,
                             const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                             Py_ssize_t width, Py_ssize_t n_bins, Py_ssize_t skipped,
                             const HIST_t* totals, HIST_t* feature_hist) noexcept nogil:
-    cdef Py_ssize_t ahead = prefetch_distance(n_rows, column_length)
+    """One feature's histogram of a node's n_rows rows out of the column's
+    n_total, which decide whether the loop prefetches."""
+    cdef Py_ssize_t ahead = prefetch_distance(n_rows, n_total)
     if skipped < 0:
         accumulate_feature(column, rows, n_rows, ordered, width, n_bins, ahead, feature_hist)
     else:

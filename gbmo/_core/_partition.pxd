@@ -5,6 +5,6 @@ cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint miss
                           X_BINNED_t missing_bin) noexcept nogil
 
 cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* column,
-                               Py_ssize_t column_length, const unsigned char* goes_left,
+                               Py_ssize_t n_total, const unsigned char* goes_left,
                                ROW_t* left_buffer, ROW_t* right_buffer,
                                int n_threads) noexcept nogil

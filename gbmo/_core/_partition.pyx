@@ -2,7 +2,7 @@
 from cython.parallel cimport prange
 from libc.string cimport memcpy
 
-from .common cimport ROW_t, X_BINNED_t, gbmo_prefetch, prefetch_distance, row_ahead
+from .common cimport ROW_t, X_BINNED_t, gbmo_prefetch_bin, prefetch_distance
 
 
 cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint missing_left,
@@ -34,8 +34,7 @@ cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t sto
     # against 1.7-5 ns for splits from 50/50 to 90/10, 0.7 ns at 97/3
     # (benchmarks/README.md, "Partition").
     for i in range(start, stop):
-        if ahead:
-            gbmo_prefetch(column + row_ahead(rows, i, ahead, stop))
+        gbmo_prefetch_bin(column, rows, i, ahead, stop)
         r = rows[i]
         b = goes_left[column[r]]
         left_buffer[start + n_l] = r
@@ -57,18 +56,18 @@ cdef inline void gather_chunk(ROW_t* rows, Py_ssize_t start, const ROW_t* left_b
 
 
 cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* column,
-                               Py_ssize_t column_length, const unsigned char* goes_left,
+                               Py_ssize_t n_total, const unsigned char* goes_left,
                                ROW_t* left_buffer, ROW_t* right_buffer,
                                int n_threads) noexcept nogil:
-    """split_rows on raw pointers (goes_left: 0 or 1 per bin; column_length
-    the column's rows, of which rows are some); the grower's loop (_grow.pyx)
-    calls it without the GIL."""
+    """split_rows on raw pointers (goes_left: 0 or 1 per bin; n_total the
+    column's length, which decides whether the loop prefetches); the grower's
+    loop (_grow.pyx) calls it without the GIL."""
     cdef int n_chunks = n_threads if n >= n_threads else 1
     cdef Py_ssize_t chunk_size
     cdef Py_ssize_t[64] n_left_of, n_right_of, left_offset, right_offset
     cdef int c
     cdef Py_ssize_t total_left
-    cdef Py_ssize_t ahead = prefetch_distance(n, column_length)
+    cdef Py_ssize_t ahead = prefetch_distance(n, n_total)
     if n == 0:
         return 0
     if n_chunks > 64:

@@ -38,8 +38,7 @@ static void gbmo_add_wide_rows(const uint8_t *column, const uint32_t *rows, ptrd
                                ptrdiff_t skipped, ptrdiff_t ahead, double *feature_hist)
 {
     for (ptrdiff_t i = 0; i < n_rows; i++) {
-        if (ahead)
-            gbmo_prefetch(column + rows[i + ahead < n_rows ? i + ahead : n_rows - 1]);
+        gbmo_prefetch_bin(column, rows, i, ahead, n_rows);
         ptrdiff_t bin = column[rows[i]];
         if (bin > missing_row)
             bin = missing_row;

@@ -8,14 +8,35 @@
 #ifndef GBMO_PREFETCH_H
 #define GBMO_PREFETCH_H
 
-#if defined(__GNUC__) || defined(__clang__)
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)  /* clang too */
 #define gbmo_prefetch(address) __builtin_prefetch((address), 0, 3)
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+#include <xmmintrin.h>
+#define gbmo_prefetch(address) _mm_prefetch((const char *)(address), _MM_HINT_T0)
 #else
 #define gbmo_prefetch(address) ((void)(address))
 #endif
 
+/* How far ahead: 32, 128 and 256 rows measured, 128 the fastest. */
 #define GBMO_PREFETCH_ROWS 128
+/* Only for nodes whose rows lie this many rows apart on average, or more:
+ * the hardware's own prefetch serves closer rows. */
 #define GBMO_PREFETCH_GAP 16
+/* Only for data of this many rows or more: smaller ones stay in the caches. */
 #define GBMO_PREFETCH_MIN_TOTAL 65536
+
+/* Asks for the bin of rows[i + ahead] (the last row before stop at the end)
+ * while rows[i]'s is read; nothing when ahead is 0. A macro: written as a
+ * static inline function, GCC 12 left no prefetch in the histogram loops
+ * (objdump -d showed none), and the gain went with it. */
+#define gbmo_prefetch_bin(column, rows, i, ahead, stop)                              \
+    do {                                                                             \
+        if (ahead)                                                                   \
+            gbmo_prefetch((column) + (rows)[(i) + (ahead) < (stop) ? (i) + (ahead)   \
+                                                                : (stop) - 1]);      \
+    } while (0)
 
 #endif
