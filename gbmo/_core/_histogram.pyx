@@ -16,8 +16,8 @@ import numpy as np
 from numpy cimport int32_t, int64_t
 
 from .common cimport (GBMO_PREFETCH_GAP, GBMO_PREFETCH_MIN_TOTAL, GBMO_PREFETCH_ROWS, G_H_t,
-                     HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, gbmo_prefetch_bin, histogram_row,
-                     prefetch_distance)
+                     HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, gbmo_prefetch_bin, gbmo_row_ahead,
+                     histogram_row, prefetch_distance)
 
 # prefetch.h's bounds, for the tests that take the prefetching loops
 PREFETCH_ROWS = GBMO_PREFETCH_ROWS
@@ -72,7 +72,7 @@ cdef inline void gather_row(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, 
     cdef Py_ssize_t j
     cdef ROW_t r = rows[i], later
     if ahead:
-        later = rows[min(i + ahead, n_rows - 1)]
+        later = gbmo_row_ahead(rows, i, ahead, n_rows)
         gbmo_prefetch(grad + later * d)
         if k > 0:
             gbmo_prefetch(hess + later * k)

@@ -14,6 +14,7 @@ cdef extern from "prefetch.h" nogil:
     const Py_ssize_t GBMO_PREFETCH_GAP
     const Py_ssize_t GBMO_PREFETCH_MIN_TOTAL
     void gbmo_prefetch(const void* address)
+    ROW_t gbmo_row_ahead(const ROW_t* rows, Py_ssize_t i, Py_ssize_t ahead, Py_ssize_t stop)
     void gbmo_prefetch_bin(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t i,
                            Py_ssize_t ahead, Py_ssize_t stop)
 

@@ -28,15 +28,19 @@
 /* Only for data of this many rows or more: smaller ones stay in the caches. */
 #define GBMO_PREFETCH_MIN_TOTAL 65536
 
-/* Asks for the bin of rows[i + ahead] (the last row before stop at the end)
+/* The row to ask for while rows[i] is read: rows[i + ahead], or the last
+ * before stop at the end of a node. */
+#define gbmo_row_ahead(rows, i, ahead, stop)                                         \
+    ((rows)[(i) + (ahead) < (stop) ? (i) + (ahead) : (stop) - 1])
+
+/* Asks for the bin of gbmo_row_ahead(rows, i, ahead, stop)
  * while rows[i]'s is read; nothing when ahead is 0. A macro: written as a
  * static inline function, GCC 12 left no prefetch in the histogram loops
  * (objdump -d showed none), and the gain went with it. */
 #define gbmo_prefetch_bin(column, rows, i, ahead, stop)                              \
     do {                                                                             \
         if (ahead)                                                                   \
-            gbmo_prefetch((column) + (rows)[(i) + (ahead) < (stop) ? (i) + (ahead)   \
-                                                                : (stop) - 1]);      \
+            gbmo_prefetch((column) + gbmo_row_ahead(rows, i, ahead, stop));          \
     } while (0)
 
 #endif
