@@ -24,11 +24,12 @@ from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
-from ._core._grow import grow_best_first, immutable_copy, node_bound, node_draws
+from ._core._grow import (grow_best_first, immutable_copy, node_bound, node_draws,
+                          node_noise_key)
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
-from ._core._split import (find_best_sparse_splits, find_best_splits, node_values,
-                           select_top_k, select_top_k_shared, split_gain_table)
+from ._core._split import (fill_noise_table, find_best_sparse_splits, find_best_splits,
+                           node_values, select_top_k, select_top_k_shared, split_gain_table)
 from ._core._tree_arrays import tree_arrays
 from .parallel import threads_for
 from .tree import Tree
@@ -153,6 +154,16 @@ def drawn_thresholds(tree_seed, node_id, n_bins, categorical_flags=None):
     return (draws % np.maximum(choices, 1).astype(np.uint64)).astype(np.int32)
 
 
+def _gradient_rms(grad, row_sample):
+    """The root mean square of the rows' gradient vectors (their Euclidean
+    norms), over row_sample (None: every row): random_strength's unit, as
+    CatBoost scales its noise by its derivatives' deviation from 0."""
+    rows = grad if row_sample is None else grad[row_sample]
+    if len(rows) == 0:
+        return 0.0
+    return float(np.sqrt(np.einsum("ij,ij->", rows, rows, dtype=np.float64) / len(rows)))
+
+
 def soft_threshold(grad_sums, lambda_l1):
     """Each gradient sum moved toward 0 by lambda_l1, and 0 within it: with
     the L1 term lambda_l1 |w| a leaf's best value is -T(G) / (H + lambda) and
@@ -242,15 +253,20 @@ class TreeGrower:
 
     def __init__(self, X_binned, bin_mapper, features, grad, hess, hess_constant,
                  params, workspace, row_sample=None, rng=None, monotone=None,
-                 categorical=None):
+                 categorical=None, split_noise=0.0):
         self.X_binned = X_binned
         self.row_sample = row_sample  # sorted rows to grow on, None for all
+        # random_strength's noise on each candidate's gain, in the kernels'
+        # unit (see _split.SplitContext): the round's strength (split_noise)
+        # times the root mean square of the rows' gradient vectors
+        self.noise_scale = split_noise * _gradient_rms(grad, row_sample) if split_noise else 0.0
         # Each node's draws (its features under colsample_bynode < 1, its
         # thresholds under extra_trees) come from this tree's seed and the
         # node's id, not from a shared stream: depth-wise growth may search
         # children it never splits, depending on the histogram cache.
         self.tree_seed = (None if rng is None or (params["colsample_bynode"] >= 1.0
-                                                  and not params["extra_trees"])
+                                                  and not params["extra_trees"]
+                                                  and not self.noise_scale)
                           else int(rng.integers(0, 2**63)))
         self.bin_mapper = bin_mapper
         self.features = features
@@ -314,6 +330,7 @@ class TreeGrower:
             self.pool = workspace.histogram_pool(shape, capacity)
             # find_best_splits' best split of each feature
             self.split_gain = np.empty(n_features, dtype=np.float64)
+            self.noiseless_gain = np.empty(n_features, dtype=np.float64)
             self.split_bin = np.empty(n_features, dtype=np.int32)
             self.split_missing_left = np.empty(n_features, dtype=np.uint8)
         # categorical: {feature: the bin of each category rank} (gbmo.categorical);
@@ -438,6 +455,10 @@ class TreeGrower:
                 self.tree_seed, node.id, self.bin_mapper.n_bins_non_missing_,
                 None if self.categorical is None else self.categorical_flags)
         options = {"lambda_l1": self.lambda_l1, "random_bins": random_bins}
+        if self.noise_scale:
+            options.update(noise_scale=self.noise_scale,
+                           noise_key=node_noise_key(self.tree_seed, node.id),
+                           noiseless_gain=self.noiseless_gain)
         if self.categorical is not None:
             options.update(categorical=self.categorical_flags, category_order=self.category_order,
                            **self._category_rules())
@@ -453,7 +474,7 @@ class TreeGrower:
         if best < 0:
             return
         feature = int(features[best])
-        gain = self.split_gain[feature]
+        gain = (self.noiseless_gain if self.noise_scale else self.split_gain)[feature]
         # The threshold compares the gain averaged over the outputs it involves.
         involved = self.n_outputs if self.top_k is None else self.top_k
         if gain <= 0 or gain / involved <= params["min_gain"]:
@@ -713,8 +734,9 @@ class TreeGrower:
             params["max_leaves"], self.n_threads, nodes,
             tree_seed=0 if self.tree_seed is None else self.tree_seed,
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
-            monotone=self.monotone, root_bound=self._root_bound(), path_smooth=self.path_smooth,
-            depthwise=params["growth"] == "depthwise", level_batch=self.level_batch,
+            noise_scale=self.noise_scale, monotone=self.monotone, root_bound=self._root_bound(),
+            path_smooth=self.path_smooth, depthwise=params["growth"] == "depthwise",
+            level_batch=self.level_batch,
             **self._group_arguments(), **self._categorical_arguments())
         arrays, leaves, splits, leaf_start, leaf_stop = tree_arrays(
             nodes.breadth_first[:n_nodes], nodes.left, nodes.right, nodes.start, nodes.stop,
@@ -791,7 +813,7 @@ class TreeGrower:
             for node in level:
                 self._gain_table(node.histogram, features, n_bins, node.sums, table)
                 np.add(total, table, out=total, where=table > -np.inf)
-            best = int(np.argmax(total))  # the first on ties
+            best = int(np.argmax(total if not self.noise_scale else self._noisy(total, level)))
             feature, bin_, side = (int(i) for i in np.unravel_index(best, total.shape))
             gain = total.flat[best]
             if gain <= 0 or gain / self.n_outputs <= self.params["min_gain"]:
@@ -822,6 +844,20 @@ class TreeGrower:
                      if child.histogram is not None]
         for node in level:
             self._release(node)
+
+    def _noisy(self, total, level):
+        """random_strength on a level's summed gains: each candidate that
+        gains, plus the noise the searches add (see _split.SplitContext),
+        from the level's summed parent scores and its first node's key;
+        the others at -inf (the first on ties: the plain argmax)."""
+        noise = np.empty_like(total)
+        fill_noise_table(node_noise_key(self.tree_seed, level[0].id), noise)
+        parent_score = float(self._scores(np.array([node.sums for node in level]),
+                                          _NO_EXTRA_L2, None, None).sum())
+        gains = total > 0
+        spread = self.noise_scale * np.sqrt(np.maximum(2.0 * total + parent_score, 0.0),
+                                            where=gains, out=np.zeros_like(total))
+        return np.where(gains, total + spread * noise, -np.inf)
 
     def _gain_table(self, histogram, features, n_bins, sums, table):
         """table[f, t, m] = the gain of each dense split of a node, for f in

@@ -113,6 +113,13 @@ PARAMS = {
                                   "sample, as LightGBM)"),
     "extra_trees": Spec(False, bool,
                         doc="try one random threshold per feature at each node"),
+    "random_strength": Spec(0.0, float, 0.0, 1e300,
+                            doc="noise on each candidate split's score, as CatBoost's "
+                                "random_strength: about normal, with deviation "
+                                "random_strength x the gradients' root mean square x the "
+                                "square root of the children's score, fading as "
+                                "n / (n + exp(learning_rate x round)) for n training rows "
+                                "and off below 1e-6 of its start; 0: none"),
     "colsample_bytree": Spec(1.0, float, 0.0, 1.0, low_open=True,
                              doc="fraction of the features each tree may split on"),
     "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,

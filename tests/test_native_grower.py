@@ -164,6 +164,16 @@ CASES = {
     "categorical, interaction constraints, two threads": (
         {"categorical_feature": [6, 7], "interaction_constraints": [[0, 6], [1, 2, 7]],
          "n_threads": 2}, dict(n=20000, d=2, categories=25, missing=0.1)),
+    "random_strength, two threads": ({"random_strength": 4.0, "n_threads": 2, "seed": 3},
+                                     dict(n=20000, d=2, missing=0.1)),
+    "random_strength, one output, depth-wise, categorical, extra_trees": (
+        {"random_strength": 2.0, "growth": "depthwise", "max_depth": 5,
+         "categorical_feature": [6, 7], "extra_trees": True, "seed": 8},
+        dict(n=2000, d=1, categories=12, missing=0.1)),
+    "random_strength, monotone, l1, one-hot sets": (
+        {"random_strength": 3.0, "monotone_constraints": [1, 0, 0, -1, 0, 0, 0, 0],
+         "lambda_l1": 0.5, "categorical_feature": [6, 7], "max_cat_to_onehot": 4, "seed": 12},
+        dict(n=2000, d=3, categories=4, missing=0.2)),
     # 70,000 rows: the nodes of 4,375 rows or fewer prefetch theirs (prefetch.h)
     "prefetching nodes, two threads": ({"n_threads": 2, "max_leaves": 127},
                                        dict(n=70000, d=2, missing=0.1, sparse_columns=2)),

@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 from numpy cimport int32_t, int64_t
 
-from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
+from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, splitmix
 from ._histogram cimport (ChildAndSibling, build_child_and_sibling, build_feature_histograms,
                           build_nodes_histograms, build_row_wise_histograms, gather_rows,
                           subtract_feature_histograms, sum_rows)
@@ -38,18 +38,8 @@ from ..parallel import PARALLEL_MIN_WORK
 
 cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
 
-# splitmix64 (Steele et al. 2014): its finaliser's multipliers and the golden-ratio step
-cdef uint64_t MIX_1 = 0xBF58476D1CE4E5B9
-cdef uint64_t MIX_2 = 0x94D049BB133111EB
+# splitmix64's golden-ratio step between a counter's values
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15
-
-
-cdef inline uint64_t splitmix(uint64_t x) noexcept nogil:
-    """splitmix64's finaliser: a bijection of 64-bit integers whose outputs for
-    nearby inputs look independent."""
-    x = (x ^ (x >> 30)) * MIX_1
-    x = (x ^ (x >> 27)) * MIX_2
-    return x ^ (x >> 31)
 
 
 cdef void fill_node_draws(uint64_t tree_seed, Py_ssize_t node, Py_ssize_t stream,
@@ -59,6 +49,19 @@ cdef void fill_node_draws(uint64_t tree_seed, Py_ssize_t node, Py_ssize_t stream
     cdef Py_ssize_t i
     for i in range(n):
         out[i] = splitmix(key + <uint64_t>(i + 1) * GOLDEN)
+
+
+cdef inline uint64_t noise_key_of(uint64_t tree_seed, Py_ssize_t node) noexcept nogil:
+    """node_noise_key. The node's complement keeps its keys apart from
+    node_draws' counters (node * 2 + stream)."""
+    return splitmix(tree_seed ^ splitmix(~(<uint64_t>node)))
+
+
+def node_noise_key(uint64_t tree_seed, Py_ssize_t node_id):
+    """The key of random_strength's noise at one node (see
+    _split.SplitContext), from the tree's seed and the node alone, as
+    node_draws; both growth loops take it from here."""
+    return noise_key_of(tree_seed, node_id)
 
 
 def node_draws(uint64_t tree_seed, Py_ssize_t node_id, Py_ssize_t stream, Py_ssize_t n):
@@ -98,7 +101,8 @@ cdef struct Waiting:
 
 cdef struct Search:
     # one split search's scratch
-    double* split_gain               # all features
+    double* split_gain               # all features (under noise, their scores)
+    double* noiseless_gain           # all features: their splits' gains under noise
     int* split_bin                   # all features
     unsigned char* split_missing_left  # all features
     HIST_t* shrunk_parent            # width
@@ -128,6 +132,7 @@ cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features
     n_all_features = max(n_all_features, 1)
     n_features = max(n_features, 1)
     s.split_gain = <double*> malloc(n_all_features * sizeof(double))
+    s.noiseless_gain = <double*> malloc(n_all_features * sizeof(double))
     s.split_bin = <int*> malloc(n_all_features * sizeof(int))
     s.split_missing_left = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
     s.shrunk_parent = <HIST_t*> malloc(width * sizeof(HIST_t))
@@ -140,8 +145,8 @@ cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features
     s.random_bins = <int*> malloc(n_all_features * sizeof(int))
     s.searched = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
     s.category_order = <int*> malloc(max(order_size, 1) * sizeof(int))
-    return not (s.split_gain == NULL or s.split_bin == NULL or s.split_missing_left == NULL
-                or s.shrunk_parent == NULL or s.draws == NULL or s.sorted_draws == NULL
+    return not (s.split_gain == NULL or s.noiseless_gain == NULL or s.split_bin == NULL
+                or s.split_missing_left == NULL or s.shrunk_parent == NULL or s.draws == NULL or s.sorted_draws == NULL
                 or s.chosen == NULL or s.node_features == NULL or s.allowed == NULL
                 or s.allowed_bits == NULL or s.random_bins == NULL or s.searched == NULL
                 or s.category_order == NULL)
@@ -149,6 +154,7 @@ cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features
 
 cdef void free_search(Search* s) noexcept nogil:
     free(s.split_gain)
+    free(s.noiseless_gain)
     free(s.split_bin)
     free(s.split_missing_left)
     free(s.shrunk_parent)
@@ -238,6 +244,7 @@ cdef struct Grow:
     uint64_t tree_seed
     double bynode_fraction
     bint extra_trees
+    double noise_scale               # random_strength's (0: none)
     Py_ssize_t n_all_features
     # monotone constraints (NULL: none): per feature and output -1, 0 or +1,
     # and each node's bounds on its values, per output
@@ -530,6 +537,10 @@ cdef Py_ssize_t prepare_search(Grow* g, int node, Search* s, SplitContext* conte
     dense_context(context, g.sums + node * g.width, s.shrunk_parent, g.d, g.k,
                   g.hess_constant, g.lambda_l2, g.lambda_l1, g.min_samples_leaf,
                   g.min_child_weight, g.monotone, &bounds)
+    if g.noise_scale > 0.0:
+        context.noise_scale = g.noise_scale
+        context.noise_key = noise_key_of(g.tree_seed, node)
+        context.noiseless_gain = s.noiseless_gain
     if g.categorical != NULL:
         context.categorical = g.categorical
         context.rules = g.category_rules
@@ -551,7 +562,7 @@ cdef void keep_split(Grow* g, int node, const Search* s, const int* features,
     if best < 0:
         return
     f = features[best]
-    gain = s.split_gain[f]
+    gain = s.noiseless_gain[f] if g.noise_scale > 0.0 else s.split_gain[f]
     if gain <= 0 or gain / g.d <= g.min_gain:
         return
     g.gain[node] = gain
@@ -1039,6 +1050,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     uint64_t tree_seed=0,
                     double colsample_bynode=1.0,
                     bint extra_trees=False,
+                    double noise_scale=0.0,
                     const signed char[:, ::1] monotone=None,
                     double root_bound=INFINITY,
                     double path_smooth=0.0,
@@ -1068,7 +1080,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     order in the model; its peak_histograms is set to the most histograms
     that were alive at once, its widest_pass to the most nodes whose
     histograms one pass built. colsample_bynode < 1 and extra_trees draw each
-    node's features and thresholds from tree_seed (node_draws). monotone
+    node's features and thresholds from tree_seed (node_draws), and
+    noise_scale > 0 (random_strength) its split noise (node_noise_key). monotone
     (features, outputs: +1, -1, 0) bounds the nodes' values (the root's to
     +-root_bound) into nodes.lower and nodes.upper (as many rows as nodes,
     one column per output), as the Python loop does; path_smooth > 0 (with
@@ -1214,9 +1227,12 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.out_of_slots = False
     if not 0.0 < colsample_bynode <= 1.0:
         raise ValueError(f"colsample_bynode must be in (0, 1], got {colsample_bynode}")
+    if not 0.0 <= noise_scale < INFINITY:
+        raise ValueError(f"noise_scale must be finite and >= 0, got {noise_scale}")
     g.tree_seed = tree_seed
     g.bynode_fraction = colsample_bynode
     g.extra_trees = extra_trees
+    g.noise_scale = noise_scale
     g.n_all_features = n_all_features
     cdef double[:, ::1] lower, upper, value
     g.monotone = NULL

@@ -1,3 +1,5 @@
+from libc.stdint cimport uint64_t
+
 from .common cimport HIST_t
 
 
@@ -51,6 +53,13 @@ cdef struct SplitContext:
     CategoryRules rules
     int* category_order        # out: (n_features, histogram rows), each one's order
     Py_ssize_t order_stride
+    # random_strength (noise_scale 0: none): a candidate that gains competes
+    # with its gain plus noise_scale * sqrt(2 gain + parent_score) times a
+    # standard normal draw that noise_key and the candidate fix (split_noise);
+    # noiseless_gain (out, per feature) keeps the kept candidate's own gain
+    double noise_scale
+    uint64_t noise_key
+    double* noiseless_gain
 
 
 cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shrunk_parent,

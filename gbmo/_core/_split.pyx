@@ -20,11 +20,12 @@ hessian shared by the outputs; k = d), then the row count.
 from cython.parallel cimport parallel, prange
 from libc.float cimport DBL_MAX
 from libc.math cimport INFINITY, NAN, fabs, sqrt
+from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from .common cimport HIST_t, soft_threshold
+from .common cimport HIST_t, soft_threshold, splitmix
 
 
 cdef inline double regularized(double hessian, double lambda_l2) noexcept nogil:
@@ -345,10 +346,79 @@ cdef struct CategoryScratch:
 
 
 cdef struct Candidate:
+    double score               # what candidates compete with: the gain, plus noise
     double gain
     int bin
     unsigned char missing_left
     double left_count
+    uint64_t noise_base        # the candidates' counters of split_noise, but for
+                               # their position and missing side
+
+
+# splitmix64's golden-ratio step between a counter's values
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15
+# 2^16 and sqrt(3): four 16-bit uniforms summed have variance 1/3
+cdef double SIXTEEN_BITS = 65536.0
+cdef double ROOT_3 = 1.7320508075688772
+
+
+# A candidate's counter for split_noise: its missing side in bit 0, its
+# position (a threshold, or a step of a categorical set's run) in bits 1-8, a
+# one-hot set's category in bits 9-17, its kind in bits 18-20 and its feature
+# above them (bins and categories are below 256: X_BINNED_t is 8 bits).
+cdef int NOISE_CATEGORY_SHIFT = 9
+cdef int NOISE_KIND_SHIFT = 18
+cdef int NOISE_FEATURE_SHIFT = 21
+cdef uint64_t NOISE_THRESHOLD = 0, NOISE_ONE_HOT = 1, NOISE_RUN = 2, NOISE_RUN_REVERSED = 3
+cdef uint64_t NOISE_ALL_CATEGORIES = 4
+
+
+cdef inline uint64_t noise_base(Py_ssize_t feature, uint64_t kind,
+                                Py_ssize_t category) noexcept nogil:
+    return ((<uint64_t>feature << NOISE_FEATURE_SHIFT) | (kind << NOISE_KIND_SHIFT)
+            | (<uint64_t>category << NOISE_CATEGORY_SHIFT))
+
+
+cdef inline double split_noise(uint64_t key, uint64_t counter) noexcept nogil:
+    """The draw of random_strength's noise for one candidate (its counter:
+    see noise_base), about standard normal: the sum of the four 16-bit
+    quarters of a hash of the counter, each a uniform draw, centred and
+    scaled to variance 1 (so bounded by +-2 sqrt(3); a Box-Muller draw per
+    candidate would cost more than its gain). The hash counts from the
+    node's key, so a candidate's draw depends on nothing else: not on the
+    threads, nor on which other candidates were scored."""
+    cdef uint64_t h = splitmix(key + (counter + 1) * GOLDEN)
+    cdef double total = <double>((h & 0xFFFF) + ((h >> 16) & 0xFFFF) + ((h >> 32) & 0xFFFF)
+                                 + (h >> 48)) + 2.0
+    return (total / SIXTEEN_BITS - 2.0) * ROOT_3
+
+
+cdef inline void consider(const SplitContext* c, double gain, int position,
+                          unsigned char side, double left_count, Candidate* best) noexcept nogil:
+    """Keeps the candidate in best when its score beats best's: its gain,
+    or under random_strength (c.noise_scale > 0) its gain plus noise, where
+    only candidates that gain compete (a split that does not is never
+    made, so it must not win)."""
+    cdef double candidate_score = gain, spread_squared, margin
+    if c.noise_scale > 0.0:
+        if not gain > 0.0:
+            return
+        # a candidate that even the largest draw (2 sqrt(3) spreads) cannot
+        # lift to best.score is dropped on squares: a square root and a draw
+        # per candidate paced the scan
+        margin = best.score - gain
+        spread_squared = (c.noise_scale * c.noise_scale
+                          * (2.0 * gain + max(c.parent_score, 0.0)))
+        if margin > 0.0 and margin * margin >= 12.0 * spread_squared:
+            return
+        candidate_score = gain + sqrt(spread_squared) * split_noise(
+            c.noise_key, best.noise_base | (<uint64_t>position << 1) | side)
+    if candidate_score > best.score:
+        best.score = candidate_score
+        best.gain = gain
+        best.bin = position
+        best.missing_left = side
+        best.left_count = left_count
 
 
 cdef inline bint children_valid(const SplitContext* c, const HIST_t* left,
@@ -420,7 +490,6 @@ cdef inline void scan_thresholds(const SplitContext* c, const HIST_t* feature_hi
     initial_left (the missing bin's sums, or NULL for none); keeps the best in best."""
     cdef Py_ssize_t width = c.n_outputs + c.hess_width + 1
     cdef Py_ssize_t t, j
-    cdef double gain
     cdef HIST_t* left = s.left
     if s.select_left != NULL:
         s.select_left.seeded = False
@@ -438,25 +507,30 @@ cdef inline void scan_thresholds(const SplitContext* c, const HIST_t* feature_hi
         # The right side only shrinks as t grows: once too small, it stays so.
         if c.parent[width - 1] - left[width - 1] < c.min_samples_leaf:
             break
-        gain = split_gain(c, left, s.right, s)
-        if gain > best.gain:
-            best.gain = gain
-            best.bin = <int>t
-            best.missing_left = missing_left
-            best.left_count = left[width - 1]
+        consider(c, split_gain(c, left, s.right, s), <int>t, missing_left, left[width - 1], best)
 
 
-cdef inline double beat_threshold(double best_gain, double parent_score,
-                                  double lowest_denominator) noexcept nogil:
+cdef inline double beat_threshold(double best_score, const SplitContext* c,
+                                  double lowest_denominator, bint noisy) noexcept nogil:
     """scan_thresholds_one_output's bound: a candidate whose children's scores
-    sum to less than this cannot have a gain above best_gain, whatever the
+    sum to less than this cannot score above best_score, whatever the
     rounding (a relative margin of 1e-9 against errors of about 1e-15).
+    Without noise a score is a gain, 0.5 (children - parent_score). Under
+    random_strength (noisy) it is at most that plus 2 sqrt(3) noise_scale
+    sqrt(children) (split_noise's largest draw), which beats best_score only
+    when sqrt(children) exceeds the positive root of that quadratic.
 
     NaN, which turns the test off, unless the bound and lowest_denominator
     (the least H + lambda a candidate that keeps min_child_weight can have)
     are at least 1e-100: then no product of the test underflows, so its
     rounding stays within the margin, and every denominator is positive."""
-    cdef double needed = 2.0 * best_gain + parent_score
+    cdef double parent_score = c.parent_score, needed, reach
+    if noisy:
+        reach = 2.0 * ROOT_3 * c.noise_scale
+        needed = sqrt(reach * reach + max(parent_score, 0.0) + 2.0 * best_score) - reach
+        needed = needed * needed if needed > 0.0 else 0.0
+    else:
+        needed = 2.0 * best_score + parent_score
     cdef double bound = needed - 1e-9 * (fabs(needed) + fabs(parent_score))
     return bound if bound >= 1e-100 and lowest_denominator >= 1e-100 else NAN
 
@@ -466,7 +540,8 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
                                             Py_ssize_t n_thresholds,
                                             const HIST_t* initial_left,
                                             unsigned char missing_left,
-                                            Candidate* best, bint l1) noexcept nogil:
+                                            Candidate* best, bint l1,
+                                            bint noisy) noexcept nogil:
     """scan_thresholds for a dense split of one output (single-output trees):
     the same candidates and the same gains, bit for bit, with the sums in
     registers instead of width-long loops, which cost more than the
@@ -478,7 +553,9 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
     denominators D). The few that pass get their exact gain and the exact
     comparison, so the choice is the one the plain loop makes. l1 (a constant
     at each call, so the compiler drops the test without it) says whether
-    c.lambda_l1 is not 0."""
+    c.lambda_l1 is not 0, noisy (the same) whether c.noise_scale is: then
+    candidates compete by score (consider), and the bound is beat_threshold's
+    for scores."""
     cdef Py_ssize_t k = c.hess_width
     cdef Py_ssize_t width = k + 2
     cdef Py_ssize_t t
@@ -491,10 +568,10 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
     cdef double right_grad, right_hess, right_count, hess_left_total, hess_right_total, gain
     cdef double left_square, right_square, left_denominator, right_denominator
     cdef double bound
-    cdef double best_gain = best.gain
+    cdef double best_gain = best.gain, best_score
     # the least H + lambda of a candidate that keeps min_child_weight
     cdef double lowest_denominator = c.min_child_weight + lambda_l2
-    cdef double threshold = beat_threshold(best_gain, parent_score, lowest_denominator)
+    cdef double threshold = beat_threshold(best.score, c, lowest_denominator, noisy)
     cdef int best_bin = -1
     if initial_left != NULL:
         left_grad = initial_left[0]
@@ -541,13 +618,18 @@ cdef inline void scan_thresholds_one_output(const SplitContext* c,
         gain = 0.5 * (left_square / regularized(hess_left_total, lambda_l2)
                       + right_square / regularized(hess_right_total, lambda_l2)
                       - parent_score)
-        if gain > best_gain:
+        if noisy:
+            best_score = best.score
+            consider(c, gain, <int>t, missing_left, left_count, best)
+            if best.score != best_score:
+                threshold = beat_threshold(best.score, c, lowest_denominator, True)
+        elif gain > best_gain:
             best_gain = gain
             best_bin = <int>t
             best.left_count = left_count
-            threshold = beat_threshold(best_gain, parent_score, lowest_denominator)
+            threshold = beat_threshold(best_gain, c, lowest_denominator, False)
     if best_bin >= 0:
-        best.gain = best_gain
+        best.score = best.gain = best_gain
         best.bin = best_bin
         best.missing_left = missing_left
 
@@ -556,13 +638,17 @@ cdef inline void scan(const SplitContext* c, const HIST_t* feature_hist,
                       Py_ssize_t n_thresholds, const HIST_t* initial_left,
                       unsigned char missing_left, Scratch* s, Candidate* best) noexcept nogil:
     if c.top_k == 0 and c.n_outputs == 1 and c.monotone == NULL:
-        # one inlined copy per case: the penalty's test cost 6% here at lambda_l1 = 0
-        if c.lambda_l1 == 0.0:
+        # one inlined copy per case: the penalty's test cost 6% here at
+        # lambda_l1 = 0, and the noise's 4% with it
+        if c.noise_scale > 0.0:
             scan_thresholds_one_output(c, feature_hist, n_thresholds, initial_left,
-                                       missing_left, best, False)
+                                       missing_left, best, c.lambda_l1 != 0.0, True)
+        elif c.lambda_l1 == 0.0:
+            scan_thresholds_one_output(c, feature_hist, n_thresholds, initial_left,
+                                       missing_left, best, False, False)
         else:
             scan_thresholds_one_output(c, feature_hist, n_thresholds, initial_left,
-                                       missing_left, best, True)
+                                       missing_left, best, True, False)
     else:
         scan_thresholds(c, feature_hist, n_thresholds, initial_left, missing_left, s, best)
 
@@ -703,16 +789,10 @@ cdef inline void try_set(const SplitContext* c, Py_ssize_t position, unsigned ch
                          Scratch* s, Candidate* best) noexcept nogil:
     """Scores the set in s.left (missing rows included when side is 1) and
     keeps it in best when it gains more."""
-    cdef double gain
     cdef double left_count = s.left[c.n_outputs + c.hess_width]
     if left_count <= 0.0 or c.parent[c.n_outputs + c.hess_width] - left_count <= 0.0:
         return  # a set leaves no child empty, even with min_samples_leaf 0
-    gain = split_gain(c, s.left, s.right, s)
-    if gain > best.gain:
-        best.gain = gain
-        best.bin = <int>position
-        best.missing_left = side
-        best.left_count = s.left[c.n_outputs + c.hess_width]
+    consider(c, split_gain(c, s.left, s.right, s), <int>position, side, left_count, best)
 
 
 cdef void scan_run(const SplitContext* c, const CategoryScratch* cats, Py_ssize_t m,
@@ -800,9 +880,10 @@ cdef void search_categories(const SplitContext* c, Py_ssize_t f, const HIST_t* f
             for side in range(2 if has_missing else 1):
                 for j in range(width):
                     s.left[j] = feature_hist[t * width + j] + (missing[j] if side else 0.0)
-                trial.gain = best.gain
+                trial.score = best.score
+                best.noise_base = noise_base(f, NOISE_ONE_HOT, t)
                 try_set(c, 0, <unsigned char>side, s, best)
-                if best.gain > trial.gain:
+                if best.score > trial.score:
                     won = <int>t
         if won >= 0:
             order_out[0] = won
@@ -814,10 +895,11 @@ cdef void search_categories(const SplitContext* c, Py_ssize_t f, const HIST_t* f
         pick = -1 if draw < 0 else draw * n_in_run // n_bins
         for direction in range(2):
             for side in range(2 if has_missing else 1):
-                trial.gain = best.gain
+                trial.score = best.score
+                best.noise_base = noise_base(f, NOISE_RUN_REVERSED if direction else NOISE_RUN, 0)
                 scan_run(&set_context, cats, m, n_in_run, direction == 1,
                          missing if side else NULL, <unsigned char>side, pick, s, best)
-                if best.gain > trial.gain:
+                if best.score > trial.score:
                     won = direction
         if has_missing and draw < 0 and m > 0:
             # the missing rows against every ordered category: no run's
@@ -827,10 +909,11 @@ cdef void search_categories(const SplitContext* c, Py_ssize_t f, const HIST_t* f
             for i in range(m):
                 for j in range(width):
                     s.left[j] += cats.permuted[i * width + j]
-            trial.gain = best.gain
+            trial.score = best.score
+            best.noise_base = noise_base(f, NOISE_ALL_CATEGORIES, 0)
             if parent_count - s.left[width - 1] >= c.rules.min_data_per_group:
                 try_set(&set_context, m - 1, 0, s, best)
-            if best.gain > trial.gain:
+            if best.score > trial.score:
                 won = 0
         if won >= 0:
             for i in range(m):
@@ -938,9 +1021,12 @@ cdef void search_feature(const SplitContext* context, const HIST_t* hist,
     # the left side's start: before, NULL without a draw
     cdef HIST_t* initial = before if random_bins != NULL else NULL
     cdef Py_ssize_t j, t, first, n_thresholds
+    # under noise a score may be below -1, so only -inf says "none"
+    best.score = -INFINITY if context.noise_scale > 0.0 else -1.0
     best.gain = -1.0
     best.bin = -1
     best.missing_left = 0
+    best.noise_base = noise_base(f, NOISE_THRESHOLD, 0)
     if context.monotone != NULL:
         s.direction = context.monotone + f * d
     if context.categorical != NULL and context.categorical[f]:
@@ -972,9 +1058,11 @@ cdef void search_feature(const SplitContext* context, const HIST_t* hist,
                 best.missing_left = best.left_count >= parent_count - best.left_count
         if best.bin >= 0:
             best.bin += <int>first
-    best_gain[f] = best.gain
+    best_gain[f] = best.score
     best_bin[f] = best.bin
     best_missing_left[f] = best.missing_left
+    if context.noiseless_gain != NULL:
+        context.noiseless_gain[f] = best.gain
 
 
 cdef void search_features(const SplitContext* context,
@@ -1083,6 +1171,9 @@ cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n
         context.bounds.max_output = INFINITY
     context.categorical = NULL
     context.category_order = NULL
+    context.noise_scale = 0.0
+    context.noise_key = 0
+    context.noiseless_gain = NULL
 
 
 cdef void dense_context(SplitContext* context, const HIST_t* parent, HIST_t* shrunk_parent,
@@ -1182,7 +1273,10 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      double cat_l2=0.0,
                      double min_data_per_group=0.0,
                      Py_ssize_t max_cat_threshold=256,
-                     Py_ssize_t max_cat_to_onehot=0):
+                     Py_ssize_t max_cat_to_onehot=0,
+                     double noise_scale=0.0,
+                     uint64_t noise_key=0,
+                     double[::1] noiseless_gain=None):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
@@ -1211,7 +1305,12 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     which smooths the order and keeps categories of fewer rows out of the
     sets), written to the front of category_order[f]: the bins
     category_order[f, :best_bin[f] + 1] go left (random_bins[f], in
-    [0, n_bins - 1] for a categorical feature, draws one candidate set)."""
+    [0, n_bins - 1] for a categorical feature, draws one candidate set).
+
+    noise_scale > 0 (random_strength) chooses by noisy scores (see
+    SplitContext): best_gain[f] is then f's best score, -inf for none, the
+    returned position the best score's, and noiseless_gain[f] (per feature
+    of hist, required) the gain of f's chosen split."""
     cdef ValueBounds bounds
     if monotone is not None:
         if lower is None or upper is None or monotone.shape[0] != hist.shape[0] \
@@ -1234,6 +1333,7 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     _set_categorical(&context, hist, categorical,
                      category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
                                     max_cat_to_onehot), category_order)
+    _set_noise(&context, hist, noise_scale, noise_key, noiseless_gain)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing, categorical)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
@@ -1287,6 +1387,37 @@ cdef int _set_categorical(SplitContext* context, const HIST_t[:, :, ::1] hist,
     context.category_order = &category_order[0, 0]
     context.order_stride = category_order.shape[1]
     return 0
+
+
+cdef int _set_noise(SplitContext* context, const HIST_t[:, :, ::1] hist, double noise_scale,
+                    uint64_t noise_key, double[::1] noiseless_gain) except -1:
+    if not 0.0 <= noise_scale < INFINITY:
+        raise ValueError(f"noise_scale must be finite and >= 0, got {noise_scale}")
+    if noise_scale == 0.0:
+        return 0
+    if noiseless_gain is None or noiseless_gain.shape[0] != hist.shape[0]:
+        raise ValueError(f"noise_scale > 0 needs noiseless_gain, one per feature of hist "
+                         f"({hist.shape[0]})")
+    context.noise_scale = noise_scale
+    context.noise_key = noise_key
+    context.noiseless_gain = &noiseless_gain[0]
+    return 0
+
+
+def fill_noise_table(uint64_t noise_key, double[:, :, ::1] out):
+    """out[f, t, m] = the noise draw of the threshold candidate (feature f,
+    "bins <= t go left", missing left iff m) under noise_key, as the
+    searches draw it (split_noise): symmetric growth adds it to the level's
+    summed gains."""
+    cdef Py_ssize_t f, t, m
+    if out.shape[2] != 2:
+        raise ValueError(f"out must be (features, thresholds, 2), got last axis {out.shape[2]}")
+    with nogil:
+        for f in range(out.shape[0]):
+            for t in range(out.shape[1]):
+                for m in range(2):
+                    out[f, t, m] = split_noise(noise_key, noise_base(f, NOISE_THRESHOLD, 0)
+                                               | (<uint64_t>t << 1) | <uint64_t>m)
 
 
 cdef const int* _random_bins(const int[::1] random_bins, const HIST_t[:, :, ::1] hist,
@@ -1450,11 +1581,14 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                             double cat_l2=0.0,
                             double min_data_per_group=0.0,
                             Py_ssize_t max_cat_threshold=256,
-                            Py_ssize_t max_cat_to_onehot=0):
+                            Py_ssize_t max_cat_to_onehot=0,
+                            double noise_scale=0.0,
+                            uint64_t noise_key=0,
+                            double[::1] noiseless_gain=None):
     """Sparse top-k split search (GBDT-MO Algorithms 5 and 6). Same arguments,
     outputs, thresholds, missing-value handling, constraints and tie-breaking as
-    find_best_splits (random_bins and categorical features included), plus
-    top_k (>= 1) and restricted.
+    find_best_splits (random_bins, categorical features and random_strength's
+    noise included), plus top_k (>= 1) and restricted.
 
     With imp_j(node) = G_j^2 / (H_j + lambda) and topk(v) = the sum of the top_k
     largest entries of v:
@@ -1492,13 +1626,15 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                                 category_order=category_order, cat_l2=cat_l2,
                                 min_data_per_group=min_data_per_group,
                                 max_cat_threshold=max_cat_threshold,
-                                max_cat_to_onehot=max_cat_to_onehot)
+                                max_cat_to_onehot=max_cat_to_onehot, noise_scale=noise_scale,
+                                noise_key=noise_key, noiseless_gain=noiseless_gain)
     cdef SplitContext context = _context(parent, n_outputs, hess_width, hess_constant,
                                          lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, top_k, restricted)
     _set_categorical(&context, hist, categorical,
                      category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
                                     max_cat_to_onehot), category_order)
+    _set_noise(&context, hist, noise_scale, noise_key, noiseless_gain)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing, categorical)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],

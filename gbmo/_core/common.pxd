@@ -1,4 +1,5 @@
 # The dtypes shared by every kernel; gbmo/_core/__init__.py mirrors them for Python.
+from libc.stdint cimport uint64_t
 from numpy cimport uint8_t, float32_t, float64_t, int32_t, int64_t, uint32_t
 
 ctypedef uint8_t X_BINNED_t     # a binned feature value; the last bin holds NaN
@@ -24,6 +25,16 @@ cdef extern from "prefetch.h" nogil:
 # kernels about 200 times a tree, on one thread for most small nodes, so the
 # kernels it calls run their loop without OpenMP when given one thread
 # (benchmarks/README.md, "Parallel regions on one thread").
+
+
+cdef inline uint64_t splitmix(uint64_t x) noexcept nogil:
+    """splitmix64's finaliser (Steele et al. 2014): a bijection of 64-bit
+    integers whose outputs for nearby inputs look independent. Every
+    per-node draw (the grower's node_draws) and the split noise
+    (random_strength) hash their counters with it."""
+    x = (x ^ (x >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    x = (x ^ (x >> 27)) * <uint64_t>0x94D049BB133111EB
+    return x ^ (x >> 31)
 
 
 cdef inline double soft_threshold(double gradient, double lambda_l1) noexcept nogil:
