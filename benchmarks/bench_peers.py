@@ -26,6 +26,8 @@ y = tanh(X[:, :20] W) + noise; (b) classification, 50 features, 10 classes.
 - gbmo_l2 (not run by default): gbmo with score_function="L2", CatBoost's
   split score that counts rows where the Newton score sums hessians (the
   same as the default on regression, whose hessians are the rows' weights).
+- gbmo_noise (not run by default): gbmo with random_strength=2, noise on
+  each candidate split's score as CatBoost adds it (fading with the rounds).
 - gbmo_ova and lightgbm_ova (not run by default, classification only): the
   multiclassova objective, a sigmoid per class; gbmo in one vector-leaf
   tree a round, LightGBM in a tree per class.
@@ -161,6 +163,11 @@ def fit_gbmo_l2(case, data, max_rounds, patience, threads):
     return fit_gbmo(case, data, max_rounds, patience, threads, {"score_function": "L2"})
 
 
+def fit_gbmo_noise(case, data, max_rounds, patience, threads):
+    """gbmo with random_strength 2: noise on its split scores, as CatBoost's."""
+    return fit_gbmo(case, data, max_rounds, patience, threads, {"random_strength": 2.0})
+
+
 def fit_gbmo_goss(case, data, max_rounds, patience, threads):
     """gbmo with gradient-based one-side sampling (top_rate 0.2, other_rate 0.1)."""
     return fit_gbmo(case, data, max_rounds, patience, threads, {"data_sample_strategy": "goss"})
@@ -195,7 +202,8 @@ FITTERS = {"gbmo": fit_gbmo, "gbmo_symmetric": fit_gbmo_symmetric, "gbmo_goss": 
            "lightgbm": fit_lightgbm, "lightgbm_goss": fit_lightgbm_goss, "xgboost": fit_xgboost,
            "catboost": fit_catboost, "sklearn": fit_sklearn,
            "catboost_lossguide": fit_catboost_lossguide, "gbmo_ova": fit_gbmo_ova,
-           "lightgbm_ova": fit_lightgbm_ova, "gbmo_l2": fit_gbmo_l2}
+           "lightgbm_ova": fit_lightgbm_ova, "gbmo_l2": fit_gbmo_l2,
+           "gbmo_noise": fit_gbmo_noise}
 DEFAULT_LIBRARIES = "gbmo,gbmo_symmetric,lightgbm,xgboost,catboost,sklearn"
 
 

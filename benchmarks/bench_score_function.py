@@ -34,12 +34,14 @@ def split_rows(X, y, rng, n_train, n_valid):
 
 
 def data_set(name, seed, data_dir):
-    """(X_train, y_train, X_valid, y_valid, X_test, y_test, objective, leaves, bins)."""
+    """(X_train, y_train, X_valid, y_valid, X_test, y_test, objective, leaves, bins);
+    synthetic_regression (bench_core's 10 outputs) for bench_random_strength."""
     rng = np.random.default_rng(seed)
-    if name == "synthetic":
-        X, y, X_test, y_test = make_data("classification", 30_000, seed)
+    if name in ("synthetic", "synthetic_regression"):
+        case = "classification" if name == "synthetic" else "regression"
+        X, y, X_test, y_test = make_data(case, 30_000, seed)
         return (X[:20_000], y[:20_000], X[20_000:], y[20_000:], X_test[:20_000],
-                y_test[:20_000], "softmax", 63, 63)
+                y_test[:20_000], "softmax" if name == "synthetic" else "mse", 63, 63)
     if name == "mnist":
         X, y, X_test, y_test = load_mnist(data_dir)
         order = rng.permutation(len(X_test))
@@ -55,7 +57,10 @@ def data_set(name, seed, data_dir):
 
 
 def scores(objective, P, y):
-    """(accuracy, mean logloss) of predicted probabilities P."""
+    """(accuracy, mean logloss) of predicted probabilities P; (RMSE, NaN) of
+    mse's predictions."""
+    if objective == "mse":
+        return np.sqrt(np.mean((P - y) ** 2)), np.nan
     if objective == "softmax":
         chosen = P[np.arange(len(y)), y]
         return np.mean(np.argmax(P, axis=1) == y), -np.mean(np.log(np.clip(chosen, 1e-15, 1)))
@@ -64,7 +69,9 @@ def scores(objective, P, y):
             -np.mean(y * np.log(P) + (1 - y) * np.log(1 - P)))
 
 
-def run(name, score_function, seeds, data_dir):
+def run(name, options, seeds, data_dir):
+    """(test accuracy or RMSE, test logloss, rounds) per seed, with the
+    parameters options on top of the script's."""
     results = []
     for seed in range(seeds):
         X, y, X_valid, y_valid, X_test, y_test, objective, leaves, bins = data_set(
@@ -72,7 +79,7 @@ def run(name, score_function, seeds, data_dir):
         params = {"objective": objective, "max_leaves": leaves, "max_bins": bins,
                   "lambda_l2": 1.0, "learning_rate": 0.1,
                   "min_samples_leaf": 20 if len(X) > 2_000 else 5, "n_threads": 1,
-                  "verbosity": 0, "seed": seed, "score_function": score_function}
+                  "verbosity": 0, "seed": seed, **options}
         train_set = gbmo.Dataset(X, y)
         booster = gbmo.train(params, train_set, 3_000,
                              valid_sets=[train_set.create_valid(X_valid, y_valid)],
@@ -92,7 +99,7 @@ def main():
           "accuracy per seed")
     for name in names:
         for score_function in ("NewtonL2", "L2"):
-            r = run(name, score_function, args.seeds, args.data_dir)
+            r = run(name, {"score_function": score_function}, args.seeds, args.data_dir)
             print(f"{name:<14} {score_function:<9} {r[:, 0].mean():9.4f} {r[:, 1].mean():8.4f} "
                   f"{r[:, 2].mean():7.0f}  {np.round(r[:, 0], 4).tolist()}", flush=True)
 
