@@ -455,10 +455,13 @@ class TreeGrower:
                 self.tree_seed, node.id, self.bin_mapper.n_bins_non_missing_,
                 None if self.categorical is None else self.categorical_flags)
         options = {"lambda_l1": self.lambda_l1, "random_bins": random_bins}
+        # The threshold compares the gain averaged over the outputs it involves.
+        involved = self.n_outputs if self.top_k is None else self.top_k
         if self.noise_scale:
             options.update(noise_scale=self.noise_scale,
-                           noise_key=node_noise_key(self.tree_seed, node.id),
-                           noiseless_gain=self.noiseless_gain)
+                           noise_key=node_noise_key(self._seed(), node.id),
+                           noiseless_gain=self.noiseless_gain,
+                           least_gain=params["min_gain"] * involved)
         if self.categorical is not None:
             options.update(categorical=self.categorical_flags, category_order=self.category_order,
                            **self._category_rules())
@@ -475,8 +478,6 @@ class TreeGrower:
             return
         feature = int(features[best])
         gain = (self.noiseless_gain if self.noise_scale else self.split_gain)[feature]
-        # The threshold compares the gain averaged over the outputs it involves.
-        involved = self.n_outputs if self.top_k is None else self.top_k
         if gain <= 0 or gain / involved <= params["min_gain"]:
             return
         self._set_split(node, feature, int(self.split_bin[feature]),
@@ -732,7 +733,7 @@ class TreeGrower:
             self.lambda_l1, params["min_samples_leaf"], params["min_child_weight"],
             params["min_gain"], params["max_depth"] if params["max_depth"] > 0 else -1,
             params["max_leaves"], self.n_threads, nodes,
-            tree_seed=0 if self.tree_seed is None else self.tree_seed,
+            tree_seed=self._seed(),
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
             noise_scale=self.noise_scale, monotone=self.monotone, root_bound=self._root_bound(),
             path_smooth=self.path_smooth, depthwise=params["growth"] == "depthwise",
@@ -851,13 +852,19 @@ class TreeGrower:
         from the level's summed parent scores and its first node's key;
         the others at -inf (the first on ties: the plain argmax)."""
         noise = np.empty_like(total)
-        fill_noise_table(node_noise_key(self.tree_seed, level[0].id), noise)
-        parent_score = float(self._scores(np.array([node.sums for node in level]),
-                                          _NO_EXTRA_L2, None, None).sum())
-        gains = total > 0
-        spread = self.noise_scale * np.sqrt(np.maximum(2.0 * total + parent_score, 0.0),
-                                            where=gains, out=np.zeros_like(total))
+        fill_noise_table(node_noise_key(self._seed(), level[0].id), noise)
+        parent_score = max(float(self._scores(np.array([node.sums for node in level]),
+                                              _NO_EXTRA_L2, None, None).sum()), 0.0)
+        # as the level's split is kept: a positive gain above min_gain per output
+        gains = (total > 0) & (total > self.params["min_gain"] * self.n_outputs)
+        spread = self.noise_scale * np.sqrt(2.0 * total + parent_score, where=gains,
+                                            out=np.zeros_like(total))
         return np.where(gains, total + spread * noise, -np.inf)
+
+    def _seed(self):
+        """The tree's seed for its nodes' draws, 0 when it drew none (the
+        grower was given no rng): both loops key a node's draws so."""
+        return 0 if self.tree_seed is None else self.tree_seed
 
     def _gain_table(self, histogram, features, n_bins, sums, table):
         """table[f, t, m] = the gain of each dense split of a node, for f in

@@ -532,6 +532,9 @@ class SparseOutputTrainer:
         if balanced_bagging(params):
             raise ValueError("pos_bagging_fraction and neg_bagging_fraction bag a binary "
                              "target's classes apart; a sparse Y's labels take subsample")
+        if params["random_strength"] > 0:
+            raise ValueError("a sparse Y does not take random_strength yet: its search "
+                             "(sparse_output's kernels) has no split noise")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")

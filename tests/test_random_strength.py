@@ -11,7 +11,7 @@ import pytest
 
 import gbmo
 from gbmo._core._grow import node_noise_key
-from gbmo._core._split import fill_noise_table, find_best_splits
+from gbmo._core._split import fill_noise_table, find_best_sparse_splits, find_best_splits
 
 pytest.register_assert_rewrite("split_reference")
 from split_reference import (  # noqa: E402
@@ -53,38 +53,53 @@ def test_noise_table_is_the_documented_draw_and_about_standard_normal():
     assert abs(np.corrcoef(draws, other.ravel())[0, 1]) < 0.05
 
 
+def _search(hist, n_bins, parent, d, top_k, restricted, outputs, **noise):
+    """find_best_splits (top_k None) or find_best_sparse_splits on one node."""
+    common = (hist, np.arange(len(n_bins), dtype=np.int32), np.array(n_bins, dtype=np.int32),
+              parent, d, 0, 1.0, LAMBDA, 5, 0.0)
+    if top_k is None:
+        return find_best_splits(*common, *outputs, 2, **noise)
+    return find_best_sparse_splits(*common, top_k, restricted, *outputs, 2, **noise)
+
+
 # d = 1 takes the one-output scan, which skips candidates by a bound on the
-# noise (scan_thresholds_one_output); d = 2 the scan of any width
-@pytest.mark.parametrize("d", [1, 2])
+# noise (scan_thresholds_one_output); d = 2 the scan of any width; d = 3 with
+# top_k the sparse searches. Odd seeds let only gains above least_gain compete.
+@pytest.mark.parametrize("d, top_k, restricted", [(1, None, False), (2, None, False),
+                                                  (3, 1, False), (3, 2, True)])
 @pytest.mark.parametrize("seed", range(8))
-def test_noisy_search_matches_a_reference_that_scores_every_candidate(seed, d):
+def test_noisy_search_matches_a_reference_that_scores_every_candidate(seed, d, top_k,
+                                                                      restricted):
     rng = np.random.default_rng(seed)
     max_bins, n_bins_per_feature = 12, [7, 12, 4, 9, 2]
     X_binned, grad, hess = make_node(rng, 200, n_bins_per_feature, {1, 3}, max_bins, d, 0)
     hist, parent = node_histogram(X_binned, grad, hess, max_bins)
-    features = np.arange(len(n_bins_per_feature), dtype=np.int32)
+    references = [brute_force_feature(X_binned[f], n_bins_per_feature[f], max_bins, grad, hess,
+                                      0, 1.0, 5, 0.0, top_k, restricted)
+                  for f in range(len(n_bins_per_feature))]
+    gains = [c[0] for _, candidates, _ in references for c in candidates if c[3] and c[0] > 0]
+    least_gain = float(np.quantile(gains, 0.4)) if seed % 2 else 0.0
     # a scale that makes the noise as large as the gains' differences
     scale, key = 0.5 + seed, node_noise_key(99, seed)
-    gain, bin_, missing_left = unset_outputs(hist.shape[0])
+    outputs = unset_outputs(hist.shape[0])
     noiseless = np.full(hist.shape[0], 99.0)
-    chosen = find_best_splits(hist, features, np.array(n_bins_per_feature, dtype=np.int32),
-                              parent, d, 0, 1.0, LAMBDA, 5, 0.0, gain, bin_, missing_left, 2,
-                              noise_scale=scale, noise_key=key, noiseless_gain=noiseless)
+    chosen = _search(hist, n_bins_per_feature, parent, d, top_k, restricted, outputs,
+                     noise_scale=scale, noise_key=key, noiseless_gain=noiseless,
+                     least_gain=least_gain)
+    gain, bin_, missing_left = outputs
     best_scores = []
-    for f in features:
-        _, candidates, parent_score = brute_force_feature(
-            X_binned[f], n_bins_per_feature[f], max_bins, grad, hess, 0, 1.0, 5, 0.0)
+    for f, (_, candidates, parent_score) in enumerate(references):
         has_missing = bool((X_binned[f] == max_bins).any())
         scored = []
         for cand_gain, t, direction, valid, _, _, _ in candidates:
-            if not valid or cand_gain <= 0:
+            if not valid or cand_gain <= least_gain:
                 continue
             # the side scanned: without missing values only "missing right"
             side = int(direction) if has_missing else 0
             spread = scale * math.sqrt(2 * cand_gain + parent_score)
-            scored.append((cand_gain + spread * reference_noise(key, int(f), t, side),
+            scored.append((cand_gain + spread * reference_noise(key, f, t, side),
                            cand_gain, t, direction))
-        if not scored:  # no candidate gains: none may win
+        if not scored:  # no candidate gains enough: none may win
             assert gain[f] == -np.inf and bin_[f] == -1
             best_scores.append(-np.inf)
             continue
@@ -95,12 +110,10 @@ def test_noisy_search_matches_a_reference_that_scores_every_candidate(seed, d):
         best_scores.append(top[0])
     assert chosen == int(np.argmax(best_scores))
     # the noise changed some feature's choice from the noiseless one's
-    plain_gain, plain_bin, _ = unset_outputs(hist.shape[0])
-    find_best_splits(hist, features, np.array(n_bins_per_feature, dtype=np.int32), parent, d,
-                     0, 1.0, LAMBDA, 5, 0.0, plain_gain, plain_bin,
-                     np.empty(hist.shape[0], dtype=np.uint8), 2)
-    assert (plain_bin != bin_).any()
-    assert np.all(noiseless <= plain_gain + 1e-12)
+    plain = unset_outputs(hist.shape[0])
+    _search(hist, n_bins_per_feature, parent, d, top_k, restricted, plain)
+    assert (plain[1] != bin_).any()
+    assert np.all(noiseless[bin_ >= 0] <= plain[0][bin_ >= 0] + 1e-12)
 
 
 def test_noisy_search_needs_its_noiseless_gains_and_a_finite_scale():
@@ -206,3 +219,62 @@ def test_estimators_take_random_strength():
     model = gbmo.GBMORegressor(n_estimators=10, random_strength=1.0, random_state=0).fit(X, y)
     assert model.get_params()["random_strength"] == 1.0
     assert set(np.unique(_split_features(model.booster_))) >= {0, 1}
+
+
+@pytest.mark.parametrize("one_hot", [False, True])
+def test_noise_varies_a_categorical_features_set_and_keeps_its_gain(one_hot):
+    """A categorical feature's sets (runs of the node's order, or one
+    category against the rest) compete by noisy score too: under large
+    noise the set drawn changes with the node's key, and the gain reported
+    is the chosen set's own, recomputed from the histogram."""
+    rng = np.random.default_rng(5)
+    d, max_bins, n_bins = 2, 12, [12]
+    X_binned, grad, hess = make_node(rng, 400, n_bins, {0}, max_bins, d, 0)
+    hist, parent = node_histogram(X_binned, grad, hess, max_bins)
+    rules = {"categorical": np.ones(1, dtype=np.uint8), "cat_smooth": 0.0,
+             "max_cat_to_onehot": 12 if one_hot else 0}
+    sets = set()
+    for node in range(12):
+        order = np.empty((1, hist.shape[1]), dtype=np.int32)
+        gain, bin_, missing_left = unset_outputs(1)
+        noiseless = np.empty(1)
+        find_best_splits(hist, np.zeros(1, dtype=np.int32), np.array(n_bins, dtype=np.int32),
+                         parent, d, 0, 1.0, LAMBDA, 5, 0.0, gain, bin_, missing_left, 1,
+                         category_order=order, noise_scale=3.0,
+                         noise_key=node_noise_key(7, node), noiseless_gain=noiseless, **rules)
+        left_bins = np.sort(order[0, :bin_[0] + 1])
+        sets.add((tuple(left_bins), int(missing_left[0])))
+        left = hist[0, left_bins].sum(axis=0) + (hist[0, -1] if missing_left[0] else 0.0)
+        right = parent - left
+        score = [np.sum(sums[:d] ** 2 / (sums[-1] + LAMBDA)) for sums in (left, right, parent)]
+        own_gain = 0.5 * (score[0] + score[1] - score[2])
+        assert noiseless[0] == pytest.approx(own_gain, rel=1e-9)
+    assert len(sets) >= 3
+
+
+def test_noise_never_picks_a_split_below_min_gain():
+    """min_gain is applied to the chosen split's own gain: the noise lets
+    only splits above it compete, so a node whose best split passes
+    min_gain always splits (noise or not)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 20))
+    y = X[:, 0] + 0.3 * rng.normal(size=2000)
+    plain = gbmo.train({"max_leaves": 2, "verbosity": 0}, gbmo.Dataset(X, y), 1)
+    min_gain = 0.8 * plain.trees[0].node_gain[0]  # per output: one output here
+    for growth in ("bestfirst", "symmetric"):
+        for seed in range(20):
+            booster = gbmo.train({"max_leaves": 2, "max_depth": 1, "growth": growth,
+                                  "min_gain": min_gain, "random_strength": 3.0, "seed": seed,
+                                  "verbosity": 0}, gbmo.Dataset(X, y), 1)
+            assert booster.trees[0].node_left[0] >= 0
+            assert booster.trees[0].node_gain[0] > min_gain
+
+
+def test_a_sparse_y_refuses_random_strength():
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    X, _ = _copies_data(n=200)
+    Y = scipy_sparse.random(200, 30, density=0.1, format="csr", random_state=0)
+    Y.data[:] = 1.0
+    with pytest.raises(ValueError, match="a sparse Y does not take random_strength"):
+        gbmo.train({"split": "sparse", "top_k": 5, "random_strength": 1.0, "verbosity": 0},
+                   gbmo.Dataset(X, Y), 1)

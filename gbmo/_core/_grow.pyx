@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 from numpy cimport int32_t, int64_t
 
-from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, splitmix
+from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, counter_draw, splitmix
 from ._histogram cimport (ChildAndSibling, build_child_and_sibling, build_feature_histograms,
                           build_nodes_histograms, build_row_wise_histograms, gather_rows,
                           subtract_feature_histograms, sum_rows)
@@ -38,9 +38,6 @@ from ..parallel import PARALLEL_MIN_WORK
 
 cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
 
-# splitmix64's golden-ratio step between a counter's values
-cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15
-
 
 cdef void fill_node_draws(uint64_t tree_seed, Py_ssize_t node, Py_ssize_t stream,
                           Py_ssize_t n, uint64_t* out) noexcept nogil:
@@ -48,7 +45,7 @@ cdef void fill_node_draws(uint64_t tree_seed, Py_ssize_t node, Py_ssize_t stream
     cdef uint64_t key = splitmix(tree_seed ^ splitmix(<uint64_t>node * 2 + <uint64_t>stream))
     cdef Py_ssize_t i
     for i in range(n):
-        out[i] = splitmix(key + <uint64_t>(i + 1) * GOLDEN)
+        out[i] = counter_draw(key, <uint64_t>i)
 
 
 cdef inline uint64_t noise_key_of(uint64_t tree_seed, Py_ssize_t node) noexcept nogil:
@@ -540,6 +537,7 @@ cdef Py_ssize_t prepare_search(Grow* g, int node, Search* s, SplitContext* conte
     if g.noise_scale > 0.0:
         context.noise_scale = g.noise_scale
         context.noise_key = noise_key_of(g.tree_seed, node)
+        context.least_gain = max(g.min_gain, 0.0) * g.d
         context.noiseless_gain = s.noiseless_gain
     if g.categorical != NULL:
         context.categorical = g.categorical

@@ -53,12 +53,15 @@ cdef struct SplitContext:
     CategoryRules rules
     int* category_order        # out: (n_features, histogram rows), each one's order
     Py_ssize_t order_stride
-    # random_strength (noise_scale 0: none): a candidate that gains competes
-    # with its gain plus noise_scale * sqrt(2 gain + parent_score) times a
-    # standard normal draw that noise_key and the candidate fix (split_noise);
-    # noiseless_gain (out, per feature) keeps the kept candidate's own gain
+    # random_strength (noise_scale 0: none): a candidate whose gain exceeds
+    # least_gain (>= 0: min_gain times the outputs its average counts, so
+    # that a split the grower would refuse never wins) competes with its gain
+    # plus noise_scale * sqrt(2 gain + parent_score) times a standard normal
+    # draw that noise_key and the candidate fix (split_noise); noiseless_gain
+    # (out, per feature) keeps the kept candidate's own gain
     double noise_scale
     uint64_t noise_key
+    double least_gain
     double* noiseless_gain
 
 

@@ -25,7 +25,7 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from .common cimport HIST_t, soft_threshold, splitmix
+from .common cimport HIST_t, counter_draw, soft_threshold
 
 
 cdef inline double regularized(double hessian, double lambda_l2) noexcept nogil:
@@ -355,8 +355,6 @@ cdef struct Candidate:
                                # their position and missing side
 
 
-# splitmix64's golden-ratio step between a counter's values
-cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15
 # 2^16 and sqrt(3): four 16-bit uniforms summed have variance 1/3
 cdef double SIXTEEN_BITS = 65536.0
 cdef double ROOT_3 = 1.7320508075688772
@@ -387,7 +385,7 @@ cdef inline double split_noise(uint64_t key, uint64_t counter) noexcept nogil:
     candidate would cost more than its gain). The hash counts from the
     node's key, so a candidate's draw depends on nothing else: not on the
     threads, nor on which other candidates were scored."""
-    cdef uint64_t h = splitmix(key + (counter + 1) * GOLDEN)
+    cdef uint64_t h = counter_draw(key, counter)
     cdef double total = <double>((h & 0xFFFF) + ((h >> 16) & 0xFFFF) + ((h >> 32) & 0xFFFF)
                                  + (h >> 48)) + 2.0
     return (total / SIXTEEN_BITS - 2.0) * ROOT_3
@@ -397,11 +395,11 @@ cdef inline void consider(const SplitContext* c, double gain, int position,
                           unsigned char side, double left_count, Candidate* best) noexcept nogil:
     """Keeps the candidate in best when its score beats best's: its gain,
     or under random_strength (c.noise_scale > 0) its gain plus noise, where
-    only candidates that gain compete (a split that does not is never
-    made, so it must not win)."""
+    only candidates whose gain exceeds c.least_gain compete (a split the
+    grower would not make must not win)."""
     cdef double candidate_score = gain, spread_squared, margin
     if c.noise_scale > 0.0:
-        if not gain > 0.0:
+        if not gain > c.least_gain:
             return
         # a candidate that even the largest draw (2 sqrt(3) spreads) cannot
         # lift to best.score is dropped on squares: a square root and a draw
@@ -527,8 +525,11 @@ cdef inline double beat_threshold(double best_score, const SplitContext* c,
     cdef double parent_score = c.parent_score, needed, reach
     if noisy:
         reach = 2.0 * ROOT_3 * c.noise_scale
-        needed = sqrt(reach * reach + max(parent_score, 0.0) + 2.0 * best_score) - reach
-        needed = needed * needed if needed > 0.0 else 0.0
+        needed = max(parent_score, 0.0) + 2.0 * best_score
+        # the root sqrt(reach^2 + needed) - reach, written so that it keeps
+        # its digits when reach^2 is far above needed
+        needed = needed / (sqrt(reach * reach + needed) + reach) if needed > 0.0 else 0.0
+        needed = needed * needed
     else:
         needed = 2.0 * best_score + parent_score
     cdef double bound = needed - 1e-9 * (fabs(needed) + fabs(parent_score))
@@ -1100,7 +1101,8 @@ cdef void search_nodes(const SplitContext** contexts, const HIST_t** hists, Py_s
     none) runs on that thread before them, given prelude_state and the
     feature: the grower builds the feature's histograms there, so that they
     are searched while in that thread's cache. The contexts differ only in
-    their node's sums and bounds (one scratch a thread serves them all)."""
+    their node's sums and bounds, and under noise its key and noiseless
+    gains (one scratch a thread serves them all)."""
     cdef Py_ssize_t fi, i
     cdef FeatureScratch scratch
     cdef bint random = False
@@ -1173,6 +1175,7 @@ cdef void init_context(SplitContext* context, const HIST_t* parent, Py_ssize_t n
     context.category_order = NULL
     context.noise_scale = 0.0
     context.noise_key = 0
+    context.least_gain = 0.0
     context.noiseless_gain = NULL
 
 
@@ -1276,7 +1279,8 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
                      Py_ssize_t max_cat_to_onehot=0,
                      double noise_scale=0.0,
                      uint64_t noise_key=0,
-                     double[::1] noiseless_gain=None):
+                     double[::1] noiseless_gain=None,
+                     double least_gain=0.0):
     """For each f in features: rows in bins <= best_bin[f] go left, the missing
     bin (the last one) goes left iff best_missing_left[f]. best_gain[f] is -1
     (and best_bin[f] -1) when no split of f satisfies the constraints with a
@@ -1307,10 +1311,11 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     category_order[f, :best_bin[f] + 1] go left (random_bins[f], in
     [0, n_bins - 1] for a categorical feature, draws one candidate set).
 
-    noise_scale > 0 (random_strength) chooses by noisy scores (see
-    SplitContext): best_gain[f] is then f's best score, -inf for none, the
-    returned position the best score's, and noiseless_gain[f] (per feature
-    of hist, required) the gain of f's chosen split."""
+    noise_scale > 0 (random_strength) chooses by noisy scores among the
+    candidates that gain more than least_gain (see SplitContext):
+    best_gain[f] is then f's best score, -inf for none, the returned
+    position the best score's, and noiseless_gain[f] (per feature of hist,
+    required) the gain of f's chosen split."""
     cdef ValueBounds bounds
     if monotone is not None:
         if lower is None or upper is None or monotone.shape[0] != hist.shape[0] \
@@ -1333,7 +1338,7 @@ def find_best_splits(const HIST_t[:, :, ::1] hist,
     _set_categorical(&context, hist, categorical,
                      category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
                                     max_cat_to_onehot), category_order)
-    _set_noise(&context, hist, noise_scale, noise_key, noiseless_gain)
+    _set_noise(&context, hist, noise_scale, noise_key, noiseless_gain, least_gain)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing, categorical)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],
@@ -1390,9 +1395,12 @@ cdef int _set_categorical(SplitContext* context, const HIST_t[:, :, ::1] hist,
 
 
 cdef int _set_noise(SplitContext* context, const HIST_t[:, :, ::1] hist, double noise_scale,
-                    uint64_t noise_key, double[::1] noiseless_gain) except -1:
+                    uint64_t noise_key, double[::1] noiseless_gain,
+                    double least_gain) except -1:
     if not 0.0 <= noise_scale < INFINITY:
         raise ValueError(f"noise_scale must be finite and >= 0, got {noise_scale}")
+    if not 0.0 <= least_gain < INFINITY:
+        raise ValueError(f"least_gain must be finite and >= 0, got {least_gain}")
     if noise_scale == 0.0:
         return 0
     if noiseless_gain is None or noiseless_gain.shape[0] != hist.shape[0]:
@@ -1400,6 +1408,7 @@ cdef int _set_noise(SplitContext* context, const HIST_t[:, :, ::1] hist, double 
                          f"({hist.shape[0]})")
     context.noise_scale = noise_scale
     context.noise_key = noise_key
+    context.least_gain = least_gain
     context.noiseless_gain = &noiseless_gain[0]
     return 0
 
@@ -1584,7 +1593,8 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                             Py_ssize_t max_cat_to_onehot=0,
                             double noise_scale=0.0,
                             uint64_t noise_key=0,
-                            double[::1] noiseless_gain=None):
+                            double[::1] noiseless_gain=None,
+                            double least_gain=0.0):
     """Sparse top-k split search (GBDT-MO Algorithms 5 and 6). Same arguments,
     outputs, thresholds, missing-value handling, constraints and tie-breaking as
     find_best_splits (random_bins, categorical features and random_strength's
@@ -1627,14 +1637,15 @@ def find_best_sparse_splits(const HIST_t[:, :, ::1] hist,
                                 min_data_per_group=min_data_per_group,
                                 max_cat_threshold=max_cat_threshold,
                                 max_cat_to_onehot=max_cat_to_onehot, noise_scale=noise_scale,
-                                noise_key=noise_key, noiseless_gain=noiseless_gain)
+                                noise_key=noise_key, noiseless_gain=noiseless_gain,
+                                least_gain=least_gain)
     cdef SplitContext context = _context(parent, n_outputs, hess_width, hess_constant,
                                          lambda_l2, lambda_l1, min_samples_leaf,
                                          min_child_weight, top_k, restricted)
     _set_categorical(&context, hist, categorical,
                      category_rules(cat_smooth, cat_l2, min_data_per_group, max_cat_threshold,
                                     max_cat_to_onehot), category_order)
-    _set_noise(&context, hist, noise_scale, noise_key, noiseless_gain)
+    _set_noise(&context, hist, noise_scale, noise_key, noiseless_gain, least_gain)
     cdef const int* random = _random_bins(random_bins, hist, features, n_bins_non_missing, categorical)
     with nogil:
         search_features(&context, &hist[0, 0, 0], hist.shape[1], &features[0],

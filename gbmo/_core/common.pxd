@@ -37,6 +37,12 @@ cdef inline uint64_t splitmix(uint64_t x) noexcept nogil:
     return x ^ (x >> 31)
 
 
+cdef inline uint64_t counter_draw(uint64_t key, uint64_t counter) noexcept nogil:
+    """The draw number counter of a stream keyed by key: splitmix64's step
+    (the golden ratio's 64 bits) counter + 1 times from the key, hashed."""
+    return splitmix(key + (counter + 1) * <uint64_t>0x9E3779B97F4A7C15)
+
+
 cdef inline double soft_threshold(double gradient, double lambda_l1) noexcept nogil:
     """A gradient sum moved toward 0 by lambda_l1, and 0 within it: the L1
     penalty's form of G in every leaf value and score."""
