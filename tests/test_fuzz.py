@@ -284,6 +284,8 @@ def training_cases(draw):
         params["boosting"] = "rf"
     if params["growth"] != "symmetric":
         params["extra_trees"] = draw(st.sampled_from([False, False, True]))
+    if objective != "sparse_labels":  # a sparse Y refuses the noise
+        params["random_strength"] = draw(st.sampled_from([0.0, 0.0, 0.0, 1.0, 50.0]))
     params["colsample_bytree"] = draw(st.sampled_from([1.0, 1.0, 0.5]))
     params["colsample_bynode"] = draw(st.sampled_from([1.0, 1.0, 0.3]))
     if params.get("boosting") == "rf" and max(params["subsample"], params["colsample_bytree"],
