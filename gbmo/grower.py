@@ -847,10 +847,11 @@ class TreeGrower:
             self._release(node)
 
     def _noisy(self, total, level):
-        """random_strength on a level's summed gains: each candidate that
-        gains, plus the noise the searches add (see _split.SplitContext),
-        from the level's summed parent scores and its first node's key;
-        the others at -inf (the first on ties: the plain argmax)."""
+        """random_strength on a level's summed gains: each candidate whose
+        sum the level's split would keep (above 0 and min_gain per output),
+        plus the noise the searches add (see _split.SplitContext), from the
+        level's summed parent scores and its first node's key; the others
+        at -inf."""
         noise = np.empty_like(total)
         fill_noise_table(node_noise_key(self._seed(), level[0].id), noise)
         parent_score = max(float(self._scores(np.array([node.sums for node in level]),

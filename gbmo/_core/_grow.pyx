@@ -143,8 +143,8 @@ cdef bint new_search(Search* s, Py_ssize_t n_all_features, Py_ssize_t n_features
     s.searched = <unsigned char*> malloc(n_all_features * sizeof(unsigned char))
     s.category_order = <int*> malloc(max(order_size, 1) * sizeof(int))
     return not (s.split_gain == NULL or s.noiseless_gain == NULL or s.split_bin == NULL
-                or s.split_missing_left == NULL or s.shrunk_parent == NULL or s.draws == NULL or s.sorted_draws == NULL
-                or s.chosen == NULL or s.node_features == NULL or s.allowed == NULL
+                or s.split_missing_left == NULL or s.shrunk_parent == NULL or s.draws == NULL
+                or s.sorted_draws == NULL or s.chosen == NULL or s.node_features == NULL or s.allowed == NULL
                 or s.allowed_bits == NULL or s.random_bins == NULL or s.searched == NULL
                 or s.category_order == NULL)
 
