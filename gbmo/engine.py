@@ -735,12 +735,13 @@ class _Trainer:
         if strength == 0.0:
             return 0.0
         rounds = len(self.booster.trees) // self.booster.trees_per_round
+        steps = self.params["learning_rate"] * rounds
         n_rows = self.train_set.n_rows
-        # the share n / (n + e^x) is below the cutoff where x exceeds this
-        # (which also keeps exp from overflowing)
-        if self.params["learning_rate"] * rounds > math.log(n_rows / NOISE_SHARE_CUTOFF):
+        # the share n / (n + e^steps) is below the cutoff where steps exceed
+        # this (which also keeps exp from overflowing)
+        if steps > math.log(n_rows / NOISE_SHARE_CUTOFF):
             return 0.0
-        return strength * n_rows / (n_rows + math.exp(self.params["learning_rate"] * rounds))
+        return strength * n_rows / (n_rows + math.exp(steps))
 
     def _goss(self, iteration, grad, hess, update):
         """The round's GOSS sample in row_sample (None, every row, while

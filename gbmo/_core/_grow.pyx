@@ -39,10 +39,17 @@ from ..parallel import PARALLEL_MIN_WORK
 cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
 
 
+cdef inline uint64_t tree_key(uint64_t tree_seed, uint64_t purpose) noexcept nogil:
+    """A key of the tree's draws for one purpose (a node's stream, or its
+    noise), hashed rather than summed so that nearby purposes do not share
+    shifted draws."""
+    return splitmix(tree_seed ^ splitmix(purpose))
+
+
 cdef void fill_node_draws(uint64_t tree_seed, Py_ssize_t node, Py_ssize_t stream,
                           Py_ssize_t n, uint64_t* out) noexcept nogil:
     """node_draws into out."""
-    cdef uint64_t key = splitmix(tree_seed ^ splitmix(<uint64_t>node * 2 + <uint64_t>stream))
+    cdef uint64_t key = tree_key(tree_seed, <uint64_t>node * 2 + <uint64_t>stream)
     cdef Py_ssize_t i
     for i in range(n):
         out[i] = counter_draw(key, <uint64_t>i)
@@ -51,7 +58,7 @@ cdef void fill_node_draws(uint64_t tree_seed, Py_ssize_t node, Py_ssize_t stream
 cdef inline uint64_t noise_key_of(uint64_t tree_seed, Py_ssize_t node) noexcept nogil:
     """node_noise_key. The node's complement keeps its keys apart from
     node_draws' counters (node * 2 + stream)."""
-    return splitmix(tree_seed ^ splitmix(~(<uint64_t>node)))
+    return tree_key(tree_seed, ~(<uint64_t>node))
 
 
 def node_noise_key(uint64_t tree_seed, Py_ssize_t node_id):
