@@ -28,8 +28,9 @@ from ._core._grow import (grow_best_first, immutable_copy, node_bound, node_draw
                           node_noise_key)
 from ._core._partition import split_rows
 from ._core._sparse import build_sparse_histograms
-from ._core._split import (fill_noise_table, find_best_sparse_splits, find_best_splits,
-                           node_values, select_top_k, select_top_k_shared, split_gain_table)
+from ._core._split import (find_best_sparse_splits, find_best_splits, node_values,
+                           noisy_level_scores, select_top_k, select_top_k_shared,
+                           split_gain_table)
 from ._core._tree_arrays import tree_arrays
 from .parallel import threads_for
 from .tree import Tree
@@ -847,20 +848,16 @@ class TreeGrower:
             self._release(node)
 
     def _noisy(self, total, level):
-        """random_strength on a level's summed gains: each candidate whose
-        sum the level's split would keep (above 0 and min_gain per output),
-        plus the noise the searches add (see _split.SplitContext), from the
-        level's summed parent scores and its first node's key; the others
-        at -inf."""
-        noise = np.empty_like(total)
-        fill_noise_table(node_noise_key(self._seed(), level[0].id), noise)
-        parent_score = max(float(self._scores(np.array([node.sums for node in level]),
-                                              _NO_EXTRA_L2, None, None).sum()), 0.0)
-        # as the level's split is kept: a positive gain above min_gain per output
-        gains = (total > 0) & (total > self.params["min_gain"] * self.n_outputs)
-        spread = self.noise_scale * np.sqrt(2.0 * total + parent_score, where=gains,
-                                            out=np.zeros_like(total))
-        return np.where(gains, total + spread * noise, -np.inf)
+        """random_strength on a level's summed gains: each candidate that the
+        level's split would keep (a gain above min_gain per output) with the
+        noise the searches add, from the level's summed parent scores and its
+        first node's key; the others at -inf."""
+        scores = np.empty_like(total)
+        parent_score = float(self._scores(np.array([node.sums for node in level]),
+                                          _NO_EXTRA_L2, None, None).sum())
+        noisy_level_scores(node_noise_key(self._seed(), level[0].id), total, self.noise_scale,
+                           parent_score, self.params["min_gain"] * self.n_outputs, scores)
+        return scores
 
     def _seed(self):
         """The tree's seed for its nodes' draws, 0 when it drew none (the

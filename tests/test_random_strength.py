@@ -11,7 +11,7 @@ import pytest
 
 import gbmo
 from gbmo._core._grow import node_noise_key
-from gbmo._core._split import fill_noise_table, find_best_sparse_splits, find_best_splits
+from gbmo._core._split import find_best_sparse_splits, find_best_splits, noisy_level_scores
 
 pytest.register_assert_rewrite("split_reference")
 from split_reference import (  # noqa: E402
@@ -37,10 +37,17 @@ def reference_noise(key, feature, threshold, missing_left):
     return (quarters / 65536 - 2.0) * math.sqrt(3.0)
 
 
-def test_noise_table_is_the_documented_draw_and_about_standard_normal():
+def _draws(key, shape):
+    """The raw draws of a table of candidates: scores of gain 0 whose spread
+    is 1 (parent score 1, scale 1), every candidate competing."""
+    table = np.empty(shape)
+    noisy_level_scores(key, np.zeros(shape), 1.0, 1.0, -1.0, table)
+    return table
+
+
+def test_noise_draws_are_the_documented_draw_and_about_standard_normal():
     key = node_noise_key(12345, 7)
-    table = np.empty((40, 255, 2))
-    fill_noise_table(key, table)
+    table = _draws(key, (40, 255, 2))
     for f, t, m in [(0, 0, 0), (3, 17, 1), (39, 254, 1), (12, 100, 0)]:
         assert table[f, t, m] == pytest.approx(reference_noise(key, f, t, m), abs=1e-12)
     draws = table.ravel()  # 20,400 draws
@@ -48,9 +55,28 @@ def test_noise_table_is_the_documented_draw_and_about_standard_normal():
     assert np.abs(draws).max() <= 2 * math.sqrt(3.0)
     # nearby candidates are not correlated
     assert abs(np.corrcoef(table[:, :-1, 0].ravel(), table[:, 1:, 0].ravel())[0, 1]) < 0.05
-    other = np.empty_like(table)
-    fill_noise_table(node_noise_key(12345, 8), other)
+    other = _draws(node_noise_key(12345, 8), table.shape)
     assert abs(np.corrcoef(draws, other.ravel())[0, 1]) < 0.05
+
+
+@pytest.mark.parametrize("parent_score", [3.0, -2.0])
+def test_level_scores_add_the_spread_noise_above_the_least_gain(parent_score):
+    rng = np.random.default_rng(5)
+    gains = rng.uniform(-1.0, 4.0, size=(6, 9, 2))
+    gains[0, 0, 0] = 1.5  # exactly the least gain: does not compete
+    key, scale, least_gain = node_noise_key(3, 11), 0.7, 1.5
+    scores = np.empty_like(gains)
+    noisy_level_scores(key, gains, scale, parent_score, least_gain, scores)
+    for (f, t, m), gain in np.ndenumerate(gains):
+        if gain <= least_gain:
+            assert scores[f, t, m] == -np.inf
+            continue
+        # a negative parent score counts as 0, as in the searches
+        spread = scale * math.sqrt(2 * gain + max(parent_score, 0.0))
+        assert scores[f, t, m] == pytest.approx(gain + spread * reference_noise(key, f, t, m),
+                                                rel=1e-12)
+    with pytest.raises(ValueError, match="both be"):
+        noisy_level_scores(key, gains, scale, parent_score, least_gain, np.empty((6, 9, 3)))
 
 
 def _search(hist, n_bins, parent, d, top_k, restricted, outputs, **noise):

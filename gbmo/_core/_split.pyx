@@ -391,6 +391,14 @@ cdef inline double split_noise(uint64_t key, uint64_t counter) noexcept nogil:
     return (total / SIXTEEN_BITS - 2.0) * ROOT_3
 
 
+cdef inline double noise_spread_squared(double noise_scale, double gain,
+                                        double parent_score) noexcept nogil:
+    """The variance of the noise on a candidate of this gain (the node's
+    score parent_score): CatBoost's noise on its score's square root,
+    carried to first order to the gain (see SplitContext)."""
+    return noise_scale * noise_scale * (2.0 * gain + max(parent_score, 0.0))
+
+
 cdef inline void consider(const SplitContext* c, double gain, int position,
                           unsigned char side, double left_count, Candidate* best) noexcept nogil:
     """Keeps the candidate in best when its score beats best's: its gain,
@@ -405,8 +413,7 @@ cdef inline void consider(const SplitContext* c, double gain, int position,
         # lift to best.score is dropped on squares: a square root and a draw
         # per candidate paced the scan
         margin = best.score - gain
-        spread_squared = (c.noise_scale * c.noise_scale
-                          * (2.0 * gain + max(c.parent_score, 0.0)))
+        spread_squared = noise_spread_squared(c.noise_scale, gain, c.parent_score)
         if margin > 0.0 and margin * margin >= 12.0 * spread_squared:
             return
         candidate_score = gain + sqrt(spread_squared) * split_noise(
@@ -1413,20 +1420,30 @@ cdef int _set_noise(SplitContext* context, const HIST_t[:, :, ::1] hist, double 
     return 0
 
 
-def fill_noise_table(uint64_t noise_key, double[:, :, ::1] out):
-    """out[f, t, m] = the noise draw of the threshold candidate (feature f,
-    "bins <= t go left", missing left iff m) under noise_key, as the
-    searches draw it (split_noise): symmetric growth adds it to the level's
-    summed gains."""
+def noisy_level_scores(uint64_t noise_key, const double[:, :, ::1] gains, double noise_scale,
+                       double parent_score, double least_gain, double[:, :, ::1] out):
+    """out[f, t, m] = what the threshold candidate (feature f, "bins <= t go
+    left", missing left iff m) of gain gains[f, t, m] competes with under
+    random_strength, as the searches score it (consider): its gain plus
+    noise, drawn under noise_key, when the gain exceeds least_gain, else
+    -inf. Symmetric growth scores its level's summed gains so."""
     cdef Py_ssize_t f, t, m
-    if out.shape[2] != 2:
-        raise ValueError(f"out must be (features, thresholds, 2), got last axis {out.shape[2]}")
+    cdef double gain
+    if out.shape[2] != 2 or tuple(gains.shape) != tuple(out.shape):
+        raise ValueError(f"gains and out must both be (features, thresholds, 2), got "
+                         f"{tuple(gains.shape)[:3]} and {tuple(out.shape)[:3]}")
     with nogil:
         for f in range(out.shape[0]):
             for t in range(out.shape[1]):
                 for m in range(2):
-                    out[f, t, m] = split_noise(noise_key, noise_base(f, NOISE_THRESHOLD, 0)
-                                               | (<uint64_t>t << 1) | <uint64_t>m)
+                    gain = gains[f, t, m]
+                    if not gain > least_gain:
+                        out[f, t, m] = -INFINITY
+                        continue
+                    out[f, t, m] = gain + sqrt(noise_spread_squared(
+                        noise_scale, gain, parent_score)) * split_noise(
+                            noise_key, noise_base(f, NOISE_THRESHOLD, 0)
+                            | (<uint64_t>t << 1) | <uint64_t>m)
 
 
 cdef const int* _random_bins(const int[::1] random_bins, const HIST_t[:, :, ::1] hist,
