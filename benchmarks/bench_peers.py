@@ -28,6 +28,8 @@ y = tanh(X[:, :20] W) + noise; (b) classification, 50 features, 10 classes.
   same as the default on regression, whose hessians are the rows' weights).
 - gbmo_noise (not run by default): gbmo with random_strength=2, noise on
   each candidate split's score as CatBoost adds it (fading with the rounds).
+- gbmo_symmetric_noise (not run by default): gbmo_symmetric with
+  random_strength=1, CatBoost's default noise on its own tree shape.
 - gbmo_ova and lightgbm_ova (not run by default, classification only): the
   multiclassova objective, a sigmoid per class; gbmo in one vector-leaf
   tree a round, LightGBM in a tree per class.
@@ -158,6 +160,13 @@ def fit_gbmo_symmetric(case, data, max_rounds, patience, threads):
                     {"growth": "symmetric", "max_depth": 6, "max_leaves": 64})
 
 
+def fit_gbmo_symmetric_noise(case, data, max_rounds, patience, threads):
+    """gbmo's symmetric trees with random_strength 1, CatBoost's default noise."""
+    return fit_gbmo(case, data, max_rounds, patience, threads,
+                    {"growth": "symmetric", "max_depth": 6, "max_leaves": 64,
+                     "random_strength": 1.0})
+
+
 def fit_gbmo_l2(case, data, max_rounds, patience, threads):
     """gbmo scoring splits with CatBoost's L2 score (rows in place of hessians)."""
     return fit_gbmo(case, data, max_rounds, patience, threads, {"score_function": "L2"})
@@ -203,7 +212,7 @@ FITTERS = {"gbmo": fit_gbmo, "gbmo_symmetric": fit_gbmo_symmetric, "gbmo_goss": 
            "catboost": fit_catboost, "sklearn": fit_sklearn,
            "catboost_lossguide": fit_catboost_lossguide, "gbmo_ova": fit_gbmo_ova,
            "lightgbm_ova": fit_lightgbm_ova, "gbmo_l2": fit_gbmo_l2,
-           "gbmo_noise": fit_gbmo_noise}
+           "gbmo_noise": fit_gbmo_noise, "gbmo_symmetric_noise": fit_gbmo_symmetric_noise}
 DEFAULT_LIBRARIES = "gbmo,gbmo_symmetric,lightgbm,xgboost,catboost,sklearn"
 
 
