@@ -46,7 +46,10 @@ class Dataset:
 
     def __init__(self, X=None, Y=None, weight=None, feature_names=None, reference=None,
                  init_score=None, categorical_feature="auto", *, data=None, label=None,
-                 feature_name="auto", free_raw_data=True):
+                 feature_name="auto", free_raw_data=True, group=None):
+        if group is not None:  # LightGBM's query groups, for its ranking objectives
+            raise ValueError("Dataset(group=...) gives LightGBM's query groups for ranking: "
+                             "gbmo has no ranking objectives, so it takes no groups")
         X = one_of("X", X, "data", data)
         Y = one_of("Y", Y, "label", label)
         feature_names = one_of("feature_names", feature_names, "feature_name",

@@ -255,6 +255,16 @@ ALIASES = {
     "categorical_column": "categorical_feature",
     "categorical_features": "categorical_feature",
     "device": "device_type",
+    **dict.fromkeys(("min_sum_hessian", "min_hessian", "min_sum_hessian_per_leaf"),
+                    "min_child_weight"),
+    "num_classes": "num_class",
+    **dict.fromkeys(("num_leaf", "max_leaf", "max_leaf_nodes"), "max_leaves"),
+    "l2_regularization": "lambda_l2",
+    "nthreads": "n_threads",
+    **dict.fromkeys(("metrics", "metric_types"), "metric"),
+    **dict.fromkeys(("application", "app", "objective_type"), "objective"),
+    "sub_feature_bynode": "colsample_bynode",
+    "cat_column": "categorical_feature",
     # XGBoost's and CatBoost's names
     "multi_strategy": "tree_mode",
     "grow_policy": "growth",
@@ -267,6 +277,7 @@ ALIASES = {
     "border_count": "max_bins",
     "rsm": "colsample_bynode",
     "cat_features": "categorical_feature",
+    "booster": "boosting",
 }
 
 
@@ -324,15 +335,18 @@ _ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable,
                   "categorical_feature": _is_index}
 
 
-def _check_value(name, value, spec):
+def _check_value(name, value, spec, label=None):
+    """value checked against spec; errors name the parameter by label (the
+    key the user gave, default name)."""
+    label = label or repr(name)
     if spec.many and hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
         value = value.tolist()  # a numpy array of values
     if spec.many and isinstance(value, (list, tuple)):
-        return [_check_value(name, v, spec) for v in value]
+        return [_check_value(name, v, spec, label) for v in value]
     if value is None:
         if spec.allow_none:
             return None
-        raise ValueError(f"parameter {name!r} must not be None")
+        raise ValueError(f"parameter {label} must not be None")
     if name in _ALLOW_OBJECTS and _ALLOW_OBJECTS[name](value):
         return value
     if spec.kind is bool:
@@ -341,31 +355,33 @@ def _check_value(name, value, spec):
         if isinstance(value, str) and value.lower() in words:
             value = words[value.lower()]
         if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
-            raise TypeError(f"parameter {name!r} must be True or False (or 1 / 0, 'true' / "
+            raise TypeError(f"parameter {label} must be True or False (or 1 / 0, 'true' / "
                             f"'false'), got {value!r}")
         if spec.choices is not None and bool(value) not in spec.choices:
-            raise ValueError(f"parameter {name!r} = {bool(value)} is not taken: {spec.doc}")
+            raise ValueError(f"parameter {label} = {bool(value)} is not taken: {spec.doc}")
         return bool(value)
     if spec.kind is dict:
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            raise TypeError(f"parameter {name!r} must be a dict of keyword arguments, got {value!r}")
+            raise TypeError(f"parameter {label} must be a dict of keyword arguments, got {value!r}")
         return dict(value)
     if spec.kind is str:
         if not isinstance(value, str):
-            raise TypeError(f"parameter {name!r} must be a string, got {value!r}")
+            raise TypeError(f"parameter {label} must be a string, got {value!r}")
         if spec.choices is not None and value not in spec.choices:
             raise ValueError(
-                f"parameter {name!r} = {value!r} is not allowed; allowed: {', '.join(spec.choices)}"
+                f"parameter {label} = {value!r} is not allowed; allowed: {', '.join(spec.choices)}"
             )
         return value
     if spec.many and isinstance(value, (str, dict)):
-        raise TypeError(f"parameter {name!r} takes a list, got {value!r} (XGBoost's string "
+        raise TypeError(f"parameter {label} takes a list, got {value!r} (XGBoost's string "
                         "and dict forms are not taken: give the list itself)")
+    if isinstance(value, str):
+        value = _number_in_text(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"parameter {name!r} must be a number, got {value!r}")
+        raise TypeError(f"parameter {label} must be a number, got {value!r}")
     if spec.kind is int:
         if value != int(value):
-            raise ValueError(f"parameter {name!r} must be an integer, got {value!r}")
+            raise ValueError(f"parameter {label} must be an integer, got {value!r}")
         value = int(value)
     else:
         value = float(value)
@@ -373,10 +389,22 @@ def _check_value(name, value, spec):
     if too_low or value > spec.high or value != value:
         bracket = "(" if spec.low_open else "["
         raise ValueError(
-            f"parameter {name!r} = {value!r} is out of range; allowed: "
+            f"parameter {label} = {value!r} is out of range; allowed: "
             f"{bracket}{spec.low}, {spec.high}]"
         )
     return value
+
+
+def _number_in_text(text):
+    """A number given as text ("0.1", as LightGBM takes it, which passes its
+    parameters on as text), else the text unchanged."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
 
 
 # The objectives of gbmo-losses, the plugin distribution in gbmo's repository
@@ -385,12 +413,22 @@ GBMO_LOSSES_OBJECTIVES = ("huber", "fair", "quantile", "l1", "mape", "poisson", 
                           "gamma", "focal")
 
 
+# LightGBM's, XGBoost's and CatBoost's ranking objectives, refused by name
+RANKING_OBJECTIVES = ("lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart",
+                      "xendcg_mart", "rank:pairwise", "rank:ndcg", "rank:map", "YetiRank",
+                      "YetiRankPairwise", "PairLogit", "PairLogitPairwise", "QueryRMSE",
+                      "QuerySoftMax", "QueryCrossEntropy")
+
+
 def _check_names(resolved):
     from .metrics import canonical_metric, is_known, unknown_metric_message
     from .registry import ENSEMBLERS, LOSSES
 
     objective = resolved["objective"]
     if isinstance(objective, str) and objective not in LOSSES:
+        if objective in RANKING_OBJECTIVES:
+            raise ValueError(f"objective {objective!r} ranks rows within groups: gbmo has no "
+                             "ranking objectives; its objectives are " + ", ".join(LOSSES.names()))
         if objective in GBMO_LOSSES_OBJECTIVES:
             raise ValueError(
                 f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, which "
@@ -472,6 +510,34 @@ _LIGHTGBM_NOT_TAKEN = {
 }
 
 
+# LightGBM settings that steer how LightGBM works (its memory, loading,
+# threads across machines, snapshots), not what it learns: taken and left
+# unused, so that a LightGBM user's params run unchanged. Each maps to the
+# values that leave its model as gbmo's would (None: any value).
+_LIGHTGBM_WITHOUT_EFFECT = {
+    **dict.fromkeys(("tree_learner", "tree", "tree_type", "tree_learner_type",
+                     "histogram_pool_size", "hist_pool_size", "enable_bundle",
+                     "is_enable_bundle", "bundle", "max_conflict_rate", "is_enable_sparse",
+                     "is_sparse", "enable_sparse", "sparse", "two_round", "two_round_loading",
+                     "use_two_round_loading", "precise_float_parser", "snapshot_freq",
+                     "save_period", "num_grad_quant_bins", "quant_train_renew_leaf",
+                     "stochastic_rounding", "num_machines", "num_machine"), None),
+    # quantized gradients would change the model: gbmo does not quantize
+    "use_quantized_grad": (False, "false", 0),
+}
+
+
+def _drop_settings_without_effect(unknown):
+    """Takes LightGBM's settings without effect on gbmo's model out of
+    unknown, refusing a value that would have one."""
+    for key in [key for key in unknown if key in _LIGHTGBM_WITHOUT_EFFECT]:
+        value, allowed = unknown.pop(key), _LIGHTGBM_WITHOUT_EFFECT[key]
+        if allowed is not None and value not in allowed:
+            raise ValueError(f"parameter {key!r} = {value!r} is LightGBM's, and gbmo does not "
+                             f"take it: gbmo's histograms sum the gradients as they are "
+                             f"(allowed: False)")
+
+
 def _fold_objective_keywords(resolved, unknown):
     """Names that are no parameter of gbmo's but a keyword of the objective's
     (LightGBM's top-level alpha of quantile) become its objective_params, as
@@ -540,16 +606,23 @@ def split_controls(params):
     checked where they are used; a control given twice is refused."""
     if not isinstance(params, dict):
         return params, {}
-    rest, controls = {}, {}
+    rest, controls, given_as = {}, {}, {}
     for key, value in params.items():
         name = CONTROL_ALIASES.get(key)
         if name is None:
             rest[key] = value
-        elif name in controls:
-            raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
-        else:
-            controls[name] = value
+            continue
+        _refuse_twice(name, given_as, key)
+        controls[name] = value
     return rest, controls
+
+
+def _refuse_twice(name, given_as, key):
+    """Records that key gave parameter name; refuses a second key for it."""
+    if name in given_as:
+        raise ValueError(f"parameter {name!r} is given twice, as {given_as[name]!r} and as "
+                         f"{key!r}: give it once")
+    given_as[name] = key
 
 
 # gbmo's split gain is the loss reduction, obj(parent) - obj(left) - obj(right)
@@ -638,6 +711,7 @@ _VALUE_ALIASES = {
                     "Depthwise": "depthwise", "Lossguide": "bestfirst"},
     "verbose": {False: 0, True: 1},
     **dict.fromkeys(("boosting", "boosting_type", "boost"), {"random_forest": "rf"}),
+    "booster": {"gbtree": "gbdt"},  # XGBoost's; its "dart" is gbmo's too
 }
 
 
@@ -666,7 +740,8 @@ def checked_value(key, value):
         value = _VALUE_ALIASES.get(key, {}).get(value, value)
     if name == "metric":
         value = metric_list(value)
-    value = _check_value(name, value, PARAMS[name])
+    label = repr(name) if key == name else f"{key!r} (gbmo's {name!r})"
+    value = _check_value(name, value, PARAMS[name], label)
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 
 
@@ -676,19 +751,19 @@ def resolve_params(params):
         params = {}
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    resolved, unknown = {}, {}
+    resolved, unknown, given_as = {}, {}, {}
     for key, value in params.items():
         name = ALIASES.get(key, key)
         if name not in PARAMS:
             unknown[key] = value
             continue
-        if name in resolved:
-            raise ValueError(f"parameter {name!r} is given twice (as {key!r} and an alias)")
+        _refuse_twice(name, given_as, key)
         resolved[name] = checked_value(key, value)[1]
     if "objective" in resolved:
         resolved["objective"] = canonical_objective(resolved["objective"])
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
+    _drop_settings_without_effect(unknown)
     _fold_objective_keywords(resolved, unknown)
     _check_names(resolved)
     _fold_positive_weights(resolved)

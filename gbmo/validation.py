@@ -1,5 +1,6 @@
 """Checks of user arrays at the boundary, before any work is done."""
 import numbers
+import os
 import sys
 
 import numpy as np
@@ -115,6 +116,10 @@ def check_features(X, name="X"):
     scipy sparse matrices and arrays stay sparse (see check_sparse_features).
     """
     feature_names = None
+    if isinstance(X, (str, os.PathLike)):  # LightGBM's Dataset reads files
+        raise TypeError(f"{name} is a path ({str(X)!r}): gbmo takes arrays, not files; load the "
+                        "file first (numpy.loadtxt, pandas.read_csv) or train from a CSV file "
+                        "on the command line (gbmo train)")
     if is_scipy_sparse(X):
         return check_sparse_features(X, name), None
     if is_dataframe(X):

@@ -101,9 +101,35 @@ def test_wrong_parameter_type():
         _train({"max_leaves": "many"})
 
 
-def test_alias_given_twice():
-    with pytest.raises(ValueError, match="given twice"):
+def test_alias_given_twice_names_both_keys():
+    with pytest.raises(ValueError, match="'max_leaves' is given twice, as 'num_leaves' and as "
+                                         "'max_leaves'"):
         _train({"num_leaves": 5, "max_leaves": 6})
+    with pytest.raises(ValueError, match="'num_iterations' is given twice, as 'num_trees' and "
+                                         "as 'n_estimators'"):
+        _train({"num_trees": 5, "n_estimators": 6})
+
+
+def test_an_out_of_range_value_names_the_key_the_user_gave():
+    with pytest.raises(ValueError, match=r"'max_bin' \(gbmo's 'max_bins'\) = 511 is out of "
+                                         r"range; allowed: \[2, 255\]"):
+        _train({"max_bin": 511})
+    with pytest.raises(ValueError, match=r"parameter 'max_bins' = 1 is out of range"):
+        _train({"max_bins": 1})
+
+
+def test_numbers_given_as_text_are_read_as_lightgbm_reads_them():
+    from gbmo.params import resolve_params
+
+    resolved = resolve_params({"learning_rate": "0.05", "num_leaves": "7", "lambda_l2": "1e-3"})
+    assert (resolved["learning_rate"], resolved["max_leaves"], resolved["lambda_l2"]) == (
+        0.05, 7, 0.001)
+    assert isinstance(resolved["max_leaves"], int)
+    with pytest.raises(ValueError, match="'num_leaves' \\(gbmo's 'max_leaves'\\) must be an "
+                                         "integer, got 7.5"):
+        resolve_params({"num_leaves": "7.5"})
+    with pytest.raises(ValueError, match="'learning_rate' = nan is out of range"):
+        resolve_params({"learning_rate": "nan"})
 
 
 def test_softmax_rejects_non_integer_labels():
@@ -318,6 +344,17 @@ def test_an_object_column_of_numbers_is_taken_as_numbers():
     # CatBoost's
     ("depth", "max_depth", 4), ("border_count", "max_bins", 64), ("rsm", "colsample_bynode", 0.5),
     ("cat_features", "categorical_feature", [1]),
+    # LightGBM's less common aliases
+    ("min_sum_hessian", "min_child_weight", 0.5), ("min_hessian", "min_child_weight", 0.5),
+    ("min_sum_hessian_per_leaf", "min_child_weight", 0.5), ("num_classes", "num_class", 4),
+    ("num_leaf", "max_leaves", 9), ("max_leaf", "max_leaves", 9),
+    ("max_leaf_nodes", "max_leaves", 9), ("l2_regularization", "lambda_l2", 3.0),
+    ("nthreads", "n_threads", 1), ("metrics", "metric", "mae"), ("metric_types", "metric", "mae"),
+    ("application", "objective", "softmax"), ("app", "objective", "softmax"),
+    ("objective_type", "objective", "softmax"), ("sub_feature_bynode", "colsample_bynode", 0.5),
+    ("cat_column", "categorical_feature", [1]),
+    # XGBoost's booster
+    ("booster", "boosting", "dart"),
 ])
 def test_lightgbm_parameter_names_set_gbmo_s(alias, name, value):
     from gbmo.params import resolve_params
@@ -355,3 +392,57 @@ def test_catboost_s_iterations_and_od_wait_control_train():
     stopped = gbmo.train({"verbosity": -1, "od_wait": 2}, gbmo.Dataset(X, y), 50,
                          valid_sets=[valid])
     assert stopped.current_iteration() < 50
+
+
+def test_xgboost_s_gbtree_booster_is_gbmo_s_gbdt_and_gblinear_is_refused():
+    from gbmo.params import resolve_params
+
+    assert resolve_params({"booster": "gbtree"})["boosting"] == "gbdt"
+    with pytest.raises(ValueError, match=r"'booster' \(gbmo's 'boosting'\) = 'gblinear' is not "
+                                         "allowed; allowed: gbdt, dart, goss, rf"):
+        resolve_params({"booster": "gblinear"})
+
+
+def test_focal_s_gamma_stays_the_objective_s():
+    pytest.importorskip("gbmo_losses")
+    from gbmo.params import resolve_params
+
+    resolved = resolve_params({"objective": "focal", "gamma": 1.0})
+    assert resolved["objective_params"] == {"gamma": 1.0} and resolved["min_gain"] == 0.0
+
+
+def test_lightgbm_settings_without_effect_on_the_model_are_taken_and_change_nothing():
+    X = np.random.default_rng(1).normal(size=(200, 3))
+    y = X[:, 0] + 0.1 * X[:, 1]
+    plain = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 5)
+    steered = gbmo.train({"verbosity": 0, "tree_learner": "serial", "histogram_pool_size": -1,
+                          "enable_bundle": False, "max_conflict_rate": 0.0,
+                          "is_enable_sparse": True, "two_round": True,
+                          "precise_float_parser": True, "snapshot_freq": -1,
+                          "use_quantized_grad": False},
+                         gbmo.Dataset(X, y), 5)
+    np.testing.assert_array_equal(plain.predict(X), steered.predict(X))
+    assert "tree_learner" not in steered.params
+
+
+def test_lightgbm_s_quantized_gradients_are_refused_with_the_reason():
+    with pytest.raises(ValueError, match="'use_quantized_grad' = True is LightGBM's, and gbmo "
+                                         "does not take it: .*allowed: False"):
+        _train({"use_quantized_grad": True})
+
+
+@pytest.mark.parametrize("objective", ["lambdarank", "rank_xendcg", "rank:ndcg", "YetiRank"])
+def test_ranking_objectives_are_refused_by_name(objective):
+    with pytest.raises(ValueError, match=f"objective '{objective}' ranks rows within groups: "
+                                         "gbmo has no ranking objectives"):
+        _train({"objective": objective})
+
+
+def test_dataset_refuses_lightgbm_s_query_groups_and_file_paths():
+    X = np.zeros((4, 2))
+    with pytest.raises(ValueError, match=r"Dataset\(group=...\) gives LightGBM's query groups "
+                                         "for ranking: gbmo has no ranking objectives"):
+        gbmo.Dataset(X, np.zeros(4), group=[2, 2])
+    with pytest.raises(TypeError, match="X is a path \\('train.csv'\\): gbmo takes arrays, "
+                                        "not files"):
+        gbmo.Dataset("train.csv", np.zeros(4))
