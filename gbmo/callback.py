@@ -113,13 +113,21 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     training set is never watched, wherever valid_sets lists it; when it is
     the only set, early stopping is off, with a warning, as in LightGBM.
     The arguments are in LightGBM's order; verbose prints, as LightGBM's,
-    when it starts and where the best round was."""
-    if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral) \
-            or stopping_rounds < 1:
-        raise ValueError(f"stopping_rounds must be an integer >= 1, got {stopping_rounds!r}")
-    if min_delta < 0:
-        raise ValueError(f"min_delta must be >= 0, got {min_delta!r}")
+    when it starts and where the best round was. As in LightGBM,
+    stopping_rounds <= 0 turns early stopping off, and min_delta may be a
+    list: one value for every metric, or a value per metric in the order the
+    metrics are evaluated, the same on every validation set."""
+    if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral):
+        raise ValueError(f"stopping_rounds must be an integer (<= 0: no early stopping), got "
+                         f"{stopping_rounds!r}")
+    deltas = list(min_delta) if isinstance(min_delta, (list, tuple)) else [min_delta]
+    if not all(isinstance(delta, numbers.Real) and delta >= 0 for delta in deltas):
+        raise ValueError(f"min_delta must be a number >= 0 or a list of them (one, or one per "
+                         f"metric), got {min_delta!r}")
+    if stopping_rounds <= 0:
+        return lambda env: None
     best = {}  # (data name, metric) -> (score, higher is better; iteration; value)
+    metric_delta = {}  # metric -> its min_delta
     logged = {}  # iteration -> its results as log_evaluation prints them, for best rounds
 
     def _report(headline, iteration):
@@ -143,13 +151,15 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
             return
         if env.iteration == env.begin_iteration and verbose:
             print(f"Training until validation scores don't improve for {stopping_rounds} rounds")
+        if env.iteration == env.begin_iteration:
+            metric_delta.update(_deltas_by_metric(deltas, watched))
         if first_metric_only:
             watched = [r for r in watched if r[1] == results[0][1]]
         for data, metric, value, higher_is_better, *_ in watched:
             if value != value:  # NaN: no output had a value this round, nothing to keep
                 continue
             score = value if higher_is_better else -value
-            if (data, metric) not in best or score > best[data, metric][0] + min_delta:
+            if (data, metric) not in best or score > best[data, metric][0] + metric_delta[metric]:
                 best[data, metric] = (score, env.iteration, value)
                 logged[env.iteration] = "\t".join(_shown(entry, True) for entry in results)
         for _, iteration, value in best.values():
@@ -164,6 +174,18 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     _callback.order = 30
     _callback.stops_early = True  # train refuses it with boosting="dart"
     return _callback
+
+
+def _deltas_by_metric(deltas, watched):
+    """{metric: its min_delta} from one delta for all or one per metric, in
+    the order the watched results first name them."""
+    metrics = list(dict.fromkeys(result[1] for result in watched))
+    if len(deltas) == 1:
+        return dict.fromkeys(metrics, deltas[0])
+    if len(deltas) != len(metrics):
+        raise ValueError(f"min_delta has {len(deltas)} values, but {len(metrics)} metrics are "
+                         f"evaluated ({', '.join(metrics)}): give one value, or one per metric")
+    return dict(zip(metrics, deltas))
 
 
 def reset_parameter(**kwargs):

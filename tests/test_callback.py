@@ -116,10 +116,43 @@ def test_verbosity_logs_every_round_without_log_callback(capsys):
 
 
 def test_bad_early_stopping_arguments():
-    with pytest.raises(ValueError, match="stopping_rounds"):
-        gbmo.early_stopping(0)
-    with pytest.raises(ValueError, match="min_delta"):
+    with pytest.raises(ValueError, match="stopping_rounds must be an integer"):
+        gbmo.early_stopping(2.5)
+    with pytest.raises(ValueError, match="min_delta must be a number >= 0"):
         gbmo.early_stopping(5, min_delta=-1)
+    with pytest.raises(ValueError, match="min_delta must be a number >= 0"):
+        gbmo.early_stopping(5, min_delta=[0.1, -1])
+
+
+@pytest.mark.parametrize("stopping_rounds", [0, -1])
+def test_early_stopping_without_rounds_is_off_as_in_lightgbm(stopping_rounds):
+    train, valid, X_valid, _ = _noisy_regression(4)
+    booster = gbmo.train(PARAMS, train, 40, valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(stopping_rounds, verbose=False)])
+    assert booster.num_trees == 40 and booster.best_iteration == 0
+
+
+def test_min_delta_per_metric_applies_each_to_its_metric():
+    """A list gives each metric its own margin (mae's alone stops sooner than
+    rmse's alone on this data); one value in a list serves every metric."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 5))
+    y = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(scale=0.5, size=1000)
+    train = gbmo.Dataset(X[:500], y[:500])
+    valid = train.create_valid(X[500:], y[500:])
+    params = {"verbosity": 0, "metric": ["rmse", "mae"], "max_leaves": 7}
+
+    def rounds(min_delta):
+        return gbmo.train(params, train, 300, valid_sets=[valid], callbacks=[
+            gbmo.early_stopping(10, verbose=False, min_delta=min_delta)]).num_trees
+
+    rmse_only, mae_only, both = rounds([0.01, 0.0]), rounds([0.0, 0.01]), rounds(0.01)
+    assert both == min(rmse_only, mae_only) and rmse_only != mae_only
+    assert rounds([0.01]) == both and rounds([0.0, 0.0]) == rounds(0.0) > max(rmse_only,
+                                                                              mae_only)
+    with pytest.raises(ValueError, match=r"min_delta has 3 values, but 2 metrics are evaluated "
+                                         r"\(rmse, mae\): give one value, or one per metric"):
+        rounds([0.1, 0.1, 0.1])
 
 
 def test_early_stopping_that_never_triggers_keeps_the_best_round():
