@@ -396,7 +396,8 @@ class Booster(JSONModel, TrainingRun):
             raise TypeError("predict takes the rows' features (an array, a DataFrame or a scipy "
                             "sparse matrix), not a Dataset: pass its X (dataset.X); LightGBM "
                             "refuses a Dataset too")
-        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories, self.n_features))
+        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories, self.n_features),
+                              allow_no_rows=True)
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
@@ -502,7 +503,7 @@ class Booster(JSONModel, TrainingRun):
         threads = self._walk_threads(n_threads, X, first, stop, work_per_walk=64)
         # CSR X is densified a block of rows at a time, which bounds the copy
         block = (max(1, DENSIFIED_VALUES // max(1, X.shape[1])) if hasattr(X, "tocsr")
-                 else X.shape[0])
+                 else max(1, X.shape[0]))
         for start in range(0, X.shape[0], block):
             rows = X[start:start + block]
             rows = rows.toarray() if hasattr(rows, "tocsr") else rows

@@ -79,7 +79,14 @@ def frame_with_codes(X):
     return X
 
 
-def check_sparse_features(X, name="X"):
+def _check_not_empty(X, name, allow_no_rows):
+    """Refuses X without features, or without rows unless allow_no_rows (a
+    prediction of no rows is empty, as LightGBM's; training needs rows)."""
+    if (X.shape[0] == 0 and not allow_no_rows) or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {X.shape}")
+
+
+def check_sparse_features(X, name="X", allow_no_rows=False):
     """A scipy sparse matrix or array as canonical CSR or CSC (sorted indices,
     no duplicates, indptr and indices of one integer dtype) of float32/float64.
     Other formats (COO, LIL, DOK, BSR, DIA) become CSR; the input is copied
@@ -93,8 +100,7 @@ def check_sparse_features(X, name="X"):
         raise TypeError(
             f"{name} has dtype {X.dtype}; gbmo takes numeric (int, float, bool) data only"
         )
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {X.shape}")
+    _check_not_empty(X, name, allow_no_rows)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     if X.indices.dtype != X.indptr.dtype:
@@ -107,7 +113,7 @@ def check_sparse_features(X, name="X"):
     return X
 
 
-def check_features(X, name="X"):
+def check_features(X, name="X", allow_no_rows=False):
     """X as a 2-D float32/float64 array (any memory order) plus its column names.
 
     pandas DataFrames of numeric and category columns keep their names; bool
@@ -121,7 +127,7 @@ def check_features(X, name="X"):
                         "file first (numpy.loadtxt, pandas.read_csv) or train from a CSV file "
                         "on the command line (gbmo train)")
     if is_scipy_sparse(X):
-        return check_sparse_features(X, name), None
+        return check_sparse_features(X, name, allow_no_rows), None
     if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
         check_dataframe_columns(X, name)
@@ -141,8 +147,7 @@ def check_features(X, name="X"):
         )
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {X.shape}")
+    _check_not_empty(X, name, allow_no_rows)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     return X, feature_names

@@ -583,3 +583,29 @@ def test_training_update_equals_prediction(objective, max_leaves, hist_cache, dt
     np.testing.assert_allclose(captured["train"],
                                reference_predict_raw(booster.trees, X.astype(np.float64), start),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("target", ["one", "two", "classes"])
+def test_no_rows_predict_empty_arrays_of_every_kind(target):
+    """As LightGBM, a prediction of no rows is empty (batched pipelines may
+    pass an empty batch), with the shape every kind of prediction has;
+    training still needs rows, and X still needs its features."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y, params, d = {"one": (X[:, 0], {}, None), "two": (X[:, :2], {}, 2),
+                    "classes": ((X[:, 0] > 0) + (X[:, 1] > 0).astype(int), {"objective": "softmax"},
+                                3)}[target]
+    booster = gbmo.train({"verbosity": 0, **params}, gbmo.Dataset(X, y), 3)
+    outputs = () if d is None else (d,)
+    for no_rows in (X[:0], sp.csr_matrix(X[:0])):
+        assert booster.predict(no_rows).shape == (0, *outputs)
+        assert booster.predict(no_rows, raw_score=True).shape == (0, *outputs)
+        assert booster.predict(no_rows, num_iteration=0).shape == (0, *outputs)
+        assert booster.predict(no_rows, pred_contrib=True).shape == (0, 4, *outputs)
+        assert booster.predict(no_rows, pred_leaf=True).shape == (0, 3)
+    with pytest.raises(ValueError, match="X has 2 features, but the model was trained on 3"):
+        booster.predict(X[:0, :2])
+    with pytest.raises(ValueError, match=r"X is empty: shape \(0, 3\)"):
+        gbmo.Dataset(X[:0], y[:0])
