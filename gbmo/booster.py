@@ -785,6 +785,11 @@ class Booster(JSONModel, TrainingRun):
                     isinstance(best_iteration, bool) or not isinstance(best_iteration, int)
                     or best_iteration < 1):
                 raise ModelFormatError("model field 'best_iteration' must be null or an integer >= 1")
+            if len(trees) % trees_per_round or (best_iteration or 0) * trees_per_round > len(trees):
+                raise ModelFormatError(
+                    f"model holds {len(trees)} trees, which is not whole rounds of "
+                    f"{trees_per_round} trees up to its best_iteration {best_iteration}: a file "
+                    "cut short or edited")
             importance = data.get("output_importance")
             if importance is not None:
                 importance = OutputImportance.from_dict(importance, n_features, n_outputs)

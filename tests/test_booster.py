@@ -78,6 +78,20 @@ def test_truncated_file(trained):
     assert "not valid JSON" in _load_error(text[: len(text) // 2])
 
 
+def test_trees_cut_below_the_best_round_or_mid_round_are_refused(trained):
+    data = _model(trained)
+    data["best_iteration"] = 10
+    gbmo.Booster(model_str=json.dumps(data))  # 12 trees hold round 10
+    data["trees"] = data["trees"][:9]
+    assert "holds 9 trees, which is not whole rounds of 1 trees up to its best_iteration 10" \
+        in _load_error(data)
+    rounds = json.loads(gbmo.train({"verbosity": 0, "tree_mode": "single_output"},
+                                   gbmo.Dataset(trained[1], trained[1][:, :2]), 3)
+                        .model_to_string())
+    rounds["trees"] = rounds["trees"][:5]
+    assert "holds 5 trees, which is not whole rounds of 2 trees" in _load_error(rounds)
+
+
 def test_not_a_gbmo_model():
     assert "format" in _load_error({"hello": 1})
 
