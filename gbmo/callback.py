@@ -8,7 +8,7 @@ import warnings
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
-from .metric_history import MetricHistory
+from .metric_history import PER_OUTPUT, MetricHistory
 
 
 class EvalResult(NamedTuple):
@@ -84,7 +84,9 @@ def log_evaluation(period=1, show_stdv=True):
 
 def record_evaluation(eval_result):
     """Fills the dict eval_result[data name][metric name] with one value per
-    round; in cv, as LightGBM's, [metric + "-mean"] and [metric + "-stdv"]."""
+    round, and for a multi-output metric [metric + "_per_output"] with the
+    outputs' values, as the booster's evals_result; in cv, as LightGBM's,
+    [metric + "-mean"] and [metric + "-stdv"]."""
     if not isinstance(eval_result, dict):
         raise TypeError("record_evaluation takes a dict")
     eval_result.clear()
@@ -96,8 +98,13 @@ def record_evaluation(eval_result):
             if len(entry) > 4:
                 history.setdefault(f"{metric}-mean", []).append(value)
                 history.setdefault(f"{metric}-stdv", []).append(entry[4])
-            else:
-                history.setdefault(metric, []).append(value)
+                continue
+            history.setdefault(metric, []).append(value)
+            # the booster recorded this round's per-output values beside it
+            per_output = getattr(env.model, "evals_result", {}).get(data, {}).get(
+                metric + PER_OUTPUT)
+            if per_output:
+                history.setdefault(metric + PER_OUTPUT, []).append(per_output[-1])
 
     _callback.order = 20
     return _callback

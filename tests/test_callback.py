@@ -473,3 +473,20 @@ def test_early_stopping_is_off_when_the_training_set_is_the_only_one():
         booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "min_gain": 50.0}, data, 30,
                              valid_sets=[data], callbacks=[gbmo.early_stopping(3, verbose=False)])
     assert booster.current_iteration() == 30 and booster.best_iteration == 0
+
+
+def test_record_evaluation_keeps_the_per_output_values_as_evals_result():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    Y = X[:, :2] * [1.0, 3.0] + 0.1 * rng.normal(size=(300, 2))
+    train = gbmo.Dataset(X[:200], Y[:200])
+    recorded = {}
+    booster = gbmo.train({"verbosity": 0, "metric": ["rmse", "mae"]}, train, 3,
+                         valid_sets=[train, train.create_valid(X[200:], Y[200:])],
+                         callbacks=[gbmo.record_evaluation(recorded)])
+    assert recorded == booster.evals_result
+    per_output = np.array(recorded["valid_1"]["rmse_per_output"])
+    assert per_output.shape == (3, 2) and np.all(per_output[:, 1] > per_output[:, 0])
+    # cv's records are the folds' means and deviations, as LightGBM's
+    gbmo.cv({"verbosity": 0}, train, 2, nfold=2, callbacks=[gbmo.record_evaluation(recorded)])
+    assert set(recorded["valid"]) == {"rmse-mean", "rmse-stdv"}
