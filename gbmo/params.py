@@ -633,9 +633,9 @@ _TWICE_GBMO_GAIN = ("min_split_gain", "min_gain_to_split", "min_split_loss")
 
 # Parameters read afresh every round or tree, which reset_parameter may change
 # between rounds; the others shape the binning, the buffers or the loss.
-RESETTABLE = ("learning_rate", "lambda_l1", "lambda_l2", "min_gain", "min_samples_leaf",
-              "min_child_weight", "subsample", "colsample_bytree", "colsample_bynode",
-              "drop_rate", "skip_drop", "top_rate", "other_rate")
+RESETTABLE = ("learning_rate", "max_leaves", "max_depth", "lambda_l1", "lambda_l2", "min_gain",
+              "min_samples_leaf", "min_child_weight", "subsample", "colsample_bytree",
+              "colsample_bynode", "drop_rate", "skip_drop", "top_rate", "other_rate")
 
 
 def check_resettable(key, caller):

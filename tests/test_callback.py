@@ -430,6 +430,20 @@ def test_reset_parameter_changes_the_learning_rate_every_round_as_lightgbm():
         assert np.abs(first_leaves).max() > 5 * np.abs(booster.trees[3].leaf_values).max()
 
 
+@pytest.mark.parametrize("growth", ["bestfirst", "depthwise"])
+def test_reset_parameter_changes_the_tree_size_every_round_as_lightgbm(growth):
+    """num_leaves and max_depth, which LightGBM's reset_parameter changes
+    too: each tree grows to its round's bound (the data have splits to spare)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    Y = np.sin(2 * X[:, :2]) + 0.1 * rng.normal(size=(2000, 2))
+    booster = gbmo.train({"verbosity": 0, "growth": growth, "max_depth": 6},
+                         gbmo.Dataset(X, Y), 4, callbacks=[gbmo.reset_parameter(
+                             num_leaves=[2, 3, 5, 16], max_depth=[6, 6, 2, 3])])
+    # round 3: five leaves, but two levels hold four; round 4: three levels, eight
+    assert [tree.n_leaves for tree in booster.trees] == [2, 3, 4, 8]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"max_bins": [63]}, "reset_parameter cannot change max_bins"),
     ({"no_such": [1]}, r"cannot change no_such \(unknown\)"),
