@@ -19,6 +19,7 @@ from .metric_history import MetricHistory
 from .losses import make_loss, with_class_count
 from .missing_values import as_read, reads_as_given
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
+from .params import ALIASES
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, Tree, TreeFormatError
@@ -35,6 +36,23 @@ DENSIFIED_VALUES = 2**22
 # pred_contrib walks recursively, a level a frame on an OpenMP thread's stack, and keeps
 # (depth + 2)(depth + 3) / 2 path steps of 32 bytes a thread (17 MB at 1024)
 MAX_CONTRIB_DEPTH = 1024
+
+
+def _threads_keyword(n_threads, kwargs):
+    """n_threads, or the one keyword of kwargs that names it (LightGBM's
+    predict takes num_threads among its **kwargs); other keywords refused."""
+    names = [key for key in kwargs if ALIASES.get(key) == "n_threads"]
+    others = [key for key in kwargs if key not in names]
+    if others:
+        raise TypeError(f"predict got unexpected keyword arguments {', '.join(others)}; it "
+                        "takes X (data), start_iteration, num_iteration, raw_score, pred_leaf, "
+                        "pred_contrib, n_threads (num_threads) and validate_features")
+    given = {"n_threads": n_threads} if n_threads is not None else {}
+    given.update((key, kwargs[key]) for key in names)
+    if len(given) > 1:
+        raise TypeError(f"predict's thread count is given more than once ({', '.join(given)}): "
+                        "give it once")
+    return next(iter(given.values()), None)
 
 
 class ModelFormatError(ValueError):
@@ -420,7 +438,7 @@ class Booster(JSONModel, TrainingRun):
 
     def predict(self, X=None, start_iteration=0, num_iteration=None, raw_score=False,
                 pred_leaf=False, pred_contrib=False, n_threads=None, *, data=None,
-                validate_features=False):
+                validate_features=False, **kwargs):
         """Predictions (n, d): raw scores, or the objective's transform of them
         (probabilities for softmax / sigmoid / multiclassova). (n,) instead when
         the model has one output and was trained on a 1-D target. The arguments are in
@@ -442,10 +460,12 @@ class Booster(JSONModel, TrainingRun):
         validate_features=True checks that a DataFrame's columns are the
         model's features by name and in order, as LightGBM's (without it they
         are taken by position; a model trained without names checks
-        nothing)."""
+        nothing). LightGBM's keyword num_threads (or an alias of n_threads)
+        gives n_threads."""
         X = one_of("X", X, "data", data)
         if X is None:
             raise ValueError("predict needs the features: X (or data, LightGBM's name)")
+        n_threads = _threads_keyword(n_threads, kwargs)
         if validate_features:
             self._check_feature_names(X)
         if pred_contrib and pred_leaf:

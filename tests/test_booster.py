@@ -262,3 +262,16 @@ def test_predict_transforms_on_its_own_thread_count(monkeypatch, objective, kern
     model.loss.n_threads = 4
     model.loss.transform(model.predict(X, raw_score=True))
     assert counts == [2, 1, 3, 4]
+
+
+def test_predict_takes_lightgbm_s_num_threads_and_refuses_other_keywords(trained):
+    booster, X = trained
+    np.testing.assert_array_equal(booster.predict(X, num_threads=1), booster.predict(X))
+    np.testing.assert_array_equal(booster.predict(X, nthread=2), booster.predict(X))
+    with pytest.raises(TypeError, match=r"thread count is given more than once \(n_threads, "
+                                        r"num_threads\): give it once"):
+        booster.predict(X, n_threads=1, num_threads=2)
+    with pytest.raises(TypeError, match="unexpected keyword arguments pred_early_stop; it takes"):
+        booster.predict(X, pred_early_stop=True)
+    with pytest.raises(ValueError, match="n_threads = 'many' is out of range"):
+        booster.predict(X, num_threads="many")
