@@ -14,7 +14,8 @@ from .engine import (_check_arguments, _load_init_model, _num_class_for, _Traine
                      _without_sparse_output_params)
 from .losses import ClassIndexTarget, make_loss
 from .metric_history import CVHistory
-from .params import RESETTABLE, keys_naming, resolve_params, split_controls
+from .params import (RESETTABLE, keys_naming, resolve_params, split_controls,
+                     with_dataset_params)
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid", "multiclassova")
 
@@ -154,7 +155,7 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     also records each fold's training rows as "train <metric>-mean" /
     "-stdv", which early stopping does not watch.
     """
-    raw_params, controls = split_controls(params)
+    raw_params, controls = split_controls(with_dataset_params(params, train_set))
     if metrics is not None and isinstance(raw_params, dict):
         aliases = keys_naming(raw_params, "metric")
         raw_params = {**{key: value for key, value in raw_params.items() if key not in aliases},

@@ -46,10 +46,14 @@ class Dataset:
 
     def __init__(self, X=None, Y=None, weight=None, feature_names=None, reference=None,
                  init_score=None, categorical_feature="auto", *, data=None, label=None,
-                 feature_name="auto", free_raw_data=True, group=None):
+                 feature_name="auto", free_raw_data=True, group=None, params=None):
         if group is not None:  # LightGBM's query groups, for its ranking objectives
             raise ValueError("Dataset(group=...) gives LightGBM's query groups for ranking: "
                              "gbmo has no ranking objectives, so it takes no groups")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"Dataset's params must be a dict of parameters, got "
+                            f"{type(params).__name__}")
+        self.params = dict(params or {})
         X = one_of("X", X, "data", data)
         Y = one_of("Y", Y, "label", label)
         feature_names = one_of("feature_names", feature_names, "feature_name",
@@ -215,6 +219,11 @@ class Dataset:
         """The feature names (f0, f1, ... when none were given), as LightGBM's method."""
         return self.feature_names or [f"f{i}" for i in range(self.n_features)]
 
+    def get_params(self):
+        """The parameters given with the Dataset (params=), as LightGBM's:
+        training takes them beneath its own."""
+        return dict(self.params)
+
     def create_valid(self, X=None, Y=None, weight=None, init_score=None, *, data=None,
                      label=None):
         return Dataset(X, one_of("Y", Y, "label", label), weight, data=data,
@@ -281,10 +290,10 @@ class Dataset:
         reference's), its categorical features as their ranks in
         category_order; bins again only when a binning parameter or the
         order changed. params: train's resolved parameters; None, as
-        LightGBM's construct(), bins with the defaults (train bins again
-        when its parameters bin otherwise)."""
+        LightGBM's construct(), bins with the Dataset's own params and the
+        defaults (train bins again when its parameters bin otherwise)."""
         if params is None:
-            params = resolve_params({})
+            params = resolve_params(self.params)
         by_feature = params["max_bins_by_feature"]
         binning = (params["max_bins"], params["bin_subsample"], params["seed"],
                    params["min_data_in_bin"], None if by_feature is None else tuple(by_feature),

@@ -29,7 +29,7 @@ from .missing_values import check_readable, reading
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
-                     split_controls)
+                     split_controls, with_dataset_params)
 from .thread_governor import thread_governor
 from .validation import check_init_score_outputs
 
@@ -882,7 +882,7 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     early_stopping_round (early_stopping_rounds, ...; with first_metric_only
     and early_stopping_min_delta), which adds an early_stopping callback.
     """
-    raw_params, controls = split_controls(params)
+    raw_params, controls = split_controls(with_dataset_params(params, train_set))
     params = resolve_params(_without_sparse_output_params(raw_params, train_set))
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,
                                                 params["verbosity"] > 0)
@@ -943,7 +943,7 @@ def start_run(booster, params, train_set):
     if is_sparse_labels(train_set.Y):
         raise ValueError("a sparse Y trains with gbmo.train or gbmo.cv, not a round at a "
                          "time")
-    raw_params, _ = split_controls(params)
+    raw_params, _ = split_controls(with_dataset_params(params, train_set))
     booster._trainer = _Trainer(resolve_params(raw_params), train_set, [], [], booster=booster)
 
 

@@ -647,6 +647,24 @@ def check_resettable(key, caller):
                          f"{', '.join(RESETTABLE)} (or their aliases)")
 
 
+def with_dataset_params(params, train_set):
+    """params over the training Dataset's own (LightGBM's Dataset(params=)):
+    a parameter that params give, under any of its names, replaces the
+    Dataset's. params unchanged when the Dataset has none (or params are not
+    a dict, which resolve_params refuses)."""
+    dataset_params = getattr(train_set, "params", None)
+    if not dataset_params or not (params is None or isinstance(params, dict)):
+        return params
+    params = params or {}
+
+    def canonical(key):
+        return CONTROL_ALIASES.get(key) or ALIASES.get(key, key)
+
+    given = {canonical(key) for key in params}
+    return {**{key: value for key, value in dataset_params.items()
+               if canonical(key) not in given}, **params}
+
+
 def keys_naming(params, name):
     """The keys of params that give parameter name: its own or an alias."""
     return [key for key in params if ALIASES.get(key, key) == name]
