@@ -38,8 +38,10 @@ class Dataset:
     recoded to the training set's categories.
 
     LightGBM's keywords work too: data for X, label for Y, feature_name for
-    feature_names ("auto": the DataFrame's), and free_raw_data, which changes
-    nothing (the raw X stays referenced until binned). A validation set made
+    feature_names ("auto": the DataFrame's), params (parameters that train,
+    cv and Booster(params, train_set) take beneath their own), free_raw_data,
+    which changes nothing (the raw X stays referenced until binned), and
+    group, which is refused (gbmo has no ranking objectives). A validation set made
     with reference= or create_valid, or given to train without either,
     takes the training set's bin edges.
     """
