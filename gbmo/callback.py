@@ -201,7 +201,7 @@ def reset_parameter(**kwargs):
     round of the run, or a function of the round (0 for the run's first)
     returning the value; e.g. learning_rate=lambda i: 0.1 * 0.99 ** i.
     Parameters read afresh every round or tree (params.RESETTABLE) only."""
-    from .params import ALIASES, check_resettable, checked_value
+    from .params import ALIASES, check_resettable, reset_value
 
     for key, schedule in kwargs.items():
         check_resettable(key, "reset_parameter")
@@ -220,7 +220,7 @@ def reset_parameter(**kwargs):
                                  "per round")
             else:
                 value = schedule[round_]
-            name, value = checked_value(key, value)
+            name, value = reset_value(key, value)
             env.params[name] = value
 
     _callback.order = 10

@@ -124,7 +124,9 @@ PARAMS = {
                              doc="fraction of the features each tree may split on"),
     "colsample_bynode": Spec(1.0, float, 0.0, 1.0, low_open=True,
                              doc="fraction of the tree's features each node may split on"),
-    "lambda_l2": Spec(1.0, float, 0.0, 1e300, doc="L2 penalty on leaf values (lambda)"),
+    "lambda_l2": Spec(None, float, 0.0, 1e300, allow_none=True,
+                      doc="L2 penalty on leaf values (lambda); None: 1.0, or 0.0 for "
+                          "boosting='rf' (see with_default_lambda_l2)"),
     "lambda_l1": Spec(0.0, float, 0.0, 1e300,
                       doc="L1 penalty on leaf values (alpha): every gradient sum is moved "
                           "toward 0 by it before leaf values and gains are computed"),
@@ -638,6 +640,15 @@ RESETTABLE = ("learning_rate", "max_leaves", "max_depth", "lambda_l1", "lambda_l
               "colsample_bynode", "drop_rate", "skip_drop", "top_rate", "other_rate")
 
 
+def reset_value(key, value):
+    """(gbmo's name, the checked value) of a parameter reset between rounds:
+    a value, not None, which resolve_params alone makes a default."""
+    name, value = checked_value(key, value)
+    if value is None:
+        raise ValueError(f"parameter {key!r} cannot be reset to None; give a value")
+    return name, value
+
+
 def check_resettable(key, caller):
     """Refuses a parameter (any of its names) that caller cannot change
     between rounds: those not in RESETTABLE."""
@@ -763,6 +774,15 @@ def checked_value(key, value):
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 
 
+def with_default_lambda_l2(params):
+    """params with lambda_l2 None made its default: 1.0, or 0.0 for a random
+    forest, whose leaves are the means of their rows' residuals (as
+    LightGBM's), which a penalty would shrink toward the start score."""
+    if params["lambda_l2"] is None:
+        params["lambda_l2"] = 0.0 if params["boosting"] == "rf" else 1.0
+    return params
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:
@@ -787,6 +807,7 @@ def resolve_params(params):
     _fold_positive_weights(resolved)
     if resolved["boosting"] == "goss":
         resolved.update(boosting="gbdt", data_sample_strategy="goss")
+    with_default_lambda_l2(resolved)
     if resolved["split"] != "dense" and resolved["top_k"] is None:
         raise ValueError(
             f"parameter 'top_k' is required with split={resolved['split']!r}: "

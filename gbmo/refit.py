@@ -28,12 +28,12 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     """A new Booster: booster's trees with their leaves refit (see the module)."""
     from .booster import Booster
     from .engine import _per_tree_gradients, leaf_values_from_rows
-    from .params import PARAMS
+    from .params import PARAMS, with_default_lambda_l2
     from .parallel import thread_count
 
-    params = {name: booster.params.get(name, PARAMS[name].default)
-              for name in ("learning_rate", "lambda_l2", "lambda_l1", "max_delta_step",
-                           "boosting", "ensembler")}
+    params = with_default_lambda_l2({name: booster.params.get(name, PARAMS[name].default)
+                                     for name in ("learning_rate", "lambda_l2", "lambda_l1",
+                                                  "max_delta_step", "boosting", "ensembler")})
     if isinstance(decay_rate, bool) or not isinstance(decay_rate, numbers.Real) \
             or not 0.0 <= decay_rate <= 1.0:
         raise ValueError(f"decay_rate must be a number in [0, 1], got {decay_rate!r}")

@@ -295,7 +295,7 @@ class _GBMOModel(BaseEstimator):
         max_leaves=31,
         max_depth=-1,
         max_bins=255,
-        lambda_l2=1.0,
+        lambda_l2=None,
         lambda_l1=0.0,
         min_samples_leaf=20,
         min_child_weight=1e-3,

@@ -142,13 +142,13 @@ class TrainingRun:
         """Changes parameters for the rounds to come, as LightGBM's
         Booster.reset_parameter: those read afresh every round
         (params.RESETTABLE: learning_rate, lambda_l2, subsample, ...)."""
-        from .params import check_resettable, checked_value
+        from .params import check_resettable, reset_value
 
         trainer = self._run("reset_parameter")
         changed = {}
         for key, value in params.items():
             check_resettable(key, "Booster.reset_parameter")
-            name, value = checked_value(key, value)
+            name, value = reset_value(key, value)
             changed[name] = value
         trainer.params.update(changed)
         return self

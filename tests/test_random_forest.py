@@ -53,18 +53,21 @@ def test_a_forest_predicts_its_start_plus_the_mean_of_its_rounds(params, d):
 def test_every_tree_fits_the_start_score_s_gradients_unshrunk():
     """MSE, every row in every tree (features drawn instead): a leaf holds
     sum(y - start) / (n + lambda_l2) over its rows, whatever the learning rate
-    and however many trees came before."""
+    and however many trees came before; lambda_l2 is 0 unless given (a
+    forest's leaves are the means of their rows' residuals, as LightGBM's)."""
     X, Y = problem(1)
     params = {**FOREST, "subsample": 1.0, "colsample_bytree": 0.6, "learning_rate": 0.01}
-    model = gbmo.train(params, gbmo.Dataset(X, Y), 6)
-    leaves = model.predict(X, pred_leaf=True)
-    residual = Y - model.init_score
-    for t, tree in enumerate(model.trees):
-        for leaf in range(tree.n_leaves):
-            rows = leaves[:, t] == leaf
-            np.testing.assert_allclose(tree.leaf_values[leaf],
-                                       residual[rows].sum(axis=0) / (rows.sum() + 1.0),
-                                       rtol=1e-5)  # float32 gradients
+    for given, lambda_l2 in [({}, 0.0), ({"lambda_l2": 1.0}, 1.0)]:
+        model = gbmo.train({**params, **given}, gbmo.Dataset(X, Y), 6)
+        assert model.params["lambda_l2"] == lambda_l2
+        leaves = model.predict(X, pred_leaf=True)
+        residual = Y - model.init_score
+        for t, tree in enumerate(model.trees):
+            for leaf in range(tree.n_leaves):
+                rows = leaves[:, t] == leaf
+                np.testing.assert_allclose(tree.leaf_values[leaf],
+                                           residual[rows].sum(axis=0) / (rows.sum() + lambda_l2),
+                                           rtol=1e-5)  # float32 gradients
     assert len({tuple(tree.node_feature) for tree in model.trees}) > 1  # the draws differ
 
 
@@ -181,3 +184,16 @@ def test_a_forest_neither_continues_nor_is_continued_nor_refit_nor_rolled_back()
                    {"boosting_type": "random_forest"}):  # said first, before sampling's needs
         with pytest.raises(ValueError, match="a sparse Y does not take boosting='rf' yet"):
             gbmo.train(params, gbmo.Dataset(X, labels), 1)
+
+
+def test_the_estimators_forest_defaults_to_no_penalty_and_a_reset_needs_a_value():
+    from gbmo.sklearn import GBMORegressor
+
+    X, Y = problem(11, n=300)
+    forest = GBMORegressor(boosting="rf", subsample=0.6, n_estimators=3).fit(X, Y)
+    boosted = GBMORegressor(n_estimators=3).fit(X, Y)
+    assert forest.booster_.params["lambda_l2"] == 0.0
+    assert boosted.booster_.params["lambda_l2"] == 1.0
+    with pytest.raises(ValueError, match="'lambda_l2' cannot be reset to None; give a value"):
+        gbmo.train(FOREST, gbmo.Dataset(X, Y), 2,
+                   callbacks=[gbmo.reset_parameter(lambda_l2=[0.5, None])])
