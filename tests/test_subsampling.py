@@ -96,7 +96,8 @@ def test_subsampling_still_learns():
     ({"subsample": 1.5}, "'subsample' = 1.5 is out of range"),
     ({"subsample_freq": -1}, "'subsample_freq' = -1 is out of range"),
     ({"colsample_bytree": -0.1}, "'colsample_bytree' = -0.1 is out of range"),
-    ({"feature_fraction_bynode": 2}, "'colsample_bynode' = 2.0 is out of range"),
+    ({"feature_fraction_bynode": 2},
+     r"'feature_fraction_bynode' \(gbmo's 'colsample_bynode'\) = 2.0 is out of range"),
 ])
 def test_bad_fractions(params, message):
     with pytest.raises(ValueError, match=message):
