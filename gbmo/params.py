@@ -514,30 +514,31 @@ _LIGHTGBM_NOT_TAKEN = {
 
 # LightGBM settings that steer how LightGBM works (its memory, loading,
 # threads across machines, snapshots), not what it learns: taken and left
-# unused, so that a LightGBM user's params run unchanged. Each maps to the
-# values that leave its model as gbmo's would (None: any value).
-_LIGHTGBM_WITHOUT_EFFECT = {
-    **dict.fromkeys(("tree_learner", "tree", "tree_type", "tree_learner_type",
-                     "histogram_pool_size", "hist_pool_size", "enable_bundle",
-                     "is_enable_bundle", "bundle", "max_conflict_rate", "is_enable_sparse",
-                     "is_sparse", "enable_sparse", "sparse", "two_round", "two_round_loading",
-                     "use_two_round_loading", "precise_float_parser", "snapshot_freq",
-                     "save_period", "num_grad_quant_bins", "quant_train_renew_leaf",
-                     "stochastic_rounding", "num_machines", "num_machine"), None),
-    # quantized gradients would change the model: gbmo does not quantize
-    "use_quantized_grad": (False, "false", 0),
+# unused, so that a LightGBM user's params run unchanged.
+_LIGHTGBM_WITHOUT_EFFECT = (
+    "tree_learner", "tree", "tree_type", "tree_learner_type", "histogram_pool_size",
+    "hist_pool_size", "enable_bundle", "is_enable_bundle", "bundle", "max_conflict_rate",
+    "is_enable_sparse", "is_sparse", "enable_sparse", "sparse", "two_round",
+    "two_round_loading", "use_two_round_loading", "precise_float_parser", "snapshot_freq",
+    "save_period", "num_grad_quant_bins", "quant_train_renew_leaf", "stochastic_rounding",
+    "num_machines", "num_machine")
+# LightGBM switches that change the model when on, with why gbmo has not
+# built them: taken when off
+_LIGHTGBM_SWITCHES_NOT_BUILT = {
+    "use_quantized_grad": "gbmo's histograms sum the gradients as they are (quantized "
+                          "ones made 10-output histograms only 1.2x faster, measured)",
 }
 
 
 def _drop_settings_without_effect(unknown):
     """Takes LightGBM's settings without effect on gbmo's model out of
-    unknown, refusing a value that would have one."""
-    for key in [key for key in unknown if key in _LIGHTGBM_WITHOUT_EFFECT]:
-        value, allowed = unknown.pop(key), _LIGHTGBM_WITHOUT_EFFECT[key]
-        if allowed is not None and value not in allowed:
+    unknown, refusing a switch gbmo has not built that is on."""
+    for key in [key for key in unknown
+                if key in _LIGHTGBM_WITHOUT_EFFECT or key in _LIGHTGBM_SWITCHES_NOT_BUILT]:
+        value = unknown.pop(key)
+        if key in _LIGHTGBM_SWITCHES_NOT_BUILT and str(value).lower() not in ("false", "0"):
             raise ValueError(f"parameter {key!r} = {value!r} is LightGBM's, and gbmo does not "
-                             f"take it: gbmo's histograms sum the gradients as they are "
-                             f"(allowed: False)")
+                             f"take it: {_LIGHTGBM_SWITCHES_NOT_BUILT[key]} (allowed: False)")
 
 
 def _fold_objective_keywords(resolved, unknown):
