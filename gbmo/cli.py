@@ -35,7 +35,7 @@ from .dataset import Dataset
 from .engine import train as _train
 from .losses import make_loss
 from .metrics import evaluate
-from .params import resolve_params, split_controls
+from .params import ALIASES, names_no_metric, resolve_params, split_controls
 
 _MISSING = {"", "na", "nan"}
 
@@ -204,7 +204,11 @@ def _parse_params(items):
             raise CLIError(f"bad --param {item!r}: expected key=value, e.g. learning_rate=0.05")
         if key in params:
             raise CLIError(f"--param {key!r} is given twice")
-        params[key] = _parse_value(value.strip())
+        value = value.strip()
+        # metric=None is LightGBM's "no metric"; read as Python's None it would
+        # mean the objective's default metric instead
+        no_metric = ALIASES.get(key, key) == "metric" and names_no_metric(value)
+        params[key] = value if no_metric else _parse_value(value)
     return params
 
 
@@ -526,7 +530,8 @@ def _build_parser():
                             "(regression, multiclass, binary, ova) work too")
     train.add_argument("--param", action="extend", nargs="+", metavar="KEY=VALUE",
                        help="a training parameter, e.g. learning_rate=0.05 max_leaves=15; "
-                            "values are read as int, float, or else string")
+                            "values are read as int, float, a list, None, or else string "
+                            "(metric=None means no metric, as in LightGBM)")
     train.add_argument("--rounds", type=_non_negative_int, default=100,
                        help="boosting rounds (default 100)")
     train.add_argument("--init-model", metavar="MODEL",

@@ -305,6 +305,21 @@ def test_list_parameters_in_lightgbm_s_config_forms(regression_csv, tmp_path):
     assert params["metric"] == ["mse", "mae"]
 
 
+@pytest.mark.parametrize("no_metric", ["metric=None", "metric=none", "metric=null",
+                                       "metric=na", "metric=custom", "eval_metric=None"])
+def test_lightgbm_s_no_metric_names_turn_the_metrics_off(regression_csv, tmp_path, capsys,
+                                                         no_metric):
+    """metric=None is LightGBM's "no built-in metric", not Python's None (the
+    objective's default metric)."""
+    path, _, _ = regression_csv
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--valid", path, "--output",
+                 model, "--rounds", "2", "--param", no_metric]) == 0
+    out = capsys.readouterr().out
+    assert "trained 2 rounds" in out and "rmse" not in out
+    assert gbmo.Booster(model_file=model).params["metric"] == []
+
+
 def test_error_missing_init_model(regression_csv, tmp_path, capsys):
     path, _, _ = regression_csv
     line = run_error(["train", "--data", path, "--target", "y1", "--output",
