@@ -36,6 +36,7 @@ from .engine import train as _train
 from .losses import make_loss
 from .metrics import evaluate
 from .params import ALIASES, names_no_metric, resolve_params, split_controls
+from .registry import MissingParameterError
 
 _MISSING = {"", "na", "nan"}
 
@@ -48,6 +49,10 @@ def _guard(what, fn, *args, **kwargs):
     """Calls into gbmo, turning its ValueError/TypeError into a CLIError."""
     try:
         return fn(*args, **kwargs)
+    except MissingParameterError as err:
+        example = "{" + ", ".join(f'"{name}": ...' for name in err.missing) + "}"
+        raise CLIError(f"{what}: {err}; on the command line, as a JSON object: "
+                       f"--param '{err.given_in}={example}'") from None
     except (ValueError, TypeError) as err:
         raise CLIError(f"{what}: {err}") from None
 
@@ -164,10 +169,17 @@ def _write_csv(path, header, values, delimiter):
 
 # -- argument helpers ---------------------------------------------------------
 def _parse_value(text):
-    """A number, a list, None or else the text. Lists are JSON
+    """A number, a list, a dict, None or else the text. Dicts are JSON objects
+    (objective_params={"delta": 2}); lists are JSON
     (monotone_constraints=[1,0,-1]) or LightGBM's config forms: numbers
     between commas (max_bin_by_feature=3,20,40) and lists between commas
     (interaction_constraints=[0,1],[2,3])."""
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError as err:
+            raise CLIError(f"cannot read {_short(text)!r} as a JSON object, e.g. "
+                           f'{{"delta": 2}}: {err}') from None
     if text.startswith("["):
         for candidate in (text, f"[{text}]"):
             try:
@@ -267,7 +279,8 @@ def _cmd_train(args):
         params["n_threads"] = args.threads
     # LightGBM's training controls (num_iterations, early_stopping_round) go to train
     resolved = _guard("bad parameters", resolve_params, split_controls(params)[0])
-    _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"])
+    _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"],
+           objective_params=resolved["objective_params"])
 
     table = _read_csv(args.data, delimiter)
     target_cols = _target_columns(args.target, table)
@@ -527,10 +540,13 @@ def _build_parser():
     train.add_argument("--output", required=True, metavar="MODEL", help="model file to write (JSON)")
     train.add_argument("--objective", default=None,
                        help="mse (default), softmax, sigmoid or multiclassova; LightGBM's names "
-                            "(regression, multiclass, binary, ova) work too")
+                            "(regression, multiclass, binary, ova) work too, and so do other "
+                            "registered objectives (multitask, plugins), whose parameters go "
+                            "in --param objective_params={...}")
     train.add_argument("--param", action="extend", nargs="+", metavar="KEY=VALUE",
                        help="a training parameter, e.g. learning_rate=0.05 max_leaves=15; "
-                            "values are read as int, float, a list, None, or else string "
+                            "values are read as int, float, a list, a JSON object "
+                            """(objective_params={"delta": 2}), None, or else string """
                             "(metric=None means no metric, as in LightGBM)")
     train.add_argument("--rounds", type=_non_negative_int, default=100,
                        help="boosting rounds (default 100)")

@@ -404,6 +404,39 @@ def test_error_unknown_objective(regression_csv, tmp_path, capsys):
     assert "hinge" in line and "softmax" in line
 
 
+def test_error_objective_without_its_required_parameter(tmp_path, capsys):
+    """Not Python's "__init__() missing 1 required positional argument": the
+    objective, the parameter, and how to give it; before the data is read."""
+    line = run_error(["train", "--data", str(tmp_path / "not_read.csv"), "--target", "y1,y2",
+                      "--output", str(tmp_path / "m.json"), "--objective", "multitask"], capsys)
+    assert line == ("gbmo: error: bad parameters: objective 'multitask' needs the parameter "
+                    "'tasks', which was not given: give it in objective_params, e.g. "
+                    "objective_params={'tasks': ...}; on the command line, as a JSON object: "
+                    """--param 'objective_params={"tasks": ...}'""")
+
+
+def test_objective_params_are_read_as_a_json_object(regression_csv, tmp_path, capsys):
+    path, X, Y = regression_csv
+    model = str(tmp_path / "m.json")
+    tasks = '{"tasks": [["mse", [0]], ["mse", [1]]], "weights": [1, 3]}'
+    assert main(["train", "--data", path, "--target", "y1,y2", "--output", model, "--rounds", "3",
+                 "--objective", "multitask", "--param", f"objective_params={tasks}"]) == 0
+    booster = gbmo.Booster(model_file=model)
+    expected = gbmo.train({"objective": "multitask", "objective_params": json.loads(tasks),
+                           "verbosity": 0}, gbmo.Dataset(X, Y), 3)
+    assert booster.loss.name == "multitask"
+    np.testing.assert_array_equal(booster.predict(X), expected.predict(X))
+
+    line = run_error(["train", "--data", path, "--target", "y1,y2", "--output", model,
+                      "--objective", "multitask", "--param", "objective_params={tasks: 1}"],
+                     capsys)
+    assert "cannot read '{tasks: 1}' as a JSON object" in line
+    line = run_error(["train", "--data", path, "--target", "y1,y2", "--output", model,
+                      "--objective", "multitask", "--param",
+                      'objective_params={"tasks": [["mse", [0]], ["mse", [2]]]}'], capsys)
+    assert "the tasks' columns must cover the outputs 0 .. 1 once each" in line
+
+
 def test_error_bad_target_for_objective(regression_csv, tmp_path, capsys):
     path, _, _ = regression_csv
     line = run_error(["train", "--data", path, "--target", "y1", "--output",
