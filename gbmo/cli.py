@@ -1,4 +1,5 @@
-"""The ``gbmo`` command line: ``gbmo demo``, ``gbmo train`` and ``gbmo predict``.
+"""The ``gbmo`` command line: ``gbmo demo``, ``gbmo train`` and ``gbmo predict``
+(``python -m gbmo ...`` runs the same).
 
     gbmo demo [--rounds N] [--threads T]
     gbmo train --data train.csv --target COLS --output model.json

@@ -1,5 +1,6 @@
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -108,18 +109,29 @@ def test_demo_is_deterministic(capsys):
     assert strip_seconds(first) == strip_seconds(second)
 
 
-def test_module_entry_point_runs(tmp_path):
-    # Run outside the source tree so the installed (compiled) package is imported.
-    result = subprocess.run([sys.executable, "-m", "gbmo.cli", "demo", "--rounds", "5"],
-                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+def run_module(module, argv, cwd):
+    """python -m module *argv in cwd (outside the source tree), importing the
+    gbmo these tests import rather than whichever one is installed."""
+    package_root = os.path.dirname(os.path.dirname(gbmo.__file__))
+    return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True,
+                          timeout=120, cwd=cwd, env=dict(os.environ, PYTHONPATH=package_root))
+
+
+@pytest.mark.parametrize("module", ["gbmo", "gbmo.cli"])
+def test_python_dash_m_behaves_as_the_console_script(module, tmp_path, capsys, monkeypatch):
+    """python -m gbmo (gbmo/__main__.py) and python -m gbmo.cli give what
+    main, the console script's entry point, gives: output, errors, exit code."""
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps help to the width, here and there
+    for argv in (["--help"], ["train", "--help"], ["--version"], [],
+                 ["predict", "--model", "absent.json", "--data", "x.csv", "--output", "p.csv"]):
+        result = run_module(module, argv, tmp_path)
+        code = main(argv)
+        captured = capsys.readouterr()
+        assert (result.returncode, result.stdout, result.stderr) == (code, captured.out,
+                                                                     captured.err), argv
+    result = run_module(module, ["demo", "--rounds", "5"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "yeast" in result.stdout and "student" in result.stdout
-
-    result = subprocess.run([sys.executable, "-m", "gbmo.cli", "--help"],
-                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert result.returncode == 0
-    for command in ("demo", "train", "predict"):
-        assert command in result.stdout
 
 
 def test_help_and_usage_errors_return_codes(capsys):
