@@ -11,7 +11,9 @@
 
 CSV files have a header row. ``--target`` names the target columns (names or
 0-based indices, comma-separated); every other column is a numeric feature.
-An empty cell, ``NA`` or ``NaN`` is a missing value. ``predict`` takes the
+An empty cell, ``NA`` or ``NaN`` is a missing value; in a target column, a
+missing label, which objectives that mask them (mse, sigmoid) take and others
+refuse. ``predict`` takes the
 columns named in the model's ``feature_names`` (so a file that still holds
 the targets or an id column works) and writes one column per output:
 ``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
@@ -75,17 +77,20 @@ class _Table:
         present = set(self.header)
         return [name for name in names if name not in present]
 
-    def numbers(self, columns, allow_missing=True):
-        """The float64 array (n_rows, len(columns)) of the given column indices."""
+    def numbers(self, columns, missing_refused_by=None):
+        """The float64 array (n_rows, len(columns)) of the given column indices,
+        NaN where a cell is missing; missing_refused_by names the objective of
+        target columns whose loss takes no missing target, which refuses them."""
         out = np.empty((len(self.rows), len(columns)), dtype=np.float64)
         for r, row in enumerate(self.rows):
             for c, col in enumerate(columns):
                 cell = row[col].strip()
                 if cell.lower() in _MISSING:
-                    if not allow_missing:
+                    if missing_refused_by is not None:
                         raise CLIError(
                             f"{self.path}, line {self.lines[r]}, column {self.header[col]!r}: "
-                            "the target is missing; every row needs a target value"
+                            f"the target is missing; objective {missing_refused_by!r} needs a "
+                            "target value in every row"
                         )
                     out[r, c] = np.nan
                     continue
@@ -280,8 +285,11 @@ def _cmd_train(args):
         params["n_threads"] = args.threads
     # LightGBM's training controls (num_iterations, early_stopping_round) go to train
     resolved = _guard("bad parameters", resolve_params, split_controls(params)[0])
-    _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"],
-           objective_params=resolved["objective_params"])
+    loss = _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"],
+                  objective_params=resolved["objective_params"])
+    # losses that mask missing labels (mse, sigmoid) take empty target cells, as gbmo.train
+    # takes NaN targets
+    missing_refused_by = None if loss.masks_missing_targets else loss.name
 
     table = _read_csv(args.data, delimiter)
     target_cols = _target_columns(args.target, table)
@@ -289,7 +297,7 @@ def _cmd_train(args):
     feature_names = [table.header[c] for c in feature_cols]
     target_names = [table.header[c] for c in target_cols]
     X = table.numbers(feature_cols)
-    Y = table.numbers(target_cols, allow_missing=False)
+    Y = table.numbers(target_cols, missing_refused_by)
     if Y.shape[1] == 1:
         Y = Y[:, 0]
     train_set = _guard(args.data, Dataset, X, Y, feature_names=feature_names)
@@ -301,7 +309,7 @@ def _cmd_train(args):
         if absent:
             raise CLIError(f"{args.valid} lacks the training columns {', '.join(absent)}")
         Xv = vtable.numbers([vtable.index(n) for n in feature_names])
-        Yv = vtable.numbers([vtable.index(n) for n in target_names], allow_missing=False)
+        Yv = vtable.numbers([vtable.index(n) for n in target_names], missing_refused_by)
         if Yv.shape[1] == 1:
             Yv = Yv[:, 0]
         valid_sets.append(_guard(args.valid, train_set.create_valid, Xv, Yv))
@@ -537,7 +545,8 @@ def _build_parser():
     train.add_argument("--target", required=True, metavar="COLS",
                        help="comma-separated target column names or 0-based indices; "
                             "one column gives a 1-D target (class indices for softmax and "
-                            "multiclassova)")
+                            "multiclassova); mse and sigmoid take missing (empty, NA, NaN) "
+                            "target cells as missing labels")
     train.add_argument("--output", required=True, metavar="MODEL", help="model file to write (JSON)")
     train.add_argument("--objective", default=None,
                        help="mse (default), softmax, sigmoid or multiclassova; LightGBM's names "

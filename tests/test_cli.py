@@ -375,12 +375,43 @@ def test_error_non_numeric_cell_names_line_and_column(tmp_path, capsys):
     assert "line 3" in line and "'f1'" in line and "'abc'" in line
 
 
-def test_error_missing_target_value(tmp_path, capsys):
-    rows = [[1.0, 0.5], [2.0, ""], [3.0, 2.5]]
+@pytest.mark.parametrize("objective", ["softmax", "multiclassova", "multiclass"])
+def test_error_missing_target_value_for_an_objective_that_needs_every_label(tmp_path, capsys,
+                                                                             objective):
+    rows = [[1.0, 0], [2.0, 1], [2.5, 0], [3.0, ""], [4.0, 1]]
     path = write_csv(tmp_path / "t.csv", ["f0", "y"], rows)
-    line = run_error(["train", "--data", path, "--target", "y", "--output",
-                      str(tmp_path / "m.json")], capsys)
-    assert "line 3" in line and "'y'" in line and "missing" in line
+    line = run_error(["train", "--data", path, "--target", "y", "--objective", objective,
+                      "--output", str(tmp_path / "m.json")], capsys)
+    assert line.endswith("t.csv, line 5, column 'y': the target is missing; objective "
+                         f"'{'softmax' if objective == 'multiclass' else objective}' needs a "
+                         "target value in every row")
+
+
+@pytest.mark.parametrize("objective", ["mse", "sigmoid"])
+def test_missing_targets_are_missing_labels_for_objectives_that_mask_them(tmp_path, capsys,
+                                                                          objective):
+    """Empty, NA and NaN target cells are missing labels, as NaN targets are
+    to gbmo.train, in the training and the validation file."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0]).astype(float)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    spellings = ["", "NA", "nan", "NaN"]
+    rows = [[float(v) for v in x] + [spellings[(i + j) % 4] if np.isnan(t) else float(t)
+                                     for j, t in enumerate(y)]
+            for i, (x, y) in enumerate(zip(X, Y))]
+    path = write_csv(tmp_path / "t.csv", ["a", "b", "c", "y1", "y2"], rows)
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--objective", objective,
+                 "--valid", path, "--rounds", "5", "--output", model, "--param",
+                 "min_samples_leaf=3"]) == 0, capsys.readouterr().err
+    expected = gbmo.train({"objective": objective, "min_samples_leaf": 3, "verbosity": 0},
+                          gbmo.Dataset(X, Y), 5, valid_sets=[gbmo.Dataset(X, Y)],
+                          valid_names=["valid"])
+    np.testing.assert_array_equal(gbmo.Booster(model_file=model).predict(X), expected.predict(X))
+    metric = {"mse": "rmse", "sigmoid": "logloss"}[objective]
+    last = expected.evals_result["valid"][metric][-1]
+    assert f"valid {metric} {last:.6g}" in capsys.readouterr().out
 
 
 def test_error_ragged_row(tmp_path, capsys):
