@@ -17,7 +17,9 @@ refuse. ``predict`` takes the
 columns named in the model's ``feature_names`` (so a file that still holds
 the targets or an id column works) and writes one column per output:
 ``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
-otherwise.
+otherwise. A model trained on pandas category columns keeps their category
+names, and ``predict`` reads those columns as names (a category the model
+was not trained on is missing, as in Booster.predict).
 
 Errors in the input print one line ``gbmo: error: ...`` to stderr and give
 exit code 2; ``main`` returns the exit code instead of exiting, so it can be
@@ -77,13 +79,19 @@ class _Table:
         present = set(self.header)
         return [name for name in names if name not in present]
 
-    def numbers(self, columns, missing_refused_by=None):
+    def numbers(self, columns, missing_refused_by=None, category_names=None):
         """The float64 array (n_rows, len(columns)) of the given column indices,
         NaN where a cell is missing; missing_refused_by names the objective of
-        target columns whose loss takes no missing target, which refuses them."""
+        target columns whose loss takes no missing target, which refuses them.
+        The columns at the positions category_names ({position: names}) maps
+        hold category names, read by category_codes."""
+        category_names = category_names or {}
         out = np.empty((len(self.rows), len(columns)), dtype=np.float64)
-        for r, row in enumerate(self.rows):
-            for c, col in enumerate(columns):
+        for c, col in enumerate(columns):
+            if c in category_names:
+                out[:, c] = self.category_codes(col, category_names[c])
+                continue
+            for r, row in enumerate(self.rows):
                 cell = row[col].strip()
                 if cell.lower() in _MISSING:
                     if missing_refused_by is not None:
@@ -102,6 +110,32 @@ class _Table:
                         f"{_short(row[col])!r} is not a number"
                     ) from None
         return out
+
+    def category_codes(self, col, names):
+        """Column col's cells as codes into a model's category names (strings or
+        numbers, as pandas kept them), NaN where a cell is missing or names no
+        category: Booster.predict, too, reads a DataFrame's category that
+        training did not have as missing. Such cells are noted on stderr, as
+        a misspelt category would otherwise pass unnoticed."""
+        code_of = {name: code for code, name in enumerate(names)}
+        codes = np.full(len(self.rows), np.nan)
+        unknown, unknown_rows = {}, 0
+        for r, row in enumerate(self.rows):
+            cell = row[col].strip()
+            # a number's text ("20", "20.0") names the numeric category 20
+            code = code_of.get(cell, code_of.get(_number(cell)))
+            if code is not None:
+                codes[r] = code
+            elif cell.lower() not in _MISSING:
+                unknown[cell] = None
+                unknown_rows += 1
+        if unknown:
+            shown = ", ".join(repr(_short(cell)) for cell in list(unknown)[:5])
+            print(f"gbmo: note: {self.path}, column {self.header[col]!r}: {unknown_rows} row(s) "
+                  f"hold a category the model was not trained on ({shown}"
+                  f"{', ...' if len(unknown) > 5 else ''}); they are read as missing",
+                  file=sys.stderr)
+        return codes
 
 
 def _short(text, limit=40):
@@ -379,7 +413,7 @@ def _cmd_predict(args):
                 f"feature names) takes {booster.n_features} features"
             )
         columns = list(range(len(table.header)))
-    X = table.numbers(columns)
+    X = table.numbers(columns, category_names=booster.pandas_categories)
     prediction = _guard("prediction failed", booster.predict, X, raw_score=args.raw,
                         n_threads=args.threads, pred_contrib=args.contrib)
     if args.contrib:
@@ -574,7 +608,9 @@ def _build_parser():
         "predict", help="predict a CSV file with a saved model",
         description="Predict with a saved model. The feature columns are found by the "
                     "model's feature names, so other columns (targets, ids) are ignored; a "
-                    "model without feature names takes every column in order.")
+                    "model without feature names takes every column in order. A feature the "
+                    "model knows category names of (a pandas category column in training) "
+                    "is read as those names; one it was not trained on is missing.")
     predict.add_argument("--model", required=True, metavar="MODEL", help="model file (JSON)")
     predict.add_argument("--data", required=True, metavar="CSV", help="data to predict")
     predict.add_argument("--output", required=True, metavar="CSV",

@@ -552,3 +552,40 @@ def test_train_takes_categorical_features_by_name(tmp_path):
                           gbmo.Dataset(np.column_stack([shop, x]), y), 20)
     X = np.column_stack([shop, x]).astype(float)
     np.testing.assert_allclose(booster.predict(X), expected.predict(X))
+
+
+def test_predict_reads_the_category_names_of_a_model_trained_on_pandas(tmp_path, capsys):
+    """A model trained on pandas category columns keeps their categories; a
+    CSV holds those names (or, for numeric categories, their numbers), and
+    predict reads them as Booster.predict reads the DataFrame: a category the
+    model was not trained on, or a missing cell, is missing (and noted)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    region = rng.choice(["east", "north", "west"], 300)
+    size = rng.choice([10, 20, 30], 300)
+    x = rng.normal(size=300)
+    Y = np.column_stack([(region == "north") * 3.0 + x, size / 10 - x])
+    frame = pd.DataFrame({"region": pd.Categorical(region), "size": pd.Categorical(size),
+                          "x": x})
+    booster = gbmo.train({"min_samples_leaf": 5, "verbosity": 0}, gbmo.Dataset(frame, Y), 10)
+    model = str(tmp_path / "model.json")
+    booster.save_model(model)
+
+    regions = ["west", "north", "south", None, "east", "south"]
+    sizes = ["20", "30.0", "10", "20", "40", ""]
+    path = write_csv(tmp_path / "test.csv", ["id", "x", "size", "region"],
+                     [[i, 0.5 * i, s, "" if r is None else r]
+                      for i, (r, s) in enumerate(zip(regions, sizes))])
+    pred_path = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", path, "--output", pred_path]) == 0
+    expected = booster.predict(pd.DataFrame({
+        "region": pd.Categorical(regions),
+        "size": pd.Categorical([float(s) if s else None for s in sizes]),
+        "x": 0.5 * np.arange(6)}))
+    np.testing.assert_array_equal(read_predictions(pred_path)[1], expected)
+    notes = capsys.readouterr().err.splitlines()
+    assert notes == [
+        f"gbmo: note: {path}, column 'region': 2 row(s) hold a category the model was not "
+        "trained on ('south'); they are read as missing",
+        f"gbmo: note: {path}, column 'size': 1 row(s) hold a category the model was not "
+        "trained on ('40'); they are read as missing"]
