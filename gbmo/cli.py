@@ -17,9 +17,11 @@ refuse. ``predict`` takes the
 columns named in the model's ``feature_names`` (so a file that still holds
 the targets or an id column works) and writes one column per output:
 ``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
-otherwise. A model trained on pandas category columns keeps their category
-names, and ``predict`` reads those columns as names (a category the model
-was not trained on is missing, as in Booster.predict).
+otherwise. A categorical feature (``--param categorical_feature=NAMES``)
+may hold integer categories or category names (text): training sorts the
+names into categories, as pandas does, and the model keeps them, as it keeps
+a pandas category column's; ``predict`` reads such columns as names (a
+category the model was not trained on is missing, as in Booster.predict).
 
 Errors in the input print one line ``gbmo: error: ...`` to stderr and give
 exit code 2; ``main`` returns the exit code instead of exiting, so it can be
@@ -36,6 +38,7 @@ import numpy as np
 from . import __version__
 from .booster import Booster
 from .callback import early_stopping
+from .categorical import resolve_categorical_features
 from .dataset import Dataset
 from .engine import train as _train
 from .losses import make_loss
@@ -79,12 +82,14 @@ class _Table:
         present = set(self.header)
         return [name for name in names if name not in present]
 
-    def numbers(self, columns, missing_refused_by=None, category_names=None):
+    def numbers(self, columns, missing_refused_by=None, category_names=None,
+                suggest_categorical=False):
         """The float64 array (n_rows, len(columns)) of the given column indices,
         NaN where a cell is missing; missing_refused_by names the objective of
         target columns whose loss takes no missing target, which refuses them.
         The columns at the positions category_names ({position: names}) maps
-        hold category names, read by category_codes."""
+        hold category names, read by category_codes. suggest_categorical: a
+        cell that is not a number suggests categorical_feature (training)."""
         category_names = category_names or {}
         out = np.empty((len(self.rows), len(columns)), dtype=np.float64)
         for c, col in enumerate(columns):
@@ -105,11 +110,22 @@ class _Table:
                 try:
                     out[r, c] = float(cell)
                 except ValueError:
+                    name = self.header[col]
                     raise CLIError(
-                        f"{self.path}, line {self.lines[r]}, column {self.header[col]!r}: "
+                        f"{self.path}, line {self.lines[r]}, column {name!r}: "
                         f"{_short(row[col])!r} is not a number"
+                        + (f"; if {name!r} holds category names, give --param "
+                           f"categorical_feature={name}" if suggest_categorical else "")
                     ) from None
         return out
+
+    def text_categories(self, col):
+        """The sorted distinct cells of column col, the categories pandas makes
+        of a text column, when a cell is neither missing nor a number; None
+        when every cell is, as the column then holds integer categories."""
+        cells = {row[col].strip() for row in self.rows}
+        named = sorted(cell for cell in cells if cell.lower() not in _MISSING)
+        return None if all(isinstance(_number(cell), (int, float)) for cell in named) else named
 
     def category_codes(self, col, names):
         """Column col's cells as codes into a model's category names (strings or
@@ -325,16 +341,22 @@ def _cmd_train(args):
     # takes NaN targets
     missing_refused_by = None if loss.masks_missing_targets else loss.name
 
+    init_model = None if args.init_model is None else _load_model(args.init_model)
+
     table = _read_csv(args.data, delimiter)
     target_cols = _target_columns(args.target, table)
     feature_cols = [c for c in range(len(table.header)) if c not in target_cols]
     feature_names = [table.header[c] for c in feature_cols]
     target_names = [table.header[c] for c in target_cols]
-    X = table.numbers(feature_cols)
+    category_names = _category_names(resolved["categorical_feature"], table, feature_cols,
+                                     feature_names, init_model)
+    X = table.numbers(feature_cols, category_names=category_names, suggest_categorical=True)
     Y = table.numbers(target_cols, missing_refused_by)
     if Y.shape[1] == 1:
         Y = Y[:, 0]
     train_set = _guard(args.data, Dataset, X, Y, feature_names=feature_names)
+    # as a pandas category column's, the names go into the model, for predict to read
+    train_set.pandas_categories = category_names
 
     valid_sets, valid_names = [], []
     if args.valid is not None:
@@ -342,14 +364,14 @@ def _cmd_train(args):
         absent = vtable.missing(feature_names + target_names)
         if absent:
             raise CLIError(f"{args.valid} lacks the training columns {', '.join(absent)}")
-        Xv = vtable.numbers([vtable.index(n) for n in feature_names])
+        Xv = vtable.numbers([vtable.index(n) for n in feature_names],
+                            category_names=category_names)
         Yv = vtable.numbers([vtable.index(n) for n in target_names], missing_refused_by)
         if Yv.shape[1] == 1:
             Yv = Yv[:, 0]
         valid_sets.append(_guard(args.valid, train_set.create_valid, Xv, Yv))
         valid_names.append("valid")
 
-    init_model = None if args.init_model is None else _load_model(args.init_model)
     start = time.perf_counter()
     booster = _guard("training failed", _train, params, train_set, args.rounds,
                      valid_sets=valid_sets, valid_names=valid_names, init_model=init_model)
@@ -367,6 +389,18 @@ def _cmd_train(args):
     print(summary)
     print(f"model saved to {args.output}")
     return 0
+
+
+def _category_names(categorical_feature, table, feature_cols, feature_names, init_model):
+    """{feature index: category names} of the categorical features whose cells
+    are names: init_model's names of a feature when it has them, else the
+    text categories of the training file's column (features whose cells are
+    all numbers are integer categories and have no names)."""
+    categorical = _guard("bad parameters", resolve_categorical_features, categorical_feature,
+                         len(feature_cols), feature_names, {})
+    known = init_model.pandas_categories if init_model is not None else {}
+    names = {f: known.get(f) or table.text_categories(feature_cols[f]) for f in categorical}
+    return {f: found for f, found in names.items() if found}
 
 
 def _load_model(path):
@@ -574,7 +608,9 @@ def _build_parser():
         "train", help="train a model on a CSV file and save it as JSON",
         description="Train on a CSV file with a header row. --target names the target "
                     "columns; every other column is a numeric feature (empty, NA or NaN "
-                    "cells are missing values).")
+                    "cells are missing values), or a categorical one, named in --param "
+                    "categorical_feature=..., of integer categories or category names "
+                    "(text), which the model keeps for predict.")
     train.add_argument("--data", required=True, metavar="CSV", help="training data")
     train.add_argument("--target", required=True, metavar="COLS",
                        help="comma-separated target column names or 0-based indices; "

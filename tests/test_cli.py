@@ -589,3 +589,85 @@ def test_predict_reads_the_category_names_of_a_model_trained_on_pandas(tmp_path,
         "trained on ('south'); they are read as missing",
         f"gbmo: note: {path}, column 'size': 1 row(s) hold a category the model was not "
         "trained on ('40'); they are read as missing"]
+
+
+def test_train_reads_a_categorical_feature_of_names(tmp_path, capsys):
+    """A column named in categorical_feature that holds text has the sorted
+    names as its categories, as a pandas category column of that text has:
+    the model equals gbmo.train's on that DataFrame, keeps the names, and
+    reads the validation file's and, continued, a file's names through them."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    region = rng.choice(["west", "north", "east", "south"], 240)
+    x = rng.normal(size=240)
+    y = (region == "north") * 3.0 - (region == "west") + x
+    region[::17] = ""
+    rows = [[r, float(v), float(t)] for r, v, t in zip(region, x, y)]
+    valid_rows = [["central" if i % 5 == 0 else r, v, t] for i, (r, v, t) in enumerate(rows[200:])]
+    train = write_csv(tmp_path / "train.csv", ["region", "x", "y"], rows[:200])
+    valid = write_csv(tmp_path / "valid.csv", ["y", "x", "region"],
+                      [row[::-1] for row in valid_rows])
+    params = ["--param", "categorical_feature=region", "min_samples_leaf=5"]
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", train, "--target", "y", "--valid", valid, "--rounds", "10",
+                 "--output", model, *params]) == 0, capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "column 'region': 8 row(s) hold a category the model was not trained on " \
+           "('central')" in captured.err
+
+    def frame(rows):
+        return pd.DataFrame({"region": pd.Categorical([r or None for r, _, _ in rows]),
+                             "x": [v for _, v, _ in rows]})
+
+    python_params = {"categorical_feature": "region", "min_samples_leaf": 5, "verbosity": 0}
+    train_set = gbmo.Dataset(frame(rows[:200]), y[:200])
+    expected = gbmo.train(python_params, train_set, 10, valid_names=["valid"],
+                          valid_sets=[train_set.create_valid(frame(valid_rows), y[200:])])
+    booster = gbmo.Booster(model_file=model)
+    assert booster.pandas_categories == {0: ["east", "north", "south", "west"]}
+    np.testing.assert_array_equal(booster.predict(frame(rows)), expected.predict(frame(rows)))
+    assert f"valid rmse {expected.evals_result['valid']['rmse'][-1]:.6g}" in captured.out
+    pred_path = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", valid, "--output", pred_path]) == 0
+    np.testing.assert_array_equal(read_predictions(pred_path)[1][:, 0],
+                                  expected.predict(frame(valid_rows)))
+
+
+def test_continued_training_reads_the_file_through_the_model_s_category_names(tmp_path):
+    """--init-model with category names (here pandas', numbers among them):
+    the file's cells are read through the model's names, not its own, as
+    gbmo.train continues a model on a DataFrame of other categories."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+    size = rng.choice([10, 20, 30], 200)
+    region = rng.choice(["east", "north", "west"], 200)
+    y = size / 10 + (region == "north") + rng.normal(size=200)
+
+    def frame(rows):
+        return pd.DataFrame({"size": pd.Categorical(size[rows]),
+                             "region": pd.Categorical(region[rows])})
+
+    params = {"categorical_feature": "size,region", "min_samples_leaf": 5, "verbosity": 0}
+    first = gbmo.train(params, gbmo.Dataset(frame(slice(None)), y), 5)
+    model = str(tmp_path / "first.json")
+    first.save_model(model)
+    # rows without size 10 and region 'east': the file's own names would be other codes
+    rows = np.flatnonzero((size != 10) & (region != "east"))
+    path = write_csv(tmp_path / "more.csv", ["size", "region", "y"],
+                     [[int(size[i]), region[i], float(y[i])] for i in rows])
+    continued = str(tmp_path / "continued.json")
+    assert main(["train", "--data", path, "--target", "y", "--rounds", "3", "--init-model", model,
+                 "--output", continued, "--param", "categorical_feature=size,region",
+                 "min_samples_leaf=5"]) == 0
+    expected = gbmo.train(params, gbmo.Dataset(frame(rows), y[rows]), 3, init_model=first)
+    np.testing.assert_array_equal(gbmo.Booster(model_file=continued).predict(frame(slice(None))),
+                                  expected.predict(frame(slice(None))))
+
+
+def test_error_text_in_a_feature_not_named_categorical_suggests_it(tmp_path, capsys):
+    path = write_csv(tmp_path / "t.csv", ["shop", "x", "y"],
+                     [["a", 1.0, 2.0], ["b", 2.0, 3.0], ["a", 0.5, 1.0]])
+    line = run_error(["train", "--data", path, "--target", "y", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert line.endswith("t.csv, line 2, column 'shop': 'a' is not a number; if 'shop' holds "
+                         "category names, give --param categorical_feature=shop")
