@@ -11,11 +11,11 @@
 
 CSV files have a header row. ``--target`` names the target columns (names or
 0-based indices, comma-separated); every other column is a numeric feature.
-An empty cell, ``NA`` or ``NaN`` is a missing value; in a target column, a
-missing label, which objectives that mask them (mse, sigmoid) take and others
-refuse. ``predict`` takes the
-columns named in the model's ``feature_names`` (so a file that still holds
-the targets or an id column works) and writes one column per output:
+An empty cell, ``NA`` or ``NaN`` is a missing value; in a target column it is
+a missing label, which objectives that mask them (mse, sigmoid) take and
+others refuse. ``predict`` takes the columns named in the model's
+``feature_names`` (so a file that still holds the targets or an id column
+works) and writes one column per output:
 ``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
 otherwise. A categorical feature (``--param categorical_feature=NAMES``)
 may hold integer categories or category names (text): training sorts the
