@@ -1,4 +1,5 @@
-"""The ``gbmo`` command line: ``gbmo demo``, ``gbmo train`` and ``gbmo predict``.
+"""The ``gbmo`` command line: ``gbmo demo``, ``gbmo train`` and ``gbmo predict``
+(``python -m gbmo ...`` runs the same).
 
     gbmo demo [--rounds N] [--threads T]
     gbmo train --data train.csv --target COLS --output model.json
@@ -10,11 +11,17 @@
 
 CSV files have a header row. ``--target`` names the target columns (names or
 0-based indices, comma-separated); every other column is a numeric feature.
-An empty cell, ``NA`` or ``NaN`` is a missing value. ``predict`` takes the
-columns named in the model's ``feature_names`` (so a file that still holds
-the targets or an id column works) and writes one column per output:
+An empty cell, ``NA`` or ``NaN`` is a missing value; in a target column it is
+a missing label, which objectives that mask them (mse, sigmoid) take and
+others refuse. ``predict`` takes the columns named in the model's
+``feature_names`` (so a file that still holds the targets or an id column
+works) and writes one column per output:
 ``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
-otherwise.
+otherwise. A categorical feature (``--param categorical_feature=NAMES``)
+may hold integer categories or category names (text): training sorts the
+names into categories, as pandas does, and the model keeps them, as it keeps
+a pandas category column's; ``predict`` reads such columns as names (a
+category the model was not trained on is missing, as in Booster.predict).
 
 Errors in the input print one line ``gbmo: error: ...`` to stderr and give
 exit code 2; ``main`` returns the exit code instead of exiting, so it can be
@@ -31,11 +38,13 @@ import numpy as np
 from . import __version__
 from .booster import Booster
 from .callback import early_stopping
+from .categorical import resolve_categorical_features
 from .dataset import Dataset
 from .engine import train as _train
 from .losses import make_loss
 from .metrics import evaluate
-from .params import resolve_params, split_controls
+from .params import ALIASES, names_no_metric, resolve_params, split_controls
+from .registry import MissingParameterError
 
 _MISSING = {"", "na", "nan"}
 
@@ -48,6 +57,10 @@ def _guard(what, fn, *args, **kwargs):
     """Calls into gbmo, turning its ValueError/TypeError into a CLIError."""
     try:
         return fn(*args, **kwargs)
+    except MissingParameterError as err:
+        example = "{" + ", ".join(f'"{name}": ...' for name in err.missing) + "}"
+        raise CLIError(f"{what}: {err}; on the command line, as a JSON object: "
+                       f"--param '{err.given_in}={example}'") from None
     except (ValueError, TypeError) as err:
         raise CLIError(f"{what}: {err}") from None
 
@@ -69,28 +82,76 @@ class _Table:
         present = set(self.header)
         return [name for name in names if name not in present]
 
-    def numbers(self, columns, allow_missing=True):
-        """The float64 array (n_rows, len(columns)) of the given column indices."""
+    def numbers(self, columns, missing_refused_by=None, category_names=None,
+                suggest_categorical=False):
+        """The float64 array (n_rows, len(columns)) of the given column indices,
+        NaN where a cell is missing; missing_refused_by names the objective of
+        target columns whose loss takes no missing target, which refuses them.
+        The columns at the positions category_names ({position: names}) maps
+        hold category names, read by category_codes. suggest_categorical: a
+        cell that is not a number suggests categorical_feature (training)."""
+        category_names = category_names or {}
         out = np.empty((len(self.rows), len(columns)), dtype=np.float64)
-        for r, row in enumerate(self.rows):
-            for c, col in enumerate(columns):
+        for c, col in enumerate(columns):
+            if c in category_names:
+                out[:, c] = self.category_codes(col, category_names[c])
+                continue
+            for r, row in enumerate(self.rows):
                 cell = row[col].strip()
                 if cell.lower() in _MISSING:
-                    if not allow_missing:
+                    if missing_refused_by is not None:
                         raise CLIError(
                             f"{self.path}, line {self.lines[r]}, column {self.header[col]!r}: "
-                            "the target is missing; every row needs a target value"
+                            f"the target is missing; objective {missing_refused_by!r} needs a "
+                            "target value in every row"
                         )
                     out[r, c] = np.nan
                     continue
                 try:
                     out[r, c] = float(cell)
                 except ValueError:
+                    name = self.header[col]
                     raise CLIError(
-                        f"{self.path}, line {self.lines[r]}, column {self.header[col]!r}: "
+                        f"{self.path}, line {self.lines[r]}, column {name!r}: "
                         f"{_short(row[col])!r} is not a number"
+                        + (f"; if {name!r} holds category names, give --param "
+                           f"categorical_feature={name}" if suggest_categorical else "")
                     ) from None
         return out
+
+    def text_categories(self, col):
+        """The sorted distinct cells of column col, the categories pandas makes
+        of a text column, when a cell is neither missing nor a number; None
+        when every cell is, as the column then holds integer categories."""
+        cells = {row[col].strip() for row in self.rows}
+        named = sorted(cell for cell in cells if cell.lower() not in _MISSING)
+        return None if all(isinstance(_number(cell), (int, float)) for cell in named) else named
+
+    def category_codes(self, col, names):
+        """Column col's cells as codes into a model's category names (strings or
+        numbers, as pandas kept them), NaN where a cell is missing or names no
+        category: Booster.predict, too, reads a DataFrame's category that
+        training did not have as missing. Such cells are noted on stderr, as
+        a misspelt category would otherwise pass unnoticed."""
+        code_of = {name: code for code, name in enumerate(names)}
+        codes = np.full(len(self.rows), np.nan)
+        unknown, unknown_rows = {}, 0
+        for r, row in enumerate(self.rows):
+            cell = row[col].strip()
+            # a number's text ("20", "20.0") names the numeric category 20
+            code = code_of.get(cell, code_of.get(_number(cell)))
+            if code is not None:
+                codes[r] = code
+            elif cell.lower() not in _MISSING:
+                unknown[cell] = None
+                unknown_rows += 1
+        if unknown:
+            shown = ", ".join(repr(_short(cell)) for cell in list(unknown)[:5])
+            print(f"gbmo: note: {self.path}, column {self.header[col]!r}: {unknown_rows} row(s) "
+                  f"hold a category the model was not trained on ({shown}"
+                  f"{', ...' if len(unknown) > 5 else ''}); they are read as missing",
+                  file=sys.stderr)
+        return codes
 
 
 def _short(text, limit=40):
@@ -164,10 +225,17 @@ def _write_csv(path, header, values, delimiter):
 
 # -- argument helpers ---------------------------------------------------------
 def _parse_value(text):
-    """A number, a list, None or else the text. Lists are JSON
+    """A number, a list, a dict, None or else the text. Dicts are JSON objects
+    (objective_params={"delta": 2}); lists are JSON
     (monotone_constraints=[1,0,-1]) or LightGBM's config forms: numbers
     between commas (max_bin_by_feature=3,20,40) and lists between commas
     (interaction_constraints=[0,1],[2,3])."""
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError as err:
+            raise CLIError(f"cannot read {_short(text)!r} as a JSON object, e.g. "
+                           f'{{"delta": 2}}: {err}') from None
     if text.startswith("["):
         for candidate in (text, f"[{text}]"):
             try:
@@ -204,7 +272,11 @@ def _parse_params(items):
             raise CLIError(f"bad --param {item!r}: expected key=value, e.g. learning_rate=0.05")
         if key in params:
             raise CLIError(f"--param {key!r} is given twice")
-        params[key] = _parse_value(value.strip())
+        value = value.strip()
+        # metric=None is LightGBM's "no metric"; read as Python's None it would
+        # mean the objective's default metric instead
+        no_metric = ALIASES.get(key, key) == "metric" and names_no_metric(value)
+        params[key] = value if no_metric else _parse_value(value)
     return params
 
 
@@ -263,18 +335,28 @@ def _cmd_train(args):
         params["n_threads"] = args.threads
     # LightGBM's training controls (num_iterations, early_stopping_round) go to train
     resolved = _guard("bad parameters", resolve_params, split_controls(params)[0])
-    _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"])
+    loss = _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"],
+                  objective_params=resolved["objective_params"])
+    # losses that mask missing labels (mse, sigmoid) take empty target cells, as gbmo.train
+    # takes NaN targets
+    missing_refused_by = None if loss.masks_missing_targets else loss.name
+
+    init_model = None if args.init_model is None else _load_model(args.init_model)
 
     table = _read_csv(args.data, delimiter)
     target_cols = _target_columns(args.target, table)
     feature_cols = [c for c in range(len(table.header)) if c not in target_cols]
     feature_names = [table.header[c] for c in feature_cols]
     target_names = [table.header[c] for c in target_cols]
-    X = table.numbers(feature_cols)
-    Y = table.numbers(target_cols, allow_missing=False)
+    category_names = _category_names(resolved["categorical_feature"], table, feature_cols,
+                                     feature_names, init_model)
+    X = table.numbers(feature_cols, category_names=category_names, suggest_categorical=True)
+    Y = table.numbers(target_cols, missing_refused_by)
     if Y.shape[1] == 1:
         Y = Y[:, 0]
     train_set = _guard(args.data, Dataset, X, Y, feature_names=feature_names)
+    # as a pandas category column's, the names go into the model, for predict to read
+    train_set.pandas_categories = category_names
 
     valid_sets, valid_names = [], []
     if args.valid is not None:
@@ -282,14 +364,14 @@ def _cmd_train(args):
         absent = vtable.missing(feature_names + target_names)
         if absent:
             raise CLIError(f"{args.valid} lacks the training columns {', '.join(absent)}")
-        Xv = vtable.numbers([vtable.index(n) for n in feature_names])
-        Yv = vtable.numbers([vtable.index(n) for n in target_names], allow_missing=False)
+        Xv = vtable.numbers([vtable.index(n) for n in feature_names],
+                            category_names=category_names)
+        Yv = vtable.numbers([vtable.index(n) for n in target_names], missing_refused_by)
         if Yv.shape[1] == 1:
             Yv = Yv[:, 0]
         valid_sets.append(_guard(args.valid, train_set.create_valid, Xv, Yv))
         valid_names.append("valid")
 
-    init_model = None if args.init_model is None else _load_model(args.init_model)
     start = time.perf_counter()
     booster = _guard("training failed", _train, params, train_set, args.rounds,
                      valid_sets=valid_sets, valid_names=valid_names, init_model=init_model)
@@ -307,6 +389,18 @@ def _cmd_train(args):
     print(summary)
     print(f"model saved to {args.output}")
     return 0
+
+
+def _category_names(categorical_feature, table, feature_cols, feature_names, init_model):
+    """{feature index: category names} of the categorical features whose cells
+    are names: init_model's names of a feature when it has them, else the
+    text categories of the training file's column (features whose cells are
+    all numbers are integer categories and have no names)."""
+    categorical = _guard("bad parameters", resolve_categorical_features, categorical_feature,
+                         len(feature_cols), feature_names, {})
+    known = init_model.pandas_categories if init_model is not None else {}
+    names = {f: known.get(f) or table.text_categories(feature_cols[f]) for f in categorical}
+    return {f: found for f, found in names.items() if found}
 
 
 def _load_model(path):
@@ -353,7 +447,7 @@ def _cmd_predict(args):
                 f"feature names) takes {booster.n_features} features"
             )
         columns = list(range(len(table.header)))
-    X = table.numbers(columns)
+    X = table.numbers(columns, category_names=booster.pandas_categories)
     prediction = _guard("prediction failed", booster.predict, X, raw_score=args.raw,
                         n_threads=args.threads, pred_contrib=args.contrib)
     if args.contrib:
@@ -514,19 +608,26 @@ def _build_parser():
         "train", help="train a model on a CSV file and save it as JSON",
         description="Train on a CSV file with a header row. --target names the target "
                     "columns; every other column is a numeric feature (empty, NA or NaN "
-                    "cells are missing values).")
+                    "cells are missing values), or a categorical one, named in --param "
+                    "categorical_feature=..., of integer categories or category names "
+                    "(text), which the model keeps for predict.")
     train.add_argument("--data", required=True, metavar="CSV", help="training data")
     train.add_argument("--target", required=True, metavar="COLS",
                        help="comma-separated target column names or 0-based indices; "
                             "one column gives a 1-D target (class indices for softmax and "
-                            "multiclassova)")
+                            "multiclassova); mse and sigmoid take missing (empty, NA, NaN) "
+                            "target cells as missing labels")
     train.add_argument("--output", required=True, metavar="MODEL", help="model file to write (JSON)")
     train.add_argument("--objective", default=None,
                        help="mse (default), softmax, sigmoid or multiclassova; LightGBM's names "
-                            "(regression, multiclass, binary, ova) work too")
+                            "(regression, multiclass, binary, ova) work too, and so do other "
+                            "registered objectives (multitask, plugins), whose parameters go "
+                            "in --param objective_params={...}")
     train.add_argument("--param", action="extend", nargs="+", metavar="KEY=VALUE",
                        help="a training parameter, e.g. learning_rate=0.05 max_leaves=15; "
-                            "values are read as int, float, or else string")
+                            "values are read as int, float, a list, a JSON object "
+                            """(objective_params={"delta": 2}), None, or else string """
+                            "(metric=None means no metric, as in LightGBM)")
     train.add_argument("--rounds", type=_non_negative_int, default=100,
                        help="boosting rounds (default 100)")
     train.add_argument("--init-model", metavar="MODEL",
@@ -543,7 +644,9 @@ def _build_parser():
         "predict", help="predict a CSV file with a saved model",
         description="Predict with a saved model. The feature columns are found by the "
                     "model's feature names, so other columns (targets, ids) are ignored; a "
-                    "model without feature names takes every column in order.")
+                    "model without feature names takes every column in order. A feature the "
+                    "model knows category names of (a pandas category column in training) "
+                    "is read as those names; one it was not trained on is missing.")
     predict.add_argument("--model", required=True, metavar="MODEL", help="model file (JSON)")
     predict.add_argument("--data", required=True, metavar="CSV", help="data to predict")
     predict.add_argument("--output", required=True, metavar="CSV",

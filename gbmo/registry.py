@@ -95,9 +95,9 @@ import threading
 import warnings
 
 __all__ = [
-    "ENSEMBLERS", "LOSSES", "PluginConflictWarning", "PluginContractError", "PluginError",
-    "PluginLoadError", "Registry", "create_ensembler", "create_loss", "plugins_disabled",
-    "register_ensembler", "register_loss",
+    "ENSEMBLERS", "LOSSES", "MissingParameterError", "PluginConflictWarning",
+    "PluginContractError", "PluginError", "PluginLoadError", "Registry", "create_ensembler",
+    "create_loss", "plugins_disabled", "register_ensembler", "register_loss",
 ]
 
 DISABLE_ENV = "GBMO_DISABLE_PLUGINS"
@@ -137,6 +137,24 @@ class PluginLoadError(PluginError, ImportError):
 
 class PluginContractError(PluginError, TypeError):
     """A registered object does not satisfy the loss / ensembler contract."""
+
+
+class MissingParameterError(TypeError):
+    """A registered loss or ensembler was built without a parameter its
+    constructor requires. ``missing`` names the parameters and ``given_in``
+    the training parameter that passes them (objective_params or
+    ensembler_params), so that a front end such as the command line can say
+    how to give them there."""
+
+    def __init__(self, what, missing, given_in):
+        self.missing, self.given_in = list(missing), given_in
+        several = len(self.missing) > 1
+        example = ", ".join(f"{name!r}: ..." for name in self.missing)
+        super().__init__(f"{what} needs the parameter{'s' if several else ''} "
+                         f"{', '.join(map(repr, self.missing))}, which "
+                         f"{'were' if several else 'was'} not given: give "
+                         f"{'them' if several else 'it'} in {given_in}, "
+                         f"e.g. {given_in}={{{example}}}")
 
 
 class PluginConflictWarning(UserWarning):
@@ -532,9 +550,11 @@ def register_ensembler(name):
 
 # --------------------------------------------------------------------------- construction
 
-def _call_with_supported(factory, soft, strict, what):
+def _call_with_supported(factory, soft, strict, what, given_in):
     """factory(**soft_that_it_accepts, **strict); `soft` keyword arguments are
-    passed only when the signature takes them, `strict` ones always."""
+    passed only when the signature takes them, `strict` ones always. A
+    required parameter that neither gives raises MissingParameterError
+    (given_in: the training parameter that passes `strict`)."""
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):
@@ -552,6 +572,10 @@ def _call_with_supported(factory, soft, strict, what):
             raise TypeError(f"{what} takes no parameter(s) {', '.join(map(repr, unknown))}; "
                             f"it takes: {', '.join(accepted) if accepted else 'none'}")
         kwargs.update(strict)
+    missing = [k for k, p in (params or {}).items() if p.default is p.empty
+               and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and k not in kwargs]
+    if missing:
+        raise MissingParameterError(what, missing, given_in)
     return factory(**kwargs)
 
 
@@ -564,7 +588,7 @@ def create_loss(name, num_class=None, n_threads=1, **params):
     ``name`` is None gets the registered name (saved models record it)."""
     factory = LOSSES.get(name)
     loss = _call_with_supported(factory, {"num_class": num_class, "n_threads": n_threads},
-                                params, f"loss {name!r}")
+                                params, f"objective {name!r}", "objective_params")
     problems = _check_loss_target(loss, f"loss {name!r} instance")
     if not problems and loss.name is None:
         try:
@@ -585,7 +609,7 @@ def create_ensembler(name, **params):
     built with `params`, or a registered function (which takes no params)."""
     obj = ENSEMBLERS.get(name)
     if isinstance(obj, type):
-        return _call_with_supported(obj, {}, params, f"ensembler {name!r}")
+        return _call_with_supported(obj, {}, params, f"ensembler {name!r}", "ensembler_params")
     if params:
         raise TypeError(f"ensembler {name!r} is a function and takes no parameters, got "
                         f"{', '.join(map(repr, params))}; register a class to take parameters")

@@ -1,5 +1,6 @@
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -108,18 +109,29 @@ def test_demo_is_deterministic(capsys):
     assert strip_seconds(first) == strip_seconds(second)
 
 
-def test_module_entry_point_runs(tmp_path):
-    # Run outside the source tree so the installed (compiled) package is imported.
-    result = subprocess.run([sys.executable, "-m", "gbmo.cli", "demo", "--rounds", "5"],
-                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+def run_module(module, argv, cwd):
+    """python -m module *argv in cwd (outside the source tree), importing the
+    gbmo these tests import rather than whichever one is installed."""
+    package_root = os.path.dirname(os.path.dirname(gbmo.__file__))
+    return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True,
+                          timeout=120, cwd=cwd, env=dict(os.environ, PYTHONPATH=package_root))
+
+
+@pytest.mark.parametrize("module", ["gbmo", "gbmo.cli"])
+def test_python_dash_m_behaves_as_the_console_script(module, tmp_path, capsys, monkeypatch):
+    """python -m gbmo (gbmo/__main__.py) and python -m gbmo.cli give what
+    main, the console script's entry point, gives: output, errors, exit code."""
+    monkeypatch.setenv("COLUMNS", "100")  # argparse wraps help to the width, here and there
+    for argv in (["--help"], ["train", "--help"], ["--version"], [],
+                 ["predict", "--model", "absent.json", "--data", "x.csv", "--output", "p.csv"]):
+        result = run_module(module, argv, tmp_path)
+        code = main(argv)
+        captured = capsys.readouterr()
+        assert (result.returncode, result.stdout, result.stderr) == (code, captured.out,
+                                                                     captured.err), argv
+    result = run_module(module, ["demo", "--rounds", "5"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "yeast" in result.stdout and "student" in result.stdout
-
-    result = subprocess.run([sys.executable, "-m", "gbmo.cli", "--help"],
-                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert result.returncode == 0
-    for command in ("demo", "train", "predict"):
-        assert command in result.stdout
 
 
 def test_help_and_usage_errors_return_codes(capsys):
@@ -305,6 +317,21 @@ def test_list_parameters_in_lightgbm_s_config_forms(regression_csv, tmp_path):
     assert params["metric"] == ["mse", "mae"]
 
 
+@pytest.mark.parametrize("no_metric", ["metric=None", "metric=none", "metric=null",
+                                       "metric=na", "metric=custom", "eval_metric=None"])
+def test_lightgbm_s_no_metric_names_turn_the_metrics_off(regression_csv, tmp_path, capsys,
+                                                         no_metric):
+    """metric=None is LightGBM's "no built-in metric", not Python's None (the
+    objective's default metric)."""
+    path, _, _ = regression_csv
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--valid", path, "--output",
+                 model, "--rounds", "2", "--param", no_metric]) == 0
+    out = capsys.readouterr().out
+    assert "trained 2 rounds" in out and "rmse" not in out
+    assert gbmo.Booster(model_file=model).params["metric"] == []
+
+
 def test_error_missing_init_model(regression_csv, tmp_path, capsys):
     path, _, _ = regression_csv
     line = run_error(["train", "--data", path, "--target", "y1", "--output",
@@ -348,12 +375,43 @@ def test_error_non_numeric_cell_names_line_and_column(tmp_path, capsys):
     assert "line 3" in line and "'f1'" in line and "'abc'" in line
 
 
-def test_error_missing_target_value(tmp_path, capsys):
-    rows = [[1.0, 0.5], [2.0, ""], [3.0, 2.5]]
+@pytest.mark.parametrize("objective", ["softmax", "multiclassova", "multiclass"])
+def test_error_missing_target_value_for_an_objective_that_needs_every_label(tmp_path, capsys,
+                                                                             objective):
+    rows = [[1.0, 0], [2.0, 1], [2.5, 0], [3.0, ""], [4.0, 1]]
     path = write_csv(tmp_path / "t.csv", ["f0", "y"], rows)
-    line = run_error(["train", "--data", path, "--target", "y", "--output",
-                      str(tmp_path / "m.json")], capsys)
-    assert "line 3" in line and "'y'" in line and "missing" in line
+    line = run_error(["train", "--data", path, "--target", "y", "--objective", objective,
+                      "--output", str(tmp_path / "m.json")], capsys)
+    assert line.endswith("t.csv, line 5, column 'y': the target is missing; objective "
+                         f"'{'softmax' if objective == 'multiclass' else objective}' needs a "
+                         "target value in every row")
+
+
+@pytest.mark.parametrize("objective", ["mse", "sigmoid"])
+def test_missing_targets_are_missing_labels_for_objectives_that_mask_them(tmp_path, capsys,
+                                                                          objective):
+    """Empty, NA and NaN target cells are missing labels, as NaN targets are
+    to gbmo.train, in the training and the validation file."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0]).astype(float)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    spellings = ["", "NA", "nan", "NaN"]
+    rows = [[float(v) for v in x] + [spellings[(i + j) % 4] if np.isnan(t) else float(t)
+                                     for j, t in enumerate(y)]
+            for i, (x, y) in enumerate(zip(X, Y))]
+    path = write_csv(tmp_path / "t.csv", ["a", "b", "c", "y1", "y2"], rows)
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--objective", objective,
+                 "--valid", path, "--rounds", "5", "--output", model, "--param",
+                 "min_samples_leaf=3"]) == 0, capsys.readouterr().err
+    expected = gbmo.train({"objective": objective, "min_samples_leaf": 3, "verbosity": 0},
+                          gbmo.Dataset(X, Y), 5, valid_sets=[gbmo.Dataset(X, Y)],
+                          valid_names=["valid"])
+    np.testing.assert_array_equal(gbmo.Booster(model_file=model).predict(X), expected.predict(X))
+    metric = {"mse": "rmse", "sigmoid": "logloss"}[objective]
+    last = expected.evals_result["valid"][metric][-1]
+    assert f"valid {metric} {last:.6g}" in capsys.readouterr().out
 
 
 def test_error_ragged_row(tmp_path, capsys):
@@ -387,6 +445,39 @@ def test_error_unknown_objective(regression_csv, tmp_path, capsys):
     line = run_error(["train", "--data", path, "--target", "y1", "--output",
                       str(tmp_path / "m.json"), "--objective", "hinge"], capsys)
     assert "hinge" in line and "softmax" in line
+
+
+def test_error_objective_without_its_required_parameter(tmp_path, capsys):
+    """Not Python's "__init__() missing 1 required positional argument": the
+    objective, the parameter, and how to give it; before the data is read."""
+    line = run_error(["train", "--data", str(tmp_path / "not_read.csv"), "--target", "y1,y2",
+                      "--output", str(tmp_path / "m.json"), "--objective", "multitask"], capsys)
+    assert line == ("gbmo: error: bad parameters: objective 'multitask' needs the parameter "
+                    "'tasks', which was not given: give it in objective_params, e.g. "
+                    "objective_params={'tasks': ...}; on the command line, as a JSON object: "
+                    """--param 'objective_params={"tasks": ...}'""")
+
+
+def test_objective_params_are_read_as_a_json_object(regression_csv, tmp_path, capsys):
+    path, X, Y = regression_csv
+    model = str(tmp_path / "m.json")
+    tasks = '{"tasks": [["mse", [0]], ["mse", [1]]], "weights": [1, 3]}'
+    assert main(["train", "--data", path, "--target", "y1,y2", "--output", model, "--rounds", "3",
+                 "--objective", "multitask", "--param", f"objective_params={tasks}"]) == 0
+    booster = gbmo.Booster(model_file=model)
+    expected = gbmo.train({"objective": "multitask", "objective_params": json.loads(tasks),
+                           "verbosity": 0}, gbmo.Dataset(X, Y), 3)
+    assert booster.loss.name == "multitask"
+    np.testing.assert_array_equal(booster.predict(X), expected.predict(X))
+
+    line = run_error(["train", "--data", path, "--target", "y1,y2", "--output", model,
+                      "--objective", "multitask", "--param", "objective_params={tasks: 1}"],
+                     capsys)
+    assert "cannot read '{tasks: 1}' as a JSON object" in line
+    line = run_error(["train", "--data", path, "--target", "y1,y2", "--output", model,
+                      "--objective", "multitask", "--param",
+                      'objective_params={"tasks": [["mse", [0]], ["mse", [2]]]}'], capsys)
+    assert "the tasks' columns must cover the outputs 0 .. 1 once each" in line
 
 
 def test_error_bad_target_for_objective(regression_csv, tmp_path, capsys):
@@ -461,3 +552,122 @@ def test_train_takes_categorical_features_by_name(tmp_path):
                           gbmo.Dataset(np.column_stack([shop, x]), y), 20)
     X = np.column_stack([shop, x]).astype(float)
     np.testing.assert_allclose(booster.predict(X), expected.predict(X))
+
+
+def test_predict_reads_the_category_names_of_a_model_trained_on_pandas(tmp_path, capsys):
+    """A model trained on pandas category columns keeps their categories; a
+    CSV holds those names (or, for numeric categories, their numbers), and
+    predict reads them as Booster.predict reads the DataFrame: a category the
+    model was not trained on, or a missing cell, is missing (and noted)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    region = rng.choice(["east", "north", "west"], 300)
+    size = rng.choice([10, 20, 30], 300)
+    x = rng.normal(size=300)
+    Y = np.column_stack([(region == "north") * 3.0 + x, size / 10 - x])
+    frame = pd.DataFrame({"region": pd.Categorical(region), "size": pd.Categorical(size),
+                          "x": x})
+    booster = gbmo.train({"min_samples_leaf": 5, "verbosity": 0}, gbmo.Dataset(frame, Y), 10)
+    model = str(tmp_path / "model.json")
+    booster.save_model(model)
+
+    regions = ["west", "north", "south", None, "east", "south"]
+    sizes = ["20", "30.0", "10", "20", "40", ""]
+    path = write_csv(tmp_path / "test.csv", ["id", "x", "size", "region"],
+                     [[i, 0.5 * i, s, "" if r is None else r]
+                      for i, (r, s) in enumerate(zip(regions, sizes))])
+    pred_path = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", path, "--output", pred_path]) == 0
+    expected = booster.predict(pd.DataFrame({
+        "region": pd.Categorical(regions),
+        "size": pd.Categorical([float(s) if s else None for s in sizes]),
+        "x": 0.5 * np.arange(6)}))
+    np.testing.assert_array_equal(read_predictions(pred_path)[1], expected)
+    notes = capsys.readouterr().err.splitlines()
+    assert notes == [
+        f"gbmo: note: {path}, column 'region': 2 row(s) hold a category the model was not "
+        "trained on ('south'); they are read as missing",
+        f"gbmo: note: {path}, column 'size': 1 row(s) hold a category the model was not "
+        "trained on ('40'); they are read as missing"]
+
+
+def test_train_reads_a_categorical_feature_of_names(tmp_path, capsys):
+    """A column named in categorical_feature that holds text has the sorted
+    names as its categories, as a pandas category column of that text has:
+    the model equals gbmo.train's on that DataFrame, keeps the names, and
+    reads the validation file's and, continued, a file's names through them."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    region = rng.choice(["west", "north", "east", "south"], 240)
+    x = rng.normal(size=240)
+    y = (region == "north") * 3.0 - (region == "west") + x
+    region[::17] = ""
+    rows = [[r, float(v), float(t)] for r, v, t in zip(region, x, y)]
+    valid_rows = [["central" if i % 5 == 0 else r, v, t] for i, (r, v, t) in enumerate(rows[200:])]
+    train = write_csv(tmp_path / "train.csv", ["region", "x", "y"], rows[:200])
+    valid = write_csv(tmp_path / "valid.csv", ["y", "x", "region"],
+                      [row[::-1] for row in valid_rows])
+    params = ["--param", "categorical_feature=region", "min_samples_leaf=5"]
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", train, "--target", "y", "--valid", valid, "--rounds", "10",
+                 "--output", model, *params]) == 0, capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "column 'region': 8 row(s) hold a category the model was not trained on " \
+           "('central')" in captured.err
+
+    def frame(rows):
+        return pd.DataFrame({"region": pd.Categorical([r or None for r, _, _ in rows]),
+                             "x": [v for _, v, _ in rows]})
+
+    python_params = {"categorical_feature": "region", "min_samples_leaf": 5, "verbosity": 0}
+    train_set = gbmo.Dataset(frame(rows[:200]), y[:200])
+    expected = gbmo.train(python_params, train_set, 10, valid_names=["valid"],
+                          valid_sets=[train_set.create_valid(frame(valid_rows), y[200:])])
+    booster = gbmo.Booster(model_file=model)
+    assert booster.pandas_categories == {0: ["east", "north", "south", "west"]}
+    np.testing.assert_array_equal(booster.predict(frame(rows)), expected.predict(frame(rows)))
+    assert f"valid rmse {expected.evals_result['valid']['rmse'][-1]:.6g}" in captured.out
+    pred_path = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", valid, "--output", pred_path]) == 0
+    np.testing.assert_array_equal(read_predictions(pred_path)[1][:, 0],
+                                  expected.predict(frame(valid_rows)))
+
+
+def test_continued_training_reads_the_file_through_the_model_s_category_names(tmp_path):
+    """--init-model with category names (here pandas', numbers among them):
+    the file's cells are read through the model's names, not its own, as
+    gbmo.train continues a model on a DataFrame of other categories."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+    size = rng.choice([10, 20, 30], 200)
+    region = rng.choice(["east", "north", "west"], 200)
+    y = size / 10 + (region == "north") + rng.normal(size=200)
+
+    def frame(rows):
+        return pd.DataFrame({"size": pd.Categorical(size[rows]),
+                             "region": pd.Categorical(region[rows])})
+
+    params = {"categorical_feature": "size,region", "min_samples_leaf": 5, "verbosity": 0}
+    first = gbmo.train(params, gbmo.Dataset(frame(slice(None)), y), 5)
+    model = str(tmp_path / "first.json")
+    first.save_model(model)
+    # rows without size 10 and region 'east': the file's own names would be other codes
+    rows = np.flatnonzero((size != 10) & (region != "east"))
+    path = write_csv(tmp_path / "more.csv", ["size", "region", "y"],
+                     [[int(size[i]), region[i], float(y[i])] for i in rows])
+    continued = str(tmp_path / "continued.json")
+    assert main(["train", "--data", path, "--target", "y", "--rounds", "3", "--init-model", model,
+                 "--output", continued, "--param", "categorical_feature=size,region",
+                 "min_samples_leaf=5"]) == 0
+    expected = gbmo.train(params, gbmo.Dataset(frame(rows), y[rows]), 3, init_model=first)
+    np.testing.assert_array_equal(gbmo.Booster(model_file=continued).predict(frame(slice(None))),
+                                  expected.predict(frame(slice(None))))
+
+
+def test_error_text_in_a_feature_not_named_categorical_suggests_it(tmp_path, capsys):
+    path = write_csv(tmp_path / "t.csv", ["shop", "x", "y"],
+                     [["a", 1.0, 2.0], ["b", 2.0, 3.0], ["a", 0.5, 1.0]])
+    line = run_error(["train", "--data", path, "--target", "y", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert line.endswith("t.csv, line 2, column 'shop': 'a' is not a number; if 'shop' holds "
+                         "category names, give --param categorical_feature=shop")

@@ -105,6 +105,12 @@ def test_construction_errors(args, message):
         gbmo.MultiTaskLoss(*args)
 
 
+def test_by_name_without_its_tasks_says_how_to_give_them():
+    with pytest.raises(TypeError, match=r"objective 'multitask' needs the parameter 'tasks', "
+                                        r"which was not given: give it in objective_params"):
+        gbmo.train({**PARAMS, "objective": "multitask"}, gbmo.Dataset(X, Y), 1)
+
+
 def test_target_errors():
     loss = gbmo.MultiTaskLoss(TASKS)
     with pytest.raises(ValueError, match=r"takes targets of shape \(n, 3\); got \(800, 2\)"):

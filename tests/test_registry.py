@@ -15,7 +15,7 @@ import pytest
 from gbmo import registry
 from gbmo.losses import Loss, SigmoidCrossEntropy, SoftmaxCrossEntropy, SquaredError
 from gbmo.registry import (
-    PluginConflictWarning, PluginContractError, PluginLoadError, Registry,
+    MissingParameterError, PluginConflictWarning, PluginContractError, PluginLoadError, Registry,
 )
 
 BUILTIN_NAMES = ["mse", "multiclassova", "multitask", "sigmoid", "softmax"]
@@ -458,6 +458,45 @@ def test_create_loss_passes_only_the_arguments_a_loss_takes(monkeypatch):
     assert registry.create_loss("pinball", alpha=0.9).alpha == 0.9
     with pytest.raises(TypeError, match=r"takes no parameter\(s\) 'delta'; it takes: alpha"):
         registry.create_loss("pinball", delta=1.0)
+
+
+def test_a_required_parameter_not_given_is_named_with_where_to_give_it(monkeypatch):
+    """Not Python's "__init__() missing 1 required positional argument": the
+    objective or ensembler, the parameter, and the training parameter that
+    passes it."""
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    monkeypatch.setattr(registry, "ENSEMBLERS", Registry("gbmo.ensemblers", "ensembler"))
+
+    @registry.register_loss("banded")
+    class Banded(SquaredError):
+        name = "banded"
+
+        def __init__(self, low, high, n_threads=1):
+            super().__init__(n_threads)
+            self.low, self.high = low, high
+
+    @registry.register_ensembler("scaled")
+    class Scaled:
+        def __init__(self, *, factor):
+            self.factor = factor
+
+        def __call__(self, grad, hess, context):
+            return grad * self.factor, hess, grad, hess
+
+    with pytest.raises(MissingParameterError) as caught:
+        registry.create_loss("banded", low=0.0)
+    assert str(caught.value) == ("objective 'banded' needs the parameter 'high', which was not "
+                                 "given: give it in objective_params, e.g. "
+                                 "objective_params={'high': ...}")
+    assert (caught.value.missing, caught.value.given_in) == (["high"], "objective_params")
+    with pytest.raises(MissingParameterError, match=r"'low', 'high', which were not given: "
+                                                    r"give them in objective_params"):
+        registry.create_loss("banded")
+    with pytest.raises(MissingParameterError, match=r"ensembler 'scaled' needs the parameter "
+                                                    r"'factor'.*ensembler_params=\{'factor'"):
+        registry.create_ensembler("scaled")
+    assert registry.create_loss("banded", low=0.0, high=1.0).high == 1.0
+    assert registry.create_ensembler("scaled", factor=2.0).factor == 2.0
 
 
 def test_create_loss_checks_factory_products_and_names(monkeypatch):
