@@ -89,9 +89,9 @@ _X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without den
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
 
 
-def _numeric_X(X, pandas_categories, n_features, name="X"):
+def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     """X with a DataFrame's category columns as their codes in the training's
-    categories (pandas_categories of n_features columns, see
+    categories (pandas_categories of n_features columns named feature_names, see
     gbmo.categorical.align_dataframe_categories); refuses, naming X,
     what scikit-learn's conversion would refuse with numpy's bare "could not
     convert string to float": a DataFrame's columns of a non-numeric dtype
@@ -100,7 +100,8 @@ def _numeric_X(X, pandas_categories, n_features, name="X"):
     object array of numbers passes, as in scikit-learn)."""
     check_dataframe_columns(X, name)
     if is_dataframe(X):
-        return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features))
+        return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features,
+                                                           feature_names, name))
     if sp.issparse(X):
         return X
     dtype = getattr(X, "dtype", None)
@@ -612,7 +613,7 @@ class _GBMOModel(BaseEstimator):
                     valid_data.append(None)
                     valid_names.append("training" if name is None else str(name))
                     continue
-                X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1],
+                X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1], feature_names,
                                      f"eval_set[{i}] X")
                 X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
                                          accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
@@ -749,7 +750,8 @@ class _GBMOModel(BaseEstimator):
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
-        X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features)
+        X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features,
+                       self.booster_.feature_names)
         return _validate_data(self, X, reset=False, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
                               ensure_all_finite="allow-nan")
 
