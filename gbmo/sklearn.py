@@ -41,13 +41,14 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, check_random_state, column_or_1d
 
+from . import registry
 from .booster import Booster
 from .callback import early_stopping, log_evaluation
 from .categorical import (align_dataframe_categories, dataframe_categories,
                           resolve_categorical_features)
 from .dataset import Dataset
 from .engine import metric_names, train
-from .losses import CustomObjective, make_loss
+from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
 from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, keys_naming, metric_list,
                      names_no_metric, resolve_params)
@@ -138,6 +139,25 @@ def _xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
                              f"got {iteration_range!r}")
         start_iteration, num_iteration = int(begin), int(end - begin)
     return bool(raw_score or output_margin), start_iteration, num_iteration
+
+
+def _takes_class_indices(objective):
+    """Whether objective (a name, a Loss or a function) takes a class index
+    per row and has an output per class (softmax, multiclassova, a plugin's
+    such loss), rather than 0/1 labels."""
+    if isinstance(objective, str):
+        factory = registry.LOSSES.get(canonical_objective(objective))
+        return isinstance(factory, type) and issubclass(factory, ClassIndexTarget)
+    return isinstance(objective, ClassIndexTarget)
+
+
+_CLASSES_SHOWN = 10  # classes listed in an error, the rest counted
+
+
+def _listed_classes(classes):
+    shown = ", ".join(map(repr, classes[:_CLASSES_SHOWN].tolist()))
+    more = len(classes) - _CLASSES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _log_period(verbose):
@@ -517,9 +537,9 @@ class _GBMOModel(BaseEstimator):
         the objective's, and functions (y_true, y_pred[, weight]) -> (name,
         value, is_higher_better) with y_true the encoded target (class
         indices, 0/1 labels) and y_pred the booster's prediction for it:
-        (n, n_classes) probabilities, (n,) for a binary (but multiclassova)
-        or 1-D target,
-        computed from raw scores that include init_score, as in LightGBM;
+        (n, n_classes) probabilities, (n,) for a binary (but multiclass or
+        multiclassova) or 1-D target, computed from raw scores that include
+        init_score, as in LightGBM;
         early stopping watches them all. categorical_feature: the categorical
         features' indices or names, or "auto", the DataFrame's category
         columns (see gbmo.categorical), as in LightGBM. eval_X / eval_y:
@@ -873,7 +893,12 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
       "multiclassova" (LightGBM's; "ova", "ovr") instead fits one sigmoid per
       class, two classes included: each class's probability is its own, so
       predict_proba's rows need not sum to 1, as in LightGBM (on a multi-label
-      y below it is that y's own sigmoid per column).
+      y below it is that y's own sigmoid per column). An objective given is
+      trained as given: "multiclass" keeps an output per class for two
+      classes too. One that cannot serve y (a one-output objective such as
+      "binary" for more than two classes, "multiclass" for a multi-label y),
+      and a num_class other than the number of classes (labels) in y, are
+      refused before training, as LightGBM's classifier refuses them.
     - A 2-D 0/1 indicator matrix (n, d), d >= 2: multi-label, one independent
       sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
       predict_proba the (n, d) probabilities of the 1s; classes_ is
@@ -932,16 +957,53 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return row_weight
 
     def _takes_objective(self, objective):
-        """Any objective but the names of sigmoid and softmax (binary,
-        multiclass, ...), between which y decides by its classes, as
-        LightGBM's classifier switches binary and multiclass; and but
-        multiclassova for a multi-label y, whose sigmoid per column is
-        one-vs-all already."""
+        """Any objective but the names of sigmoid (binary, ...), which is what
+        y decides where _check_objective_serves lets them through (two
+        classes, multi-label); and but multiclassova for a multi-label y,
+        whose sigmoid per column is one-vs-all already."""
         if not isinstance(objective, str):
             return True
         name = canonical_objective(objective)
-        return not (name in ("sigmoid", "softmax")
+        return not (name == "sigmoid"
                     or name == "multiclassova" and getattr(self, "_multilabel", False))
+
+    def _given_objective(self):
+        """The objective given as a parameter, under its name or an alias; None."""
+        params = self.get_params(deep=False)
+        return next((params[key] for key in keys_naming(params, "objective")), None)
+
+    def _check_objective_serves(self, multilabel):
+        """Refuses, before training, a num_class that is not the number of
+        classes (or labels) in y, and an objective that cannot serve y, where
+        LightGBM's classifier raises too ("Number of classes must be 1 for
+        non-multiclass training"): one of a single output (binary, mse, ...)
+        for more than two classes, and one of an output per class from a
+        class index per row (multiclass, ...) for a multi-label y.
+        multiclassova serves both, and a function is trained as given."""
+        n_classes = self.n_classes_
+        if multilabel:
+            what = f"{n_classes} labels (a multi-label y)"
+        else:
+            what = f"{n_classes} classes ({_listed_classes(self.classes_)})"
+        num_class = self.get_params(deep=False).get("num_class")
+        if num_class is not None and num_class != n_classes:
+            raise ValueError(f"parameter 'num_class' = {num_class!r} disagrees with y, which "
+                             f"has {what}; allowed: num_class={n_classes}, or no num_class "
+                             "(y sets it)")
+        objective = self._given_objective()
+        if not isinstance(objective, (str, Loss)):
+            return
+        name = objective if isinstance(objective, str) else objective.name
+        takes_class_indices = _takes_class_indices(objective)
+        if multilabel and takes_class_indices \
+                and canonical_objective(objective) != "multiclassova":
+            raise ValueError(f"objective {name!r} takes one class per row, and y has {what}; "
+                             "allowed: no objective (one sigmoid per label), 'binary', "
+                             "'multiclassova', or another loss of 0/1 labels")
+        if not multilabel and n_classes > 2 and not takes_class_indices:
+            raise ValueError(f"objective {name!r} has one output, for two classes, and y has "
+                             f"{what}; allowed: no objective (y decides: 'multiclass' for more "
+                             "than two classes), 'multiclass' or 'multiclassova'")
 
     def _prepare_target(self, y):
         if self.class_weight is not None and (sp.issparse(y) or (
@@ -971,6 +1033,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             self.classes_ = np.arange(y.shape[1])
             self.n_classes_ = y.shape[1]
             self.n_outputs_ = y.shape[1]
+            self._check_objective_serves(multilabel=True)
             return y.astype(np.float64), {"objective": "sigmoid"}, None
         self.classes_, encoded = np.unique(y, return_inverse=True)
         self.n_classes_ = len(self.classes_)
@@ -980,19 +1043,16 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                 f"{type(self).__name__} needs samples of at least 2 classes in y; "
                 f"got only one class: {self.classes_[0]!r}"
             )
+        self._check_objective_serves(multilabel=False)
         encoded = encoded.reshape(-1)
-        if self.n_classes_ == 2 and not self._one_vs_all():
+        # an objective of an output per class (multiclass, multiclassova) keeps
+        # them for two classes too, as given
+        self._class_indices = self.n_classes_ > 2 or _takes_class_indices(
+            self._given_objective())
+        if not self._class_indices:
             return encoded.astype(np.float64), {"objective": "sigmoid"}, encoded
         return encoded.astype(np.int64), {"objective": "softmax",
                                           "num_class": self.n_classes_}, encoded
-
-    def _one_vs_all(self):
-        """Whether the objective given is multiclassova, which keeps an output
-        per class even for two."""
-        params = self.get_params(deep=False)
-        return any(isinstance(params[key], str)
-                   and canonical_objective(params[key]) == "multiclassova"
-                   for key in keys_naming(params, "objective"))
 
     def _prepare_sparse_labels(self, y):
         if self.split not in ("dense", "sparse"):
@@ -1003,6 +1063,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         self._y_dtype = y.dtype
         self.classes_ = np.arange(Y.shape[1])
         self.n_classes_ = self.n_outputs_ = Y.shape[1]
+        self._check_objective_serves(multilabel=True)
         top_k = min(Y.shape[1], 10) if self.top_k is None else self.top_k
         return Y, {"objective": "sigmoid", "split": "sparse", "top_k": top_k}, None
 
@@ -1031,7 +1092,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         if unseen.any():
             raise ValueError(f"eval_set y has labels not seen in training: {np.unique(y[unseen])}")
         encoded = np.searchsorted(self.classes_, y)
-        return encoded.astype(np.float64 if self.n_classes_ == 2 else np.int64)
+        return encoded.astype(np.int64 if self._class_indices else np.float64)
 
     def _proba(self, raw):
         if self._custom_objective():
@@ -1087,8 +1148,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         pred_leaf: the booster's raw scores or leaves instead of labels, as
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
-        classes (but multiclassova), else (n, n_features + 1, n_classes). The
-        last three not for a sparse training y. output_margin and
+        classes (but multiclass or multiclassova), else (n, n_features + 1,
+        n_classes). The last three not for a sparse training y. output_margin and
         iteration_range are XGBoost's (see _xgboost_rounds); validate_features
         as the regressor's predict's."""
         raw_score, start_iteration, num_iteration = _xgboost_rounds(

@@ -832,19 +832,67 @@ def test_the_regressor_trains_an_objective_function_and_several_quantiles():
     np.testing.assert_allclose(coverage, [0.1, 0.9], atol=0.05)
 
 
-@pytest.mark.parametrize("objective, n_classes, loss", [
-    ("multiclass", 2, "sigmoid"), ("binary", 3, "softmax"), ("multi:softprob", 2, "sigmoid"),
-    ("focal", 2, "focal"),
+@pytest.mark.parametrize("objective, n_classes, loss, n_outputs", [
+    ("binary", 2, "sigmoid", 1), ("multiclass", 3, "softmax", 3), ("focal", 2, "focal", 1),
+    # a softmax given for two classes is trained as given, an output per class
+    ("multiclass", 2, "softmax", 2), ("multi:softprob", 2, "softmax", 2),
 ])
-def test_the_classifier_keeps_objectives_other_than_the_two_y_decides(objective, n_classes, loss):
+def test_the_classifier_trains_the_objective_it_is_given(objective, n_classes, loss, n_outputs):
     X, labels = _blobs()
     y = np.minimum(labels, n_classes - 1)
-    model = GBMOClassifier(objective=objective, n_estimators=10).fit(X, y)
-    assert model.booster_.loss.name == loss
+    model = GBMOClassifier(objective=objective, n_estimators=10).fit(
+        X, y, eval_set=[(X[:50], y[:50])])
+    assert model.booster_.loss.name == loss and model.booster_.n_outputs == n_outputs
+    assert model.evals_result_["valid_0"]  # the eval set's labels are encoded for the loss
     proba = model.predict_proba(X)
     assert proba.shape == (len(X), n_classes)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert model.score(X, y) > 0.8
+
+
+_BINARY_ONLY = r"objective '{}' has one output, for two classes, and y has 3 classes \(0, 1, 2\)"
+_ONE_CLASS_A_ROW = r"objective 'multiclass' takes one class per row, and y has 2 labels"
+
+
+def _class_targets():
+    """X and its targets of two and three classes, and multi-label ones."""
+    import scipy.sparse as sp
+
+    X, labels = _blobs()
+    multi_label = np.column_stack([labels == 0, labels == 1]).astype(int)
+    return X, {"two": np.minimum(labels, 1), "three": labels, "multi-label": multi_label,
+               "sparse multi-label": sp.csr_matrix(multi_label)}
+
+
+@pytest.mark.parametrize("params, target, message", [
+    # LightGBM: "Number of classes must be 1 for non-multiclass training"
+    ({"objective": "binary"}, "three", _BINARY_ONLY.format("binary")),
+    ({"objective": "cross_entropy"}, "three", _BINARY_ONLY.format("cross_entropy")),
+    ({"objective": "mse"}, "three", _BINARY_ONLY.format("mse")),
+    ({"objective": "multiclass"}, "multi-label", _ONE_CLASS_A_ROW),
+    ({"objective": "multiclass"}, "sparse multi-label", _ONE_CLASS_A_ROW),
+    ({"num_class": 5}, "three", r"'num_class' = 5 disagrees with y, which has 3 classes "
+                                r"\(0, 1, 2\); allowed: num_class=3, or no num_class"),
+    ({"num_class": 5, "objective": "multiclass"}, "three", r"'num_class' = 5 disagrees"),
+    ({"num_class": 3}, "two", r"'num_class' = 3 disagrees with y, which has 2 classes"),
+    ({"num_class": 3}, "multi-label", r"'num_class' = 3 disagrees with y, which has 2 labels"),
+])
+def test_an_objective_or_num_class_that_cannot_serve_y_is_refused(params, target, message,
+                                                                   no_training):
+    X, targets = _class_targets()
+    with pytest.raises(ValueError, match=message):
+        GBMOClassifier(n_estimators=2, **params).fit(X, targets[target])
+
+
+@pytest.mark.parametrize("params, target, n_outputs", [
+    ({"num_class": 3}, "three", 3), ({"num_class": 2}, "two", 1),
+    ({"num_class": 2}, "multi-label", 2), ({"objective": "binary"}, "multi-label", 2),
+    ({"objective": "multiclassova"}, "multi-label", 2),
+])
+def test_a_num_class_or_objective_that_agrees_with_y_is_taken(params, target, n_outputs):
+    X, targets = _class_targets()
+    model = GBMOClassifier(n_estimators=2, **params).fit(X, targets[target])
+    assert model.booster_.n_outputs == n_outputs
 
 
 def test_a_classifier_with_an_objective_function_predicts_raw_scores_as_lightgbm():
