@@ -85,8 +85,11 @@ def _without_sparse_output_metrics(params):
     if metric is not None and all(name in SPARSE_OUTPUT_METRICS for name in names):
         return {**params, "metric": None}
     return params
-_X_DTYPES = [np.float64, np.float32]
-_X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without densifying
+# scikit-learn's checks of X: scipy sparse X is binned and predicted without
+# densifying; NaN is a missing value and +-inf lands in the last or first bin,
+# as gbmo.train takes them (and LightGBM's estimators)
+_X_CHECKS = {"dtype": [np.float64, np.float32], "accept_sparse": ["csr", "csc"],
+             "ensure_all_finite": False}
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
 
 
@@ -567,8 +570,7 @@ class _GBMOModel(BaseEstimator):
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
         X, y = _validate_data(
-            self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
-            ensure_all_finite="allow-nan", multi_output=True, ensure_min_samples=2,
+            self, X, y, reset=True, **_X_CHECKS, multi_output=True, ensure_min_samples=2,
             y_numeric=self._y_numeric,
         )
         sample_weight = check_weight(sample_weight, X.shape[0], "sample_weight")
@@ -635,8 +637,7 @@ class _GBMOModel(BaseEstimator):
                     continue
                 X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1], feature_names,
                                      f"eval_set[{i}] X")
-                X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
-                                         accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
+                X_valid = _validate_data(self, X_valid, reset=False, **_X_CHECKS)
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
                                    check_weight(valid_weight, X_valid.shape[0],
                                                 f"eval_sample_weight[{i}]"),
@@ -772,8 +773,7 @@ class _GBMOModel(BaseEstimator):
         check_is_fitted(self)
         X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features,
                        self.booster_.feature_names)
-        return _validate_data(self, X, reset=False, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
-                              ensure_all_finite="allow-nan")
+        return _validate_data(self, X, reset=False, **_X_CHECKS)
 
     def _staged_raw(self, X):
         X = self._check_predict_X(X)
@@ -807,7 +807,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     recorded, as gbmo.train's; eval_metric adds to them), and as keyword
     arguments any other of gbmo.train's parameters or their aliases
     (LightGBM's num_leaves, reg_lambda, n_jobs, ...; see get_params).
-    Missing values (NaN) in X are supported.
+    Missing values (NaN) and +-inf in X are taken, as gbmo.train takes them.
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
     column names), n_outputs_, n_iter_, best_iteration_, evals_result_,

@@ -89,6 +89,15 @@ def _blobs(n=300, seed=0):
 SMALL = {"n_estimators": 30, "min_samples_leaf": 5, "learning_rate": 0.3, "random_state": 0}
 
 
+def _trained_as_small(X, Y, **params):
+    """gbmo.train's booster of SMALL's parameters (and params), to compare
+    with an estimator's."""
+    return gbmo.train({"min_samples_leaf": SMALL["min_samples_leaf"],
+                       "learning_rate": SMALL["learning_rate"], "seed": SMALL["random_state"],
+                       "verbosity": 0, **params},
+                      gbmo.Dataset(X, Y), SMALL["n_estimators"])
+
+
 # -- regressor --------------------------------------------------------------
 
 def test_regressor_shapes_follow_the_target():
@@ -144,6 +153,19 @@ def test_nan_features_are_supported():
     prediction = model.predict(X)
     assert np.all(np.isfinite(prediction))
     assert model.score(X, Y) > 0.8
+
+
+def test_infinite_features_are_taken_as_gbmo_train_takes_them():
+    """+-inf land in the last and first bins (as LightGBM's estimators take
+    them); they were refused as "Input X contains infinity"."""
+    X, Y = _multi_output_regression(300)
+    X[::5, 0], X[1::5, 0], X[::9, 1] = np.inf, -np.inf, np.nan
+    model = GBMORegressor(**SMALL).fit(X, Y, eval_set=[(X[:100], Y[:100])])
+    np.testing.assert_allclose(model.predict(X), _trained_as_small(X, Y).predict(X))
+    assert np.isfinite(model.evals_result_["valid_0"]["rmse"]).all()
+    labels = Y[:, 0] > 0
+    classifier = GBMOClassifier(**SMALL).fit(X, labels)
+    assert classifier.score(X, labels) > 0.9
 
 
 def test_feature_names_in_only_with_string_column_names():
