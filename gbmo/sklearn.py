@@ -39,7 +39,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, check_random_state, column_or_1d
+from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
+                                      check_random_state, column_or_1d)
 
 from . import registry
 from .booster import Booster
@@ -142,6 +143,19 @@ def _xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
                              f"got {iteration_range!r}")
         start_iteration, num_iteration = int(begin), int(end - begin)
     return bool(raw_score or output_margin), start_iteration, num_iteration
+
+
+def _check_missing_targets(y, loss):
+    """Refuses NaN in y, a missing label, unless the objective takes it, as in
+    gbmo.train: one that masks missing labels (mse, sigmoid, a MultiTaskLoss
+    of such), or a function, which receives them as they are."""
+    if loss.masks_missing_targets or isinstance(loss, CustomObjective) \
+            or not np.isnan(y).any():
+        return
+    raise ValueError(f"y contains NaN, which marks a missing label, and objective "
+                     f"{loss.name!r} does not take missing labels; allowed: NaN with an "
+                     "objective that masks them (mse, sigmoid, a gbmo.MultiTaskLoss of such) "
+                     "or a function; else fill or drop those rows")
 
 
 def _takes_class_indices(objective):
@@ -569,10 +583,7 @@ class _GBMOModel(BaseEstimator):
                              "early_stopping_rounds=None")
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
-        X, y = _validate_data(
-            self, X, y, reset=True, **_X_CHECKS, multi_output=True, ensure_min_samples=2,
-            y_numeric=self._y_numeric,
-        )
+        X, y = self._validate_X_y(X, y)
         sample_weight = check_weight(sample_weight, X.shape[0], "sample_weight")
         init_score = check_init_score(init_score, X.shape[0])
         if isinstance(init_model, _GBMOModel):
@@ -595,11 +606,12 @@ class _GBMOModel(BaseEstimator):
             resolved = resolve_params(gbmo_params)
         else:
             resolved = resolve_params(params)
+            loss = make_loss(resolved["objective"], resolved["num_class"], 1,
+                             resolved["objective_params"])
+            _check_missing_targets(target, loss)
         if extra_metrics:
             base = (sparse_metrics or [make_sparse_loss(objective, threshold).default_metric]
-                    if sp.issparse(target) else metric_names(resolved["metric"], make_loss(
-                        resolved["objective"], resolved["num_class"], 1,
-                        resolved["objective_params"])))
+                    if sp.issparse(target) else metric_names(resolved["metric"], loss))
             # eval_metric's first, as LightGBM orders them (first_metric_only watches it)
             params["metric"] = extra_metrics + [m for m in base if m not in extra_metrics]
         # a DataFrame's columns, as gbmo.Dataset names them (scikit-learn keeps
@@ -688,6 +700,11 @@ class _GBMOModel(BaseEstimator):
         self.evals_result_ = booster.evals_result
         self.best_score_ = booster.best_score
         return self
+
+    def _validate_X_y(self, X, y):
+        """scikit-learn's checks of fit's X and y (y of classes: finite)."""
+        return _validate_data(self, X, y, reset=True, **_X_CHECKS, multi_output=True,
+                              ensure_min_samples=2)
 
     def _check_continued_classes(self, init_model, y):
         """A classifier continues only a model of the same classes: its outputs
@@ -807,14 +824,27 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     recorded, as gbmo.train's; eval_metric adds to them), and as keyword
     arguments any other of gbmo.train's parameters or their aliases
     (LightGBM's num_leaves, reg_lambda, n_jobs, ...; see get_params).
-    Missing values (NaN) and +-inf in X are taken, as gbmo.train takes them.
+    Missing values (NaN) and +-inf in X are taken, as gbmo.train takes them;
+    so is NaN in y, a missing label, with an objective that masks missing
+    labels (mse, a MultiTaskLoss of such) or a function (see
+    _check_missing_targets).
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
     column names), n_outputs_, n_iter_, best_iteration_, evals_result_,
     best_score_ ({eval set: {metric: value}} at best_iteration_, as LightGBM's).
     """
 
-    _y_numeric = True
+    def _validate_X_y(self, X, y):
+        """scikit-learn's checks of fit's X and y, but for y's NaN: a missing
+        label, as gbmo.train takes it, which fit refuses by name when the
+        objective does not take it (see _check_missing_targets)."""
+        if y is None:  # scikit-learn's error for it
+            return super()._validate_X_y(X, y)
+        X, y = _validate_data(self, X, y, reset=True, validate_separately=(
+            {**_X_CHECKS, "ensure_min_samples": 2},
+            {"ensure_all_finite": "allow-nan", "ensure_2d": False, "dtype": "numeric"}))
+        check_consistent_length(X, y)
+        return X, y
 
     def _prepare_target(self, y):
         if self.class_weight is not None:
@@ -923,8 +953,6 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     stopping (validation_fraction) keep their weights, eval_set rows are
     unweighted. A multi-label y refuses a class_weight (use sample_weight).
     """
-
-    _y_numeric = False
 
     def _weigh_classes(self, sample_weight, labels):
         """sample_weight times each row's class weight; labels are the rows'

@@ -168,6 +168,38 @@ def test_infinite_features_are_taken_as_gbmo_train_takes_them():
     assert classifier.score(X, labels) > 0.9
 
 
+def test_missing_labels_train_as_gbmo_train_trains_them():
+    """NaN in y is a missing label for the losses that mask them, as in
+    gbmo.train; the regressor refused it as "Input y contains NaN"."""
+    X, Y = _multi_output_regression(300)
+    Y[::4, 0], Y[1::5, 2] = np.nan, np.nan
+    model = GBMORegressor(**SMALL).fit(X, Y)
+    np.testing.assert_allclose(model.predict(X), _trained_as_small(X, Y).predict(X))
+    # the rows held out for early stopping are scored on their labels present
+    stopped = GBMORegressor(**SMALL, early_stopping_rounds=5).fit(X, Y)
+    assert np.isfinite(stopped.evals_result_["validation"]["rmse"]).all()
+    seen_missing = []
+
+    def squared_error(y_true, raw):  # a function receives them as they are
+        seen_missing.append(np.isnan(y_true).any())
+        return np.nan_to_num(raw - y_true), np.isfinite(y_true).astype(float)
+
+    GBMORegressor(n_estimators=2, objective=squared_error).fit(X, Y)
+    assert all(seen_missing) and seen_missing
+
+
+def test_missing_labels_are_refused_by_name_where_the_objective_does_not_take_them(
+        no_training):
+    X, Y = _multi_output_regression(100)
+    Y[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"y contains NaN, which marks a missing label, and "
+                                         r"objective 'huber' does not take missing labels"):
+        GBMORegressor(objective="huber").fit(X, Y)
+    Y[0, 0] = np.inf
+    with pytest.raises(ValueError, match="Input y contains infinity"):
+        GBMORegressor().fit(X, Y)
+
+
 def test_feature_names_in_only_with_string_column_names():
     pd = pytest.importorskip("pandas")
     X, y = _noisy_regression(200)
