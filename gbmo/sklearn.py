@@ -13,9 +13,11 @@ available afterwards as `booster_`.
 Choices written down here (see also the class docstrings):
 
 - `n_estimators` is the number of boosting rounds; `n_iter_` the rounds that
-  were actually run (fewer with early stopping); `best_iteration_` the number
-  of rounds that `predict` uses: the best round found by early stopping, or
-  `n_iter_` without it.
+  were actually run (fewer with early stopping), all kept in `booster_`.
+  `best_iteration_` and `n_estimators_` are LightGBM's: after early stopping
+  both are the best round, up to which `predict` goes (where LightGBM cuts
+  its model); without it `best_iteration_` is 0, `n_estimators_` is
+  `n_iter_` and `predict` uses every round.
 - Early stopping (`early_stopping_rounds`) watches every set of `eval_set`
   (the first to stall decides, as in LightGBM) when one is given, otherwise a held-out `validation_fraction` of the
   training data (stratified for classes, seeded by `random_state`), named
@@ -696,7 +698,7 @@ class _GBMOModel(BaseEstimator):
 
         self.booster_ = booster
         self.n_iter_ = booster.current_iteration()
-        self.best_iteration_ = int(booster.best_iteration or self.n_iter_)
+        self.best_iteration_ = int(booster.best_iteration)
         self.evals_result_ = booster.evals_result
         self.best_score_ = booster.best_score
         return self
@@ -736,12 +738,12 @@ class _GBMOModel(BaseEstimator):
         check_is_fitted(self)
         if not self.booster_.best_iteration:
             raise AttributeError(f"{name} exists after early stopping only, as XGBoost's; "
-                                 "best_iteration_ is the rounds predict uses")
+                                 "n_estimators_ is the rounds predict uses")
 
     @property
     def best_iteration(self):
         """XGBoost's: the 0-based index of the best round, after early stopping
-        only (best_iteration_ is the number of rounds predict uses)."""
+        only (best_iteration_ is LightGBM's count of its rounds)."""
         self._stopped_early("best_iteration")
         return self.booster_.best_iteration - 1
 
@@ -762,9 +764,11 @@ class _GBMOModel(BaseEstimator):
 
     @property
     def n_estimators_(self):
-        """The rounds run, as LightGBM's attribute (n_iter_)."""
+        """The rounds predict uses, as LightGBM's attribute: the best round's
+        after early stopping (LightGBM cuts its model there; booster_ keeps
+        the n_iter_ rounds run), else every round."""
         check_is_fitted(self)
-        return self.n_iter_
+        return self.booster_.best_iteration or self.n_iter_
 
     @property
     def objective_(self):
@@ -777,11 +781,12 @@ class _GBMOModel(BaseEstimator):
     @property
     def feature_importances_(self):
         """Feature importance of `importance_type` ("gain", "split" or
-        "average_gain") over the rounds predict uses, normalised to sum to 1
-        (as scikit-learn's ensembles; all zeros when no split was made)."""
+        "average_gain") over the rounds predict uses (n_estimators_),
+        normalised to sum to 1 (as scikit-learn's ensembles; all zeros when no
+        split was made)."""
         check_is_fitted(self)
         importance = self.booster_.feature_importance(self.importance_type,
-                                                      iteration=self.best_iteration_)
+                                                      iteration=self.n_estimators_)
         total = importance.sum()
         return importance / total if total > 0 else importance.astype(float)
 
@@ -794,7 +799,7 @@ class _GBMOModel(BaseEstimator):
 
     def _staged_raw(self, X):
         X = self._check_predict_X(X)
-        for i in range(1, self.best_iteration_ + 1):
+        for i in range(1, self.n_estimators_ + 1):
             yield self.booster_.predict(X, num_iteration=i)
 
 
@@ -830,8 +835,10 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     _check_missing_targets).
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
-    column names), n_outputs_, n_iter_, best_iteration_, evals_result_,
-    best_score_ ({eval set: {metric: value}} at best_iteration_, as LightGBM's).
+    column names), n_outputs_, n_iter_, best_iteration_ and n_estimators_ (see
+    the module's docstring), evals_result_, best_score_ ({eval set: {metric:
+    value}} at the best round, or the last without early stopping, as
+    LightGBM's).
     """
 
     def _validate_X_y(self, X, y):
@@ -879,7 +886,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
                 pred_leaf=False, pred_contrib=False, *, output_margin=False,
                 iteration_range=None, validate_features=False):
         """Predictions (n,) for a 1-D training target, else (n, d), with the
-        trees of best_iteration_, or of num_iteration rounds from round
+        trees of n_estimators_ rounds, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score, pred_leaf: as
         Booster.predict's, as LightGBM's. pred_contrib=True: each feature's
         contribution to them (SHAP values; see Booster.predict),
@@ -900,7 +907,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         return self._format(self.booster_.predict(X, raw_score=raw_score, **rounds))
 
     def staged_predict(self, X):
-        """Yields the predictions after each round, up to best_iteration_
+        """Yields the predictions after each round, up to n_estimators_
         (the last one equals predict(X))."""
         for prediction in self._staged_raw(X):
             yield self._format(prediction)
@@ -1151,7 +1158,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                       pred_leaf=False, pred_contrib=False, *, iteration_range=None,
                       validate_features=False):
         """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
-        multi-label; with the trees of best_iteration_, or of num_iteration
+        multi-label; with the trees of n_estimators_ rounds, or of num_iteration
         rounds from round start_iteration (see Booster.predict). raw_score,
         pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba;
         iteration_range: XGBoost's (see _xgboost_rounds); validate_features as
@@ -1171,7 +1178,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                 iteration_range=None, validate_features=False):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
         (CSR for a sparse training y, computed in blocks of rows); with the
-        trees of best_iteration_, or of num_iteration rounds from round
+        trees of n_estimators_ rounds, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score,
         pred_leaf: the booster's raw scores or leaves instead of labels, as
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
@@ -1206,12 +1213,12 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return self.booster_.predict_topk(self._check_predict_X(X), k)
 
     def staged_predict_proba(self, X):
-        """Yields predict_proba after each round, up to best_iteration_."""
+        """Yields predict_proba after each round, up to n_estimators_."""
         for prediction in self._staged_raw(X):
             yield self._proba(prediction)
 
     def staged_predict(self, X):
-        """Yields predict after each round, up to best_iteration_ (the last one
+        """Yields predict after each round, up to n_estimators_ (the last one
         equals predict(X))."""
         for proba in self.staged_predict_proba(X):
             yield self._predicted(proba)

@@ -1,4 +1,5 @@
 """scikit-learn estimators: GBMORegressor, GBMOClassifier."""
+import functools
 import inspect
 import json
 import pickle
@@ -313,6 +314,30 @@ def test_early_stopping_with_validation_fraction_predicts_with_best_iteration():
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
 
 
+@pytest.mark.parametrize("library", ["gbmo", "lightgbm"])
+def test_best_iteration_and_n_estimators_mean_what_lightgbm_s_do(library):
+    """Without early stopping best_iteration_ is 0 (it was n_iter_) and
+    predict uses every round; after it best_iteration_ and n_estimators_ are
+    the best round (n_estimators_ was n_iter_), where LightGBM cuts its model
+    and up to which predict goes. Run on LightGBM too, to hold the claim."""
+    if library == "lightgbm":
+        lightgbm = pytest.importorskip("lightgbm")
+        Model = functools.partial(lightgbm.LGBMRegressor, verbose=-1)
+    else:
+        Model = GBMORegressor
+    X, y = _noisy_regression()
+    plain = Model(n_estimators=20).fit(X, y)
+    assert plain.best_iteration_ == 0 and plain.n_estimators_ == 20
+    np.testing.assert_allclose(plain.predict(X), plain.booster_.predict(X, num_iteration=20))
+    stopped = Model(n_estimators=300, learning_rate=0.3, early_stopping_rounds=5).fit(
+        X[:400], y[:400], eval_X=X[400:], eval_y=y[400:])
+    history = next(iter(stopped.evals_result_["valid_0"].values()))
+    assert stopped.n_estimators_ == stopped.best_iteration_ == int(np.argmin(history)) + 1
+    assert stopped.best_iteration_ < len(history) < 300
+    np.testing.assert_allclose(stopped.predict(X), stopped.booster_.predict(
+        X, num_iteration=stopped.best_iteration_))
+
+
 def test_early_stopping_that_never_triggers_still_uses_the_best_round():
     X, y = _noisy_regression(seed=1)
     model = GBMORegressor(n_estimators=40, early_stopping_rounds=100, learning_rate=0.5,
@@ -359,7 +384,8 @@ def test_eval_set_is_recorded_per_round():
     assert valid["rmse"][-1] == pytest.approx(per_output.mean())
     training = model.evals_result_["valid_0"]["rmse"]
     assert training[-1] < training[0]
-    assert model.best_iteration_ == model.n_iter_  # no early stopping asked for
+    # no early stopping asked for: as LightGBM's
+    assert model.best_iteration_ == 0 and model.n_estimators_ == model.n_iter_
 
 
 def test_early_stopping_watches_the_given_eval_set():
@@ -479,7 +505,7 @@ def test_staged_predict_ends_at_predict():
     X, Y = _multi_output_regression(200)
     model = GBMORegressor(**SMALL).fit(X, Y)
     stages = list(model.staged_predict(X))
-    assert len(stages) == model.best_iteration_ == 30
+    assert len(stages) == model.n_estimators_ == 30
     np.testing.assert_array_equal(stages[-1], model.predict(X))
     errors = [np.mean((s - Y) ** 2) for s in stages]
     assert errors[-1] < errors[0]
