@@ -22,7 +22,11 @@ Choices written down here (see also the class docstrings):
   (the first to stall decides, as in LightGBM) when one is given, otherwise a held-out `validation_fraction` of the
   training data (stratified for classes, seeded by `random_state`), named
   "validation" in `evals_result_`. User eval sets are named "valid_0",
-  "valid_1", ... as in LightGBM.
+  "valid_1", ... as in LightGBM. A hold-out the data cannot give (a class of
+  one row, fewer rows than classes on either side) is refused before
+  training, naming eval_set; scikit-learn's HistGradientBoostingClassifier
+  fails there too, with train_test_split's errors, rather than fall back to
+  an unstratified split, which could leave a class out of training.
 - `random_state=None` is the seed 0: two fits give the same model, as
   LightGBM's estimators do (scikit-learn's convention would draw a seed from
   numpy's global state; pass a RandomState instance for that).
@@ -31,6 +35,7 @@ Choices written down here (see also the class docstrings):
   `min_samples_leaf` there.
 """
 import inspect
+import math
 import numbers
 import warnings
 from collections.abc import Mapping
@@ -94,6 +99,7 @@ def _without_sparse_output_metrics(params):
 _X_CHECKS = {"dtype": [np.float64, np.float32], "accept_sparse": ["csr", "csc"],
              "ensure_all_finite": False}
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
+_LEAST_TRAINING_ROWS = 2  # as gbmo.Dataset takes a training set
 
 
 def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
@@ -595,6 +601,8 @@ class _GBMOModel(BaseEstimator):
         # errors before any work on y, but for what needs the objective y decides
         self._gbmo_params(seed, {}, leave_out=_NEED_THE_OBJECTIVE)
         target, objective_params, stratify = self._prepare_target(y)
+        if rounds is not None and eval_set is None:
+            self._check_hold_out(X.shape[0], fraction, stratify)
         if fevals and sp.issparse(target):
             raise ValueError("eval_metric functions are not taken with a sparse y yet: its path "
                              "has its own metrics, which eval_metric may name (precision@k, "
@@ -702,6 +710,34 @@ class _GBMOModel(BaseEstimator):
         self.evals_result_ = booster.evals_result
         self.best_score_ = booster.best_score
         return self
+
+    def _check_hold_out(self, n_rows, fraction, labels):
+        """Refuses, before training, a hold-out of validation_fraction of the
+        n_rows (stratified by labels, the rows' class indices, or None) that
+        cannot be made, naming the ways out: train_test_split's own errors
+        name neither them nor the classes as given in y."""
+        n_valid = math.ceil(fraction * n_rows)  # as train_test_split counts it
+        hold_out = (f"early_stopping_rounds without an eval_set holds out "
+                    f"validation_fraction={fraction} of the {n_rows} rows ({n_valid}) to watch"
+                    + (", stratified by class" if labels is not None else ""))
+        ways_out = ("an eval_set to watch instead (fit(X, y, eval_set=[(X_valid, "
+                    "y_valid)])), or early_stopping_rounds=None")
+        n_classes = 0
+        if labels is not None:
+            n_classes = self.n_classes_
+            rare = self.classes_[np.bincount(labels, minlength=n_classes) < 2]
+            if rare.size:
+                raise ValueError(f"{hold_out}, which needs 2 rows of every class, and y has 1 "
+                                 f"row of {_listed_classes(rare)}; allowed: {ways_out}")
+        least_valid, least_train = max(n_classes, 1), max(n_classes, _LEAST_TRAINING_ROWS)
+        if n_valid < least_valid or n_rows - n_valid < least_train:
+            each_class = " (one of each class)" if n_classes else ""
+            fits = n_rows >= least_valid + least_train
+            raise ValueError(f"{hold_out}, which must hold {least_valid} or more rows"
+                             f"{each_class} and leave {least_train} or more to train on"
+                             f"{each_class}{'' if fits else f', more than {n_rows} rows'}; "
+                             f"allowed: {'a validation_fraction that does, ' if fits else ''}"
+                             f"{ways_out}")
 
     def _validate_X_y(self, X, y):
         """scikit-learn's checks of fit's X and y (y of classes: finite)."""

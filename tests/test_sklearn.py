@@ -761,6 +761,47 @@ def test_an_eval_metric_function_that_cannot_be_called_is_refused(function, no_t
         GBMORegressor(n_estimators=2).fit(X, X[:, 0], eval_metric=function)
 
 
+def _one_eel(n=100):
+    """Labels of which the class 'eel' has a single row."""
+    return np.array(["cat"] * (n // 2) + ["dog"] * (n - n // 2 - 1) + ["eel"])
+
+
+_WAYS_OUT = r"allowed: (a validation_fraction that does, )?an eval_set to watch instead"
+
+
+@pytest.mark.parametrize("model, n_rows, target, message", [
+    (GBMOClassifier(early_stopping_rounds=5), 100, _one_eel,
+     r"validation_fraction=0.1 of the 100 rows \(10\) to watch, stratified by class, which "
+     r"needs 2 rows of every class, and y has 1 row of 'eel'; allowed: an eval_set"),
+    (GBMOClassifier(early_stopping_rounds=5), 10, lambda n: np.arange(n) % 3,
+     r"the 10 rows \(1\) to watch, stratified by class, which must hold 3 or more rows "
+     r"\(one of each class\) and leave 3 or more to train on \(one of each class\); "
+     r"allowed: a validation_fraction that does, an eval_set"),
+    (GBMOClassifier(early_stopping_rounds=5, validation_fraction=0.9), 10,
+     lambda n: np.arange(n) % 3, r"the 10 rows \(9\) to watch.*leave 3 or more to train on"),
+    (GBMORegressor(early_stopping_rounds=5), 2, lambda n: np.arange(n, dtype=float),
+     r"the 2 rows \(1\) to watch, which must hold 1 or more rows and leave 2 or more to "
+     r"train on, more than 2 rows; allowed: an eval_set"),
+])
+def test_a_hold_out_that_cannot_be_made_is_refused_naming_the_ways_out(model, n_rows, target,
+                                                                       message, no_training):
+    """train_test_split's own errors ("The least populated classes in y have
+    only 1 member", "test_size = 1 should be greater or equal to the number of
+    classes = 3") named neither validation_fraction nor eval_set."""
+    X = np.random.default_rng(0).normal(size=(n_rows, 3))
+    with pytest.raises(ValueError, match=message):
+        model.fit(X, target(n_rows))
+
+
+def test_the_ways_out_of_a_hold_out_that_cannot_be_made_train():
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    y = _one_eel()
+    GBMOClassifier(n_estimators=2, early_stopping_rounds=5).fit(  # 'eel' in training
+        X[10:], y[10:], eval_set=[(X[:10], y[:10])])
+    GBMOClassifier(n_estimators=2, early_stopping_rounds=5, validation_fraction=0.3,
+                   min_samples_leaf=1).fit(X[:10], np.arange(10) % 3)
+
+
 def test_dart_with_early_stopping_rounds_is_refused_by_name(no_training):
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match="early_stopping_rounds=5 is not taken with "
