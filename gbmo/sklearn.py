@@ -166,6 +166,24 @@ def _check_missing_targets(y, loss):
                      "or a function; else fill or drop those rows")
 
 
+def _check_early_stopping_watches(rounds, eval_set, evaluates_a_metric):
+    """Refuses, before training, early stopping (early_stopping_rounds, or a
+    gbmo.early_stopping callback) with no set or no metric to watch, naming
+    fit's arguments, where the callback's own error names train's."""
+    asked = ("early_stopping_rounds" if rounds is not None
+             else "the early stopping callback in callbacks")
+    if rounds is None and eval_set is None:
+        raise ValueError(f"{asked} needs a set to watch, and fit has none; allowed: "
+                         "eval_set=[(X_valid, y_valid)], or early_stopping_rounds=N in place "
+                         "of the callback, which holds out validation_fraction of the rows "
+                         "to watch")
+    if not evaluates_a_metric:
+        raise ValueError(f"{asked} needs a metric to watch, and none is evaluated "
+                         "(metric='None' without an eval_metric, or an objective function, "
+                         "which has no metric of its own); allowed: the metric parameter, or "
+                         "fit's eval_metric (names or functions)")
+
+
 def _takes_class_indices(objective):
     """Whether objective (a name, a Loss or a function) takes a class index
     per row and has an output per class (softmax, multiclassova, a plugin's
@@ -619,6 +637,11 @@ class _GBMOModel(BaseEstimator):
             loss = make_loss(resolved["objective"], resolved["num_class"], 1,
                              resolved["objective_params"])
             _check_missing_targets(target, loss)
+        stopping_callback = any(getattr(c, "stops_early", False) for c in callbacks or [])
+        if rounds is not None or stopping_callback:
+            _check_early_stopping_watches(rounds, eval_set, bool(
+                extra_metrics or fevals or sp.issparse(target)
+                or metric_names(resolved["metric"], loss)))
         if extra_metrics:
             base = (sparse_metrics or [make_sparse_loss(objective, threshold).default_metric]
                     if sp.issparse(target) else metric_names(resolved["metric"], loss))

@@ -802,6 +802,28 @@ def test_the_ways_out_of_a_hold_out_that_cannot_be_made_train():
                    min_samples_leaf=1).fit(X[:10], np.arange(10) % 3)
 
 
+@pytest.mark.parametrize("params, with_callback, with_eval_set, message", [
+    ({}, True, False,
+     r"the early stopping callback in callbacks needs a set to watch, and fit has none; "
+     r"allowed: eval_set=\[\(X_valid, y_valid\)\], or early_stopping_rounds=N"),
+    ({"metric": "None", "early_stopping_rounds": 3}, False, False,
+     r"early_stopping_rounds needs a metric to watch, and none is evaluated \(metric='None'"),
+    ({"metric": "None"}, True, True,
+     r"the early stopping callback in callbacks needs a metric to watch"),
+])
+def test_early_stopping_without_a_set_or_metric_is_refused_in_fit_s_terms(
+        params, with_callback, with_eval_set, message, no_training):
+    """The callback's own error, raised after the first round, spoke of
+    train's valid_sets."""
+    X, y = _noisy_regression(200)
+    callbacks = [gbmo.early_stopping(5)] if with_callback else None
+    eval_set = [(X[:50], y[:50])] if with_eval_set else None
+    with pytest.raises(ValueError, match=message) as raised:
+        GBMORegressor(n_estimators=5, **params).fit(X, y, callbacks=callbacks,
+                                                    eval_set=eval_set)
+    assert "valid_sets" not in str(raised.value)
+
+
 def test_dart_with_early_stopping_rounds_is_refused_by_name(no_training):
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match="early_stopping_rounds=5 is not taken with "
