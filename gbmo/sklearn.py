@@ -802,7 +802,7 @@ class _GBMOModel(BaseEstimator):
     @property
     def best_iteration(self):
         """XGBoost's: the 0-based index of the best round, after early stopping
-        only (best_iteration_ is LightGBM's count of its rounds)."""
+        only (best_iteration_ is LightGBM's: counted from 1, 0 without it)."""
         self._stopped_early("best_iteration")
         return self.booster_.best_iteration - 1
 
@@ -1051,8 +1051,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return row_weight
 
     def _takes_objective(self, objective):
-        """Any objective but the names of sigmoid (binary, ...), which is what
-        y decides where _check_objective_serves lets them through (two
+        """Any objective but the names of sigmoid (binary, ...), the loss y
+        decides on wherever _check_objective_serves lets them through (two
         classes, multi-label); and but multiclassova for a multi-label y,
         whose sigmoid per column is one-vs-all already."""
         if not isinstance(objective, str):
@@ -1068,10 +1068,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
 
     def _check_objective_serves(self, multilabel):
         """Refuses, before training, a num_class that is not the number of
-        classes (or labels) in y, and an objective that cannot serve y, where
+        classes (or labels) in y, and an objective that cannot serve y: one
+        of a single output (binary, mse, ...) for more than two classes, where
         LightGBM's classifier raises too ("Number of classes must be 1 for
-        non-multiclass training"): one of a single output (binary, mse, ...)
-        for more than two classes, and one of an output per class from a
+        non-multiclass training"), and one of an output per class from a
         class index per row (multiclass, ...) for a multi-label y.
         multiclassova serves both, and a function is trained as given."""
         n_classes = self.n_classes_
