@@ -25,7 +25,7 @@ a category the training data did not have is missing too.
 
 import numpy as np
 
-from .validation import is_dataframe, is_scipy_sparse
+from .validation import check_column_order, is_dataframe, is_scipy_sparse
 
 # Categories are recorded as float64 in model files; every integer of this
 # size and below is exact there.
@@ -244,21 +244,31 @@ def recode(codes, categories, new_categories):
     return mapping[np.where(present, codes, len(categories)).astype(np.intp)]
 
 
-def align_dataframe_categories(X, pandas_categories, n_features):
+def align_dataframe_categories(X, pandas_categories, n_features, feature_names=None,
+                               name="X"):
     """A DataFrame X with each category column recoded to the training's
     categories (pandas_categories: {column index: categories}), so that its
     codes mean what they meant in training; a category training did not have
     is missing. Other X is taken to hold the codes already, as in LightGBM,
     and so is X without the training's n_features columns, which the
-    caller's check of the column count refuses."""
+    caller's check of the column count refuses. A column whose kind (category
+    or numeric) differs from the training's column at its position is
+    refused; when X holds the model's features (feature_names, None when
+    unknown) in another order, that is what the error says, as it is the
+    cause. Errors call X name."""
     if not is_dataframe(X) or X.shape[1] != n_features:
         return X
     here = set(dataframe_categories(X))
-    for index in sorted(here ^ set(pandas_categories)):
+    mismatched = sorted(here ^ set(pandas_categories))
+    if mismatched:
+        check_column_order(X, feature_names, name)
+        index = mismatched[0]
         was, now = (("a category column", f"of dtype {X.dtypes.iloc[index]}")
                     if index not in here else ("numeric", "a category column"))
-        raise TypeError(f"column {X.columns[index]!r} was {was} in training; it is {now} "
-                        "here: give it the training's kind")
+        trained_as = f" ({feature_names[index]!r})" if feature_names is not None else ""
+        raise TypeError(f"{name}'s column {index} ({X.columns[index]!r}) is {now}, where the "
+                        f"training's column {index}{trained_as} was {was}: give {name} the "
+                        "training's columns, in its order and of its kinds")
     if not pandas_categories:
         return X
     X = X.copy(deep=False)

@@ -70,7 +70,7 @@ class Dataset:
                             "LightGBM's is reference; give the training set as reference=")
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
-                                           reference.n_features)
+                                           reference.n_features, reference.feature_names)
         # codes given as numbers to a validation set are codes into the reference's categories
         self.pandas_categories = dataframe_categories(X) or (
             dict(reference.pandas_categories) if reference is not None else {})

@@ -13,14 +13,20 @@ available afterwards as `booster_`.
 Choices written down here (see also the class docstrings):
 
 - `n_estimators` is the number of boosting rounds; `n_iter_` the rounds that
-  were actually run (fewer with early stopping); `best_iteration_` the number
-  of rounds that `predict` uses: the best round found by early stopping, or
-  `n_iter_` without it.
+  were actually run (fewer with early stopping), all kept in `booster_`.
+  `best_iteration_` and `n_estimators_` are LightGBM's: after early stopping
+  both are the best round, up to which `predict` goes (where LightGBM cuts
+  its model); without it `best_iteration_` is 0, `n_estimators_` is
+  `n_iter_` and `predict` uses every round.
 - Early stopping (`early_stopping_rounds`) watches every set of `eval_set`
   (the first to stall decides, as in LightGBM) when one is given, otherwise a held-out `validation_fraction` of the
   training data (stratified for classes, seeded by `random_state`), named
   "validation" in `evals_result_`. User eval sets are named "valid_0",
-  "valid_1", ... as in LightGBM.
+  "valid_1", ... as in LightGBM. A hold-out the data cannot give (a class of
+  one row, fewer rows than classes on either side) is refused before
+  training, naming eval_set; scikit-learn's HistGradientBoostingClassifier
+  fails there too, with train_test_split's errors, rather than fall back to
+  an unstratified split, which could leave a class out of training.
 - `random_state=None` is the seed 0: two fits give the same model, as
   LightGBM's estimators do (scikit-learn's convention would draw a seed from
   numpy's global state; pass a RandomState instance for that).
@@ -29,6 +35,7 @@ Choices written down here (see also the class docstrings):
   `min_samples_leaf` there.
 """
 import inspect
+import math
 import numbers
 import warnings
 from collections.abc import Mapping
@@ -39,15 +46,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, check_random_state, column_or_1d
+from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
+                                      check_random_state, column_or_1d)
 
+from . import registry
 from .booster import Booster
 from .callback import early_stopping, log_evaluation
 from .categorical import (align_dataframe_categories, dataframe_categories,
                           resolve_categorical_features)
 from .dataset import Dataset
 from .engine import metric_names, train
-from .losses import CustomObjective, make_loss
+from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
 from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, keys_naming, metric_list,
                      names_no_metric, resolve_params)
@@ -84,14 +93,18 @@ def _without_sparse_output_metrics(params):
     if metric is not None and all(name in SPARSE_OUTPUT_METRICS for name in names):
         return {**params, "metric": None}
     return params
-_X_DTYPES = [np.float64, np.float32]
-_X_SPARSE = ["csr", "csc"]  # scipy sparse X is binned and predicted without densifying
+# scikit-learn's checks of X: scipy sparse X is binned and predicted without
+# densifying; NaN is a missing value and +-inf lands in the last or first bin,
+# as gbmo.train takes them (and LightGBM's estimators)
+_X_CHECKS = {"dtype": [np.float64, np.float32], "accept_sparse": ["csr", "csc"],
+             "ensure_all_finite": False}
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
+_LEAST_TRAINING_ROWS = 2  # as gbmo.Dataset takes a training set
 
 
-def _numeric_X(X, pandas_categories, n_features, name="X"):
+def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     """X with a DataFrame's category columns as their codes in the training's
-    categories (pandas_categories of n_features columns, see
+    categories (pandas_categories of n_features columns named feature_names, see
     gbmo.categorical.align_dataframe_categories); refuses, naming X,
     what scikit-learn's conversion would refuse with numpy's bare "could not
     convert string to float": a DataFrame's columns of a non-numeric dtype
@@ -100,7 +113,8 @@ def _numeric_X(X, pandas_categories, n_features, name="X"):
     object array of numbers passes, as in scikit-learn)."""
     check_dataframe_columns(X, name)
     if is_dataframe(X):
-        return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features))
+        return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features,
+                                                           feature_names, name))
     if sp.issparse(X):
         return X
     dtype = getattr(X, "dtype", None)
@@ -137,6 +151,56 @@ def _xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
                              f"got {iteration_range!r}")
         start_iteration, num_iteration = int(begin), int(end - begin)
     return bool(raw_score or output_margin), start_iteration, num_iteration
+
+
+def _check_missing_targets(y, loss):
+    """Refuses NaN in y, a missing label, unless the objective takes it, as in
+    gbmo.train: one that masks missing labels (mse, sigmoid, a MultiTaskLoss
+    of such), or a function, which receives them as they are."""
+    if loss.masks_missing_targets or isinstance(loss, CustomObjective) \
+            or not np.isnan(y).any():
+        return
+    raise ValueError(f"y contains NaN, which marks a missing label, and objective "
+                     f"{loss.name!r} does not take missing labels; allowed: NaN with an "
+                     "objective that masks them (mse, sigmoid, a gbmo.MultiTaskLoss of such) "
+                     "or a function; else fill or drop those rows")
+
+
+def _check_early_stopping_watches(rounds, eval_set, evaluates_a_metric):
+    """Refuses, before training, early stopping (early_stopping_rounds, or a
+    gbmo.early_stopping callback) with no set or no metric to watch, naming
+    fit's arguments, where the callback's own error names train's."""
+    asked = ("early_stopping_rounds" if rounds is not None
+             else "the early stopping callback in callbacks")
+    if rounds is None and eval_set is None:
+        raise ValueError(f"{asked} needs a set to watch, and fit has none; allowed: "
+                         "eval_set=[(X_valid, y_valid)], or early_stopping_rounds=N in place "
+                         "of the callback, which holds out validation_fraction of the rows "
+                         "to watch")
+    if not evaluates_a_metric:
+        raise ValueError(f"{asked} needs a metric to watch, and none is evaluated "
+                         "(metric='None' without an eval_metric, or an objective function, "
+                         "which has no metric of its own); allowed: the metric parameter, or "
+                         "fit's eval_metric (names or functions)")
+
+
+def _takes_class_indices(objective):
+    """Whether objective (a name, a Loss or a function) takes a class index
+    per row and has an output per class (softmax, multiclassova, a plugin's
+    such loss), rather than 0/1 labels."""
+    if isinstance(objective, str):
+        factory = registry.LOSSES.get(canonical_objective(objective))
+        return isinstance(factory, type) and issubclass(factory, ClassIndexTarget)
+    return isinstance(objective, ClassIndexTarget)
+
+
+_CLASSES_SHOWN = 10  # classes listed in an error, the rest counted
+
+
+def _listed_classes(classes):
+    shown = ", ".join(map(repr, classes[:_CLASSES_SHOWN].tolist()))
+    more = len(classes) - _CLASSES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _log_period(verbose):
@@ -516,9 +580,9 @@ class _GBMOModel(BaseEstimator):
         the objective's, and functions (y_true, y_pred[, weight]) -> (name,
         value, is_higher_better) with y_true the encoded target (class
         indices, 0/1 labels) and y_pred the booster's prediction for it:
-        (n, n_classes) probabilities, (n,) for a binary (but multiclassova)
-        or 1-D target,
-        computed from raw scores that include init_score, as in LightGBM;
+        (n, n_classes) probabilities, (n,) for a binary (but multiclass or
+        multiclassova) or 1-D target, computed from raw scores that include
+        init_score, as in LightGBM;
         early stopping watches them all. categorical_feature: the categorical
         features' indices or names, or "auto", the DataFrame's category
         columns (see gbmo.categorical), as in LightGBM. eval_X / eval_y:
@@ -545,11 +609,7 @@ class _GBMOModel(BaseEstimator):
                              "early_stopping_rounds=None")
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
-        X, y = _validate_data(
-            self, X, y, reset=True, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
-            ensure_all_finite="allow-nan", multi_output=True, ensure_min_samples=2,
-            y_numeric=self._y_numeric,
-        )
+        X, y = self._validate_X_y(X, y)
         sample_weight = check_weight(sample_weight, X.shape[0], "sample_weight")
         init_score = check_init_score(init_score, X.shape[0])
         if isinstance(init_model, _GBMOModel):
@@ -559,6 +619,8 @@ class _GBMOModel(BaseEstimator):
         # errors before any work on y, but for what needs the objective y decides
         self._gbmo_params(seed, {}, leave_out=_NEED_THE_OBJECTIVE)
         target, objective_params, stratify = self._prepare_target(y)
+        if rounds is not None and eval_set is None:
+            self._check_hold_out(X.shape[0], fraction, stratify)
         if fevals and sp.issparse(target):
             raise ValueError("eval_metric functions are not taken with a sparse y yet: its path "
                              "has its own metrics, which eval_metric may name (precision@k, "
@@ -572,11 +634,17 @@ class _GBMOModel(BaseEstimator):
             resolved = resolve_params(gbmo_params)
         else:
             resolved = resolve_params(params)
+            loss = make_loss(resolved["objective"], resolved["num_class"], 1,
+                             resolved["objective_params"])
+            _check_missing_targets(target, loss)
+        stopping_callback = any(getattr(c, "stops_early", False) for c in callbacks or [])
+        if rounds is not None or stopping_callback:
+            _check_early_stopping_watches(rounds, eval_set, bool(
+                extra_metrics or fevals or sp.issparse(target)
+                or metric_names(resolved["metric"], loss)))
         if extra_metrics:
             base = (sparse_metrics or [make_sparse_loss(objective, threshold).default_metric]
-                    if sp.issparse(target) else metric_names(resolved["metric"], make_loss(
-                        resolved["objective"], resolved["num_class"], 1,
-                        resolved["objective_params"])))
+                    if sp.issparse(target) else metric_names(resolved["metric"], loss))
             # eval_metric's first, as LightGBM orders them (first_metric_only watches it)
             params["metric"] = extra_metrics + [m for m in base if m not in extra_metrics]
         # a DataFrame's columns, as gbmo.Dataset names them (scikit-learn keeps
@@ -612,10 +680,9 @@ class _GBMOModel(BaseEstimator):
                     valid_data.append(None)
                     valid_names.append("training" if name is None else str(name))
                     continue
-                X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1],
+                X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1], feature_names,
                                      f"eval_set[{i}] X")
-                X_valid = _validate_data(self, X_valid, reset=False, dtype=_X_DTYPES,
-                                         accept_sparse=_X_SPARSE, ensure_all_finite="allow-nan")
+                X_valid = _validate_data(self, X_valid, reset=False, **_X_CHECKS)
                 valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
                                    check_weight(valid_weight, X_valid.shape[0],
                                                 f"eval_sample_weight[{i}]"),
@@ -662,10 +729,43 @@ class _GBMOModel(BaseEstimator):
 
         self.booster_ = booster
         self.n_iter_ = booster.current_iteration()
-        self.best_iteration_ = int(booster.best_iteration or self.n_iter_)
+        self.best_iteration_ = int(booster.best_iteration)
         self.evals_result_ = booster.evals_result
         self.best_score_ = booster.best_score
         return self
+
+    def _check_hold_out(self, n_rows, fraction, labels):
+        """Refuses, before training, a hold-out of validation_fraction of the
+        n_rows (stratified by labels, the rows' class indices, or None) that
+        cannot be made, naming the ways out: train_test_split's own errors
+        name neither them nor the classes as given in y."""
+        n_valid = math.ceil(fraction * n_rows)  # as train_test_split counts it
+        hold_out = (f"early_stopping_rounds without an eval_set holds out "
+                    f"validation_fraction={fraction} of the {n_rows} rows ({n_valid}) to watch"
+                    + (", stratified by class" if labels is not None else ""))
+        ways_out = ("an eval_set to watch instead (fit(X, y, eval_set=[(X_valid, "
+                    "y_valid)])), or early_stopping_rounds=None")
+        n_classes = 0
+        if labels is not None:
+            n_classes = self.n_classes_
+            rare = self.classes_[np.bincount(labels, minlength=n_classes) < 2]
+            if rare.size:
+                raise ValueError(f"{hold_out}, which needs 2 rows of every class, and y has 1 "
+                                 f"row of {_listed_classes(rare)}; allowed: {ways_out}")
+        least_valid, least_train = max(n_classes, 1), max(n_classes, _LEAST_TRAINING_ROWS)
+        if n_valid < least_valid or n_rows - n_valid < least_train:
+            each_class = " (one of each class)" if n_classes else ""
+            fits = n_rows >= least_valid + least_train
+            raise ValueError(f"{hold_out}, which must hold {least_valid} or more rows"
+                             f"{each_class} and leave {least_train} or more to train on"
+                             f"{each_class}{'' if fits else f', more than {n_rows} rows'}; "
+                             f"allowed: {'a validation_fraction that does, ' if fits else ''}"
+                             f"{ways_out}")
+
+    def _validate_X_y(self, X, y):
+        """scikit-learn's checks of fit's X and y (y of classes: finite)."""
+        return _validate_data(self, X, y, reset=True, **_X_CHECKS, multi_output=True,
+                              ensure_min_samples=2)
 
     def _check_continued_classes(self, init_model, y):
         """A classifier continues only a model of the same classes: its outputs
@@ -697,12 +797,12 @@ class _GBMOModel(BaseEstimator):
         check_is_fitted(self)
         if not self.booster_.best_iteration:
             raise AttributeError(f"{name} exists after early stopping only, as XGBoost's; "
-                                 "best_iteration_ is the rounds predict uses")
+                                 "n_estimators_ is the rounds predict uses")
 
     @property
     def best_iteration(self):
         """XGBoost's: the 0-based index of the best round, after early stopping
-        only (best_iteration_ is the number of rounds predict uses)."""
+        only (best_iteration_ is LightGBM's: counted from 1, 0 without it)."""
         self._stopped_early("best_iteration")
         return self.booster_.best_iteration - 1
 
@@ -723,9 +823,11 @@ class _GBMOModel(BaseEstimator):
 
     @property
     def n_estimators_(self):
-        """The rounds run, as LightGBM's attribute (n_iter_)."""
+        """The rounds predict uses, as LightGBM's attribute: the best round's
+        after early stopping (LightGBM cuts its model there; booster_ keeps
+        the n_iter_ rounds run), else every round."""
         check_is_fitted(self)
-        return self.n_iter_
+        return self.booster_.best_iteration or self.n_iter_
 
     @property
     def objective_(self):
@@ -738,24 +840,25 @@ class _GBMOModel(BaseEstimator):
     @property
     def feature_importances_(self):
         """Feature importance of `importance_type` ("gain", "split" or
-        "average_gain") over the rounds predict uses, normalised to sum to 1
-        (as scikit-learn's ensembles; all zeros when no split was made)."""
+        "average_gain") over the rounds predict uses (n_estimators_),
+        normalised to sum to 1 (as scikit-learn's ensembles; all zeros when no
+        split was made)."""
         check_is_fitted(self)
         importance = self.booster_.feature_importance(self.importance_type,
-                                                      iteration=self.best_iteration_)
+                                                      iteration=self.n_estimators_)
         total = importance.sum()
         return importance / total if total > 0 else importance.astype(float)
 
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
-        X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features)
-        return _validate_data(self, X, reset=False, dtype=_X_DTYPES, accept_sparse=_X_SPARSE,
-                              ensure_all_finite="allow-nan")
+        X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features,
+                       self.booster_.feature_names)
+        return _validate_data(self, X, reset=False, **_X_CHECKS)
 
     def _staged_raw(self, X):
         X = self._check_predict_X(X)
-        for i in range(1, self.best_iteration_ + 1):
+        for i in range(1, self.n_estimators_ + 1):
             yield self.booster_.predict(X, num_iteration=i)
 
 
@@ -785,14 +888,29 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     recorded, as gbmo.train's; eval_metric adds to them), and as keyword
     arguments any other of gbmo.train's parameters or their aliases
     (LightGBM's num_leaves, reg_lambda, n_jobs, ...; see get_params).
-    Missing values (NaN) in X are supported.
+    Missing values (NaN) and +-inf in X are taken, as gbmo.train takes them;
+    so is NaN in y, a missing label, with an objective that masks missing
+    labels (mse, a MultiTaskLoss of such) or a function (see
+    _check_missing_targets).
 
     Attributes: booster_, feature_importances_, n_features_in_, feature_names_in_ (when X had string
-    column names), n_outputs_, n_iter_, best_iteration_, evals_result_,
-    best_score_ ({eval set: {metric: value}} at best_iteration_, as LightGBM's).
+    column names), n_outputs_, n_iter_, best_iteration_ and n_estimators_ (see
+    the module's docstring), evals_result_, best_score_ ({eval set: {metric:
+    value}} at the best round, or the last without early stopping, as
+    LightGBM's).
     """
 
-    _y_numeric = True
+    def _validate_X_y(self, X, y):
+        """scikit-learn's checks of fit's X and y, but for y's NaN: a missing
+        label, as gbmo.train takes it, which fit refuses by name when the
+        objective does not take it (see _check_missing_targets)."""
+        if y is None:  # scikit-learn's error for it
+            return super()._validate_X_y(X, y)
+        X, y = _validate_data(self, X, y, reset=True, validate_separately=(
+            {**_X_CHECKS, "ensure_min_samples": 2},
+            {"ensure_all_finite": "allow-nan", "ensure_2d": False, "dtype": "numeric"}))
+        check_consistent_length(X, y)
+        return X, y
 
     def _prepare_target(self, y):
         if self.class_weight is not None:
@@ -827,7 +945,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
                 pred_leaf=False, pred_contrib=False, *, output_margin=False,
                 iteration_range=None, validate_features=False):
         """Predictions (n,) for a 1-D training target, else (n, d), with the
-        trees of best_iteration_, or of num_iteration rounds from round
+        trees of n_estimators_ rounds, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score, pred_leaf: as
         Booster.predict's, as LightGBM's. pred_contrib=True: each feature's
         contribution to them (SHAP values; see Booster.predict),
@@ -848,7 +966,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         return self._format(self.booster_.predict(X, raw_score=raw_score, **rounds))
 
     def staged_predict(self, X):
-        """Yields the predictions after each round, up to best_iteration_
+        """Yields the predictions after each round, up to n_estimators_
         (the last one equals predict(X))."""
         for prediction in self._staged_raw(X):
             yield self._format(prediction)
@@ -871,7 +989,12 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
       "multiclassova" (LightGBM's; "ova", "ovr") instead fits one sigmoid per
       class, two classes included: each class's probability is its own, so
       predict_proba's rows need not sum to 1, as in LightGBM (on a multi-label
-      y below it is that y's own sigmoid per column).
+      y below it is that y's own sigmoid per column). An objective given is
+      trained as given: "multiclass" keeps an output per class for two
+      classes too. One that cannot serve y (a one-output objective such as
+      "binary" for more than two classes, "multiclass" for a multi-label y),
+      and a num_class other than the number of classes (labels) in y, are
+      refused before training, as LightGBM's classifier refuses them.
     - A 2-D 0/1 indicator matrix (n, d), d >= 2: multi-label, one independent
       sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
       predict_proba the (n, d) probabilities of the 1s; classes_ is
@@ -896,8 +1019,6 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     stopping (validation_fraction) keep their weights, eval_set rows are
     unweighted. A multi-label y refuses a class_weight (use sample_weight).
     """
-
-    _y_numeric = False
 
     def _weigh_classes(self, sample_weight, labels):
         """sample_weight times each row's class weight; labels are the rows'
@@ -930,16 +1051,53 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return row_weight
 
     def _takes_objective(self, objective):
-        """Any objective but the names of sigmoid and softmax (binary,
-        multiclass, ...), between which y decides by its classes, as
-        LightGBM's classifier switches binary and multiclass; and but
-        multiclassova for a multi-label y, whose sigmoid per column is
-        one-vs-all already."""
+        """Any objective but the names of sigmoid (binary, ...), the loss y
+        decides on wherever _check_objective_serves lets them through (two
+        classes, multi-label); and but multiclassova for a multi-label y,
+        whose sigmoid per column is one-vs-all already."""
         if not isinstance(objective, str):
             return True
         name = canonical_objective(objective)
-        return not (name in ("sigmoid", "softmax")
+        return not (name == "sigmoid"
                     or name == "multiclassova" and getattr(self, "_multilabel", False))
+
+    def _given_objective(self):
+        """The objective given as a parameter, under its name or an alias; None."""
+        params = self.get_params(deep=False)
+        return next((params[key] for key in keys_naming(params, "objective")), None)
+
+    def _check_objective_serves(self, multilabel):
+        """Refuses, before training, a num_class that is not the number of
+        classes (or labels) in y, and an objective that cannot serve y: one
+        of a single output (binary, mse, ...) for more than two classes, where
+        LightGBM's classifier raises too ("Number of classes must be 1 for
+        non-multiclass training"), and one of an output per class from a
+        class index per row (multiclass, ...) for a multi-label y.
+        multiclassova serves both, and a function is trained as given."""
+        n_classes = self.n_classes_
+        if multilabel:
+            what = f"{n_classes} labels (a multi-label y)"
+        else:
+            what = f"{n_classes} classes ({_listed_classes(self.classes_)})"
+        num_class = self.get_params(deep=False).get("num_class")
+        if num_class is not None and num_class != n_classes:
+            raise ValueError(f"parameter 'num_class' = {num_class!r} disagrees with y, which "
+                             f"has {what}; allowed: num_class={n_classes}, or no num_class "
+                             "(y sets it)")
+        objective = self._given_objective()
+        if not isinstance(objective, (str, Loss)):
+            return
+        name = objective if isinstance(objective, str) else objective.name
+        takes_class_indices = _takes_class_indices(objective)
+        if multilabel and takes_class_indices \
+                and canonical_objective(objective) != "multiclassova":
+            raise ValueError(f"objective {name!r} takes one class per row, and y has {what}; "
+                             "allowed: no objective (one sigmoid per label), 'binary', "
+                             "'multiclassova', or another loss of 0/1 labels")
+        if not multilabel and n_classes > 2 and not takes_class_indices:
+            raise ValueError(f"objective {name!r} has one output, for two classes, and y has "
+                             f"{what}; allowed: no objective (y decides: 'multiclass' for more "
+                             "than two classes), 'multiclass' or 'multiclassova'")
 
     def _prepare_target(self, y):
         if self.class_weight is not None and (sp.issparse(y) or (
@@ -969,6 +1127,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             self.classes_ = np.arange(y.shape[1])
             self.n_classes_ = y.shape[1]
             self.n_outputs_ = y.shape[1]
+            self._check_objective_serves(multilabel=True)
             return y.astype(np.float64), {"objective": "sigmoid"}, None
         self.classes_, encoded = np.unique(y, return_inverse=True)
         self.n_classes_ = len(self.classes_)
@@ -978,19 +1137,16 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                 f"{type(self).__name__} needs samples of at least 2 classes in y; "
                 f"got only one class: {self.classes_[0]!r}"
             )
+        self._check_objective_serves(multilabel=False)
         encoded = encoded.reshape(-1)
-        if self.n_classes_ == 2 and not self._one_vs_all():
+        # an objective of an output per class (multiclass, multiclassova) keeps
+        # them for two classes too, as given
+        self._class_indices = self.n_classes_ > 2 or _takes_class_indices(
+            self._given_objective())
+        if not self._class_indices:
             return encoded.astype(np.float64), {"objective": "sigmoid"}, encoded
         return encoded.astype(np.int64), {"objective": "softmax",
                                           "num_class": self.n_classes_}, encoded
-
-    def _one_vs_all(self):
-        """Whether the objective given is multiclassova, which keeps an output
-        per class even for two."""
-        params = self.get_params(deep=False)
-        return any(isinstance(params[key], str)
-                   and canonical_objective(params[key]) == "multiclassova"
-                   for key in keys_naming(params, "objective"))
 
     def _prepare_sparse_labels(self, y):
         if self.split not in ("dense", "sparse"):
@@ -1001,6 +1157,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         self._y_dtype = y.dtype
         self.classes_ = np.arange(Y.shape[1])
         self.n_classes_ = self.n_outputs_ = Y.shape[1]
+        self._check_objective_serves(multilabel=True)
         top_k = min(Y.shape[1], 10) if self.top_k is None else self.top_k
         return Y, {"objective": "sigmoid", "split": "sparse", "top_k": top_k}, None
 
@@ -1029,7 +1186,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         if unseen.any():
             raise ValueError(f"eval_set y has labels not seen in training: {np.unique(y[unseen])}")
         encoded = np.searchsorted(self.classes_, y)
-        return encoded.astype(np.float64 if self.n_classes_ == 2 else np.int64)
+        return encoded.astype(np.int64 if self._class_indices else np.float64)
 
     def _proba(self, raw):
         if self._custom_objective():
@@ -1060,7 +1217,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                       pred_leaf=False, pred_contrib=False, *, iteration_range=None,
                       validate_features=False):
         """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
-        multi-label; with the trees of best_iteration_, or of num_iteration
+        multi-label; with the trees of n_estimators_ rounds, or of num_iteration
         rounds from round start_iteration (see Booster.predict). raw_score,
         pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba;
         iteration_range: XGBoost's (see _xgboost_rounds); validate_features as
@@ -1080,13 +1237,13 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                 iteration_range=None, validate_features=False):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
         (CSR for a sparse training y, computed in blocks of rows); with the
-        trees of best_iteration_, or of num_iteration rounds from round
+        trees of n_estimators_ rounds, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score,
         pred_leaf: the booster's raw scores or leaves instead of labels, as
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
-        classes (but multiclassova), else (n, n_features + 1, n_classes). The
-        last three not for a sparse training y. output_margin and
+        classes (but multiclass or multiclassova), else (n, n_features + 1,
+        n_classes). The last three not for a sparse training y. output_margin and
         iteration_range are XGBoost's (see _xgboost_rounds); validate_features
         as the regressor's predict's."""
         raw_score, start_iteration, num_iteration = _xgboost_rounds(
@@ -1115,12 +1272,12 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return self.booster_.predict_topk(self._check_predict_X(X), k)
 
     def staged_predict_proba(self, X):
-        """Yields predict_proba after each round, up to best_iteration_."""
+        """Yields predict_proba after each round, up to n_estimators_."""
         for prediction in self._staged_raw(X):
             yield self._proba(prediction)
 
     def staged_predict(self, X):
-        """Yields predict after each round, up to best_iteration_ (the last one
+        """Yields predict after each round, up to n_estimators_ (the last one
         equals predict(X))."""
         for proba in self.staged_predict_proba(X):
             yield self._predicted(proba)

@@ -64,6 +64,19 @@ def check_dataframe_columns(X, name="X"):
     )
 
 
+def check_column_order(X, feature_names, name="X"):
+    """Raises a ValueError when the DataFrame X's columns are the model's
+    feature_names in another order (a list; None: the model has no names),
+    which a prediction by position would misread."""
+    if feature_names is None or not is_dataframe(X):
+        return
+    columns = [str(column) for column in X.columns]
+    if columns != list(feature_names) and sorted(columns) == sorted(feature_names):
+        raise ValueError(f"{name}'s columns are the model's features in another order "
+                         f"({', '.join(columns)}); give them in the model's order: "
+                         f"{', '.join(feature_names)}")
+
+
 def frame_with_codes(X):
     """A DataFrame with its category columns replaced by their codes as
     float64 (NaN where missing), which categorical features read as their

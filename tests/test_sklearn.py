@@ -1,4 +1,5 @@
 """scikit-learn estimators: GBMORegressor, GBMOClassifier."""
+import functools
 import inspect
 import json
 import pickle
@@ -89,6 +90,15 @@ def _blobs(n=300, seed=0):
 SMALL = {"n_estimators": 30, "min_samples_leaf": 5, "learning_rate": 0.3, "random_state": 0}
 
 
+def _trained_as_small(X, Y, **params):
+    """gbmo.train's booster of SMALL's parameters (and params), to compare
+    with an estimator's."""
+    return gbmo.train({"min_samples_leaf": SMALL["min_samples_leaf"],
+                       "learning_rate": SMALL["learning_rate"], "seed": SMALL["random_state"],
+                       "verbosity": 0, **params},
+                      gbmo.Dataset(X, Y), SMALL["n_estimators"])
+
+
 # -- regressor --------------------------------------------------------------
 
 def test_regressor_shapes_follow_the_target():
@@ -144,6 +154,51 @@ def test_nan_features_are_supported():
     prediction = model.predict(X)
     assert np.all(np.isfinite(prediction))
     assert model.score(X, Y) > 0.8
+
+
+def test_infinite_features_are_taken_as_gbmo_train_takes_them():
+    """+-inf land in the last and first bins (as LightGBM's estimators take
+    them); they were refused as "Input X contains infinity"."""
+    X, Y = _multi_output_regression(300)
+    X[::5, 0], X[1::5, 0], X[::9, 1] = np.inf, -np.inf, np.nan
+    model = GBMORegressor(**SMALL).fit(X, Y, eval_set=[(X[:100], Y[:100])])
+    np.testing.assert_allclose(model.predict(X), _trained_as_small(X, Y).predict(X))
+    assert np.isfinite(model.evals_result_["valid_0"]["rmse"]).all()
+    labels = Y[:, 0] > 0
+    classifier = GBMOClassifier(**SMALL).fit(X, labels)
+    assert classifier.score(X, labels) > 0.9
+
+
+def test_missing_labels_train_as_gbmo_train_trains_them():
+    """NaN in y is a missing label for the losses that mask them, as in
+    gbmo.train; the regressor refused it as "Input y contains NaN"."""
+    X, Y = _multi_output_regression(300)
+    Y[::4, 0], Y[1::5, 2] = np.nan, np.nan
+    model = GBMORegressor(**SMALL).fit(X, Y)
+    np.testing.assert_allclose(model.predict(X), _trained_as_small(X, Y).predict(X))
+    # the rows held out for early stopping are scored on their labels present
+    stopped = GBMORegressor(**SMALL, early_stopping_rounds=5).fit(X, Y)
+    assert np.isfinite(stopped.evals_result_["validation"]["rmse"]).all()
+    seen_missing = []
+
+    def squared_error(y_true, raw):  # a function receives them as they are
+        seen_missing.append(np.isnan(y_true).any())
+        return np.nan_to_num(raw - y_true), np.isfinite(y_true).astype(float)
+
+    GBMORegressor(n_estimators=2, objective=squared_error).fit(X, Y)
+    assert all(seen_missing) and seen_missing
+
+
+def test_missing_labels_are_refused_by_name_where_the_objective_does_not_take_them(
+        no_training):
+    X, Y = _multi_output_regression(100)
+    Y[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"y contains NaN, which marks a missing label, and "
+                                         r"objective 'huber' does not take missing labels"):
+        GBMORegressor(objective="huber").fit(X, Y)
+    Y[0, 0] = np.inf
+    with pytest.raises(ValueError, match="Input y contains infinity"):
+        GBMORegressor().fit(X, Y)
 
 
 def test_feature_names_in_only_with_string_column_names():
@@ -259,6 +314,30 @@ def test_early_stopping_with_validation_fraction_predicts_with_best_iteration():
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
 
 
+@pytest.mark.parametrize("library", ["gbmo", "lightgbm"])
+def test_best_iteration_and_n_estimators_mean_what_lightgbm_s_do(library):
+    """Without early stopping best_iteration_ is 0 (it was n_iter_) and
+    predict uses every round; after it best_iteration_ and n_estimators_ are
+    the best round (n_estimators_ was n_iter_), where LightGBM cuts its model
+    and up to which predict goes. Run on LightGBM too, to hold the claim."""
+    if library == "lightgbm":
+        lightgbm = pytest.importorskip("lightgbm")
+        Model = functools.partial(lightgbm.LGBMRegressor, verbose=-1)
+    else:
+        Model = GBMORegressor
+    X, y = _noisy_regression()
+    plain = Model(n_estimators=20).fit(X, y)
+    assert plain.best_iteration_ == 0 and plain.n_estimators_ == 20
+    np.testing.assert_allclose(plain.predict(X), plain.booster_.predict(X, num_iteration=20))
+    stopped = Model(n_estimators=300, learning_rate=0.3, early_stopping_rounds=5).fit(
+        X[:400], y[:400], eval_X=X[400:], eval_y=y[400:])
+    history = next(iter(stopped.evals_result_["valid_0"].values()))
+    assert stopped.n_estimators_ == stopped.best_iteration_ == int(np.argmin(history)) + 1
+    assert stopped.best_iteration_ < len(history) < 300
+    np.testing.assert_allclose(stopped.predict(X), stopped.booster_.predict(
+        X, num_iteration=stopped.best_iteration_))
+
+
 def test_early_stopping_that_never_triggers_still_uses_the_best_round():
     X, y = _noisy_regression(seed=1)
     model = GBMORegressor(n_estimators=40, early_stopping_rounds=100, learning_rate=0.5,
@@ -305,7 +384,8 @@ def test_eval_set_is_recorded_per_round():
     assert valid["rmse"][-1] == pytest.approx(per_output.mean())
     training = model.evals_result_["valid_0"]["rmse"]
     assert training[-1] < training[0]
-    assert model.best_iteration_ == model.n_iter_  # no early stopping asked for
+    # no early stopping asked for: as LightGBM's
+    assert model.best_iteration_ == 0 and model.n_estimators_ == model.n_iter_
 
 
 def test_early_stopping_watches_the_given_eval_set():
@@ -425,7 +505,7 @@ def test_staged_predict_ends_at_predict():
     X, Y = _multi_output_regression(200)
     model = GBMORegressor(**SMALL).fit(X, Y)
     stages = list(model.staged_predict(X))
-    assert len(stages) == model.best_iteration_ == 30
+    assert len(stages) == model.n_estimators_ == 30
     np.testing.assert_array_equal(stages[-1], model.predict(X))
     errors = [np.mean((s - Y) ** 2) for s in stages]
     assert errors[-1] < errors[0]
@@ -681,6 +761,69 @@ def test_an_eval_metric_function_that_cannot_be_called_is_refused(function, no_t
         GBMORegressor(n_estimators=2).fit(X, X[:, 0], eval_metric=function)
 
 
+def _one_eel(n=100):
+    """Labels of which the class 'eel' has a single row."""
+    return np.array(["cat"] * (n // 2) + ["dog"] * (n - n // 2 - 1) + ["eel"])
+
+
+_WAYS_OUT = r"allowed: (a validation_fraction that does, )?an eval_set to watch instead"
+
+
+@pytest.mark.parametrize("model, n_rows, target, message", [
+    (GBMOClassifier(early_stopping_rounds=5), 100, _one_eel,
+     r"validation_fraction=0.1 of the 100 rows \(10\) to watch, stratified by class, which "
+     r"needs 2 rows of every class, and y has 1 row of 'eel'; allowed: an eval_set"),
+    (GBMOClassifier(early_stopping_rounds=5), 10, lambda n: np.arange(n) % 3,
+     r"the 10 rows \(1\) to watch, stratified by class, which must hold 3 or more rows "
+     r"\(one of each class\) and leave 3 or more to train on \(one of each class\); "
+     r"allowed: a validation_fraction that does, an eval_set"),
+    (GBMOClassifier(early_stopping_rounds=5, validation_fraction=0.9), 10,
+     lambda n: np.arange(n) % 3, r"the 10 rows \(9\) to watch.*leave 3 or more to train on"),
+    (GBMORegressor(early_stopping_rounds=5), 2, lambda n: np.arange(n, dtype=float),
+     r"the 2 rows \(1\) to watch, which must hold 1 or more rows and leave 2 or more to "
+     r"train on, more than 2 rows; allowed: an eval_set"),
+])
+def test_a_hold_out_that_cannot_be_made_is_refused_naming_the_ways_out(model, n_rows, target,
+                                                                       message, no_training):
+    """train_test_split's own errors ("The least populated classes in y have
+    only 1 member", "test_size = 1 should be greater or equal to the number of
+    classes = 3") named neither validation_fraction nor eval_set."""
+    X = np.random.default_rng(0).normal(size=(n_rows, 3))
+    with pytest.raises(ValueError, match=message):
+        model.fit(X, target(n_rows))
+
+
+def test_the_ways_out_of_a_hold_out_that_cannot_be_made_train():
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    y = _one_eel()
+    GBMOClassifier(n_estimators=2, early_stopping_rounds=5).fit(  # 'eel' in training
+        X[10:], y[10:], eval_set=[(X[:10], y[:10])])
+    GBMOClassifier(n_estimators=2, early_stopping_rounds=5, validation_fraction=0.3,
+                   min_samples_leaf=1).fit(X[:10], np.arange(10) % 3)
+
+
+@pytest.mark.parametrize("params, with_callback, with_eval_set, message", [
+    ({}, True, False,
+     r"the early stopping callback in callbacks needs a set to watch, and fit has none; "
+     r"allowed: eval_set=\[\(X_valid, y_valid\)\], or early_stopping_rounds=N"),
+    ({"metric": "None", "early_stopping_rounds": 3}, False, False,
+     r"early_stopping_rounds needs a metric to watch, and none is evaluated \(metric='None'"),
+    ({"metric": "None"}, True, True,
+     r"the early stopping callback in callbacks needs a metric to watch"),
+])
+def test_early_stopping_without_a_set_or_metric_is_refused_in_fit_s_terms(
+        params, with_callback, with_eval_set, message, no_training):
+    """The callback's own error, raised after the first round, spoke of
+    train's valid_sets."""
+    X, y = _noisy_regression(200)
+    callbacks = [gbmo.early_stopping(5)] if with_callback else None
+    eval_set = [(X[:50], y[:50])] if with_eval_set else None
+    with pytest.raises(ValueError, match=message) as raised:
+        GBMORegressor(n_estimators=5, **params).fit(X, y, callbacks=callbacks,
+                                                    eval_set=eval_set)
+    assert "valid_sets" not in str(raised.value)
+
+
 def test_dart_with_early_stopping_rounds_is_refused_by_name(no_training):
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match="early_stopping_rounds=5 is not taken with "
@@ -832,19 +975,67 @@ def test_the_regressor_trains_an_objective_function_and_several_quantiles():
     np.testing.assert_allclose(coverage, [0.1, 0.9], atol=0.05)
 
 
-@pytest.mark.parametrize("objective, n_classes, loss", [
-    ("multiclass", 2, "sigmoid"), ("binary", 3, "softmax"), ("multi:softprob", 2, "sigmoid"),
-    ("focal", 2, "focal"),
+@pytest.mark.parametrize("objective, n_classes, loss, n_outputs", [
+    ("binary", 2, "sigmoid", 1), ("multiclass", 3, "softmax", 3), ("focal", 2, "focal", 1),
+    # a softmax given for two classes is trained as given, an output per class
+    ("multiclass", 2, "softmax", 2), ("multi:softprob", 2, "softmax", 2),
 ])
-def test_the_classifier_keeps_objectives_other_than_the_two_y_decides(objective, n_classes, loss):
+def test_the_classifier_trains_the_objective_it_is_given(objective, n_classes, loss, n_outputs):
     X, labels = _blobs()
     y = np.minimum(labels, n_classes - 1)
-    model = GBMOClassifier(objective=objective, n_estimators=10).fit(X, y)
-    assert model.booster_.loss.name == loss
+    model = GBMOClassifier(objective=objective, n_estimators=10).fit(
+        X, y, eval_set=[(X[:50], y[:50])])
+    assert model.booster_.loss.name == loss and model.booster_.n_outputs == n_outputs
+    assert model.evals_result_["valid_0"]  # the eval set's labels are encoded for the loss
     proba = model.predict_proba(X)
     assert proba.shape == (len(X), n_classes)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert model.score(X, y) > 0.8
+
+
+_BINARY_ONLY = r"objective '{}' has one output, for two classes, and y has 3 classes \(0, 1, 2\)"
+_ONE_CLASS_A_ROW = r"objective 'multiclass' takes one class per row, and y has 2 labels"
+
+
+def _class_targets():
+    """X and its targets of two and three classes, and multi-label ones."""
+    import scipy.sparse as sp
+
+    X, labels = _blobs()
+    multi_label = np.column_stack([labels == 0, labels == 1]).astype(int)
+    return X, {"two": np.minimum(labels, 1), "three": labels, "multi-label": multi_label,
+               "sparse multi-label": sp.csr_matrix(multi_label)}
+
+
+@pytest.mark.parametrize("params, target, message", [
+    # LightGBM: "Number of classes must be 1 for non-multiclass training"
+    ({"objective": "binary"}, "three", _BINARY_ONLY.format("binary")),
+    ({"objective": "cross_entropy"}, "three", _BINARY_ONLY.format("cross_entropy")),
+    ({"objective": "mse"}, "three", _BINARY_ONLY.format("mse")),
+    ({"objective": "multiclass"}, "multi-label", _ONE_CLASS_A_ROW),
+    ({"objective": "multiclass"}, "sparse multi-label", _ONE_CLASS_A_ROW),
+    ({"num_class": 5}, "three", r"'num_class' = 5 disagrees with y, which has 3 classes "
+                                r"\(0, 1, 2\); allowed: num_class=3, or no num_class"),
+    ({"num_class": 5, "objective": "multiclass"}, "three", r"'num_class' = 5 disagrees"),
+    ({"num_class": 3}, "two", r"'num_class' = 3 disagrees with y, which has 2 classes"),
+    ({"num_class": 3}, "multi-label", r"'num_class' = 3 disagrees with y, which has 2 labels"),
+])
+def test_an_objective_or_num_class_that_cannot_serve_y_is_refused(params, target, message,
+                                                                   no_training):
+    X, targets = _class_targets()
+    with pytest.raises(ValueError, match=message):
+        GBMOClassifier(n_estimators=2, **params).fit(X, targets[target])
+
+
+@pytest.mark.parametrize("params, target, n_outputs", [
+    ({"num_class": 3}, "three", 3), ({"num_class": 2}, "two", 1),
+    ({"num_class": 2}, "multi-label", 2), ({"objective": "binary"}, "multi-label", 2),
+    ({"objective": "multiclassova"}, "multi-label", 2),
+])
+def test_a_num_class_or_objective_that_agrees_with_y_is_taken(params, target, n_outputs):
+    X, targets = _class_targets()
+    model = GBMOClassifier(n_estimators=2, **params).fit(X, targets[target])
+    assert model.booster_.n_outputs == n_outputs
 
 
 def test_a_classifier_with_an_objective_function_predicts_raw_scores_as_lightgbm():
