@@ -414,7 +414,8 @@ class Booster(JSONModel, TrainingRun):
             raise TypeError("predict takes the rows' features (an array, a DataFrame or a scipy "
                             "sparse matrix), not a Dataset: pass its X (dataset.X); LightGBM "
                             "refuses a Dataset too")
-        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories, self.n_features),
+        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories,
+                                                         self.n_features, self.feature_names),
                               allow_no_rows=True)
         if X.shape[1] != self.n_features:
             raise ValueError(
