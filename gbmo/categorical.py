@@ -23,9 +23,12 @@ category column, whose codes are used). Negative values and NaN are missing;
 a category the training data did not have is missing too.
 """
 
+import numbers
+import warnings
+
 import numpy as np
 
-from .validation import check_column_order, is_dataframe, is_scipy_sparse
+from .validation import check_column_order, is_dataframe, is_scipy_sparse, user_stacklevel
 
 # Categories are recorded as float64 in model files; every integer of this
 # size and below is exact there.
@@ -273,5 +276,34 @@ def align_dataframe_categories(X, pandas_categories, n_features, feature_names=N
         return X
     X = X.copy(deep=False)
     for index, categories in pandas_categories.items():
-        X.isetitem(index, X.iloc[:, index].cat.set_categories(categories))
+        column = X.iloc[:, index]
+        recoded = column.cat.set_categories(categories)
+        given = column.notna().to_numpy()
+        if (given.any() and recoded.isna().to_numpy()[given].all()
+                and _numeric(column.cat.categories) != _numeric(categories)):
+            _warn_no_category_known(name, X.columns[index], column.cat.categories, categories)
+        X.isetitem(index, recoded)
     return X
+
+
+_CATEGORIES_SHOWN = 5
+
+
+def _numeric(categories):
+    return all(isinstance(c, numbers.Number) for c in categories)
+
+
+def _warn_no_category_known(name, column, given, trained):
+    """Warns that a column holds none of the training's categories, which are
+    of another type (text against numbers): every row then takes the missing
+    values' branch, which, silently, looks like a model that ignores the
+    feature. New categories of the training's type do not warn: a batch of
+    them is a normal input."""
+    def shown(categories):
+        listed = ", ".join(repr(c) for c in list(categories)[:_CATEGORIES_SHOWN])
+        return listed + (", ..." if len(categories) > _CATEGORIES_SHOWN else "")
+
+    warnings.warn(f"{name}'s column {column!r} holds none of the training's categories "
+                  f"({shown(trained)}; here: {shown(given)}, of another type), so every row is "
+                  "read as missing there; give the categories as training had them",
+                  UserWarning, stacklevel=user_stacklevel())

@@ -92,6 +92,16 @@ def frame_with_codes(X):
     return X
 
 
+def user_stacklevel():
+    """warnings.warn's stacklevel, for its caller, of the first frame outside
+    gbmo: the user's call, however deep in gbmo the warning is made."""
+    frame, level = sys._getframe(1), 1
+    package = os.path.dirname(os.path.abspath(__file__))
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _check_not_empty(X, name, allow_no_rows):
     """Refuses X without features, or without rows unless allow_no_rows (a
     prediction of no rows is empty, as LightGBM's; training needs rows)."""

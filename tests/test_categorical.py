@@ -3,6 +3,7 @@ against a slow reference, the best two-group split for one output, encoding
 of unseen and missing categories, pandas category columns, persistence, and
 the errors."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -745,3 +746,27 @@ def test_output_gains_of_categorical_sets_sum_to_their_gain(n_categories):
     assert sum(len(tree.categories_left) for tree in booster.trees) > 0
     np.testing.assert_allclose(booster.feature_importance("gain", per_output=True).sum(axis=1),
                                booster.feature_importance("gain"), rtol=1e-9)
+
+
+def test_a_column_of_none_of_the_training_s_categories_warns_at_the_user_s_call():
+    """Text categories in training, numbers here: every row would silently take
+    the missing branch; the warning names the column and both sets, and
+    points at the caller's line. New categories of the training's type, or
+    one shared, do not warn."""
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, 300)
+    frame = pd.DataFrame({"x": rng.normal(size=300), "c": pd.Categorical(codes.astype(str))})
+    booster = gbmo.train(QUIET, gbmo.Dataset(frame, codes + frame["x"].to_numpy()), 5)
+    numbers = frame.assign(c=pd.Categorical(codes))
+    with pytest.warns(UserWarning, match=r"X's column 'c' holds none of the training's "
+                                         r"categories \('0', '1', '2'; here: 0, 1, 2, of "
+                                         r"another type\)") as caught:
+        from_numbers = booster.predict(numbers)
+    assert caught[0].filename == __file__
+    missing = frame.assign(c=pd.Categorical([None] * 300, categories=["0", "1", "2"]))
+    np.testing.assert_array_equal(from_numbers, booster.predict(missing))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        booster.predict(frame.assign(c=pd.Categorical(np.where(codes == 0, "0", "9"))))
+        booster.predict(frame.assign(c=pd.Categorical(["new"] * 300)))
+        booster.predict(missing)  # no category given at all: nothing to warn of
