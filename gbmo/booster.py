@@ -268,15 +268,17 @@ class _CallableCount(int):
 
 class JSONModel:
     """model_to_string and save_model of a class whose dump_model(num_iteration,
-    start_iteration) gives its JSON-ready dict (Booster, cv's CVBooster)."""
+    start_iteration, importance_type) gives its JSON-ready dict (Booster,
+    cv's CVBooster)."""
 
-    def model_to_string(self, num_iteration=None, start_iteration=0):
+    def model_to_string(self, num_iteration=None, start_iteration=0, importance_type="split"):
         """dump_model's dict as JSON text."""
-        return json.dumps(self.dump_model(num_iteration, start_iteration))
+        return json.dumps(self.dump_model(num_iteration, start_iteration, importance_type))
 
-    def save_model(self, filename, num_iteration=None, start_iteration=0):
+    def save_model(self, filename, num_iteration=None, start_iteration=0,
+                   importance_type="split"):
         """Writes model_to_string to filename (see dump_model for the rounds kept)."""
-        text = self.model_to_string(num_iteration, start_iteration)
+        text = self.model_to_string(num_iteration, start_iteration, importance_type)
         with open(filename, "w", encoding="utf-8") as f:
             f.write(text)
         return self
@@ -302,6 +304,7 @@ class Booster(JSONModel, TrainingRun):
         self.output_importance = None
         self.category_order = None  # gbmo.categorical.CategoryOrder
         self.pandas_categories = {}  # {column index: categories} of DataFrame category columns
+        self._attributes = {}  # set_attr's, as LightGBM's: kept in memory and pickles only
         self._forests = {}
         if model_file is not None:
             with open(model_file, encoding="utf-8") as f:
@@ -571,6 +574,12 @@ class Booster(JSONModel, TrainingRun):
     # -- introspection ------------------------------------------------------
     IMPORTANCE_TYPES = ("split", "gain", "average_gain")
 
+    @classmethod
+    def _check_importance_type(cls, importance_type):
+        if importance_type not in cls.IMPORTANCE_TYPES:
+            raise ValueError(f"importance_type {importance_type!r} is not one of "
+                             f"{', '.join(cls.IMPORTANCE_TYPES)}")
+
     def feature_importance(self, importance_type="split", iteration=None, per_output=False):
         """Importance of each feature: "split" (how many splits use it), "gain"
         (the total gain of those splits) or "average_gain" (gain / splits), as in
@@ -583,9 +592,7 @@ class Booster(JSONModel, TrainingRun):
         those a sparse split keeps, the output of a single-output tree). It
         covers every tree trained, and is not available for models trained with
         an ensembler (their splits are chosen on split columns, not outputs)."""
-        if importance_type not in self.IMPORTANCE_TYPES:
-            raise ValueError(f"importance_type {importance_type!r} is not one of "
-                             f"{', '.join(self.IMPORTANCE_TYPES)}")
+        self._check_importance_type(importance_type)
         if per_output:
             return self._per_output_importance(importance_type, iteration)
         splits = np.zeros(self.n_features, dtype=np.int64)
@@ -692,13 +699,17 @@ class Booster(JSONModel, TrainingRun):
         return self
 
     # -- persistence --------------------------------------------------------
-    def dump_model(self, num_iteration=None, start_iteration=0):
+    def dump_model(self, num_iteration=None, start_iteration=0, importance_type="split"):
         """The model as a JSON-ready dict (what save_model writes). Every tree by
         default, with best_iteration, so a loaded model predicts as this one;
         num_iteration / start_iteration keep only those rounds, as in LightGBM
         (which by default keeps only the best iteration's). Such a part keeps
         best_iteration only when it starts at round 0 and holds that round,
-        and leaves out the per-output importance, which covers every tree."""
+        and leaves out the per-output importance, which covers every tree.
+        importance_type, LightGBM's, is checked and changes nothing: the trees
+        keep their splits' gains and counts, so a loaded model gives every
+        kind of importance."""
+        self._check_importance_type(importance_type)
         first, stop = self._tree_range(start_iteration, -1 if num_iteration is None
                                        else num_iteration)
         whole = (first, stop) == (0, len(self.trees))
@@ -836,9 +847,28 @@ class Booster(JSONModel, TrainingRun):
         self.category_order = category_order
         self.pandas_categories = pandas_categories
 
+    def attr(self, key):
+        """The attribute key's value set by set_attr, None when not set (LightGBM's)."""
+        return self._attributes.get(key)
+
+    def set_attr(self, **kwargs):
+        """Sets string attributes, as LightGBM's: a value None removes its key.
+        They stay with this object and its pickles, not with saved models."""
+        wrong = {key: value for key, value in kwargs.items()
+                 if value is not None and not isinstance(value, str)}
+        if wrong:
+            raise ValueError(f"set_attr's values must be strings (None removes the key), got "
+                             f"{wrong!r}")
+        for key, value in kwargs.items():
+            if value is None:
+                self._attributes.pop(key, None)
+            else:
+                self._attributes[key] = value
+        return self
+
     def __getstate__(self):
         return {"model": self.model_to_string(), "evals_result": self.evals_result,
-                "best_score": self.best_score}
+                "best_score": self.best_score, "attributes": self._attributes}
 
     def __setstate__(self, state):
         self.__init__(model_str=state["model"])
@@ -846,3 +876,4 @@ class Booster(JSONModel, TrainingRun):
         self.evals_result = {name: MetricHistory(history)
                              for name, history in state["evals_result"].items()}
         self.best_score = state.get("best_score", {})  # not in pickles of earlier gbmo
+        self._attributes = dict(state.get("attributes", {}))

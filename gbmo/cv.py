@@ -90,9 +90,9 @@ class CVBooster(JSONModel):
         self.best_iteration = self.boosters[0].best_iteration
         return self
 
-    def dump_model(self, num_iteration=None, start_iteration=0):
+    def dump_model(self, num_iteration=None, start_iteration=0, importance_type="split"):
         """{"boosters": [each fold's dump_model], "best_iteration": ...}."""
-        return {"boosters": [booster.dump_model(num_iteration, start_iteration)
+        return {"boosters": [booster.dump_model(num_iteration, start_iteration, importance_type)
                              for booster in self.boosters],
                 "best_iteration": self.best_iteration}
 

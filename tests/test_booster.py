@@ -275,3 +275,32 @@ def test_predict_takes_lightgbm_s_num_threads_and_refuses_other_keywords(trained
         booster.predict(X, pred_early_stop=True)
     with pytest.raises(ValueError, match="n_threads = 'many' is out of range"):
         booster.predict(X, num_threads="many")
+
+
+def test_saving_takes_lightgbm_s_importance_type_which_changes_nothing(trained, tmp_path):
+    booster, _ = trained
+    text = booster.model_to_string()
+    assert booster.model_to_string(importance_type="gain") == text
+    booster.save_model(tmp_path / "m.json", importance_type="gain")
+    assert (tmp_path / "m.json").read_text() == text
+    assert booster.dump_model(importance_type="split") == json.loads(text)
+    with pytest.raises(ValueError, match="importance_type 'weight' is not one of split, gain, "
+                                         "average_gain"):
+        booster.save_model(tmp_path / "other.json", importance_type="weight")
+    assert not (tmp_path / "other.json").exists()
+
+
+def test_attributes_as_lightgbm_s_live_in_memory_and_pickles(trained):
+    booster = pickle.loads(pickle.dumps(trained[0]))  # the module's model stays as it was
+    assert booster.attr("note") is None
+    booster.set_attr(note="first run", owner="me")
+    assert booster.attr("note") == "first run"
+    clone = pickle.loads(pickle.dumps(booster))
+    assert (clone.attr("note"), clone.attr("owner")) == ("first run", "me")
+    booster.set_attr(note=None)
+    assert booster.attr("note") is None and clone.attr("note") == "first run"
+    assert gbmo.Booster(model_str=booster.model_to_string()).attr("owner") is None
+    with pytest.raises(ValueError, match=r"set_attr's values must be strings \(None removes "
+                                         r"the key\), got \{'count': 3\}"):
+        booster.set_attr(count=3, label="kept only when all are strings")
+    assert booster.attr("label") is None
