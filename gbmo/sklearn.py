@@ -58,8 +58,8 @@ from .dataset import Dataset
 from .engine import metric_names, train
 from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
-from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, keys_naming, metric_list,
-                     names_no_metric, resolve_params)
+from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_value, keys_naming,
+                     metric_list, names_no_metric, resolve_params)
 from .sparse_output import check_sparse_labels, make_sparse_loss, split_sparse_params
 from .validation import (check_dataframe_columns, check_init_score, check_weight,
                          frame_with_codes, is_dataframe)
@@ -526,6 +526,11 @@ class _GBMOModel(BaseEstimator):
             objective_params = {k: v for k, v in objective_params.items() if k != "objective"}
         elif given is not None:
             del params[given]
+        # what y decides replaces the user's aliases of it (num_classes, checked to agree)
+        for name in objective_params:
+            for key in keys_naming(params, name):
+                if key != name:
+                    del params[key]
         params.update(seed=seed, **objective_params)
         resolve_params(_without_sparse_output_metrics(params))
         return params
@@ -1079,13 +1084,18 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             what = f"{n_classes} labels (a multi-label y)"
         else:
             what = f"{n_classes} classes ({_listed_classes(self.classes_)})"
-        num_class = self.get_params(deep=False).get("num_class")
-        if num_class is not None and num_class != n_classes:
-            raise ValueError(f"parameter 'num_class' = {num_class!r} disagrees with y, which "
-                             f"has {what}; allowed: num_class={n_classes}, or no num_class "
-                             "(y sets it)")
+        params = self.get_params(deep=False)
         objective = self._given_objective()
-        if not isinstance(objective, (str, Loss)):
+        given = [(f"parameter {key!r}", checked_value(key, params[key])[1])
+                 for key in keys_naming(params, "num_class")]
+        if isinstance(objective, Loss) and getattr(objective, "num_class", None) is not None:
+            given.append(("the objective's num_class", objective.num_class))
+        for source, num_class in given:
+            if num_class is not None and num_class != n_classes:
+                raise ValueError(f"{source} = {num_class!r} disagrees with y, which has {what}; "
+                                 f"allowed: num_class={n_classes}, or no num_class (y sets it)")
+        # a function, or a loss of its own outputs (CustomObjective), is trained as given
+        if not isinstance(objective, (str, Loss)) or isinstance(objective, CustomObjective):
             return
         name = objective if isinstance(objective, str) else objective.name
         takes_class_indices = _takes_class_indices(objective)

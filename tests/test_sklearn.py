@@ -20,6 +20,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import gbmo  # noqa: E402
+from gbmo.losses import CustomObjective, SoftmaxCrossEntropy  # noqa: E402
 from gbmo.sklearn import GBMOClassifier, GBMORegressor  # noqa: E402
 
 # -- scikit-learn's estimator checks ----------------------------------------
@@ -1019,6 +1020,10 @@ def _class_targets():
     ({"num_class": 5, "objective": "multiclass"}, "three", r"'num_class' = 5 disagrees"),
     ({"num_class": 3}, "two", r"'num_class' = 3 disagrees with y, which has 2 classes"),
     ({"num_class": 3}, "multi-label", r"'num_class' = 3 disagrees with y, which has 2 labels"),
+    # LightGBM's alias, and a loss instance's own count
+    ({"num_classes": 2}, "three", r"parameter 'num_classes' = 2 disagrees with y"),
+    ({"objective": SoftmaxCrossEntropy(num_class=5)}, "three",
+     r"the objective's num_class = 5 disagrees with y, which has 3 classes"),
 ])
 def test_an_objective_or_num_class_that_cannot_serve_y_is_refused(params, target, message,
                                                                    no_training):
@@ -1027,10 +1032,24 @@ def test_an_objective_or_num_class_that_cannot_serve_y_is_refused(params, target
         GBMOClassifier(n_estimators=2, **params).fit(X, targets[target])
 
 
+def _softmax_gradients(y, raw):
+    p = np.exp(raw - raw.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    grad = p.copy()
+    grad[np.arange(len(y)), y.astype(int)] -= 1
+    return grad, p * (1 - p)
+
+
 @pytest.mark.parametrize("params, target, n_outputs", [
     ({"num_class": 3}, "three", 3), ({"num_class": 2}, "two", 1),
     ({"num_class": 2}, "multi-label", 2), ({"objective": "binary"}, "multi-label", 2),
     ({"objective": "multiclassova"}, "multi-label", 2),
+    # LightGBM's alias and text, as its parameters take them
+    ({"num_classes": 3}, "three", 3), ({"objective": "multiclass", "num_classes": 2}, "two", 2),
+    ({"num_class": "3"}, "three", 3),
+    # a loss of its own outputs is trained as given
+    ({"objective": CustomObjective(_softmax_gradients, num_class=3)}, "three", 3),
+    ({"objective": SoftmaxCrossEntropy(num_class=3)}, "three", 3),
 ])
 def test_a_num_class_or_objective_that_agrees_with_y_is_taken(params, target, n_outputs):
     X, targets = _class_targets()
