@@ -714,7 +714,9 @@ class Booster(JSONModel, TrainingRun):
                                        else num_iteration)
         whole = (first, stop) == (0, len(self.trees))
         best_iteration = self.best_iteration
-        if not whole and (first > 0 or best_iteration * self.trees_per_round > stop):
+        # a best round the written trees do not hold (a part, or best_iteration
+        # set beyond the trees) is left out, as loading would refuse it
+        if first > 0 or best_iteration * self.trees_per_round > stop:
             best_iteration = 0
         return {
             "format": MODEL_FORMAT,

@@ -60,7 +60,8 @@ class TrainingRun:
         """Takes the last round back, as LightGBM's: its trees leave the model
         and every raw score of the run (so later rounds start from the model
         before it, up to rounding), and its records leave evals_result.
-        Per-output importance, which cannot take a round back, ends (None).
+        Per-output importance, which cannot take a round back, ends (None),
+        and so does a best round taken back (best_iteration 0, no best_score).
         Not for DART, whose rounds rescaled earlier ones, nor for a random
         forest, nor beyond the rounds of this run."""
         trainer = self._run("rollback_one_iter", steps_the_run=True)
@@ -82,6 +83,8 @@ class TrainingRun:
             for values in history.values():
                 if values:
                     values.pop()
+        if self.best_iteration > self.current_iteration():
+            self.best_iteration, self.best_score = 0, {}
         self.output_importance = None
         self._forests = {}
         return self

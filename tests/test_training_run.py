@@ -207,6 +207,26 @@ def test_rollback_takes_the_last_round_back():
         dart.rollback_one_iter()
 
 
+def test_rollback_past_the_best_round_leaves_a_model_that_saves_and_pickles():
+    train_set, valid_set = _sets()
+    booster = gbmo.train(PARAMS, train_set, 200, valid_sets=[valid_set],
+                         callbacks=[gbmo.early_stopping(3, verbose=False)],
+                         keep_training_booster=True)
+    best = booster.best_iteration
+    assert 0 < best < booster.current_iteration()
+    while booster.current_iteration() > best:
+        booster.rollback_one_iter()
+    assert booster.best_iteration == best  # the best round is still there
+    booster.rollback_one_iter()
+    assert (booster.best_iteration, booster.best_score) == (0, {})
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(booster)).predict(X),
+                                  booster.predict(X))
+    booster.best_iteration = 99  # set by hand beyond the trees: saved without it
+    assert gbmo.Booster(model_str=booster.model_to_string()).best_iteration == 0
+
+
 def test_rollback_takes_back_every_tree_of_a_single_output_round():
     train_set, _ = _sets()
     params = {**PARAMS, "tree_mode": "single_output"}
