@@ -778,9 +778,11 @@ def checked_value(key, value):
 def with_default_lambda_l2(params):
     """params with lambda_l2 None made its default: 1.0, or 0.0 for a random
     forest, whose leaves are the means of their rows' residuals (as
-    LightGBM's), which a penalty would shrink toward the start score."""
+    LightGBM's), which a penalty would shrink toward the start score; but
+    1.0 under score_function='L2', which needs a penalty (check_penalty)."""
     if params["lambda_l2"] is None:
-        params["lambda_l2"] = 0.0 if params["boosting"] == "rf" else 1.0
+        unshrunk = params["boosting"] == "rf" and params.get("score_function") != "L2"
+        params["lambda_l2"] = 0.0 if unshrunk else 1.0
     return params
 
 

@@ -100,6 +100,8 @@ _X_CHECKS = {"dtype": [np.float64, np.float32], "accept_sparse": ["csr", "csc"],
              "ensure_all_finite": False}
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
 _LEAST_TRAINING_ROWS = 2  # as gbmo.Dataset takes a training set
+# 1: lambda_l2's default became None (see _GBMOModel.__setstate__)
+_PICKLE_VERSION = 1
 
 
 def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
@@ -466,10 +468,18 @@ class _GBMOModel(BaseEstimator):
         (the classifier's class_weight); unchanged here."""
         return sample_weight
 
+    def __getstate__(self):
+        return {**super().__getstate__(), "_gbmo_pickle_version": _PICKLE_VERSION}
+
     def __setstate__(self, state):
         # An estimator pickled by an earlier gbmo lacks the parameters added
         # since (get_params, and so clone and fit, would fail): their defaults.
-        super().__setstate__({**_constructor_defaults(), "_other_params": {}, **state})
+        state = {**_constructor_defaults(), "_other_params": {}, **state}
+        if state.pop("_gbmo_pickle_version", 0) < 1 and state["lambda_l2"] == 1.0:
+            # lambda_l2's default was 1.0, which an alias (reg_lambda) given
+            # later would collide with; it is None now (gbmo.train's default)
+            state["lambda_l2"] = None
+        super().__setstate__(state)
 
     # -- parameters ---------------------------------------------------------
     def get_params(self, deep=True):

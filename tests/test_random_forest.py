@@ -194,6 +194,9 @@ def test_the_estimators_forest_defaults_to_no_penalty_and_a_reset_needs_a_value(
     boosted = GBMORegressor(n_estimators=3).fit(X, Y)
     assert forest.booster_.params["lambda_l2"] == 0.0
     assert boosted.booster_.params["lambda_l2"] == 1.0
+    # CatBoost's L2 score needs a penalty: its forest keeps the boosted trees' 1
+    scored = gbmo.train({**FOREST, "score_function": "L2"}, gbmo.Dataset(X, Y), 2)
+    assert scored.params["lambda_l2"] == 1.0
     with pytest.raises(ValueError, match="'lambda_l2' cannot be reset to None; give a value"):
         gbmo.train(FOREST, gbmo.Dataset(X, Y), 2,
                    callbacks=[gbmo.reset_parameter(lambda_l2=[0.5, None])])

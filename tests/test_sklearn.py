@@ -945,6 +945,24 @@ def test_an_estimator_pickled_before_a_parameter_existed_takes_its_default():
     np.testing.assert_array_equal(clone(restored).fit(X, Y).predict(X), model.predict(X))
 
 
+def test_an_estimator_pickled_when_lambda_l2_defaulted_to_one_takes_an_alias_of_it():
+    """Earlier pickles hold lambda_l2=1.0, the default then, which reg_lambda
+    given later would collide with; a pickle of now keeps a 1.0 given."""
+    import pickle
+
+    X, Y = _multi_output_regression(n=100)
+    state = GBMORegressor(n_estimators=3).fit(X, Y).__getstate__()
+    del state["_gbmo_pickle_version"]
+    state["lambda_l2"] = 1.0
+    old = GBMORegressor.__new__(GBMORegressor)
+    old.__setstate__(state)
+    assert old.get_params()["lambda_l2"] is None
+    refit = clone(old).set_params(reg_lambda=5.0).fit(X, Y)
+    assert refit.booster_.params["lambda_l2"] == 5.0
+    given = pickle.loads(pickle.dumps(GBMORegressor(lambda_l2=1.0, boosting="rf")))
+    assert given.get_params()["lambda_l2"] == 1.0
+
+
 # -- LightGBM's objective, eval_metric and eval_set forms -------------------
 
 @pytest.mark.parametrize("given", [{"objective": "huber"}, {"loss": "huber"},
