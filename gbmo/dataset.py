@@ -10,7 +10,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories, reco
                           resolve_categorical_features)
 from .missing_values import as_read, reading
 from .parallel import thread_count
-from .params import resolve_params
+from .params import check_dataset_params, resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (check_feature_index, check_features, check_init_score, check_target,
                          check_weight, one_of)
@@ -38,8 +38,9 @@ class Dataset:
     recoded to the training set's categories.
 
     LightGBM's keywords work too: data for X, label for Y, feature_name for
-    feature_names ("auto": the DataFrame's), params (parameters that train,
-    cv and Booster(params, train_set) take beneath their own), free_raw_data,
+    feature_names ("auto": the DataFrame's), params (the binned data's
+    parameters, params.DATASET_PARAMS, which train, cv and Booster(params,
+    train_set) take beneath their own), free_raw_data,
     which changes nothing (the raw X stays referenced until binned), and
     group, which is refused (gbmo has no ranking objectives). A validation set made
     with reference= or create_valid, or given to train without either,
@@ -52,10 +53,7 @@ class Dataset:
         if group is not None:  # LightGBM's query groups, for its ranking objectives
             raise ValueError("Dataset(group=...) gives LightGBM's query groups for ranking: "
                              "gbmo has no ranking objectives, so it takes no groups")
-        if params is not None and not isinstance(params, dict):
-            raise TypeError(f"Dataset's params must be a dict of parameters, got "
-                            f"{type(params).__name__}")
-        self.params = dict(params or {})
+        self.params = check_dataset_params(params if params is not None else {})
         X = one_of("X", X, "data", data)
         Y = one_of("Y", Y, "label", label)
         feature_names = one_of("feature_names", feature_names, "feature_name",
@@ -234,7 +232,7 @@ class Dataset:
 
     def subset(self, rows, reference=None):
         """The Dataset of these rows (indices), with this one's feature names,
-        categorical features and pandas categories; reference as in
+        categorical features, params and pandas categories; reference as in
         create_valid."""
         def take(values):
             return None if values is None else values[rows]
@@ -242,7 +240,7 @@ class Dataset:
         subset = Dataset(self.X[rows], self.Y[rows], take(self.weight),
                          feature_names=self.feature_names, reference=reference,
                          init_score=take(self.init_score),
-                         categorical_feature=self.categorical_features())
+                         categorical_feature=self.categorical_features(), params=self.params)
         subset.pandas_categories = self.pandas_categories
         return subset
 

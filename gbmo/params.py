@@ -659,6 +659,31 @@ def check_resettable(key, caller):
                          f"{', '.join(RESETTABLE)} (or their aliases)")
 
 
+# What LightGBM's Dataset(params=) keeps (its get_params): the parameters of
+# the binned data; it drops the others, which gbmo refuses instead
+DATASET_PARAMS = ("max_bins", "max_bins_by_feature", "min_data_in_bin", "bin_subsample",
+                  "categorical_feature", "use_missing", "zero_as_missing",
+                  "feature_pre_filter", "verbosity")
+
+
+def check_dataset_params(params):
+    """A Dataset's params, checked: a dict of DATASET_PARAMS (by any name, or
+    LightGBM's settings without effect) with values they take."""
+    if not isinstance(params, dict):
+        raise TypeError(f"Dataset's params must be a dict of parameters, got "
+                        f"{type(params).__name__}")
+    for key, value in params.items():
+        name = ALIASES.get(key, key)
+        if key in _LIGHTGBM_WITHOUT_EFFECT:
+            continue
+        if name not in DATASET_PARAMS:
+            raise ValueError(f"Dataset's params take the binned data's parameters "
+                             f"({', '.join(DATASET_PARAMS)}, or an alias), as LightGBM's "
+                             f"Dataset keeps them; {key!r} is not one: give it to train")
+        checked_value(key, value)
+    return dict(params)
+
+
 def with_dataset_params(params, train_set):
     """params over the training Dataset's own (LightGBM's Dataset(params=)):
     a parameter that params give, under any of its names, replaces the
@@ -669,12 +694,9 @@ def with_dataset_params(params, train_set):
         return params
     params = params or {}
 
-    def canonical(key):
-        return CONTROL_ALIASES.get(key) or ALIASES.get(key, key)
-
-    given = {canonical(key) for key in params}
+    given = {ALIASES.get(key, key) for key in params}
     return {**{key: value for key, value in dataset_params.items()
-               if canonical(key) not in given}, **params}
+               if ALIASES.get(key, key) not in given}, **params}
 
 
 def keys_naming(params, name):

@@ -1067,15 +1067,16 @@ def test_a_constant_hessian_column_becomes_a_count_of_rows():
 
 
 def test_dataset_params_train_beneath_train_s_as_lightgbm_s():
-    """Dataset(params=) holds parameters that train, cv and Booster(params,
-    train_set) take beneath their own: a parameter given to both, under any
-    name, is train's."""
+    """Dataset(params=) holds the binned data's parameters, as LightGBM's
+    Dataset keeps them (get_params), which train, cv and Booster(params,
+    train_set) take beneath their own (a parameter given to both, under any
+    name, is train's); a training parameter there is refused."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 3))
     y = X[:, 0] + 0.1 * rng.normal(size=500)
     expected = gbmo.train({"verbosity": 0, "max_bins": 15, "max_leaves": 5},
                           gbmo.Dataset(X, y), 5).predict(X)
-    given = {"max_bin": 15, "num_leaves": 9, "verbose": -1}
+    given = {"max_bin": 15, "verbose": -1, "min_data_in_bin": 3, "two_round": True}
     data = gbmo.Dataset(X, y, params=given)
     assert data.get_params() == given and data.get_params() is not given
     np.testing.assert_array_equal(gbmo.train({"max_leaves": 5}, data, 5).predict(X), expected)
@@ -1084,10 +1085,18 @@ def test_dataset_params_train_beneath_train_s_as_lightgbm_s():
         manual.update()
     np.testing.assert_array_equal(manual.predict(X), expected)
     assert gbmo.Dataset(X, y, params={"max_bin": 15}).construct().feature_num_bin(0) == 15
+    assert data.subset(np.arange(100)).get_params() == given
     folds = gbmo.cv({"max_leaves": 5, "num_iterations": 3}, data, nfold=2,
                     return_cvbooster=True)["cvbooster"]
     assert all(booster.params["max_bins"] == 15 for booster in folds.boosters)
+    overridden = gbmo.train({"max_bins": 63, "verbosity": 0}, data, 1)
+    assert overridden.params["max_bins"] == 63
     with pytest.raises(TypeError, match="Dataset's params must be a dict of parameters, got int"):
         gbmo.Dataset(X, y, params=3)
+    for training_parameter in ("num_leaves", "num_iterations", "learning_rate"):
+        with pytest.raises(ValueError, match=f"Dataset's params take the binned data's "
+                                             f"parameters .*; '{training_parameter}' is not one: "
+                                             "give it to train"):
+            gbmo.Dataset(X, y, params={training_parameter: 3})
     with pytest.raises(ValueError, match="'max_bin' \\(gbmo's 'max_bins'\\) = 1 is out of range"):
-        gbmo.train({}, gbmo.Dataset(X, y, params={"max_bin": 1}), 2)
+        gbmo.Dataset(X, y, params={"max_bin": 1})
