@@ -530,11 +530,12 @@ _LIGHTGBM_SWITCHES_NOT_BUILT = {
 }
 
 
-def _drop_settings_without_effect(unknown):
+def _drop_settings_without_effect(unknown, keywords):
     """Takes LightGBM's settings without effect on gbmo's model out of
-    unknown, refusing a switch gbmo has not built that is on."""
-    for key in [key for key in unknown
-                if key in _LIGHTGBM_WITHOUT_EFFECT or key in _LIGHTGBM_SWITCHES_NOT_BUILT]:
+    unknown, refusing a switch gbmo has not built that is on; but the
+    objective's own keywords (a plugin's may share a name with them)."""
+    for key in [key for key in unknown if key not in keywords and (
+            key in _LIGHTGBM_WITHOUT_EFFECT or key in _LIGHTGBM_SWITCHES_NOT_BUILT)]:
         value = unknown.pop(key)
         if key in _LIGHTGBM_SWITCHES_NOT_BUILT and str(value).lower() not in ("false", "0"):
             raise ValueError(f"parameter {key!r} = {value!r} is LightGBM's, and gbmo does not "
@@ -546,6 +547,7 @@ def _fold_objective_keywords(resolved, unknown):
     (LightGBM's top-level alpha of quantile) become its objective_params, as
     in LightGBM; any other is refused, with the closest known names."""
     keywords = _objective_keywords(resolved["objective"]) if unknown else set()
+    _drop_settings_without_effect(unknown, keywords)
     objective_params = dict(resolved["objective_params"] or {})
     for key, value in unknown.items():
         if key in _LIGHTGBM_NOT_TAKEN and key not in keywords:
@@ -826,7 +828,6 @@ def resolve_params(params):
         resolved["objective"] = canonical_objective(resolved["objective"])
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
-    _drop_settings_without_effect(unknown)
     _fold_objective_keywords(resolved, unknown)
     _check_names(resolved)
     _fold_positive_weights(resolved)

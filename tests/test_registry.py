@@ -460,6 +460,27 @@ def test_create_loss_passes_only_the_arguments_a_loss_takes(monkeypatch):
         registry.create_loss("pinball", delta=1.0)
 
 
+def test_a_plugin_keyword_named_as_a_lightgbm_setting_stays_the_objective_s(monkeypatch):
+    """LightGBM's settings without effect (tree, sparse, ...) are dropped at the
+    top level, but not a name the objective takes, which is folded into its
+    objective_params as its other keywords are."""
+    from gbmo.params import resolve_params
+
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+
+    @registry.register_loss("sparse_aware")
+    class SparseAware(SquaredError):
+        name = "sparse_aware"
+
+        def __init__(self, sparse=False, n_threads=1):
+            super().__init__(n_threads)
+            self.sparse = sparse
+
+    resolved = resolve_params({"objective": "sparse_aware", "sparse": True, "tree": "serial"})
+    assert resolved["objective_params"] == {"sparse": True}
+    assert resolve_params({"objective": "mse", "sparse": True})["objective_params"] is None
+
+
 def test_a_required_parameter_not_given_is_named_with_where_to_give_it(monkeypatch):
     """Not Python's "__init__() missing 1 required positional argument": the
     objective or ensembler, the parameter, and the training parameter that
