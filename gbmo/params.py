@@ -2,6 +2,7 @@
 validated once at the boundary so kernels never see a bad value."""
 import difflib
 import inspect
+import math
 import numbers
 import re
 from dataclasses import dataclass
@@ -343,6 +344,8 @@ def _check_value(name, value, spec, label=None):
     label = label or repr(name)
     if spec.many and hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
         value = value.tolist()  # a numpy array of values
+    if spec.many and spec.kind in (int, float) and isinstance(value, str):
+        value = _numbers_in_text(value)
     if spec.many and isinstance(value, (list, tuple)):
         return [_check_value(name, v, spec, label) for v in value]
     if value is None:
@@ -374,18 +377,18 @@ def _check_value(name, value, spec, label=None):
                 f"parameter {label} = {value!r} is not allowed; allowed: {', '.join(spec.choices)}"
             )
         return value
+    if isinstance(value, str):
+        value = _number_in_text(value)
     if spec.many and isinstance(value, (str, dict)):
         raise TypeError(f"parameter {label} takes a list, got {value!r} (XGBoost's string "
                         "and dict forms are not taken: give the list itself)")
-    if isinstance(value, str):
-        value = _number_in_text(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"parameter {label} must be a number, got {value!r}")
-    if spec.kind is int:
+    if spec.kind is int and math.isfinite(value):  # inf and NaN: out of range below
         if value != int(value):
             raise ValueError(f"parameter {label} must be an integer, got {value!r}")
         value = int(value)
-    else:
+    elif spec.kind is not int:
         value = float(value)
     too_low = value <= spec.low if spec.low_open else value < spec.low
     if too_low or value > spec.high or value != value:
@@ -395,6 +398,15 @@ def _check_value(name, value, spec, label=None):
             f"{bracket}{spec.low}, {spec.high}]"
         )
     return value
+
+
+def _numbers_in_text(text):
+    """LightGBM's text of a list of numbers ("1,0,-1") as the list; a lone
+    number as itself; other text unchanged."""
+    parts = [_number_in_text(part) for part in text.split(",")]
+    if all(isinstance(part, numbers.Real) for part in parts):
+        return parts if len(parts) > 1 else parts[0]
+    return text
 
 
 def _number_in_text(text):

@@ -130,6 +130,21 @@ def test_numbers_given_as_text_are_read_as_lightgbm_reads_them():
         resolve_params({"num_leaves": "7.5"})
     with pytest.raises(ValueError, match="'learning_rate' = nan is out of range"):
         resolve_params({"learning_rate": "nan"})
+    # an integer parameter at infinity is out of range, not an OverflowError
+    for infinite in ("inf", float("inf"), float("-inf")):
+        with pytest.raises(ValueError, match="'max_leaves' = -?inf is out of range"):
+            resolve_params({"max_leaves": infinite})
+    # lists of numbers as text, element by element or LightGBM's "1,0,-1"
+    listed = resolve_params({"monotone_constraints": ["1", "0", "-1"],
+                             "max_bin_by_feature": "3,20,40",
+                             "interaction_constraints": [["0", "1"], ["2"]]})
+    assert listed["monotone_constraints"] == [1, 0, -1]
+    assert listed["max_bins_by_feature"] == [3, 20, 40]
+    assert listed["interaction_constraints"] == [[0, 1], [2]]
+    assert resolve_params({"monotone_constraints": "1,0,-1"})["monotone_constraints"] == [
+        1, 0, -1]
+    with pytest.raises(TypeError, match="takes a list, got '\\(1,0\\)' \\(XGBoost's string"):
+        resolve_params({"monotone_constraints": "(1,0)"})
 
 
 def test_softmax_rejects_non_integer_labels():
