@@ -278,10 +278,11 @@ def align_dataframe_categories(X, pandas_categories, n_features, feature_names=N
     for index, categories in pandas_categories.items():
         column = X.iloc[:, index]
         recoded = column.cat.set_categories(categories)
-        given = column.notna().to_numpy()
-        if (given.any() and recoded.isna().to_numpy()[given].all()
-                and _numeric(column.cat.categories) != _numeric(categories)):
-            _warn_no_category_known(name, X.columns[index], column.cat.categories, categories)
+        if lost_every_category(column.notna().to_numpy(), recoded.isna().to_numpy(),
+                               column.cat.categories, categories):
+            # two category columns swapped read as each other's categories
+            check_column_order(X, feature_names, name)
+            warn_no_category_known(name, X.columns[index], column.cat.categories, categories)
         X.isetitem(index, recoded)
     return X
 
@@ -293,12 +294,19 @@ def _numeric(categories):
     return all(isinstance(c, numbers.Number) for c in categories)
 
 
-def _warn_no_category_known(name, column, given, trained):
-    """Warns that a column holds none of the training's categories, which are
-    of another type (text against numbers): every row then takes the missing
-    values' branch, which, silently, looks like a model that ignores the
-    feature. New categories of the training's type do not warn: a batch of
-    them is a normal input."""
+def lost_every_category(given, missing, categories, trained):
+    """Whether a column whose rows given (a mask) hold a category, and are
+    missing once recoded (mask), lost every one of them to categories of
+    another type (text against numbers) than the training's: every row
+    then takes the missing values' branch, which, silently, looks like a
+    model that ignores the feature. New categories of the training's type
+    are not counted: a batch of them is a normal input."""
+    return given.any() and missing[given].all() and _numeric(categories) != _numeric(trained)
+
+
+def warn_no_category_known(name, column, given, trained):
+    """Warns that name's column holds none of the training's categories (see
+    lost_every_category), pointing at the user's call."""
     def shown(categories):
         listed = ", ".join(repr(c) for c in list(categories)[:_CATEGORIES_SHOWN])
         return listed + (", ..." if len(categories) > _CATEGORIES_SHOWN else "")

@@ -6,8 +6,9 @@ from collections import Counter
 import numpy as np
 
 from .binning import BinMapper
-from .categorical import (align_dataframe_categories, dataframe_categories, recode,
-                          resolve_categorical_features)
+from .categorical import (align_dataframe_categories, dataframe_categories,
+                          lost_every_category, recode, resolve_categorical_features,
+                          warn_no_category_known)
 from .missing_values import as_read, reading
 from .parallel import thread_count
 from .params import check_dataset_params, resolve_params
@@ -257,8 +258,13 @@ class Dataset:
         recoded = copy.copy(self)
         recoded.X = self.X.copy() if changed else self.X
         for index, categories in changed.items():
-            recoded.X[:, index] = recode(self.X[:, index], self.pandas_categories[index],
-                                         categories)
+            own = self.pandas_categories[index]
+            recoded.X[:, index] = recode(self.X[:, index], own, categories)
+            if lost_every_category(~np.isnan(self.X[:, index]), np.isnan(recoded.X[:, index]),
+                                   own, categories):
+                warn_no_category_known("the Dataset", self.feature_names[index]
+                                       if self.feature_names is not None else index,
+                                       own, categories)
         recoded.pandas_categories = dict(pandas_categories)
         recoded._drop_binned()
         return recoded

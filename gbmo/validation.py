@@ -96,7 +96,7 @@ def user_stacklevel():
     """warnings.warn's stacklevel, for its caller, of the first frame outside
     gbmo: the user's call, however deep in gbmo the warning is made."""
     frame, level = sys._getframe(1), 1
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
     return level

@@ -770,3 +770,28 @@ def test_a_column_of_none_of_the_training_s_categories_warns_at_the_user_s_call(
         booster.predict(frame.assign(c=pd.Categorical(np.where(codes == 0, "0", "9"))))
         booster.predict(frame.assign(c=pd.Categorical(["new"] * 300)))
         booster.predict(missing)  # no category given at all: nothing to warn of
+
+
+def test_the_warning_for_categories_of_another_type_covers_every_way_in():
+    """A validation set given without reference= and a continued training's
+    data are recoded too, and warn alike; two category columns swapped are
+    named as reordered columns, not as categories of another type."""
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 3, 300)
+    frame = pd.DataFrame({"x": rng.normal(size=300), "c": pd.Categorical(codes.astype(str))})
+    y = codes + frame["x"].to_numpy()
+    numbers = frame.assign(c=pd.Categorical(codes))
+    booster = gbmo.train(QUIET, gbmo.Dataset(frame, y), 2)
+    expected = r"the Dataset's column 'c' holds none of the training's categories"
+    with pytest.warns(UserWarning, match=expected) as caught:
+        gbmo.train(QUIET, gbmo.Dataset(frame, y), 2, valid_sets=[gbmo.Dataset(numbers, y)])
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match=expected):
+        gbmo.train(QUIET, gbmo.Dataset(numbers, y), 2, init_model=booster)
+    both = frame.assign(d=pd.Categorical(codes))
+    on_both = gbmo.train(QUIET, gbmo.Dataset(both, y), 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"X's columns are the model's features in another "
+                                             r"order \(x, d, c\)"):
+            on_both.predict(both[["x", "d", "c"]])

@@ -461,3 +461,20 @@ def test_dataset_refuses_lightgbm_s_query_groups_and_file_paths():
     with pytest.raises(TypeError, match="X is a path \\('train.csv'\\): gbmo takes arrays, "
                                         "not files"):
         gbmo.Dataset("train.csv", np.zeros(4))
+
+
+def test_warnings_point_past_gbmo_s_own_files_only():
+    """user_stacklevel walks out of gbmo's package directory; a caller whose
+    file merely starts with its path (gbmo_script.py beside it) is the user."""
+    import os
+
+    import gbmo.validation as validation
+
+    package = os.path.dirname(os.path.abspath(validation.__file__))
+    namespace = {"user_stacklevel": validation.user_stacklevel}
+    # frames of gbmo's own files are walked past; a neighbour's file is not
+    exec(compile("def inner():\n    return user_stacklevel()\n",
+                 os.path.join(package, "inner.py"), "exec"), namespace)
+    exec(compile("def beside():\n    return inner()\n", package + "_script.py", "exec"),
+         namespace)
+    assert namespace["beside"]() == 2  # inner (1), then beside: the first outside gbmo
