@@ -555,9 +555,10 @@ class _GBMOModel(BaseEstimator):
         if self.importance_type not in Booster.IMPORTANCE_TYPES:
             raise ValueError(f"parameter 'importance_type' = {self.importance_type!r} is not "
                              f"allowed; allowed: {', '.join(Booster.IMPORTANCE_TYPES)}")
-        rounds = _check_int_param(
-            "early_stopping_rounds", self.early_stopping_rounds, 1, allow_none=True
-        )
+        rounds = self.early_stopping_rounds
+        if isinstance(rounds, numbers.Integral) and not isinstance(rounds, bool) and rounds <= 0:
+            rounds = None  # as LightGBM's estimators and gbmo.train: no early stopping
+        rounds = _check_int_param("early_stopping_rounds", rounds, 1, allow_none=True)
         fraction = self.validation_fraction
         if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) \
                 or not 0.0 < fraction < 1.0:

@@ -116,7 +116,7 @@ def test_verbosity_logs_every_round_without_log_callback(capsys):
 
 
 def test_bad_early_stopping_arguments():
-    with pytest.raises(ValueError, match="stopping_rounds must be an integer"):
+    with pytest.raises(TypeError, match="stopping_rounds must be an integer"):
         gbmo.early_stopping(2.5)
     with pytest.raises(ValueError, match="min_delta must be a number >= 0"):
         gbmo.early_stopping(5, min_delta=-1)
@@ -150,6 +150,7 @@ def test_min_delta_per_metric_applies_each_to_its_metric():
     assert both == min(rmse_only, mae_only) and rmse_only != mae_only
     assert rounds([0.01]) == both and rounds([0.0, 0.0]) == rounds(0.0) > max(rmse_only,
                                                                               mae_only)
+    assert rounds([]) == rounds(0.0)  # LightGBM's empty list: no margin
     with pytest.raises(ValueError, match=r"min_delta has 3 values, but 2 metrics are evaluated "
                                          r"\(rmse, mae\): give one value, or one per metric"):
         rounds([0.1, 0.1, 0.1])

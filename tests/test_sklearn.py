@@ -222,7 +222,7 @@ def test_feature_names_in_only_with_string_column_names():
     ({"learning_rate": -0.1}, "learning_rate"),
     ({"min_samples_leaf": 0}, "min_samples_leaf"),
     ({"n_estimators": 0}, "n_estimators"),
-    ({"early_stopping_rounds": 0}, "early_stopping_rounds"),
+    ({"early_stopping_rounds": 2.5}, "early_stopping_rounds"),
     ({"validation_fraction": 1.5, "early_stopping_rounds": 5}, "validation_fraction"),
 ])
 def test_bad_parameters_are_named_at_fit(params, name):
@@ -231,6 +231,15 @@ def test_bad_parameters_are_named_at_fit(params, name):
     X, y = _noisy_regression(50)
     with pytest.raises(ValueError, match=name):
         model.fit(X, y)
+
+
+@pytest.mark.parametrize("rounds", [0, -1])
+def test_early_stopping_rounds_of_zero_or_less_is_no_early_stopping_as_lightgbm_s(rounds):
+    X, y = _noisy_regression(200)
+    model = GBMORegressor(n_estimators=30, early_stopping_rounds=rounds).fit(X, y)
+    plain = GBMORegressor(n_estimators=30).fit(X, y)
+    assert model.n_iter_ == 30 and model.best_iteration_ == 0
+    np.testing.assert_array_equal(model.predict(X), plain.predict(X))
 
 
 # -- classifier -------------------------------------------------------------
