@@ -1010,7 +1010,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
       classes too. One that cannot serve y (a one-output objective such as
       "binary" for more than two classes, "multiclass" for a multi-label y),
       and a num_class other than the number of classes (labels) in y, are
-      refused before training, as LightGBM's classifier refuses them.
+      refused before training (LightGBM's classifier refuses the first; it
+      replaces a num_class that disagrees, for more than two classes).
     - A 2-D 0/1 indicator matrix (n, d), d >= 2: multi-label, one independent
       sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
       predict_proba the (n, d) probabilities of the 1s; classes_ is
