@@ -707,7 +707,6 @@ def with_dataset_params(params, train_set):
     if not dataset_params or not (params is None or isinstance(params, dict)):
         return params
     params = params or {}
-
     given = {ALIASES.get(key, key) for key in params}
     return {**{key: value for key, value in dataset_params.items()
                if ALIASES.get(key, key) not in given}, **params}
