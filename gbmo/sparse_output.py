@@ -1,9 +1,9 @@
 """GBDT-sparse (Si et al. 2017): thousands of labels in a scipy CSR Y, with
 memory that grows with the non-zeros, never with n x L.
 
-- Raw scores are a scalar base (the same for every label, at or below the
-  loss's activity threshold) plus a CSR matrix D of per-row deltas: a label a
-  row's leaves never touched scores the base.
+- Raw scores are a base per label (at or below the loss's activity
+  threshold) plus a CSR matrix D of per-row deltas: a label a row's leaves
+  never touched scores its base.
 - Losses keep gradients sparse (CSR-like: indptr, label, grad, hess), with
   exact second-order hessians, which are sparse too:
   * squared_hinge: y in {-1, +1}, loss max(0, 1 - y f)^2, grad -2 y (1 - y f),
@@ -12,8 +12,11 @@ memory that grows with the non-zeros, never with n x L.
     no clipping of scores is needed beyond starting at the margin.
   * sigmoid: logistic loss restricted to the present labels and the absent
     ones scored above sparse_threshold (raw score); grad p - y, hess p (1 - p).
-    The base is min(logit(label density), sparse_threshold), so absent,
-    untouched labels are outside the restricted set.
+    A label's base is min(logit(its density), sparse_threshold), so absent,
+    untouched labels are outside the restricted set, and a frequent label's
+    first steps are Newton steps from near its own rate: from one shared
+    base far below it, its hessian p (1 - p) was near 0 and its first step
+    overshot into saturation, where no split gained any more.
 - Trees: each leaf keeps top_k (label, value) pairs chosen by the largest
   G_q^2 / (H_q + lambda) (GBDT-MO's unrestricted sparse split, Algorithm 5,
   which is the L0-constrained leaf of Si et al.), stored as the sparse leaves
@@ -83,7 +86,8 @@ class SparseOutputLoss(Loss):
     patterns in, sparse gradients out."""
 
     def base_score(self, Y, weight=None):
-        """The raw score of every label a row's leaves never touched."""
+        """(L,) float64: each label's raw score where a row's leaves never
+        touched it."""
         raise NotImplementedError
 
     def entry_gradients(self, f, positive):
@@ -110,7 +114,7 @@ class SparseSquaredHinge(SparseOutputLoss):
     activity_threshold = 0.0  # F1 counts raw scores above 0 as predicted positive
 
     def base_score(self, Y, weight=None):
-        return -1.0
+        return np.full(Y.shape[1], -1.0)
 
     def entry_gradients(self, f, positive):
         y = np.where(positive, 1.0, -1.0)
@@ -133,13 +137,12 @@ class SparseSigmoid(SparseOutputLoss):
         self.threshold = float(threshold)
 
     def base_score(self, Y, weight=None):
-        """The logit of the labels' (weighted) density, capped at the threshold."""
-        if weight is None:
-            density = Y.nnz / (Y.shape[0] * Y.shape[1])
-        else:
-            density = float(np.sum(weight * np.diff(Y.indptr))) / (weight.sum() * Y.shape[1])
-        density = min(max(density, 1e-12), 1 - 1e-12)
-        return min(float(np.log(density / (1 - density))), self.threshold)
+        """The logit of each label's (weighted) rate, capped at the threshold."""
+        row_weight = np.ones(Y.shape[0]) if weight is None else np.asarray(weight, np.float64)
+        rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
+        positives = np.bincount(Y.indices, weights=row_weight[rows], minlength=Y.shape[1])
+        density = np.clip(positives / row_weight.sum(), 1e-12, 1 - 1e-12)
+        return np.minimum(np.log(density / (1 - density)), self.threshold)
 
     def entry_gradients(self, f, positive):
         p = self.transform(f)
@@ -164,7 +167,8 @@ def make_sparse_loss(objective, threshold):
 
 def _union_scores(Y, D, base):
     """(row, label, score, positive) of every entry in Y's or D's pattern,
-    ordered by row then label; score = base + D's value (0 where absent)."""
+    ordered by row then label; score = the label's base + D's value (0 where
+    absent)."""
     n_labels = Y.shape[1]
     y_keys = _entry_keys(Y)
     d_keys = _entry_keys(D)
@@ -175,7 +179,8 @@ def _union_scores(Y, D, base):
     in_d = place < d_keys.size
     in_d[in_d] = d_keys[place[in_d]] == y_keys[in_d]
     keys = np.insert(d_keys, place[~in_d], y_keys[~in_d])
-    score = np.insert(base + D.data.astype(np.float64), place[~in_d], base)
+    score = np.insert(base[D.indices] + D.data.astype(np.float64), place[~in_d],
+                      base[Y.indices[~in_d]])
     positive = np.zeros(keys.shape, dtype=bool)
     positive[np.searchsorted(keys, y_keys)] = True
     return keys // n_labels, (keys % n_labels), score, positive
@@ -405,14 +410,14 @@ def _rows_by_leaf(leaf_of_row, n_leaves):
 
 def top_k_of_sparse_scores(D, base, k, n_threads=1):
     """(labels, scores), each (n, k): the k best labels per row of base + D
-    (labels D does not hold score base; ties to the smaller label)."""
-    n_rows, n_labels = D.shape
+    (labels D does not hold score their base; ties to the smaller label)."""
+    n_rows = D.shape[0]
     labels = np.empty((n_rows, k), dtype=np.int32)
     scores = np.empty((n_rows, k), dtype=np.float64)
     # D as a forest of one tree whose leaf i holds row i's deltas.
     predict_top_k(np.arange(n_rows, dtype=np.int32).reshape(-1, 1), np.zeros(1, np.int64),
                   D.indptr.astype(np.int64), D.indices.astype(np.int32),
-                  D.data.astype(np.float64), np.full(n_labels, base, dtype=np.float64), k,
+                  D.data.astype(np.float64), base, k,
                   labels, scores, threads_for(n_threads, D.nnz + n_rows * k))
     return labels, scores
 
@@ -454,15 +459,16 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
 
 
 def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1, weight=None):
-    """A SPARSE_OUTPUT_METRICS value for raw scores base + D against labels Y,
-    rows weighted by weight (None: alike); F1 counts raw scores above
-    threshold as predicted positives."""
+    """A SPARSE_OUTPUT_METRICS value for raw scores base + D (base: (L,),
+    each label's) against labels Y, rows weighted by weight (None: alike); F1
+    counts raw scores above threshold as predicted positives."""
     if metric in ("micro_f1", "macro_f1"):
-        if base > threshold:
-            raise ValueError(f"F1 at raw score {threshold} needs the base score {base} "
-                             "at or below it (else every untouched label is positive)")
+        if np.any(base > threshold):
+            raise ValueError(f"F1 at raw score {threshold} needs every label's base score "
+                             f"at or below it (the largest is {base.max()}; else every "
+                             "untouched label is positive)")
         predicted = D.copy()
-        predicted.data = (base + predicted.data > threshold).astype(np.float64)
+        predicted.data = (base[predicted.indices] + predicted.data > threshold).astype(np.float64)
         predicted.eliminate_zeros()
         return f1_at_threshold(Y, predicted, average=metric.split("_")[0], weight=weight)
     kind, k = metric.split("@")
@@ -569,7 +575,7 @@ class SparseOutputTrainer:
         # saved model loads: sigmoid, or mse (the identity) for the squared hinge.
         booster._start(booster_params, make_loss("sigmoid" if loss.name == "sigmoid" else "mse"),
                        train_set.n_features, n_labels,
-                       np.full(n_labels, self.base), train_set.feature_names)
+                       self.base, train_set.feature_names)
         booster.evals_result = {name: MetricHistory() for name, _, _ in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.rng = np.random.default_rng(params["seed"])

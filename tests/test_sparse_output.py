@@ -124,12 +124,13 @@ def test_sample_weights_grow_the_trees_of_the_dense_objective_with_the_same_weig
     assert not np.allclose(unweighted.trees[0].leaf_values, sparse_booster.trees[0].leaf_values)
 
 
-def test_weighted_sigmoid_starts_from_the_weighted_label_density():
+def test_weighted_sigmoid_starts_each_label_from_its_weighted_rate():
     X, Y = make_multilabel(seed=16)
     weight = np.random.default_rng(16).uniform(0.0, 4.0, size=len(X))
-    density = (weight @ Y.sum(axis=1)) / (weight.sum() * Y.shape[1])
+    density = (weight @ Y) / weight.sum()
     base = SparseSigmoid(0.0).base_score(sp.csr_matrix(Y), weight)
-    assert base == pytest.approx(np.log(density / (1 - density)))
+    assert base.shape == (Y.shape[1],) and len(set(base)) > 1
+    np.testing.assert_allclose(base, np.minimum(np.log(density / (1 - density)), 0.0))
     assert base != pytest.approx(SparseSigmoid(0.0).base_score(sp.csr_matrix(Y)))
     sparse_booster = gbmo.train(dict(BASE_PARAMS, objective="sigmoid", sparse_threshold=0.0),
                                 gbmo.Dataset(X, sp.csr_matrix(Y), weight=weight), 5)
@@ -210,7 +211,9 @@ def test_squared_hinge_gradients_leave_out_absent_labels_scored_below_the_margin
     # row 0: label 1 scored -0.5 (above the margin -1: active), label 2 at -1.5;
     # row 1: label 2 present and scored 1.2 (beyond its margin +1: inactive).
     D = sp.csr_matrix(np.array([[0.0, 0.5, -0.5], [0.0, 0.0, 2.2]]))
-    indptr, labels, grad, hess = SparseSquaredHinge().gradients(Y, D, -1.0)
+    base = SparseSquaredHinge().base_score(Y)
+    np.testing.assert_array_equal(base, [-1.0, -1.0, -1.0])
+    indptr, labels, grad, hess = SparseSquaredHinge().gradients(Y, D, base)
     np.testing.assert_array_equal(indptr, [0, 2, 2])
     np.testing.assert_array_equal(labels, [0, 1])
     # label 0 of row 0: y = +1, f = -1: grad -2 * 2; label 1: y = -1, f = -0.5: grad 2 * 0.5
@@ -221,18 +224,20 @@ def test_squared_hinge_gradients_leave_out_absent_labels_scored_below_the_margin
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gradients_cover_the_union_of_the_labels_and_the_scored_entries(seed):
     """Against dense arrays: every (row, label) present in Y or scored in D,
-    in row-major order, with f = base + D and y from Y (sigmoid keeps all)."""
+    in row-major order, with f = the label's base + D and y from Y (sigmoid
+    keeps all)."""
     Y = sp.random(40, 9, density=0.2, format="csr", random_state=seed)
     Y.data[:] = 1.0
     D = sp.random(40, 9, density=0.4, format="csr", random_state=seed + 10)
     D.data -= 0.5
     loss = SparseSigmoid(threshold=-50.0)  # every scored entry stays active
-    indptr, labels, grad, hess = loss.gradients(Y, D, -2.0)
+    base = np.linspace(-2.5, -1.5, 9)
+    indptr, labels, grad, hess = loss.gradients(Y, D, base)
     union = (Y.toarray() != 0) | (D.toarray() != 0)
     rows, expected_labels = np.nonzero(union)
     np.testing.assert_array_equal(indptr, np.r_[0, np.cumsum(union.sum(axis=1))])
     np.testing.assert_array_equal(labels, expected_labels)
-    f = -2.0 + D.toarray()[rows, expected_labels]
+    f = base[expected_labels] + D.toarray()[rows, expected_labels]
     p = 1.0 / (1.0 + np.exp(-f))
     np.testing.assert_allclose(grad, p - Y.toarray()[rows, expected_labels], rtol=1e-6)
     np.testing.assert_allclose(hess, p * (1.0 - p), rtol=1e-6)
@@ -559,8 +564,9 @@ def test_top_k_of_sparse_scores_matches_dense():
     rng = np.random.default_rng(4)
     D = sp.random(30, 15, density=0.2, random_state=5, format="csr")
     D.data = rng.normal(size=D.nnz)
-    labels, scores = top_k_of_sparse_scores(D, -1.0, 4, n_threads=2)
-    expected_labels, expected_scores = dense_top_k(D.toarray() - 1.0, 4)
+    base = rng.normal(-1.0, 0.5, size=15)
+    labels, scores = top_k_of_sparse_scores(D, base, 4, n_threads=2)
+    expected_labels, expected_scores = dense_top_k(D.toarray() + base, 4)
     np.testing.assert_array_equal(labels, expected_labels)
     np.testing.assert_allclose(scores, expected_scores)
 
@@ -954,3 +960,22 @@ def test_a_sparse_y_reads_objective_and_metric_under_their_aliases():
     assert aliased.evals_result == named.evals_result
     with pytest.raises(ValueError, match="parameter 'objective' is given twice"):
         gbmo.train(dict(BASE_PARAMS, objective="sigmoid", loss_function="Logloss"), data, 1)
+
+
+def test_sigmoid_learns_frequent_labels_among_many_rare_ones():
+    """Two labels of half the rows each among 200: from one start score for
+    all labels (the logit of the overall density, -4.6) their first Newton
+    steps overshot into saturation, where no split gained, and the model
+    ranked them last; from each label's own rate it separates them."""
+    rng = np.random.default_rng(27)
+    n, n_labels = 2000, 200
+    X = rng.normal(size=(n, 10))
+    label = np.where(X[:, 0] > 0, 7, 0)
+    Y = sp.csr_matrix((np.ones(n), (np.arange(n), label)), shape=(n, n_labels))
+    booster = gbmo.train({"objective": "sigmoid", "top_k": 5, "verbosity": -1},
+                         gbmo.Dataset(X, Y), 50)
+    assert booster.init_score[[0, 7]] == pytest.approx([-2.0, -2.0])  # capped at the threshold
+    assert booster.init_score[1] < -10  # never seen: the floor of the rate
+    assert max(np.abs(tree.leaf_values).max() for tree in booster.trees) < 1.0  # no overshoot
+    top, _ = booster.predict_topk(X, 1)
+    assert (top[:, 0] == label).mean() > 0.99
