@@ -55,6 +55,12 @@ class Loss:
         # a prediction's own count (Booster.predict's n_threads) before the run's
         return threads_for(caller_thread_count(self.n_threads), raw.size * WORK_PER_ELEMENT)
 
+    def __sklearn_clone__(self):
+        """scikit-learn's clone of an estimator whose objective is this loss
+        (GridSearchCV, cross_val_score) copies it: it would otherwise rebuild
+        it from get_params(deep=False), which losses do not take."""
+        return copy.deepcopy(self)
+
     def prepare_target(self, y):
         """Validates y for this loss and returns it in the form the other methods take."""
         raise NotImplementedError

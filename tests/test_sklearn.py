@@ -1317,3 +1317,24 @@ def test_integer_dataframe_columns_name_the_features_as_the_dataset_does():
     assert model.booster_.feature_name() == ["0", "1", "2"] == model.feature_name_
     assert gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[0].to_numpy()), 1).feature_name() \
         == ["0", "1", "2"]
+
+
+def test_an_estimator_with_a_loss_instance_clones_for_model_selection():
+    """scikit-learn's clone copies a Loss given as the objective (it called the
+    loss's get_params(deep=False), which losses do not take): GridSearchCV and
+    cross_val_score work with the README's multi-task estimator."""
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    Y = np.c_[(X[:, 0] > 0).astype(float), X[:, 1], X[:, 2]]
+    loss = gbmo.MultiTaskLoss([("sigmoid", [0]), ("mse", [1, 2])])
+    model = GBMORegressor(n_estimators=5, objective=loss)
+    copied = clone(model)
+    assert copied.objective is not loss and type(copied.objective) is type(loss)
+    np.testing.assert_array_equal(copied.fit(X, Y).predict(X),
+                                  GBMORegressor(n_estimators=5, objective=loss).fit(X, Y)
+                                  .predict(X))
+    assert len(cross_val_score(model, X, Y, cv=2)) == 2
+    search = GridSearchCV(model, {"max_leaves": [4, 8]}, cv=2).fit(X, Y)
+    assert search.best_params_["max_leaves"] in (4, 8)
