@@ -667,6 +667,15 @@ class MultiTaskLoss(Loss):
 LOADABLE_ONLY = {CustomObjective.name: CustomObjective}
 
 
+def renews_leaf_values(loss):
+    """Whether loss sets some leaf values from the leaves' residuals
+    (renew_leaf_values: quantile, l1) rather than from the gradients; a
+    MultiTaskLoss only when one of its tasks' losses does."""
+    if isinstance(loss, MultiTaskLoss):
+        return any(renews_leaf_values(task_loss) for task_loss, _, _ in loss._tasks())
+    return getattr(loss, "renew_leaf_values", None) is not None
+
+
 def make_loss(objective, num_class=None, n_threads=1, objective_params=None):
     """A loss instance: a user's function, a Loss instance, or a loss registered
     by name (gbmo's own and any plugin's, see gbmo.registry) built with

@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from .dataset import Dataset
+from .losses import renews_leaf_values
 from .validation import check_init_score, check_init_score_outputs, check_weight
 
 
@@ -50,7 +51,7 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
                          "earlier ones, nor a random forest's, which fit the start score's "
                          "gradients")
     loss = booster.loss
-    if getattr(loss, "renew_leaf_values", None) is not None:
+    if renews_leaf_values(loss):
         raise ValueError(f"refit sets leaves from gradients; objective {loss.name!r} sets them "
                          "from residual quantiles, which refit does not do")
     # every tree, past best_iteration too; checks the features

@@ -16,14 +16,17 @@ PARAMS = {"verbosity": -1, "max_leaves": 8, "learning_rate": 0.2}
     ({}, Y), ({"tree_mode": "single_output"}, Y),
     ({"split": "sparse_restricted", "top_k": 1}, Y),
     ({"objective": "softmax", "num_class": 3}, np.argmax(np.c_[Y, 0.3 * X[:, 3]], axis=1)),
-    ({"lambda_l1": 0.5, "max_delta_step": 0.3}, Y[:, 0])])
+    ({"lambda_l1": 0.5, "max_delta_step": 0.3}, Y[:, 0]),
+    # a multi-task loss whose tasks all set leaves from gradients
+    ({"objective": gbmo.MultiTaskLoss([("sigmoid", [0]), ("mse", [1])])},
+     np.c_[(Y[:, 0] > 0).astype(float), Y[:, 1]])])
 def test_refit_on_the_training_data_without_decay_gives_the_model_back(params, target):
     """Without row sampling, a tree's leaves are exactly the values the
     training data's gradients at the rounds before give them."""
     booster = gbmo.train({**PARAMS, **params}, gbmo.Dataset(X, target), 15)
     refitted = booster.refit(X, target, decay_rate=0.0)
     np.testing.assert_allclose(refitted.predict(X), booster.predict(X), rtol=1e-9, atol=1e-9)
-    kept = booster.refit(X[:200], np.roll(target, 7)[:200], decay_rate=1.0)
+    kept = booster.refit(X[:200], np.roll(target, 7, axis=0)[:200], decay_rate=1.0)
     np.testing.assert_array_equal(kept.predict(X), booster.predict(X))
     assert [t.n_nodes for t in refitted.trees] == [t.n_nodes for t in booster.trees]
 
@@ -76,6 +79,12 @@ def test_refit_refuses_what_it_cannot_refit():
     dart = gbmo.train({**PARAMS, "boosting": "dart"}, gbmo.Dataset(X, Y), 3)
     with pytest.raises(ValueError, match="cannot refit DART"):
         dart.refit(X, Y)
+    pytest.importorskip("gbmo_losses")  # a task of quantile leaves (gbmo-losses)
+    quantile_task = gbmo.train({**PARAMS, "objective": gbmo.MultiTaskLoss(
+        [("quantile", [0], {"alpha": 0.5}), ("mse", [1])])}, gbmo.Dataset(X, Y), 2)
+    with pytest.raises(ValueError, match="objective 'multitask' sets them from residual "
+                                         "quantiles"):
+        quantile_task.refit(X, Y)
 
 
 def test_refit_takes_every_tree_past_the_best_round():
