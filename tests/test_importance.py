@@ -211,3 +211,18 @@ def test_one_output_takes_each_splits_whole_gain(params):
     np.testing.assert_allclose(gain_one, one.feature_importance("gain"), rtol=1e-12)
     np.testing.assert_allclose(two.feature_importance("gain", per_output=True),
                                np.c_[gain_one, gain_one], rtol=1e-9)
+
+
+def test_per_output_gain_covers_every_round_as_the_readme_says_after_early_stopping():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    Y = np.c_[X[:, 0] + 0.5 * rng.normal(size=600), 2 * X[:, 1] + rng.normal(size=600)]
+    train = gbmo.Dataset(X[:400], Y[:400])
+    booster = gbmo.train({"verbosity": -1}, train, 200,
+                         valid_sets=[train.create_valid(X[400:], Y[400:])],
+                         callbacks=[gbmo.early_stopping(5, verbose=False)])
+    assert 0 < booster.best_iteration < booster.current_iteration()
+    per_output = booster.feature_importance("gain", per_output=True)
+    np.testing.assert_allclose(per_output.sum(axis=1), booster.feature_importance(
+        "gain", iteration=booster.current_iteration()), rtol=1e-9)
+    assert not np.allclose(per_output.sum(axis=1), booster.feature_importance("gain"))
