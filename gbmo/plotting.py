@@ -16,6 +16,7 @@ import numpy as np
 
 from .booster import Booster
 from .introspection import categories_left, depths_and_parents
+from .metrics import parse_metric
 
 _LINESTYLES = ("-", "--", ":", "-.")
 
@@ -107,10 +108,12 @@ def _metric_curves(evals_result, metric, dataset_names, per_output):
                              f"({key!r} is absent: a single-output model, or one of class "
                              "indices (softmax, multiclassova), records one value per round)")
         per_round = np.asarray(history[key], dtype=float)
+        # a restricted metric ("rmse[1,2]") records its outputs' values in order
+        outputs = parse_metric(metric)[1] or range(per_round.shape[1])
         curves.extend((f"{name} output {output}", values,
                        {"color": _output_color(output),
                         "linestyle": _LINESTYLES[style % len(_LINESTYLES)]})
-                      for output, values in enumerate(per_round.T))
+                      for output, values in zip(outputs, per_round.T))
     return metric, curves
 
 

@@ -93,6 +93,17 @@ def test_metric_per_output_draws_a_line_per_output_and_data_set(booster, tmp_pat
         np.testing.assert_allclose(line.get_ydata(), expected)
 
 
+def test_a_restricted_metric_s_curves_are_named_by_their_own_outputs():
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(300, 3))
+    train = gbmo.Dataset(features, features)
+    model = gbmo.train({"verbosity": -1, "metric": "rmse[1,2]"}, train, 3,
+                       valid_sets=[train.create_valid(features, features)])
+    ax = plot_metric(model, metric="rmse[1,2]", per_output=True)
+    assert [line.get_label() for line in ax.get_lines()] == ["valid_0 output 1",
+                                                             "valid_0 output 2"]
+
+
 def test_metric_errors_name_what_is_available(booster):
     with pytest.raises(ValueError, match=r"'logloss'.*recorded: rmse, mae"):
         plot_metric(booster, metric="logloss")
