@@ -436,13 +436,18 @@ RANKING_OBJECTIVES = ("lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg
 
 def _check_names(resolved):
     from .metrics import canonical_metric, is_known, unknown_metric_message
-    from .registry import ENSEMBLERS, LOSSES
+    from .registry import DISABLE_ENV, ENSEMBLERS, LOSSES
 
     objective = resolved["objective"]
     if isinstance(objective, str) and objective not in LOSSES:
         if objective in RANKING_OBJECTIVES:
             raise ValueError(f"objective {objective!r} ranks rows within groups: gbmo has no "
                              "ranking objectives; its objectives are " + ", ".join(LOSSES.names()))
+        if objective in GBMO_LOSSES_OBJECTIVES and LOSSES.disabled:
+            raise ValueError(
+                f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, and "
+                f"plugins are switched off ({DISABLE_ENV} is set): unset it to use plugins; "
+                "gbmo alone has " + ", ".join(LOSSES.names()))
         if objective in GBMO_LOSSES_OBJECTIVES:
             raise ValueError(
                 f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, which "

@@ -648,3 +648,15 @@ def test_a_loss_whose_init_score_has_the_wrong_size_is_refused_by_name():
                        gbmo.Dataset(X, X[:, 0]), 2)
     finally:
         registry.LOSSES.unregister("wrong_init_for_test")
+
+
+def test_a_gbmo_losses_objective_with_plugins_switched_off_says_so(monkeypatch):
+    """Not "gbmo-losses is not installed", which it may well be."""
+    from gbmo.params import resolve_params
+
+    monkeypatch.setenv(registry.DISABLE_ENV, "1")
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    with pytest.raises(ValueError, match="objective 'huber' is in gbmo-losses, gbmo's plugin "
+                                         "distribution, and plugins are switched off "
+                                         r"\(GBMO_DISABLE_PLUGINS is set\)"):
+        resolve_params({"objective": "huber"})
