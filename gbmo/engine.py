@@ -505,6 +505,10 @@ class _Trainer:
             raise ValueError(f"validation set {name!r} has no init_score while the training "
                              "set has one: give its rows' offsets too "
                              "(create_valid(X, y, init_score=...))")
+        if is_sparse_labels(valid.Y):
+            raise ValueError(f"validation set {name!r} has a scipy sparse Y, and the training "
+                             "set a dense one: give both sparse (the sparse-output path) or "
+                             "both dense (Y.toarray())")
         given, valid = valid, valid.validation_of(train_set).construct(params,
                                                                       self.category_order)
         try:

@@ -16,6 +16,7 @@ import numpy as np
 
 from .booster import Booster
 from .introspection import categories_left, depths_and_parents
+from .metric_history import PER_OUTPUT
 from .metrics import parse_metric
 
 _LINESTYLES = ("-", "--", ":", "-.")
@@ -87,6 +88,9 @@ def _metric_curves(evals_result, metric, dataset_names, per_output):
     if unknown or not dataset_names:
         raise ValueError(f"dataset_names {list(dataset_names)!r} must name recorded data sets; "
                          f"available: {', '.join(evals_result)}")
+    if isinstance(metric, str) and metric.endswith(PER_OUTPUT):
+        raise ValueError(f"metric {metric!r} is a record of per-output values: give "
+                         f"metric={metric[:-len(PER_OUTPUT)]!r} with per_output=True")
     if metric is None:
         metric = next(iter(_recorded_metrics(evals_result[dataset_names[0]])), None)
     elif metric not in evals_result[dataset_names[0]]:

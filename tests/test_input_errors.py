@@ -478,3 +478,15 @@ def test_warnings_point_past_gbmo_s_own_files_only():
     exec(compile("def beside():\n    return inner()\n", package + "_script.py", "exec"),
          namespace)
     assert namespace["beside"]() == 2  # inner (1), then beside: the first outside gbmo
+
+
+def test_a_sparse_validation_y_beside_a_dense_training_y_is_named():
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(100, 3))
+    labels = (rng.random((100, 4)) < 0.3).astype(float)
+    with pytest.raises(ValueError, match="validation set 'valid_0' has a scipy sparse Y, and the "
+                                         "training set a dense one"):
+        gbmo.train({"objective": "sigmoid", "verbosity": -1}, gbmo.Dataset(features, labels), 2,
+                   valid_sets=[gbmo.Dataset(features, sparse.csr_matrix(labels))])

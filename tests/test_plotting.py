@@ -107,6 +107,9 @@ def test_a_restricted_metric_s_curves_are_named_by_their_own_outputs():
 def test_metric_errors_name_what_is_available(booster):
     with pytest.raises(ValueError, match=r"'logloss'.*recorded: rmse, mae"):
         plot_metric(booster, metric="logloss")
+    with pytest.raises(ValueError, match=r"metric 'rmse_per_output' is a record of per-output "
+                                         r"values: give metric='rmse' with per_output=True"):
+        plot_metric(booster, metric="rmse_per_output")
     with pytest.raises(ValueError, match=r"available: training, valid_1"):
         plot_metric(booster, dataset_names=["valid_0"])
     with pytest.raises(ValueError, match="evals_result is empty"):
