@@ -608,7 +608,8 @@ class Booster(JSONModel, TrainingRun):
     def _per_output_importance(self, importance_type, iteration):
         if self.output_importance is None:
             raise ValueError("per-output importance is not available: the model was trained "
-                             "with an ensembler (splits chosen on split columns, not outputs), "
+                             "with an ensembler (splits chosen on split columns, not outputs) "
+                             "or on a sparse Y (the sparse-output path does not record it), "
                              "had a round taken back (rollback_one_iter), or was saved by a "
                              "gbmo that did not record it")
         if iteration is not None and iteration < self.current_iteration():
