@@ -384,7 +384,8 @@ def _check_value(name, value, spec, label=None):
                         "and dict forms are not taken: give the list itself)")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"parameter {label} must be a number, got {value!r}")
-    if spec.kind is int and math.isfinite(value):  # inf and NaN: out of range below
+    # a float inf or NaN is out of range below (an int of any size is finite)
+    if spec.kind is int and (isinstance(value, numbers.Integral) or math.isfinite(value)):
         if value != int(value):
             raise ValueError(f"parameter {label} must be an integer, got {value!r}")
         value = int(value)
@@ -401,12 +402,10 @@ def _check_value(name, value, spec, label=None):
 
 
 def _numbers_in_text(text):
-    """LightGBM's text of a list of numbers ("1,0,-1") as the list; a lone
-    number as itself; other text unchanged."""
+    """LightGBM's text of a list of numbers ("1,0,-1"; "1": one) as the list;
+    other text unchanged."""
     parts = [_number_in_text(part) for part in text.split(",")]
-    if all(isinstance(part, numbers.Real) for part in parts):
-        return parts if len(parts) > 1 else parts[0]
-    return text
+    return parts if all(isinstance(part, numbers.Real) for part in parts) else text
 
 
 def _number_in_text(text):

@@ -134,6 +134,8 @@ def test_numbers_given_as_text_are_read_as_lightgbm_reads_them():
     for infinite in ("inf", float("inf"), float("-inf")):
         with pytest.raises(ValueError, match="'max_leaves' = -?inf is out of range"):
             resolve_params({"max_leaves": infinite})
+    with pytest.raises(ValueError, match="'max_leaves' = 1000000000.* is out of range"):
+        resolve_params({"max_leaves": 10 ** 309})  # beyond a float: still a number
     # lists of numbers as text, element by element or LightGBM's "1,0,-1"
     listed = resolve_params({"monotone_constraints": ["1", "0", "-1"],
                              "max_bin_by_feature": "3,20,40",
@@ -143,6 +145,7 @@ def test_numbers_given_as_text_are_read_as_lightgbm_reads_them():
     assert listed["interaction_constraints"] == [[0, 1], [2]]
     assert resolve_params({"monotone_constraints": "1,0,-1"})["monotone_constraints"] == [
         1, 0, -1]
+    assert resolve_params({"monotone_constraints": "1"})["monotone_constraints"] == [1]
     with pytest.raises(TypeError, match="takes a list, got '\\(1,0\\)' \\(XGBoost's string"):
         resolve_params({"monotone_constraints": "(1,0)"})
 
