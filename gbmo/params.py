@@ -344,8 +344,6 @@ def _check_value(name, value, spec, label=None):
     label = label or repr(name)
     if spec.many and hasattr(value, "tolist") and getattr(value, "ndim", 0) > 0:
         value = value.tolist()  # a numpy array of values
-    if spec.many and spec.kind in (int, float) and isinstance(value, str):
-        value = _numbers_in_text(value)
     if spec.many and isinstance(value, (list, tuple)):
         return [_check_value(name, v, spec, label) for v in value]
     if value is None:
@@ -810,7 +808,10 @@ def checked_value(key, value):
     if name == "metric":
         value = metric_list(value)
     label = repr(name) if key == name else f"{key!r} (gbmo's {name!r})"
-    value = _check_value(name, value, PARAMS[name], label)
+    spec = PARAMS[name]
+    if spec.many and spec.kind in (int, float) and isinstance(value, str):
+        value = _numbers_in_text(value)  # a list given as text, not one of its numbers
+    value = _check_value(name, value, spec, label)
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 
 
