@@ -463,17 +463,30 @@ def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1, weigh
     each label's) against labels Y, rows weighted by weight (None: alike); F1
     counts raw scores above threshold as predicted positives."""
     if metric in ("micro_f1", "macro_f1"):
-        if np.any(base > threshold):
-            raise ValueError(f"F1 at raw score {threshold} needs every label's base score "
-                             f"at or below it (the largest is {base.max()}; else every "
-                             "untouched label is positive)")
         predicted = D.copy()
         predicted.data = (base[predicted.indices] + predicted.data > threshold).astype(np.float64)
+        predicted = predicted + _untouched_positives(D, base, threshold)
         predicted.eliminate_zeros()
         return f1_at_threshold(Y, predicted, average=metric.split("_")[0], weight=weight)
     kind, k = metric.split("@")
     labels, _ = top_k_of_sparse_scores(D, base, min(int(k), D.shape[1]), n_threads)
     return (precision_at_k if kind == "precision" else ndcg_at_k)(Y, labels, weight)
+
+
+def _untouched_positives(D, base, threshold):
+    """CSR ones where a label D holds no score for a row starts above
+    threshold (a sigmoid label of more than half the rows, under a
+    sparse_threshold above 0): those are predicted positives too."""
+    sparse = _scipy_sparse()
+    hot = np.flatnonzero(base > threshold)
+    if hot.size == 0:
+        return sparse.csr_matrix(D.shape)
+    touched = D[:, hot].tocsr()
+    touched.data = np.ones_like(touched.data)
+    untouched = (sparse.csr_matrix(np.ones((D.shape[0], hot.size))) - touched).tocsr()
+    untouched.eliminate_zeros()
+    return sparse.csr_matrix((untouched.data, hot[untouched.indices], untouched.indptr),
+                             shape=D.shape)
 
 
 # -- training loop ------------------------------------------------------------

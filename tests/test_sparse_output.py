@@ -979,3 +979,24 @@ def test_sigmoid_learns_frequent_labels_among_many_rare_ones():
     assert max(np.abs(tree.leaf_values).max() for tree in booster.trees) < 1.0  # no overshoot
     top, _ = booster.predict_topk(X, 1)
     assert (top[:, 0] == label).mean() > 0.99
+
+
+def test_f1_counts_untouched_labels_that_start_above_zero():
+    """Under sparse_threshold > 0 a label of more than half the rows starts
+    above 0, so a row its trees never touched predicts it: F1 counts those,
+    as scikit-learn's F1 of the dense raw scores does."""
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    Y = sp.csr_matrix(np.c_[rng.random(200) < 0.7, rng.random((200, 9)) < 0.05].astype(float))
+    booster = gbmo.train({"objective": "sigmoid", "top_k": 2, "sparse_threshold": 0.5,
+                          "metric": ["micro_f1", "macro_f1"], "verbosity": -1},
+                         gbmo.Dataset(X, Y), 3, valid_sets=[gbmo.Dataset(X, Y)])
+    assert booster.init_score[0] == 0.5  # capped at the threshold, above 0
+    predicted = (booster.predict(X, raw_score=True) > 0).astype(int)
+    record = booster.evals_result["valid_0"]
+    assert record["micro_f1"][-1] == pytest.approx(f1_score(Y.toarray(), predicted,
+                                                            average="micro"))
+    assert record["macro_f1"][-1] == pytest.approx(
+        f1_score(Y.toarray(), predicted, average="macro", zero_division=0))
