@@ -125,8 +125,8 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     list: one value for every metric, or a value per metric in the order the
     metrics are evaluated, the same on every validation set."""
     if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral):
-        raise TypeError(f"stopping_rounds must be an integer (<= 0: no early stopping), got "
-                        f"{stopping_rounds!r}")
+        raise ValueError(f"stopping_rounds must be an integer (<= 0: no early stopping), got "
+                         f"{stopping_rounds!r}")
     deltas = list(min_delta) if isinstance(min_delta, (list, tuple)) else [min_delta]
     deltas = deltas or [0.0]  # LightGBM's empty list: no margin
     if not all(isinstance(delta, numbers.Real) and delta >= 0 for delta in deltas):

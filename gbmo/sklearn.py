@@ -556,9 +556,12 @@ class _GBMOModel(BaseEstimator):
             raise ValueError(f"parameter 'importance_type' = {self.importance_type!r} is not "
                              f"allowed; allowed: {', '.join(Booster.IMPORTANCE_TYPES)}")
         rounds = self.early_stopping_rounds
-        if isinstance(rounds, numbers.Integral) and not isinstance(rounds, bool) and rounds <= 0:
+        if rounds is not None and (isinstance(rounds, bool)
+                                   or not isinstance(rounds, numbers.Integral)):
+            raise ValueError(f"parameter 'early_stopping_rounds' must be an integer (<= 0 or "
+                             f"None: no early stopping), got {rounds!r}")
+        if rounds is not None and rounds <= 0:
             rounds = None  # as LightGBM's estimators and gbmo.train: no early stopping
-        rounds = _check_int_param("early_stopping_rounds", rounds, 1, allow_none=True)
         fraction = self.validation_fraction
         if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) \
                 or not 0.0 < fraction < 1.0:

@@ -116,7 +116,7 @@ def test_verbosity_logs_every_round_without_log_callback(capsys):
 
 
 def test_bad_early_stopping_arguments():
-    with pytest.raises(TypeError, match="stopping_rounds must be an integer"):
+    with pytest.raises(ValueError, match="stopping_rounds must be an integer"):
         gbmo.early_stopping(2.5)
     with pytest.raises(ValueError, match="min_delta must be a number >= 0"):
         gbmo.early_stopping(5, min_delta=-1)
