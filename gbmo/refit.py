@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 from .dataset import Dataset
-from .losses import renews_leaf_values
+from .losses import losses_renewing_leaves
 from .validation import check_init_score, check_init_score_outputs, check_weight
 
 
@@ -51,9 +51,11 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
                          "earlier ones, nor a random forest's, which fit the start score's "
                          "gradients")
     loss = booster.loss
-    if renews_leaf_values(loss):
+    renewing = losses_renewing_leaves(loss)
+    if renewing:
         raise ValueError(f"refit sets leaves from gradients; objective {loss.name!r} sets them "
-                         "from residual quantiles, which refit does not do")
+                         f"from residual quantiles ({', '.join(renewing)}), which refit does "
+                         "not do")
     # every tree, past best_iteration too; checks the features
     leaves = booster.predict_leaf(data, num_iteration=booster.current_iteration())
     n_rows, n_outputs = leaves.shape[0], booster.n_outputs

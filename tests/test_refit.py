@@ -82,8 +82,8 @@ def test_refit_refuses_what_it_cannot_refit():
     pytest.importorskip("gbmo_losses")  # a task of quantile leaves (gbmo-losses)
     quantile_task = gbmo.train({**PARAMS, "objective": gbmo.MultiTaskLoss(
         [("quantile", [0], {"alpha": 0.5}), ("mse", [1])])}, gbmo.Dataset(X, Y), 2)
-    with pytest.raises(ValueError, match="objective 'multitask' sets them from residual "
-                                         "quantiles"):
+    with pytest.raises(ValueError, match=r"objective 'multitask' sets them from residual "
+                                         r"quantiles \('quantile' on outputs \[0\]\)"):
         quantile_task.refit(X, Y)
 
 
