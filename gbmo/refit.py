@@ -53,9 +53,9 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     loss = booster.loss
     renewing = losses_renewing_leaves(loss)
     if renewing:
+        tasks = "" if renewing == [repr(loss.name)] else f" ({', '.join(renewing)})"
         raise ValueError(f"refit sets leaves from gradients; objective {loss.name!r} sets them "
-                         f"from residual quantiles ({', '.join(renewing)}), which refit does "
-                         "not do")
+                         f"from residual quantiles{tasks}, which refit does not do")
     # every tree, past best_iteration too; checks the features
     leaves = booster.predict_leaf(data, num_iteration=booster.current_iteration())
     n_rows, n_outputs = leaves.shape[0], booster.n_outputs
