@@ -11,7 +11,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories,
                           warn_no_category_known)
 from .missing_values import as_read, reading
 from .parallel import thread_count
-from .params import check_dataset_params, resolve_params
+from .params import binned_data_params, check_dataset_params, resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (check_feature_index, check_features, check_init_score, check_target,
                          check_weight, one_of)
@@ -39,9 +39,9 @@ class Dataset:
     recoded to the training set's categories.
 
     LightGBM's keywords work too: data for X, label for Y, feature_name for
-    feature_names ("auto": the DataFrame's), params (the binned data's
-    parameters, params.DATASET_PARAMS, which train, cv and Booster(params,
-    train_set) take beneath their own), free_raw_data,
+    feature_names ("auto": the DataFrame's), params (checked as train's; of
+    them the binned data's, params.DATASET_PARAMS, are what train, cv and
+    Booster(params, train_set) take beneath their own), free_raw_data,
     which changes nothing (the raw X stays referenced until binned), and
     group, which is refused (gbmo has no ranking objectives). A validation set made
     with reference= or create_valid, or given to train without either,
@@ -221,9 +221,9 @@ class Dataset:
         return self.feature_names or [f"f{i}" for i in range(self.n_features)]
 
     def get_params(self):
-        """The parameters given with the Dataset (params=), as LightGBM's:
-        training takes them beneath its own."""
-        return dict(self.params)
+        """The binned data's parameters among those given with the Dataset
+        (params=), as LightGBM's: training takes them beneath its own."""
+        return binned_data_params(self.params)
 
     def create_valid(self, X=None, Y=None, weight=None, init_score=None, *, data=None,
                      label=None):
@@ -299,7 +299,7 @@ class Dataset:
         LightGBM's construct(), bins with the Dataset's own params and the
         defaults (train bins again when its parameters bin otherwise)."""
         if params is None:
-            params = resolve_params(self.params)
+            params = resolve_params(binned_data_params(self.params))
         by_feature = params["max_bins_by_feature"]
         binning = (params["max_bins"], params["bin_subsample"], params["seed"],
                    params["min_data_in_bin"], None if by_feature is None else tuple(by_feature),

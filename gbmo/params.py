@@ -5,6 +5,7 @@ import inspect
 import math
 import numbers
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -675,43 +676,56 @@ def check_resettable(key, caller):
                          f"{', '.join(RESETTABLE)} (or their aliases)")
 
 
-# What LightGBM's Dataset(params=) keeps (its get_params): the parameters of
-# the binned data; it drops the others, which gbmo refuses instead
+# What LightGBM's Dataset(params=) keeps (its get_params) and training takes
+# from a Dataset: the parameters of the binned data
 DATASET_PARAMS = ("max_bins", "max_bins_by_feature", "min_data_in_bin", "bin_subsample",
                   "categorical_feature", "use_missing", "zero_as_missing",
                   "feature_pre_filter", "verbosity")
 
 
 def check_dataset_params(params):
-    """A Dataset's params, checked: a dict of DATASET_PARAMS (by any name, or
-    LightGBM's settings without effect) with values they take."""
+    """A Dataset's params, checked as train checks its own (LightGBM's code
+    often gives a Dataset the whole training dict)."""
     if not isinstance(params, dict):
         raise TypeError(f"Dataset's params must be a dict of parameters, got "
                         f"{type(params).__name__}")
-    for key, value in params.items():
-        name = ALIASES.get(key, key)
-        if key in _LIGHTGBM_WITHOUT_EFFECT:
-            continue
-        if name not in DATASET_PARAMS:
-            raise ValueError(f"Dataset's params take the binned data's parameters "
-                             f"({', '.join(DATASET_PARAMS)}, or an alias), as LightGBM's "
-                             f"Dataset keeps them; {key!r} is not one: give it to train")
-        checked_value(key, value)
+    resolve_params(split_controls(params)[0])
     return dict(params)
 
 
+def binned_data_params(params):
+    """The parameters of the binned data among a Dataset's params (DATASET_PARAMS)."""
+    return {key: value for key, value in params.items()
+            if ALIASES.get(key, key) in DATASET_PARAMS}
+
+
 def with_dataset_params(params, train_set):
-    """params over the training Dataset's own (LightGBM's Dataset(params=)):
-    a parameter that params give, under any of its names, replaces the
-    Dataset's. params unchanged when the Dataset has none (or params are not
-    a dict, which resolve_params refuses)."""
+    """params over the training Dataset's binned-data parameters (LightGBM's
+    Dataset(params=)): a parameter that params give, under any of its names,
+    replaces the Dataset's. The Dataset's training parameters are not taken,
+    as in LightGBM; those params do not give warn. params unchanged when the
+    Dataset has none (or params are not a dict, which resolve_params refuses)."""
     dataset_params = getattr(train_set, "params", None)
     if not dataset_params or not (params is None or isinstance(params, dict)):
         return params
     params = params or {}
-    given = {ALIASES.get(key, key) for key in params}
-    return {**{key: value for key, value in dataset_params.items()
-               if ALIASES.get(key, key) not in given}, **params}
+
+    def canonical(key):
+        return CONTROL_ALIASES.get(key) or ALIASES.get(key, key)
+
+    given = {canonical(key) for key in params}
+    binned = binned_data_params(dataset_params)
+    unused = [key for key in dataset_params if key not in binned
+              and key not in _LIGHTGBM_WITHOUT_EFFECT and canonical(key) not in given]
+    if unused:
+        from .validation import user_stacklevel
+
+        warnings.warn(f"the Dataset's params {', '.join(map(repr, unused))} are training "
+                      "parameters, which training takes from its own params, as LightGBM "
+                      "does; they are not given there, so they do not apply",
+                      UserWarning, stacklevel=user_stacklevel())
+    return {**{key: value for key, value in binned.items() if canonical(key) not in given},
+            **params}
 
 
 def keys_naming(params, name):

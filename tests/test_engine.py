@@ -1067,36 +1067,41 @@ def test_a_constant_hessian_column_becomes_a_count_of_rows():
 
 
 def test_dataset_params_train_beneath_train_s_as_lightgbm_s():
-    """Dataset(params=) holds the binned data's parameters, as LightGBM's
-    Dataset keeps them (get_params), which train, cv and Booster(params,
-    train_set) take beneath their own (a parameter given to both, under any
-    name, is train's); a training parameter there is refused."""
+    """Dataset(params=) is checked as train's params are; of it, the binned
+    data's parameters (what LightGBM's Dataset keeps, get_params) are what
+    train, cv and Booster(params, train_set) take beneath their own (a
+    parameter given to both, under any name, is train's). Its training
+    parameters are not taken, as in LightGBM, and warn when train's params
+    do not give them: LightGBM's code often hands a Dataset the whole dict."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 3))
     y = X[:, 0] + 0.1 * rng.normal(size=500)
     expected = gbmo.train({"verbosity": 0, "max_bins": 15, "max_leaves": 5},
                           gbmo.Dataset(X, y), 5).predict(X)
-    given = {"max_bin": 15, "verbose": -1, "min_data_in_bin": 3, "two_round": True}
+    given = {"max_bin": 15, "verbose": -1, "min_data_in_bin": 3, "two_round": True,
+             "num_leaves": 5}
     data = gbmo.Dataset(X, y, params=given)
-    assert data.get_params() == given and data.get_params() is not given
+    assert data.get_params() == {"max_bin": 15, "verbose": -1, "min_data_in_bin": 3}
     np.testing.assert_array_equal(gbmo.train({"max_leaves": 5}, data, 5).predict(X), expected)
-    manual = gbmo.Booster({"max_leaves": 5}, data)
+    manual = gbmo.Booster({"num_leaves": 5}, data)
     for _ in range(5):
         manual.update()
     np.testing.assert_array_equal(manual.predict(X), expected)
-    assert gbmo.Dataset(X, y, params={"max_bin": 15}).construct().feature_num_bin(0) == 15
-    assert data.subset(np.arange(100)).get_params() == given
+    with pytest.warns(UserWarning, match=r"the Dataset's params 'num_leaves' are training "
+                                         r"parameters.*they are not given there") as caught:
+        unused = gbmo.train({}, data, 5)
+    assert caught[0].filename == __file__ and unused.params["max_leaves"] == 31
+    assert gbmo.Dataset(X, y, params={"max_bin": 15, "num_iterations": 2}).construct() \
+        .feature_num_bin(0) == 15
+    assert data.subset(np.arange(100)).get_params() == data.get_params()
     folds = gbmo.cv({"max_leaves": 5, "num_iterations": 3}, data, nfold=2,
                     return_cvbooster=True)["cvbooster"]
     assert all(booster.params["max_bins"] == 15 for booster in folds.boosters)
-    overridden = gbmo.train({"max_bins": 63, "verbosity": 0}, data, 1)
-    assert overridden.params["max_bins"] == 63
+    assert gbmo.train({"max_bins": 63, "num_leaves": 5}, data, 1).params["max_bins"] == 63
     with pytest.raises(TypeError, match="Dataset's params must be a dict of parameters, got int"):
         gbmo.Dataset(X, y, params=3)
-    for training_parameter in ("num_leaves", "num_iterations", "learning_rate"):
-        with pytest.raises(ValueError, match=f"Dataset's params take the binned data's "
-                                             f"parameters .*; '{training_parameter}' is not one: "
-                                             "give it to train"):
-            gbmo.Dataset(X, y, params={training_parameter: 3})
     with pytest.raises(ValueError, match="'max_bin' \\(gbmo's 'max_bins'\\) = 1 is out of range"):
         gbmo.Dataset(X, y, params={"max_bin": 1})
+    with pytest.raises(ValueError, match="'linear_tree' is LightGBM's, and gbmo does not take "
+                                         "it: gbmo's leaves hold constants"):
+        gbmo.Dataset(X, y, params={"linear_tree": True})
