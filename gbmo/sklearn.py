@@ -86,8 +86,10 @@ _VALIDATION_NAME = "validation"
 
 def _without_sparse_output_metrics(params):
     """params for the checks that do not know y yet: a metric naming only the
-    sparse-output path's metrics (precision@k, ...) is left to that path's
-    own check with a sparse y, and to fit's with a dense one."""
+    sparse-output path's metrics (precision@k, ...), and sparse_threshold,
+    are left to that path's own check with a sparse y, and to fit's (train's)
+    with a dense one."""
+    params = {key: value for key, value in params.items() if key != "sparse_threshold"}
     metric = params.get("metric")
     names = metric if isinstance(metric, list) else [metric]
     if metric is not None and all(name in SPARSE_OUTPUT_METRICS for name in names):

@@ -824,6 +824,21 @@ def test_classifier_with_a_sparse_y_trains_the_sparse_output_path():
         np.mean((predicted.toarray() == Y).all(axis=1)))
 
 
+def test_classifier_takes_sparse_threshold_with_a_sparse_y():
+    """The estimators' early check of the parameters, before y is read, let
+    no sparse_threshold through; the sparse-output path takes it."""
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=300, seed=12)
+    settings = dict(n_estimators=3, top_k=3, n_threads=1, random_state=0)
+    classifier = GBMOClassifier(sparse_threshold=-3.0, **settings).fit(X, sp.csr_matrix(Y))
+    booster = gbmo.train({"objective": "sigmoid", "sparse_threshold": -3.0, "top_k": 3,
+                          "n_threads": 1, "seed": 0, "verbosity": -1},
+                         gbmo.Dataset(X, sp.csr_matrix(Y)), 3)
+    assert classifier.booster_.init_score.max() <= -3.0
+    np.testing.assert_array_equal(classifier.booster_.predict(X), booster.predict(X))
+
+
 def test_classifier_passes_sample_weights_with_a_sparse_y():
     from gbmo.sklearn import GBMOClassifier
 
