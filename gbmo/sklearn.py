@@ -86,10 +86,11 @@ _VALIDATION_NAME = "validation"
 
 def _without_sparse_output_metrics(params):
     """params for the checks that do not know y yet: a metric naming only the
-    sparse-output path's metrics (precision@k, ...), and sparse_threshold,
-    are left to that path's own check with a sparse y, and to fit's (train's)
-    with a dense one."""
-    params = {key: value for key, value in params.items() if key != "sparse_threshold"}
+    sparse-output path's metrics (precision@k, ...), sparse_threshold and
+    its own objective (squared_hinge) are left to that path's own check with
+    a sparse y, and to fit's (train's) with a dense one."""
+    params = {key: value for key, value in params.items() if key != "sparse_threshold"
+              and not (key in keys_naming(params, "objective") and value == "squared_hinge")}
     metric = params.get("metric")
     names = metric if isinstance(metric, list) else [metric]
     if metric is not None and all(name in SPARSE_OUTPUT_METRICS for name in names):
@@ -193,7 +194,10 @@ def _takes_class_indices(objective):
     per row and has an output per class (softmax, multiclassova, a plugin's
     such loss), rather than 0/1 labels."""
     if isinstance(objective, str):
-        factory = registry.LOSSES.get(canonical_objective(objective))
+        name = canonical_objective(objective)
+        if name not in registry.LOSSES:  # the sparse path's own, or unknown: refused later
+            return False
+        factory = registry.LOSSES.get(name)
         return isinstance(factory, type) and issubclass(factory, ClassIndexTarget)
     return isinstance(objective, ClassIndexTarget)
 

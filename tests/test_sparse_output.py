@@ -839,6 +839,19 @@ def test_classifier_takes_sparse_threshold_with_a_sparse_y():
     np.testing.assert_array_equal(classifier.booster_.predict(X), booster.predict(X))
 
 
+def test_classifier_takes_the_squared_hinge_with_a_sparse_y_only():
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=300, seed=13)
+    settings = dict(n_estimators=3, top_k=3, n_threads=1, random_state=0)
+    classifier = GBMOClassifier(objective="squared_hinge", **settings).fit(X, sp.csr_matrix(Y))
+    booster = gbmo.train({"objective": "squared_hinge", "top_k": 3, "n_threads": 1, "seed": 0,
+                          "verbosity": -1}, gbmo.Dataset(X, sp.csr_matrix(Y)), 3)
+    np.testing.assert_array_equal(classifier.booster_.predict(X), booster.predict(X))
+    with pytest.raises(ValueError, match="unknown objective 'squared_hinge'"):
+        GBMOClassifier(objective="squared_hinge", **settings).fit(X, Y)
+
+
 def test_classifier_passes_sample_weights_with_a_sparse_y():
     from gbmo.sklearn import GBMOClassifier
 
