@@ -157,7 +157,7 @@ class SparseSigmoid(SparseOutputLoss):
 
 
 def make_sparse_loss(objective, threshold):
-    if objective in ("squared_hinge", "mse"):  # mse: the default when none is named
+    if objective == "squared_hinge":
         return SparseSquaredHinge()
     if objective == "sigmoid":
         return SparseSigmoid(DEFAULT_SPARSE_THRESHOLD if threshold is None else threshold)

@@ -674,6 +674,9 @@ def test_f1_metrics_during_training_are_recorded():
 @pytest.mark.parametrize("params, message", [
     (dict(objective="mse_custom"), "sparse Y"),
     (dict(objective="softmax"), "sparse-output objectives are squared_hinge, sigmoid"),
+    # squared error is not the squared hinge, which it silently trained
+    (dict(objective="mse"), "objective 'mse' does not take a sparse Y"),
+    (dict(objective="regression"), "objective 'mse' does not take a sparse Y"),
     (dict(metric="precision@7"), "unknown metric 'precision@7'"),
     (dict(split="dense"), "split='sparse' and top_k"),
     (dict(growth="depthwise"), "growth='bestfirst'"),
