@@ -19,7 +19,7 @@ from .metric_history import MetricHistory
 from .losses import make_loss, with_class_count
 from .missing_values import as_read, reads_as_given
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
-from .params import ALIASES
+from .params import keys_naming
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, Tree, TreeFormatError
@@ -41,7 +41,7 @@ MAX_CONTRIB_DEPTH = 1024
 def _threads_keyword(n_threads, kwargs):
     """n_threads, or the one keyword of kwargs that names it (LightGBM's
     predict takes num_threads among its **kwargs); other keywords refused."""
-    names = [key for key in kwargs if ALIASES.get(key) == "n_threads"]
+    names = keys_naming(kwargs, "n_threads")
     others = [key for key in kwargs if key not in names]
     if others:
         raise TypeError(f"predict got unexpected keyword arguments {', '.join(others)}; it "

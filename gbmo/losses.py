@@ -668,14 +668,14 @@ LOADABLE_ONLY = {CustomObjective.name: CustomObjective}
 
 
 def losses_renewing_leaves(loss):
-    """The names of the losses in loss that set leaf values from the leaves'
-    residuals (renew_leaf_values: quantile, l1) rather than from the
-    gradients: loss itself, or a MultiTaskLoss's tasks that do (with their
-    outputs); empty when none does."""
+    """[(name, outputs)] of the losses in loss that set leaf values from the
+    leaves' residuals (renew_leaf_values: quantile, l1) rather than from the
+    gradients: a MultiTaskLoss's tasks that do, with their outputs, or loss
+    itself, with outputs None; empty when none does."""
     if isinstance(loss, MultiTaskLoss):
-        return [f"{task_loss.name!r} on outputs {columns}" for task_loss, columns, _
-                in loss._tasks() if losses_renewing_leaves(task_loss)]
-    return [repr(loss.name)] if getattr(loss, "renew_leaf_values", None) is not None else []
+        return [(task_loss.name, columns) for task_loss, columns, _ in loss._tasks()
+                if losses_renewing_leaves(task_loss)]
+    return [(loss.name, None)] if getattr(loss, "renew_leaf_values", None) is not None else []
 
 
 def make_loss(objective, num_class=None, n_threads=1, objective_params=None):

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .validation import user_stacklevel
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -703,8 +705,9 @@ def with_dataset_params(params, train_set):
     """params over the training Dataset's binned-data parameters (LightGBM's
     Dataset(params=)): a parameter that params give, under any of its names,
     replaces the Dataset's. The Dataset's training parameters are not taken,
-    as in LightGBM; those params do not give warn. params unchanged when the
-    Dataset has none (or params are not a dict, which resolve_params refuses)."""
+    as in LightGBM, and warn when params do not give them. params unchanged
+    when the Dataset has none (or params are not a dict, which resolve_params
+    refuses)."""
     dataset_params = getattr(train_set, "params", None)
     if not dataset_params or not (params is None or isinstance(params, dict)):
         return params
@@ -718,8 +721,6 @@ def with_dataset_params(params, train_set):
     unused = [key for key in dataset_params if key not in binned
               and key not in _LIGHTGBM_WITHOUT_EFFECT and canonical(key) not in given]
     if unused:
-        from .validation import user_stacklevel
-
         warnings.warn(f"the Dataset's params {', '.join(map(repr, unused))} are training "
                       "parameters, which training takes from its own params, as LightGBM "
                       "does; they are not given there, so they do not apply",

@@ -53,7 +53,9 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     loss = booster.loss
     renewing = losses_renewing_leaves(loss)
     if renewing:
-        tasks = "" if renewing == [repr(loss.name)] else f" ({', '.join(renewing)})"
+        tasks = ", ".join(f"{name!r} on outputs {outputs}" for name, outputs in renewing
+                          if outputs is not None)
+        tasks = f" ({tasks})" if tasks else ""
         raise ValueError(f"refit sets leaves from gradients; objective {loss.name!r} sets them "
                          f"from residual quantiles{tasks}, which refit does not do")
     # every tree, past best_iteration too; checks the features

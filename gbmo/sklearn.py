@@ -84,13 +84,14 @@ _NEED_THE_OBJECTIVE = ("scale_pos_weight", "is_unbalance")
 _VALIDATION_NAME = "validation"
 
 
-def _without_sparse_output_metrics(params):
+def _without_sparse_output_values(params):
     """params for the checks that do not know y yet: a metric naming only the
     sparse-output path's metrics (precision@k, ...), sparse_threshold and
     its own objective (squared_hinge) are left to that path's own check with
     a sparse y, and to fit's (train's) with a dense one."""
+    objective_keys = keys_naming(params, "objective")
     params = {key: value for key, value in params.items() if key != "sparse_threshold"
-              and not (key in keys_naming(params, "objective") and value == "squared_hinge")}
+              and not (key in objective_keys and value == "squared_hinge")}
     metric = params.get("metric")
     names = metric if isinstance(metric, list) else [metric]
     if metric is not None and all(name in SPARSE_OUTPUT_METRICS for name in names):
@@ -548,7 +549,7 @@ class _GBMOModel(BaseEstimator):
                 if key != name:
                     del params[key]
         params.update(seed=seed, **objective_params)
-        resolve_params(_without_sparse_output_metrics(params))
+        resolve_params(_without_sparse_output_values(params))
         return params
 
     def _takes_objective(self, objective):

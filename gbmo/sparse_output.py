@@ -465,7 +465,9 @@ def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1, weigh
     if metric in ("micro_f1", "macro_f1"):
         predicted = D.copy()
         predicted.data = (base[predicted.indices] + predicted.data > threshold).astype(np.float64)
-        predicted = predicted + _untouched_positives(D, base, threshold)
+        hot = np.flatnonzero(base > threshold)
+        if hot.size:
+            predicted = predicted + _untouched_positives(D, hot)
         predicted.eliminate_zeros()
         return f1_at_threshold(Y, predicted, average=metric.split("_")[0], weight=weight)
     kind, k = metric.split("@")
@@ -473,14 +475,11 @@ def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1, weigh
     return (precision_at_k if kind == "precision" else ndcg_at_k)(Y, labels, weight)
 
 
-def _untouched_positives(D, base, threshold):
-    """CSR ones where a label D holds no score for a row starts above
-    threshold (a sigmoid label of more than half the rows, under a
-    sparse_threshold above 0): those are predicted positives too."""
+def _untouched_positives(D, hot):
+    """CSR ones where D holds no score for a row of a label in hot, those
+    that start above F1's threshold (a sigmoid label of more than half the
+    rows, under a sparse_threshold above 0): predicted positives too."""
     sparse = _scipy_sparse()
-    hot = np.flatnonzero(base > threshold)
-    if hot.size == 0:
-        return sparse.csr_matrix(D.shape)
     touched = D[:, hot].tocsr()
     touched.data = np.ones_like(touched.data)
     untouched = (sparse.csr_matrix(np.ones((D.shape[0], hot.size))) - touched).tocsr()
