@@ -41,7 +41,7 @@ from .callback import early_stopping
 from .categorical import resolve_categorical_features
 from .dataset import Dataset
 from .engine import train as _train
-from .losses import make_loss
+from .losses import make_loss, quantile_levels
 from .metrics import evaluate
 from .params import ALIASES, names_no_metric, resolve_params, split_controls
 from .registry import MissingParameterError
@@ -484,12 +484,13 @@ def _demo_log(name, booster, X_test, y_test):
     held_out = booster.evals_result["held-out"]
     metrics = [metric for metric in held_out if not metric.endswith("_per_output")]
     y_test = booster.loss.prepare_target(y_test)
+    levels = quantile_levels(booster.loss, booster.n_outputs)
     n_rounds = booster.current_iteration()
     every = 10 * (1 + n_rounds // 100)
     for i in range(1, n_rounds + 1):
         if i % every == 0 or i in (1, booster.best_iteration, n_rounds):
             prediction = booster.predict(X_test, num_iteration=i)  # only the rounds logged
-            scores = ([(f"test {m}", evaluate(m, y_test, prediction)[0]) for m in metrics]
+            scores = ([(f"test {m}", evaluate(m, y_test, prediction, quantile_levels=levels)[0]) for m in metrics]
                       + [(f"held-out {m}", held_out[m][i - 1]) for m in metrics])
             print(f"  [{i:4d}] {name} " + ", ".join(f"{label} {value:.5f}"
                                                    for label, value in scores))

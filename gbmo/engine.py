@@ -22,7 +22,8 @@ from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
-from .losses import ClassIndexTarget, CustomObjective, make_loss, with_class_count
+from .losses import (ClassIndexTarget, CustomObjective, make_loss, quantile_levels,
+                     with_class_count)
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better
 from .missing_values import check_readable, reading
@@ -425,8 +426,9 @@ class _Trainer:
         n_outputs = loss.n_outputs(y)
         # the model's classes from now on, saved with it
         self.loss = loss = with_class_count(loss, n_outputs)
+        self.quantile_levels = quantile_levels(loss, n_outputs)
         for metric in self.metric_names:
-            check_metric_fits(metric, y, n_outputs)
+            check_metric_fits(metric, y, n_outputs, self.quantile_levels)
         self.monotone = _monotone_matrix(params["monotone_constraints"], train_set.n_features,
                                          n_outputs)
         if self.monotone is None and (params["max_delta_step"] > 0 or params["path_smooth"] > 0):
@@ -517,7 +519,7 @@ class _Trainer:
             raise ValueError(f"validation set {name!r}: {err}") from None
         _check_validation_target(loss, valid_y, self.y, n_outputs, name)
         for metric in self.metric_names:
-            check_metric_fits(metric, valid_y, n_outputs)
+            check_metric_fits(metric, valid_y, n_outputs, self.quantile_levels)
         eval_set = _EvalSet(name, valid, valid_y, _starting_raw(
             valid, init_score, n_outputs, init_model, f"validation set {name!r}"), given)
         if self.forest:
@@ -826,7 +828,7 @@ class _Trainer:
         scores = []
         for metric in self.metric_names:
             value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight,
-                                         self.params["n_threads"])
+                                         self.params["n_threads"], self.quantile_levels)
             scores.append((eval_set.name, metric, value, higher_is_better(metric), per_output))
         if fevals:
             one_column = eval_set.dataset.one_dimensional_target and prediction.shape[1] == 1

@@ -678,6 +678,25 @@ def losses_renewing_leaves(loss):
     return [(loss.name, None)] if getattr(loss, "renew_leaf_values", None) is not None else []
 
 
+def quantile_levels(loss, n_outputs):
+    """(n_outputs,) the quantile level each output of loss predicts, for the
+    quantile metric; NaN where an output predicts none (a MultiTaskLoss's
+    other tasks); None when no output does. A loss predicts quantiles when it
+    holds `alphas`: one level for all its outputs, or one per output
+    (gbmo-losses' quantile, and l1 and mape at 0.5)."""
+    if isinstance(loss, MultiTaskLoss):
+        levels = np.full(n_outputs, np.nan)
+        for task_loss, columns, _ in loss._tasks():
+            task_levels = quantile_levels(task_loss, len(columns))
+            if task_levels is not None:
+                levels[columns] = task_levels
+        return None if np.isnan(levels).all() else levels
+    alphas = getattr(loss, "alphas", None)
+    if alphas is None:
+        return None
+    return np.broadcast_to(np.asarray(alphas, dtype=np.float64), (n_outputs,))
+
+
 def make_loss(objective, num_class=None, n_threads=1, objective_params=None):
     """A loss instance: a user's function, a Loss instance, or a loss registered
     by name (gbmo's own and any plugin's, see gbmo.registry) built with

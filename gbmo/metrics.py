@@ -65,6 +65,17 @@ def mape(y, prediction, weight=None, n_threads=None):
     return _means(Element.PERCENTAGE_ERROR, y, prediction, weight, n_threads)
 
 
+def quantile(y, prediction, weight=None, n_threads=None, levels=None):
+    """LightGBM's quantile metric, the mean pinball loss: a (y - p) where
+    y >= p, else (1 - a) (p - y), with each output's quantile level a in
+    `levels` (one for all outputs, or one per output). The objective sets the
+    levels (see evaluate); mae is twice its value at a = 0.5."""
+    residual = np.asarray(y, dtype=np.float64) - np.asarray(prediction, dtype=np.float64)
+    levels = np.asarray(levels, dtype=np.float64)
+    return _column_mean(np.maximum(levels * residual, (levels - 1.0) * residual), weight,
+                        n_threads)
+
+
 def logloss(y, prediction, weight=None, n_threads=None):
     if y.ndim == 1:
         proba = np.clip(prediction[np.arange(len(y)), y], _EPS, 1 - _EPS)
@@ -130,7 +141,8 @@ def auc(y, prediction, weight=None, n_threads=None):
     return np.array(map_in_threads(column_auc, range(y.shape[1]), thread_count(n_threads)))
 
 
-METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "logloss": logloss,
+METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "quantile": quantile,
+           "logloss": logloss,
            "error": error, "accuracy": accuracy, "r2": r2, "auc": auc}
 
 # What users of LightGBM and XGBoost call them.
@@ -138,7 +150,8 @@ METRIC_ALIASES = {
     "l2": "mse", "mean_squared_error": "mse", "regression": "mse",
     "l2_root": "rmse", "root_mean_squared_error": "rmse",
     "l1": "mae", "mean_absolute_error": "mae", "regression_l1": "mae",
-    "mean_absolute_percentage_error": "mape",
+    "mean_absolute_percentage_error": "mape", "pinball": "quantile",
+    "mean_pinball_loss": "quantile",
     "binary_logloss": "logloss", "multi_logloss": "logloss", "cross_entropy": "logloss",
     "mlogloss": "logloss",
     "binary_error": "error", "multi_error": "error", "merror": "error",
@@ -193,19 +206,46 @@ def get_metric(name):
     return METRICS[name]
 
 
-def check_metric_fits(name, y, prediction_width):
+def _selected(name, y, outputs, prediction_width):
+    """y's columns of the outputs a metric name selects (all for None). A
+    one-column target scored against several outputs (the quantile levels of
+    one column) serves each of them."""
+    if outputs is None:
+        return y
+    if len(set(outputs)) != len(outputs):
+        raise ValueError(f"metric {name!r} selects an output twice; give each output once")
+    width = prediction_width if y.ndim == 2 and y.shape[1] == 1 else (
+        y.shape[1] if y.ndim == 2 else 0)
+    if max(outputs) >= width:
+        raise ValueError(f"metric {name!r} selects outputs {outputs}, but the targets have "
+                         f"{width or 'no'} output columns (class indices have none); "
+                         "allowed: columns 0 .. d - 1 of a 2-D target")
+    return y if width == prediction_width and y.shape[1] == 1 else y[:, outputs]
+
+
+def _check_quantile_levels(name, levels, outputs):
+    if levels is None:
+        raise ValueError(f"metric {name!r} scores each output at the quantile level (alpha) "
+                         "its objective predicts, and this objective predicts none; use it "
+                         "with objective 'quantile' (gbmo-losses), or a MultiTaskLoss task "
+                         "of it")
+    selected = levels if outputs is None else levels[outputs]
+    if np.isnan(selected).any():
+        raise ValueError(f"metric {name!r} covers outputs that predict no quantile: restrict "
+                         "it to the quantile task's outputs, as in 'quantile[0,1]'")
+
+
+def check_metric_fits(name, y, prediction_width, quantile_levels=None):
     """Refuses, before training, a metric that cannot score this target (y as
-    the loss prepared it; prediction_width its predictions' columns)."""
+    the loss prepared it; prediction_width its predictions' columns;
+    quantile_levels each output's quantile level, see losses.quantile_levels)."""
     base, outputs = parse_metric(name)
     class_indices = y.ndim == 1 and prediction_width > 1
-    if outputs is not None:
-        if y.ndim != 2 or max(outputs) >= y.shape[1]:
-            raise ValueError(f"metric {name!r} selects outputs {outputs}, but the targets have "
-                             f"{y.shape[1] if y.ndim == 2 else 'no'} output columns (class "
-                             "indices have none); allowed: columns 0 .. d - 1 of a 2-D target")
-        y = y[:, outputs]
+    y = _selected(name, y, outputs, prediction_width)
+    if base == "quantile":
+        _check_quantile_levels(name, quantile_levels, outputs)
     if class_indices:
-        if base in ("rmse", "mse", "mae", "mape", "r2"):
+        if base in ("rmse", "mse", "mae", "mape", "quantile", "r2"):
             raise ValueError(f"metric {name!r} compares values with targets, but this "
                              "objective's targets are class indices; use logloss, error, "
                              "accuracy or auc")
@@ -221,19 +261,24 @@ def check_metric_fits(name, y, prediction_width):
                          "use rmse, mse, mae, mape or r2")
 
 
-def evaluate(name, y, prediction, weight=None, n_threads=None):
+def evaluate(name, y, prediction, weight=None, n_threads=None, quantile_levels=None):
     """(value averaged over the outputs where it is defined, per-output values
     or None for a single value): an output without a value (no observed
     target, or one class only for auc) is left out of the mean, which is NaN
-    only when no output has a value."""
+    only when no output has a value. quantile_levels: each output's quantile
+    level, which the quantile metric scores at (see check_metric_fits)."""
     base, outputs = parse_metric(name)
     metric = get_metric(base)
+    y = _selected(name, y, outputs, prediction.shape[1] if prediction.ndim == 2 else 1)
     if outputs is not None:
-        if y.ndim != 2 or max(outputs) >= y.shape[1]:
-            raise ValueError(f"metric {name!r} selects outputs {outputs}, but the targets have "
-                             f"{y.shape[1] if y.ndim == 2 else 'no'} output columns")
-        y, prediction = y[:, outputs], prediction[:, outputs]
-    values = np.atleast_1d(metric(y, prediction, weight, n_threads=n_threads))
+        prediction = prediction[:, outputs]
+    if base == "quantile":
+        _check_quantile_levels(name, quantile_levels, outputs)
+        values = metric(y, prediction, weight, n_threads=n_threads,
+                        levels=quantile_levels if outputs is None else quantile_levels[outputs])
+    else:
+        values = metric(y, prediction, weight, n_threads=n_threads)
+    values = np.atleast_1d(values)
     defined = values[~np.isnan(values)]
     return (float(defined.mean()) if defined.size else np.nan,
             values if values.size > 1 else None)

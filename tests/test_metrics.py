@@ -200,3 +200,60 @@ def test_mape_is_lightgbm_s_percentage_error_per_output_with_weights_and_missing
     assert canonical_metric("mean_absolute_percentage_error") == "mape"
     value, per_output = evaluate("mape", y, np.nan_to_num(prediction))
     assert value == pytest.approx(np.mean(per_output))
+
+
+def test_quantile_is_lightgbm_s_pinball_loss_per_output_level_with_weights_and_missing_labels():
+    from gbmo.metrics import canonical_metric, mae, quantile
+
+    rng = np.random.default_rng(6)
+    y = rng.normal(size=(300, 3))
+    y[::5, 1] = np.nan
+    prediction = rng.normal(size=(300, 3))
+    levels = np.array([0.1, 0.5, 0.9])
+    weight = rng.uniform(0.1, 2.0, 300)
+    for w in (None, weight):
+        w_full = np.ones(300) if w is None else w
+        expected = []
+        for j, level in enumerate(levels):
+            kept = ~np.isnan(y[:, j])
+            residual = y[kept, j] - prediction[kept, j]
+            loss = np.where(residual >= 0, level * residual, (level - 1) * residual)
+            expected.append(np.sum(loss * w_full[kept]) / np.sum(w_full[kept]))
+        np.testing.assert_allclose(quantile(y, prediction, w, levels=levels), expected,
+                                   rtol=1e-12)
+    np.testing.assert_allclose(quantile(y, prediction, levels=0.5),
+                               mae(y, prediction) / 2, rtol=1e-12)
+    assert canonical_metric("pinball") == canonical_metric("mean_pinball_loss") == "quantile"
+
+
+def test_a_one_column_target_serves_every_selected_output_and_quantile_takes_their_levels():
+    rng = np.random.default_rng(7)
+    y = rng.normal(size=(100, 1))
+    prediction = rng.normal(size=(100, 3))
+    levels = np.array([0.2, 0.5, 0.8])
+    value, per_output = evaluate("quantile", y, prediction, quantile_levels=levels)
+    selected, selected_per_output = evaluate("quantile[2,0]", y, prediction,
+                                             quantile_levels=levels)
+    np.testing.assert_allclose(selected_per_output, per_output[[2, 0]], rtol=1e-12)
+    assert selected == pytest.approx(per_output[[2, 0]].mean(), rel=1e-12)
+    assert evaluate("mae[1]", y, prediction)[0] == pytest.approx(
+        np.mean(np.abs(y[:, 0] - prediction[:, 1])), rel=1e-12)
+    with pytest.raises(ValueError, match=r"selects outputs \[3\].*3 output columns"):
+        evaluate("mae[3]", y, prediction)
+
+
+def test_the_quantile_metric_needs_an_objective_that_predicts_quantiles():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    data = gbmo.Dataset(X, X[:, :2])
+    with pytest.raises(ValueError, match="metric 'quantile' scores each output at the quantile "
+                                         "level .* this objective predicts none"):
+        gbmo.train({"metric": "pinball", "verbosity": 0}, data, 1, valid_sets=[data])
+
+
+def test_a_metric_selecting_an_output_twice_is_refused_before_training():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    data = gbmo.Dataset(X, X[:, :2])
+    with pytest.raises(ValueError, match=r"metric 'rmse\[1,1\]' selects an output twice"):
+        gbmo.train({"metric": "rmse[1, 1]", "verbosity": 0}, data, 1, valid_sets=[data])

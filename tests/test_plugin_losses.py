@@ -292,7 +292,56 @@ def test_quantile_outputs_cover_their_levels_on_held_out_data():
     width = prediction[:, 2] - prediction[:, 0]
     assert np.corrcoef(width, noise_scale[2000:])[0, 1] > 0.8
     # The (n, 1) target broadcasts against the 3 outputs in the default metric.
-    assert len(booster.evals_result["valid_0"]["mae_per_output"][-1]) == 3
+    assert len(booster.evals_result["valid_0"]["quantile_per_output"][-1]) == 3
+
+
+def _pinball(y, prediction, levels):
+    residual = y - prediction
+    return np.mean(np.maximum(levels * residual, (levels - 1) * residual), axis=0)
+
+
+def test_quantile_models_score_and_stop_early_on_the_pinball_loss_at_their_levels():
+    """The default metric is LightGBM's quantile metric at each output's alpha:
+    mae (the default before) kept a 0.1-0.9 interval model training long
+    after its pinball loss was best."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 4))
+    y = X[:, 0] + rng.standard_exponential(3000) * (1 + np.abs(X[:, 1]))
+    levels = np.array([0.1, 0.5, 0.9])
+    train = gbmo.Dataset(X[:2000], y[:2000])
+    valid = train.create_valid(X[2000:], y[2000:])
+    booster = gbmo.train({**FAST, "objective": "quantile", "alpha": levels.tolist(),
+                          "learning_rate": 0.1, "max_leaves": 31}, train, 500,
+                         valid_sets=[valid], callbacks=[gbmo.early_stopping(10, verbose=False)])
+    history = booster.evals_result["valid_0"]
+    for i in (1, booster.best_iteration, booster.current_iteration()):
+        expected = _pinball(y[2000:, None], booster.predict(X[2000:], num_iteration=i), levels)
+        np.testing.assert_allclose(history["quantile_per_output"][i - 1], expected, rtol=1e-10)
+        assert history["quantile"][i - 1] == pytest.approx(expected.mean(), rel=1e-10)
+    assert booster.best_iteration == int(np.argmin(history["quantile"])) + 1
+    assert booster.current_iteration() == booster.best_iteration + 10 < 500
+    # mae (twice the pinball loss at 0.5 of the outputs' mean) falls much longer
+    booster_mae = gbmo.train({**FAST, "objective": "quantile", "alpha": levels.tolist(),
+                              "learning_rate": 0.1, "max_leaves": 31, "metric": "mae"}, train,
+                             500, valid_sets=[valid],
+                             callbacks=[gbmo.early_stopping(10, verbose=False)])
+    assert booster_mae.best_iteration > 3 * booster.best_iteration
+
+
+def test_a_multitask_quantile_task_is_scored_at_its_own_level():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 3))
+    Y = np.column_stack([X[:, 0] + rng.normal(size=400), X[:, 1]])
+    loss = gbmo.MultiTaskLoss([("quantile", [0], {"alpha": 0.8}), ("mse", [1])])
+    data = gbmo.Dataset(X, Y)
+    booster = gbmo.train({**FAST, "objective": loss}, data, 3, valid_sets=[data])
+    history = booster.evals_result["training"]
+    assert set(history) >= {"quantile[0]", "rmse[1]"}
+    expected = _pinball(Y[:, 0], booster.predict(X)[:, 0], 0.8)
+    assert history["quantile[0]"][-1] == pytest.approx(expected, rel=1e-10)
+    with pytest.raises(ValueError, match="'quantile' covers outputs that predict no quantile"):
+        gbmo.train({**FAST, "objective": loss, "metric": "quantile"}, data, 1,
+                   valid_sets=[data])
 
 
 def _poisson_deviance(y, mean):

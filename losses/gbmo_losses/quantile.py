@@ -25,12 +25,13 @@ class Quantile(Loss):
     row (the pinball loss has zero curvature almost everywhere). The trees
     split on these; each leaf's value is then the a-quantile of its rows'
     residuals (renew_leaf_values), as LightGBM does. The start score is
-    the (weighted) quantile of the target. The default metric is mae, which is
-    twice the pinball loss at a = 0.5 (gbmo has no pinball metric).
+    the (weighted) quantile of the target. The default metric is quantile,
+    the pinball loss at each output's level (as LightGBM's), so that early
+    stopping watches what the model fits.
     """
 
     name = "quantile"
-    default_metric = "mae"
+    default_metric = "quantile"
     exact_hessian = False
 
     def __init__(self, alpha=None, n_threads=1, quantile_alpha=None):
