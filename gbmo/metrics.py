@@ -141,9 +141,62 @@ def auc(y, prediction, weight=None, n_threads=None):
     return np.array(map_in_threads(column_auc, range(y.shape[1]), thread_count(n_threads)))
 
 
+# -- ranking each row's labels: precision@k and ndcg@k ------------------------
+def _hits(Y, top_labels):
+    """(n, k) bool: is top_labels[i, j] a label of row i (Y: a scipy CSR or a
+    numpy array, nonzero for a label)."""
+    rows = np.repeat(np.arange(Y.shape[0]), top_labels.shape[1])
+    return np.asarray(Y[rows, top_labels.ravel()] != 0).reshape(top_labels.shape)
+
+
+def precision_at_k(Y, top_labels, weight=None):
+    """Mean over rows (weighted by weight, None: alike) of |top k ∩ labels| / k,
+    k = top_labels.shape[1] (top_labels (n, k): each row's predicted labels,
+    best first)."""
+    return float(np.average(_hits(Y, top_labels).mean(axis=1), weights=weight))
+
+
+def ndcg_at_k(Y, top_labels, weight=None):
+    """Mean over rows (weighted by weight, None: alike) of DCG@k / ideal DCG@k,
+    with gain 1 / log2(rank + 1) per hit; the ideal ranks min(k, the row's
+    label count) hits first. A row without labels scores 0."""
+    k = top_labels.shape[1]
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    # numpy's loops, not matmul's BLAS threads (see multitask._projected)
+    dcg = np.einsum("ij,j->i", _hits(Y, top_labels), discount)
+    label_counts = np.diff(Y.indptr) if hasattr(Y, "indptr") else np.count_nonzero(Y, axis=1)
+    n_labels = np.minimum(label_counts, k)
+    ideal = np.concatenate([[0.0], np.cumsum(discount)])[n_labels]
+    return float(np.average(np.divide(dcg, ideal, out=np.zeros(len(dcg)), where=ideal > 0),
+                            weights=weight))
+
+
+def _top_observed(y, prediction, k):
+    """(n, k) each row's k outputs of highest prediction, best first, among
+    its observed labels: a missing label (NaN) is never ranked above one."""
+    scores = np.where(np.isnan(y), -np.inf, prediction)
+    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    best_first = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(top, best_first, axis=1)
+
+
+def _ranking_metric(at_k, k):
+    """at_k (precision_at_k or ndcg_at_k) at k as a metric of a dense 0/1
+    target (n, d) and its predictions; the sparse-output path ranks its own
+    sparse scores (sparse_output.evaluate_sparse_output)."""
+    def metric(y, prediction, weight=None, n_threads=None):
+        return at_k(np.nan_to_num(y), _top_observed(y, prediction, min(k, y.shape[1])), weight)
+    return metric
+
+
+RANKING_METRICS = {f"{kind}@{k}": _ranking_metric(at_k, k)
+                   for kind, at_k in (("precision", precision_at_k), ("ndcg", ndcg_at_k))
+                   for k in (1, 3, 5)}
+
+
 METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "quantile": quantile,
            "logloss": logloss,
-           "error": error, "accuracy": accuracy, "r2": r2, "auc": auc}
+           "error": error, "accuracy": accuracy, "r2": r2, "auc": auc, **RANKING_METRICS}
 
 # What users of LightGBM and XGBoost call them.
 METRIC_ALIASES = {
@@ -172,7 +225,7 @@ def canonical_metric(name):
     return base if outputs is None else f"{base}[{','.join(map(str, outputs))}]"
 
 
-HIGHER_IS_BETTER = {"accuracy", "r2", "auc"}
+HIGHER_IS_BETTER = {"accuracy", "r2", "auc", *RANKING_METRICS}
 
 
 _SELECTION = re.compile(r"^(\w+)\[(\d+(?:, ?\d+)*)\]$")
@@ -244,6 +297,12 @@ def check_metric_fits(name, y, prediction_width, quantile_levels=None):
     y = _selected(name, y, outputs, prediction_width)
     if base == "quantile":
         _check_quantile_levels(name, quantile_levels, outputs)
+    if base in RANKING_METRICS and (y.ndim != 2 or prediction_width < 2
+                                    or not np.isin(y[~np.isnan(y)], (0, 1)).all()):
+        raise ValueError(f"metric {name!r} ranks each row's outputs against its 0/1 labels, "
+                         "but the targets are class indices, one column or other values; "
+                         "allowed: a multi-label target (n, d >= 2) of 0/1 (for classes, use "
+                         "accuracy)")
     if class_indices:
         if base in ("rmse", "mse", "mae", "mape", "quantile", "r2"):
             raise ValueError(f"metric {name!r} compares values with targets, but this "
@@ -285,35 +344,7 @@ def evaluate(name, y, prediction, weight=None, n_threads=None, quantile_levels=N
 
 
 # -- sparse labels (GBDT-sparse): Y a scipy CSR of 0/1, predictions top-k -----
-SPARSE_OUTPUT_METRICS = ("precision@1", "precision@3", "precision@5", "ndcg@1", "ndcg@3",
-                         "ndcg@5", "micro_f1", "macro_f1")
-
-
-def _hits(Y, top_labels):
-    """(n, k) bool: is top_labels[i, j] a label of row i."""
-    rows = np.repeat(np.arange(Y.shape[0]), top_labels.shape[1])
-    return np.asarray(Y[rows, top_labels.ravel()] != 0).reshape(top_labels.shape)
-
-
-def precision_at_k(Y, top_labels, weight=None):
-    """Mean over rows (weighted by weight, None: alike) of |top k ∩ labels| / k,
-    k = top_labels.shape[1] (top_labels (n, k): each row's predicted labels,
-    best first)."""
-    return float(np.average(_hits(Y, top_labels).mean(axis=1), weights=weight))
-
-
-def ndcg_at_k(Y, top_labels, weight=None):
-    """Mean over rows (weighted by weight, None: alike) of DCG@k / ideal DCG@k,
-    with gain 1 / log2(rank + 1) per hit; the ideal ranks min(k, the row's
-    label count) hits first. A row without labels scores 0."""
-    k = top_labels.shape[1]
-    discount = 1.0 / np.log2(np.arange(2, k + 2))
-    # numpy's loops, not matmul's BLAS threads (see multitask._projected)
-    dcg = np.einsum("ij,j->i", _hits(Y, top_labels), discount)
-    n_labels = np.minimum(np.diff(Y.indptr), k)
-    ideal = np.concatenate([[0.0], np.cumsum(discount)])[n_labels]
-    return float(np.average(np.divide(dcg, ideal, out=np.zeros(len(dcg)), where=ideal > 0),
-                            weights=weight))
+SPARSE_OUTPUT_METRICS = (*RANKING_METRICS, "micro_f1", "macro_f1")
 
 
 def f1_at_threshold(Y, predicted, average="micro", weight=None):

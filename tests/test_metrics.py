@@ -257,3 +257,63 @@ def test_a_metric_selecting_an_output_twice_is_refused_before_training():
     data = gbmo.Dataset(X, X[:, :2])
     with pytest.raises(ValueError, match=r"metric 'rmse\[1,1\]' selects an output twice"):
         gbmo.train({"metric": "rmse[1, 1]", "verbosity": 0}, data, 1, valid_sets=[data])
+
+
+def _ranking_reference(y, prediction, k, weight):
+    """precision@k and ndcg@k row by row: sort each row's observed labels by
+    prediction, best first."""
+    precision, ndcg = [], []
+    for labels, scores in zip(y, prediction):
+        observed = np.flatnonzero(~np.isnan(labels))
+        ranked = observed[np.argsort(-scores[observed], kind="stable")][:min(k, len(labels))]
+        hits = labels[ranked] == 1
+        discount = 1 / np.log2(np.arange(2, len(ranked) + 2))
+        ideal = discount[:min(int(np.nansum(labels)), len(ranked))].sum()
+        precision.append(hits.sum() / min(k, len(labels)))
+        ndcg.append((hits * discount).sum() / ideal if ideal else 0.0)
+    return np.average(precision, weights=weight), np.average(ndcg, weights=weight)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_precision_and_ndcg_at_k_of_a_dense_multi_label_target_against_a_row_by_row_reference(k):
+    rng = np.random.default_rng(k)
+    y = (rng.uniform(size=(200, 4)) < 0.3).astype(float)
+    y[rng.uniform(size=y.shape) < 0.1] = np.nan
+    prediction = rng.uniform(size=y.shape)
+    weight = rng.uniform(0.1, 2.0, 200)
+    for w in (None, weight):
+        precision, ndcg = _ranking_reference(y, prediction, k, w)
+        assert evaluate(f"precision@{k}", y, prediction, w) == (pytest.approx(precision), None)
+        assert evaluate(f"ndcg@{k}", y, prediction, w) == (pytest.approx(ndcg), None)
+
+
+def test_a_multi_label_model_stops_early_on_its_best_precision_at_k():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1500, 5))
+    Y = (X[:, :4] + rng.normal(scale=1.5, size=(1500, 4)) > 0.5).astype(float)
+    train = gbmo.Dataset(X[:1000], Y[:1000])
+    valid = train.create_valid(X[1000:], Y[1000:])
+    booster = gbmo.train({"objective": "sigmoid", "metric": ["ndcg@3", "precision@1"],
+                          "learning_rate": 0.3, "verbosity": 0}, train, 300,
+                         valid_sets=[valid], callbacks=[gbmo.early_stopping(10, verbose=False)])
+    history = booster.evals_result["valid_0"]
+    prediction = booster.predict(X[1000:])
+    precision = _ranking_reference(Y[1000:], prediction, 1, None)[0]
+    ndcg = _ranking_reference(Y[1000:], prediction, 3, None)[1]
+    assert history["precision@1"][booster.best_iteration - 1] == pytest.approx(precision)
+    assert history["ndcg@3"][booster.best_iteration - 1] == pytest.approx(ndcg)
+    # higher is better: the first metric's best round is its maximum
+    assert booster.best_iteration == int(np.argmax(history["ndcg@3"])) + 1
+    assert booster.current_iteration() < 300
+
+
+@pytest.mark.parametrize("objective, target", [("softmax", "classes"), ("mse", "values")])
+def test_ranking_metrics_need_a_multi_label_target(objective, target):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 3, 60) if target == "classes" else rng.normal(size=(60, 2))
+    data = gbmo.Dataset(X, y)
+    with pytest.raises(ValueError, match="'precision@3' ranks each row's outputs against its "
+                                         "0/1 labels"):
+        gbmo.train({"objective": objective, "metric": "precision@3", "verbosity": 0}, data, 1,
+                   valid_sets=[data])

@@ -890,7 +890,7 @@ def test_classifier_with_a_sparse_y_takes_its_metrics_by_name():
     with pytest.raises(ValueError, match="eval_metric functions are not taken with a sparse y"):
         GBMOClassifier(**settings).fit(X, Y_sparse, eval_set=eval_set,
                                        eval_metric=lambda y, p: ("m", 0.0, True))
-    with pytest.raises(ValueError, match="unknown metric 'precision@3'"):  # a dense y
+    with pytest.raises(ValueError, match="'precision@3' ranks each row's outputs"):  # one label
         GBMOClassifier(metric="precision@3", **settings).fit(X, Y[:, 0])
 
 
