@@ -21,6 +21,14 @@ class Quantile(Loss):
     The prepared target keeps its own columns, (n, 1) in the first case: gbmo's
     metrics broadcast it against the (n, d) predictions.
 
+    `non_crossing=True` (several levels only) sorts each row's predictions in
+    the order of their levels, so that a lower level never predicts above a
+    higher one: the rearrangement of Chernozhukov, Fernandez-Val and Galichon
+    (2010), which never moves the estimates away from a true quantile curve.
+    Shared splits do not keep the outputs apart on their own: with seven
+    levels, 29% of held-out rows crossed somewhere (losses/README.md). Raw
+    scores (predict(raw_score=True)) stay as the trees give them.
+
     The gradient is 1 - a where raw > y, else -a; the hessian is 1 for every
     row (the pinball loss has zero curvature almost everywhere). The trees
     split on these; each leaf's value is then the a-quantile of its rows'
@@ -34,7 +42,7 @@ class Quantile(Loss):
     default_metric = "quantile"
     exact_hessian = False
 
-    def __init__(self, alpha=None, n_threads=1, quantile_alpha=None):
+    def __init__(self, alpha=None, n_threads=1, quantile_alpha=None, non_crossing=False):
         super().__init__(n_threads)
         alpha = given_once(self.name, "alpha", alpha, "quantile_alpha", quantile_alpha, 0.5)
         several = isinstance(alpha, (list, tuple, np.ndarray))
@@ -47,11 +55,26 @@ class Quantile(Loss):
         if outside:
             raise ValueError(f"objective 'quantile': every alpha must be strictly between 0 "
                              f"and 1, got {outside}")
+        if not isinstance(non_crossing, (bool, np.bool_)):
+            raise ValueError(f"objective 'quantile': parameter 'non_crossing' must be True or "
+                             f"False, got {non_crossing!r}")
+        if non_crossing and len(levels) < 2:
+            raise ValueError("objective 'quantile': non_crossing=True orders the predictions "
+                             "of several levels, and alpha gives one; give a list of levels")
         self.alpha = levels if several else levels[0]
         self.alphas = np.array(levels, dtype=np.float64)
+        self.non_crossing = bool(non_crossing)
 
     def get_params(self):
-        return {"alpha": self.alpha}
+        # models saved before non_crossing existed keep their files
+        return {"alpha": self.alpha, **({"non_crossing": True} if self.non_crossing else {})}
+
+    def transform(self, raw):
+        if not self.non_crossing:
+            return raw
+        ordered = np.empty_like(raw)
+        ordered[:, np.argsort(self.alphas, kind="stable")] = np.sort(raw, axis=1)
+        return ordered
 
     def prepare_target(self, y):
         y = float_target(y, self.name)
