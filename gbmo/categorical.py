@@ -254,17 +254,17 @@ def align_dataframe_categories(X, pandas_categories, n_features, feature_names=N
     codes mean what they meant in training; a category training did not have
     is missing. Other X is taken to hold the codes already, as in LightGBM,
     and so is X without the training's n_features columns, which the
-    caller's check of the column count refuses. A column whose kind (category
-    or numeric) differs from the training's column at its position is
-    refused; when X holds the model's features (feature_names, None when
-    unknown) in another order, that is what the error says, as it is the
-    cause. Errors call X name."""
+    caller's check of the column count refuses. X holding the model's
+    features (feature_names, None when unknown) in another order is refused,
+    as a reading by position would swap them (LightGBM reads them so
+    silently). A column whose kind (category or numeric) differs from the
+    training's column at its position is refused. Errors call X name."""
     if not is_dataframe(X) or X.shape[1] != n_features:
         return X
+    check_column_order(X, feature_names, name)
     here = set(dataframe_categories(X))
     mismatched = sorted(here ^ set(pandas_categories))
     if mismatched:
-        check_column_order(X, feature_names, name)
         index = mismatched[0]
         was, now = (("a category column", f"of dtype {X.dtypes.iloc[index]}")
                     if index not in here else ("numeric", "a category column"))
@@ -280,8 +280,6 @@ def align_dataframe_categories(X, pandas_categories, n_features, feature_names=N
         recoded = column.cat.set_categories(categories)
         if lost_every_category(column.notna().to_numpy(), recoded.isna().to_numpy(),
                                column.cat.categories, categories):
-            # two category columns swapped read as each other's categories
-            check_column_order(X, feature_names, name)
             warn_no_category_known(name, X.columns[index], column.cat.categories, categories)
         X.isetitem(index, recoded)
     return X

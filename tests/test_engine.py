@@ -750,9 +750,16 @@ def test_validate_features_checks_a_dataframe_s_columns_by_name():
         model.predict(X[["b", "a", "c"]], validate_features=True)
     with pytest.raises(ValueError, match="missing: c; not the model's: z"):
         model.predict(X.rename(columns={"c": "z"}), validate_features=True)
-    # by position without it, as LightGBM
-    np.testing.assert_array_equal(model.predict(X[["b", "a", "c"]]),
-                                  model.predict(X[["b", "a", "c"]].to_numpy()))
+    # other names are read by position without it, as LightGBM reads them
+    renamed = X.rename(columns={"c": "z"})
+    np.testing.assert_array_equal(model.predict(renamed), model.predict(renamed.to_numpy()))
+    # but the model's own names in another order would swap features: refused for every
+    # kind of prediction (LightGBM and gbmo before read them by position), as XGBoost does
+    for kind in ({}, {"pred_leaf": True}, {"pred_contrib": True}, {"raw_score": True}):
+        with pytest.raises(ValueError, match=r"X's columns are the model's features in another "
+                                             r"order \(b, a, c\); give them in the model's "
+                                             r"order: a, b, c"):
+            model.predict(X[["b", "a", "c"]], **kind)
 
 
 def _cv_problem():
