@@ -211,6 +211,12 @@ METRIC_ALIASES = {
     # LightGBM also takes an objective's name for its metric
     "regression_l2": "mse", "binary": "logloss", "multiclass": "logloss",
     "xentropy": "logloss",
+    # CatBoost's eval_metric names; not MultiRMSE, which pools the outputs'
+    # squared errors where gbmo averages the outputs' values
+    "RMSE": "rmse", "MAE": "mae", "MAPE": "mape", "R2": "r2",
+    "Quantile": "quantile", "MultiQuantile": "quantile", "Logloss": "logloss",
+    "CrossEntropy": "logloss", "MultiClass": "logloss", "MultiLogloss": "logloss",
+    "Accuracy": "accuracy", "AUC": "auc", "HammingLoss": "error",
 }
 
 

@@ -317,3 +317,26 @@ def test_ranking_metrics_need_a_multi_label_target(objective, target):
                                          "0/1 labels"):
         gbmo.train({"objective": objective, "metric": "precision@3", "verbosity": 0}, data, 1,
                    valid_sets=[data])
+
+
+def test_catboost_s_metric_names_are_gbmo_s_where_they_mean_the_same():
+    from gbmo.metrics import canonical_metric, is_known
+
+    for catboost, gbmo_name in [("RMSE", "rmse"), ("MAE", "mae"), ("Logloss", "logloss"),
+                                ("MultiClass", "logloss"), ("MultiLogloss", "logloss"),
+                                ("AUC", "auc"), ("HammingLoss", "error"), ("R2", "r2"),
+                                ("Quantile", "quantile"), ("Accuracy", "accuracy")]:
+        assert canonical_metric(catboost) == gbmo_name
+    # MultiRMSE pools every output's squared errors: not gbmo's rmse, so not taken
+    assert not is_known("MultiRMSE")
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 3))
+    Y = (X[:, :2] > 0).astype(float)
+    data = gbmo.Dataset(X, Y)
+    booster = gbmo.train({"objective": "sigmoid", "metric": ["MultiLogloss", "HammingLoss"],
+                          "verbosity": 0}, data, 3, valid_sets=[data])
+    probability = booster.predict(X)
+    history = booster.evals_result["training"]
+    assert history["logloss"][-1] == pytest.approx(np.mean(
+        -(Y * np.log(probability) + (1 - Y) * np.log(1 - probability))))
+    assert history["error"][-1] == pytest.approx(np.mean((probability > 0.5) != Y))
