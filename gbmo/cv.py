@@ -10,6 +10,7 @@ from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
 from .sparse_output import SparseOutputTrainer, is_sparse_labels
+from .foreign_keywords import refuse_foreign_keywords
 from .engine import (_check_arguments, _load_init_model, _num_class_for, _Trainer,
                      _without_sparse_output_params)
 from .losses import ClassIndexTarget, make_loss
@@ -121,7 +122,8 @@ def _fold_boosters(model_str):
 
 def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle=True,
        folds=None, callbacks=None, seed=0, return_boosters=False, feval=None, metrics=None,
-       return_cvbooster=False, init_model=None, fpreproc=None, eval_train_metric=False):
+       return_cvbooster=False, init_model=None, fpreproc=None, eval_train_metric=False,
+       **other_libraries_keywords):
     """Cross-validates params on train_set (a Dataset).
 
     Each fold bins its own training rows (no information from its validation
@@ -153,8 +155,10 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     -> (fold_train, fold_valid, params) prepares each fold (params: a copy
     of the parameters given, without the run's controls); eval_train_metric
     also records each fold's training rows as "train <metric>-mean" /
-    "-stdv", which early stopping does not watch.
+    "-stdv", which early stopping does not watch. XGBoost's keywords
+    (early_stopping_rounds, as_pandas, ...) are refused with gbmo's way named.
     """
+    refuse_foreign_keywords("cv", other_libraries_keywords)
     raw_params, controls = split_controls(with_dataset_params(params, train_set))
     if metrics is not None and isinstance(raw_params, dict):
         aliases = keys_naming(raw_params, "metric")

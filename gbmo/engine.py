@@ -22,6 +22,7 @@ from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
+from .foreign_keywords import refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, make_loss, quantile_levels,
                      with_class_count)
 from .metric_history import PER_OUTPUT, MetricHistory
@@ -857,7 +858,8 @@ def _without_sparse_output_params(params, train_set):
 
 
 def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=None,
-          callbacks=None, init_model=None, feval=None, keep_training_booster=False):
+          callbacks=None, init_model=None, feval=None, keep_training_booster=False,
+          **other_libraries_keywords):
     """Trains a Booster on train_set (a Dataset) for num_boost_round rounds.
 
     Every round each of valid_sets (train_set itself may be one) is evaluated
@@ -887,7 +889,10 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
     num_boost_round, n_estimators, ...), which replaces num_boost_round, and
     early_stopping_round (early_stopping_rounds, ...; with first_metric_only
     and early_stopping_min_delta), which adds an early_stopping callback.
+    XGBoost's keywords (evals, early_stopping_rounds, ...) are refused with
+    gbmo's way named (gbmo.foreign_keywords).
     """
+    refuse_foreign_keywords("train", other_libraries_keywords)
     raw_params, controls = split_controls(with_dataset_params(params, train_set))
     params = resolve_params(_without_sparse_output_params(raw_params, train_set))
     num_boost_round, callbacks = controlled_run(controls, num_boost_round, callbacks,

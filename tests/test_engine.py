@@ -1112,3 +1112,19 @@ def test_dataset_params_train_beneath_train_s_as_lightgbm_s():
     with pytest.raises(ValueError, match="'linear_tree' is LightGBM's, and gbmo does not take "
                                          "it: gbmo's leaves hold constants"):
         gbmo.Dataset(X, y, params={"linear_tree": True})
+
+
+def test_xgboost_s_train_and_cv_keywords_name_gbmo_s_way():
+    rng = np.random.default_rng(3)
+    data = gbmo.Dataset(rng.normal(size=(60, 2)), rng.normal(size=60))
+    with pytest.raises(TypeError, match=r"train\(\) takes no 'evals': give valid_sets=.*"
+                                        r"valid_names=.*; takes no 'early_stopping_rounds': "
+                                        r"give callbacks=\[gbmo.early_stopping"):
+        gbmo.train({"verbosity": 0}, data, 2, evals=[(data, "train")],
+                   early_stopping_rounds=5)
+    with pytest.raises(TypeError, match=r"train\(\) got an unexpected keyword argument "
+                                        r"'num_round'"):
+        gbmo.train({"verbosity": 0}, data, 2, num_round=3)
+    with pytest.raises(TypeError, match=r"cv\(\) takes no 'as_pandas': give "
+                                        r"pandas.DataFrame\(gbmo.cv"):
+        gbmo.cv({"verbosity": 0}, data, 2, nfold=2, as_pandas=True)

@@ -1,0 +1,36 @@
+"""train's and cv's answer to another library's keywords.
+
+XGBoost's train and cv, and LightGBM's before 4.0, took keywords that gbmo
+(as LightGBM 4) spells otherwise: mostly callbacks. A user who types them
+gets the gbmo way named rather than Python's bare "unexpected keyword".
+"""
+_EQUIVALENTS = {
+    "evals": "valid_sets=[Dataset, ...] with valid_names=[name, ...] (XGBoost's "
+             "evals=[(dmatrix, name)])",
+    "early_stopping_rounds": "callbacks=[gbmo.early_stopping(rounds)], or "
+                             "params['early_stopping_round']",
+    "evals_result": "callbacks=[gbmo.record_evaluation(a_dict)]; the booster also keeps it "
+                    "as booster.evals_result",
+    "verbose_eval": "callbacks=[gbmo.log_evaluation(period)]",
+    "obj": "params['objective'] = the function (y_true, raw_pred) -> (grad, hess)",
+    "fobj": "params['objective'] = the function (y_true, raw_pred) -> (grad, hess)",
+    "custom_metric": "feval=the function (preds, eval_data) -> (name, value, "
+                     "is_higher_better)",
+    "maximize": "a feval's own is_higher_better (its result's third item)",
+    "xgb_model": "init_model=a Booster or a model file's path",
+    "learning_rates": "callbacks=[gbmo.reset_parameter(learning_rate=a list or a function "
+                      "of the round)]",
+    "categorical_feature": "Dataset(X, y, categorical_feature=...)",
+    "feature_name": "Dataset(X, y, feature_name=...)",
+    "as_pandas": "pandas.DataFrame(gbmo.cv(...)) (cv returns a dict of lists)",
+    "show_stdv": "callbacks=[gbmo.log_evaluation(period, show_stdv=True)]",
+}
+
+
+def refuse_foreign_keywords(function, keywords):
+    """Raises a TypeError for keywords (a dict) that `function` (its name)
+    does not take, naming gbmo's way for those another library takes."""
+    if keywords:
+        raise TypeError(f"{function}() " + "; ".join(
+            f"takes no {key!r}: give {_EQUIVALENTS[key]}" if key in _EQUIVALENTS
+            else f"got an unexpected keyword argument {key!r}" for key in keywords))
