@@ -83,7 +83,15 @@ def check_sparse_labels(Y, n_rows, name="Y"):
 # -- losses ---------------------------------------------------------------
 class SparseOutputLoss(Loss):
     """A loss of the sparse-output path: scores on the union of Y's and D's
-    patterns in, sparse gradients out."""
+    patterns in, sparse gradients out. A model it trained predicts with the
+    registered loss predicted_by, of the same transform, which a saved model
+    loads by name; the model keeps this one (Booster.sparse_loss, saved with
+    get_params) to say what trained its trees."""
+
+    predicted_by = None
+
+    def get_params(self):
+        return {}
 
     def base_score(self, Y, weight=None):
         """(L,) float64: each label's raw score where a row's leaves never
@@ -110,6 +118,7 @@ class SparseOutputLoss(Loss):
 
 class SparseSquaredHinge(SparseOutputLoss):
     name = "squared_hinge"
+    predicted_by = "mse"  # the identity
     default_metric = "precision@1"
     activity_threshold = 0.0  # F1 counts raw scores above 0 as predicted positive
 
@@ -128,6 +137,7 @@ class SparseSquaredHinge(SparseOutputLoss):
 
 class SparseSigmoid(SparseOutputLoss):
     name = "sigmoid"
+    predicted_by = "sigmoid"
     default_metric = "precision@1"
 
     def __init__(self, threshold=DEFAULT_SPARSE_THRESHOLD):
@@ -135,6 +145,9 @@ class SparseSigmoid(SparseOutputLoss):
         if not np.isfinite(threshold):
             raise ValueError(f"sparse_threshold must be a finite raw score, got {threshold!r}")
         self.threshold = float(threshold)
+
+    def get_params(self):
+        return {"sparse_threshold": self.threshold}
 
     def base_score(self, Y, weight=None):
         """The logit of each label's (weighted) rate, capped at the threshold."""
@@ -536,7 +549,10 @@ class SparseOutputTrainer:
         if fevals:
             raise ValueError("a sparse Y does not take feval yet")
         params, objective, threshold, metrics = split_sparse_params(params)
-        booster_params = resolve_params(params)
+        self.loss = loss = make_sparse_loss(objective, threshold)
+        # the booster's objective is the one its trees were grown with, not the
+        # registered loss that predicts for it
+        booster_params = {**resolve_params(params), "objective": loss.name}
         self.threads = thread_governor(booster_params)
         self.params = params = {**booster_params, "n_threads": self.threads.current}
         if params["split"] != "sparse" or params["top_k"] is None:
@@ -566,7 +582,6 @@ class SparseOutputTrainer:
                                  "kept sparse, and a dense (n, L) start would not be")
             if not is_sparse_labels(dataset.Y):
                 raise ValueError("a validation set of a sparse-Y model needs a sparse Y too")
-        self.loss = loss = make_sparse_loss(objective, threshold)
         self.metrics = metrics or [loss.default_metric]
         self.train_set = train_set
         self.n_labels = n_labels = train_set.Y.shape[1]
@@ -583,11 +598,8 @@ class SparseOutputTrainer:
                                      f"the training Y {n_labels}")
             self.eval_sets.append([name, valid, None])
         self.booster = booster = Booster()
-        # The booster predicts with a registered loss of the same transform, so a
-        # saved model loads: sigmoid, or mse (the identity) for the squared hinge.
-        booster._start(booster_params, make_loss("sigmoid" if loss.name == "sigmoid" else "mse"),
-                       train_set.n_features, n_labels,
-                       self.base, train_set.feature_names)
+        booster._start(booster_params, make_loss(loss.predicted_by), train_set.n_features,
+                       n_labels, self.base, train_set.feature_names, sparse_loss=loss)
         booster.evals_result = {name: MetricHistory() for name, _, _ in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.rng = np.random.default_rng(params["seed"])
