@@ -93,6 +93,9 @@ class SparseOutputLoss(Loss):
     def get_params(self):
         return {}
 
+    def on_dense_scores(self):
+        return DenseScores(self)
+
     def base_score(self, Y, weight=None):
         """(L,) float64: each label's raw score where a row's leaves never
         touched it."""
@@ -167,6 +170,38 @@ class SparseSigmoid(SparseOutputLoss):
         from scipy.special import expit
 
         return expit(raw)
+
+
+class DenseScores(Loss):
+    """A sparse-output loss as a dense loss on (n, L) raw scores, for refit:
+    each entry's gradients are the sparse path's, and 0 where that path
+    keeps no entry (an absent label below its margin or sparse_threshold),
+    so that the leaves refit sets are the ones that path would have set."""
+
+    def __init__(self, sparse_loss):
+        super().__init__()
+        self.sparse_loss, self.name = sparse_loss, sparse_loss.name
+
+    def prepare_target(self, label):
+        """(n, L) bool, True at the positives of 0/1 labels (scipy sparse or dense)."""
+        label = label if is_scipy_sparse(label) else np.asarray(label, dtype=np.float64)
+        if label.ndim != 2:
+            raise ValueError(f"objective {self.name!r} of a sparse Y takes label as (n_rows, "
+                             f"n_labels) 0/1 labels, got shape {label.shape}")
+        return check_sparse_labels(label, label.shape[0], "label").toarray() > 0
+
+    def n_outputs(self, y):
+        return y.shape[1]
+
+    def gradients(self, y, raw, weight):
+        grad, hess, active = self.sparse_loss.entry_gradients(raw, y)
+        grad, hess = np.where(active, grad, 0.0), np.where(active, hess, 0.0)
+        if weight is not None:  # in float64, then rounded, as the sparse path weighs
+            grad, hess = grad * weight[:, None], hess * weight[:, None]
+        return grad.astype(G_H_DTYPE), hess.astype(G_H_DTYPE)
+
+    def transform(self, raw):
+        return self.sparse_loss.transform(raw)
 
 
 def make_sparse_loss(objective, threshold):
