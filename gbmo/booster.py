@@ -26,10 +26,14 @@ from .tree import LeafArrays, Tree, TreeFormatError
 from .validation import check_features, is_dataframe, one_of
 
 MODEL_FORMAT = "gbmo"
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 # Version 2 models may read X otherwise than as given (use_missing=False,
 # zero_as_missing): only those are written as 2, so that a gbmo that reads
 # version 1 only refuses them rather than predicting from X as given.
+# Version 3 models were trained on a sparse Y (field sparse_output): only
+# those are written as 3, so that a gbmo that reads up to 2 refuses them
+# rather than taking them for models of their prediction's loss (mse for
+# the squared hinge), which refit and init_model would train with.
 MAX_THREADS = 4096
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
@@ -238,6 +242,23 @@ def _load_loss(objective, num_class, objective_params):
         raise ModelFormatError(f"model's objective {objective!r} cannot be used: {err}") from None
 
 
+def _load_sparse_loss(objective, sparse_output):
+    """The sparse-output loss of a model trained on a sparse Y (its file's
+    objective and sparse_output fields), None for a model without the field:
+    a dense Y's, or one saved before the field was written."""
+    if sparse_output is None:
+        return None
+    from .sparse_output import make_sparse_loss
+
+    if not isinstance(sparse_output, dict) or not set(sparse_output) <= {"sparse_threshold"}:
+        raise ModelFormatError(f"model field 'sparse_output' must be null or an object with "
+                               f"at most 'sparse_threshold', got {sparse_output!r}")
+    try:
+        return make_sparse_loss(objective, sparse_output.get("sparse_threshold"))
+    except (TypeError, ValueError) as err:
+        raise ModelFormatError(f"model field 'sparse_output' cannot be used: {err}") from None
+
+
 def _check_category_sets(trees, category_order):
     """A categorical split must split a categorical feature, on its ranks."""
     n_categories = ({} if category_order is None else
@@ -302,6 +323,7 @@ class Booster(JSONModel, TrainingRun):
         self.best_score = {}  # {data name: {metric: value}} at the best round, as LightGBM's
         self.evals_result = {}
         self.output_importance = None
+        self.sparse_loss = None
         self.category_order = None  # gbmo.categorical.CategoryOrder
         self.pandas_categories = {}  # {column index: categories} of DataFrame category columns
         self._attributes = {}  # set_attr's, as LightGBM's: kept in memory and pickles only
@@ -320,11 +342,15 @@ class Booster(JSONModel, TrainingRun):
             start_run(self, params or {}, train_set)
 
     def _start(self, params, loss, n_features, n_outputs, init_score, feature_names,
-               trees_per_round=1, one_dimensional_target=False):
+               trees_per_round=1, one_dimensional_target=False, sparse_loss=None):
+        """sparse_loss: the sparse-output path's loss that grew the trees of
+        a model trained on a sparse Y (None for a dense Y); loss then is the
+        registered loss of the same transform, which predicts."""
         self.params = params
         self.one_dimensional_target = one_dimensional_target
         self.trees_per_round = trees_per_round
         self.loss = loss
+        self.sparse_loss = sparse_loss
         self.n_features = n_features
         self.n_outputs = n_outputs
         # The kernels take a contiguous (n_outputs,) array; a loss may return a
@@ -334,6 +360,10 @@ class Booster(JSONModel, TrainingRun):
             raise ValueError(f"init_score has {init_score.size} values for {n_outputs} outputs")
         self.init_score = np.ascontiguousarray(init_score.reshape(n_outputs))
         self.feature_names = feature_names
+
+    def _objective_name(self):
+        """The name of the objective the trees were grown with."""
+        return (self.loss if self.sparse_loss is None else self.sparse_loss).name
 
     def _add_tree(self, tree):
         self.trees.append(tree)
@@ -721,8 +751,10 @@ class Booster(JSONModel, TrainingRun):
             best_iteration = 0
         return {
             "format": MODEL_FORMAT,
-            "version": 1 if reads_as_given(self.params) else MODEL_VERSION,
-            "objective": self.loss.name,
+            "version": (3 if self.sparse_loss is not None
+                        else 1 if reads_as_given(self.params) else 2),
+            "objective": self._objective_name(),
+            "sparse_output": None if self.sparse_loss is None else self.sparse_loss.get_params(),
             "num_class": getattr(self.loss, "num_class", None),
             # The thread count belongs to the machine that predicts, not the model.
             "params": self._saved_params(),
@@ -745,7 +777,7 @@ class Booster(JSONModel, TrainingRun):
         """The parameters as JSON values: objects given for the objective or the
         ensembler are recorded by name (a Loss instance also by its parameters)."""
         saved = {k: v for k, v in self.params.items() if k != "n_threads"}
-        saved["objective"] = self.loss.name
+        saved["objective"] = self._objective_name()
         if hasattr(self.loss, "get_params"):
             saved["objective_params"] = self.loss.get_params()
         ensembler = saved.get("ensembler")
@@ -797,9 +829,11 @@ class Booster(JSONModel, TrainingRun):
             params = data["params"]
             if not isinstance(params, dict):
                 raise ModelFormatError("model field 'params' must be an object")
+            sparse_loss = _load_sparse_loss(data["objective"], data.get("sparse_output"))
             # earlier files left num_class null where the labels counted the classes
-            loss = with_class_count(_load_loss(data["objective"], data.get("num_class"),
-                                               params.get("objective_params")), n_outputs)
+            loss = with_class_count(_load_loss(
+                data["objective"] if sparse_loss is None else sparse_loss.predicted_by,
+                data.get("num_class"), params.get("objective_params")), n_outputs)
             init_score = np.asarray(data["init_score"], dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
                 raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite numbers")
@@ -843,7 +877,7 @@ class Booster(JSONModel, TrainingRun):
                 raise
             raise ModelFormatError(f"model has a malformed field: {err}") from None
         self._start(params, loss, n_features, n_outputs, init_score, feature_names,
-                    trees_per_round, one_dimensional_target)
+                    trees_per_round, one_dimensional_target, sparse_loss)
         self.trees = trees
         self.best_iteration = best_iteration or 0
         self.output_importance = importance

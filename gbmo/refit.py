@@ -9,6 +9,11 @@ A leaf no row of the new data reaches gets 0 as its new value, as in
 LightGBM. decay_rate = 1 keeps the model; decay_rate = 0 on the training
 data gives back a model trained without row sampling.
 
+A model trained on a sparse Y refits with the sparse path's gradients of
+its own objective (the squared hinge, or the sigmoid restricted at
+sparse_threshold), from label as a scipy sparse or a dense 0/1 matrix; its
+raw scores here are dense, (n, L), as every refit's are.
+
 Where it differs from LightGBM's: the start score (boost_from_average)
 stays apart from the trees and is kept, where LightGBM folds it into the
 first tree, which refit then decays; and every tree is taken to have been
@@ -40,9 +45,10 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
         raise ValueError(f"decay_rate must be a number in [0, 1], got {decay_rate!r}")
     if isinstance(data, Dataset):
         raise TypeError("refit takes the features X (as predict does) and label, not a Dataset")
-    if hasattr(label, "toarray"):
-        raise TypeError("refit takes label as a dense array; a sparse Y's model refits from "
-                        "label.toarray()")
+    if hasattr(label, "toarray") and booster.sparse_loss is None:
+        raise TypeError("refit takes label as a dense array for a model trained on a dense Y "
+                        "(label.toarray() of a sparse one); a model trained on a sparse Y takes "
+                        "either")
     if params["ensembler"] is not None:
         raise ValueError("refit sets leaves from the objective's gradients; this model's "
                          "leaves came from an ensembler's, which refit cannot take")
@@ -50,7 +56,9 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
         raise ValueError("refit cannot refit DART's trees, each round of which rescaled "
                          "earlier ones, nor a random forest's, which fit the start score's "
                          "gradients")
-    loss = booster.loss
+    # booster.loss of a sparse Y's model is the registered loss that predicts
+    # for it, whose gradients did not grow its trees
+    loss = booster.loss if booster.sparse_loss is None else booster.sparse_loss.on_dense_scores()
     renewing = losses_renewing_leaves(loss)
     if renewing:
         tasks = ", ".join(f"{name!r} on outputs {outputs}" for name, outputs in renewing

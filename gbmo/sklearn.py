@@ -861,7 +861,8 @@ class _GBMOModel(BaseEstimator):
         function given."""
         check_is_fitted(self)
         loss = self.booster_.loss
-        return loss.function if isinstance(loss, CustomObjective) else loss.name
+        return (loss.function if isinstance(loss, CustomObjective)
+                else self.booster_._objective_name())
 
     @property
     def feature_importances_(self):

@@ -83,7 +83,18 @@ def check_sparse_labels(Y, n_rows, name="Y"):
 # -- losses ---------------------------------------------------------------
 class SparseOutputLoss(Loss):
     """A loss of the sparse-output path: scores on the union of Y's and D's
-    patterns in, sparse gradients out."""
+    patterns in, sparse gradients out. A model it trained predicts with the
+    registered loss predicted_by, of the same transform, which a saved model
+    loads by name; the model keeps this one (Booster.sparse_loss, saved with
+    get_params) to say what trained its trees."""
+
+    predicted_by = None
+
+    def get_params(self):
+        return {}
+
+    def on_dense_scores(self):
+        return DenseScores(self)
 
     def base_score(self, Y, weight=None):
         """(L,) float64: each label's raw score where a row's leaves never
@@ -110,6 +121,7 @@ class SparseOutputLoss(Loss):
 
 class SparseSquaredHinge(SparseOutputLoss):
     name = "squared_hinge"
+    predicted_by = "mse"  # the identity
     default_metric = "precision@1"
     activity_threshold = 0.0  # F1 counts raw scores above 0 as predicted positive
 
@@ -128,6 +140,7 @@ class SparseSquaredHinge(SparseOutputLoss):
 
 class SparseSigmoid(SparseOutputLoss):
     name = "sigmoid"
+    predicted_by = "sigmoid"
     default_metric = "precision@1"
 
     def __init__(self, threshold=DEFAULT_SPARSE_THRESHOLD):
@@ -135,6 +148,9 @@ class SparseSigmoid(SparseOutputLoss):
         if not np.isfinite(threshold):
             raise ValueError(f"sparse_threshold must be a finite raw score, got {threshold!r}")
         self.threshold = float(threshold)
+
+    def get_params(self):
+        return {"sparse_threshold": self.threshold}
 
     def base_score(self, Y, weight=None):
         """The logit of each label's (weighted) rate, capped at the threshold."""
@@ -154,6 +170,38 @@ class SparseSigmoid(SparseOutputLoss):
         from scipy.special import expit
 
         return expit(raw)
+
+
+class DenseScores(Loss):
+    """A sparse-output loss as a dense loss on (n, L) raw scores, for refit:
+    each entry's gradients are the sparse path's, and 0 where that path
+    keeps no entry (an absent label below its margin or sparse_threshold),
+    so that the leaves refit sets are the ones that path would have set."""
+
+    def __init__(self, sparse_loss):
+        super().__init__()
+        self.sparse_loss, self.name = sparse_loss, sparse_loss.name
+
+    def prepare_target(self, label):
+        """(n, L) bool, True at the positives of 0/1 labels (scipy sparse or dense)."""
+        label = label if is_scipy_sparse(label) else np.asarray(label, dtype=np.float64)
+        if label.ndim != 2:
+            raise ValueError(f"objective {self.name!r} of a sparse Y takes label as (n_rows, "
+                             f"n_labels) 0/1 labels, got shape {label.shape}")
+        return check_sparse_labels(label, label.shape[0], "label").toarray() > 0
+
+    def n_outputs(self, y):
+        return y.shape[1]
+
+    def gradients(self, y, raw, weight):
+        grad, hess, active = self.sparse_loss.entry_gradients(raw, y)
+        grad, hess = np.where(active, grad, 0.0), np.where(active, hess, 0.0)
+        if weight is not None:  # in float64, then rounded, as the sparse path weighs
+            grad, hess = grad * weight[:, None], hess * weight[:, None]
+        return grad.astype(G_H_DTYPE), hess.astype(G_H_DTYPE)
+
+    def transform(self, raw):
+        return self.sparse_loss.transform(raw)
 
 
 def make_sparse_loss(objective, threshold):
@@ -536,7 +584,10 @@ class SparseOutputTrainer:
         if fevals:
             raise ValueError("a sparse Y does not take feval yet")
         params, objective, threshold, metrics = split_sparse_params(params)
-        booster_params = resolve_params(params)
+        self.loss = loss = make_sparse_loss(objective, threshold)
+        # the booster's objective is the one its trees were grown with, not the
+        # registered loss that predicts for it
+        booster_params = {**resolve_params(params), "objective": loss.name}
         self.threads = thread_governor(booster_params)
         self.params = params = {**booster_params, "n_threads": self.threads.current}
         if params["split"] != "sparse" or params["top_k"] is None:
@@ -566,7 +617,6 @@ class SparseOutputTrainer:
                                  "kept sparse, and a dense (n, L) start would not be")
             if not is_sparse_labels(dataset.Y):
                 raise ValueError("a validation set of a sparse-Y model needs a sparse Y too")
-        self.loss = loss = make_sparse_loss(objective, threshold)
         self.metrics = metrics or [loss.default_metric]
         self.train_set = train_set
         self.n_labels = n_labels = train_set.Y.shape[1]
@@ -583,11 +633,8 @@ class SparseOutputTrainer:
                                      f"the training Y {n_labels}")
             self.eval_sets.append([name, valid, None])
         self.booster = booster = Booster()
-        # The booster predicts with a registered loss of the same transform, so a
-        # saved model loads: sigmoid, or mse (the identity) for the squared hinge.
-        booster._start(booster_params, make_loss("sigmoid" if loss.name == "sigmoid" else "mse"),
-                       train_set.n_features, n_labels,
-                       self.base, train_set.feature_names)
+        booster._start(booster_params, make_loss(loss.predicted_by), train_set.n_features,
+                       n_labels, self.base, train_set.feature_names, sparse_loss=loss)
         booster.evals_result = {name: MetricHistory() for name, _, _ in self.eval_sets}
         self.features = _active_features(self.bin_mapper)
         self.rng = np.random.default_rng(params["seed"])

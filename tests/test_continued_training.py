@@ -167,6 +167,23 @@ def test_init_model_of_another_type_and_a_sparse_y_are_refused():
         gbmo.train(sparse_params, gbmo.Dataset(X, labels, init_score=np.zeros((400, 20))), 1)
 
 
+@pytest.mark.parametrize("objective, dense_objective", [("squared_hinge", "mse"),
+                                                        ("sigmoid", "sigmoid")])
+def test_a_sparse_y_model_does_not_continue_on_a_dense_y(objective, dense_objective, tmp_path):
+    """Its registered loss (mse for the squared hinge, the unrestricted
+    sigmoid) predicts for it but did not grow its trees: continuing with it
+    mixed two losses, silently."""
+    labels = (rng.random((400, 6)) < 0.3).astype(float)
+    first = gbmo.train({"verbosity": 0, "objective": objective, "top_k": 2},
+                       gbmo.Dataset(X, sp.csr_matrix(labels)), 1)
+    first.save_model(tmp_path / "model.json")
+    for init_model in (first, tmp_path / "model.json"):
+        with pytest.raises(ValueError, match=f"init_model cannot be continued.*Y: sparse in "
+                                             f"init_model \\(objective '{objective}'.*dense here"):
+            gbmo.train({**BASE, "objective": dense_objective}, gbmo.Dataset(X, labels), 1,
+                       init_model=init_model)
+
+
 # -- estimators -----------------------------------------------------------------------
 def test_estimators_continue_a_fit_and_take_row_offsets():
     from gbmo.sklearn import GBMOClassifier, GBMORegressor

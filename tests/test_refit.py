@@ -87,6 +87,32 @@ def test_refit_refuses_what_it_cannot_refit():
         quantile_task.refit(X, Y)
 
 
+@pytest.mark.parametrize("objective, params", [
+    ("squared_hinge", {}), ("sigmoid", {}), ("sigmoid", {"sparse_threshold": 0.5}),
+    ("squared_hinge", {"lambda_l1": 0.5})])
+def test_a_sparse_y_model_refits_with_its_own_objective(objective, params):
+    """Not with the registered loss that predicts for it, whose gradients
+    (mse's for the squared hinge, every label's for the restricted sigmoid)
+    set other leaves: on its training data without decay the model comes
+    back, from a dense (label.toarray(), which refit asked for) or a sparse
+    label."""
+    labels = (RNG.random((1500, 8)) < 1 / (1 + np.exp(2 - X[:, :1] * np.arange(8)))).astype(float)
+    weight = RNG.uniform(0.5, 2.0, size=1500)
+    booster = gbmo.train({**PARAMS, "objective": objective, "top_k": 3, **params},
+                         gbmo.Dataset(X, sparse.csr_matrix(labels), weight=weight), 10)
+    for label in (labels, sparse.csr_matrix(labels)):
+        refitted = booster.refit(X, label, decay_rate=0.0, weight=weight)
+        np.testing.assert_allclose(refitted.predict(X), booster.predict(X), rtol=1e-9, atol=1e-9)
+        assert refitted.params["objective"] == refitted.sparse_loss.name == objective
+    drifted = booster.refit(X, np.roll(labels, 1, axis=1), decay_rate=0.5)
+    assert not np.allclose(drifted.predict(X), booster.predict(X))
+    for label, message in ((labels * 2, "0/1 labels"), (labels[:, 0], "takes label as \\(n_rows, "
+                                                                      "n_labels\\) 0/1 labels"),
+                           (labels[:, :5], "label must give 8 output")):
+        with pytest.raises(ValueError, match=message):
+            booster.refit(X, label)
+
+
 def test_refit_takes_every_tree_past_the_best_round():
     booster = gbmo.train({**PARAMS, "learning_rate": 0.5}, gbmo.Dataset(X[:1000], Y[:1000]),
                          40, valid_sets=[gbmo.Dataset(X[1000:], Y[1000:])],

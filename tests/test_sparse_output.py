@@ -560,6 +560,74 @@ def test_a_saved_model_predicts_the_same_top_k(objective):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("objective, params, predicted_by, sparse_output", [
+    ("squared_hinge", {}, "mse", {}),
+    ("sigmoid", {}, "sigmoid", {"sparse_threshold": -2.0}),
+    ("sigmoid", {"objective": "multilabel", "sparse_threshold": -3.0}, "sigmoid",
+     {"sparse_threshold": -3.0})])
+def test_a_sparse_y_model_names_its_objective_in_memory_in_its_file_and_loaded(
+        objective, params, predicted_by, sparse_output, tmp_path):
+    """Its trees' objective, not the registered loss that predicts for it
+    (mse, the identity, for the squared hinge), which params named: refit
+    and init_model took the model for one of that loss."""
+    import json
+    import pickle
+
+    X, Y = make_multilabel(seed=6)
+    seen = []
+    booster = gbmo.train({**BASE_PARAMS, "objective": objective, **params},
+                         gbmo.Dataset(X, sp.csr_matrix(Y)), 3,
+                         callbacks=[lambda env: seen.append(env.params["objective"])])
+    assert seen == [objective] * 3
+    saved = json.loads(booster.model_to_string())
+    assert (saved["version"], saved["objective"], saved["params"]["objective"],
+            saved["sparse_output"]) == (3, objective, objective, sparse_output)
+    booster.save_model(tmp_path / "model.json")
+    for model in (booster, gbmo.Booster(model_str=booster.model_to_string()),
+                  gbmo.Booster(model_file=tmp_path / "model.json"),
+                  pickle.loads(pickle.dumps(booster))):
+        assert model.params["objective"] == model.dump_model()["objective"] == objective
+        assert model.sparse_loss.name == objective
+        assert model.sparse_loss.get_params() == sparse_output
+        assert model.loss.name == predicted_by  # the transform predict uses, as before
+        np.testing.assert_array_equal(model.predict(X), booster.predict(X))
+
+
+def test_a_sparse_y_model_saved_without_its_objective_loads_as_before():
+    """A file of an earlier gbmo names the loss that predicts and has no
+    sparse_output: it loads as a model of that loss, predicting the same."""
+    import json
+
+    X, Y = make_multilabel(seed=6)
+    booster = gbmo.train(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y)), 3)
+    earlier = json.loads(booster.model_to_string())
+    del earlier["sparse_output"]
+    earlier.update(version=1, objective="mse")
+    earlier["params"]["objective"] = "mse"
+    loaded = gbmo.Booster(model_str=json.dumps(earlier))
+    assert loaded.sparse_loss is None and loaded.params["objective"] == "mse"
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+    dense = gbmo.train(dict(verbosity=-1, max_leaves=4), gbmo.Dataset(X, Y), 1)
+    assert json.loads(dense.model_to_string())["sparse_output"] is None
+
+
+@pytest.mark.parametrize("objective, sparse_output, message", [
+    ("squared_hinge", [], "must be null or an object"),
+    ("sigmoid", {"threshold": -2.0}, "at most 'sparse_threshold'"),
+    ("sigmoid", {"sparse_threshold": "low"}, "sparse_output"),
+    ("sigmoid", {"sparse_threshold": float("inf")}, "sparse_threshold must be a finite"),
+    ("mse", {}, "objective 'mse' does not take a sparse Y")])
+def test_a_bad_sparse_output_field_is_a_model_format_error(objective, sparse_output, message):
+    import json
+
+    X, Y = make_multilabel(n=60)
+    saved = json.loads(gbmo.train(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y)),
+                                  1).model_to_string())
+    saved.update(objective=objective, sparse_output=sparse_output)
+    with pytest.raises(gbmo.ModelFormatError, match=message):
+        gbmo.Booster(model_str=json.dumps(saved))
+
+
 def test_top_k_of_sparse_scores_matches_dense():
     rng = np.random.default_rng(4)
     D = sp.random(30, 15, density=0.2, random_state=5, format="csr")
@@ -853,6 +921,17 @@ def test_classifier_takes_the_squared_hinge_with_a_sparse_y_only():
     np.testing.assert_array_equal(classifier.booster_.predict(X), booster.predict(X))
     with pytest.raises(ValueError, match="unknown objective 'squared_hinge'"):
         GBMOClassifier(objective="squared_hinge", **settings).fit(X, Y)
+
+
+@pytest.mark.parametrize("given, objective", [({}, "sigmoid"),
+                                               ({"objective": "squared_hinge"}, "squared_hinge")])
+def test_classifier_with_a_sparse_y_names_its_objective(given, objective):
+    from gbmo.sklearn import GBMOClassifier
+
+    X, Y = make_multilabel(n=100, seed=13)
+    classifier = GBMOClassifier(n_estimators=1, top_k=3, n_threads=1, **given).fit(
+        X, sp.csr_matrix(Y))
+    assert classifier.objective_ == objective
 
 
 def test_classifier_passes_sample_weights_with_a_sparse_y():
