@@ -870,6 +870,12 @@ def resolve_params(params):
             f"parameter 'top_k' is required with split={resolved['split']!r}: "
             "the number of outputs each leaf keeps (an integer >= 1)"
         )
+    if resolved["split"] == "dense" and resolved["top_k"] is not None:
+        raise ValueError(
+            f"parameter 'top_k' = {resolved['top_k']!r} takes effect only with split='sparse' "
+            "or 'sparse_restricted'; got split='dense', which keeps every output in every "
+            "leaf; allowed: no top_k, or one of those splits"
+        )
     if resolved["ensembler"] is not None and (resolved["split"] != "dense"
                                               or resolved["tree_mode"] != "multi_output"):
         raise ValueError(

@@ -86,11 +86,14 @@ _VALIDATION_NAME = "validation"
 
 def _without_sparse_output_values(params):
     """params for the checks that do not know y yet: a metric naming only the
-    sparse-output path's metrics (precision@k, ...), sparse_threshold and
-    its own objective (squared_hinge) are left to that path's own check with
-    a sparse y, and to fit's (train's) with a dense one."""
+    sparse-output path's metrics (precision@k, ...), sparse_threshold, its
+    own objective (squared_hinge) and top_k beside split='dense' (a sparse y
+    sets split='sparse' itself) are left to that path's own check with a
+    sparse y, and to fit's (train's) with a dense one."""
     objective_keys = keys_naming(params, "objective")
+    top_k_waits_for_y = params.get("split", "dense") == "dense"
     params = {key: value for key, value in params.items() if key != "sparse_threshold"
+              and not (key == "top_k" and top_k_waits_for_y)
               and not (key in objective_keys and value == "squared_hinge")}
     metric = params.get("metric")
     names = metric if isinstance(metric, list) else [metric]

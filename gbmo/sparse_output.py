@@ -570,7 +570,11 @@ def split_sparse_params(params):
         if name not in SPARSE_OUTPUT_METRICS:
             raise ValueError(f"unknown metric {name!r} for a sparse Y; known: "
                              f"{', '.join(SPARSE_OUTPUT_METRICS)}")
-    params.setdefault("split", "sparse")
+    # before the shared validation too, whose refusal of a top_k beside
+    # split='dense' would not say that a sparse Y needs split='sparse'
+    if params.setdefault("split", "sparse") != "sparse":
+        raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "
+                         f"got split={params['split']!r}, top_k={params.get('top_k')!r}")
     return params, objective, threshold, metrics
 
 
@@ -590,9 +594,6 @@ class SparseOutputTrainer:
         booster_params = {**resolve_params(params), "objective": loss.name}
         self.threads = thread_governor(booster_params)
         self.params = params = {**booster_params, "n_threads": self.threads.current}
-        if params["split"] != "sparse" or params["top_k"] is None:
-            raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "
-                             f"got split={params['split']!r}, top_k={params['top_k']!r}")
         if params["tree_mode"] != "multi_output" or params["ensembler"] is not None:
             raise ValueError("a sparse Y needs tree_mode='multi_output' and no ensembler")
         if params["growth"] != "bestfirst":

@@ -812,7 +812,7 @@ def test_cv_of_a_sparse_y_refuses_init_model_by_name():
 
     X = np.random.default_rng(19).normal(size=(120, 3))
     Y = sp.csr_matrix((X[:, :2] > 0).astype(float))
-    start = gbmo.train({"verbosity": 0, "top_k": 1}, gbmo.Dataset(X, Y.toarray()), 1)
+    start = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, Y.toarray()), 1)
     with pytest.raises(ValueError, match="a sparse Y does not take init_model yet"):
         gbmo.cv({"verbosity": 0, "top_k": 1}, gbmo.Dataset(X, Y), 1, nfold=2, init_model=start)
 

@@ -1022,6 +1022,16 @@ def test_the_classifier_trains_the_objective_it_is_given(objective, n_classes, l
 
 
 _BINARY_ONLY = r"objective '{}' has one output, for two classes, and y has 3 classes \(0, 1, 2\)"
+@pytest.mark.parametrize("estimator, target", [(GBMORegressor, "two"),
+                                               (GBMOClassifier, "multi-label")])
+def test_top_k_with_a_dense_y_and_the_dense_split_is_refused(estimator, target, no_training):
+    """top_k is the sparse splits' (and a sparse y's, which sets split='sparse')."""
+    X, targets = _class_targets()
+    with pytest.raises(ValueError, match=r"parameter 'top_k' = 1 takes effect only with "
+                                         r"split='sparse' or 'sparse_restricted'"):
+        estimator(n_estimators=2, top_k=1).fit(X, targets[target])
+
+
 _ONE_CLASS_A_ROW = r"objective 'multiclass' takes one class per row, and y has 2 labels"
 
 

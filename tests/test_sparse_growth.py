@@ -75,6 +75,16 @@ def test_sparse_split_needs_top_k():
         gbmo.train({"split": "sparse"}, gbmo.Dataset(X, Y), 1)
 
 
+def test_top_k_with_the_dense_split_is_refused_before_binning():
+    """The dense split keeps every output, so a top_k beside it did nothing."""
+    data = gbmo.Dataset(X, Y)
+    with pytest.raises(ValueError, match=r"parameter 'top_k' = 2 takes effect only with "
+                                         r"split='sparse' or 'sparse_restricted'; got "
+                                         r"split='dense'"):
+        gbmo.train({**PARAMS, "top_k": 2}, data, 1)
+    assert data.bin_mapper is None
+
+
 def test_min_gain_is_compared_with_the_gain_per_selected_output():
     """The root split's gain averaged over k outputs passes a threshold that the
     same gain averaged over all d outputs would not."""
