@@ -31,7 +31,7 @@ from .missing_values import check_readable, reading
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
-                     split_controls, with_dataset_params)
+                     split_controls, with_dataset_params, check_output_bounds)
 from .thread_governor import thread_governor
 from .validation import check_init_score_outputs
 
@@ -429,6 +429,7 @@ class _Trainer:
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)
+        check_output_bounds(params, n_outputs)
         # the model's classes from now on, saved with it
         self.loss = loss = with_class_count(loss, n_outputs)
         self.quantile_levels = quantile_levels(loss, n_outputs)

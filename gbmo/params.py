@@ -757,6 +757,16 @@ def check_penalty(params):
             f"-G / H without bound; got lambda_l2={params['lambda_l2']!r}")
 
 
+def check_output_bounds(params, n_outputs):
+    """The parameters whose range is the number of outputs d, checked once
+    the targets give it, before any binning: top_k (1 .. d)."""
+    top_k = params["top_k"]
+    if top_k is not None and top_k > n_outputs:
+        raise ValueError(f"parameter 'top_k' = {top_k!r} is more than the {n_outputs} outputs "
+                         f"of the target; allowed: 1 .. {n_outputs} (top_k = {n_outputs} keeps "
+                         "every output, the dense split)")
+
+
 def check_sampling(params):
     """The sampling parameters of GOSS and random forests, checked when
     training starts and every round (reset_parameter may change them)."""

@@ -40,8 +40,8 @@ from .dart import rounds_to_drop
 from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (InteractionConstraints, drawn_features, drawn_thresholds, leaf_values,
                      soft_threshold, tree_structure)
-from .params import (balanced_bagging, bags, canonical_objective, check_sampling, keys_naming,
-                     metric_list, resolve_params)
+from .params import (balanced_bagging, bags, canonical_objective, check_output_bounds,
+                     check_sampling, keys_naming, metric_list, resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
@@ -621,6 +621,7 @@ class SparseOutputTrainer:
         self.metrics = metrics or [loss.default_metric]
         self.train_set = train_set
         self.n_labels = n_labels = train_set.Y.shape[1]
+        check_output_bounds(params, n_labels)
         train_set.construct(params)
         self.bin_mapper = train_set.bin_mapper
         self.base = loss.base_score(train_set.Y, train_set.weight)

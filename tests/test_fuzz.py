@@ -263,7 +263,7 @@ def training_cases(draw):
         "tree_mode": draw(st.sampled_from(["multi_output", "single_output"])),
     })
     if split != "dense":
-        params["top_k"] = draw(st.integers(1, n_outputs + 1))
+        params["top_k"] = draw(st.integers(1, n_outputs))  # more is refused
     rounds = draw(st.integers(1, 8))
     params["subsample"] = draw(st.sampled_from([1.0, 1.0, 0.5, 0.1]))
     params["subsample_freq"] = draw(st.sampled_from([1, 3]))

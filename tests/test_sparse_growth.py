@@ -25,6 +25,16 @@ def test_top_k_equal_to_d_gives_the_dense_trees(split):
 
 
 @pytest.mark.parametrize("split", ["sparse", "sparse_restricted"])
+def test_top_k_above_d_is_refused_before_binning(split):
+    """It was taken as d (the dense split) silently; d itself stays allowed."""
+    data = gbmo.Dataset(X, Y)
+    with pytest.raises(ValueError, match=rf"parameter 'top_k' = {D + 1} is more than the {D} "
+                                         rf"outputs of the target; allowed: 1 \.\. {D}"):
+        gbmo.train({**PARAMS, "split": split, "top_k": D + 1}, data, 1)
+    assert data.bin_mapper is None
+
+
+@pytest.mark.parametrize("split", ["sparse", "sparse_restricted"])
 def test_leaves_hold_exactly_top_k_outputs(split, tmp_path):
     booster = gbmo.train({**PARAMS, "split": split, "top_k": 2}, gbmo.Dataset(X, Y), 10)
     for tree in booster.trees:

@@ -760,6 +760,16 @@ def test_bad_parameters_for_a_sparse_y_are_named(params, message):
         gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
 
 
+def test_top_k_above_the_labels_is_refused_before_binning():
+    """It was cut to the labels silently."""
+    X, Y = make_multilabel(n=50, n_labels=4)
+    data = gbmo.Dataset(X, sp.csr_matrix(Y))
+    with pytest.raises(ValueError, match=r"parameter 'top_k' = 5 is more than the 4 outputs "
+                                         r"of the target; allowed: 1 \.\. 4"):
+        gbmo.train(dict(BASE_PARAMS, top_k=5), data, 1)
+    assert data.bin_mapper is None
+
+
 @pytest.mark.parametrize("objective", ["squared_hinge", "sigmoid"])
 def test_a_y_without_any_label_trains_a_model_that_ranks_every_label_alike(objective):
     """Found by the fuzz: nodes without gradient entries summed to int64 and
