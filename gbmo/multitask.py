@@ -179,6 +179,11 @@ class WeightedSum:
                                          or np.any(self.weights < 0)):
             raise ValueError("ensembler 'weighted_sum': weights must be a 1-D list of finite "
                              f"numbers >= 0, got {weights!r}")
+        if self.weights is not None and not np.any(self.weights > 0):
+            # the split column would be 0 on every row, so no split could gain
+            raise ValueError("ensembler 'weighted_sum': at least one weight must be > 0, got "
+                             f"{weights!r}; allowed: finite numbers >= 0, one per output, "
+                             "not all 0")
 
     def __call__(self, grad, hess, context):
         d = grad.shape[1]

@@ -136,6 +136,10 @@ def test_weighted_sum():
     np.testing.assert_allclose(split_hess[:, 0], hess[:, 0] + 2 * hess[:, 2], rtol=1e-5)
     with pytest.raises(ValueError, match="3 weights for 4 outputs"):
         _train({"ensembler": "weighted_sum", "ensembler_params": {"weights": weights}})
+    # every split column 0: no split could ever gain
+    with pytest.raises(ValueError, match=r"ensembler 'weighted_sum': at least one weight must "
+                                         r"be > 0, got \[0, 0.0, 0\]"):
+        WeightedSum([0, 0.0, 0])
 
 
 def test_mtgbm_split_gradient_is_a_weighted_mean_of_standardized_tasks():
