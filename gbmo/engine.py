@@ -429,7 +429,7 @@ class _Trainer:
         self.train_set = train_set
         self.y = y = loss.prepare_target(train_set.Y)
         n_outputs = loss.n_outputs(y)
-        check_output_bounds(params, n_outputs)
+        check_output_bounds(params, n_outputs, self.ensembler)
         # the model's classes from now on, saved with it
         self.loss = loss = with_class_count(loss, n_outputs)
         self.quantile_levels = quantile_levels(loss, n_outputs)

@@ -15,7 +15,12 @@ Built-ins (registered as entry points of gbmo itself):
 * ``sketch_topk``, ``sketch_random``, ``sketch_projection``: output sketching
   (SketchBoost, Iosipoi & Vakhrushev 2022), s = k;
 * ``weighted_sum``: a fixed task-weight vector, s = 1.
+
+An ensembler may also define ``check_outputs(d)``, which training calls once
+the targets give the number of outputs d, before binning, to refuse what does
+not fit d (weighted_sum's weights, mtgbm's main_task, ...); it is optional.
 """
+import numbers
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -82,10 +87,48 @@ def check_objective_result(result, n_rows, n_outputs, who):
     )
 
 
-def _check_k(k, name):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"ensembler {name!r}: k must be an integer >= 1, got {k!r}")
-    return int(k)
+# An ensembler checks its parameters when it is built, and what needs the
+# number of outputs d in check_outputs(d), which the engine calls once the
+# targets give d, before binning (a plugin need not define it), and __call__
+# again for an ensembler called outside training.
+
+def _integer(value, name, label, low):
+    # a bool is an int to Python, but no count or index
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"ensembler {name!r}: {label} must be an integer >= {low}, got "
+                         f"{value!r}")
+    return int(value)
+
+
+def _positive_number(value, name, label):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not 0 < value < np.inf:
+        raise ValueError(f"ensembler {name!r}: {label} must be a finite number > 0, got "
+                         f"{value!r}")
+    return float(value)
+
+
+def _shares(values, name, label, each):
+    """values, a weight per output, as a float array: finite numbers >= 0,
+    not all 0 (a column of zeros could never gain a split)."""
+    try:
+        array = np.asarray(values)
+    except ValueError:  # a ragged list
+        array = None
+    if array is None or array.dtype.kind not in "biuf" or array.ndim != 1 or not array.size \
+            or not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise ValueError(f"ensembler {name!r}: {label} must be a 1-D list of finite numbers "
+                         f">= 0, one per output, got {values!r}")
+    if not np.any(array > 0):
+        raise ValueError(f"ensembler {name!r}: at least one {each} must be > 0, got "
+                         f"{values!r}; allowed: finite numbers >= 0, one per output, not all 0")
+    return array.astype(np.float64)
+
+
+def _one_per_output(array, d, name, label):
+    if array is not None and array.shape != (d,):
+        raise ValueError(f"ensembler {name!r}: {array.size} {label} for {d} outputs; "
+                         f"allowed: {d}, one per output")
 
 
 def _columns(hess, columns):
@@ -99,7 +142,7 @@ class SketchTopK:
     name = "sketch_topk"
 
     def __init__(self, k=5):
-        self.k = _check_k(k, self.name)
+        self.k = _integer(k, self.name, "k", 1)
 
     def _chosen(self, grad, context):
         norms = np.einsum("ij,ij->j", grad, grad, dtype=np.float64)
@@ -135,7 +178,7 @@ class SketchProjection:
     name = "sketch_projection"
 
     def __init__(self, k=5):
-        self.k = _check_k(k, self.name)
+        self.k = _integer(k, self.name, "k", 1)
 
     def __call__(self, grad, hess, context):
         projection = context.rng.standard_normal((grad.shape[1], self.k)) / np.sqrt(self.k)
@@ -173,24 +216,16 @@ class WeightedSum:
     name = "weighted_sum"
 
     def __init__(self, weights=None):
-        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
-        if self.weights is not None and (self.weights.ndim != 1 or not self.weights.size
-                                         or not np.all(np.isfinite(self.weights))
-                                         or np.any(self.weights < 0)):
-            raise ValueError("ensembler 'weighted_sum': weights must be a 1-D list of finite "
-                             f"numbers >= 0, got {weights!r}")
-        if self.weights is not None and not np.any(self.weights > 0):
-            # the split column would be 0 on every row, so no split could gain
-            raise ValueError("ensembler 'weighted_sum': at least one weight must be > 0, got "
-                             f"{weights!r}; allowed: finite numbers >= 0, one per output, "
-                             "not all 0")
+        self.weights = None if weights is None else _shares(weights, self.name, "weights",
+                                                            "weight")
+
+    def check_outputs(self, d):
+        _one_per_output(self.weights, d, self.name, "weights")
 
     def __call__(self, grad, hess, context):
         d = grad.shape[1]
+        self.check_outputs(d)
         weights = np.ones(d) if self.weights is None else self.weights
-        if weights.shape != (d,):
-            raise ValueError(f"ensembler 'weighted_sum' has {weights.size} weights for "
-                             f"{d} outputs")
         split_grad = _projected(grad, weights[None, :], context.n_threads)
         split_hess = (hess * weights.sum() if hess.shape[1] == 1
                       else _projected(hess, weights[None, :], context.n_threads))
@@ -233,33 +268,42 @@ class MTGBM:
 
     def __init__(self, main_task=None, n_emphasized=1, gamma_low=10.0, gamma_high=100.0,
                  task_probabilities=None, correlation=True):
-        if not 0 < gamma_low <= gamma_high:
+        self.gamma_low = _positive_number(gamma_low, self.name, "gamma_low")
+        self.gamma_high = _positive_number(gamma_high, self.name, "gamma_high")
+        if self.gamma_low > self.gamma_high:
             raise ValueError(f"ensembler 'mtgbm': need 0 < gamma_low <= gamma_high, got "
                              f"{gamma_low!r}, {gamma_high!r}")
-        if isinstance(n_emphasized, bool) or not isinstance(n_emphasized, (int, np.integer)) \
-                or n_emphasized < 0:
-            raise ValueError(f"ensembler 'mtgbm': n_emphasized must be an integer >= 0, got "
-                             f"{n_emphasized!r}")
-        self.main_task, self.n_emphasized = main_task, int(n_emphasized)
-        self.gamma_low, self.gamma_high = float(gamma_low), float(gamma_high)
-        self.task_probabilities = task_probabilities
+        self.n_emphasized = _integer(n_emphasized, self.name, "n_emphasized", 0)
+        self.main_task = None if main_task is None else _integer(main_task, self.name,
+                                                                 "main_task", 0)
+        self.task_probabilities = None
+        if task_probabilities is not None:
+            shares = _shares(task_probabilities, self.name, "task_probabilities",
+                             "task probability")
+            self.task_probabilities = shares / shares.sum()
+            # the emphasised tasks are drawn without replacement among the likely ones
+            likely = int(np.count_nonzero(shares))
+            if self.n_emphasized > likely:
+                raise ValueError(f"ensembler 'mtgbm': n_emphasized = {self.n_emphasized} is "
+                                 f"more than the {likely} tasks of task_probabilities > 0; "
+                                 f"allowed: 0 .. {likely}, or more probabilities > 0")
+        if not isinstance(correlation, (bool, np.bool_)):
+            raise ValueError(f"ensembler 'mtgbm': correlation must be True or False, got "
+                             f"{correlation!r}")
         self.correlation = bool(correlation)
 
-    def _task_weights(self, d, rng):
-        if self.main_task is not None and not (
-                isinstance(self.main_task, (int, np.integer)) and 0 <= self.main_task < d):
+    def check_outputs(self, d):
+        if self.main_task is not None and self.main_task >= d:
             raise ValueError(f"ensembler 'mtgbm': main_task must be an output index in "
                              f"[0, {d}), got {self.main_task!r}")
-        probabilities = None
-        if self.task_probabilities is not None:
-            probabilities = np.asarray(self.task_probabilities, dtype=np.float64)
-            if probabilities.shape != (d,) or np.any(probabilities < 0) \
-                    or not probabilities.sum() > 0:
-                raise ValueError(f"ensembler 'mtgbm': task_probabilities must be {d} numbers "
-                                 ">= 0 with a positive sum")
-            probabilities = probabilities / probabilities.sum()
-        emphasized = rng.choice(d, size=min(self.n_emphasized, d), replace=False,
-                                p=probabilities)
+        if self.n_emphasized > d:
+            raise ValueError(f"ensembler 'mtgbm': n_emphasized must be at most the {d} "
+                             f"outputs, got {self.n_emphasized}; allowed: 0 .. {d}")
+        _one_per_output(self.task_probabilities, d, self.name, "task_probabilities")
+
+    def _task_weights(self, d, rng):
+        emphasized = rng.choice(d, size=self.n_emphasized, replace=False,
+                                p=self.task_probabilities)
         if self.main_task is not None:
             emphasized = np.union1d(emphasized, [self.main_task])
         weights = np.ones(d)
@@ -268,6 +312,7 @@ class MTGBM:
 
     def __call__(self, grad, hess, context):
         n, d = grad.shape
+        self.check_outputs(d)
         full_hess = np.broadcast_to(hess, (n, d))
         observed = full_hess > 0
         weights = self._task_weights(d, context.rng)

@@ -757,14 +757,19 @@ def check_penalty(params):
             f"-G / H without bound; got lambda_l2={params['lambda_l2']!r}")
 
 
-def check_output_bounds(params, n_outputs):
+def check_output_bounds(params, n_outputs, ensembler=None):
     """The parameters whose range is the number of outputs d, checked once
-    the targets give it, before any binning: top_k (1 .. d)."""
+    the targets give it, before any binning: top_k (1 .. d), and the
+    ensembler's own through its check_outputs(d), which a plugin's class or
+    a function need not define."""
     top_k = params["top_k"]
     if top_k is not None and top_k > n_outputs:
         raise ValueError(f"parameter 'top_k' = {top_k!r} is more than the {n_outputs} outputs "
                          f"of the target; allowed: 1 .. {n_outputs} (top_k = {n_outputs} keeps "
                          "every output, the dense split)")
+    check_outputs = getattr(ensembler, "check_outputs", None)
+    if check_outputs is not None:
+        check_outputs(n_outputs)
 
 
 def check_sampling(params):

@@ -74,6 +74,9 @@ Ensembler: either a class whose instances are callable as
 ``ensembler(grad, hess, context)``, constructed by :func:`create_ensembler`
 with the user's parameters, or a plain function
 ``ensembler(grad, hess, context)`` used as is (it takes no parameters).
+An instance may define ``check_outputs(d)`` (optional), which training calls
+once the targets give the number of outputs d, before binning, to refuse
+parameters that do not fit d.
 
 Losses and ensemblers run every round between gbmo's OpenMP kernels. numpy's
 matmul (``@``, ``np.dot``, ``np.corrcoef``) runs large products in the BLAS

@@ -134,8 +134,6 @@ def test_weighted_sum():
     split_grad, split_hess, _, _ = WeightedSum(weights)(grad, hess, _context(grad))
     np.testing.assert_allclose(split_grad[:, 0], grad[:, 0] + 2 * grad[:, 2], rtol=1e-5)
     np.testing.assert_allclose(split_hess[:, 0], hess[:, 0] + 2 * hess[:, 2], rtol=1e-5)
-    with pytest.raises(ValueError, match="3 weights for 4 outputs"):
-        _train({"ensembler": "weighted_sum", "ensembler_params": {"weights": weights}})
     # every split column 0: no split could ever gain
     with pytest.raises(ValueError, match=r"ensembler 'weighted_sum': at least one weight must "
                                          r"be > 0, got \[0, 0.0, 0\]"):
@@ -238,10 +236,63 @@ def test_ensembler_output_errors(returned, message):
      r"main_task must be an output index in \[0, 4\)"),
     ({"ensembler": "mtgbm", "ensembler_params": {"gamma_low": 5, "gamma_high": 1}}, ValueError,
      "gamma_low <= gamma_high"),
+    # the types, and what needs the outputs d: refused before binning, as the rest
+    ({"ensembler": "mtgbm", "ensembler_params": {"gamma_low": "a"}}, ValueError,
+     "ensembler 'mtgbm': gamma_low must be a finite number > 0, got 'a'"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"gamma_high": float("inf")}}, ValueError,
+     "gamma_high must be a finite number > 0, got inf"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"main_task": -1}}, ValueError,
+     "main_task must be an integer >= 0, got -1"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"main_task": True}}, ValueError,
+     "main_task must be an integer >= 0, got True"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"n_emphasized": 5}}, ValueError,
+     r"n_emphasized must be at most the 4 outputs, got 5; allowed: 0 \.\. 4"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"correlation": "yes"}}, ValueError,
+     "correlation must be True or False, got 'yes'"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"task_probabilities": [1, 1, 1]}}, ValueError,
+     "ensembler 'mtgbm': 3 task_probabilities for 4 outputs; allowed: 4, one per output"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"task_probabilities": [1, -1, 1, 1]}},
+     ValueError, "task_probabilities must be a 1-D list of finite numbers >= 0"),
+    ({"ensembler": "mtgbm", "ensembler_params": {"task_probabilities": [0, 0, 0, 0]}},
+     ValueError, "at least one task probability must be > 0"),
+    ({"ensembler": "weighted_sum", "ensembler_params": {"weights": [1, 2, 3]}}, ValueError,
+     "ensembler 'weighted_sum': 3 weights for 4 outputs; allowed: 4, one per output"),
+    ({"ensembler": "weighted_sum", "ensembler_params": {"weights": "abcd"}}, ValueError,
+     "weights must be a 1-D list of finite numbers >= 0, one per output, got 'abcd'"),
+    ({"ensembler": "weighted_sum", "ensembler_params": {"weights": [[1, 2], [3]]}}, ValueError,
+     "weights must be a 1-D list of finite numbers >= 0"),
+    # an ensembler given as an instance is checked against d as well
+    ({"ensembler": WeightedSum([1, 2])}, ValueError, "2 weights for 4 outputs"),
 ])
 def test_ensembler_parameter_errors(params, error, message):
+    data = gbmo.Dataset(X, Y)
     with pytest.raises(error, match=message):
-        _train(params, rounds=1)
+        gbmo.train({**PARAMS, **params}, data, 1)
+    assert data.bin_mapper is None
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: MTGBM(gamma_low="a"), "gamma_low must be a finite number > 0"),
+    (lambda: MTGBM(main_task=1.5), "main_task must be an integer >= 0"),
+    (lambda: MTGBM(task_probabilities=[np.nan]), "task_probabilities must be a 1-D list"),
+    (lambda: WeightedSum(["1", "2"]), "weights must be a 1-D list of finite numbers"),
+    # drawn without replacement: numpy refused it at the first round
+    (lambda: MTGBM(n_emphasized=2, task_probabilities=[1, 0, 0]),
+     r"n_emphasized = 2 is more than the 1 tasks of task_probabilities > 0; allowed: 0 \.\. 1"),
+])
+def test_ensembler_parameters_are_checked_when_it_is_built(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_an_ensembler_without_check_outputs_still_trains():
+    """check_outputs is optional: a plugin's class need not define it."""
+    class Halved:
+        def __call__(self, grad, hess, context):
+            return grad / 2, hess, grad, hess
+
+    assert not hasattr(Halved(), "check_outputs")
+    assert _train({"ensembler": Halved()}, rounds=2).num_trees == 2
 
 
 def test_objective_result_and_ensembler_together_is_an_error():
