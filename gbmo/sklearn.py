@@ -44,6 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import train_test_split
+from sklearn.utils import assert_all_finite
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
@@ -160,6 +161,11 @@ def _xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
                              f"got {iteration_range!r}")
         start_iteration, num_iteration = int(begin), int(end - begin)
     return bool(raw_score or output_margin), start_iteration, num_iteration
+
+
+def _missing_labels(y):
+    """Where y's labels are missing (NaN): nowhere in a y that is not float."""
+    return np.isnan(y) if y.dtype.kind == "f" else np.zeros(y.shape, dtype=bool)
 
 
 def _check_missing_targets(y, loss):
@@ -796,6 +802,16 @@ class _GBMOModel(BaseEstimator):
         return _validate_data(self, X, y, reset=True, **_X_CHECKS, multi_output=True,
                               ensure_min_samples=2)
 
+    def _validate_X_and_missing_labels(self, X, y, y_dtype):
+        """scikit-learn's checks of fit's X and y, but for y's NaN: a missing
+        label, as gbmo.train takes it, which fit refuses by name when the
+        objective does not take it (see _check_missing_targets)."""
+        X, y = _validate_data(self, X, y, reset=True, validate_separately=(
+            {**_X_CHECKS, "ensure_min_samples": 2},
+            {"ensure_all_finite": "allow-nan", "ensure_2d": False, "dtype": y_dtype}))
+        check_consistent_length(X, y)
+        return X, y
+
     def _check_continued_classes(self, init_model, y):
         """A classifier continues only a model of the same classes: its outputs
         are theirs, in order."""
@@ -931,16 +947,9 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     """
 
     def _validate_X_y(self, X, y):
-        """scikit-learn's checks of fit's X and y, but for y's NaN: a missing
-        label, as gbmo.train takes it, which fit refuses by name when the
-        objective does not take it (see _check_missing_targets)."""
         if y is None:  # scikit-learn's error for it
             return super()._validate_X_y(X, y)
-        X, y = _validate_data(self, X, y, reset=True, validate_separately=(
-            {**_X_CHECKS, "ensure_min_samples": 2},
-            {"ensure_all_finite": "allow-nan", "ensure_2d": False, "dtype": "numeric"}))
-        check_consistent_length(X, y)
-        return X, y
+        return self._validate_X_and_missing_labels(X, y, "numeric")
 
     def _prepare_target(self, y):
         if self.class_weight is not None:
@@ -1029,7 +1038,11 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     - A 2-D 0/1 indicator matrix (n, d), d >= 2: multi-label, one independent
       sigmoid per column; predict returns the 0/1 matrix (same dtype as y),
       predict_proba the (n, d) probabilities of the 1s; classes_ is
-      arange(d) and n_classes_ = d.
+      arange(d) and n_classes_ = d. NaN in it is a missing label, which the
+      sigmoid masks (as GBMORegressor(objective="sigmoid") and gbmo.train
+      take it; an objective that does not mask them refuses it by name):
+      classes_ stays arange(d), predict gives every entry, and score
+      (scikit-learn's accuracy) takes a y without NaN, as the regressor's R².
     - A scipy sparse 0/1 matrix (n, L): multi-label with many labels, trained
       by the GBDT-sparse path (gbmo.sparse_output) without densifying y: the
       restricted sigmoid, leaves of `top_k` labels (10 when top_k is None,
@@ -1050,6 +1063,17 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     stopping (validation_fraction) keep their weights, eval_set rows are
     unweighted. A multi-label y refuses a class_weight (use sample_weight).
     """
+
+    def _validate_X_y(self, X, y):
+        """NaN in a multi-label y (columns of 0/1) is a missing label, as the
+        regressor takes it; in a y of classes it would be a class of its own,
+        refused as scikit-learn's check refuses it."""
+        if y is None or sp.issparse(y):
+            return super()._validate_X_y(X, y)
+        X, y = self._validate_X_and_missing_labels(X, y, None)
+        if y.ndim != 2 or y.shape[1] == 1:
+            assert_all_finite(y, input_name="y")
+        return X, y
 
     def _weigh_classes(self, sample_weight, labels):
         """sample_weight times each row's class weight; labels are the rows'
@@ -1150,14 +1174,16 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        # the type of a multi-label y is its present labels' (see _validate_X_y)
+        present = np.where(_missing_labels(y), 0, y) if y.ndim == 2 else y
+        check_classification_targets(present)
         self._multilabel = y.ndim == 2
         if self._multilabel:
-            if type_of_target(y) != "multilabel-indicator":
+            if type_of_target(present) != "multilabel-indicator":
                 raise ValueError(
-                    "a 2-D y must be a multi-label indicator matrix of 0/1 values "
-                    f"(got target type {type_of_target(y)!r}); multi-class multi-output "
-                    "targets are not supported"
+                    "a 2-D y must be a multi-label indicator matrix of 0/1 values, NaN for a "
+                    f"missing label (got target type {type_of_target(present)!r}); "
+                    "multi-class multi-output targets are not supported"
                 )
             self._y_dtype = y.dtype
             self.classes_ = np.arange(y.shape[1])
@@ -1210,9 +1236,11 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             y = y.toarray()
         y = np.asarray(y)
         if self._multilabel:
-            if y.shape != (n_rows, self.n_classes_) or not np.isin(y, (0, 1)).all():
+            if y.shape != (n_rows, self.n_classes_) \
+                    or not (np.isin(y, (0, 1)) | _missing_labels(y)).all():
                 raise ValueError(
-                    f"eval_set y must be a 0/1 matrix of shape ({n_rows}, {self.n_classes_})"
+                    f"eval_set y must be a 0/1 matrix of shape ({n_rows}, {self.n_classes_}), "
+                    "NaN for a missing label"
                 )
             return y.astype(np.float64)
         y = column_or_1d(y)

@@ -295,6 +295,51 @@ def test_classifier_with_multilabel_indicator_matrix():
     assert model.score(X, Y) == pytest.approx(np.mean(np.all(prediction == Y, axis=1)))
 
 
+def test_classifier_takes_nan_in_a_multi_label_y_as_a_missing_label():
+    """As GBMORegressor(objective='sigmoid') and gbmo.train take it: the
+    sigmoid masks a missing label. The classifier refused it ("Input y
+    contains NaN"). classes_ stays the columns; predict gives every entry."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0, X[:, 3] > 1]).astype(np.float64)
+    missing = Y.copy()
+    missing[::4, 0] = missing[1::5, 2] = np.nan
+    model = GBMOClassifier(**SMALL).fit(X, missing)
+    as_regression = GBMORegressor(**SMALL, objective="sigmoid").fit(X, missing)
+    np.testing.assert_allclose(model.predict_proba(X), as_regression.predict(X))
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    assert model.n_classes_ == model.n_outputs_ == 3
+    prediction = model.predict(X)
+    assert prediction.dtype == np.float64 and np.isin(prediction, (0, 1)).all()
+    assert model.score(X, Y) > 0.8
+    # eval_set and early stopping's hold-out take them too, scored on the labels present
+    watched = GBMOClassifier(**SMALL, early_stopping_rounds=5).fit(
+        X, missing, eval_set=[(X[:100], missing[:100])])
+    held_out = GBMOClassifier(**SMALL, early_stopping_rounds=5).fit(X, missing)
+    assert np.isfinite(watched.evals_result_["valid_0"]["logloss"]).all()
+    assert np.isfinite(held_out.evals_result_["validation"]["logloss"]).all()
+
+
+def test_classifier_refuses_nan_where_it_is_no_missing_label(no_training):
+    X, targets = _class_targets()
+    labels, multi_label = targets["three"].astype(float), targets["multi-label"].astype(float)
+    labels[0] = multi_label[0, 0] = np.nan
+    with pytest.raises(ValueError, match="Input y contains NaN"):  # a class index
+        GBMOClassifier().fit(X, labels)
+    with pytest.raises(ValueError, match="Input y contains NaN"):
+        GBMOClassifier().fit(X, labels[:, None])
+    with pytest.raises(ValueError, match=r"y contains NaN, which marks a missing label, and "
+                                         r"objective 'huber' does not take missing labels"):
+        GBMOClassifier(objective="huber").fit(X, multi_label)
+    multi_label[1, 1] = 2  # NaN lets no other value through
+    with pytest.raises(ValueError, match="a 2-D y must be a multi-label indicator matrix of "
+                                         "0/1 values, NaN for a missing label"):
+        GBMOClassifier().fit(X, multi_label)
+    multi_label[1, 1] = 0.5
+    with pytest.raises(ValueError, match="Unknown label type: continuous-multioutput"):
+        GBMOClassifier().fit(X, multi_label)
+
+
 def test_classifier_rejects_one_class_and_continuous_targets():
     X, _ = _blobs(50)
     with pytest.raises(ValueError, match="class"):
