@@ -74,7 +74,9 @@ PARAMS = {
     "growth": Spec("bestfirst", str, choices=("bestfirst", "depthwise", "symmetric"),
                    doc="leaf-wise (best gain first), level by level, or symmetric: every "
                        "node of a level on one split (CatBoost's oblivious trees)"),
-    "max_leaves": Spec(31, int, 2, 2**20, doc="leaves per tree"),
+    "max_leaves": Spec(None, int, 2, 2**20, allow_none=True,
+                       doc="leaves per tree; None: 31, or 2**max_depth for depth-wise and "
+                           "symmetric growth under a max_depth (see with_default_max_leaves)"),
     "max_depth": Spec(-1, int, -1, 2**10,
                       doc="depth limit of a tree; -1 or 0 means no limit"),
     "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values"),
@@ -856,6 +858,18 @@ def with_default_lambda_l2(params):
     return params
 
 
+def with_default_max_leaves(params):
+    """params with max_leaves None made its default: 31, as LightGBM's; but
+    every leaf of max_depth's full levels for depth-wise and symmetric
+    growth, as XGBoost's depth-wise trees and CatBoost's depth grow them (31
+    cut a depth of 6 to 4 full levels)."""
+    if params["max_leaves"] is None:
+        by_levels = params["growth"] != "bestfirst" and params["max_depth"] > 0
+        params["max_leaves"] = (min(2 ** params["max_depth"], PARAMS["max_leaves"].high)
+                                if by_levels else 31)
+    return params
+
+
 def resolve_params(params):
     """User parameters (aliases allowed) -> a complete dict of canonical names."""
     if params is None:
@@ -880,6 +894,7 @@ def resolve_params(params):
     if resolved["boosting"] == "goss":
         resolved.update(boosting="gbdt", data_sample_strategy="goss")
     with_default_lambda_l2(resolved)
+    with_default_max_leaves(resolved)
     if resolved["split"] != "dense" and resolved["top_k"] is None:
         raise ValueError(
             f"parameter 'top_k' is required with split={resolved['split']!r}: "

@@ -108,8 +108,8 @@ _X_CHECKS = {"dtype": [np.float64, np.float32], "accept_sparse": ["csr", "csc"],
              "ensure_all_finite": False}
 _PREDICT_BLOCK_VALUES = 1 << 22  # predict for a sparse y: rows per block x labels
 _LEAST_TRAINING_ROWS = 2  # as gbmo.Dataset takes a training set
-# 1: lambda_l2's default became None (see _GBMOModel.__setstate__)
-_PICKLE_VERSION = 1
+# 1: lambda_l2's default became None; 2: max_leaves's (see _GBMOModel.__setstate__)
+_PICKLE_VERSION = 2
 
 
 def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
@@ -374,7 +374,7 @@ class _GBMOModel(BaseEstimator):
         drop_rate=0.1,
         max_drop=50,
         skip_drop=0.5,
-        max_leaves=31,
+        max_leaves=None,
         max_depth=-1,
         max_bins=255,
         lambda_l2=None,
@@ -491,10 +491,13 @@ class _GBMOModel(BaseEstimator):
         # An estimator pickled by an earlier gbmo lacks the parameters added
         # since (get_params, and so clone and fit, would fail): their defaults.
         state = {**_constructor_defaults(), "_other_params": {}, **state}
-        if state.pop("_gbmo_pickle_version", 0) < 1 and state["lambda_l2"] == 1.0:
-            # lambda_l2's default was 1.0, which an alias (reg_lambda) given
-            # later would collide with; it is None now (gbmo.train's default)
+        version = state.pop("_gbmo_pickle_version", 0)
+        # defaults that were numbers are None now (gbmo.train's defaults, set
+        # by other parameters), which an alias given later would collide with
+        if version < 1 and state["lambda_l2"] == 1.0:
             state["lambda_l2"] = None
+        if version < 2 and state["max_leaves"] == 31:
+            state["max_leaves"] = None
         super().__setstate__(state)
 
     # -- parameters ---------------------------------------------------------

@@ -1017,6 +1017,26 @@ def test_an_estimator_pickled_when_lambda_l2_defaulted_to_one_takes_an_alias_of_
     assert given.get_params()["lambda_l2"] == 1.0
 
 
+def test_an_estimator_pickled_when_max_leaves_defaulted_to_31_grows_catboost_s_depth():
+    """Pickles before version 2 hold max_leaves=31, the default then, which
+    cut a symmetric depth of 6 to 4 levels; a pickle of now keeps a 31 given."""
+    import pickle
+
+    X, Y = _multi_output_regression(n=300)
+    state = GBMORegressor(n_estimators=2, grow_policy="SymmetricTree", depth=6,
+                          min_samples_leaf=1).fit(X, Y).__getstate__()
+    state["_gbmo_pickle_version"] = 1
+    state["max_leaves"] = 31
+    old = GBMORegressor.__new__(GBMORegressor)
+    old.__setstate__(state)
+    assert old.get_params()["max_leaves"] is None
+    refit = clone(old).fit(X, Y).booster_
+    # more leaves than 4 levels hold (a symmetric node of too few rows stays a leaf)
+    assert refit.params["max_leaves"] == 64 and refit.trees[0].n_leaves > 16
+    given = pickle.loads(pickle.dumps(GBMORegressor(max_leaves=31, growth="symmetric")))
+    assert given.get_params()["max_leaves"] == 31
+
+
 # -- LightGBM's objective, eval_metric and eval_set forms -------------------
 
 @pytest.mark.parametrize("given", [{"objective": "huber"}, {"loss": "huber"},

@@ -161,11 +161,17 @@ def test_a_node_whose_children_would_be_too_small_stays_a_leaf():
 
 
 @pytest.mark.parametrize("max_depth, max_leaves, depth", [(-1, 31, 4), (-1, 64, 6), (3, 64, 3),
-                                                          (6, 20, 4)])
+                                                          (6, 20, 4), (6, None, 6), (-1, None, 4)])
 def test_the_depth_is_max_depth_and_a_full_level_fits_max_leaves(max_depth, max_leaves, depth):
+    """Without max_leaves, a max_depth is grown whole, as CatBoost's depth (the
+    default of 31 leaves cut depth 6 to 4 levels); without either, 31."""
     params = {**PARAMS, "max_depth": max_depth, "max_leaves": max_leaves}
+    if max_leaves is None:
+        del params["max_leaves"]
     booster = gbmo.train(params, gbmo.Dataset(X, Y), 2)
     assert max(node_depths(tree).max() for tree in booster.trees) == depth
+    default = 2 ** max_depth if max_depth > 0 else 31
+    assert booster.params["max_leaves"] == (default if max_leaves is None else max_leaves)
 
 
 def test_symmetric_trees_learn_save_and_predict_as_loaded(tmp_path):

@@ -128,6 +128,19 @@ def test_depthwise_fills_levels_in_order():
         assert sorted(leaf_depths.tolist()) == [2, 2, 3, 3, 3, 3]
 
 
+def test_depthwise_under_max_depth_alone_grows_every_level_as_xgboost():
+    """max_leaves left out: XGBoost's depth-wise trees (max_leaves 0, no cap)
+    rather than the best-first default of 31 leaves, which stopped depth 6
+    short of its last level."""
+    params = {**{k: v for k, v in PARAMS.items() if k != "max_leaves"}, "growth": "depthwise",
+              "max_depth": 6, "min_samples_leaf": 1}
+    booster = gbmo.train(params, gbmo.Dataset(X, Y), 2)
+    assert booster.params["max_leaves"] == 64
+    assert max(t.n_leaves for t in booster.trees) > 31
+    best_first = gbmo.train({**params, "growth": "bestfirst"}, gbmo.Dataset(X, Y), 2)
+    assert best_first.params["max_leaves"] == 31
+
+
 @pytest.mark.parametrize("random", [{}, {"extra_trees": True}, {"colsample_bynode": 0.5}])
 def test_depthwise_with_bounded_cache_grows_the_same_trees(random):
     """Also with draws per node: a smaller cache searches children that a
