@@ -1275,7 +1275,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
 
     def _labels(self, proba):
         if self._sparse_labels:
-            return sp.csr_matrix(proba > 0.5, dtype=self._y_dtype)
+            # a raw score above 0, as the sparse path's F1 counts a positive: a
+            # probability above 0.5, or the squared hinge's margin above 0
+            positive = self.booster_.loss.transform(np.zeros((1, 1)))[0, 0]
+            return sp.csr_matrix(proba > positive, dtype=self._y_dtype)
         if self._multilabel:
             return (proba > 0.5).astype(self._y_dtype)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -1296,6 +1299,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                                 pred_leaf=pred_leaf, pred_contrib=pred_contrib,
                                 start_iteration=start_iteration)
         X = self._check_predict_X(X)
+        self._refuse_margins()
         return self._proba(self.booster_.predict(X, num_iteration=num_iteration,
                                                  start_iteration=start_iteration))
 
@@ -1338,16 +1342,26 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         a model with sparse leaves: a sparse training y, or split='sparse'."""
         return self.booster_.predict_topk(self._check_predict_X(X), k)
 
+    def _refuse_margins(self):
+        # unfitted, the prediction's own check says so
+        sparse_loss = getattr(getattr(self, "booster_", None), "sparse_loss", None)
+        if sparse_loss is not None and sparse_loss.name == "squared_hinge":
+            raise ValueError("objective 'squared_hinge' scores labels by margins, not "
+                             "probabilities: use predict (the labels of a margin above 0), "
+                             "predict_topk (each row's best labels and their margins), or "
+                             "objective='sigmoid' for probabilities")
+
     def staged_predict_proba(self, X):
         """Yields predict_proba after each round, up to n_estimators_."""
+        self._refuse_margins()
         for prediction in self._staged_raw(X):
             yield self._proba(prediction)
 
     def staged_predict(self, X):
         """Yields predict after each round, up to n_estimators_ (the last one
         equals predict(X))."""
-        for proba in self.staged_predict_proba(X):
-            yield self._predicted(proba)
+        for prediction in self._staged_raw(X):
+            yield self._predicted(self._proba(prediction))
 
     def _predicted(self, proba):
         """predict's result from predict_proba's: the labels, or with an

@@ -929,6 +929,19 @@ def test_classifier_takes_the_squared_hinge_with_a_sparse_y_only():
     booster = gbmo.train({"objective": "squared_hinge", "top_k": 3, "n_threads": 1, "seed": 0,
                           "verbosity": -1}, gbmo.Dataset(X, sp.csr_matrix(Y)), 3)
     np.testing.assert_array_equal(classifier.booster_.predict(X), booster.predict(X))
+    # labels where the margin is above 0, as the path's F1 counts them (0.5 before)
+    classifier = GBMOClassifier(objective="squared_hinge", **{**settings, "n_estimators": 30,
+                                                              "learning_rate": 0.3}).fit(
+        X, sp.csr_matrix(Y))
+    margins = classifier.booster_.predict(X)
+    assert ((margins > 0) & (margins <= 0.5)).any()
+    np.testing.assert_array_equal(classifier.predict(X).toarray(), margins > 0)
+    np.testing.assert_array_equal(list(classifier.staged_predict(X))[-1].toarray(), margins > 0)
+    with pytest.raises(ValueError, match="'squared_hinge' scores labels by margins, not "
+                                         "probabilities"):
+        classifier.predict_proba(X)
+    with pytest.raises(ValueError, match="'squared_hinge' scores labels by margins"):
+        next(classifier.staged_predict_proba(X))
     with pytest.raises(ValueError, match="unknown objective 'squared_hinge'"):
         GBMOClassifier(objective="squared_hinge", **settings).fit(X, Y)
 
