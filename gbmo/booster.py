@@ -603,17 +603,26 @@ class Booster(JSONModel, TrainingRun):
 
     # -- introspection ------------------------------------------------------
     IMPORTANCE_TYPES = ("split", "gain", "average_gain")
+    # XGBoost's names whose meaning gbmo has; its "gain" is gbmo's average_gain,
+    # but gbmo's "gain" is LightGBM's, the total
+    IMPORTANCE_ALIASES = {"weight": "split", "total_gain": "gain"}
 
     @classmethod
-    def _check_importance_type(cls, importance_type):
-        if importance_type not in cls.IMPORTANCE_TYPES:
-            raise ValueError(f"importance_type {importance_type!r} is not one of "
-                             f"{', '.join(cls.IMPORTANCE_TYPES)}")
+    def importance_kind(cls, importance_type):
+        """gbmo's name of importance_type (XGBoost's weight and total_gain
+        taken); refused unless it is one gbmo records."""
+        kind = cls.IMPORTANCE_ALIASES.get(importance_type, importance_type)
+        if kind not in cls.IMPORTANCE_TYPES:
+            raise ValueError(
+                f"importance_type {importance_type!r} is not allowed; allowed: "
+                f"{', '.join(cls.IMPORTANCE_TYPES)} (XGBoost's weight, total_gain and gain; "
+                "XGBoost's cover and total_cover, hessian sums, are not recorded)")
+        return kind
 
     def feature_importance(self, importance_type="split", iteration=None, per_output=False):
         """Importance of each feature: "split" (how many splits use it), "gain"
         (the total gain of those splits) or "average_gain" (gain / splits), as in
-        LightGBM and XGBoost. iteration limits it to the first rounds (default:
+        LightGBM (XGBoost's weight, total_gain and gain). iteration limits it to the first rounds (default:
         the best iteration when early stopping found one, else all).
 
         per_output=True gives an (n_features, n_outputs) array: each output's
@@ -622,7 +631,7 @@ class Booster(JSONModel, TrainingRun):
         those a sparse split keeps, the output of a single-output tree). It
         covers every tree trained, and is not available for models trained with
         an ensembler (their splits are chosen on split columns, not outputs)."""
-        self._check_importance_type(importance_type)
+        importance_type = self.importance_kind(importance_type)
         if per_output:
             return self._per_output_importance(importance_type, iteration)
         splits = np.zeros(self.n_features, dtype=np.int64)
@@ -740,7 +749,7 @@ class Booster(JSONModel, TrainingRun):
         importance_type, LightGBM's, is checked and changes nothing: the trees
         keep their splits' gains and counts, so a loaded model gives every
         kind of importance."""
-        self._check_importance_type(importance_type)
+        self.importance_kind(importance_type)
         first, stop = self._tree_range(start_iteration, -1 if num_iteration is None
                                        else num_iteration)
         whole = (first, stop) == (0, len(self.trees))

@@ -571,9 +571,10 @@ class _GBMOModel(BaseEstimator):
 
     def _check_own_params(self):
         n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
-        if self.importance_type not in Booster.IMPORTANCE_TYPES:
-            raise ValueError(f"parameter 'importance_type' = {self.importance_type!r} is not "
-                             f"allowed; allowed: {', '.join(Booster.IMPORTANCE_TYPES)}")
+        try:
+            Booster.importance_kind(self.importance_type)
+        except ValueError as err:
+            raise ValueError(f"parameter {err}") from None
         rounds = self.early_stopping_rounds
         if rounds is not None and (isinstance(rounds, bool)
                                    or not isinstance(rounds, numbers.Integral)):

@@ -284,9 +284,9 @@ def test_saving_takes_lightgbm_s_importance_type_which_changes_nothing(trained, 
     booster.save_model(tmp_path / "m.json", importance_type="gain")
     assert (tmp_path / "m.json").read_text() == text
     assert booster.dump_model(importance_type="split") == json.loads(text)
-    with pytest.raises(ValueError, match="importance_type 'weight' is not one of split, gain, "
-                                         "average_gain"):
-        booster.save_model(tmp_path / "other.json", importance_type="weight")
+    with pytest.raises(ValueError, match="importance_type 'cover' is not allowed; allowed: "
+                                         "split, gain, average_gain"):
+        booster.save_model(tmp_path / "other.json", importance_type="cover")
     assert not (tmp_path / "other.json").exists()
 
 
