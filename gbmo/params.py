@@ -24,6 +24,8 @@ class Spec:
     allow_none: bool = False
     many: bool = False      # a list of values is allowed too
     doc: str = ""
+    # what a value out of range means elsewhere, and gbmo's way: in the error
+    out_of_range: str = ""
 
 
 PARAMS = {
@@ -76,10 +78,14 @@ PARAMS = {
                        "node of a level on one split (CatBoost's oblivious trees)"),
     "max_leaves": Spec(None, int, 2, 2**20, allow_none=True,
                        doc="leaves per tree; None: 31, or 2**max_depth for depth-wise and "
-                           "symmetric growth under a max_depth (see with_default_max_leaves)"),
+                           "symmetric growth under a max_depth (see with_default_max_leaves)",
+                       out_of_range="XGBoost's 0, no cap, is max_leaves left out with "
+                                    "growth='depthwise' and a max_depth"),
     "max_depth": Spec(-1, int, -1, 2**10,
                       doc="depth limit of a tree; -1 or 0 means no limit"),
-    "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values"),
+    "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values",
+                     out_of_range="gbmo's bins are 8-bit: 255 and the bin of missing values; "
+                                  "XGBoost's default of 256 is 255 here"),
     "max_bins_by_feature": Spec(None, int, 2, 255, allow_none=True, many=True,
                                 doc="bins of each feature (a list, one per feature) in "
                                     "place of max_bins, as LightGBM's max_bin_by_feature"),
@@ -188,7 +194,10 @@ PARAMS = {
                                  "n_threads"),
     "seed": Spec(0, int, 0, 2**63 - 1,
                  doc="random seed (bin, row and column subsampling, ensemblers)"),
-    "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log"),
+    "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log",
+                      out_of_range="CatBoost's and XGBoost's verbose=N, a log every N rounds, "
+                                   "is callbacks=[gbmo.log_evaluation(N)], or the estimators' "
+                                   "fit(verbose=N)"),
     # LightGBM's switches that never change its model, taken so that its
     # users' params run unchanged
     "force_col_wise": Spec(False, bool, doc="LightGBM's histogram layout switch; gbmo chooses "
@@ -400,7 +409,7 @@ def _check_value(name, value, spec, label=None):
         raise ValueError(
             f"parameter {label} = {value!r} is out of range; allowed: "
             f"{bracket}{spec.low}, {spec.high}]"
-        )
+            + (f" ({spec.out_of_range})" if spec.out_of_range else ""))
     return value
 
 
@@ -521,13 +530,40 @@ def _objective_keywords(objective):
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"n_threads"}
 
 
-# LightGBM parameters that gbmo does not take, and why: named in the refusal.
-_LIGHTGBM_NOT_TAKEN = {
+# Other libraries' parameters that gbmo does not take: (whose, why or what
+# to give instead), named in the refusal.
+_NOT_TAKEN = {
     **dict.fromkeys(("bagging_seed", "feature_fraction_seed", "data_random_seed", "drop_seed",
                      "extra_seed", "objective_seed"),
-                    "gbmo draws every random choice from one seed: give seed"),
-    "linear_tree": "gbmo's leaves hold constants, not linear models",
-    "group": "gbmo has no ranking objectives",
+                    ("LightGBM", "gbmo draws every random choice from one seed: give seed")),
+    "linear_tree": ("LightGBM", "gbmo's leaves hold constants, not linear models"),
+    "group": ("LightGBM", "gbmo has no ranking objectives"),
+    "gamma": ("XGBoost", "it is XGBoost's min_split_loss, which gbmo takes under that name "
+                         "(halved: gbmo's gain is half XGBoost's); in gbmo, gamma is focal "
+                         "loss's own parameter"),
+    "colsample_bylevel": ("XGBoost", "gbmo draws features per tree (colsample_bytree) and per "
+                                     "node (colsample_bynode), not per level"),
+    "num_parallel_tree": ("XGBoost", "gbmo's random forest is boosting='rf', with subsample and "
+                                     "colsample_bytree"),
+    "base_score": ("XGBoost", "the start score is the target's (weighted) mean or the loss's "
+                              "own start (boost_from_average), or per row Dataset(init_score=)"),
+    "sampling_method": ("XGBoost", "gbmo bags rows uniformly (subsample) or by gradient "
+                                   "(data_sample_strategy='goss')"),
+    **dict.fromkeys(("sample_type", "normalize_type"),
+                    ("XGBoost", "gbmo's DART is LightGBM's: rounds dropped uniformly, new "
+                                "trees scaled as LightGBM scales them")),
+    "bootstrap_type": ("CatBoost", "gbmo bags rows uniformly (subsample, CatBoost's Bernoulli) "
+                                   "or by gradient (data_sample_strategy='goss'); no Bayesian "
+                                   "bootstrap"),
+    "bagging_temperature": ("CatBoost", "it weighs CatBoost's Bayesian bootstrap, which gbmo "
+                                        "has not: give subsample"),
+    "one_hot_max_size": ("CatBoost", "give max_cat_to_onehot, LightGBM's name"),
+    "od_type": ("CatBoost", "gbmo stops early after early_stopping_round (od_wait) rounds "
+                            "without improvement, as CatBoost's 'Iter'"),
+    "use_best_model": ("CatBoost", "after early stopping gbmo predicts with the best round "
+                                   "already (best_iteration)"),
+    **dict.fromkeys(("leaf_estimation_method", "leaf_estimation_iterations"),
+                    ("CatBoost", "gbmo's leaves take one Newton step, -G / (H + lambda_l2)")),
 }
 
 
@@ -569,9 +605,9 @@ def _fold_objective_keywords(resolved, unknown):
     _drop_settings_without_effect(unknown, keywords)
     objective_params = dict(resolved["objective_params"] or {})
     for key, value in unknown.items():
-        if key in _LIGHTGBM_NOT_TAKEN and key not in keywords:
-            raise ValueError(f"parameter {key!r} is LightGBM's, and gbmo does not take it: "
-                             f"{_LIGHTGBM_NOT_TAKEN[key]}")
+        if key in _NOT_TAKEN and key not in keywords:
+            whose, why = _NOT_TAKEN[key]
+            raise ValueError(f"parameter {key!r} is {whose}'s, and gbmo does not take it: {why}")
         if key not in keywords:
             close = difflib.get_close_matches(key, list(PARAMS) + list(ALIASES), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""

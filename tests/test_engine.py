@@ -560,14 +560,34 @@ def test_boost_from_average_false_starts_every_row_from_zero():
     assert np.mean(from_zero.predict(X)) < 3 < np.mean(default.predict(X))
 
 
-@pytest.mark.parametrize("name, reason", [("bagging_seed", "one seed: give seed"),
-                                          ("group", "no ranking objectives"),
-                                          ("linear_tree", "leaves hold constants")])
-def test_lightgbm_parameters_gbmo_does_not_take_are_refused_with_the_reason(name, reason):
+@pytest.mark.parametrize("name, whose, reason", [
+    ("bagging_seed", "LightGBM", "one seed: give seed"),
+    ("group", "LightGBM", "no ranking objectives"),
+    ("linear_tree", "LightGBM", "leaves hold constants"),
+    ("gamma", "XGBoost", "XGBoost's min_split_loss, which gbmo takes under that name"),
+    ("colsample_bylevel", "XGBoost", "per tree .* and per node"),
+    ("base_score", "XGBoost", "boost_from_average.*init_score"),
+    ("bootstrap_type", "CatBoost", "no Bayesian bootstrap"),
+    ("one_hot_max_size", "CatBoost", "give max_cat_to_onehot"),
+    ("od_type", "CatBoost", "early_stopping_round"),
+])
+def test_other_libraries_parameters_gbmo_does_not_take_are_refused_with_the_reason(
+        name, whose, reason):
     X = np.random.default_rng(0).normal(size=(50, 2))
-    with pytest.raises(ValueError, match=f"parameter '{name}' is LightGBM's, and gbmo does not "
+    with pytest.raises(ValueError, match=f"parameter '{name}' is {whose}'s, and gbmo does not "
                                          f"take it: .*{reason}"):
         gbmo.train({"verbosity": 0, name: 1}, gbmo.Dataset(X, X[:, 0]), 1)
+
+
+@pytest.mark.parametrize("name, value, meaning", [
+    ("verbose", 100, r"verbose=N, a log every N rounds, is callbacks=\[gbmo.log_evaluation"),
+    ("max_leaves", 0, "XGBoost's 0, no cap, is max_leaves left out with growth='depthwise'"),
+    ("max_bin", 256, "XGBoost's default of 256 is 255 here"),
+])
+def test_a_value_out_of_range_names_what_it_means_in_another_library(name, value, meaning):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ValueError, match=f"out of range; allowed: .*{meaning}"):
+        gbmo.train({name: value}, gbmo.Dataset(X, X[:, 0]), 1)
 
 
 @pytest.mark.parametrize("name", ["min_split_gain", "min_gain_to_split", "min_split_loss"])
