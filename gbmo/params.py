@@ -309,7 +309,13 @@ OBJECTIVE_ALIASES = {
     "reg:logistic": "sigmoid",
     # CatBoost's
     "RMSE": "mse", "MultiRMSE": "mse", "Logloss": "sigmoid", "MultiLogloss": "sigmoid",
-    "MultiClass": "softmax",
+    "MultiClass": "softmax", "MultiClassOneVsAll": "multiclassova",
+    "CrossEntropy": "sigmoid", "MultiCrossEntropy": "sigmoid",
+    # gbmo's mse takes NaN targets as missing labels
+    "MultiRMSEWithMissingValues": "mse",
+    # gbmo-losses' (plugins: refused as unknown without them), by CatBoost's names
+    "MAE": "l1", "MAPE": "mape", "Quantile": "quantile", "MultiQuantile": "quantile",
+    "Huber": "huber", "Poisson": "poisson", "Tweedie": "tweedie",
     # gbmo-losses' (plugins: refused as unknown without them), by XGBoost's names
     "reg:absoluteerror": "l1", "reg:quantileerror": "quantile", "count:poisson": "poisson",
     "reg:tweedie": "tweedie", "reg:gamma": "gamma",
@@ -330,10 +336,50 @@ def names_no_metric(item):
     return isinstance(item, str) and item.lower() in NO_METRIC
 
 
+# CatBoost's names of objective parameters that gbmo-losses names otherwise
+_CATBOOST_OBJECTIVE_KEYWORDS = {"variance_power": "tweedie_variance_power"}
+
+
+def _objective_and_written_params(objective):
+    """(objective, its parameters) of CatBoost's "Name:key=value;key=value"
+    ("Quantile:alpha=0.9", "MultiQuantile:alpha=0.1,0.9"); any other value
+    with {} (XGBoost's names hold a ':' but no '=')."""
+    if not isinstance(objective, str) or ":" not in objective or "=" not in objective:
+        return objective, {}
+    name, written = objective.split(":", 1)
+    params = {}
+    for item in written.split(";"):
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise ValueError(f"objective {objective!r}: parameters are written key=value, "
+                             f"separated by ';' (as CatBoost's 'Quantile:alpha=0.9'), got "
+                             f"{item!r}")
+        key, value = key.strip(), value.strip()
+        params[_CATBOOST_OBJECTIVE_KEYWORDS.get(key, key)] = (
+            _numbers_in_text(value) if "," in value else _number_in_text(value))
+    return name, params
+
+
 def canonical_objective(objective):
-    """gbmo's name for an objective given by one of OBJECTIVE_ALIASES; any
-    other value unchanged."""
+    """gbmo's name for an objective given by one of OBJECTIVE_ALIASES, with
+    or without CatBoost's written parameters ("Quantile:alpha=0.9" is
+    quantile); any other value unchanged."""
+    objective = _objective_and_written_params(objective)[0]
     return OBJECTIVE_ALIASES.get(objective, objective) if isinstance(objective, str) else objective
+
+
+def _fold_written_objective_params(resolved):
+    """CatBoost's parameters written in the objective's name become its
+    objective_params (refused when objective_params gives them too)."""
+    written = _objective_and_written_params(resolved["objective"])[1]
+    resolved["objective"] = canonical_objective(resolved["objective"])
+    given = dict(resolved["objective_params"] or {})
+    twice = sorted(set(written) & set(given))
+    if twice:
+        raise ValueError(f"objective parameter(s) {', '.join(map(repr, twice))} are written in "
+                         "the objective's name and given in objective_params; give them once")
+    if written:
+        resolved["objective_params"] = {**given, **written}
 
 
 def _is_loss_object(value):
@@ -920,10 +966,9 @@ def resolve_params(params):
             continue
         _refuse_twice(name, given_as, key)
         resolved[name] = checked_value(key, value)[1]
-    if "objective" in resolved:
-        resolved["objective"] = canonical_objective(resolved["objective"])
     for name, spec in PARAMS.items():
         resolved.setdefault(name, spec.default)
+    _fold_written_objective_params(resolved)
     _fold_objective_keywords(resolved, unknown)
     _check_names(resolved)
     _fold_positive_weights(resolved)

@@ -595,6 +595,38 @@ def test_xgboost_s_objective_names_train_the_plugins(alias, name, params):
     np.testing.assert_array_equal(aliased.predict(X), named.predict(X))
 
 
+@pytest.mark.parametrize("catboost, name, params", [
+    ("Quantile:alpha=0.9", "quantile", {"alpha": 0.9}),
+    ("MultiQuantile:alpha=0.1,0.5,0.9", "quantile", {"alpha": [0.1, 0.5, 0.9]}),
+    ("Huber:delta=1.5", "huber", {"delta": 1.5}),
+    ("Tweedie:variance_power=1.3", "tweedie", {"tweedie_variance_power": 1.3}),
+    ("MAE", "l1", {}), ("Poisson", "poisson", {}),
+])
+def test_catboost_s_objective_strings_train_the_plugins_with_their_written_parameters(
+        catboost, name, params):
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(300, 3))
+    y = np.exp(0.5 * X[:, 0]) + rng.uniform(0.1, 1.0, size=300)
+    written = gbmo.train({**FAST, "objective": catboost}, gbmo.Dataset(X, y), 3)
+    named = gbmo.train({**FAST, "objective": name, "objective_params": params or None},
+                       gbmo.Dataset(X, y), 3)
+    assert written.params["objective"] == name
+    assert written.params["objective_params"] == named.params["objective_params"]
+    np.testing.assert_array_equal(written.predict(X), named.predict(X))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"objective": "Quantile:alpha=0.9;delta"}, "parameters are written key=value, separated "
+                                                "by ';'"),
+    ({"objective": "Quantile:alpha=0.9", "objective_params": {"alpha": 0.5}},
+     "'alpha' are written in the objective's name and given in objective_params"),
+])
+def test_catboost_s_written_parameters_are_checked(params, message):
+    data = gbmo.Dataset(np.ones((10, 1)), np.arange(10.0))
+    with pytest.raises(ValueError, match=message):
+        gbmo.train({**FAST, **params}, data, 1)
+
+
 def test_focal_learns_multi_label_data():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(1500, 4))
