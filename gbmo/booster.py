@@ -820,6 +820,10 @@ class Booster(JSONModel, TrainingRun):
                 raise ModelFormatError("this is a cv model (a CVBooster's folds), not one "
                                        "Booster: load it with gbmo.CVBooster(model_file=...) "
                                        "and use one of its boosters")
+            if isinstance(data, dict) and "learner" in data:
+                raise ModelFormatError("this is an XGBoost model file (its JSON format); gbmo "
+                                       "reads the JSON models it saves, and cannot load "
+                                       "XGBoost's")
             raise ModelFormatError("not a gbmo model: the 'format' field is missing or wrong")
         version = data.get("version")
         if not isinstance(version, int) or version < 1:

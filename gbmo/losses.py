@@ -144,6 +144,10 @@ class ClassIndexTarget:
             raise ValueError(
                 f"objective '{self.name}' takes a 1-D array of class indices, got shape {y.shape}"
             )
+        if y.dtype.kind == "f" and np.isnan(y).any():
+            raise ValueError(f"objective '{self.name}' takes a class index for every row, and y "
+                             f"holds NaN at {np.isnan(y).sum()} row(s): a missing class is not "
+                             "taken; drop those rows")
         if y.dtype.kind not in "iub" and not (
             y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))
         ):

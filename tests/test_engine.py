@@ -430,6 +430,18 @@ def test_a_lightgbm_model_file_is_refused_by_name(tmp_path):
     path.write_text("tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\n")
     with pytest.raises(gbmo.ModelFormatError, match="a LightGBM model file"):
         gbmo.Booster(model_file=path)
+    xgboost_file = tmp_path / "model.json"
+    xgboost_file.write_text('{"learner": {"gradient_booster": {}}, "version": [3, 2, 0]}')
+    with pytest.raises(gbmo.ModelFormatError, match="an XGBoost model file"):
+        gbmo.Booster(model_file=xgboost_file)
+
+
+def test_a_missing_class_label_is_named_as_nan():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    with pytest.raises(ValueError, match=r"objective 'softmax' takes a class index for every "
+                                         r"row, and y holds NaN at 1 row\(s\)"):
+        gbmo.train({"objective": "softmax", "verbosity": 0},
+                   gbmo.Dataset(X, [0, 1, 2, np.nan, 1, 0]), 1)
 
 
 def test_lightgbm_s_booster_methods_for_features_and_the_sklearn_best_score():

@@ -30,12 +30,13 @@ def float_target(y, objective):
     return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 
 
-def given_once(objective, name, value, other_name, other_value, default):
+def given_once(objective, name, value, other_name, other_value, default, note=""):
     """A parameter that another library names otherwise (LightGBM's alpha for
-    huber's delta, XGBoost's quantile_alpha): the one given, else default."""
+    huber's delta, XGBoost's quantile_alpha): the one given, else default.
+    note ends the error of both given."""
     if value is not None and other_value is not None:
         raise ValueError(f"objective {objective!r}: give {name} once, as {name} or as "
-                         f"{other_name} (another library's name for it)")
+                         f"{other_name} (another library's name for it){note}")
     return value if value is not None else other_value if other_value is not None else default
 
 

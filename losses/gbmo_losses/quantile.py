@@ -44,7 +44,9 @@ class Quantile(Loss):
 
     def __init__(self, alpha=None, n_threads=1, quantile_alpha=None, non_crossing=False):
         super().__init__(n_threads)
-        alpha = given_once(self.name, "alpha", alpha, "quantile_alpha", quantile_alpha, 0.5)
+        alpha = given_once(self.name, "alpha", alpha, "quantile_alpha", quantile_alpha, 0.5,
+                           "; XGBoost's alpha, its L1 penalty, is gbmo's lambda_l1 "
+                           "(reg_alpha)")
         several = isinstance(alpha, (list, tuple, np.ndarray))
         levels = list(alpha) if several else [alpha]
         if not levels:
