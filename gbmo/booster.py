@@ -50,13 +50,31 @@ def _threads_keyword(n_threads, kwargs):
     if others:
         raise TypeError(f"predict got unexpected keyword arguments {', '.join(others)}; it "
                         "takes X (data), start_iteration, num_iteration, raw_score, pred_leaf, "
-                        "pred_contrib, n_threads (num_threads) and validate_features")
+                        "pred_contrib, n_threads (num_threads), validate_features, and "
+                        "XGBoost's iteration_range and output_margin")
     given = {"n_threads": n_threads} if n_threads is not None else {}
     given.update((key, kwargs[key]) for key in names)
     if len(given) > 1:
         raise TypeError(f"predict's thread count is given more than once ({', '.join(given)}): "
                         "give it once")
     return next(iter(given.values()), None)
+
+
+def xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
+                   iteration_range):
+    """(raw_score, start_iteration, num_iteration) of a predict call that may
+    use XGBoost's keywords: output_margin is raw_score, iteration_range
+    (begin, end) the rounds begin .. end - 1 ((0, 0) or None: the default)."""
+    if iteration_range is not None and tuple(iteration_range) != (0, 0):
+        if start_iteration != 0 or num_iteration is not None:
+            raise ValueError("give the rounds once: as iteration_range (XGBoost's) or as "
+                             "start_iteration and num_iteration")
+        begin, end = iteration_range
+        if not 0 <= begin < end:
+            raise ValueError(f"iteration_range must be (begin, end) with 0 <= begin < end, "
+                             f"got {iteration_range!r}")
+        start_iteration, num_iteration = int(begin), int(end - begin)
+    return bool(raw_score or output_margin), start_iteration, num_iteration
 
 
 class ModelFormatError(ValueError):
@@ -472,7 +490,7 @@ class Booster(JSONModel, TrainingRun):
 
     def predict(self, X=None, start_iteration=0, num_iteration=None, raw_score=False,
                 pred_leaf=False, pred_contrib=False, n_threads=None, *, data=None,
-                validate_features=False, **kwargs):
+                validate_features=False, iteration_range=None, output_margin=False, **kwargs):
         """Predictions (n, d): raw scores, or the objective's transform of them
         (probabilities for softmax / sigmoid / multiclassova). (n,) instead when
         the model has one output and was trained on a 1-D target. The arguments are in
@@ -495,7 +513,10 @@ class Booster(JSONModel, TrainingRun):
         model's features by name and in order, as LightGBM's (without it they
         are taken by position; a model trained without names checks
         nothing). LightGBM's keyword num_threads (or an alias of n_threads)
-        gives n_threads."""
+        gives n_threads. XGBoost's iteration_range=(begin, end) gives the
+        rounds begin .. end - 1, and output_margin=True the raw scores."""
+        raw_score, start_iteration, num_iteration = xgboost_rounds(
+            raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         X = one_of("X", X, "data", data)
         if X is None:
             raise ValueError("predict needs the features: X (or data, LightGBM's name)")
@@ -657,6 +678,27 @@ class Booster(JSONModel, TrainingRun):
         if importance_type == "split":
             return splits
         return gain if importance_type == "gain" else gain / np.maximum(splits, 1)
+
+    # XGBoost's names of importance kinds in get_score, where "gain" is the average
+    _XGBOOST_SCORES = {"weight": "split", "gain": "average_gain", "total_gain": "gain"}
+
+    def get_score(self, importance_type="weight"):
+        """XGBoost's importance dict: {feature name: value} of the features some
+        split uses, importance_type in XGBoost's sense ("weight": splits,
+        "gain": average gain, "total_gain": total gain; cover is not
+        recorded), over the rounds predict uses."""
+        if importance_type not in self._XGBOOST_SCORES:
+            raise ValueError(f"importance_type {importance_type!r} is not allowed; allowed: "
+                             f"{', '.join(self._XGBOOST_SCORES)} (XGBoost's; cover and "
+                             "total_cover, hessian sums, are not recorded)")
+        values = self.feature_importance(self._XGBOOST_SCORES[importance_type])
+        used = self.feature_importance("split") > 0
+        return {name: float(value) for name, value, on in zip(self.feature_name(), values, used)
+                if on}
+
+    def num_boosted_rounds(self):
+        """XGBoost's name of current_iteration(): the rounds trained."""
+        return self.current_iteration()
 
     def trees_to_dataframe(self):
         """Every node of every tree as a row of a pandas DataFrame (see

@@ -51,7 +51,7 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
                                       check_random_state, column_or_1d)
 
 from . import registry
-from .booster import Booster
+from .booster import Booster, xgboost_rounds
 from .callback import early_stopping, log_evaluation
 from .categorical import (align_dataframe_categories, dataframe_categories,
                           resolve_categorical_features)
@@ -144,23 +144,6 @@ def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
                         f"{name} of dtype {dtype} has a value that is not a number: {err}. "
                         "Convert or encode such columns as numbers first") from None
     return X
-
-
-def _xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
-                    iteration_range):
-    """(raw_score, start_iteration, num_iteration) of a predict call that may
-    use XGBoost's keywords: output_margin is raw_score, iteration_range
-    (begin, end) the rounds begin .. end - 1 ((0, 0) or None: the default)."""
-    if iteration_range is not None and tuple(iteration_range) != (0, 0):
-        if start_iteration != 0 or num_iteration is not None:
-            raise ValueError("give the rounds once: as iteration_range (XGBoost's) or as "
-                             "start_iteration and num_iteration")
-        begin, end = iteration_range
-        if not 0 <= begin < end:
-            raise ValueError(f"iteration_range must be (begin, end) with 0 <= begin < end, "
-                             f"got {iteration_range!r}")
-        start_iteration, num_iteration = int(begin), int(end - begin)
-    return bool(raw_score or output_margin), start_iteration, num_iteration
 
 
 def _missing_labels(y):
@@ -993,10 +976,10 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         Booster.predict's, as LightGBM's. pred_contrib=True: each feature's
         contribution to them (SHAP values; see Booster.predict),
         (n, n_features + 1) or (n, n_features + 1, d). output_margin and
-        iteration_range are XGBoost's (see _xgboost_rounds). validate_features
+        iteration_range are XGBoost's (see booster.xgboost_rounds). validate_features
         is LightGBM's: a DataFrame's columns are checked against fit's names
         whatever it says (scikit-learn's check)."""
-        raw_score, start_iteration, num_iteration = _xgboost_rounds(
+        raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         X = self._check_predict_X(X)
         rounds = {"num_iteration": num_iteration, "start_iteration": start_iteration}
@@ -1291,9 +1274,9 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         multi-label; with the trees of n_estimators_ rounds, or of num_iteration
         rounds from round start_iteration (see Booster.predict). raw_score,
         pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba;
-        iteration_range: XGBoost's (see _xgboost_rounds); validate_features as
+        iteration_range: XGBoost's (see booster.xgboost_rounds); validate_features as
         predict's."""
-        raw_score, start_iteration, num_iteration = _xgboost_rounds(
+        raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, False, iteration_range)
         if raw_score or pred_leaf or pred_contrib:
             return self.predict(X, raw_score=raw_score, num_iteration=num_iteration,
@@ -1316,9 +1299,9 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
         classes (but multiclass or multiclassova), else (n, n_features + 1,
         n_classes). The last three not for a sparse training y. output_margin and
-        iteration_range are XGBoost's (see _xgboost_rounds); validate_features
+        iteration_range are XGBoost's (see booster.xgboost_rounds); validate_features
         as the regressor's predict's."""
-        raw_score, start_iteration, num_iteration = _xgboost_rounds(
+        raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}
         if any(options.values()):
