@@ -247,6 +247,48 @@ def recode(codes, categories, new_categories):
     return mapping[np.where(present, codes, len(categories)).astype(np.intp)]
 
 
+def _is_text(column):
+    """A DataFrame column of strings (object or a string dtype), missing
+    values aside; not a category column, nor one of numbers."""
+    if str(column.dtype) == "category" or getattr(column.dtype, "kind", "O") in "biuf":
+        return False
+    from pandas.api.types import infer_dtype
+
+    return infer_dtype(column, skipna=True) == "string"
+
+
+def named_positions(X, categorical_feature):
+    """The column positions of a DataFrame X that categorical_feature (a list
+    of names or indices, or one name) names; none for anything else ("auto",
+    None), nor for names X lacks (resolve_categorical_features refuses them)."""
+    if not is_dataframe(X) or categorical_feature is None:
+        return []
+    items = [categorical_feature] if isinstance(categorical_feature, str) else categorical_feature
+    if not isinstance(items, (list, tuple)):
+        return []
+    columns = [str(column) for column in X.columns]
+    return [columns.index(item) if isinstance(item, str) else item for item in items
+            if (isinstance(item, str) and item in columns)
+            or (isinstance(item, numbers.Integral) and 0 <= item < len(columns))]
+
+
+def text_columns_as_categories(X, positions):
+    """A DataFrame X whose text columns at `positions` are category columns
+    (their strings the categories), as CatBoost takes cat_features of strings;
+    any other X, or column, as it is. Training names such columns
+    (categorical_feature); a model converts its category columns' positions
+    (pandas_categories), so that it predicts from the same strings."""
+    if not is_dataframe(X):
+        return X
+    text = [p for p in positions if p < X.shape[1] and _is_text(X.iloc[:, p])]
+    if not text:
+        return X
+    X = X.copy(deep=False)
+    for position in text:
+        X.isetitem(position, X.iloc[:, position].astype("category"))
+    return X
+
+
 def align_dataframe_categories(X, pandas_categories, n_features, feature_names=None,
                                name="X"):
     """A DataFrame X with each category column recoded to the training's
@@ -262,6 +304,7 @@ def align_dataframe_categories(X, pandas_categories, n_features, feature_names=N
     if not is_dataframe(X) or X.shape[1] != n_features:
         return X
     check_column_order(X, feature_names, name)
+    X = text_columns_as_categories(X, pandas_categories)
     here = set(dataframe_categories(X))
     mismatched = sorted(here ^ set(pandas_categories))
     if mismatched:

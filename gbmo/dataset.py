@@ -7,7 +7,8 @@ import numpy as np
 
 from .binning import BinMapper
 from .categorical import (align_dataframe_categories, dataframe_categories,
-                          lost_every_category, recode, resolve_categorical_features,
+                          lost_every_category, named_positions, recode,
+                          resolve_categorical_features, text_columns_as_categories,
                           warn_no_category_known)
 from .missing_values import as_read, reading
 from .parallel import thread_count
@@ -67,6 +68,7 @@ class Dataset:
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference
             raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
                             "LightGBM's is reference; give the training set as reference=")
+        X = text_columns_as_categories(X, named_positions(X, categorical_feature))
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
                                            reference.n_features, reference.feature_names)

@@ -53,8 +53,8 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
 from . import registry
 from .booster import Booster, xgboost_rounds
 from .callback import early_stopping, log_evaluation
-from .categorical import (align_dataframe_categories, dataframe_categories,
-                          resolve_categorical_features)
+from .categorical import (align_dataframe_categories, dataframe_categories, named_positions,
+                          resolve_categorical_features, text_columns_as_categories)
 from .dataset import Dataset
 from .engine import metric_names, train
 from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss
@@ -120,7 +120,9 @@ def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     convert string to float": a DataFrame's columns of a non-numeric dtype
     (object, string, datetime, ...; numeric, bool and category columns pass),
     and an array or list of strings or objects that are not all numbers (an
-    object array of numbers passes, as in scikit-learn)."""
+    object array of numbers passes, as in scikit-learn). Text columns where
+    training had category columns become category columns first."""
+    X = text_columns_as_categories(X, pandas_categories)
     check_dataframe_columns(X, name)
     if is_dataframe(X):
         return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features,
@@ -552,6 +554,14 @@ class _GBMOModel(BaseEstimator):
         than the one y decides: always for the regressor."""
         return True
 
+    def _named_categorical_positions(self, X, categorical_feature):
+        """The positions of X's columns that fit's categorical_feature and the
+        parameters' (categorical_feature, CatBoost's cat_features, ...) name."""
+        params = self.get_params(deep=False)
+        named = [categorical_feature] + [params[key] for key in
+                                         keys_naming(params, "categorical_feature")]
+        return [position for given in named for position in named_positions(X, given)]
+
     def _check_own_params(self):
         n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
         try:
@@ -629,6 +639,8 @@ class _GBMOModel(BaseEstimator):
                              "boosting='dart': every round rescales the rounds it drops, so "
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
+        X = text_columns_as_categories(X, self._named_categorical_positions(
+            X, categorical_feature))
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
         X, y = self._validate_X_y(X, y)

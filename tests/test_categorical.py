@@ -171,6 +171,52 @@ def test_same_model_from_a_dataframe_and_from_codes():
     np.testing.assert_array_equal(from_frame.predict(unknown), from_codes.predict(missing))
 
 
+def test_a_text_column_named_categorical_is_a_category_column_as_catboost_s_cat_features(
+        tmp_path):
+    """The strings of a column named in categorical_feature are its categories,
+    in training and in every prediction, as for the same column made a pandas
+    category first; a text column not named is still refused."""
+    X, y = _category_problem(seed=4)
+    shops = np.array([f"shop {i}" for i in range(40)])[X[:, 0].astype(int)]
+    text = pd.DataFrame({"shop": shops, "x": X[:, 1]})
+    category = text.assign(shop=text["shop"].astype("category"))
+    from_category = gbmo.train(QUIET, gbmo.Dataset(category, y), 20)
+    from_text = gbmo.train(QUIET, gbmo.Dataset(text, y, categorical_feature=["shop"]), 20)
+    expected = from_category.predict(category)
+    np.testing.assert_array_equal(from_text.predict(text), expected)
+    np.testing.assert_array_equal(from_text.predict(category), expected)
+    from_text.save_model(tmp_path / "model.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "model.json")
+    np.testing.assert_array_equal(loaded.predict(text), expected)
+    # a string the training lacked is missing, as an unknown category is
+    unseen = text.iloc[:2].assign(shop=["no such shop", None])
+    np.testing.assert_array_equal(from_text.predict(unseen), from_category.predict(
+        category.iloc[:2].assign(shop=pd.Categorical([None, None]))))
+    valid = gbmo.Dataset(text, y, categorical_feature=["shop"])
+    history = gbmo.train(QUIET, valid, 3, valid_sets=[valid.create_valid(text, y)]).evals_result
+    assert history["valid_0"]["rmse"] == gbmo.train(
+        QUIET, gbmo.Dataset(category, y), 3, valid_sets=[gbmo.Dataset(category, y)]
+    ).evals_result["valid_0"]["rmse"]
+    with pytest.raises(TypeError, match="name it in categorical_feature \\(CatBoost's "
+                                        "cat_features\\)"):
+        gbmo.Dataset(text, y)
+
+
+def test_the_estimators_take_catboost_s_cat_features_of_strings():
+    from gbmo.sklearn import GBMORegressor
+
+    X, y = _category_problem(seed=5)
+    shops = np.array([f"shop {i}" for i in range(40)])[X[:, 0].astype(int)]
+    text = pd.DataFrame({"shop": shops, "x": X[:, 1]})
+    category = text.assign(shop=text["shop"].astype("category"))
+    expected = GBMORegressor(n_estimators=10).fit(category, y).predict(category)
+    for given in ({"cat_features": ["shop"]}, {"categorical_feature": [0]}):
+        model = GBMORegressor(n_estimators=10, **given).fit(text, y)
+        np.testing.assert_array_equal(model.predict(text), expected)
+    fit_named = GBMORegressor(n_estimators=10).fit(text, y, categorical_feature=["shop"])
+    np.testing.assert_array_equal(fit_named.predict(text), expected)
+
+
 def test_model_file_keeps_the_order_and_the_categories(tmp_path):
     X, y = _category_problem(seed=3)
     frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
