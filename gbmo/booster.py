@@ -70,9 +70,11 @@ def xgboost_rounds(raw_score, start_iteration, num_iteration, output_margin,
             raise ValueError("give the rounds once: as iteration_range (XGBoost's) or as "
                              "start_iteration and num_iteration")
         begin, end = iteration_range
-        if not 0 <= begin < end:
-            raise ValueError(f"iteration_range must be (begin, end) with 0 <= begin < end, "
-                             f"got {iteration_range!r}")
+        whole = all(isinstance(i, numbers.Integral) and not isinstance(i, bool)
+                    for i in (begin, end))
+        if not (whole and 0 <= begin < end):
+            raise ValueError(f"iteration_range must be (begin, end), integers with 0 <= begin "
+                             f"< end, got {iteration_range!r}")
         start_iteration, num_iteration = int(begin), int(end - begin)
     return bool(raw_score or output_margin), start_iteration, num_iteration
 
@@ -629,13 +631,14 @@ class Booster(JSONModel, TrainingRun):
     IMPORTANCE_ALIASES = {"weight": "split", "total_gain": "gain"}
 
     @classmethod
-    def importance_kind(cls, importance_type):
+    def importance_kind(cls, importance_type, named=None):
         """gbmo's name of importance_type (XGBoost's weight and total_gain
-        taken); refused unless it is one gbmo records."""
+        taken); refused unless it is one gbmo records, the error calling the
+        value `named` (default "importance_type '<value>'")."""
         kind = cls.IMPORTANCE_ALIASES.get(importance_type, importance_type)
         if kind not in cls.IMPORTANCE_TYPES:
             raise ValueError(
-                f"importance_type {importance_type!r} is not allowed; allowed: "
+                f"{named or f'importance_type {importance_type!r}'} is not allowed; allowed: "
                 f"{', '.join(cls.IMPORTANCE_TYPES)} (XGBoost's weight, total_gain and gain; "
                 "XGBoost's cover and total_cover, hessian sums, are not recorded)")
         return kind
@@ -643,8 +646,9 @@ class Booster(JSONModel, TrainingRun):
     def feature_importance(self, importance_type="split", iteration=None, per_output=False):
         """Importance of each feature: "split" (how many splits use it), "gain"
         (the total gain of those splits) or "average_gain" (gain / splits), as in
-        LightGBM (XGBoost's weight, total_gain and gain). iteration limits it to the first rounds (default:
-        the best iteration when early stopping found one, else all).
+        LightGBM (XGBoost's weight, total_gain and gain). iteration limits it
+        to the first rounds (default: the best iteration when early stopping
+        found one, else all).
 
         per_output=True gives an (n_features, n_outputs) array: each output's
         share of the gain (the columns sum to the overall gain), and for "split"

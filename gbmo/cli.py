@@ -490,7 +490,8 @@ def _demo_log(name, booster, X_test, y_test):
     for i in range(1, n_rounds + 1):
         if i % every == 0 or i in (1, booster.best_iteration, n_rounds):
             prediction = booster.predict(X_test, num_iteration=i)  # only the rounds logged
-            scores = ([(f"test {m}", evaluate(m, y_test, prediction, quantile_levels=levels)[0]) for m in metrics]
+            scores = ([(f"test {m}", evaluate(m, y_test, prediction, quantile_levels=levels)[0])
+                       for m in metrics]
                       + [(f"held-out {m}", held_out[m][i - 1]) for m in metrics])
             print(f"  [{i:4d}] {name} " + ", ".join(f"{label} {value:.5f}"
                                                    for label, value in scores))

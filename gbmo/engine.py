@@ -33,7 +33,7 @@ from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
                      split_controls, with_dataset_params, check_output_bounds)
 from .thread_governor import thread_governor
-from .validation import check_init_score_outputs
+from .validation import check_init_score_outputs, check_name_order
 
 
 # add_leaf_values' leaf outputs of a tree of dense leaves
@@ -509,6 +509,9 @@ class _Trainer:
             self._keep_evaluating(_EvalSet(name, valid, self.y, self.raw,
                                            start=self.training_set.start))
             return
+        # a Dataset without reference= was never aligned with the training's columns
+        check_name_order(valid.feature_names, train_set.feature_names,
+                         f"validation set {name!r}: X")
         if train_set.init_score is not None and valid.init_score is None:
             raise ValueError(f"validation set {name!r} has no init_score while the training "
                              "set has one: give its rows' offsets too "

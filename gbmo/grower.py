@@ -33,6 +33,7 @@ from ._core._split import (find_best_sparse_splits, find_best_splits, node_value
                            split_gain_table)
 from ._core._tree_arrays import tree_arrays
 from .parallel import threads_for
+from .params import max_leaves_of
 from .tree import Tree
 
 # Node histograms, n_features x histogram_bins x width float64 each, are cached
@@ -281,7 +282,7 @@ class TreeGrower:
         self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
         self.symmetric = params["growth"] == "symmetric"
         if self.symmetric:  # a full level must fit in max_leaves
-            self.max_depth = min(self.max_depth, int(np.log2(params["max_leaves"])))
+            self.max_depth = min(self.max_depth, int(np.log2(max_leaves_of(params))))
         # Sparse leaves only when they keep fewer outputs than there are.
         sparse = params["split"] != "dense" and params["top_k"] < self.n_outputs
         self.top_k = params["top_k"] if sparse else None
@@ -326,7 +327,7 @@ class TreeGrower:
             # at most one histogram per leaf is alive
             self.capacity = capacity
             self.histograms = workspace.histogram_block(
-                shape, min(capacity, params["max_leaves"] + 1))
+                shape, min(capacity, max_leaves_of(params) + 1))
         else:
             self.pool = workspace.histogram_pool(shape, capacity)
             # find_best_splits' best split of each feature
@@ -718,7 +719,7 @@ class TreeGrower:
         categorical = self.categorical is not None
         smoothed = self.path_smooth > 0
         nodes = workspace.grown_nodes(
-            node_bound(n_rows, params["max_leaves"], params["min_samples_leaf"],
+            node_bound(n_rows, max_leaves_of(params), params["min_samples_leaf"],
                        params["max_depth"]),
             self.width, self.n_outputs if bounded else 0, categorical, smoothed)
         entries = self.by_row
@@ -733,7 +734,7 @@ class TreeGrower:
             self.bin_mapper.missing_bin, self.skipped_bins, row_wise, params["lambda_l2"],
             self.lambda_l1, params["min_samples_leaf"], params["min_child_weight"],
             params["min_gain"], params["max_depth"] if params["max_depth"] > 0 else -1,
-            params["max_leaves"], self.n_threads, nodes,
+            max_leaves_of(params), self.n_threads, nodes,
             tree_seed=self._seed(),
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
             noise_scale=self.noise_scale, monotone=self.monotone, root_bound=self._root_bound(),
@@ -773,7 +774,7 @@ class TreeGrower:
         if root.gain > 0:
             heapq.heappush(candidates, (self._priority(root), order, root))
         n_leaves = 1
-        max_leaves = params["max_leaves"]
+        max_leaves = max_leaves_of(params)
         while candidates and n_leaves < max_leaves:
             batch = [heapq.heappop(candidates)[2]]
             # Depth-wise splits the nodes of a level together (as many as the

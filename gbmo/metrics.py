@@ -149,11 +149,14 @@ def _hits(Y, top_labels):
     return np.asarray(Y[rows, top_labels.ravel()] != 0).reshape(top_labels.shape)
 
 
-def precision_at_k(Y, top_labels, weight=None):
+def precision_at_k(Y, top_labels, weight=None, ranked=None):
     """Mean over rows (weighted by weight, None: alike) of |top k ∩ labels| / k,
     k = top_labels.shape[1] (top_labels (n, k): each row's predicted labels,
-    best first)."""
-    return float(np.average(_hits(Y, top_labels).mean(axis=1), weights=weight))
+    best first); ranked (n,) gives each row's own k instead, when a row has
+    fewer labels to rank."""
+    hits = _hits(Y, top_labels).sum(axis=1)
+    return float(np.average(hits / (top_labels.shape[1] if ranked is None else ranked),
+                            weights=weight))
 
 
 def ndcg_at_k(Y, top_labels, weight=None):
@@ -180,18 +183,27 @@ def _top_observed(y, prediction, k):
     return np.take_along_axis(top, best_first, axis=1)
 
 
-def _ranking_metric(at_k, k):
-    """at_k (precision_at_k or ndcg_at_k) at k as a metric of a dense 0/1
-    target (n, d) and its predictions; the sparse-output path ranks its own
-    sparse scores (sparse_output.evaluate_sparse_output)."""
+def _ranking_metric(kind, k):
+    """precision@k or ndcg@k of a dense 0/1 target (n, d) and its
+    predictions: each row ranks its observed labels only, k of them or all
+    when it has fewer, and a row without one is left out. The sparse-output
+    path ranks its own sparse scores (sparse_output.evaluate_sparse_output)."""
     def metric(y, prediction, weight=None, n_threads=None):
-        return at_k(np.nan_to_num(y), _top_observed(y, prediction, min(k, y.shape[1])), weight)
+        ranked = np.minimum(k, np.count_nonzero(~np.isnan(y), axis=1))
+        kept = ranked > 0
+        y, prediction, ranked = y[kept], prediction[kept], ranked[kept]
+        weight = None if weight is None else np.asarray(weight)[kept]
+        if not len(y):
+            return np.nan
+        top = _top_observed(y, prediction, min(k, y.shape[1]))
+        if kind == "precision":
+            return precision_at_k(np.nan_to_num(y), top, weight, ranked)
+        return ndcg_at_k(np.nan_to_num(y), top, weight)
     return metric
 
 
-RANKING_METRICS = {f"{kind}@{k}": _ranking_metric(at_k, k)
-                   for kind, at_k in (("precision", precision_at_k), ("ndcg", ndcg_at_k))
-                   for k in (1, 3, 5)}
+RANKING_METRICS = {f"{kind}@{k}": _ranking_metric(kind, k)
+                   for kind in ("precision", "ndcg") for k in (1, 3, 5)}
 
 
 METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "quantile": quantile,
@@ -276,9 +288,9 @@ def _selected(name, y, outputs, prediction_width):
     width = prediction_width if y.ndim == 2 and y.shape[1] == 1 else (
         y.shape[1] if y.ndim == 2 else 0)
     if max(outputs) >= width:
-        raise ValueError(f"metric {name!r} selects outputs {outputs}, but the targets have "
-                         f"{width or 'no'} output columns (class indices have none); "
-                         "allowed: columns 0 .. d - 1 of a 2-D target")
+        raise ValueError(f"metric {name!r} selects outputs {outputs}, but the model has "
+                         f"{width or 'no'} outputs to select (class indices have none); "
+                         "allowed: outputs 0 .. d - 1 of a 2-D target")
     return y if width == prediction_width and y.shape[1] == 1 else y[:, outputs]
 
 
@@ -286,8 +298,8 @@ def _check_quantile_levels(name, levels, outputs):
     if levels is None:
         raise ValueError(f"metric {name!r} scores each output at the quantile level (alpha) "
                          "its objective predicts, and this objective predicts none; use it "
-                         "with objective 'quantile' (gbmo-losses), or a MultiTaskLoss task "
-                         "of it")
+                         "with an objective that predicts quantiles (gbmo-losses' quantile, "
+                         "or l1 and mape, at 0.5), or a MultiTaskLoss task of one")
     selected = levels if outputs is None else levels[outputs]
     if np.isnan(selected).any():
         raise ValueError(f"metric {name!r} covers outputs that predict no quantile: restrict "

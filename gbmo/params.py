@@ -78,7 +78,7 @@ PARAMS = {
                        "node of a level on one split (CatBoost's oblivious trees)"),
     "max_leaves": Spec(None, int, 2, 2**20, allow_none=True,
                        doc="leaves per tree; None: 31, or 2**max_depth for depth-wise and "
-                           "symmetric growth under a max_depth (see with_default_max_leaves)",
+                           "symmetric growth under a max_depth (see max_leaves_of)",
                        out_of_range="XGBoost's 0, no cap, is max_leaves left out with "
                                     "growth='depthwise' and a max_depth"),
     "max_depth": Spec(-1, int, -1, 2**10,
@@ -340,7 +340,7 @@ def names_no_metric(item):
 _CATBOOST_OBJECTIVE_KEYWORDS = {"variance_power": "tweedie_variance_power"}
 
 
-def _objective_and_written_params(objective):
+def objective_and_written_params(objective):
     """(objective, its parameters) of CatBoost's "Name:key=value;key=value"
     ("Quantile:alpha=0.9", "MultiQuantile:alpha=0.1,0.9"); any other value
     with {} (XGBoost's names hold a ':' but no '=')."""
@@ -364,14 +364,14 @@ def canonical_objective(objective):
     """gbmo's name for an objective given by one of OBJECTIVE_ALIASES, with
     or without CatBoost's written parameters ("Quantile:alpha=0.9" is
     quantile); any other value unchanged."""
-    objective = _objective_and_written_params(objective)[0]
+    objective = objective_and_written_params(objective)[0]
     return OBJECTIVE_ALIASES.get(objective, objective) if isinstance(objective, str) else objective
 
 
 def _fold_written_objective_params(resolved):
     """CatBoost's parameters written in the objective's name become its
     objective_params (refused when objective_params gives them too)."""
-    written = _objective_and_written_params(resolved["objective"])[1]
+    written = objective_and_written_params(resolved["objective"])[1]
     resolved["objective"] = canonical_objective(resolved["objective"])
     given = dict(resolved["objective_params"] or {})
     twice = sorted(set(written) & set(given))
@@ -940,16 +940,17 @@ def with_default_lambda_l2(params):
     return params
 
 
-def with_default_max_leaves(params):
-    """params with max_leaves None made its default: 31, as LightGBM's; but
-    every leaf of max_depth's full levels for depth-wise and symmetric
-    growth, as XGBoost's depth-wise trees and CatBoost's depth grow them (31
-    cut a depth of 6 to 4 full levels)."""
-    if params["max_leaves"] is None:
-        by_levels = params["growth"] != "bestfirst" and params["max_depth"] > 0
-        params["max_leaves"] = (min(2 ** params["max_depth"], PARAMS["max_leaves"].high)
-                                if by_levels else 31)
-    return params
+def max_leaves_of(params):
+    """The leaves a tree may have: max_leaves; left out (None), 31 as
+    LightGBM's, but every leaf of max_depth's full levels for depth-wise and
+    symmetric growth, as XGBoost's depth-wise trees and CatBoost's depth grow
+    them (31 cut a depth of 6 to 4 full levels). Read per tree, so that a
+    max_depth reset between rounds moves it."""
+    if params["max_leaves"] is not None:
+        return params["max_leaves"]
+    if params["growth"] != "bestfirst" and params["max_depth"] > 0:
+        return min(2 ** params["max_depth"], PARAMS["max_leaves"].high)
+    return 31
 
 
 def resolve_params(params):
@@ -975,7 +976,6 @@ def resolve_params(params):
     if resolved["boosting"] == "goss":
         resolved.update(boosting="gbdt", data_sample_strategy="goss")
     with_default_lambda_l2(resolved)
-    with_default_max_leaves(resolved)
     if resolved["split"] != "dense" and resolved["top_k"] is None:
         raise ValueError(
             f"parameter 'top_k' is required with split={resolved['split']!r}: "

@@ -46,9 +46,9 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     if isinstance(data, Dataset):
         raise TypeError("refit takes the features X (as predict does) and label, not a Dataset")
     if hasattr(label, "toarray") and booster.sparse_loss is None:
-        raise TypeError("refit takes label as a dense array for a model trained on a dense Y "
-                        "(label.toarray() of a sparse one); a model trained on a sparse Y takes "
-                        "either")
+        raise TypeError("refit takes label as a dense array for a model not marked as "
+                        "trained on a sparse Y (label.toarray() of a sparse one); a marked "
+                        "model (saved by gbmo from model format 3 on) takes either")
     if params["ensembler"] is not None:
         raise ValueError("refit sets leaves from the objective's gradients; this model's "
                          "leaves came from an ensembler's, which refit cannot take")

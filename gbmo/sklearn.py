@@ -61,7 +61,8 @@ from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
 from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_value, keys_naming,
                      metric_list, names_no_metric, resolve_params)
-from .sparse_output import check_sparse_labels, make_sparse_loss, split_sparse_params
+from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
+                            split_sparse_params)
 from .validation import (check_dataframe_columns, check_init_score, check_weight,
                          frame_with_codes, is_dataframe)
 
@@ -564,10 +565,8 @@ class _GBMOModel(BaseEstimator):
 
     def _check_own_params(self):
         n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
-        try:
-            Booster.importance_kind(self.importance_type)
-        except ValueError as err:
-            raise ValueError(f"parameter {err}") from None
+        Booster.importance_kind(self.importance_type,
+                                f"parameter 'importance_type' = {self.importance_type!r}")
         rounds = self.early_stopping_rounds
         if rounds is not None and (isinstance(rounds, bool)
                                    or not isinstance(rounds, numbers.Integral)):
@@ -1271,9 +1270,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
 
     def _labels(self, proba):
         if self._sparse_labels:
-            # a raw score above 0, as the sparse path's F1 counts a positive: a
-            # probability above 0.5, or the squared hinge's margin above 0
-            positive = self.booster_.loss.transform(np.zeros((1, 1)))[0, 0]
+            # as the sparse path's F1 counts a positive, in the scores' scale
+            positive = self.booster_.loss.transform(np.full((1, 1), POSITIVE_RAW_SCORE))[0, 0]
             return sp.csr_matrix(proba > positive, dtype=self._y_dtype)
         if self._multilabel:
             return (proba > 0.5).astype(self._y_dtype)
@@ -1294,8 +1292,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             return self.predict(X, raw_score=raw_score, num_iteration=num_iteration,
                                 pred_leaf=pred_leaf, pred_contrib=pred_contrib,
                                 start_iteration=start_iteration)
-        X = self._check_predict_X(X)
         self._refuse_margins()
+        X = self._check_predict_X(X)
         return self._proba(self.booster_.predict(X, num_iteration=num_iteration,
                                                  start_iteration=start_iteration))
 

@@ -41,12 +41,16 @@ from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (InteractionConstraints, drawn_features, drawn_thresholds, leaf_values,
                      soft_threshold, tree_structure)
 from .params import (balanced_bagging, bags, canonical_objective, check_output_bounds,
-                     check_sampling, keys_naming, metric_list, resolve_params)
+                     check_sampling, keys_naming, max_leaves_of, metric_list,
+                     objective_and_written_params, resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
 from .validation import is_scipy_sparse
 
 SPARSE_OBJECTIVES = ("squared_hinge", "sigmoid")
+# a label is predicted where its raw score is above this (F1, the estimators'
+# labels): a probability above 0.5, or the squared hinge's margin above 0
+POSITIVE_RAW_SCORE = 0.0
 DEFAULT_SPARSE_THRESHOLD = -2.0
 
 
@@ -123,7 +127,6 @@ class SparseSquaredHinge(SparseOutputLoss):
     name = "squared_hinge"
     predicted_by = "mse"  # the identity
     default_metric = "precision@1"
-    activity_threshold = 0.0  # F1 counts raw scores above 0 as predicted positive
 
     def base_score(self, Y, weight=None):
         return np.full(Y.shape[1], -1.0)
@@ -368,11 +371,12 @@ class SparseOutputGrower:
         candidates, order, n_leaves = [], 0, 1
         if root.gain > 0:
             heapq.heappush(candidates, (-root.gain, order, root))
-        while candidates and n_leaves < self.params["max_leaves"]:
+        max_leaves = max_leaves_of(self.params)
+        while candidates and n_leaves < max_leaves:
             node = heapq.heappop(candidates)[2]
             children = self._split(node)
             n_leaves += 1
-            if n_leaves >= self.params["max_leaves"]:
+            if n_leaves >= max_leaves:
                 break
             for child in children:
                 if self._can_split(child):
@@ -506,7 +510,8 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
     return labels, scores
 
 
-def evaluate_sparse_output(metric, Y, D, base, threshold=0.0, n_threads=1, weight=None):
+def evaluate_sparse_output(metric, Y, D, base, threshold=POSITIVE_RAW_SCORE, n_threads=1,
+                           weight=None):
     """A SPARSE_OUTPUT_METRICS value for raw scores base + D (base: (L,),
     each label's) against labels Y, rows weighted by weight (None: alike); F1
     counts raw scores above threshold as predicted positives."""
@@ -559,7 +564,11 @@ def split_sparse_params(params):
     # before the shared validation too, whose demands of a forest do not apply
     if any(params[key] in ("rf", "random_forest") for key in keys_naming(params, "boosting")):
         raise ValueError("a sparse Y does not take boosting='rf' yet")
-    objective = canonical_objective(_pop_one(params, "objective", "squared_hinge"))
+    given = _pop_one(params, "objective", "squared_hinge")
+    if objective_and_written_params(given)[1]:
+        raise ValueError(f"objective {given!r}: a sparse Y's objectives take no parameters "
+                         "written in the name; give sparse_threshold as a parameter")
+    objective = canonical_objective(given)
     threshold = params.pop("sparse_threshold", None)
     metric = metric_list(_pop_one(params, "metric", None))
     if callable(objective) or not isinstance(objective, str):

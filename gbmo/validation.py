@@ -68,10 +68,15 @@ def check_column_order(X, feature_names, name="X"):
     """Raises a ValueError when the DataFrame X's columns are the model's
     feature_names in another order (a list; None: the model has no names),
     which a prediction by position would misread."""
-    if feature_names is None or not is_dataframe(X):
+    if is_dataframe(X):
+        check_name_order([str(column) for column in X.columns], feature_names, name)
+
+
+def check_name_order(columns, feature_names, name="X"):
+    """check_column_order of columns' names (None: no names)."""
+    if columns is None or feature_names is None:
         return
-    columns = [str(column) for column in X.columns]
-    if columns != list(feature_names) and sorted(columns) == sorted(feature_names):
+    if list(columns) != list(feature_names) and sorted(columns) == sorted(feature_names):
         raise ValueError(f"{name}'s columns are the model's features in another order "
                          f"({', '.join(columns)}); give them in the model's order: "
                          f"{', '.join(feature_names)}")

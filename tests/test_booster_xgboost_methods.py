@@ -26,8 +26,10 @@ def test_iteration_range_is_the_rounds_begin_to_end_and_output_margin_the_raw_sc
                                   booster.predict(X, raw_score=True))
     with pytest.raises(ValueError, match="give the rounds once"):
         booster.predict(X, iteration_range=(0, 3), num_iteration=2)
-    with pytest.raises(ValueError, match="iteration_range must be \\(begin, end\\)"):
-        booster.predict(X, iteration_range=(3, 1))
+    for bad in ((3, 1), (1.5, 3)):
+        with pytest.raises(ValueError, match="iteration_range must be \\(begin, end\\), "
+                                             "integers"):
+            booster.predict(X, iteration_range=bad)
 
 
 def test_get_score_is_xgboost_s_importance_of_the_features_splits_use(booster):

@@ -794,6 +794,24 @@ def test_validate_features_checks_a_dataframe_s_columns_by_name():
             model.predict(X[["b", "a", "c"]], **kind)
 
 
+def test_a_validation_set_with_the_model_s_columns_in_another_order_is_refused():
+    """Built without reference=, it was read by position: its metric, and so
+    early stopping, watched swapped features (found by review)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(19)
+    X = pd.DataFrame(rng.normal(size=(100, 3)), columns=["a", "b", "c"])
+    y = X["a"].to_numpy()
+    with pytest.raises(ValueError, match=r"validation set 'swapped': X's columns are the "
+                                         r"model's features in another order \(c, a, b\)"):
+        gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 2,
+                   valid_sets=[gbmo.Dataset(X[["c", "a", "b"]], y)], valid_names=["swapped"])
+    # other names are read by position, as LightGBM reads them
+    scores = [gbmo.train({"verbosity": 0}, gbmo.Dataset(X, y), 2, valid_sets=[
+        gbmo.Dataset(valid, y)]).evals_result["valid_0"]["rmse"]
+        for valid in (X.rename(columns={"c": "z"}), X.to_numpy())]
+    assert scores[0] == scores[1]
+
+
 def _cv_problem():
     rng = np.random.default_rng(18)
     X = rng.normal(size=(240, 3))
@@ -1129,7 +1147,7 @@ def test_dataset_params_train_beneath_train_s_as_lightgbm_s():
     with pytest.warns(UserWarning, match=r"the Dataset's params 'num_leaves' are training "
                                          r"parameters.*they are not given there") as caught:
         unused = gbmo.train({}, data, 5)
-    assert caught[0].filename == __file__ and unused.params["max_leaves"] == 31
+    assert caught[0].filename == __file__ and unused.params["max_leaves"] is None
     assert gbmo.Dataset(X, y, params={"max_bin": 15, "num_iterations": 2}).construct() \
         .feature_num_bin(0) == 15
     assert data.subset(np.arange(100)).get_params() == data.get_params()

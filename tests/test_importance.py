@@ -133,7 +133,7 @@ def test_estimator_feature_importances():
     split_model = GBMORegressor(n_estimators=10, importance_type="split").fit(X, Y)
     splits = split_model.booster_.feature_importance("split")
     np.testing.assert_allclose(split_model.feature_importances_, splits / splits.sum())
-    with pytest.raises(ValueError, match="parameter importance_type 'cover' is not allowed"):
+    with pytest.raises(ValueError, match="parameter 'importance_type' = 'cover' is not allowed"):
         GBMORegressor(importance_type="cover").fit(X, Y)
 
 

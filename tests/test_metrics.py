@@ -238,7 +238,7 @@ def test_a_one_column_target_serves_every_selected_output_and_quantile_takes_the
     assert selected == pytest.approx(per_output[[2, 0]].mean(), rel=1e-12)
     assert evaluate("mae[1]", y, prediction)[0] == pytest.approx(
         np.mean(np.abs(y[:, 0] - prediction[:, 1])), rel=1e-12)
-    with pytest.raises(ValueError, match=r"selects outputs \[3\].*3 output columns"):
+    with pytest.raises(ValueError, match=r"selects outputs \[3\], but the model has 3 outputs"):
         evaluate("mae[3]", y, prediction)
 
 
@@ -261,17 +261,21 @@ def test_a_metric_selecting_an_output_twice_is_refused_before_training():
 
 def _ranking_reference(y, prediction, k, weight):
     """precision@k and ndcg@k row by row: sort each row's observed labels by
-    prediction, best first."""
-    precision, ndcg = [], []
-    for labels, scores in zip(y, prediction):
+    prediction, best first, and score its first k (all, when it has fewer);
+    a row without an observed label is left out."""
+    precision, ndcg, weights = [], [], []
+    for i, (labels, scores) in enumerate(zip(y, prediction)):
         observed = np.flatnonzero(~np.isnan(labels))
-        ranked = observed[np.argsort(-scores[observed], kind="stable")][:min(k, len(labels))]
+        if not len(observed):
+            continue
+        ranked = observed[np.argsort(-scores[observed], kind="stable")][:k]
         hits = labels[ranked] == 1
         discount = 1 / np.log2(np.arange(2, len(ranked) + 2))
         ideal = discount[:min(int(np.nansum(labels)), len(ranked))].sum()
-        precision.append(hits.sum() / min(k, len(labels)))
+        precision.append(hits.sum() / len(ranked))
         ndcg.append((hits * discount).sum() / ideal if ideal else 0.0)
-    return np.average(precision, weights=weight), np.average(ndcg, weights=weight)
+        weights.append(1.0 if weight is None else weight[i])
+    return np.average(precision, weights=weights), np.average(ndcg, weights=weights)
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])
@@ -279,6 +283,8 @@ def test_precision_and_ndcg_at_k_of_a_dense_multi_label_target_against_a_row_by_
     rng = np.random.default_rng(k)
     y = (rng.uniform(size=(200, 4)) < 0.3).astype(float)
     y[rng.uniform(size=y.shape) < 0.1] = np.nan
+    y[:5] = np.nan  # rows with no label to rank, left out
+    y[5:10, 1:] = np.nan  # rows with one label to rank: precision@k of that one
     prediction = rng.uniform(size=y.shape)
     weight = rng.uniform(0.1, 2.0, 200)
     for w in (None, weight):

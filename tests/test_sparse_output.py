@@ -745,6 +745,8 @@ def test_f1_metrics_during_training_are_recorded():
     # squared error is not the squared hinge, which it silently trained
     (dict(objective="mse"), "objective 'mse' does not take a sparse Y"),
     (dict(objective="regression"), "objective 'mse' does not take a sparse Y"),
+    # CatBoost's written parameters were dropped silently
+    (dict(objective="MultiLogloss:scale_pos_weight=3"), "take no parameters written in the name"),
     (dict(metric="precision@7"), "unknown metric 'precision@7'"),
     (dict(split="dense"), "split='sparse' and top_k"),
     (dict(growth="depthwise"), "growth='bestfirst'"),

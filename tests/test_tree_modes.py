@@ -135,10 +135,14 @@ def test_depthwise_under_max_depth_alone_grows_every_level_as_xgboost():
     params = {**{k: v for k, v in PARAMS.items() if k != "max_leaves"}, "growth": "depthwise",
               "max_depth": 6, "min_samples_leaf": 1}
     booster = gbmo.train(params, gbmo.Dataset(X, Y), 2)
-    assert booster.params["max_leaves"] == 64
-    assert max(t.n_leaves for t in booster.trees) > 31
+    assert 31 < max(t.n_leaves for t in booster.trees) <= 64
     best_first = gbmo.train({**params, "growth": "bestfirst"}, gbmo.Dataset(X, Y), 2)
-    assert best_first.params["max_leaves"] == 31
+    assert max(t.n_leaves for t in best_first.trees) == 31
+    # the cap follows max_depth round by round: a deeper reset grows more leaves
+    deepening = gbmo.train({**params, "max_depth": 3}, gbmo.Dataset(X, Y), 3,
+                           callbacks=[gbmo.reset_parameter(max_depth=[3, 6, 7])])
+    first, _, last = (tree.n_leaves for tree in deepening.trees)
+    assert first <= 8 and last > 64
 
 
 @pytest.mark.parametrize("random", [{}, {"extra_trees": True}, {"colsample_bynode": 0.5}])
