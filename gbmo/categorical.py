@@ -257,19 +257,28 @@ def _is_text(column):
     return infer_dtype(column, skipna=True) == "string"
 
 
-def named_positions(X, categorical_feature):
+def named_positions(X, categorical_feature, params=None):
     """The column positions of a DataFrame X that categorical_feature (a list
-    of names or indices, or one name) names; none for anything else ("auto",
-    None), nor for names X lacks (resolve_categorical_features refuses them)."""
-    if not is_dataframe(X) or categorical_feature is None:
+    of names or indices, or one name) and params' categorical_feature (any
+    alias: CatBoost's cat_features, ...) name; none for anything else
+    ("auto", None), nor for names X lacks (resolve_categorical_features
+    refuses them)."""
+    from .params import keys_naming
+
+    if not is_dataframe(X):
         return []
-    items = [categorical_feature] if isinstance(categorical_feature, str) else categorical_feature
-    if not isinstance(items, (list, tuple)):
-        return []
+    params = params or {}
     columns = [str(column) for column in X.columns]
-    return [columns.index(item) if isinstance(item, str) else item for item in items
-            if (isinstance(item, str) and item in columns)
-            or (isinstance(item, numbers.Integral) and 0 <= item < len(columns))]
+    positions = []
+    for given in [categorical_feature] + [params[key] for key in
+                                          keys_naming(params, "categorical_feature")]:
+        items = [given] if isinstance(given, str) else given
+        if isinstance(items, (list, tuple)):
+            positions += [columns.index(item) if isinstance(item, str) else item
+                          for item in items
+                          if (isinstance(item, str) and item in columns)
+                          or (isinstance(item, numbers.Integral) and 0 <= item < len(columns))]
+    return positions
 
 
 def text_columns_as_categories(X, positions):

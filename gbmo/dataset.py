@@ -68,7 +68,7 @@ class Dataset:
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference
             raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
                             "LightGBM's is reference; give the training set as reference=")
-        X = text_columns_as_categories(X, named_positions(X, categorical_feature))
+        X = text_columns_as_categories(X, named_positions(X, categorical_feature, self.params))
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
                                            reference.n_features, reference.feature_names)

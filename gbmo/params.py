@@ -24,8 +24,9 @@ class Spec:
     allow_none: bool = False
     many: bool = False      # a list of values is allowed too
     doc: str = ""
-    # what a value out of range means elsewhere, and gbmo's way: in the error
-    out_of_range: str = ""
+    # why a value out of range or choices is not taken, or what it means
+    # elsewhere and gbmo's way: in the error
+    refused_because: str = ""
 
 
 PARAMS = {
@@ -79,12 +80,12 @@ PARAMS = {
     "max_leaves": Spec(None, int, 2, 2**20, allow_none=True,
                        doc="leaves per tree; None: 31, or 2**max_depth for depth-wise and "
                            "symmetric growth under a max_depth (see max_leaves_of)",
-                       out_of_range="XGBoost's 0, no cap, is max_leaves left out with "
+                       refused_because="XGBoost's 0, no cap, is max_leaves left out with "
                                     "growth='depthwise' and a max_depth"),
     "max_depth": Spec(-1, int, -1, 2**10,
                       doc="depth limit of a tree; -1 or 0 means no limit"),
     "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values",
-                     out_of_range="gbmo's bins are 8-bit: 255 and the bin of missing values; "
+                     refused_because="gbmo's bins are 8-bit: 255 and the bin of missing values; "
                                   "XGBoost's default of 256 is 255 here"),
     "max_bins_by_feature": Spec(None, int, 2, 255, allow_none=True, many=True,
                                 doc="bins of each feature (a list, one per feature) in "
@@ -195,7 +196,7 @@ PARAMS = {
     "seed": Spec(0, int, 0, 2**63 - 1,
                  doc="random seed (bin, row and column subsampling, ensemblers)"),
     "verbosity": Spec(1, int, -1, 3, doc="<= 0 silences the per-round log",
-                      out_of_range="CatBoost's and XGBoost's verbose=N, a log every N rounds, "
+                      refused_because="CatBoost's and XGBoost's verbose=N, a log every N rounds, "
                                    "is callbacks=[gbmo.log_evaluation(N)], or the estimators' "
                                    "fit(verbose=N)"),
     # LightGBM's switches that never change its model, taken so that its
@@ -205,7 +206,8 @@ PARAMS = {
     "force_row_wise": Spec(False, bool, doc="as force_col_wise: no effect"),
     "deterministic": Spec(False, bool, doc="gbmo's models never depend on the threads or the "
                                            "machine's load: no effect"),
-    "device_type": Spec("cpu", str, choices=("cpu",), doc="gbmo trains on the CPU"),
+    "device_type": Spec("cpu", str, choices=("cpu",), doc="gbmo trains on the CPU",
+                        refused_because="gbmo trains on the CPU: GPU training is not built"),
     "feature_pre_filter": Spec(True, bool, doc="LightGBM's leaving out of features that cannot "
                                                "split under min_data_in_leaf; gbmo's search "
                                                "never splits them: no effect"),
@@ -218,7 +220,9 @@ PARAMS = {
                                   "and the k dropped rounds by k / (k + 1), LightGBM's "
                                   "xgboost_dart_mode=False"),
     "tree_method": Spec("hist", str, choices=("hist", "auto"),
-                        doc="XGBoost's; gbmo's trees are histogram-based: no effect"),
+                        doc="XGBoost's; gbmo's trees are histogram-based: no effect",
+                        refused_because="gbmo's trees are histogram-based, on the CPU: "
+                                        "XGBoost's exact, approx and GPU methods are not built"),
 }
 
 ALIASES = {
@@ -433,7 +437,7 @@ def _check_value(name, value, spec, label=None):
         if spec.choices is not None and value not in spec.choices:
             raise ValueError(
                 f"parameter {label} = {value!r} is not allowed; allowed: {', '.join(spec.choices)}"
-            )
+                + (f" ({spec.refused_because})" if spec.refused_because else ""))
         return value
     if isinstance(value, str):
         value = _number_in_text(value)
@@ -455,7 +459,7 @@ def _check_value(name, value, spec, label=None):
         raise ValueError(
             f"parameter {label} = {value!r} is out of range; allowed: "
             f"{bracket}{spec.low}, {spec.high}]"
-            + (f" ({spec.out_of_range})" if spec.out_of_range else ""))
+            + (f" ({spec.refused_because})" if spec.refused_because else ""))
     return value
 
 
@@ -484,6 +488,19 @@ GBMO_LOSSES_OBJECTIVES = ("huber", "fair", "quantile", "l1", "mape", "poisson", 
                           "gamma", "focal")
 
 
+# XGBoost's objectives whose names gbmo refuses, with its way
+_XGBOOST_OBJECTIVES_NOT_TAKEN = {
+    "multi:softmax": "its predictions are classes; gbmo's softmax (XGBoost's multi:softprob) "
+                     "predicts probabilities, whose argmax is the class (GBMOClassifier's "
+                     "predict gives it)",
+    "binary:logitraw": "its predictions are raw scores; give objective 'sigmoid' and "
+                       "predict(raw_score=True)",
+    "binary:hinge": "gbmo has no hinge objective for dense labels; give 'sigmoid'",
+    "reg:pseudohubererror": "gbmo-losses' huber is the Huber loss, not pseudo-Huber; give "
+                            "'huber' with its delta",
+}
+
+
 # LightGBM's, XGBoost's and CatBoost's ranking objectives, refused by name
 RANKING_OBJECTIVES = ("lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart",
                       "xendcg_mart", "rank:pairwise", "rank:ndcg", "rank:map", "YetiRank",
@@ -500,6 +517,9 @@ def _check_names(resolved):
         if objective in RANKING_OBJECTIVES:
             raise ValueError(f"objective {objective!r} ranks rows within groups: gbmo has no "
                              "ranking objectives; its objectives are " + ", ".join(LOSSES.names()))
+        if objective in _XGBOOST_OBJECTIVES_NOT_TAKEN:
+            raise ValueError(f"objective {objective!r} is XGBoost's, and gbmo does not take it: "
+                             + _XGBOOST_OBJECTIVES_NOT_TAKEN[objective])
         if objective in GBMO_LOSSES_OBJECTIVES and LOSSES.disabled:
             raise ValueError(
                 f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, and "
@@ -582,7 +602,8 @@ _NOT_TAKEN = {
     **dict.fromkeys(("bagging_seed", "feature_fraction_seed", "data_random_seed", "drop_seed",
                      "extra_seed", "objective_seed"),
                     ("LightGBM", "gbmo draws every random choice from one seed: give seed")),
-    "linear_tree": ("LightGBM", "gbmo's leaves hold constants, not linear models"),
+    **dict.fromkeys(("linear_tree", "linear_trees"),
+                    ("LightGBM", "gbmo's leaves hold constants, not linear models")),
     "group": ("LightGBM", "gbmo has no ranking objectives"),
     "gamma": ("XGBoost", "it is XGBoost's min_split_loss, which gbmo takes under that name "
                          "(halved: gbmo's gain is half XGBoost's); in gbmo, gamma is focal "

@@ -555,14 +555,6 @@ class _GBMOModel(BaseEstimator):
         than the one y decides: always for the regressor."""
         return True
 
-    def _named_categorical_positions(self, X, categorical_feature):
-        """The positions of X's columns that fit's categorical_feature and the
-        parameters' (categorical_feature, CatBoost's cat_features, ...) name."""
-        params = self.get_params(deep=False)
-        named = [categorical_feature] + [params[key] for key in
-                                         keys_naming(params, "categorical_feature")]
-        return [position for given in named for position in named_positions(X, given)]
-
     def _check_own_params(self):
         n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
         Booster.importance_kind(self.importance_type,
@@ -638,8 +630,8 @@ class _GBMOModel(BaseEstimator):
                              "boosting='dart': every round rescales the rounds it drops, so "
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
-        X = text_columns_as_categories(X, self._named_categorical_positions(
-            X, categorical_feature))
+        X = text_columns_as_categories(X, named_positions(X, categorical_feature,
+                                                          self.get_params(deep=False)))
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
         X, y = self._validate_X_y(X, y)

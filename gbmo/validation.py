@@ -59,8 +59,10 @@ def check_dataframe_columns(X, name="X"):
         f"{name} has {len(bad)} non-numeric column{'s' if len(bad) > 1 else ''}: {listed}; "
         "allowed: numeric or bool columns (int, float, bool, and pandas' nullable Int64, "
         "Float64, boolean) and category columns. Convert strings, dates and other values to "
-        "numbers first, or make a column of labels a categorical feature: name it in "
-        "categorical_feature (CatBoost's cat_features), or df[col] = df[col].astype('category')."
+        "numbers first, or make a column of labels a categorical feature: name it in the "
+        "Dataset's categorical_feature (Dataset(X, y, categorical_feature=[...]), or its "
+        "params; train's params come after the Dataset has read X) or the estimators' "
+        "(CatBoost's cat_features), or df[col] = df[col].astype('category')."
     )
 
 

@@ -197,9 +197,12 @@ def test_a_text_column_named_categorical_is_a_category_column_as_catboost_s_cat_
     assert history["valid_0"]["rmse"] == gbmo.train(
         QUIET, gbmo.Dataset(category, y), 3, valid_sets=[gbmo.Dataset(category, y)]
     ).evals_result["valid_0"]["rmse"]
-    with pytest.raises(TypeError, match="name it in categorical_feature \\(CatBoost's "
-                                        "cat_features\\)"):
-        gbmo.Dataset(text, y)
+    # the Dataset's params name it too; train's come after the Dataset has read X
+    from_params = gbmo.train(QUIET, gbmo.Dataset(text, y, params={"cat_features": ["shop"]}), 20)
+    np.testing.assert_array_equal(from_params.predict(text), expected)
+    with pytest.raises(TypeError, match="name it in the Dataset's categorical_feature .* "
+                                        "train's params come after the Dataset has read X"):
+        gbmo.train({**QUIET, "cat_features": ["shop"]}, gbmo.Dataset(text, y), 1)
 
 
 def test_the_estimators_take_catboost_s_cat_features_of_strings():

@@ -591,14 +591,28 @@ def test_other_libraries_parameters_gbmo_does_not_take_are_refused_with_the_reas
         gbmo.train({"verbosity": 0, name: 1}, gbmo.Dataset(X, X[:, 0]), 1)
 
 
+@pytest.mark.parametrize("objective, way", [
+    ("multi:softmax", "predicts probabilities, whose argmax is the class"),
+    ("binary:logitraw", "give objective 'sigmoid' and predict\\(raw_score=True\\)"),
+    ("reg:pseudohubererror", "the Huber loss, not pseudo-Huber"),
+])
+def test_xgboost_objectives_gbmo_does_not_take_name_its_way(objective, way):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ValueError, match=f"objective '{objective}' is XGBoost's, and gbmo does "
+                                         f"not take it: .*{way}"):
+        gbmo.train({"verbosity": 0, "objective": objective}, gbmo.Dataset(X, X[:, 0] > 0), 1)
+
+
 @pytest.mark.parametrize("name, value, meaning", [
+    ("device_type", "gpu", "GPU training is not built"),
+    ("tree_method", "gpu_hist", "XGBoost's exact, approx and GPU methods are not built"),
     ("verbose", 100, r"verbose=N, a log every N rounds, is callbacks=\[gbmo.log_evaluation"),
     ("max_leaves", 0, "XGBoost's 0, no cap, is max_leaves left out with growth='depthwise'"),
     ("max_bin", 256, "XGBoost's default of 256 is 255 here"),
 ])
-def test_a_value_out_of_range_names_what_it_means_in_another_library(name, value, meaning):
+def test_a_value_not_taken_says_why_or_what_it_means_in_another_library(name, value, meaning):
     X = np.random.default_rng(0).normal(size=(50, 2))
-    with pytest.raises(ValueError, match=f"out of range; allowed: .*{meaning}"):
+    with pytest.raises(ValueError, match=f"(out of range|is not allowed); allowed: .*{meaning}"):
         gbmo.train({name: value}, gbmo.Dataset(X, X[:, 0]), 1)
 
 
