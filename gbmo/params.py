@@ -767,9 +767,10 @@ RESETTABLE = ("learning_rate", "max_leaves", "max_depth", "lambda_l1", "lambda_l
 
 def reset_value(key, value):
     """(gbmo's name, the checked value) of a parameter reset between rounds:
-    a value, not None, which resolve_params alone makes a default."""
+    None only where each tree reads the default (max_leaves, see
+    max_leaves_of), not where resolve_params works it out once (lambda_l2)."""
     name, value = checked_value(key, value)
-    if value is None:
+    if value is None and name != "max_leaves":
         raise ValueError(f"parameter {key!r} cannot be reset to None; give a value")
     return name, value
 

@@ -143,6 +143,10 @@ def test_depthwise_under_max_depth_alone_grows_every_level_as_xgboost():
                            callbacks=[gbmo.reset_parameter(max_depth=[3, 6, 7])])
     first, _, last = (tree.n_leaves for tree in deepening.trees)
     assert first <= 8 and last > 64
+    # and back to the default, which follows max_depth again
+    capped = gbmo.train({**params, "max_leaves": 4}, gbmo.Dataset(X, Y), 2,
+                        callbacks=[gbmo.reset_parameter(max_leaves=[4, None])])
+    assert capped.trees[0].n_leaves == 4 < 31 < capped.trees[1].n_leaves
 
 
 @pytest.mark.parametrize("random", [{}, {"extra_trees": True}, {"colsample_bynode": 0.5}])
