@@ -488,7 +488,7 @@ class Booster(JSONModel, TrainingRun):
                 or not -1 <= n_threads <= MAX_THREADS:
             raise ValueError(f"n_threads = {n_threads!r} is out of range; allowed: an integer "
                              f"in [-1, {MAX_THREADS}] (-1 or 0: all cores)")
-        return int(n_threads) if n_threads > 0 else thread_count(None)
+        return thread_count(int(n_threads) if n_threads > 0 else None)
 
     def predict(self, X=None, start_iteration=0, num_iteration=None, raw_score=False,
                 pred_leaf=False, pred_contrib=False, n_threads=None, *, data=None,

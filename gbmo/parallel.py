@@ -65,8 +65,27 @@ def cgroup_cpu_quota(root="/sys/fs/cgroup"):
     return -(-quota // period)
 
 
+# libgomp's thread pool does not survive fork: a process forked after its
+# parent ran a parallel region hangs in its own first one (LightGBM's too).
+# So a forked child runs gbmo on one thread, as PyTorch's forked children
+# do; spawn and forkserver workers (and joblib's loky) keep their threads.
+_in_forked_child = False
+
+
+def _after_fork_in_child():
+    global _in_forked_child
+    _in_forked_child = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def thread_count(n_threads):
-    """n_threads as resolve_params left it (None for the default) -> a count."""
+    """n_threads as resolve_params left it (None for the default) -> a count;
+    1 in a forked child, whatever was asked for."""
+    if _in_forked_child:
+        return 1
     return n_threads if n_threads is not None else default_threads()
 
 

@@ -133,3 +133,32 @@ def test_a_cgroup_quota_bounds_the_cpus_and_so_the_default(monkeypatch):
     monkeypatch.setattr(gbmo.parallel, "cgroup_cpu_quota", lambda: 1)
     assert available_cpus() == 1
     assert default_threads() == 1
+
+
+def _predict_in_child(booster, X, n_threads, results):
+    results.put(booster.predict(X, n_threads=n_threads).tolist())
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX's")
+@pytest.mark.parametrize("n_threads", [None, 2])
+def test_a_process_forked_after_parallel_work_predicts_on_one_thread(n_threads):
+    """libgomp's threads do not survive fork: a child forked after the parent
+    ran a parallel region hung in its first one (LightGBM's child hangs too).
+    It now runs on one thread, whatever it asks for."""
+    import multiprocessing
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20_000, 10))
+    booster = gbmo.train({"verbosity": 0, "n_threads": 2}, gbmo.Dataset(X, X[:, :2]), 20)
+    expected = booster.predict(X, n_threads=2)  # a parallel region in the parent
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_predict_in_child, args=(booster, X, n_threads, results))
+    child.start()
+    try:
+        prediction = results.get(timeout=120)
+    finally:
+        child.join(timeout=10)
+        if child.is_alive():
+            child.kill()
+    np.testing.assert_array_equal(np.array(prediction), expected)
