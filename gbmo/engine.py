@@ -736,7 +736,7 @@ class _Trainer:
             tree.leaf_values *= k / (k + 1)
         dropped_raw *= k / (k + 1)
         self.raw += dropped_raw
-        self.booster._forests = {}  # packed before the scaling
+        self.booster._forget_packing()  # packed before the scaling
 
     def _split_noise(self):
         """random_strength at this round, as CatBoost fades it: times

@@ -732,7 +732,7 @@ class SparseOutputTrainer:
         for tree in trees:
             tree.leaf_values *= k / (k + 1)
         self.D = self.D + dropped_D * (k / (k + 1))
-        self.booster._forests = {}  # packed before the scaling
+        self.booster._forget_packing()  # packed before the scaling
 
     def _with_tree(self, D, dataset, tree, scale=1.0):
         """D (None: no deltas yet) + tree's values times scale on dataset's rows."""

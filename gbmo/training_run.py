@@ -86,7 +86,7 @@ class TrainingRun:
         if self.best_iteration > self.current_iteration():
             self.best_iteration, self.best_score = 0, {}
         self.output_importance = None
-        self._forests = {}
+        self._forget_packing()
         return self
 
     def add_valid(self, data, name):

@@ -66,7 +66,6 @@ def test_sparse_leaves_predict_like_their_dense_equivalent(tmp_path):
     booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 6)
     local = np.random.default_rng(1)
     booster.trees = [_sparse_copy(t, 2, local) if i % 2 else t for i, t in enumerate(booster.trees)]
-    booster._forests = {}
     expected = np.tile(booster.init_score, (len(X), 1))
     leaves = booster.predict_leaf(X)
     for t, tree in enumerate(booster.trees):
