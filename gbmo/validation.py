@@ -161,7 +161,11 @@ def check_features(X, name="X", allow_no_rows=False):
     if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
         check_dataframe_columns(X, name)
-        X = frame_with_codes(X).to_numpy(dtype=np.float64, na_value=np.nan)  # pd.NA: missing
+        X = frame_with_codes(X)
+        # float32 columns stay float32, as a float32 array does: a float64 copy
+        # took twice the frame's memory (the same bins and predictions)
+        single = len(X.columns) and all(dtype == np.float32 for dtype in X.dtypes)
+        X = X.to_numpy(dtype=np.float32 if single else np.float64, na_value=np.nan)  # pd.NA: missing
     elif hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError(f"{name} is a sparse matrix of an unknown kind ({type(X).__name__}); "
                         "pass a scipy.sparse matrix or array, or a dense numpy array")

@@ -1192,3 +1192,21 @@ def test_xgboost_s_train_and_cv_keywords_name_gbmo_s_way():
     with pytest.raises(TypeError, match=r"cv\(\) takes no 'as_pandas': give "
                                         r"pandas.DataFrame\(gbmo.cv"):
         gbmo.cv({"verbosity": 0}, data, 2, nfold=2, as_pandas=True)
+
+
+def test_a_float32_dataframe_is_read_as_float32_as_a_float32_array_is():
+    """It was copied to float64, twice the frame's memory in predict; the
+    bins and predictions are the same."""
+    pd = pytest.importorskip("pandas")
+    from gbmo.validation import check_features
+
+    rng = np.random.default_rng(21)
+    values = rng.normal(size=(500, 3)).astype(np.float32)
+    single = pd.DataFrame(values, columns=["a", "b", "c"])
+    mixed = single.assign(c=single["c"].astype(np.float64))
+    assert check_features(single)[0].dtype == np.float32
+    assert check_features(mixed)[0].dtype == np.float64
+    y = values[:, 0].astype(np.float64)
+    from_frame = gbmo.train({"verbosity": 0}, gbmo.Dataset(single, y), 5)
+    from_doubles = gbmo.train({"verbosity": 0}, gbmo.Dataset(values.astype(np.float64), y), 5)
+    np.testing.assert_array_equal(from_frame.predict(single), from_doubles.predict(values))
