@@ -93,6 +93,7 @@ class _PackedForest:
         leaf_offsets = np.cumsum([0] + [t.n_leaves for t in trees])
         self.n_trees = len(trees)
         self.tree_roots = np.ascontiguousarray(node_offsets[:-1], dtype=NODE_DTYPE)
+        self.node_span = (0, int(node_offsets[-1]))  # the nodes of these trees
         # each tree's first leaf in the packed leaves (predict_leaf's offsets)
         self.leaf_offsets = leaf_offsets[:-1].astype(NODE_DTYPE)
 
@@ -216,6 +217,8 @@ class _PackedForest:
         for name in ("tree_roots", "walk_roots", "tree_depth", "leaf_offsets"):
             setattr(part, name, getattr(self, name)[first:stop])
         part.n_trees = stop - first
+        part.node_span = (int(self.tree_roots[first]), int(
+            self.tree_roots[stop]) if stop < self.n_trees else self.node_span[1])
         return part
 
     def tree_arguments(self, X):
@@ -590,7 +593,7 @@ class Booster(JSONModel, TrainingRun):
             out[:, -1] = self.init_score
             return out
         forest = self._forest(first, stop)
-        if np.any(forest.node_cover <= 0):
+        if np.any(forest.node_cover[slice(*forest.node_span)] <= 0):
             raise ValueError("pred_contrib needs every node's node_count (training rows) to be "
                              "positive: the contributions weigh a node's children by them")
         depth = int(forest.tree_depth.max())

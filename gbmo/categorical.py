@@ -35,24 +35,29 @@ from .validation import check_column_order, is_dataframe, is_scipy_sparse, user_
 MAX_CATEGORY = 2**31 - 1
 
 
+def _listed(spec):
+    """The items (indices or names) of a categorical_feature other than
+    "auto": None, one index, LightGBM's text forms ("0,3,5" and
+    "name:shop,region") or any iterable."""
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        if spec.startswith("name:"):
+            return spec[len("name:"):].split(",")
+        return [int(item) if item.strip().lstrip("-").isdigit() else item
+                for item in spec.split(",")]
+    if isinstance(spec, (int, np.integer)):
+        return [spec]
+    return list(spec)
+
+
 def resolve_categorical_features(spec, n_features, feature_names, pandas_categories):
     """The sorted indices of the categorical features: spec lists indices or
     feature names; "auto" means the pandas category columns."""
     if isinstance(spec, str) and spec == "auto":
         return sorted(pandas_categories)
-    if spec is None:
-        spec = []
-    if isinstance(spec, str):
-        # LightGBM's command-line forms: "0,3,5" (indices) and "name:shop,region"
-        if spec.startswith("name:"):
-            spec = spec[len("name:"):].split(",")
-        else:
-            spec = [int(item) if item.strip().lstrip("-").isdigit() else item
-                    for item in spec.split(",")]
-    if isinstance(spec, (int, np.integer)):
-        spec = [spec]
     indices = set()
-    for item in spec:
+    for item in _listed(spec):
         if isinstance(item, str):
             if feature_names is None:
                 raise ValueError(f"categorical_feature names {item!r}, but X has no feature "
@@ -272,12 +277,17 @@ def named_positions(X, categorical_feature, params=None):
     positions = []
     for given in [categorical_feature] + [params[key] for key in
                                           keys_naming(params, "categorical_feature")]:
-        items = [given] if isinstance(given, str) else given
-        if isinstance(items, (list, tuple)):
-            positions += [columns.index(item) if isinstance(item, str) else item
-                          for item in items
-                          if (isinstance(item, str) and item in columns)
-                          or (isinstance(item, numbers.Integral) and 0 <= item < len(columns))]
+        if isinstance(given, str) and given == "auto":
+            continue
+        try:
+            items = _listed(given)
+        except TypeError:  # not a form of categorical_feature: refused later
+            continue
+        positions += [columns.index(item) if isinstance(item, str) else int(item)
+                      for item in items
+                      if (isinstance(item, str) and item in columns)
+                      or (isinstance(item, (int, np.integer)) and not isinstance(item, bool)
+                          and 0 <= item < len(columns))]
     return positions
 
 

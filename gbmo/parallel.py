@@ -81,6 +81,10 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def in_forked_child():
+    return _in_forked_child
+
+
 def thread_count(n_threads):
     """n_threads as resolve_params left it (None for the default) -> a count;
     1 in a forked child, whatever was asked for."""
@@ -112,7 +116,9 @@ def caller_thread_count(own):
 
 
 def threads_for(n_threads, work):
-    return n_threads if work >= PARALLEL_MIN_WORK else 1
+    """The threads for a kernel call of `work` updates; 1 in a forked child,
+    also for a count worked out before the fork (a loss's, a model's)."""
+    return n_threads if work >= PARALLEL_MIN_WORK and not _in_forked_child else 1
 
 
 def map_in_threads(function, items, n_threads):

@@ -45,7 +45,7 @@ from .params import (balanced_bagging, bags, canonical_objective, check_output_b
                      objective_and_written_params, resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
-from .validation import is_scipy_sparse
+from .validation import check_name_order, is_scipy_sparse
 
 SPARSE_OBJECTIVES = ("squared_hinge", "sigmoid")
 # a label is predicted where its raw score is above this (F1, the estimators'
@@ -638,6 +638,8 @@ class SparseOutputTrainer:
         self.eval_sets = []
         for name, valid in zip(valid_names, valid_sets):
             if valid is not train_set:
+                check_name_order(valid.feature_names, train_set.feature_names,
+                                 f"validation set {name!r}: X")
                 valid = valid.validation_of(train_set).construct(params)
                 if valid.Y.shape[1] != n_labels:
                     raise ValueError(f"a validation Y has {valid.Y.shape[1]} labels, "

@@ -29,7 +29,7 @@ import os
 import time
 from collections import deque
 
-from .parallel import available_cpus, thread_count
+from .parallel import available_cpus, in_forked_child, thread_count
 
 # the share of the threads' time that they held a core, below which rounds
 # count as starved and drop the thread count
@@ -101,7 +101,8 @@ class FixedThreadCount:
         self.n_threads = self.current = n_threads
 
     def round_threads(self):
-        return self.n_threads
+        # a run started before a fork keeps its count: one thread in the child
+        return 1 if in_forked_child() else self.n_threads
 
     def round_done(self):
         pass
@@ -138,7 +139,7 @@ class ThreadGovernor:
                         and self._cpus_were_idle())
         self.threads = self.n_threads if self.probing else self.current
         self.started = self.wall_clock(), self.cpu_clock()
-        return self.threads
+        return 1 if in_forked_child() else self.threads
 
     def round_done(self):
         wall = self.wall_clock() - self.started[0]

@@ -205,6 +205,18 @@ def test_a_text_column_named_categorical_is_a_category_column_as_catboost_s_cat_
         gbmo.train({**QUIET, "cat_features": ["shop"]}, gbmo.Dataset(text, y), 1)
 
 
+@pytest.mark.parametrize("named", ["name:shop", "0", 0, np.int64(0), np.array(["shop"]),
+                                   {"shop"}, pd.Index(["shop"])])
+def test_a_text_column_is_named_in_every_form_categorical_feature_takes(named):
+    """LightGBM's text forms, one index, numpy arrays, sets and a pandas Index
+    (CatBoost's df.select_dtypes(...).columns) name it as lists do."""
+    X, y = _category_problem(seed=6)
+    text = pd.DataFrame({"shop": np.array([f"shop {i}" for i in range(40)])[X[:, 0].astype(int)],
+                         "x": X[:, 1]})
+    booster = gbmo.train(QUIET, gbmo.Dataset(text, y, categorical_feature=named), 2)
+    assert list(booster.pandas_categories) == [0]
+
+
 def test_the_estimators_take_catboost_s_cat_features_of_strings():
     from gbmo.sklearn import GBMORegressor
 

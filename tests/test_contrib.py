@@ -191,6 +191,15 @@ def test_a_node_without_training_rows_is_refused_before_any_work():
     booster = booster_of([tree], 3, 2, np.zeros(2))
     with pytest.raises(ValueError, match="node_count .* positive"):
         booster.predict(make_X(rng, 5, 3), pred_contrib=True)
+    # only the trees asked for count: a trained model's rounds before such a tree
+    X = rng.normal(size=(60, 3))
+    trained = gbmo.train({"verbosity": 0, "max_leaves": 4}, gbmo.Dataset(X, X[:, :2]), 3)
+    expected = trained.predict(X, pred_contrib=True)
+    trained.trees.append(tree)
+    np.testing.assert_array_equal(trained.predict(X, pred_contrib=True, num_iteration=3),
+                                  expected)
+    with pytest.raises(ValueError, match="node_count .* positive"):
+        trained.predict(X, pred_contrib=True)
 
 
 def test_trees_deeper_than_the_walk_may_recurse_are_refused_by_name(monkeypatch):

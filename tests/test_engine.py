@@ -595,6 +595,7 @@ def test_other_libraries_parameters_gbmo_does_not_take_are_refused_with_the_reas
     ("multi:softmax", "predicts probabilities, whose argmax is the class"),
     ("binary:logitraw", "give objective 'sigmoid' and predict\\(raw_score=True\\)"),
     ("reg:pseudohubererror", "the Huber loss, not pseudo-Huber"),
+    ("binary:hinge", "no hinge objective for dense labels"),
 ])
 def test_xgboost_objectives_gbmo_does_not_take_name_its_way(objective, way):
     X = np.random.default_rng(0).normal(size=(50, 2))

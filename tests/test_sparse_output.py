@@ -762,6 +762,17 @@ def test_bad_parameters_for_a_sparse_y_are_named(params, message):
         gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
 
 
+def test_a_sparse_y_s_validation_set_with_the_model_s_columns_in_another_order_is_refused():
+    pd = pytest.importorskip("pandas")
+    X, Y = make_multilabel(n=80)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    swapped = frame[list(frame.columns[::-1])]
+    with pytest.raises(ValueError, match="validation set 'valid_0': X's columns are the "
+                                         "model's features in another order"):
+        gbmo.train(BASE_PARAMS, gbmo.Dataset(frame, sp.csr_matrix(Y)), 1,
+                   valid_sets=[gbmo.Dataset(swapped, sp.csr_matrix(Y))])
+
+
 def test_top_k_above_the_labels_is_refused_before_binning():
     """It was cut to the labels silently."""
     X, Y = make_multilabel(n=50, n_labels=4)

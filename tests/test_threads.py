@@ -135,30 +135,51 @@ def test_a_cgroup_quota_bounds_the_cpus_and_so_the_default(monkeypatch):
     assert default_threads() == 1
 
 
-def _predict_in_child(booster, X, n_threads, results):
-    results.put(booster.predict(X, n_threads=n_threads).tolist())
+def _in_child(action, booster, X, Y, results):
+    results.put(action(booster, X, Y).tolist())
+
+
+def _predict(booster, X, Y):
+    return booster.predict(X, n_threads=2)
+
+
+def _refit(booster, X, Y):
+    return booster.refit(X, Y).predict(X[:50])
+
+
+def _update(booster, X, Y):
+    booster.update()
+    return booster.predict(X[:50])
 
 
 @pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX's")
-@pytest.mark.parametrize("n_threads", [None, 2])
-def test_a_process_forked_after_parallel_work_predicts_on_one_thread(n_threads):
+@pytest.mark.parametrize("action", [_predict, _refit, _update])
+def test_a_process_forked_after_parallel_work_runs_on_one_thread(action):
     """libgomp's threads do not survive fork: a child forked after the parent
-    ran a parallel region hung in its first one (LightGBM's child hangs too).
-    It now runs on one thread, whatever it asks for."""
+    ran a parallel region hung in its first one (LightGBM's child hangs too),
+    also with a count worked out before the fork (a loaded model's loss, a
+    training run's governor). It now runs on one thread, the same model."""
     import multiprocessing
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(20_000, 10))
-    booster = gbmo.train({"verbosity": 0, "n_threads": 2}, gbmo.Dataset(X, X[:, :2]), 20)
-    expected = booster.predict(X, n_threads=2)  # a parallel region in the parent
+    Y = X[:, :2] + 0.1 * rng.normal(size=(20_000, 2))
+    params = {"verbosity": 0, "n_threads": 2}
+    if action is _update:
+        booster = gbmo.Booster({**params, "adaptive_threads": False}, gbmo.Dataset(X, Y))
+        booster.update()
+    else:
+        booster = gbmo.Booster(model_str=gbmo.train(params, gbmo.Dataset(X, Y), 5)
+                               .model_to_string())
+    booster.predict(X, n_threads=2)  # a parallel region in the parent
     context = multiprocessing.get_context("fork")
     results = context.Queue()
-    child = context.Process(target=_predict_in_child, args=(booster, X, n_threads, results))
+    child = context.Process(target=_in_child, args=(action, booster, X, Y, results))
     child.start()
     try:
-        prediction = results.get(timeout=120)
+        in_child = results.get(timeout=120)
     finally:
         child.join(timeout=10)
         if child.is_alive():
             child.kill()
-    np.testing.assert_array_equal(np.array(prediction), expected)
+    np.testing.assert_array_equal(np.array(in_child), action(booster, X, Y))
