@@ -97,12 +97,14 @@ class _PackedForest:
         # each tree's first leaf in the packed leaves (predict_leaf's offsets)
         self.leaf_offsets = leaf_offsets[:-1].astype(NODE_DTYPE)
 
+        node_counts = np.diff(node_offsets)
+
         def offset(name, offsets):
-            parts = []
-            for tree, base in zip(trees, offsets):
-                values = getattr(tree, name)
-                parts.append(np.where(values >= 0, values + base, -1))
-            return np.ascontiguousarray(np.concatenate(parts), dtype=NODE_DTYPE)
+            # every tree's node array at once: a np.where per tree took half
+            # of the packing of 5,000 small trees
+            values = np.concatenate([getattr(t, name) for t in trees])
+            shifted = values.astype(np.int64) + np.repeat(offsets[:-1], node_counts)
+            return np.ascontiguousarray(np.where(values >= 0, shifted, -1), dtype=NODE_DTYPE)
 
         def concat(name):
             return np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]))
