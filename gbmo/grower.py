@@ -280,9 +280,10 @@ class TreeGrower:
         self.lambda_l1 = params["lambda_l1"]
         self.n_threads = params["n_threads"]
         self.max_depth = params["max_depth"] if params["max_depth"] > 0 else np.inf
+        self.max_leaves = max_leaves_of(params)
         self.symmetric = params["growth"] == "symmetric"
         if self.symmetric:  # a full level must fit in max_leaves
-            self.max_depth = min(self.max_depth, int(np.log2(max_leaves_of(params))))
+            self.max_depth = min(self.max_depth, int(np.log2(self.max_leaves)))
         # Sparse leaves only when they keep fewer outputs than there are.
         sparse = params["split"] != "dense" and params["top_k"] < self.n_outputs
         self.top_k = params["top_k"] if sparse else None
@@ -327,7 +328,7 @@ class TreeGrower:
             # at most one histogram per leaf is alive
             self.capacity = capacity
             self.histograms = workspace.histogram_block(
-                shape, min(capacity, max_leaves_of(params) + 1))
+                shape, min(capacity, self.max_leaves + 1))
         else:
             self.pool = workspace.histogram_pool(shape, capacity)
             # find_best_splits' best split of each feature
@@ -719,7 +720,7 @@ class TreeGrower:
         categorical = self.categorical is not None
         smoothed = self.path_smooth > 0
         nodes = workspace.grown_nodes(
-            node_bound(n_rows, max_leaves_of(params), params["min_samples_leaf"],
+            node_bound(n_rows, self.max_leaves, params["min_samples_leaf"],
                        params["max_depth"]),
             self.width, self.n_outputs if bounded else 0, categorical, smoothed)
         entries = self.by_row
@@ -734,7 +735,7 @@ class TreeGrower:
             self.bin_mapper.missing_bin, self.skipped_bins, row_wise, params["lambda_l2"],
             self.lambda_l1, params["min_samples_leaf"], params["min_child_weight"],
             params["min_gain"], params["max_depth"] if params["max_depth"] > 0 else -1,
-            max_leaves_of(params), self.n_threads, nodes,
+            self.max_leaves, self.n_threads, nodes,
             tree_seed=self._seed(),
             colsample_bynode=params["colsample_bynode"], extra_trees=params["extra_trees"],
             noise_scale=self.noise_scale, monotone=self.monotone, root_bound=self._root_bound(),
@@ -774,18 +775,17 @@ class TreeGrower:
         if root.gain > 0:
             heapq.heappush(candidates, (self._priority(root), order, root))
         n_leaves = 1
-        max_leaves = max_leaves_of(params)
-        while candidates and n_leaves < max_leaves:
+        while candidates and n_leaves < self.max_leaves:
             batch = [heapq.heappop(candidates)[2]]
             # Depth-wise splits the nodes of a level together (as many as the
             # histogram cache allows) so their children's histograms take one pass.
             while (self.level_batch > 1 and candidates and len(batch) < self.level_batch
                    and candidates[0][2].depth == batch[0].depth
-                   and n_leaves + len(batch) < max_leaves):
+                   and n_leaves + len(batch) < self.max_leaves):
                 batch.append(heapq.heappop(candidates)[2])
             splits = [(node, *self._split(node)) for node in batch]
             n_leaves += len(batch)
-            if n_leaves < max_leaves:
+            if n_leaves < self.max_leaves:
                 self._prepare_children(splits)
             else:
                 for node in batch:

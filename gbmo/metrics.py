@@ -285,16 +285,18 @@ def _selected(name, y, outputs, prediction_width):
         return y
     if len(set(outputs)) != len(outputs):
         raise ValueError(f"metric {name!r} selects an output twice; give each output once")
-    width = prediction_width if y.ndim == 2 and y.shape[1] == 1 else (
-        y.shape[1] if y.ndim == 2 else 0)
+    one_column = y.ndim == 2 and y.shape[1] == 1
+    width = prediction_width if one_column else (y.shape[1] if y.ndim == 2 else 0)
     if max(outputs) >= width:
         raise ValueError(f"metric {name!r} selects outputs {outputs}, but the model has "
                          f"{width or 'no'} outputs to select (class indices have none); "
                          "allowed: outputs 0 .. d - 1 of a 2-D target")
-    return y if width == prediction_width and y.shape[1] == 1 else y[:, outputs]
+    return y if one_column else y[:, outputs]
 
 
-def _check_quantile_levels(name, levels, outputs):
+def _selected_levels(name, levels, outputs):
+    """The quantile levels of the outputs the quantile metric scores (see
+    check_metric_fits), refused where there are none."""
     if levels is None:
         raise ValueError(f"metric {name!r} scores each output at the quantile level (alpha) "
                          "its objective predicts, and this objective predicts none; use it "
@@ -304,6 +306,7 @@ def _check_quantile_levels(name, levels, outputs):
     if np.isnan(selected).any():
         raise ValueError(f"metric {name!r} covers outputs that predict no quantile: restrict "
                          "it to the quantile task's outputs, as in 'quantile[0,1]'")
+    return selected
 
 
 def check_metric_fits(name, y, prediction_width, quantile_levels=None):
@@ -314,7 +317,7 @@ def check_metric_fits(name, y, prediction_width, quantile_levels=None):
     class_indices = y.ndim == 1 and prediction_width > 1
     y = _selected(name, y, outputs, prediction_width)
     if base == "quantile":
-        _check_quantile_levels(name, quantile_levels, outputs)
+        _selected_levels(name, quantile_levels, outputs)
     if base in RANKING_METRICS and (y.ndim != 2 or prediction_width < 2
                                     or not np.isin(y[~np.isnan(y)], (0, 1)).all()):
         raise ValueError(f"metric {name!r} ranks each row's outputs against its 0/1 labels, "
@@ -350,9 +353,8 @@ def evaluate(name, y, prediction, weight=None, n_threads=None, quantile_levels=N
     if outputs is not None:
         prediction = prediction[:, outputs]
     if base == "quantile":
-        _check_quantile_levels(name, quantile_levels, outputs)
         values = metric(y, prediction, weight, n_threads=n_threads,
-                        levels=quantile_levels if outputs is None else quantile_levels[outputs])
+                        levels=_selected_levels(name, quantile_levels, outputs))
     else:
         values = metric(y, prediction, weight, n_threads=n_threads)
     values = np.atleast_1d(values)

@@ -375,8 +375,8 @@ def canonical_objective(objective):
 def _fold_written_objective_params(resolved):
     """CatBoost's parameters written in the objective's name become its
     objective_params (refused when objective_params gives them too)."""
-    written = objective_and_written_params(resolved["objective"])[1]
-    resolved["objective"] = canonical_objective(resolved["objective"])
+    name, written = objective_and_written_params(resolved["objective"])
+    resolved["objective"] = canonical_objective(name)
     given = dict(resolved["objective_params"] or {})
     twice = sorted(set(written) & set(given))
     if twice:
