@@ -59,6 +59,15 @@ def mae(y, prediction, weight=None, n_threads=None):
     return _means(Element.ABSOLUTE_ERROR, y, prediction, weight, n_threads)
 
 
+def rmsle(y, prediction, weight=None, n_threads=None):
+    """XGBoost's root mean squared log error: rmse of log(1 + p) against
+    log(1 + y), for targets above -1; a prediction of -1 or below counts as
+    just above -1, so that it scores badly rather than not at all."""
+    prediction = np.maximum(np.asarray(prediction, dtype=np.float64), -1.0 + _EPS)
+    return rmse(np.log1p(np.asarray(y, dtype=np.float64)), np.log1p(prediction), weight,
+                n_threads)
+
+
 def mape(y, prediction, weight=None, n_threads=None):
     """LightGBM's mean absolute percentage error: |p - y| / max(1, |y|), so
     that targets near 0 do not dominate it."""
@@ -125,20 +134,49 @@ def _binary_auc(labels, scores, weight):
     return float((weight[positive] * credit[positive]).sum() / (total_positive * total_negative))
 
 
-def auc(y, prediction, weight=None, n_threads=None):
-    """ROC AUC per output: of each 0/1 column (rows with a NaN label left out),
-    or of each class against the others for class indices (one-vs-rest, as
-    scikit-learn's roc_auc_score(multi_class="ovr") per class). The columns
-    are scored on up to n_threads threads (numpy's sort lets go of the GIL)."""
-    if y.ndim == 1:
-        y = (y[:, None] == np.arange(prediction.shape[1])).astype(float)
-    weight = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
+def _binary_average_precision(labels, scores, weight):
+    """Weighted average precision of one column, scikit-learn's
+    average_precision_score: the precision at each distinct score, from the
+    highest down, weighted by the recall it adds; NaN without a positive."""
+    order = np.argsort(-scores, kind="stable")
+    scores, positive, weight = scores[order], labels[order] > 0.5, weight[order]
+    # a threshold takes every row of its score: the last row of each group
+    ends = np.flatnonzero(np.r_[scores[1:] != scores[:-1], True])
+    true_positives = np.cumsum(np.where(positive, weight, 0.0))[ends]
+    selected = np.cumsum(weight)[ends]
+    if true_positives[-1] == 0:
+        return np.nan
+    recall_gained = np.diff(np.r_[0.0, true_positives]) / true_positives[-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(selected > 0, true_positives / selected, 0.0)
+    return float((recall_gained * precision).sum())
 
-    def column_auc(j):
-        observed = ~np.isnan(y[:, j])
-        return _binary_auc(y[observed, j], prediction[observed, j], weight[observed])
 
-    return np.array(map_in_threads(column_auc, range(y.shape[1]), thread_count(n_threads)))
+def _per_column(column_score):
+    """A metric scoring each 0/1 column with column_score(labels, scores,
+    weight) (rows with a NaN label left out), or each class against the others
+    for class indices (one-vs-rest, as scikit-learn's multi_class="ovr" per
+    class). The columns are scored on up to n_threads threads (numpy's sort
+    lets go of the GIL)."""
+    def metric(y, prediction, weight=None, n_threads=None):
+        if y.ndim == 1:
+            y = (y[:, None] == np.arange(prediction.shape[1])).astype(float)
+        weight = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
+
+        def score(j):
+            observed = ~np.isnan(y[:, j])
+            return column_score(y[observed, j], prediction[observed, j], weight[observed])
+
+        return np.array(map_in_threads(score, range(y.shape[1]), thread_count(n_threads)))
+    return metric
+
+
+auc = _per_column(_binary_auc)
+auc.__doc__ = """ROC AUC per output (see _per_column); NaN for an output with one class."""
+average_precision = _per_column(_binary_average_precision)
+average_precision.__doc__ = """Average precision (the area under the precision-recall
+curve as scikit-learn and LightGBM sum it) per output (see _per_column); NaN
+for an output without a positive."""
 
 
 # -- ranking each row's labels: precision@k and ndcg@k ------------------------
@@ -206,9 +244,9 @@ RANKING_METRICS = {f"{kind}@{k}": _ranking_metric(kind, k)
                    for kind in ("precision", "ndcg") for k in (1, 3, 5)}
 
 
-METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "quantile": quantile,
-           "logloss": logloss,
-           "error": error, "accuracy": accuracy, "r2": r2, "auc": auc, **RANKING_METRICS}
+METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "rmsle": rmsle,
+           "quantile": quantile, "logloss": logloss, "error": error, "accuracy": accuracy,
+           "r2": r2, "auc": auc, "average_precision": average_precision, **RANKING_METRICS}
 
 # What users of LightGBM and XGBoost call them.
 METRIC_ALIASES = {
@@ -220,6 +258,9 @@ METRIC_ALIASES = {
     "binary_logloss": "logloss", "multi_logloss": "logloss", "cross_entropy": "logloss",
     "mlogloss": "logloss",
     "binary_error": "error", "multi_error": "error", "merror": "error",
+    # XGBoost's aucpr interpolates the curve where scikit-learn and LightGBM
+    # sum steps; the two differ a little, and rank models alike
+    "aucpr": "average_precision",
     # LightGBM also takes an objective's name for its metric
     "regression_l2": "mse", "binary": "logloss", "multiclass": "logloss",
     "xentropy": "logloss",
@@ -228,7 +269,8 @@ METRIC_ALIASES = {
     "RMSE": "rmse", "MAE": "mae", "MAPE": "mape", "R2": "r2",
     "Quantile": "quantile", "MultiQuantile": "quantile", "Logloss": "logloss",
     "CrossEntropy": "logloss", "MultiClass": "logloss", "MultiLogloss": "logloss",
-    "Accuracy": "accuracy", "AUC": "auc", "HammingLoss": "error",
+    "Accuracy": "accuracy", "AUC": "auc", "PRAUC": "average_precision",
+    "HammingLoss": "error",
 }
 
 
@@ -243,7 +285,7 @@ def canonical_metric(name):
     return base if outputs is None else f"{base}[{','.join(map(str, outputs))}]"
 
 
-HIGHER_IS_BETTER = {"accuracy", "r2", "auc", *RANKING_METRICS}
+HIGHER_IS_BETTER = {"accuracy", "r2", "auc", "average_precision", *RANKING_METRICS}
 
 
 _SELECTION = re.compile(r"^(\w+)\[(\d+(?:, ?\d+)*)\]$")
@@ -325,15 +367,19 @@ def check_metric_fits(name, y, prediction_width, quantile_levels=None):
                          "allowed: a multi-label target (n, d >= 2) of 0/1 (for classes, use "
                          "accuracy)")
     if class_indices:
-        if base in ("rmse", "mse", "mae", "mape", "quantile", "r2"):
+        if base in ("rmse", "mse", "mae", "mape", "rmsle", "quantile", "r2"):
             raise ValueError(f"metric {name!r} compares values with targets, but this "
                              "objective's targets are class indices; use logloss, error, "
                              "accuracy or auc")
         return
     observed = y[~np.isnan(y)] if y.dtype.kind == "f" else y
-    if base == "auc" and not np.isin(observed, (0, 1)).all():
+    if base in ("auc", "average_precision") and not np.isin(observed, (0, 1)).all():
         raise ValueError(f"metric {name!r} needs 0/1 labels (or class indices), but the "
                          "targets hold other values")
+    if base == "rmsle" and not (observed > -1).all():
+        raise ValueError(f"metric {name!r} compares log(1 + value), but the targets hold "
+                         "values of -1 or below; allowed: targets above -1 (for others use "
+                         "rmse)")
     if base in ("logloss", "error", "accuracy") and not (
             (observed >= 0) & (observed <= 1)).all():
         raise ValueError(f"metric {name!r} scores probabilities against labels in [0, 1] (or "

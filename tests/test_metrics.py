@@ -1,12 +1,13 @@
-"""auc and r2 against scikit-learn's, and as training metrics."""
+"""auc, average_precision, rmsle and r2 against scikit-learn's, and as training metrics."""
 import re
 
 import numpy as np
 import pytest
-from sklearn.metrics import r2_score, roc_auc_score
+from sklearn.metrics import (average_precision_score, mean_squared_log_error, r2_score,
+                             roc_auc_score)
 
 import gbmo
-from gbmo.metrics import auc, evaluate, r2
+from gbmo.metrics import auc, average_precision, evaluate, r2, rmsle
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -18,6 +19,63 @@ def test_auc_of_0_1_columns_matches_scikit_learn_with_ties_and_weights(seed):
     for w in (None, weight):
         expected = [roc_auc_score(y[:, j], scores[:, j], sample_weight=w) for j in range(3)]
         np.testing.assert_allclose(auc(y, scores, w), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_average_precision_matches_scikit_learn_with_ties_weights_and_classes(seed):
+    rng = np.random.default_rng(seed)
+    y = (rng.random((150, 3)) < [0.1, 0.5, 0.8]).astype(float)
+    scores = np.round(rng.random((150, 3)) + 0.3 * y, 1)
+    weight = rng.uniform(0.1, 2.0, 150)
+    for w in (None, weight):
+        expected = [average_precision_score(y[:, j], scores[:, j], sample_weight=w)
+                    for j in range(3)]
+        np.testing.assert_allclose(average_precision(y, scores, w), expected, rtol=1e-12)
+    classes = rng.integers(0, 4, 150)
+    proba = rng.dirichlet(np.ones(4), 150)
+    np.testing.assert_allclose(average_precision(classes, proba), [
+        average_precision_score(classes == c, proba[:, c]) for c in range(4)], rtol=1e-12)
+
+
+def test_average_precision_leaves_out_missing_labels_and_is_nan_without_a_positive():
+    y = np.array([[1.0, 0.0], [0.0, 0.0], [np.nan, 0.0], [1.0, 0.0]])
+    scores = np.array([[0.9, 0.1], [0.2, 0.2], [0.0, 0.3], [0.1, 0.4]])
+    values = average_precision(y, scores)
+    assert values[0] == average_precision_score([1, 0, 1], [0.9, 0.2, 0.1])
+    assert np.isnan(values[1])
+
+
+def test_rmsle_matches_scikit_learn_and_scores_predictions_below_minus_one_badly():
+    rng = np.random.default_rng(0)
+    y = rng.exponential(size=(80, 2))
+    prediction = y * rng.uniform(0.5, 1.5, size=(80, 2))
+    weight = rng.random(80)
+    np.testing.assert_allclose(rmsle(y, prediction, weight), np.sqrt(
+        mean_squared_log_error(y, prediction, sample_weight=weight, multioutput="raw_values")),
+        rtol=1e-12)
+    below = prediction.copy()
+    below[0, 0] = -3.0
+    worse = rmsle(y, below)
+    assert np.isfinite(worse).all() and worse[0] > 10 * rmsle(y, prediction)[0]
+
+
+def test_xgboost_s_and_catboost_s_precision_recall_names_are_average_precision():
+    from gbmo.metrics import canonical_metric, higher_is_better
+
+    assert canonical_metric("aucpr") == canonical_metric("PRAUC") == "average_precision"
+    assert higher_is_better("average_precision") and not higher_is_better("rmsle")
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 3))
+    Y = (X[:, :2] + rng.normal(size=(600, 2)) > 1).astype(float)
+    data = gbmo.Dataset(X[:400], Y[:400])
+    valid = data.create_valid(X[400:], Y[400:])
+    booster = gbmo.train({"objective": "sigmoid", "metric": "aucpr", "verbosity": 0}, data, 60,
+                         valid_sets=[valid], callbacks=[gbmo.early_stopping(5, verbose=False)])
+    history = booster.evals_result["valid_0"]["average_precision"]
+    assert history[booster.best_iteration - 1] == max(history)
+    expected = np.mean([average_precision_score(Y[400:, j], booster.predict(X[400:])[:, j])
+                        for j in range(2)])
+    assert booster.best_score["valid_0"]["aucpr"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_auc_leaves_out_missing_labels_and_is_nan_without_both_classes():
@@ -123,12 +181,18 @@ def test_r2_of_a_constant_output_is_finite_as_in_scikit_learn():
                                  "targets are class indices"),
     ("softmax", "rmse", "classes", "'rmse' compares values"),
     ("mse", "auc", "values", "'auc' needs 0/1 labels"),
+    ("mse", "aucpr", "values", "'average_precision' needs 0/1 labels"),
+    ("softmax", "rmsle", "classes", "'rmsle' compares values"),
+    ("mse", "rmsle", "below -1", "'rmsle' compares log\\(1 \\+ value\\), but the targets "
+                                 "hold values of -1 or below; allowed: targets above -1"),
 ])
 def test_a_metric_that_cannot_score_the_target_is_refused_before_training(
         objective, metric, target, message):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
     y = rng.integers(0, 3, 60) if target == "classes" else rng.normal(size=60)
+    if target == "below -1":
+        y[0] = -1.0
     data = gbmo.Dataset(X, y)
     with pytest.raises(ValueError, match=message):
         gbmo.train({"objective": objective, "metric": metric, "verbosity": 0}, data, 1,
