@@ -892,6 +892,15 @@ class _GBMOModel(BaseEstimator):
                        self.booster_.feature_names)
         return _validate_data(self, X, reset=False, **_X_CHECKS)
 
+    def apply(self, X, iteration_range=None):
+        """XGBoost's: the leaf each row reaches in every tree, (n, n_trees), of
+        the rounds in iteration_range (None: n_estimators_'s); the same as
+        predict(X, pred_leaf=True)."""
+        start_iteration, num_iteration = xgboost_rounds(
+            False, 0, None, False, iteration_range)[1:]
+        return self.booster_.predict(self._check_predict_X(X), pred_leaf=True,
+                                     start_iteration=start_iteration, num_iteration=num_iteration)
+
     def _staged_raw(self, X):
         X = self._check_predict_X(X)
         for i in range(1, self.n_estimators_ + 1):
@@ -1307,9 +1316,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}
         if any(options.values()):
-            if getattr(self, "_sparse_labels", False):
-                raise ValueError("raw_score, pred_leaf and pred_contrib are not available for a "
-                                 "sparse training y: they would be (n, n_labels)-wide arrays")
+            if getattr(self, "_sparse_labels", False) and not pred_leaf:
+                raise ValueError("raw_score and pred_contrib are not available for a sparse "
+                                 "training y: they would be (n, n_labels)-wide arrays; "
+                                 "predict_topk gives each row's best labels' scores")
             return self.booster_.predict(self._check_predict_X(X), num_iteration=num_iteration,
                                          start_iteration=start_iteration,
                                          **{name: True for name, on in options.items() if on})

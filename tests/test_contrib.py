@@ -242,17 +242,22 @@ def test_estimators_give_the_contributions_of_their_booster():
                                   classifier.booster_.predict(X, pred_contrib=True))
 
 
-def test_a_classifier_with_a_sparse_y_refuses_contributions_by_name():
+def test_a_classifier_with_a_sparse_y_refuses_wide_outputs_by_name_and_gives_leaves():
     from gbmo.sklearn import GBMOClassifier
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(100, 3))
-    Y = sp.csr_matrix((rng.random((100, 30)) < 0.1).astype(float))
+    labels = rng.random((100, 30)) < 0.1
+    labels[:, :3] = X > 0
+    Y = sp.csr_matrix(labels.astype(float))
     classifier = GBMOClassifier(n_estimators=2, max_leaves=4).fit(X, Y)
-    for option in ("pred_contrib", "raw_score", "pred_leaf"):
-        with pytest.raises(ValueError, match="raw_score, pred_leaf and pred_contrib are not "
+    for option in ("pred_contrib", "raw_score"):
+        with pytest.raises(ValueError, match="raw_score and pred_contrib are not "
                                              "available for a sparse training y"):
             classifier.predict(X, **{option: True})
+    leaves = classifier.predict(X, pred_leaf=True)
+    assert leaves.shape == (100, 2) and leaves.max() == 3
+    np.testing.assert_array_equal(leaves, classifier.booster_.predict_leaf(X))
 
 
 def test_pred_leaf_is_predict_leaf_and_excludes_pred_contrib():

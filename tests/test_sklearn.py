@@ -1370,6 +1370,21 @@ def test_xgboost_s_predict_keywords():
         regressor.predict(X, iteration_range=(3, 3))
 
 
+def test_apply_is_xgboost_s_leaf_indices_of_a_range_of_rounds():
+    X, y = _blobs()
+    classifier = GBMOClassifier(n_estimators=5, max_leaves=6).fit(X, y)
+    leaves = classifier.apply(X)
+    assert leaves.shape == (len(X), 5 * classifier.booster_.num_model_per_iteration())
+    np.testing.assert_array_equal(leaves, classifier.booster_.predict_leaf(X))
+    np.testing.assert_array_equal(classifier.apply(X, iteration_range=(1, 3)),
+                                  classifier.booster_.predict_leaf(X, start_iteration=1,
+                                                                   num_iteration=2))
+    regressor = GBMORegressor(n_estimators=4, tree_mode="single_output").fit(X, X[:, :2])
+    assert regressor.apply(X).shape == (len(X), 8)
+    with pytest.raises(ValueError, match=r"0 <= begin < end, got \(2, 1\)"):
+        regressor.apply(X, iteration_range=(2, 1))
+
+
 def test_xgboost_s_best_iteration_best_score_and_evals_result():
     X, y = _noisy_regression(seed=11)
     model = GBMORegressor(n_estimators=300, early_stopping_rounds=5, learning_rate=0.3).fit(
