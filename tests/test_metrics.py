@@ -37,14 +37,6 @@ def test_average_precision_matches_scikit_learn_with_ties_weights_and_classes(se
         average_precision_score(classes == c, proba[:, c]) for c in range(4)], rtol=1e-12)
 
 
-def test_average_precision_leaves_out_missing_labels_and_is_nan_without_a_positive():
-    y = np.array([[1.0, 0.0], [0.0, 0.0], [np.nan, 0.0], [1.0, 0.0]])
-    scores = np.array([[0.9, 0.1], [0.2, 0.2], [0.0, 0.3], [0.1, 0.4]])
-    values = average_precision(y, scores)
-    assert values[0] == average_precision_score([1, 0, 1], [0.9, 0.2, 0.1])
-    assert np.isnan(values[1])
-
-
 def test_rmsle_matches_scikit_learn_and_scores_predictions_below_minus_one_badly():
     rng = np.random.default_rng(0)
     y = rng.exponential(size=(80, 2))
@@ -78,11 +70,16 @@ def test_xgboost_s_and_catboost_s_precision_recall_names_are_average_precision()
     assert booster.best_score["valid_0"]["aucpr"] == pytest.approx(expected, rel=1e-12)
 
 
-def test_auc_leaves_out_missing_labels_and_is_nan_without_both_classes():
-    y = np.array([[1.0, 1.0], [0.0, 1.0], [np.nan, 1.0], [1.0, 1.0]])
+@pytest.mark.parametrize("metric, reference, one_label", [
+    (auc, roc_auc_score, 1.0),  # no negative: no ROC curve
+    (average_precision, average_precision_score, 0.0),  # no positive: no recall
+])
+def test_auc_and_average_precision_leave_out_missing_labels_and_need_both_classes(
+        metric, reference, one_label):
+    y = np.array([[1.0, one_label], [0.0, one_label], [np.nan, one_label], [1.0, one_label]])
     scores = np.array([[0.9, 0.1], [0.2, 0.2], [0.0, 0.3], [0.1, 0.4]])
-    values = auc(y, scores)
-    assert values[0] == roc_auc_score([1, 0, 1], [0.9, 0.2, 0.1])
+    values = metric(y, scores)
+    assert values[0] == reference([1, 0, 1], [0.9, 0.2, 0.1])
     assert np.isnan(values[1])
 
 
