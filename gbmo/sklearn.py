@@ -50,7 +50,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
                                       check_random_state, column_or_1d)
 
-from . import registry
+from . import estimator_file, registry
 from .booster import Booster, xgboost_rounds
 from .callback import early_stopping, log_evaluation
 from .categorical import (align_dataframe_categories, dataframe_categories, named_positions,
@@ -812,6 +812,21 @@ class _GBMOModel(BaseEstimator):
         if not np.array_equal(ours, classes):
             raise ValueError(f"init_model was fitted on the classes {classes.tolist()}, y has "
                              f"{ours.tolist()}; a continued classifier keeps its classes")
+
+    def save_model(self, fname):
+        """XGBoost's and CatBoost's: writes the model to the file fname, a
+        gbmo.Booster model file (Booster(model_file=fname) loads it) that
+        also holds this estimator's parameters and fitted state, which
+        load_model restores. A parameter JSON cannot hold (a function as the
+        objective) is refused by name: pickle such an estimator."""
+        check_is_fitted(self)
+        estimator_file.save(self, fname)
+
+    def load_model(self, fname):
+        """XGBoost's and CatBoost's: this estimator becomes the one save_model
+        wrote to fname, its parameters included; returns self. A file of
+        the other estimator, or of a Booster alone, is refused."""
+        return estimator_file.load(self, fname)
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "booster_")

@@ -539,6 +539,94 @@ def test_pickle_joblib_and_clone_round_trips(make, tmp_path):
     np.testing.assert_array_equal(fresh.fit(X, y).predict(X), expected)  # deterministic
 
 
+def _same_state(loaded, model):
+    """Every fitted attribute and parameter of loaded equals model's, dtypes
+    included, the booster's predictions standing for the booster."""
+    assert loaded.get_params() == model.get_params()
+    assert set(vars(loaded)) == set(vars(model))
+    for key, value in vars(model).items():
+        if key == "booster_":
+            continue
+        if isinstance(value, np.ndarray):
+            assert loaded.__dict__[key].dtype == value.dtype
+            np.testing.assert_array_equal(loaded.__dict__[key], value)
+        else:
+            assert loaded.__dict__[key] == value, key
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (GBMORegressor(n_estimators=30, num_leaves=7, early_stopping_rounds=3),
+             _multi_output_regression(200)),
+    lambda: (GBMORegressor(n_estimators=5, objective="l1", tree_mode="single_output"),
+             (_multi_output_regression(200)[0], _multi_output_regression(200)[1][:, 0])),
+    lambda: (GBMOClassifier(n_estimators=5, class_weight={"x": 1.0, "z": 3.0}),
+             (_blobs(200)[0], np.array(["x", "y", "z"])[_blobs(200)[1]])),
+    lambda: (GBMOClassifier(n_estimators=5, class_weight={0: 2.0, 1: 1.0}),
+             (_blobs(200)[0], _blobs(200)[1] % 2)),
+    lambda: (GBMOClassifier(n_estimators=5, monotone_constraints=(1, 0, 0, 0)),
+             (_blobs(200)[0], np.eye(3, dtype=bool)[_blobs(200)[1]])),
+])
+def test_save_model_and_load_model_give_the_estimator_back(make, tmp_path):
+    model, (X, y) = make()
+    model.fit(X, y)
+    model.save_model(tmp_path / "model.json")
+    loaded = type(model)(n_estimators=7, reg_alpha=2.0).load_model(tmp_path / "model.json")
+    _same_state(loaded, model)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    if hasattr(model, "predict_proba"):
+        np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    # the file is the Booster's model file too
+    np.testing.assert_array_equal(gbmo.Booster(model_file=tmp_path / "model.json").predict(X),
+                                  model.booster_.predict(X))
+    np.testing.assert_array_equal(clone(loaded).fit(X, y).predict(X), model.predict(X))
+
+
+def test_load_model_restores_a_dataframe_s_names_and_a_sparse_y_s_labels(tmp_path):
+    import pandas as pd
+    import scipy.sparse as sp
+
+    X, Y = _multi_output_regression(200)
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    labels = sp.csr_matrix((Y > 0).astype(float))
+    for model, target in ((GBMORegressor(n_estimators=4), Y), (GBMOClassifier(n_estimators=4),
+                                                               labels)):
+        model.fit(frame, target)
+        model.save_model(tmp_path / "model.json")
+        loaded = type(model)().load_model(tmp_path / "model.json")
+        _same_state(loaded, model)
+        expected, got = model.predict(frame), loaded.predict(frame)
+        if sp.issparse(expected):
+            expected, got = expected.toarray(), got.toarray()
+        np.testing.assert_array_equal(got, expected)
+        with pytest.raises(ValueError, match="columns are the model's features in another "
+                                             "order"):
+            loaded.predict(frame[frame.columns[::-1]])
+
+
+def test_save_model_and_load_model_refuse_what_json_or_the_file_cannot_give(tmp_path):
+    X, y = _blobs(200)
+    path = tmp_path / "model.json"
+    with pytest.raises(Exception, match="not fitted"):
+        GBMOClassifier().save_model(path)
+    custom = GBMORegressor(n_estimators=2, objective=lambda y_true, raw: (
+        raw - y_true, np.ones_like(raw))).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="cannot hold 'objective' \\(function\\); allowed: "
+                                         "numbers, strings, lists, dicts and numpy arrays. "
+                                         "Pickle the estimator"):
+        custom.save_model(path)
+    assert not path.exists()
+    GBMOClassifier(n_estimators=2).fit(X, y).save_model(path)
+    regressor = GBMORegressor(n_estimators=3)
+    with pytest.raises(gbmo.ModelFormatError, match="holds a GBMOClassifier, not a "
+                                                    "GBMORegressor"):
+        regressor.load_model(path)
+    assert not hasattr(regressor, "booster_") and regressor.n_estimators == 3
+    gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, :2]), 2).save_model(path)
+    with pytest.raises(gbmo.ModelFormatError, match="holds no GBMORegressor's state \\(a "
+                                                    "Booster's model file has none\\)"):
+        regressor.load_model(path)
+
+
 def test_a_regressor_pickled_before_boosters_knew_the_target_shape_predicts_one_column():
     """Its booster's model text has no one_dimensional_target, so the booster
     predicts (n, 1); the estimator still returns (n,) for its 1-D y."""
