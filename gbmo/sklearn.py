@@ -872,6 +872,16 @@ class _GBMOModel(BaseEstimator):
         return self.booster_.feature_name()
 
     @property
+    def n_features_(self):
+        """LightGBM's name of n_features_in_."""
+        check_is_fitted(self)
+        return self.n_features_in_
+
+    def get_num_boosting_rounds(self):
+        """XGBoost's: the rounds fit trains, n_estimators."""
+        return self.n_estimators
+
+    @property
     def n_estimators_(self):
         """The rounds predict uses, as LightGBM's attribute: the best round's
         after early stopping (LightGBM cuts its model there; booster_ keeps
@@ -913,8 +923,9 @@ class _GBMOModel(BaseEstimator):
         predict(X, pred_leaf=True)."""
         start_iteration, num_iteration = xgboost_rounds(
             False, 0, None, False, iteration_range)[1:]
-        return self.booster_.predict(self._check_predict_X(X), pred_leaf=True,
-                                     start_iteration=start_iteration, num_iteration=num_iteration)
+        X = self._check_predict_X(X)
+        return self.booster_.predict(X, pred_leaf=True, start_iteration=start_iteration,
+                                     num_iteration=num_iteration)
 
     def _staged_raw(self, X):
         X = self._check_predict_X(X)
@@ -1331,11 +1342,12 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}
         if any(options.values()):
+            X = self._check_predict_X(X)
             if getattr(self, "_sparse_labels", False) and not pred_leaf:
                 raise ValueError("raw_score and pred_contrib are not available for a sparse "
                                  "training y: they would be (n, n_labels)-wide arrays; "
                                  "predict_topk gives each row's best labels' scores")
-            return self.booster_.predict(self._check_predict_X(X), num_iteration=num_iteration,
+            return self.booster_.predict(X, num_iteration=num_iteration,
                                          start_iteration=start_iteration,
                                          **{name: True for name, on in options.items() if on})
         if not getattr(self, "_sparse_labels", False):

@@ -1458,6 +1458,25 @@ def test_xgboost_s_predict_keywords():
         regressor.predict(X, iteration_range=(3, 3))
 
 
+def test_an_unfitted_estimator_s_raw_leaf_and_contribution_predictions_say_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    X, _ = _blobs(20)
+    for model in (GBMOClassifier(), GBMORegressor()):
+        for option in ("raw_score", "pred_leaf", "pred_contrib"):
+            with pytest.raises(NotFittedError):
+                model.predict(X, **{option: True})
+        with pytest.raises(NotFittedError):
+            model.apply(X)
+
+
+def test_lightgbm_s_n_features_and_xgboost_s_get_num_boosting_rounds():
+    X, y = _blobs(100)
+    model = GBMOClassifier(n_estimators=3)
+    assert model.get_num_boosting_rounds() == 3
+    assert model.fit(X, y).n_features_ == model.n_features_in_ == 4
+
+
 def test_apply_is_xgboost_s_leaf_indices_of_a_range_of_rounds():
     X, y = _blobs()
     classifier = GBMOClassifier(n_estimators=5, max_leaves=6).fit(X, y)
