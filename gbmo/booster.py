@@ -733,6 +733,63 @@ class Booster(JSONModel, TrainingRun):
         """XGBoost's name of current_iteration(): the rounds trained."""
         return self.current_iteration()
 
+    def num_features(self):
+        """XGBoost's name of num_feature()."""
+        return self.num_feature()
+
+    def get_fscore(self, fmap=""):
+        """XGBoost's: get_score("weight"), each used feature's split count.
+        fmap, XGBoost's feature map file, is not taken: the Dataset names the
+        features."""
+        if fmap:
+            raise ValueError("fmap (XGBoost's feature map file) is not taken: gbmo's features "
+                             "have the names the training Dataset gave them")
+        return self.get_score("weight")
+
+    def inplace_predict(self, data, iteration_range=None, predict_type="value",
+                        missing=np.nan, validate_features=True, base_margin=None,
+                        strict_shape=False):
+        """XGBoost's: predict(data) over iteration_range's rounds;
+        predict_type "value" (transformed) or "margin" (raw scores);
+        strict_shape=True gives (n, d) for a 1-D target too; validate_features
+        checks a DataFrame's column names (see predict). gbmo reads NaN as
+        missing (missing must be NaN), and takes no base_margin."""
+        if predict_type not in ("value", "margin"):
+            raise ValueError(f"predict_type {predict_type!r} is not allowed; allowed: 'value' "
+                             "(transformed predictions) or 'margin' (raw scores)")
+        if not (isinstance(missing, float) and np.isnan(missing)):
+            raise ValueError(f"missing={missing!r} is not taken: gbmo reads NaN as the missing "
+                             "value; replace your marker with NaN in data first")
+        if base_margin is not None:
+            raise ValueError("base_margin is not taken here: add it to inplace_predict(data, "
+                             "predict_type='margin')")
+        prediction = self.predict(data, iteration_range=iteration_range,
+                                  raw_score=predict_type == "margin",
+                                  validate_features=validate_features)
+        return prediction.reshape(len(prediction), -1) if strict_shape else prediction
+
+    def copy(self):
+        """XGBoost's: an independent copy of the model (its trees, records
+        and attributes; not a training run's data)."""
+        return copy.deepcopy(self)
+
+    def attributes(self):
+        """XGBoost's: the attributes set_attr set, as a dict."""
+        return dict(self._attributes)
+
+    def set_param(self, params, value=None):
+        """XGBoost's: reset_parameter for the rounds to come, with params a
+        dict, a list of (key, value) pairs, or a key with its value."""
+        if isinstance(params, str):
+            params = {params: value}
+        return self.reset_parameter(dict(params))
+
+    def load_model(self, fname):
+        """XGBoost's: this Booster now holds the model saved in the file
+        fname (model_from_string of its text); returns self."""
+        with open(fname, encoding="utf-8") as f:
+            return self.model_from_string(f.read())
+
     def trees_to_dataframe(self):
         """Every node of every tree as a row of a pandas DataFrame (see
         gbmo.introspection.trees_to_dataframe for the columns)."""

@@ -1,5 +1,6 @@
 """XGBoost's Booster names: predict's iteration_range and output_margin,
-get_score, num_boosted_rounds."""
+get_score, num_boosted_rounds, inplace_predict, copy, load_model, set_param
+and the rest."""
 import numpy as np
 import pytest
 
@@ -51,3 +52,55 @@ def test_get_score_is_xgboost_s_importance_of_the_features_splits_use(booster):
 
 def test_num_boosted_rounds_counts_the_rounds(booster):
     assert booster.num_boosted_rounds() == booster.current_iteration() == 6
+
+
+def test_inplace_predict_is_predict_with_xgboost_s_keywords(booster):
+    np.testing.assert_array_equal(booster.inplace_predict(X), booster.predict(X))
+    np.testing.assert_array_equal(booster.inplace_predict(X, iteration_range=(1, 4),
+                                                          predict_type="margin"),
+                                  booster.predict(X, start_iteration=1, num_iteration=3,
+                                                  raw_score=True))
+    one = gbmo.train({"verbosity": 0, "max_leaves": 4}, gbmo.Dataset(X, Y[:, 0]), 3)
+    assert one.inplace_predict(X).shape == (300,)
+    np.testing.assert_array_equal(one.inplace_predict(X, strict_shape=True),
+                                  one.predict(X)[:, None])
+    for keywords, message in [({"predict_type": "leaf"}, "predict_type 'leaf' is not allowed"),
+                              ({"missing": -999.0}, "missing=-999.0 is not taken: gbmo reads "
+                                                    "NaN as the missing value"),
+                              ({"base_margin": np.zeros(300)}, "base_margin is not taken")]:
+        with pytest.raises(ValueError, match=message):
+            booster.inplace_predict(X, **keywords)
+
+
+def test_copy_is_independent_and_load_model_reads_a_saved_file(booster, tmp_path):
+    booster.set_attr(owner="me")
+    twin = booster.copy()
+    assert twin is not booster and twin.attributes() == {"owner": "me"}
+    twin.set_leaf_output(0, 0, np.array([5.0, 5.0]))
+    assert not np.array_equal(twin.predict(X), booster.predict(X))
+    booster.save_model(tmp_path / "model.json")
+    loaded = gbmo.Booster(model_str=twin.model_to_string()).load_model(tmp_path / "model.json")
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+    assert booster.num_features() == 5 and booster.get_fscore() == booster.get_score("weight")
+    with pytest.raises(ValueError, match="fmap"):
+        booster.get_fscore("features.txt")
+    booster.set_attr(owner=None)
+
+
+def test_set_param_resets_the_rounds_to_come_as_reset_parameter():
+    data = gbmo.Dataset(X, Y)
+    run = gbmo.Booster({"verbosity": 0, "max_leaves": 4, "learning_rate": 0.1}, data)
+    twin = gbmo.Booster({"verbosity": 0, "max_leaves": 4, "learning_rate": 0.1}, data)
+    run.set_param("learning_rate", 0.5)
+    twin.reset_parameter({"learning_rate": 0.5})
+    run.update()
+    twin.update()
+    np.testing.assert_array_equal(run.predict(X), twin.predict(X))
+    for form in ({"eta": 0.05}, [("learning_rate", 0.2)]):
+        run.set_param(form)
+        twin.reset_parameter({"learning_rate": dict(form).popitem()[1]})
+        run.update()
+        twin.update()
+        np.testing.assert_array_equal(run.predict(X), twin.predict(X))
+    with pytest.raises(ValueError, match="max_bins"):
+        run.set_param("max_bins", 63)
