@@ -5,9 +5,10 @@ The file is the Booster's JSON model (gbmo.Booster loads it as it is) with
 one more field, "estimator": the estimator's class, its parameters and its
 fitted attributes but booster_. JSON keeps numbers, strings, lists and
 dicts of string keys; numpy arrays, tuples, dtypes and dicts of other keys
-are written as objects whose one key names them, so that a loaded estimator's attributes are what fit made.
-Anything else (a function given as the objective, a Loss instance) cannot
-be written, and save_model refuses it by name: pickle keeps it.
+are written as objects whose one key names them, so that a loaded
+estimator's attributes are what fit made. Anything else (a function given
+as the objective, a Loss instance) cannot be written, and save_model
+refuses it by name: pickle keeps it.
 """
 import json
 import sys
@@ -115,9 +116,13 @@ def load(estimator, filename):
         raise ModelFormatError(f"{filename!r} holds a {state.get('class')}, not a {kind}: load "
                                f"it with {state.get('class')}().load_model")
     booster = Booster._from_dict(model)
+    try:
+        params, fitted = _decoded(state["params"]), _decoded(state["fitted"])
+    except (TypeError, ValueError, KeyError) as err:
+        raise ModelFormatError(f"{filename!r} has a malformed {FIELD!r} field: {err!r}") from None
     # the file's parameters only: a fresh estimator's, not the others this one had
-    loaded = type(estimator)(**_decoded(state["params"]))
-    vars(loaded).update(_decoded(state["fitted"]), booster_=booster)
+    loaded = type(estimator)(**params)
+    vars(loaded).update(fitted, booster_=booster)
     vars(estimator).clear()
     vars(estimator).update(vars(loaded))
     return estimator

@@ -621,6 +621,10 @@ def test_save_model_and_load_model_refuse_what_json_or_the_file_cannot_give(tmp_
                                                     "GBMORegressor"):
         regressor.load_model(path)
     assert not hasattr(regressor, "booster_") and regressor.n_estimators == 3
+    text = path.read_text()
+    path.write_text(text.replace('"dtype": "<i8"', '"dtype": "no such dtype"'))
+    with pytest.raises(gbmo.ModelFormatError, match="has a malformed 'estimator' field"):
+        GBMOClassifier().load_model(path)
     gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, :2]), 2).save_model(path)
     with pytest.raises(gbmo.ModelFormatError, match="holds no GBMORegressor's state \\(a "
                                                     "Booster's model file has none\\)"):
