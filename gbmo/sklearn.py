@@ -64,7 +64,7 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
 from .validation import (check_dataframe_columns, check_init_score, check_weight,
-                         frame_with_codes, is_dataframe)
+                         is_dataframe, numeric_frame)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -126,8 +126,8 @@ def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     X = text_columns_as_categories(X, pandas_categories)
     check_dataframe_columns(X, name)
     if is_dataframe(X):
-        return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features,
-                                                           feature_names, name))
+        return numeric_frame(align_dataframe_categories(X, pandas_categories, n_features,
+                                                        feature_names, name))
     if sp.issparse(X):
         return X
     dtype = getattr(X, "dtype", None)

@@ -20,6 +20,13 @@ def _is_numeric_dtype(dtype):
     return getattr(dtype, "kind", "O") in "biuf"
 
 
+def _is_pandas(data, kind="DataFrame"):
+    """Whether data is a pandas DataFrame (or the pandas kind named), without
+    importing pandas: data can only be one once pandas is loaded."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, getattr(pandas, kind))
+
+
 _NAMED_COLUMNS = 5  # bad DataFrame columns listed by name in the error, the rest counted
 
 
@@ -38,6 +45,33 @@ def _holds_numbers(column, dtype):
 
     return infer_dtype(column, skipna=True) in ("integer", "floating", "mixed-integer-float",
                                                 "boolean", "decimal", "empty")
+
+
+def _numbers_as_objects(column):
+    """Whether a pandas column holds numbers that its to_numpy() can give as
+    objects (pd.NA, Decimal, ...), where numpy needs floats: pandas' nullable
+    Int64 / Float64 / boolean, Arrow-backed numbers, and object columns of
+    numbers. Sparse columns are not: they have no pd.NA, and scikit-learn
+    keeps a frame of them sparse."""
+    from pandas import SparseDtype
+
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        return _holds_numbers(column, dtype)
+    return _is_numeric_dtype(dtype) and not isinstance(dtype, SparseDtype)
+
+
+def _as_floats(column):
+    """A pandas column of numbers as float64, NaN where missing (NaN, None,
+    pd.NA)."""
+    return column.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _target_values(column):
+    """A pandas column of y as a numpy array: numbers as floats where
+    to_numpy() would give objects (see _numbers_as_objects), else as they are
+    (class labels stay integers)."""
+    return _as_floats(column) if _numbers_as_objects(column) else column.to_numpy()
 
 
 def check_dataframe_columns(X, name="X"):
@@ -84,18 +118,28 @@ def check_name_order(columns, feature_names, name="X"):
                          f"{', '.join(feature_names)}")
 
 
-def frame_with_codes(X):
-    """A DataFrame with its category columns replaced by their codes as
-    float64 (NaN where missing), which categorical features read as their
-    categories (see gbmo.categorical); other X as it is."""
+def numeric_frame(X):
+    """A DataFrame whose columns numpy reads as numbers: its category columns
+    as their codes, which categorical features read as their categories (see
+    gbmo.categorical), and its columns of numbers that numpy would read as
+    objects (see _numbers_as_objects: an object column holding pd.NA) as
+    float64, NaN where missing (as LightGBM reads pd.NA); other X as it is."""
     if not is_dataframe(X):
         return X
-    columns = {i: X.iloc[:, i] for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"}
+    columns = {}
+    for i, dtype in enumerate(X.dtypes):
+        if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+            continue  # as it is, and not taken out of the frame: 20 us a column of a wide X
+        column = X.iloc[:, i]
+        if str(dtype) == "category":
+            codes = column.cat.codes
+            columns[i] = codes.astype(np.float64).where(codes >= 0)
+        elif _numbers_as_objects(column):
+            columns[i] = _as_floats(column)
     if columns:
         X = X.copy(deep=False)
         for i, column in columns.items():
-            codes = column.cat.codes
-            X.isetitem(i, codes.astype(np.float64).where(codes >= 0))
+            X.isetitem(i, column)
     return X
 
 
@@ -161,7 +205,7 @@ def check_features(X, name="X", allow_no_rows=False):
     if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
         check_dataframe_columns(X, name)
-        X = frame_with_codes(X)
+        X = numeric_frame(X)
         # float32 columns stay float32, as a float32 array does: a float64 copy
         # took twice the frame's memory (the same bins and predictions)
         single = len(X.columns) and all(dtype == np.float32 for dtype in X.dtypes)
@@ -188,8 +232,15 @@ def check_features(X, name="X", allow_no_rows=False):
 
 
 def check_target(y, n_rows, name="y"):
-    """y as a 1-D or 2-D numeric array with n_rows rows."""
-    if hasattr(y, "to_numpy"):
+    """y as a 1-D or 2-D numeric array with n_rows rows; a pandas y's
+    nullable (Int64, Float64, boolean) and object columns of numbers as
+    float64, NaN where missing (pd.NA, None), which numpy would keep as
+    objects."""
+    if _is_pandas(y, "Series"):
+        y = _target_values(y)
+    elif _is_pandas(y) and y.shape[1]:
+        y = np.column_stack([_target_values(y.iloc[:, i]) for i in range(y.shape[1])])
+    elif hasattr(y, "to_numpy"):
         y = y.to_numpy()
     y = np.asarray(y)
     if y.dtype.kind not in "biuf":
