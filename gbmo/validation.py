@@ -2,6 +2,7 @@
 import numbers
 import os
 import sys
+from collections import Counter
 
 import numpy as np
 
@@ -74,16 +75,28 @@ def _target_values(column):
     return _as_floats(column) if _numbers_as_objects(column) else column.to_numpy()
 
 
+def check_distinct_names(names, what):
+    """Raises a ValueError naming the names that are repeated; what (say,
+    "feature names") names them in the message."""
+    repeated = sorted(str(name) for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        raise ValueError(f"{what} must differ; repeated: {', '.join(repeated)}")
+
+
 def check_dataframe_columns(X, name="X"):
-    """Raises a TypeError naming the non-numeric columns of a DataFrame X
-    (category, object, string, datetime, ...), with their dtypes, before any
-    conversion: numeric and bool columns, pandas' nullable Int64 / Float64 /
-    boolean included, are allowed. Anything that is not a DataFrame passes."""
+    """Raises, before any conversion, a ValueError naming the repeated column
+    names of a DataFrame X (each names a feature, as in LightGBM and
+    scikit-learn), and a TypeError naming its non-numeric columns
+    (category, object, string, datetime, ...), with their dtypes: numeric and
+    bool columns, pandas' nullable Int64 / Float64 / boolean included, are
+    allowed. Anything that is not a DataFrame passes."""
     if not is_dataframe(X):
         return
-    bad = [(column, dtype) for column, dtype in zip(X.columns, X.dtypes)
+    check_distinct_names([str(column) for column in X.columns],
+                         f"{name}'s column names, which name the features,")
+    bad = [(X.columns[i], dtype) for i, dtype in enumerate(X.dtypes)
            if not _is_numeric_dtype(dtype) and str(dtype) != "category"
-           and not _holds_numbers(X[column], dtype)]
+           and not _holds_numbers(X.iloc[:, i], dtype)]
     if not bad:
         return
     listed = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:_NAMED_COLUMNS])

@@ -493,3 +493,32 @@ def test_a_sparse_validation_y_beside_a_dense_training_y_is_named():
                                          "training set a dense one"):
         gbmo.train({"objective": "sigmoid", "verbosity": -1}, gbmo.Dataset(features, labels), 2,
                    valid_sets=[gbmo.Dataset(features, sparse.csr_matrix(labels))])
+
+
+# -- repeated column names -----------------------------------------------------
+
+def test_repeated_column_names_are_refused_by_name_before_training(monkeypatch):
+    """Repeated column names were taken as repeated feature names by
+    gbmo.Dataset (then a categorical_feature naming one took the first), where
+    set_feature_name, LightGBM and scikit-learn refuse them."""
+    pd = pytest.importorskip("pandas")
+    from gbmo.sklearn import GBMORegressor
+
+    frame = pd.DataFrame(X, columns=["a", "b", "a"])
+    message = "X's column names, which name the features, must differ; repeated: a"
+    monkeypatch.setattr(gbmo.engine.TreeGrower, "grow", lambda self: pytest.fail("grew"))
+    with pytest.raises(ValueError, match=message):
+        gbmo.Dataset(frame, y)
+    with pytest.raises(ValueError, match=message):
+        GBMORegressor(n_estimators=2).fit(frame, y)
+    with pytest.raises(ValueError, match="feature names must differ; repeated: a"):
+        gbmo.Dataset(X, y, feature_names=["a", "b", "a"])
+
+
+def test_repeated_column_names_are_refused_by_predict():
+    pd = pytest.importorskip("pandas")
+    booster = _train()
+    with pytest.raises(ValueError, match="X's column names, which name the features, must "
+                                         "differ; repeated: 0"):
+        booster.predict(pd.DataFrame(X, columns=[0, 1, 0]))
+
