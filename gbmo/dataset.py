@@ -13,8 +13,8 @@ from .missing_values import as_read, reading
 from .parallel import thread_count
 from .params import binned_data_params, check_dataset_params, resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
-from .validation import (check_distinct_names, check_feature_index, check_features,
-                         check_init_score, check_target, check_weight, one_of)
+from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
+                         check_features, check_init_score, check_target, check_weight, one_of)
 
 
 class Dataset:
@@ -67,6 +67,7 @@ class Dataset:
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference
             raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
                             "LightGBM's is reference; give the training set as reference=")
+        X = as_pandas_table(X)
         X = text_columns_as_categories(X, named_positions(X, categorical_feature, self.params))
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,

@@ -156,6 +156,53 @@ def numeric_frame(X):
     return X
 
 
+def _arrow_dictionaries_as_categories(X):
+    """A pandas DataFrame whose Arrow dictionary columns (pd.ArrowDtype, as
+    pandas reads a parquet file with dtype_backend="pyarrow") are category
+    columns of the same categories, which gbmo reads as categorical features;
+    other columns as they are. pyarrow is loaded when such a column is there."""
+    arrow_backed = [i for i, dtype in enumerate(X.dtypes) if hasattr(dtype, "pyarrow_dtype")]
+    if not arrow_backed:
+        return X
+    import pyarrow
+
+    dictionaries = [i for i in arrow_backed
+                    if pyarrow.types.is_dictionary(X.dtypes.iloc[i].pyarrow_dtype)]
+    if not dictionaries:
+        return X
+    X = X.copy(deep=False)
+    for i in dictionaries:
+        # pandas' astype("category") of such a column fails on a null; pyarrow's is exact
+        X.isetitem(i, pyarrow.array(X.iloc[:, i].array).to_pandas().array)
+    return X
+
+
+def as_pandas_table(X, name="X"):
+    """X as gbmo reads a table: another library's table (a polars DataFrame,
+    a pyarrow Table or RecordBatch: anything with a to_pandas() method)
+    becomes a pandas DataFrame through its to_pandas(), which keeps the column
+    names and makes its categorical (dictionary) columns category columns, so
+    that gbmo needs neither library; a pandas DataFrame's Arrow dictionary
+    columns become category columns. Errors call X name; other X as it is."""
+    if _is_pandas(X):
+        return _arrow_dictionaries_as_categories(X)
+    kind = f"{type(X).__module__.partition('.')[0]} {type(X).__name__}"
+    if not hasattr(X, "to_pandas"):
+        if hasattr(X, "collect"):  # polars' LazyFrame: a query, whose schema is work too
+            raise TypeError(f"{name} is a lazy table ({kind}) whose rows are not computed "
+                            f"yet; pass {name}.collect()")
+        return X
+    try:
+        table = X.to_pandas()
+    except ImportError as err:
+        raise TypeError(f"{name} is a {kind}, which gbmo reads through its to_pandas(), and "
+                        f"that needs a package that is not installed ({err}); install it "
+                        "(pandas, and pyarrow for polars), or pass "
+                        f"{name}.to_numpy(), which loses the column names and categorical "
+                        "columns") from None
+    return _arrow_dictionaries_as_categories(table) if _is_pandas(table) else table
+
+
 def user_stacklevel():
     """warnings.warn's stacklevel, for its caller, of the first frame outside
     gbmo: the user's call, however deep in gbmo the warning is made."""
@@ -215,6 +262,7 @@ def check_features(X, name="X", allow_no_rows=False):
                         "on the command line (gbmo train)")
     if is_scipy_sparse(X):
         return check_sparse_features(X, name, allow_no_rows), None
+    X = as_pandas_table(X, name)
     if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
         check_dataframe_columns(X, name)

@@ -522,3 +522,37 @@ def test_repeated_column_names_are_refused_by_predict():
                                          "differ; repeated: 0"):
         booster.predict(pd.DataFrame(X, columns=[0, 1, 0]))
 
+
+# -- other libraries' tables -----------------------------------------------------
+
+def test_a_lazy_polars_frame_is_asked_to_be_collected():
+    """A polars LazyFrame failed in gbmo's own code ("LazyFrame is not
+    subscriptable"), with polars' warnings of resolving its schema."""
+    import polars as pl  # in the test extra: not skipped
+
+    lazy = pl.DataFrame(X, schema=["a", "b", "c"]).lazy()
+    with pytest.raises(TypeError, match=r"X is a lazy table \(polars LazyFrame\) whose rows "
+                                        r"are not computed yet; pass X.collect\(\)"):
+        gbmo.Dataset(lazy, y)
+    with pytest.raises(TypeError, match="X is a lazy table"):
+        _train().predict(lazy)
+
+
+class _TableWithoutItsReader:
+    """A table whose to_pandas() needs a package that is not installed, as
+    polars' needs pyarrow."""
+    columns = ["a", "b", "c"]
+
+    def to_pandas(self):
+        raise ModuleNotFoundError("No module named 'pyarrow'")
+
+
+def test_a_table_whose_to_pandas_cannot_run_names_what_to_install():
+    message = (r"X is a \S+ _TableWithoutItsReader, which gbmo reads through its "
+               r"to_pandas\(\), and that needs a package that is not installed \(No module "
+               r"named 'pyarrow'\); install it \(pandas, and pyarrow for polars\), or pass "
+               r"X.to_numpy\(\)")
+    with pytest.raises(TypeError, match=message):
+        gbmo.Dataset(_TableWithoutItsReader(), y)
+    with pytest.raises(TypeError, match=message):
+        _train().predict(_TableWithoutItsReader())
