@@ -285,7 +285,10 @@ def check_features(X, name="X", allow_no_rows=False):
                                         if X.dtype.kind in "OUS" else "")
         )
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}")
+        one_feature = (f"; for one feature, pass {name}.reshape(-1, 1) (a Series: "
+                       f"{name}.to_frame())" if X.ndim == 1 else "")
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}"
+                         + one_feature)
     _check_not_empty(X, name, allow_no_rows)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)

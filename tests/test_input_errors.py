@@ -28,6 +28,13 @@ def test_bad_features(bad_X, error, message):
         gbmo.Dataset(bad_X, np.zeros(len(bad_X)))
 
 
+def test_one_dimensional_x_says_how_to_give_one_feature():
+    with pytest.raises(ValueError, match=r"X must be 2-D \(n_rows, n_features\), got shape "
+                                         r"\(50,\); for one feature, pass X.reshape\(-1, 1\) "
+                                         r"\(a Series: X.to_frame\(\)\)"):
+        gbmo.Dataset(X[:, 0], y)
+
+
 def test_non_numeric_dataframe_column_is_named():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "city": ["x", "y", "z"]})
