@@ -23,7 +23,7 @@ from .params import keys_naming
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, Tree, TreeFormatError
-from .validation import check_features, is_dataframe, one_of
+from .validation import as_pandas_table, check_features, is_dataframe, one_of
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 3
@@ -497,7 +497,8 @@ class Booster(JSONModel, TrainingRun):
             raise TypeError("predict takes the rows' features (an array, a DataFrame or a scipy "
                             "sparse matrix), not a Dataset: pass its X (dataset.X); LightGBM "
                             "refuses a Dataset too")
-        X, _ = check_features(align_dataframe_categories(X, self.pandas_categories,
+        X, _ = check_features(align_dataframe_categories(as_pandas_table(X),
+                                                         self.pandas_categories,
                                                          self.n_features, self.feature_names),
                               allow_no_rows=True)
         if X.shape[1] != self.n_features:
@@ -549,7 +550,7 @@ class Booster(JSONModel, TrainingRun):
         rounds begin .. end - 1, and output_margin=True the raw scores."""
         raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
-        X = one_of("X", X, "data", data)
+        X = as_pandas_table(one_of("X", X, "data", data))
         if X is None:
             raise ValueError("predict needs the features: X (or data, LightGBM's name)")
         n_threads = _threads_keyword(n_threads, kwargs)

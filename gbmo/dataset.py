@@ -1,7 +1,6 @@
 """Dataset: features, targets and weights, binned once and shared by validation sets."""
 
 import copy
-from collections import Counter
 
 import numpy as np
 
@@ -14,8 +13,8 @@ from .missing_values import as_read, reading
 from .parallel import thread_count
 from .params import binned_data_params, check_dataset_params, resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
-from .validation import (check_feature_index, check_features, check_init_score, check_target,
-                         check_weight, one_of)
+from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
+                         check_features, check_init_score, check_target, check_weight, one_of)
 
 
 class Dataset:
@@ -68,6 +67,7 @@ class Dataset:
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference
             raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
                             "LightGBM's is reference; give the training set as reference=")
+        X = as_pandas_table(X)
         X = text_columns_as_categories(X, named_positions(X, categorical_feature, self.params))
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
@@ -84,10 +84,12 @@ class Dataset:
         self.set_weight(weight)
         self.set_init_score(init_score)
         self.feature_names = list(feature_names) if feature_names is not None else names
-        if self.feature_names is not None and len(self.feature_names) != self.X.shape[1]:
-            raise ValueError(
-                f"{len(self.feature_names)} feature names for {self.X.shape[1]} features"
-            )
+        if self.feature_names is not None:
+            if len(self.feature_names) != self.X.shape[1]:
+                raise ValueError(
+                    f"{len(self.feature_names)} feature names for {self.X.shape[1]} features"
+                )
+            check_distinct_names(self.feature_names, "feature names")
         self.reference = reference
         if reference is not None and self.X.shape[1] != reference.X.shape[1]:
             raise ValueError(
@@ -156,9 +158,7 @@ class Dataset:
         names = [str(name) for name in feature_name]
         if len(names) != self.n_features:
             raise ValueError(f"{len(names)} feature names for {self.n_features} features")
-        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
-        if repeated:
-            raise ValueError(f"feature names must differ; repeated: {', '.join(repeated)}")
+        check_distinct_names(names, "feature names")
         self.feature_names = names
         return self
 

@@ -63,8 +63,8 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
                      metric_list, names_no_metric, resolve_params)
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
-from .validation import (check_dataframe_columns, check_init_score, check_weight,
-                         frame_with_codes, is_dataframe)
+from .validation import (as_pandas_table, check_dataframe_columns, check_init_score,
+                         check_weight, is_dataframe, numeric_frame)
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -121,13 +121,15 @@ def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     convert string to float": a DataFrame's columns of a non-numeric dtype
     (object, string, datetime, ...; numeric, bool and category columns pass),
     and an array or list of strings or objects that are not all numbers (an
-    object array of numbers passes, as in scikit-learn). Text columns where
-    training had category columns become category columns first."""
-    X = text_columns_as_categories(X, pandas_categories)
+    object array of numbers passes, as in scikit-learn). Another library's
+    table (polars, pyarrow) is read as a pandas DataFrame (see
+    gbmo.validation.as_pandas_table). Text columns where training had
+    category columns become category columns first."""
+    X = text_columns_as_categories(as_pandas_table(X, name), pandas_categories)
     check_dataframe_columns(X, name)
     if is_dataframe(X):
-        return frame_with_codes(align_dataframe_categories(X, pandas_categories, n_features,
-                                                           feature_names, name))
+        return numeric_frame(align_dataframe_categories(X, pandas_categories, n_features,
+                                                        feature_names, name))
     if sp.issparse(X):
         return X
     dtype = getattr(X, "dtype", None)
@@ -630,8 +632,9 @@ class _GBMOModel(BaseEstimator):
                              "boosting='dart': every round rescales the rounds it drops, so "
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
-        X = text_columns_as_categories(X, named_positions(X, categorical_feature,
-                                                          self.get_params(deep=False)))
+        table = as_pandas_table(X)
+        X = text_columns_as_categories(table, named_positions(table, categorical_feature,
+                                                              self.get_params(deep=False)))
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
         X, y = self._validate_X_y(X, y)
@@ -674,8 +677,8 @@ class _GBMOModel(BaseEstimator):
             params["metric"] = extra_metrics + [m for m in base if m not in extra_metrics]
         # a DataFrame's columns, as gbmo.Dataset names them (scikit-learn keeps
         # feature_names_in_ for string columns only)
-        feature_names = ([str(column) for column in given_X.columns]
-                         if is_dataframe(given_X) else None)
+        feature_names = ([str(column) for column in table.columns]
+                         if is_dataframe(table) else None)
         if not (isinstance(feature_name, str) and feature_name == "auto"):
             feature_names = [str(name) for name in feature_name]
             if len(feature_names) != X.shape[1]:

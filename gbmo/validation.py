@@ -2,6 +2,7 @@
 import numbers
 import os
 import sys
+from collections import Counter
 
 import numpy as np
 
@@ -18,6 +19,13 @@ def _is_numeric_dtype(dtype):
     """numpy numbers, and pandas' nullable Int64 / Float64 / boolean columns
     (extension dtypes with a numeric kind); strings and categories are not."""
     return getattr(dtype, "kind", "O") in "biuf"
+
+
+def _is_pandas(data, kind="DataFrame"):
+    """Whether data is a pandas DataFrame (or the pandas kind named), without
+    importing pandas: data can only be one once pandas is loaded."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, getattr(pandas, kind))
 
 
 _NAMED_COLUMNS = 5  # bad DataFrame columns listed by name in the error, the rest counted
@@ -40,16 +48,55 @@ def _holds_numbers(column, dtype):
                                                 "boolean", "decimal", "empty")
 
 
+def _numbers_as_objects(column):
+    """Whether a pandas column holds numbers that its to_numpy() can give as
+    objects (pd.NA, Decimal, ...), where numpy needs floats: pandas' nullable
+    Int64 / Float64 / boolean, Arrow-backed numbers, and object columns of
+    numbers. Sparse columns are not: they have no pd.NA, and scikit-learn
+    keeps a frame of them sparse."""
+    from pandas import SparseDtype
+
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        return _holds_numbers(column, dtype)
+    return _is_numeric_dtype(dtype) and not isinstance(dtype, SparseDtype)
+
+
+def _as_floats(column):
+    """A pandas column of numbers as float64, NaN where missing (NaN, None,
+    pd.NA)."""
+    return column.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _target_values(column):
+    """A pandas column of y as a numpy array: numbers as floats where
+    to_numpy() would give objects (see _numbers_as_objects), else as they are
+    (class labels stay integers)."""
+    return _as_floats(column) if _numbers_as_objects(column) else column.to_numpy()
+
+
+def check_distinct_names(names, what):
+    """Raises a ValueError naming the names that are repeated; what (say,
+    "feature names") names them in the message."""
+    repeated = sorted(str(name) for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        raise ValueError(f"{what} must differ; repeated: {', '.join(repeated)}")
+
+
 def check_dataframe_columns(X, name="X"):
-    """Raises a TypeError naming the non-numeric columns of a DataFrame X
-    (category, object, string, datetime, ...), with their dtypes, before any
-    conversion: numeric and bool columns, pandas' nullable Int64 / Float64 /
-    boolean included, are allowed. Anything that is not a DataFrame passes."""
+    """Raises, before any conversion, a ValueError naming the repeated column
+    names of a DataFrame X (each names a feature, as in LightGBM and
+    scikit-learn), and a TypeError naming its non-numeric columns
+    (category, object, string, datetime, ...), with their dtypes: numeric and
+    bool columns, pandas' nullable Int64 / Float64 / boolean included, are
+    allowed. Anything that is not a DataFrame passes."""
     if not is_dataframe(X):
         return
-    bad = [(column, dtype) for column, dtype in zip(X.columns, X.dtypes)
+    check_distinct_names([str(column) for column in X.columns],
+                         f"{name}'s column names, which name the features,")
+    bad = [(X.columns[i], dtype) for i, dtype in enumerate(X.dtypes)
            if not _is_numeric_dtype(dtype) and str(dtype) != "category"
-           and not _holds_numbers(X[column], dtype)]
+           and not _holds_numbers(X.iloc[:, i], dtype)]
     if not bad:
         return
     listed = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:_NAMED_COLUMNS])
@@ -84,19 +131,76 @@ def check_name_order(columns, feature_names, name="X"):
                          f"{', '.join(feature_names)}")
 
 
-def frame_with_codes(X):
-    """A DataFrame with its category columns replaced by their codes as
-    float64 (NaN where missing), which categorical features read as their
-    categories (see gbmo.categorical); other X as it is."""
+def numeric_frame(X):
+    """A DataFrame whose columns numpy reads as numbers: its category columns
+    as their codes, which categorical features read as their categories (see
+    gbmo.categorical), and its columns of numbers that numpy would read as
+    objects (see _numbers_as_objects: an object column holding pd.NA) as
+    float64, NaN where missing (as LightGBM reads pd.NA); other X as it is."""
     if not is_dataframe(X):
         return X
-    columns = {i: X.iloc[:, i] for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"}
+    columns = {}
+    for i, dtype in enumerate(X.dtypes):
+        if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+            continue  # as it is, and not taken out of the frame: 20 us a column of a wide X
+        column = X.iloc[:, i]
+        if str(dtype) == "category":
+            codes = column.cat.codes
+            columns[i] = codes.astype(np.float64).where(codes >= 0)
+        elif _numbers_as_objects(column):
+            columns[i] = _as_floats(column)
     if columns:
         X = X.copy(deep=False)
         for i, column in columns.items():
-            codes = column.cat.codes
-            X.isetitem(i, codes.astype(np.float64).where(codes >= 0))
+            X.isetitem(i, column)
     return X
+
+
+def _arrow_dictionaries_as_categories(X):
+    """A pandas DataFrame whose Arrow dictionary columns (pd.ArrowDtype, as
+    pandas reads a parquet file with dtype_backend="pyarrow") are category
+    columns of the same categories, which gbmo reads as categorical features;
+    other columns as they are. pyarrow is loaded when such a column is there."""
+    arrow_backed = [i for i, dtype in enumerate(X.dtypes) if hasattr(dtype, "pyarrow_dtype")]
+    if not arrow_backed:
+        return X
+    import pyarrow
+
+    dictionaries = [i for i in arrow_backed
+                    if pyarrow.types.is_dictionary(X.dtypes.iloc[i].pyarrow_dtype)]
+    if not dictionaries:
+        return X
+    X = X.copy(deep=False)
+    for i in dictionaries:
+        # pandas' astype("category") of such a column fails on a null; pyarrow's is exact
+        X.isetitem(i, pyarrow.array(X.iloc[:, i].array).to_pandas().array)
+    return X
+
+
+def as_pandas_table(X, name="X"):
+    """X as gbmo reads a table: another library's table (a polars DataFrame,
+    a pyarrow Table or RecordBatch: anything with a to_pandas() method)
+    becomes a pandas DataFrame through its to_pandas(), which keeps the column
+    names and makes its categorical (dictionary) columns category columns, so
+    that gbmo needs neither library; a pandas DataFrame's Arrow dictionary
+    columns become category columns. Errors call X name; other X as it is."""
+    if _is_pandas(X):
+        return _arrow_dictionaries_as_categories(X)
+    kind = f"{type(X).__module__.partition('.')[0]} {type(X).__name__}"
+    if not hasattr(X, "to_pandas"):
+        if hasattr(X, "collect"):  # polars' LazyFrame: a query, whose schema is work too
+            raise TypeError(f"{name} is a lazy table ({kind}) whose rows are not computed "
+                            f"yet; pass {name}.collect()")
+        return X
+    try:
+        table = X.to_pandas()
+    except ImportError as err:
+        raise TypeError(f"{name} is a {kind}, which gbmo reads through its to_pandas(), and "
+                        f"that needs a package that is not installed ({err}); install it "
+                        "(pandas, and pyarrow for polars), or pass "
+                        f"{name}.to_numpy(), which loses the column names and categorical "
+                        "columns") from None
+    return _arrow_dictionaries_as_categories(table) if _is_pandas(table) else table
 
 
 def user_stacklevel():
@@ -158,10 +262,11 @@ def check_features(X, name="X", allow_no_rows=False):
                         "on the command line (gbmo train)")
     if is_scipy_sparse(X):
         return check_sparse_features(X, name, allow_no_rows), None
+    X = as_pandas_table(X, name)
     if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
         check_dataframe_columns(X, name)
-        X = frame_with_codes(X)
+        X = numeric_frame(X)
         # float32 columns stay float32, as a float32 array does: a float64 copy
         # took twice the frame's memory (the same bins and predictions)
         single = len(X.columns) and all(dtype == np.float32 for dtype in X.dtypes)
@@ -180,7 +285,10 @@ def check_features(X, name="X", allow_no_rows=False):
                                         if X.dtype.kind in "OUS" else "")
         )
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}")
+        one_feature = (f"; for one feature, pass {name}.reshape(-1, 1) (a Series: "
+                       f"{name}.to_frame())" if X.ndim == 1 else "")
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}"
+                         + one_feature)
     _check_not_empty(X, name, allow_no_rows)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
@@ -188,8 +296,15 @@ def check_features(X, name="X", allow_no_rows=False):
 
 
 def check_target(y, n_rows, name="y"):
-    """y as a 1-D or 2-D numeric array with n_rows rows."""
-    if hasattr(y, "to_numpy"):
+    """y as a 1-D or 2-D numeric array with n_rows rows; a pandas y's
+    nullable (Int64, Float64, boolean) and object columns of numbers as
+    float64, NaN where missing (pd.NA, None), which numpy would keep as
+    objects."""
+    if _is_pandas(y, "Series"):
+        y = _target_values(y)
+    elif _is_pandas(y) and y.shape[1]:
+        y = np.column_stack([_target_values(y.iloc[:, i]) for i in range(y.shape[1])])
+    elif hasattr(y, "to_numpy"):
         y = y.to_numpy()
     y = np.asarray(y)
     if y.dtype.kind not in "biuf":

@@ -28,6 +28,13 @@ def test_bad_features(bad_X, error, message):
         gbmo.Dataset(bad_X, np.zeros(len(bad_X)))
 
 
+def test_one_dimensional_x_says_how_to_give_one_feature():
+    with pytest.raises(ValueError, match=r"X must be 2-D \(n_rows, n_features\), got shape "
+                                         r"\(50,\); for one feature, pass X.reshape\(-1, 1\) "
+                                         r"\(a Series: X.to_frame\(\)\)"):
+        gbmo.Dataset(X[:, 0], y)
+
+
 def test_non_numeric_dataframe_column_is_named():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "city": ["x", "y", "z"]})
@@ -493,3 +500,66 @@ def test_a_sparse_validation_y_beside_a_dense_training_y_is_named():
                                          "training set a dense one"):
         gbmo.train({"objective": "sigmoid", "verbosity": -1}, gbmo.Dataset(features, labels), 2,
                    valid_sets=[gbmo.Dataset(features, sparse.csr_matrix(labels))])
+
+
+# -- repeated column names -----------------------------------------------------
+
+def test_repeated_column_names_are_refused_by_name_before_training(monkeypatch):
+    """Repeated column names were taken as repeated feature names by
+    gbmo.Dataset (then a categorical_feature naming one took the first), where
+    set_feature_name, LightGBM and scikit-learn refuse them."""
+    pd = pytest.importorskip("pandas")
+    from gbmo.sklearn import GBMORegressor
+
+    frame = pd.DataFrame(X, columns=["a", "b", "a"])
+    message = "X's column names, which name the features, must differ; repeated: a"
+    monkeypatch.setattr(gbmo.engine.TreeGrower, "grow", lambda self: pytest.fail("grew"))
+    with pytest.raises(ValueError, match=message):
+        gbmo.Dataset(frame, y)
+    with pytest.raises(ValueError, match=message):
+        GBMORegressor(n_estimators=2).fit(frame, y)
+    with pytest.raises(ValueError, match="feature names must differ; repeated: a"):
+        gbmo.Dataset(X, y, feature_names=["a", "b", "a"])
+
+
+def test_repeated_column_names_are_refused_by_predict():
+    pd = pytest.importorskip("pandas")
+    booster = _train()
+    with pytest.raises(ValueError, match="X's column names, which name the features, must "
+                                         "differ; repeated: 0"):
+        booster.predict(pd.DataFrame(X, columns=[0, 1, 0]))
+
+
+# -- other libraries' tables -----------------------------------------------------
+
+def test_a_lazy_polars_frame_is_asked_to_be_collected():
+    """A polars LazyFrame failed in gbmo's own code ("LazyFrame is not
+    subscriptable"), with polars' warnings of resolving its schema."""
+    import polars as pl  # in the test extra: not skipped
+
+    lazy = pl.DataFrame(X, schema=["a", "b", "c"]).lazy()
+    with pytest.raises(TypeError, match=r"X is a lazy table \(polars LazyFrame\) whose rows "
+                                        r"are not computed yet; pass X.collect\(\)"):
+        gbmo.Dataset(lazy, y)
+    with pytest.raises(TypeError, match="X is a lazy table"):
+        _train().predict(lazy)
+
+
+class _TableWithoutItsReader:
+    """A table whose to_pandas() needs a package that is not installed, as
+    polars' needs pyarrow."""
+    columns = ["a", "b", "c"]
+
+    def to_pandas(self):
+        raise ModuleNotFoundError("No module named 'pyarrow'")
+
+
+def test_a_table_whose_to_pandas_cannot_run_names_what_to_install():
+    message = (r"X is a \S+ _TableWithoutItsReader, which gbmo reads through its "
+               r"to_pandas\(\), and that needs a package that is not installed \(No module "
+               r"named 'pyarrow'\); install it \(pandas, and pyarrow for polars\), or pass "
+               r"X.to_numpy\(\)")
+    with pytest.raises(TypeError, match=message):
+        gbmo.Dataset(_TableWithoutItsReader(), y)
+    with pytest.raises(TypeError, match=message):
+        _train().predict(_TableWithoutItsReader())
