@@ -14,6 +14,9 @@ its node_threshold and node_bin are unused (0).
 Dense leaves: leaf_values is (n_leaves, d). Sparse leaves (top-k splits, one
 tree per output): leaf_values is (n_leaves, k) and leaf_outputs (n_leaves, k)
 names the outputs they hold, in increasing order; the other outputs are 0.
+
+TreeFields: the fields of several trees, each concatenated over the trees,
+which a model file's trees are read into and checked in at once.
 """
 import contextlib
 import itertools
