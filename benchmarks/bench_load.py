@@ -48,6 +48,7 @@ def timings(model, load, path, row, repeats):
               "first predict": statistics.median(first_prediction(load, row)
                                                  for _ in range(repeats))}
     result["MB"] = os.path.getsize(path) / 1e6
+    result["trees"] = load().num_trees()
     return result
 
 
@@ -84,10 +85,10 @@ def main():
             results.setdefault(name, {}).update(timings(model, load, path, X[:1], args.repeats))
     print(f"{args.trees} trees of {args.leaves} leaves, 3,000 x 10, median of {args.repeats}; "
           f"load average {os.getloadavg()[0]:.1f}")
-    columns = ("save", "load", "json parse", "first predict", "MB")
+    columns = ("save", "load", "json parse", "first predict", "MB", "trees")
     print(f"{'':16}" + "".join(f"{c:>15}" for c in columns))
     for name, values in results.items():
-        print(f"{name:16}" + "".join(f"{values[c]:15.4f}" if c in values else f"{'':15}"
+        print(f"{name:16}" + "".join(f"{values[c]:15.4g}" if c in values else f"{'':15}"
                                      for c in columns))
     for name, values in results.items():
         if name != "lightgbm":
