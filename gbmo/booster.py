@@ -22,7 +22,7 @@ from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_fo
 from .params import keys_naming
 from .registry import PluginError
 from .training_run import TrainingRun
-from .tree import LeafArrays, Tree, TreeFormatError
+from .tree import LeafArrays, TreeFormatError, trees_from_dicts
 from .validation import as_pandas_table, check_features, is_dataframe, one_of
 
 MODEL_FORMAT = "gbmo"
@@ -986,7 +986,7 @@ class Booster(JSONModel, TrainingRun):
             trees = data["trees"]
             if not isinstance(trees, list):
                 raise ModelFormatError("model field 'trees' must be a list")
-            trees = [Tree.from_dict(t, n_features, n_outputs) for t in trees]
+            trees = trees_from_dicts(trees, n_features, n_outputs)
             # The thread count belongs to the machine that predicts, never to a file.
             params = {k: v for k, v in params.items() if k != "n_threads"}
             feature_names = data.get("feature_names")

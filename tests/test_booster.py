@@ -304,3 +304,182 @@ def test_attributes_as_lightgbm_s_live_in_memory_and_pickles(trained):
                                          r"the key\), got \{'count': 3\}"):
         booster.set_attr(count=3, label="kept only when all are strings")
     assert booster.attr("label") is None
+
+
+# -- a model's trees read and checked all at once --------------------------------
+MODEL_KINDS = {
+    "dense leaves": {},
+    "sparse leaves": {"split": "sparse", "top_k": 2},
+    "categorical splits": {"categorical_feature": [3]},
+    "single_output trees": {"tree_mode": "single_output"},
+}
+_TREE_FIELDS = ("node_feature", "node_threshold", "node_bin", "node_missing_left", "node_left",
+                "node_right", "node_value", "node_gain", "node_count", "leaf_values")
+
+
+@pytest.fixture(scope="module")
+def three_outputs():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 4))
+    X[::9, 1] = np.nan
+    X[:, 3] = rng.integers(0, 6, size=400)
+    Y = np.c_[X[:, 0] + (X[:, 3] == 2), np.nan_to_num(X[:, 1]), X[:, 2] ** 2]
+    return X, Y
+
+
+def _trained_kind(kind, three_outputs, rounds):
+    X, Y = three_outputs
+    return gbmo.train({"verbosity": 0, "max_leaves": 6, **MODEL_KINDS[kind]},
+                      gbmo.Dataset(X, Y), rounds)
+
+
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+def test_each_kind_of_model_loads_bit_identical(kind, three_outputs):
+    X, _ = three_outputs
+    booster = _trained_kind(kind, three_outputs, 20)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    is_of_its_kind = {
+        "dense leaves": lambda: all(t.leaf_outputs is None for t in loaded.trees),
+        "sparse leaves": lambda: all(t.leaf_outputs.shape[1] == 2 for t in loaded.trees),
+        "categorical splits": lambda: any(t.categories_left for t in loaded.trees),
+        "single_output trees": lambda: loaded.num_trees == 60}
+    assert is_of_its_kind[kind]()
+    for raw_score in (False, True):
+        np.testing.assert_array_equal(loaded.predict(X, raw_score=raw_score),
+                                      booster.predict(X, raw_score=raw_score))
+    np.testing.assert_array_equal(loaded.predict_leaf(X), booster.predict_leaf(X))
+    for mine, theirs in zip(loaded.trees, booster.trees, strict=True):
+        for name in _TREE_FIELDS + ("leaf_outputs",):
+            if getattr(theirs, name) is None:
+                assert getattr(mine, name) is None
+            else:
+                assert getattr(mine, name).dtype == getattr(theirs, name).dtype, name
+                np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name))
+        assert mine.categories_left.keys() == theirs.categories_left.keys()
+        for node, ranks in theirs.categories_left.items():
+            np.testing.assert_array_equal(mine.categories_left[node], ranks)
+    assert loaded.model_to_string() == booster.model_to_string()
+
+
+@pytest.fixture(scope="module")
+def five_trees(three_outputs):
+    """The JSON of 5-tree models: dense leaves, and sparse leaves (2 of 3 outputs)."""
+    return {kind: json.loads(_trained_kind(kind, three_outputs, 5).model_to_string())
+            for kind in ("dense leaves", "sparse leaves")}
+
+
+def _internal(tree):
+    return [node for node, left in enumerate(tree["node_left"]) if left >= 0]
+
+
+def _leaves(tree):
+    return [node for node, left in enumerate(tree["node_left"]) if left < 0]
+
+
+def _cycle(tree):
+    tree["node_left"][_internal(tree)[-1]] = _internal(tree)[0]
+
+
+def _two_parents(tree):
+    first, second = _internal(tree)[:2]
+    tree["node_right"][first] = tree["node_left"][second]
+
+
+def _leaf_named_twice(tree):
+    first, second = _leaves(tree)[:2]
+    tree["node_value"][first] = tree["node_value"][second]
+
+
+def _no_nodes(tree):
+    for name in _TREE_FIELDS:
+        tree[name] = []
+
+
+def _set(name, where, value):
+    """A change that sets field name's entry where(tree) to value."""
+    def change(tree):
+        tree[name][where(tree)] = value
+    return change
+
+
+_CORRUPTIONS = [
+    ("dense leaves", 3, _cycle, "tree 3: field 'node_left' has a child index that is not after "
+                                "its parent or not below"),
+    ("dense leaves", 4, _set("node_feature", lambda t: _internal(t)[0], 4),
+     "tree 4: field 'node_feature' has an index outside [0, 4)"),
+    ("dense leaves", 2, lambda t: t["leaf_values"][1].__setitem__(2, float("nan")),
+     "tree 2: field 'leaf_values' contains NaN or infinite values"),
+    ("dense leaves", 1, _two_parents, "tree 1: fields 'node_left'/'node_right' do not give every "
+                                      "node but the root exactly one parent"),
+    ("dense leaves", 0, _set("node_right", lambda t: _leaves(t)[0], 1),
+     "tree 0: field 'node_right' names a child of a leaf"),
+    ("dense leaves", 3, _set("node_threshold", lambda t: _internal(t)[-1], float("nan")),
+     "tree 3: field 'node_threshold' contains NaN"),
+    ("dense leaves", 2, _set("node_value", lambda t: _leaves(t)[-1], 6),
+     "tree 2: field 'node_value' has a leaf index outside [0, 6)"),
+    ("dense leaves", 4, _leaf_named_twice,
+     "tree 4: field 'node_value' does not name every leaf exactly once"),
+    ("dense leaves", 1, lambda t: t["node_gain"].append(0.0),
+     "tree 1: field 'node_gain' has 12 entries, expected 11"),
+    ("dense leaves", 3, lambda t: t.__setitem__("leaf_values", [r[:2] for r in t["leaf_values"]]),
+     "tree 3: field 'leaf_values' has shape (6, 2), expected (n_leaves, 3)"),
+    ("dense leaves", 2, _no_nodes, "tree 2: tree has no nodes"),
+    ("dense leaves", 3, _set("node_left", lambda t: 0, 1.5),
+     "tree 3: field 'node_left' must hold integers in"),
+    ("dense leaves", 4, lambda t: t.pop("node_bin"), "tree 4: tree is missing the field 'node_bin'"),
+    ("dense leaves", 1, lambda t: t.__setitem__("categories_left", {"0": [2, 1]}),
+     "tree 1: field 'categories_left' of node 0 must be an internal node's increasing ranks"),
+    ("dense leaves", 2, lambda t: t.__setitem__("categories_left", {"0": [-1, 2]}),
+     "tree 2: field 'categories_left' of node 0 must be"),
+    ("dense leaves", 3, lambda t: t.__setitem__("categories_left", {str(_leaves(t)[0]): [0]}),
+     "tree 3: field 'categories_left' of node"),
+    ("dense leaves", 4, lambda t: t.__setitem__("categories_left", {str(10**30): [0]}),
+     f"tree 4: field 'categories_left' of node {10**30} must be"),
+    ("sparse leaves", 2, lambda t: t.__setitem__("leaf_outputs", [r[::-1] for r in t["leaf_outputs"]]),
+     "tree 2: field 'leaf_outputs' must list distinct outputs in [0, 3) in increasing order"),
+    ("sparse leaves", 4, lambda t: t["leaf_outputs"][-1].__setitem__(-1, 3),
+     "tree 4: field 'leaf_outputs' must list distinct outputs in [0, 3)"),
+    ("sparse leaves", 1, lambda t: t["leaf_outputs"].pop(),
+     "tree 1: fields 'leaf_outputs' (5, 2) and 'leaf_values' (6, 2) must have one shape"),
+]
+
+
+@pytest.mark.parametrize("kind, tree, change, message", _CORRUPTIONS,
+                         ids=[message.split(": ", 1)[1][:50] for *_, message in _CORRUPTIONS])
+def test_a_corrupt_tree_among_five_is_named(five_trees, kind, tree, change, message):
+    data = copy.deepcopy(five_trees[kind])
+    assert len(data["trees"]) == 5 and len(data["trees"][tree]["node_left"]) == 11
+    change(data["trees"][tree])
+    assert f"model has an invalid tree: {message}" in _load_error(data)
+
+
+def test_the_first_tree_that_breaks_a_rule_is_named(five_trees):
+    data = copy.deepcopy(five_trees["dense leaves"])
+    for tree in (4, 1):
+        data["trees"][tree]["leaf_values"][0][0] = float("inf")
+    assert "tree 1: field 'leaf_values' contains NaN or infinite values" in _load_error(data)
+
+
+def test_a_tree_that_is_no_object_is_named(five_trees):
+    data = copy.deepcopy(five_trees["dense leaves"])
+    data["trees"][3] = [1, 2]
+    assert "tree 3: a tree must be a JSON object, got list" in _load_error(data)
+
+
+def test_trees_whose_leaves_hold_different_numbers_of_outputs_load_as_written(
+        five_trees, three_outputs):
+    """The trees' leaves read as one array only when they are of one width;
+    these load tree by tree, as before."""
+    X, _ = three_outputs
+    data = copy.deepcopy(five_trees["sparse leaves"])
+    for name in ("leaf_values", "leaf_outputs"):
+        data["trees"][1][name] = [row[:1] for row in data["trees"][1][name]]
+    loaded = gbmo.Booster(model_str=json.dumps(data))
+    assert [tree.leaf_values.shape[1] for tree in loaded.trees] == [2, 1, 2, 2, 2]
+    for saved, tree in zip(data["trees"], loaded.trees, strict=True):
+        np.testing.assert_array_equal(tree.leaf_values, saved["leaf_values"])
+        np.testing.assert_array_equal(tree.leaf_outputs, saved["leaf_outputs"])
+    leaves = loaded.predict_leaf(X)
+    added = sum(tree.dense_leaf_values(3)[leaves[:, t]] for t, tree in enumerate(loaded.trees))
+    np.testing.assert_allclose(loaded.predict(X, raw_score=True), loaded.init_score + added,
+                               rtol=0, atol=1e-12)
