@@ -117,7 +117,7 @@ class _PackedForest:
         self.node_missing_left = concat("node_missing_left")
         self.node_bin = concat("node_bin")
         self.node_cover = concat("node_count").astype(np.float64)
-        self.leaves = LeafArrays.concatenate([t.leaf_arrays() for t in trees])
+        self.leaves = LeafArrays.of_trees(trees)
         self._category_sets(trees, node_offsets)
         self._walk_layout(node_offsets)
 

@@ -491,7 +491,7 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
     labels = np.empty((leaves.shape[0], k), dtype=np.int32)
     scores = np.empty((leaves.shape[0], k), dtype=np.float64)
     if trees:
-        forest = LeafArrays.concatenate([tree.leaf_arrays() for tree in trees])
+        forest = LeafArrays.of_trees(trees)
         offsets = np.cumsum([0] + [t.n_leaves for t in trees[:-1]]).astype(np.int64)
         values, outputs = forest.values, forest.outputs
     else:

@@ -59,18 +59,25 @@ class LeafArrays:
         return self.value_start, self.output_start, self.values, outputs
 
     @classmethod
-    def concatenate(cls, parts):
-        value_offsets = np.cumsum([0] + [p.values.size for p in parts[:-1]])
-        output_offsets = np.cumsum([0] + [p.outputs.size for p in parts[:-1]])
-        starts = [p.value_start[:-1] + offset for p, offset in zip(parts, value_offsets)]
-        starts.append([sum(p.values.size for p in parts)])
+    def of_trees(cls, trees):
+        """The leaves of trees, in order, laid out for the whole forest in a
+        few numpy calls: arrays made per tree and joined took two thirds of
+        packing 5,000 small trees (the first prediction after a load)."""
+        shapes = np.array([tree.leaf_values.shape for tree in trees],
+                          dtype=np.int64).reshape(-1, 2)
+        sparse = np.repeat([tree.leaf_outputs is not None for tree in trees], shapes[:, 0])
+        widths = np.repeat(shapes[:, 1], shapes[:, 0])  # each leaf's count of values
+        value_start = np.zeros(len(widths) + 1, dtype=np.int64)
+        np.cumsum(widths, out=value_start[1:])
+        # a sparse leaf's outputs sit where its values do among the sparse leaves'
+        sparse_widths = np.where(sparse, widths, 0)
+        output_start = np.where(sparse, np.cumsum(sparse_widths) - sparse_widths, -1)
         return cls(
-            np.ascontiguousarray(np.concatenate(starts), dtype=np.int64),
-            np.ascontiguousarray(np.concatenate(
-                [np.where(p.output_start >= 0, p.output_start + offset, -1)
-                 for p, offset in zip(parts, output_offsets)]), dtype=np.int64),
-            np.ascontiguousarray(np.concatenate([p.values for p in parts]), dtype=np.float64),
-            np.ascontiguousarray(np.concatenate([p.outputs for p in parts]), dtype=np.int32),
+            value_start, output_start.astype(np.int64),
+            np.concatenate([tree.leaf_values.ravel() for tree in trees]
+                           + [np.zeros(0, dtype=np.float64)]),
+            np.concatenate([tree.leaf_outputs.ravel() for tree in trees
+                            if tree.leaf_outputs is not None] + [np.zeros(0, dtype=np.int32)]),
         )
 
 
@@ -91,6 +98,9 @@ class Tree:
         self.binned_sets = {}
 
     def leaf_arrays(self):
+        """This tree's LeafArrays, as LeafArrays.of_trees([self]) lays them out
+        in a fifth of its time (2 against 10 us): training adds its trees to
+        the sets it scores one at a time."""
         n_leaves, width = self.leaf_values.shape
         value_start = np.arange(n_leaves + 1, dtype=np.int64) * width
         if self.leaf_outputs is None:

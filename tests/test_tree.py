@@ -62,3 +62,36 @@ def test_trees_made_again_from_their_fields_are_the_same(grown):
                      "leaf_values"):
             np.testing.assert_array_equal(getattr(again, name), getattr(tree, name))
             assert getattr(again, name).dtype == getattr(tree, name).dtype
+
+
+def test_a_forest_s_leaves_are_each_tree_s_leaves_laid_end_to_end():
+    """LeafArrays.of_trees against each tree's own leaf_arrays, offsets
+    shifted by hand, with dense and sparse trees of several widths mixed."""
+    from gbmo.tree import LeafArrays
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 4))
+    Y = X[:, :3] + 0.1 * rng.normal(size=(400, 3))
+    dense = gbmo.train({"verbosity": 0, "max_leaves": 5}, gbmo.Dataset(X, Y), 2).trees
+    sparse = gbmo.train({"verbosity": 0, "max_leaves": 6, "split": "sparse", "top_k": 2},
+                        gbmo.Dataset(X, Y), 2).trees
+    one = gbmo.train({"verbosity": 0, "max_leaves": 3, "tree_mode": "single_output"},
+                     gbmo.Dataset(X, Y), 1).trees
+    trees = [dense[0], sparse[0], one[1], dense[1], sparse[1], one[2]]
+    forest = LeafArrays.of_trees(trees)
+    values, outputs, value_start, output_start = [], [], [0], []
+    for tree in trees:
+        own = tree.leaf_arrays()
+        output_start.extend(np.where(own.output_start >= 0,
+                                     own.output_start + sum(map(len, outputs)), -1))
+        value_start.extend(own.value_start[1:] + value_start[-1])
+        values.append(own.values)
+        outputs.append(own.outputs)
+    np.testing.assert_array_equal(forest.value_start, value_start)
+    np.testing.assert_array_equal(forest.output_start, output_start)
+    np.testing.assert_array_equal(forest.values, np.concatenate(values))
+    np.testing.assert_array_equal(forest.outputs, np.concatenate(outputs))
+    assert forest.value_start.dtype == forest.output_start.dtype == np.int64
+    assert forest.values.dtype == np.float64 and forest.outputs.dtype == np.int32
+    empty = LeafArrays.of_trees([])
+    assert empty.value_start.tolist() == [0] and empty.values.size == empty.outputs.size == 0
