@@ -2,25 +2,31 @@
 save_model / load_model (XGBoost's and CatBoost's methods).
 
 The file is the Booster's JSON model (gbmo.Booster loads it as it is) with
-one more field, "estimator": the estimator's class, its parameters and its
-fitted attributes but booster_. JSON keeps numbers, strings, lists and
-dicts of string keys; numpy arrays, tuples, dtypes and dicts of other keys
-are written as objects whose one key names them, so that a loaded
-estimator's attributes are what fit made. Anything else (a function given
-as the objective, a Loss instance) cannot be written, and save_model
-refuses it by name: pickle keeps it.
+one more field, "estimator": the estimator's class, its parameters, its
+fitted attributes but booster_, and the booster's metric records, which the
+estimator shares as evals_result_ and best_score_ (a model file leaves them
+out, as LightGBM's does). JSON keeps numbers, strings, lists and dicts of
+string keys; numpy arrays, tuples, sets, dtypes and dicts of other keys are
+written as objects whose one key names them, so that a loaded estimator's
+attributes are what fit made (a numpy scalar comes back as Python's number
+of the same value). Anything else (a function given as the objective, a
+Loss instance) cannot be written, and save_model refuses it by name: pickle
+keeps it.
 """
 import json
-import sys
 
 import numpy as np
 
-from .booster import Booster, ModelFormatError, parse_model_json
+from .booster import Booster, ModelFormatError, json_value, parse_model_json
+from .metric_history import MetricHistory
 
 FIELD = "estimator"
-_ARRAY, _TUPLE, _DTYPE, _ITEMS = "__ndarray__", "__tuple__", "__dtype__", "__items__"
-_MARKERS = {_ARRAY, _TUPLE, _DTYPE, _ITEMS}
-_SCALARS = (type(None), bool, int, float, str)
+_ARRAY, _TUPLE, _SET, _DTYPE, _ITEMS = ("__ndarray__", "__tuple__", "__set__", "__dtype__",
+                                        "__items__")
+_MARKERS = {_ARRAY, _TUPLE, _SET, _DTYPE, _ITEMS}
+_NUMBERS_AND_TEXT = (bool, int, float, str)  # what an object array may hold
+# the estimator's names of its booster's records
+_RECORDS = {"evals_result_": "evals_result", "best_score_": "best_score"}
 
 
 def _encoded(value, name):
@@ -28,10 +34,11 @@ def _encoded(value, name):
     attribute it belongs to) when JSON cannot hold it."""
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, _SCALARS):
+    if value is None or isinstance(value, _NUMBERS_AND_TEXT):
         return value
-    if isinstance(value, tuple):
-        return {_TUPLE: [_encoded(item, name) for item in value]}
+    if isinstance(value, (tuple, set, frozenset)):
+        return {_TUPLE if isinstance(value, tuple) else _SET:
+                [_encoded(item, name) for item in value]}
     if isinstance(value, list):
         return [_encoded(item, name) for item in value]
     if isinstance(value, dict):
@@ -41,11 +48,12 @@ def _encoded(value, name):
         return {_ITEMS: [[_encoded(key, name), _encoded(item, name)]
                          for key, item in value.items()]}
     if isinstance(value, np.ndarray) and (value.dtype.kind in "biufU" or (
-            value.dtype == object and all(isinstance(v, _SCALARS[1:]) for v in value.flat))):
+            value.dtype == object
+            and all(isinstance(v, _NUMBERS_AND_TEXT) for v in value.flat))):
         return {_ARRAY: value.tolist(), "dtype": value.dtype.str if value.dtype != object
                 else "object"}
-    if _is_dtype(value):
-        return {_DTYPE: str(value)}
+    if isinstance(value, np.dtype):
+        return {_DTYPE: value.str}
     raise ValueError(f"save_model writes the estimator to JSON, which cannot hold {name!r} "
                      f"({type(value).__name__}); allowed: numbers, strings, lists, dicts and "
                      "numpy arrays. Pickle the estimator (pickle or joblib) to keep it")
@@ -60,69 +68,76 @@ def _decoded(value):
         return np.array(value[_ARRAY], dtype=value["dtype"])
     if _TUPLE in value:
         return tuple(_decoded(item) for item in value[_TUPLE])
+    if _SET in value:
+        return set(_decoded(item) for item in value[_SET])
     if _DTYPE in value:
-        return _dtype(value[_DTYPE])
+        return np.dtype(value[_DTYPE])
     if _ITEMS in value:
         return {_decoded(key): _decoded(item) for key, item in value[_ITEMS]}
     return {key: _decoded(item) for key, item in value.items()}
-
-
-def _is_dtype(value):
-    """Whether value is a numpy dtype or pandas' (a nullable target's Int64),
-    without importing pandas."""
-    pandas = sys.modules.get("pandas")
-    return isinstance(value, np.dtype) or (
-        pandas is not None and isinstance(value, pandas.api.extensions.ExtensionDtype))
-
-
-def _dtype(name):
-    """numpy's dtype of that name, or pandas' (a nullable target's Int64)."""
-    try:
-        return np.dtype(name)
-    except TypeError:
-        import pandas as pd
-
-        return pd.api.types.pandas_dtype(name)
 
 
 def save(estimator, filename):
     """Writes the estimator's Booster model with its state (see the module)."""
     params = estimator.get_params(deep=False)
     fitted = {key: value for key, value in vars(estimator).items()
-              if key not in params and key not in ("booster_", "_other_params")}
+              if key not in params and key not in ("booster_", "_other_params", *_RECORDS)}
+    booster = estimator.booster_
     state = {"class": type(estimator).__name__,
              "params": {key: _encoded(value, key) for key, value in params.items()},
-             "fitted": {key: _encoded(value, key) for key, value in fitted.items()}}
-    model = estimator.booster_.dump_model()
+             "fitted": {key: _encoded(value, key) for key, value in fitted.items()},
+             "records": {name: _encoded(getattr(booster, name), name)
+                         for name in _RECORDS.values()}}
+    model = booster.dump_model()
     model[FIELD] = state
+    text = json.dumps(model, default=json_value)
     with open(filename, "w", encoding="utf-8") as f:
-        f.write(json.dumps(model))
+        f.write(text)
+
+
+def _state(model, filename, kind):
+    """The estimator field of a parsed model file, refused unless it is a
+    kind's (the estimator class's name)."""
+    state = model.get(FIELD) if isinstance(model, dict) else None
+    if not isinstance(state, dict) or not all(
+            isinstance(state.get(part), dict) for part in ("params", "fitted", "records")):
+        raise ModelFormatError(f"{filename!r} holds no {kind}'s state (a Booster's model file "
+                               "has none): load it with gbmo.Booster(model_file=...), or save "
+                               "the estimator with its save_model")
+    saved_kind = state.get("class")
+    if saved_kind != kind:
+        saved = (f"a {saved_kind}" if isinstance(saved_kind, str)
+                 else "an estimator whose class is not named")
+        raise ModelFormatError(f"{filename!r} holds {saved}, not a {kind}: load it with the "
+                               "estimator class that saved it")
+    return state
 
 
 def load(estimator, filename):
     """The estimator, its parameters and fitted state those of the file save
-    wrote; a file of another estimator class, or of a Booster alone, is
-    refused before anything changes."""
+    wrote; a file of another estimator class, of a Booster alone, or missing
+    an attribute fit always makes, is refused before anything changes."""
     with open(filename, encoding="utf-8") as f:
         model = parse_model_json(f.read())
     kind = type(estimator).__name__
-    state = model.get(FIELD) if isinstance(model, dict) else None
-    if not isinstance(state, dict) or not isinstance(state.get("params"), dict) \
-            or not isinstance(state.get("fitted"), dict):
-        raise ModelFormatError(f"{filename!r} holds no {kind}'s state (a Booster's model file "
-                               "has none): load it with gbmo.Booster(model_file=...), or save "
-                               "the estimator with its save_model")
-    if state.get("class") != kind:
-        raise ModelFormatError(f"{filename!r} holds a {state.get('class')}, not a {kind}: load "
-                               f"it with {state.get('class')}().load_model")
+    state = _state(model, filename, kind)
     booster = Booster._from_dict(model)
     try:
         params, fitted = _decoded(state["params"]), _decoded(state["fitted"])
-    except (TypeError, ValueError, KeyError) as err:
+        records = {name: {set_name: MetricHistory(history)
+                          for set_name, history in _decoded(state["records"][name]).items()}
+                   for name in _RECORDS.values()}
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
         raise ModelFormatError(f"{filename!r} has a malformed {FIELD!r} field: {err!r}") from None
+    missing = [name for name in estimator.FITTED_ATTRIBUTES if name not in fitted]
+    if missing:
+        raise ModelFormatError(f"{filename!r} lacks the fitted attribute(s) "
+                               f"{', '.join(missing)} that every fitted {kind} has")
+    vars(booster).update(records)
     # the file's parameters only: a fresh estimator's, not the others this one had
     loaded = type(estimator)(**params)
-    vars(loaded).update(fitted, booster_=booster)
+    vars(loaded).update(fitted, booster_=booster,
+                        **{attribute: records[name] for attribute, name in _RECORDS.items()})
     vars(estimator).clear()
     vars(estimator).update(vars(loaded))
     return estimator

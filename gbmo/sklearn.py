@@ -354,6 +354,9 @@ def _eval_pairs(eval_set, eval_X, eval_y):
 class _GBMOModel(BaseEstimator):
     """The parameters, fit and predict machinery shared by both estimators."""
 
+    # what every fit sets besides booster_ and the metric records (load_model checks them)
+    FITTED_ATTRIBUTES = ("n_features_in_", "n_outputs_", "n_iter_", "best_iteration_")
+
     def __init__(
         self,
         n_estimators=100,
@@ -974,6 +977,8 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     LightGBM's).
     """
 
+    FITTED_ATTRIBUTES = _GBMOModel.FITTED_ATTRIBUTES + ("_y_is_1d",)
+
     def _validate_X_y(self, X, y):
         if y is None:  # scikit-learn's error for it
             return super()._validate_X_y(X, y)
@@ -1091,6 +1096,9 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
     stopping (validation_fraction) keep their weights, eval_set rows are
     unweighted. A multi-label y refuses a class_weight (use sample_weight).
     """
+
+    FITTED_ATTRIBUTES = _GBMOModel.FITTED_ATTRIBUTES + ("_sparse_labels", "_multilabel",
+                                                       "classes_", "n_classes_")
 
     def _validate_X_y(self, X, y):
         """NaN in a multi-label y (columns of 0/1) is a missing label, as the

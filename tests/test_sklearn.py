@@ -540,23 +540,29 @@ def test_pickle_joblib_and_clone_round_trips(make, tmp_path):
 
 
 def _same_state(loaded, model):
-    """Every fitted attribute and parameter of loaded equals model's, dtypes
-    included, the booster's predictions standing for the booster."""
+    """Every fitted attribute and parameter of loaded equals model's, of the
+    same type (arrays of the same dtype), the booster's predictions standing
+    for the booster; the metric records are the booster's own, as after fit."""
     assert loaded.get_params() == model.get_params()
     assert set(vars(loaded)) == set(vars(model))
     for key, value in vars(model).items():
         if key == "booster_":
             continue
+        assert type(loaded.__dict__[key]) is type(value), key
         if isinstance(value, np.ndarray):
             assert loaded.__dict__[key].dtype == value.dtype
             np.testing.assert_array_equal(loaded.__dict__[key], value)
         else:
             assert loaded.__dict__[key] == value, key
+    for records in ("evals_result", "best_score"):
+        assert getattr(loaded, records + "_") is getattr(loaded.booster_, records)
+        assert all(type(history) is type(model_history) for history, model_history in zip(
+            getattr(loaded, records + "_").values(), getattr(model, records + "_").values()))
 
 
 @pytest.mark.parametrize("make", [
-    lambda: (GBMORegressor(n_estimators=30, num_leaves=7, early_stopping_rounds=3),
-             _multi_output_regression(200)),
+    lambda: (GBMORegressor(n_estimators=30, num_leaves=7, early_stopping_rounds=3,
+                           metric={"l2", "l1"}), _multi_output_regression(200)),
     lambda: (GBMORegressor(n_estimators=5, objective="l1", tree_mode="single_output"),
              (_multi_output_regression(200)[0], _multi_output_regression(200)[1][:, 0])),
     lambda: (GBMOClassifier(n_estimators=5, class_weight={"x": 1.0, "z": 3.0}),
@@ -579,6 +585,19 @@ def test_save_model_and_load_model_give_the_estimator_back(make, tmp_path):
     np.testing.assert_array_equal(gbmo.Booster(model_file=tmp_path / "model.json").predict(X),
                                   model.booster_.predict(X))
     np.testing.assert_array_equal(clone(loaded).fit(X, y).predict(X), model.predict(X))
+
+
+def test_a_loaded_estimator_s_records_answer_to_other_libraries_metric_names(tmp_path):
+    X, y = _blobs(300)
+    model = GBMOClassifier(n_estimators=30, early_stopping_rounds=3, eval_metric="aucpr").fit(
+        X[:200], y[:200] == 1, eval_set=[(X[200:], y[200:] == 1)])
+    model.save_model(tmp_path / "model.json")
+    loaded = GBMOClassifier().load_model(tmp_path / "model.json")
+    assert loaded.evals_result_["valid_0"]["aucpr"] == model.evals_result_["valid_0"]["aucpr"]
+    assert loaded.best_score_["valid_0"]["aucpr"] == model.best_score_["valid_0"]["aucpr"]
+    assert loaded.evals_result()["validation_0"]["aucpr"] == model.evals_result()[
+        "validation_0"]["aucpr"]
+    assert loaded.get_booster().best_score == model.get_booster().best_score
 
 
 def test_load_model_restores_a_dataframe_s_names_and_a_sparse_y_s_labels(tmp_path):
@@ -625,6 +644,16 @@ def test_save_model_and_load_model_refuse_what_json_or_the_file_cannot_give(tmp_
     path.write_text(text.replace('"dtype": "<i8"', '"dtype": "no such dtype"'))
     with pytest.raises(gbmo.ModelFormatError, match="has a malformed 'estimator' field"):
         GBMOClassifier().load_model(path)
+    for edit, message in [(lambda state: state.pop("class"),
+                           "holds an estimator whose class is not named, not a GBMOClassifier"),
+                          (lambda state: state["fitted"].pop("classes_"),
+                           "lacks the fitted attribute\\(s\\) classes_ that every fitted "
+                           "GBMOClassifier has")]:
+        edited = json.loads(text)
+        edit(edited["estimator"])
+        path.write_text(json.dumps(edited))
+        with pytest.raises(gbmo.ModelFormatError, match=message):
+            GBMOClassifier().load_model(path)
     gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, :2]), 2).save_model(path)
     with pytest.raises(gbmo.ModelFormatError, match="holds no GBMORegressor's state \\(a "
                                                     "Booster's model file has none\\)"):
