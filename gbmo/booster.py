@@ -19,7 +19,7 @@ from .metric_history import MetricHistory
 from .losses import make_loss, with_class_count
 from .missing_values import as_read, reads_as_given
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
-from .params import keys_naming
+from .params import checked_value, keys_naming
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, TreeFormatError, trees_from_dicts
@@ -248,6 +248,16 @@ def _model_text(model_str):
     return model_str
 
 
+def json_value(value):
+    """json.dumps' default for what it cannot write itself: numpy numbers and
+    arrays (a parameter given as np.int64(3) or an array) as Python's; any
+    other object raises a TypeError naming its type."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    raise TypeError(f"a {type(value).__name__} in the model's parameters cannot be written to "
+                    "JSON; give numbers, strings, lists or dicts")
+
+
 def parse_model_json(text):
     """A saved model's JSON text parsed, or a ModelFormatError that says what
     the text is instead."""
@@ -334,7 +344,8 @@ class JSONModel:
 
     def model_to_string(self, num_iteration=None, start_iteration=0, importance_type="split"):
         """dump_model's dict as JSON text."""
-        return json.dumps(self.dump_model(num_iteration, start_iteration, importance_type))
+        return json.dumps(self.dump_model(num_iteration, start_iteration, importance_type),
+                          default=json_value)
 
     def save_model(self, filename, num_iteration=None, start_iteration=0,
                    importance_type="split"):
@@ -750,15 +761,18 @@ class Booster(JSONModel, TrainingRun):
     def inplace_predict(self, data, iteration_range=None, predict_type="value",
                         missing=np.nan, validate_features=True, base_margin=None,
                         strict_shape=False):
-        """XGBoost's: predict(data) over iteration_range's rounds;
-        predict_type "value" (transformed) or "margin" (raw scores);
-        strict_shape=True gives (n, d) for a 1-D target too; validate_features
-        checks a DataFrame's column names (see predict). gbmo reads NaN as
-        missing (missing must be NaN), and takes no base_margin."""
+        """XGBoost's: predict(data) over iteration_range's rounds (by default,
+        as gbmo's and LightGBM's predict, the best iteration's after early
+        stopping, where XGBoost's Booster takes every tree); predict_type
+        "value" (transformed) or "margin" (raw scores); strict_shape=True
+        gives (n, d) for a 1-D target too; validate_features checks a
+        DataFrame's column names (see predict). gbmo reads NaN as missing
+        (missing must be NaN, or None as XGBoost takes it), and takes no
+        base_margin."""
         if predict_type not in ("value", "margin"):
             raise ValueError(f"predict_type {predict_type!r} is not allowed; allowed: 'value' "
                              "(transformed predictions) or 'margin' (raw scores)")
-        if not (isinstance(missing, float) and np.isnan(missing)):
+        if not (missing is None or isinstance(missing, numbers.Real) and np.isnan(missing)):
             raise ValueError(f"missing={missing!r} is not taken: gbmo reads NaN as the missing "
                              "value; replace your marker with NaN in data first")
         if base_margin is not None:
@@ -770,20 +784,34 @@ class Booster(JSONModel, TrainingRun):
         return prediction.reshape(len(prediction), -1) if strict_shape else prediction
 
     def copy(self):
-        """XGBoost's: an independent copy of the model (its trees, records
-        and attributes; not a training run's data)."""
-        return copy.deepcopy(self)
+        """XGBoost's: an independent copy of the model (its trees, records,
+        attributes and parameters, the thread count included, which a model
+        file leaves out; not a training run's data)."""
+        twin = copy.deepcopy(self)
+        twin.params = copy.deepcopy(self.params)
+        return twin
 
     def attributes(self):
         """XGBoost's: the attributes set_attr set, as a dict."""
         return dict(self._attributes)
 
     def set_param(self, params, value=None):
-        """XGBoost's: reset_parameter for the rounds to come, with params a
-        dict, a list of (key, value) pairs, or a key with its value."""
-        if isinstance(params, str):
-            params = {params: value}
-        return self.reset_parameter(dict(params))
+        """XGBoost's, with params a dict, a list of (key, value) pairs, or a
+        key with its value: the thread count (n_threads or an alias: nthread,
+        n_jobs, ...) is predict's on any Booster, as a server sets it; the
+        others change a training run's rounds to come, as reset_parameter."""
+        params = dict({params: value} if isinstance(params, str) else params)
+        threads = keys_naming(params, "n_threads")
+        if len(threads) > 1:
+            raise ValueError(f"the thread count is given more than once ({', '.join(threads)}): "
+                             "give it once")
+        # every value checked before any is set
+        n_threads = checked_value(threads[0], params.pop(threads[0]))[1] if threads else None
+        if params:
+            self.reset_parameter(params, caller="set_param")
+        if threads:
+            self.params["n_threads"] = n_threads
+        return self
 
     def load_model(self, fname):
         """XGBoost's: this Booster now holds the model saved in the file

@@ -141,16 +141,17 @@ class TrainingRun:
                 eval_set = trainer.eval_sets[-1]
         return [(name, *score[1:]) for score in self._scores(trainer, eval_set, feval)]
 
-    def reset_parameter(self, params):
+    def reset_parameter(self, params, caller="reset_parameter"):
         """Changes parameters for the rounds to come, as LightGBM's
         Booster.reset_parameter: those read afresh every round
-        (params.RESETTABLE: learning_rate, lambda_l2, subsample, ...)."""
+        (params.RESETTABLE: learning_rate, lambda_l2, subsample, ...).
+        caller: the method errors name (XGBoost's set_param calls this)."""
         from .params import check_resettable, reset_value
 
-        trainer = self._run("reset_parameter")
+        trainer = self._run(caller)
         changed = {}
         for key, value in params.items():
-            check_resettable(key, "Booster.reset_parameter")
+            check_resettable(key, f"Booster.{caller}")
             name, value = reset_value(key, value)
             changed[name] = value
         trainer.params.update(changed)

@@ -64,6 +64,9 @@ def test_inplace_predict_is_predict_with_xgboost_s_keywords(booster):
     assert one.inplace_predict(X).shape == (300,)
     np.testing.assert_array_equal(one.inplace_predict(X, strict_shape=True),
                                   one.predict(X)[:, None])
+    for missing in (np.nan, np.float32("nan"), None):
+        np.testing.assert_array_equal(booster.inplace_predict(X, missing=missing),
+                                      booster.predict(X))
     for keywords, message in [({"predict_type": "leaf"}, "predict_type 'leaf' is not allowed"),
                               ({"missing": -999.0}, "missing=-999.0 is not taken: gbmo reads "
                                                     "NaN as the missing value"),
@@ -72,10 +75,12 @@ def test_inplace_predict_is_predict_with_xgboost_s_keywords(booster):
             booster.inplace_predict(X, **keywords)
 
 
-def test_copy_is_independent_and_load_model_reads_a_saved_file(booster, tmp_path):
+def test_copy_is_independent_and_load_model_reads_a_saved_file(tmp_path):
+    booster = gbmo.train({"verbosity": 0, "max_leaves": 6, "n_threads": 1}, gbmo.Dataset(X, Y), 3)
     booster.set_attr(owner="me")
     twin = booster.copy()
     assert twin is not booster and twin.attributes() == {"owner": "me"}
+    assert twin.params == booster.params and twin.params["n_threads"] == 1
     twin.set_leaf_output(0, 0, np.array([5.0, 5.0]))
     assert not np.array_equal(twin.predict(X), booster.predict(X))
     booster.save_model(tmp_path / "model.json")
@@ -84,7 +89,15 @@ def test_copy_is_independent_and_load_model_reads_a_saved_file(booster, tmp_path
     assert booster.num_features() == 5 and booster.get_fscore() == booster.get_score("weight")
     with pytest.raises(ValueError, match="fmap"):
         booster.get_fscore("features.txt")
-    booster.set_attr(owner=None)
+
+
+def test_a_model_with_numpy_numbers_in_its_parameters_saves_them_as_numbers(tmp_path):
+    booster = gbmo.train({"verbosity": 0, "max_leaves": np.int64(6),
+                          "learning_rate": np.float32(0.25)}, gbmo.Dataset(X, Y), 2)
+    booster.save_model(tmp_path / "model.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "model.json")
+    assert loaded.params["max_leaves"] == 6 and loaded.params["learning_rate"] == 0.25
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
 
 
 def test_set_param_resets_the_rounds_to_come_as_reset_parameter():
@@ -104,3 +117,16 @@ def test_set_param_resets_the_rounds_to_come_as_reset_parameter():
         np.testing.assert_array_equal(run.predict(X), twin.predict(X))
     with pytest.raises(ValueError, match="max_bins"):
         run.set_param("max_bins", 63)
+
+
+def test_set_param_sets_predict_s_threads_on_any_booster_and_names_itself_otherwise(booster):
+    model = gbmo.Booster(model_str=booster.model_to_string())
+    assert "n_threads" not in model.params
+    model.set_param({"nthread": 1})
+    assert model.params["n_threads"] == 1
+    np.testing.assert_array_equal(model.predict(X), booster.predict(X))
+    with pytest.raises(ValueError, match=r"set_param\(\) needs the training run"):
+        model.set_param({"nthread": 2, "eta": 0.3})
+    assert model.params["n_threads"] == 1  # nothing set when a value is refused
+    with pytest.raises(ValueError, match="thread count is given more than once"):
+        model.set_param({"nthread": 1, "n_jobs": 2})
