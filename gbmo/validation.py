@@ -32,7 +32,9 @@ _NAMED_COLUMNS = 5  # bad DataFrame columns listed by name in the error, the res
 
 
 def is_dataframe(X):
-    """A pandas (or pandas-like) DataFrame: columns with a dtype each."""
+    """A table of named columns with a dtype each: a pandas DataFrame, or
+    one alike (another library's table answers too, so callers read it as
+    pandas' first, see as_pandas_table)."""
     return hasattr(X, "columns") and hasattr(X, "dtypes")
 
 
@@ -184,11 +186,15 @@ def as_pandas_table(X, name="X"):
     names and makes its categorical (dictionary) columns category columns, so
     that gbmo needs neither library; a pandas DataFrame's Arrow dictionary
     columns become category columns. Errors call X name; other X as it is."""
+    if isinstance(X, np.ndarray):  # the common case first: predict calls this for a row
+        return X
     if _is_pandas(X):
         return _arrow_dictionaries_as_categories(X)
-    kind = f"{type(X).__module__.partition('.')[0]} {type(X).__name__}"
+    library = type(X).__module__.partition(".")[0]
+    kind = f"{library} {type(X).__name__}"
     if not hasattr(X, "to_pandas"):
-        if hasattr(X, "collect"):  # polars' LazyFrame: a query, whose schema is work too
+        if library == "polars" and hasattr(X, "collect"):
+            # a LazyFrame: a query, which gbmo leaves to its owner to run
             raise TypeError(f"{name} is a lazy table ({kind}) whose rows are not computed "
                             f"yet; pass {name}.collect()")
         return X
@@ -285,8 +291,8 @@ def check_features(X, name="X", allow_no_rows=False):
                                         if X.dtype.kind in "OUS" else "")
         )
     if X.ndim != 2:
-        one_feature = (f"; for one feature, pass {name}.reshape(-1, 1) (a Series: "
-                       f"{name}.to_frame())" if X.ndim == 1 else "")
+        one_feature = ("; for one feature, give it as one column, an (n, 1) array (a Series' "
+                       "to_frame())" if X.ndim == 1 else "")
         raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}"
                          + one_feature)
     _check_not_empty(X, name, allow_no_rows)

@@ -30,8 +30,8 @@ def test_bad_features(bad_X, error, message):
 
 def test_one_dimensional_x_says_how_to_give_one_feature():
     with pytest.raises(ValueError, match=r"X must be 2-D \(n_rows, n_features\), got shape "
-                                         r"\(50,\); for one feature, pass X.reshape\(-1, 1\) "
-                                         r"\(a Series: X.to_frame\(\)\)"):
+                                         r"\(50,\); for one feature, give it as one column, "
+                                         r"an \(n, 1\) array \(a Series' to_frame\(\)\)"):
         gbmo.Dataset(X[:, 0], y)
 
 

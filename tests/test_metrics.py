@@ -51,6 +51,11 @@ def test_rmsle_matches_scikit_learn_and_scores_predictions_below_minus_one_badly
     assert np.isfinite(worse).all() and worse[0] > 10 * rmsle(y, prediction)[0]
 
 
+def test_per_column_metrics_keep_their_names():
+    assert (auc.__name__, average_precision.__name__) == ("auc", "average_precision")
+    assert "NaN for an output without a positive" in average_precision.__doc__
+
+
 def test_xgboost_s_and_catboost_s_precision_recall_names_are_average_precision():
     from gbmo.metrics import canonical_metric, higher_is_better
 
