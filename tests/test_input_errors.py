@@ -219,7 +219,9 @@ def _frame_with(kind):
     column = {
         "object": pd.Series(np.array(["x", "y"])[np.arange(n) % 2], dtype=object),
         "string": pd.array(np.array(["x", "y"])[np.arange(n) % 2], dtype="string"),
-        "datetime64[ns]": pd.date_range("2020-01-01", periods=n, unit="ns"),
+        # date_range(unit=) is pandas >= 2; numpy's datetime64[ns] reads alike in every pandas
+        "datetime64[ns]": pd.Series(np.datetime64("2020-01-01", "ns")
+                                    + np.arange(n) * np.timedelta64(1, "D")),
     }[kind]
     name = f"my {kind} column"
     return pd.DataFrame({"a": X[:, 0], name: column}), name
