@@ -203,8 +203,12 @@ def _projected(values, directions, n_threads):
 def _correlation(a, b):
     """Pearson's correlation of two vectors (NaN when either is constant),
     with numpy's own loops rather than the BLAS of np.corrcoef (see _projected)."""
-    a = a - a.mean(dtype=np.float64)
-    b = b - b.mean(dtype=np.float64)
+    # in float64 from the start: with numpy < 2 a float32 array minus a float64
+    # scalar stays float32 (value-based casting), and the sums lose digits
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    a = a - a.mean()
+    b = b - b.mean()
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.einsum("i,i->", a, b) / np.sqrt(np.einsum("i,i->", a, a)
                                                   * np.einsum("i,i->", b, b))
