@@ -67,6 +67,11 @@ def _numbers_as_objects(column):
 def _as_floats(column):
     """A pandas column of numbers as float64, NaN where missing (NaN, None,
     pd.NA)."""
+    if column.dtype == np.dtype(object):
+        # pandas < 2 casts an object column to the dtype before it puts in
+        # na_value, and float(pd.NA) raises: the missing values go first
+        values = column.to_numpy(dtype=object)
+        return np.where(column.isna().to_numpy(), np.nan, values).astype(np.float64)
     return column.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
