@@ -153,7 +153,8 @@ def test_train_predict_round_trip_multi_output(regression_csv, tmp_path, capsys)
     assert code == 0, capsys.readouterr().err
     assert "model saved" in capsys.readouterr().out
 
-    saved = json.load(open(model))
+    with open(model) as f:
+        saved = json.load(f)
     assert saved["feature_names"] == ["a", "b", "c"]
     assert saved["n_outputs"] == 2 and len(saved["trees"]) == 20
     assert saved["params"]["max_leaves"] == 7
