@@ -634,7 +634,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     cdef double gain, left_count
     cdef int bin_
     cdef unsigned char missing_left
-    cdef const int* drawn = NULL if random_bins is None else &random_bins[0]
+    # not `NULL if ... else &random_bins[0]`: Cython's temporary for that drops the const
+    cdef const int* drawn = NULL
     if random_bins is not None:
         if random_bins.shape[0] < n_features:
             raise ValueError(f"random_bins must have a bin per feature ({n_features}), "
@@ -642,6 +643,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         for i in range(n_features):
             if random_bins[i] < 0:
                 raise ValueError(f"random_bins[{i}] = {random_bins[i]}: a bin must be >= 0")
+        drawn = &random_bins[0]
     with nogil, parallel(num_threads=n_threads, use_threads_if=n_threads > 1):
         t = <Thread*> malloc(sizeof(Thread))
         t.left_grad = <double*> malloc(n_labels * sizeof(double))
