@@ -823,7 +823,8 @@ def test_a_column_of_none_of_the_training_s_categories_warns_at_the_user_s_call(
                                          r"categories \('0', '1', '2'; here: 0, 1, 2, of "
                                          r"another type\)") as caught:
         from_numbers = booster.predict(numbers)
-    assert caught[0].filename == __file__
+    # ours by its text: an old pandas on a newer numpy adds DeprecationWarnings of its own
+    assert [w.filename for w in caught if "holds none of" in str(w.message)] == [__file__]
     missing = frame.assign(c=pd.Categorical([None] * 300, categories=["0", "1", "2"]))
     np.testing.assert_array_equal(from_numbers, booster.predict(missing))
     with warnings.catch_warnings():
@@ -846,7 +847,7 @@ def test_the_warning_for_categories_of_another_type_covers_every_way_in():
     expected = r"the Dataset's column 'c' holds none of the training's categories"
     with pytest.warns(UserWarning, match=expected) as caught:
         gbmo.train(QUIET, gbmo.Dataset(frame, y), 2, valid_sets=[gbmo.Dataset(numbers, y)])
-    assert caught[0].filename == __file__
+    assert [w.filename for w in caught if "holds none of" in str(w.message)] == [__file__]
     with pytest.warns(UserWarning, match=expected):
         gbmo.train(QUIET, gbmo.Dataset(numbers, y), 2, init_model=booster)
     both = frame.assign(d=pd.Categorical(codes))
