@@ -154,7 +154,7 @@ def _update(booster, X, Y):
 
 @pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX's")
 # Python >= 3.12 warns of forking a process with threads: here that is the point
-@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded, use of fork():DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 @pytest.mark.parametrize("action", [_predict, _refit, _update])
 def test_a_process_forked_after_parallel_work_runs_on_one_thread(action):
     """libgomp's threads do not survive fork: a child forked after the parent
