@@ -196,6 +196,7 @@ def test_plain_progress_line_counts_rounds_and_shows_metrics():
 def test_tqdm_progress_bar_is_closed_when_early_stopping_ends_training():
     import io
 
+    pytest.importorskip("tqdm")  # in the test extra
     stream = io.StringIO()
     data = _progress_data()
     booster = gbmo.train({"verbosity": 0, "learning_rate": 1.0, "min_samples_leaf": 1}, data,
@@ -204,7 +205,9 @@ def test_tqdm_progress_bar_is_closed_when_early_stopping_ends_training():
                                     gbmo.early_stopping(1, verbose=False)])
     rounds = booster.current_iteration()
     assert rounds < 200
-    assert f"{rounds}/200" in stream.getvalue()
+    # tqdm's bar ("| 17/200 [00:00<...]"), not the plain line ("[17/200] ...") that
+    # stands in when tqdm cannot be imported (as tqdm.auto, which tqdm < 4.27 lacks)
+    assert f"| {rounds}/200 [" in stream.getvalue()
     assert stream.getvalue().endswith("\n")  # tqdm.close() ends the line
 
 
