@@ -66,12 +66,13 @@ from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse
 from .validation import (as_pandas_table, check_dataframe_columns, check_init_score,
                          check_weight, is_dataframe, numeric_frame)
 
-try:  # scikit-learn >= 1.6
+try:
     from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    def _validate_data(estimator, *args, **kwargs):
-        kwargs["force_all_finite"] = kwargs.pop("ensure_all_finite", True)
-        return estimator._validate_data(*args, **kwargs)
+except ImportError:  # the estimators' tags and checks are scikit-learn 1.6's
+    import sklearn
+
+    raise ImportError(f"gbmo's estimators need scikit-learn >= 1.6 (pip install "
+                      f"'gbmo[sklearn]'); this is {sklearn.__version__}") from None
 
 __all__ = ["GBMORegressor", "GBMOClassifier"]
 

@@ -726,6 +726,19 @@ def test_import_gbmo_does_not_need_scikit_learn():
     assert result.stdout.strip() == "ok"
 
 
+def test_the_estimators_name_the_scikit_learn_they_need():
+    # scikit-learn 1.5, as far as gbmo.sklearn can see: no validate_data
+    code = ("import sklearn.base, sklearn.model_selection, sklearn.utils.class_weight, "
+            "sklearn.utils.multiclass, sklearn.utils.validation as v\n"
+            "del v.validate_data\nimport sklearn\nsklearn.__version__ = '1.5.2'\n"
+            "try:\n    import gbmo.sklearn\nexcept ImportError as err:\n    print(err)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, cwd=tempfile.gettempdir())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("gbmo's estimators need scikit-learn >= 1.6 (pip install "
+                                     "'gbmo[sklearn]'); this is 1.5.2")
+
+
 # -- class_weight -------------------------------------------------------------
 
 def _imbalanced(n=400, seed=0):
