@@ -713,30 +713,31 @@ def test_staged_predict_with_early_stopping_stops_at_best_iteration():
     np.testing.assert_array_equal(stages[-1], model.predict(X))
 
 
-def test_import_gbmo_does_not_need_scikit_learn():
-    code = ("import sys; sys.modules['sklearn'] = None; import gbmo; "
-            "assert 'gbmo.sklearn' not in sys.modules; "
-            "import importlib\n"
-            "try:\n    importlib.import_module('gbmo.sklearn')\n"
-            "except ImportError:\n    print('ok')\n")
-    # Run outside the source tree so the installed (compiled) package is imported.
+def _printed_by(code):
+    """What code prints in a fresh interpreter, run outside the source tree so
+    that the installed (compiled) package is imported."""
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60, cwd=tempfile.gettempdir())
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    return result.stdout.strip()
+
+
+def test_import_gbmo_does_not_need_scikit_learn():
+    assert _printed_by("import sys; sys.modules['sklearn'] = None; import gbmo; "
+                       "assert 'gbmo.sklearn' not in sys.modules; "
+                       "import importlib\n"
+                       "try:\n    importlib.import_module('gbmo.sklearn')\n"
+                       "except ImportError:\n    print('ok')\n") == "ok"
 
 
 def test_the_estimators_name_the_scikit_learn_they_need():
     # scikit-learn 1.5, as far as gbmo.sklearn can see: no validate_data
-    code = ("import sklearn.base, sklearn.model_selection, sklearn.utils.class_weight, "
-            "sklearn.utils.multiclass, sklearn.utils.validation as v\n"
-            "del v.validate_data\nimport sklearn\nsklearn.__version__ = '1.5.2'\n"
-            "try:\n    import gbmo.sklearn\nexcept ImportError as err:\n    print(err)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60, cwd=tempfile.gettempdir())
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == ("gbmo's estimators need scikit-learn >= 1.6 (pip install "
-                                     "'gbmo[sklearn]'); this is 1.5.2")
+    assert _printed_by(
+        "import sklearn.base, sklearn.model_selection, sklearn.utils.class_weight, "
+        "sklearn.utils.multiclass, sklearn.utils.validation as v\n"
+        "del v.validate_data\nimport sklearn\nsklearn.__version__ = '1.5.2'\n"
+        "try:\n    import gbmo.sklearn\nexcept ImportError as err:\n    print(err)\n"
+    ) == "gbmo's estimators need scikit-learn >= 1.6 (pip install 'gbmo[sklearn]'); this is 1.5.2"
 
 
 # -- class_weight -------------------------------------------------------------
