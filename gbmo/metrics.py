@@ -98,6 +98,20 @@ def error(y, prediction, weight=None, n_threads=None):
     return _means(Element.MISCLASSIFIED, y, prediction, weight, n_threads)
 
 
+def _error_at(threshold):
+    """XGBoost's error@t: error with a probability above threshold (not 0.5)
+    read as a 1, for 0/1 labels."""
+    def metric(y, prediction, weight=None, n_threads=None):
+        y, prediction = np.asarray(y, dtype=np.float64), np.asarray(prediction)
+        wrong = ((prediction > threshold) != (y > 0.5)).astype(np.float64)
+        return _column_mean(np.where(np.isnan(y), np.nan, wrong), weight, n_threads)
+    metric.__name__ = metric.__qualname__ = f"error@{threshold:g}"
+    return metric
+
+
+_ERROR_AT = re.compile(r"^error@(\d*\.?\d+)$")
+
+
 def accuracy(y, prediction, weight=None, n_threads=None):
     return 1.0 - error(y, prediction, weight, n_threads)
 
@@ -291,7 +305,7 @@ def canonical_metric(name):
 HIGHER_IS_BETTER = {"accuracy", "r2", "auc", "average_precision", *RANKING_METRICS}
 
 
-_SELECTION = re.compile(r"^(\w+)\[(\d+(?:, ?\d+)*)\]$")
+_SELECTION = re.compile(r"^([\w@.]+)\[(\d+(?:, ?\d+)*)\]$")
 
 
 def parse_metric(name):
@@ -303,11 +317,13 @@ def parse_metric(name):
 
 
 def is_known(name):
-    return parse_metric(name)[0] in METRICS
+    base = parse_metric(name)[0]
+    return base in METRICS or bool(_ERROR_AT.match(str(base)))
 
 
 def unknown_metric_message(name):
-    return (f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))} (also "
+    return (f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}, error@t "
+            f"(XGBoost's error at a threshold t, as error@0.7) (also "
             f"{', '.join(METRIC_ALIASES)}), each optionally restricted to outputs as in "
             "'rmse[0,2]'")
 
@@ -317,6 +333,9 @@ def higher_is_better(name):
 
 
 def get_metric(name):
+    error_at = _ERROR_AT.match(str(name))
+    if error_at:
+        return _error_at(float(error_at.group(1)))
     if name not in METRICS:
         raise ValueError(unknown_metric_message(name))
     return METRICS[name]
@@ -370,6 +389,10 @@ def check_metric_fits(name, y, prediction_width, quantile_levels=None):
                          "allowed: a multi-label target (n, d >= 2) of 0/1 (for classes, use "
                          "accuracy)")
     if class_indices:
+        if _ERROR_AT.match(str(base)):
+            raise ValueError(f"metric {name!r} reads each 0/1 label's probability against a "
+                             "threshold, but this objective's targets are class indices; use "
+                             "error (the most probable class) or accuracy")
         if base in ("rmse", "mse", "mae", "mape", "rmsle", "quantile", "r2"):
             raise ValueError(f"metric {name!r} compares values with targets, but this "
                              "objective's targets are class indices; use logloss, error, "
@@ -383,7 +406,7 @@ def check_metric_fits(name, y, prediction_width, quantile_levels=None):
         raise ValueError(f"metric {name!r} compares log(1 + value), but the targets hold "
                          "values of -1 or below; allowed: targets above -1 (for others use "
                          "rmse)")
-    if base in ("logloss", "error", "accuracy") and not (
+    if (base in ("logloss", "error", "accuracy") or _ERROR_AT.match(str(base))) and not (
             (observed >= 0) & (observed <= 1)).all():
         raise ValueError(f"metric {name!r} scores probabilities against labels in [0, 1] (or "
                          "class indices), but the targets hold other values; for regression "

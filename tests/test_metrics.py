@@ -51,6 +51,44 @@ def test_rmsle_matches_scikit_learn_and_scores_predictions_below_minus_one_badly
     assert np.isfinite(worse).all() and worse[0] > 10 * rmsle(y, prediction)[0]
 
 
+def test_error_at_a_threshold_is_xgboost_s_error_at_t():
+    from gbmo.metrics import get_metric, is_known
+
+    rng = np.random.default_rng(5)
+    y = (rng.random((200, 2)) < 0.3).astype(float)
+    y[::7, 1] = np.nan
+    proba = rng.random((200, 2))
+    weight = rng.random(200)
+    value, per_output = evaluate("error@0.7", y, proba, weight)
+    expected = [np.average((proba[:, j] > 0.7) != (y[:, j] > 0.5), weights=weight)
+                for j in (0,)] + [np.average(((proba[:, 1] > 0.7) != (y[:, 1] > 0.5))[
+                    ~np.isnan(y[:, 1])], weights=weight[~np.isnan(y[:, 1])])]
+    np.testing.assert_allclose(per_output, expected, rtol=1e-12)
+    assert value == pytest.approx(np.mean(expected))
+    # at 0.5 it is error
+    np.testing.assert_allclose(evaluate("error@0.5", y, proba)[1], evaluate("error", y, proba)[1])
+    assert evaluate("error@0.7[1]", y, proba, weight)[0] == pytest.approx(expected[1])
+    assert is_known("error@.25") and not is_known("error@") and not is_known("error@x")
+    assert get_metric("error@0.25").__name__ == "error@0.25"
+
+
+def test_error_at_a_threshold_records_and_stops_training():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(600, 3))
+    Y = (X[:, :2] + rng.normal(size=(600, 2)) > 1).astype(float)
+    data = gbmo.Dataset(X[:400], Y[:400])
+    valid = data.create_valid(X[400:], Y[400:])
+    booster = gbmo.train({"objective": "sigmoid", "metric": ["error@0.3", "logloss"],
+                          "verbosity": 0}, data, 40, valid_sets=[valid],
+                         callbacks=[gbmo.early_stopping(5, first_metric_only=True,
+                                                        verbose=False)])
+    history = booster.evals_result["valid_0"]["error@0.3"]
+    assert history[booster.best_iteration - 1] == min(history)
+    predicted = booster.predict(X[400:]) > 0.3
+    assert booster.best_score["valid_0"]["error@0.3"] == pytest.approx(
+        np.mean(predicted != (Y[400:] > 0.5)))
+
+
 def test_per_column_metrics_keep_their_names():
     assert (auc.__name__, average_precision.__name__) == ("auc", "average_precision")
     assert "NaN for an output without a positive" in average_precision.__doc__
@@ -185,6 +223,10 @@ def test_r2_of_a_constant_output_is_finite_as_in_scikit_learn():
     ("mse", "auc", "values", "'auc' needs 0/1 labels"),
     ("mse", "aucpr", "values", "'average_precision' needs 0/1 labels"),
     ("softmax", "rmsle", "classes", "'rmsle' compares values"),
+    ("softmax", "error@0.7", "classes", "'error@0.7' reads each 0/1 label's probability against "
+                                        "a threshold, but this objective's targets are class "
+                                        "indices"),
+    ("mse", "error@0.7", "values", "'error@0.7' scores probabilities against labels in"),
     ("mse", "rmsle", "below -1", "'rmsle' compares log\\(1 \\+ value\\), but the targets "
                                  "hold values of -1 or below; allowed: targets above -1"),
 ])
