@@ -64,7 +64,7 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
 from .validation import (as_pandas_table, check_dataframe_columns, check_init_score,
-                         check_weight, is_dataframe, numeric_frame)
+                         check_weight, is_dataframe, numeric_frame, one_of)
 
 try:
     from sklearn.utils.validation import validate_data as _validate_data
@@ -585,7 +585,8 @@ class _GBMOModel(BaseEstimator):
     def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
             eval_sample_weight=None, eval_init_score=None, eval_metric=None,
             feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None,
-            verbose=False, *, eval_X=None, eval_y=None):
+            verbose=False, *, eval_X=None, eval_y=None, sample_weight_eval_set=None,
+            base_margin=None, base_margin_eval_set=None, xgb_model=None):
         """Trains the model. The arguments are LightGBM's, in its order, and
         XGBoost's and CatBoost's verbose (True: log every round's metrics; a
         number n: every n rounds).
@@ -616,8 +617,16 @@ class _GBMOModel(BaseEstimator):
         features' indices or names, or "auto", the DataFrame's category
         columns (see gbmo.categorical), as in LightGBM. eval_X / eval_y:
         LightGBM's other spelling of eval_set, a matrix and its target or
-        tuples of them.
+        tuples of them. XGBoost's names: sample_weight_eval_set is
+        eval_sample_weight, base_margin init_score, base_margin_eval_set
+        eval_init_score, xgb_model init_model.
         """
+        eval_sample_weight = one_of("eval_sample_weight", eval_sample_weight,
+                                    "sample_weight_eval_set", sample_weight_eval_set)
+        init_score = one_of("init_score", init_score, "base_margin", base_margin)
+        eval_init_score = one_of("eval_init_score", eval_init_score, "base_margin_eval_set",
+                                 base_margin_eval_set)
+        init_model = one_of("init_model", init_model, "xgb_model", xgb_model)
         eval_set = _eval_pairs(eval_set, eval_X, eval_y)
         n_estimators, rounds, fraction = self._check_own_params()
         # XGBoost's eval_metric in the constructor replaces the objective's

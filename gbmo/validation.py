@@ -400,8 +400,8 @@ def check_feature_index(feature, names, owner):
     return int(feature)
 
 
-def one_of(name, value, lightgbm_name, lightgbm_value):
-    """The argument given under gbmo's name or LightGBM's; not both."""
-    if value is not None and lightgbm_value is not None:
-        raise ValueError(f"give {name} once: as {name} or as {lightgbm_name}, not both")
-    return value if value is not None else lightgbm_value
+def one_of(name, value, other_name, other_value):
+    """The argument given under gbmo's name or another library's; not both."""
+    if value is not None and other_value is not None:
+        raise ValueError(f"give {name} once: as {name} or as {other_name}, not both")
+    return value if value is not None else other_value

@@ -1532,6 +1532,27 @@ def test_lightgbm_s_n_features_and_xgboost_s_get_num_boosting_rounds():
     assert model.fit(X, y).n_features_ == model.n_features_in_ == 4
 
 
+def test_fit_takes_xgboost_s_names_of_weights_margins_and_a_model_to_continue():
+    X, y = _blobs(300)
+    weight = np.linspace(0.5, 2.0, 200)
+    margin = np.tile([0.3, -0.2, 0.1], (300, 1))
+    first = GBMOClassifier(n_estimators=3).fit(X[:200], y[:200])
+    common = {"eval_set": [(X[200:], y[200:])]}
+    xgboost_names = GBMOClassifier(n_estimators=4).fit(
+        X[:200], y[:200], sample_weight=weight, base_margin=margin[:200],
+        sample_weight_eval_set=[weight[:100]], base_margin_eval_set=[margin[200:]],
+        xgb_model=first, **common)
+    lightgbm_names = GBMOClassifier(n_estimators=4).fit(
+        X[:200], y[:200], sample_weight=weight, init_score=margin[:200],
+        eval_sample_weight=[weight[:100]], eval_init_score=[margin[200:]], init_model=first,
+        **common)
+    np.testing.assert_array_equal(xgboost_names.predict_proba(X), lightgbm_names.predict_proba(X))
+    assert xgboost_names.evals_result_ == lightgbm_names.evals_result_
+    assert xgboost_names.booster_.num_trees() == 7
+    with pytest.raises(ValueError, match="give init_score once: as init_score or as base_margin"):
+        GBMOClassifier(n_estimators=2).fit(X, y, init_score=margin, base_margin=margin)
+
+
 def test_apply_is_xgboost_s_leaf_indices_of_a_range_of_rounds():
     X, y = _blobs()
     classifier = GBMOClassifier(n_estimators=5, max_leaves=6).fit(X, y)
