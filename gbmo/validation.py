@@ -196,17 +196,17 @@ def as_pandas_table(X, name="X"):
     if _is_pandas(X):
         return _arrow_dictionaries_as_categories(X)
     library = type(X).__module__.partition(".")[0]
-    kind = f"{library} {type(X).__name__}"
     if not hasattr(X, "to_pandas"):
         if library == "polars" and hasattr(X, "collect"):
             # a LazyFrame: a query, which gbmo leaves to its owner to run
-            raise TypeError(f"{name} is a lazy table ({kind}) whose rows are not computed "
-                            f"yet; pass {name}.collect()")
+            raise TypeError(f"{name} is a lazy table ({library} {type(X).__name__}) whose rows "
+                            f"are not computed yet; pass {name}.collect()")
         return X
     try:
         table = X.to_pandas()
     except ImportError as err:
-        raise TypeError(f"{name} is a {kind}, which gbmo reads through its to_pandas(), and "
+        raise TypeError(f"{name} is a {library} {type(X).__name__}, which gbmo reads through "
+                        f"its to_pandas(), and "
                         f"that needs a package that is not installed ({err}); install it "
                         "(pandas, and pyarrow for polars), or pass "
                         f"{name}.to_numpy(), which loses the column names and categorical "
@@ -265,6 +265,8 @@ def check_features(X, name="X", allow_no_rows=False):
     and integer data become float64, category columns their codes (see
     gbmo.categorical); object, string, datetime and complex data raise.
     scipy sparse matrices and arrays stay sparse (see check_sparse_features).
+    Another library's table is read as pandas' by the callers (Dataset,
+    Booster._check_X) before it comes here, through as_pandas_table.
     """
     feature_names = None
     if isinstance(X, (str, os.PathLike)):  # LightGBM's Dataset reads files
@@ -273,7 +275,6 @@ def check_features(X, name="X", allow_no_rows=False):
                         "on the command line (gbmo train)")
     if is_scipy_sparse(X):
         return check_sparse_features(X, name, allow_no_rows), None
-    X = as_pandas_table(X, name)
     if is_dataframe(X):
         feature_names = [str(c) for c in X.columns]
         check_dataframe_columns(X, name)
