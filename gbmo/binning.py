@@ -1,14 +1,15 @@
 """BinMapper: quantile bin edges per feature and the mapping of raw X to bins.
 
-Dense X is binned to a dense uint8 array (n_features, n_rows). scipy sparse X
-(CSR / CSC) is binned to a SparseBinned: features with few rows outside the
-bin of 0 (their *zero bin*) keep only those rows and bins, the others a dense
-uint8 row each, so the binned data never takes n_rows x n_features bytes.
+Dense X is binned to a dense array (n_features, n_rows) of 8-bit bins, or
+16-bit above 255 bins. scipy sparse X (CSR / CSC) is binned to a
+SparseBinned: features with few rows outside the bin of 0 (their *zero bin*)
+keep only those rows and bins, the others a dense row each, so the binned
+data never takes n_rows x n_features bins.
 """
 
 import numpy as np
 
-from ._core import X_BINNED_DTYPE, X_DTYPE
+from ._core import X_DTYPE, binned_dtype
 from ._core._binning import map_to_bins
 from ._core._predict import predict_binned as _predict_binned_dense
 from ._core._sparse import (count_off_zero_bins, decompress_column, map_sparse_to_bins,
@@ -125,7 +126,7 @@ def _sparse_feature_edges(values, n_zeros, max_bins, min_data_in_bin=1):
 
 class SparseBinned:
     """Binned sparse X in a mixed layout, standing in for the dense
-    (n_features, n_rows) uint8 array (`shape` is the same).
+    (n_features, n_rows) array of bins (`shape` and `dtype` are the same).
 
     Feature f is dense (is_sparse[f] == 0) as row column_of[f] of `dense`
     (n_dense, n_rows), or sparse as column s = column_of[f] of a CSC-like
@@ -156,6 +157,10 @@ class SparseBinned:
         return self._by_row
 
     @property
+    def dtype(self):
+        return self.bins.dtype
+
+    @property
     def nnz(self):
         return len(self.indices)
 
@@ -174,12 +179,12 @@ class SparseBinned:
 
     def column(self, feature, out=None):
         """Feature's bins for every row: a view of the dense row, or the sparse
-        column decompressed into out (n_rows uint8 scratch, allocated if None)."""
+        column decompressed into out (n_rows scratch of dtype, allocated if None)."""
         c = int(self.column_of[feature])
         if not self.is_sparse[feature]:
             return self.dense[c]
         if out is None:
-            out = np.empty(self.n_rows, dtype=X_BINNED_DTYPE)
+            out = np.empty(self.n_rows, dtype=self.dtype)
         decompress_column(self.indptr, self.indices, self.bins, c, self.zero_bin[c], out)
         return out
 
@@ -198,13 +203,13 @@ class SparseBinned:
         place = np.searchsorted(listed, rows)
         found = place < len(listed)
         found[found] = listed[place[found]] == rows[found]
-        out = np.full(len(rows), self.zero_bin[c], dtype=X_BINNED_DTYPE)
+        out = np.full(len(rows), self.zero_bin[c], dtype=self.dtype)
         out[found] = self.bins[start + place[found]]
         return out
 
     def toarray(self):
         """The dense (n_features, n_rows) layout (for tests and small data only)."""
-        out = np.empty(self.shape, dtype=X_BINNED_DTYPE)
+        out = np.empty(self.shape, dtype=self.dtype)
         for f in range(self.shape[0]):
             out[f] = self.column(f)
         return out
@@ -329,16 +334,17 @@ class BinMapper:
     @property
     def zero_bin_(self):
         """The bin of the value 0 for each feature (edges are padded with +inf)."""
-        return (self.edges_ < 0).sum(axis=1).astype(X_BINNED_DTYPE)
+        return (self.edges_ < 0).sum(axis=1).astype(binned_dtype(self.missing_bin))
 
     def transform(self, X, max_sparse_density=None):
-        """X (n_rows, n_features) float32/float64 -> bins (n_features, n_rows) uint8;
+        """X (n_rows, n_features) float32/float64 -> bins (n_features, n_rows),
+        8-bit up to 255 bins and 16-bit beyond (binned_dtype);
         scipy sparse CSR / CSC X -> SparseBinned, whose features with at most
         max_sparse_density (default SPARSE_MAX_DENSITY) of their rows outside
         the zero bin are stored sparsely."""
         if is_scipy_sparse(X):
             return self._transform_sparse(X, max_sparse_density)
-        out = np.empty((X.shape[1], X.shape[0]), dtype=X_BINNED_DTYPE)
+        out = np.empty((X.shape[1], X.shape[0]), dtype=binned_dtype(self.missing_bin))
         threads = threads_for(self.n_threads, X.size)
         map_to_bins(X, self.edges_, self.n_edges_, self.missing_bin, out, threads)
         return out
@@ -353,7 +359,8 @@ class BinMapper:
         if indptr.dtype not in (np.int32, np.int64):
             indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
         # 1. the bin of every stored value, 2. per feature, how many leave the zero bin
-        stored = np.empty(X.nnz, dtype=X_BINNED_DTYPE)
+        dtype = binned_dtype(self.missing_bin)
+        stored = np.empty(X.nnz, dtype=dtype)
         map_sparse_to_bins(X.data, indptr, indices, by_row, self.edges_, self.n_edges_,
                            self.missing_bin, stored,
                            threads_for(self.n_threads, X.nnz * WORK_PER_ELEMENT))
@@ -370,8 +377,8 @@ class BinMapper:
         new_indptr = np.zeros(len(sparse_features) + 1, dtype=np.int64)
         np.cumsum(counts[sparse_features], out=new_indptr[1:])
         new_indices = np.empty(new_indptr[-1], dtype=np.uint32)
-        new_bins = np.empty(new_indptr[-1], dtype=X_BINNED_DTYPE)
-        dense = np.empty((len(dense_features), n_rows), dtype=X_BINNED_DTYPE)
+        new_bins = np.empty(new_indptr[-1], dtype=dtype)
+        dense = np.empty((len(dense_features), n_rows), dtype=dtype)
         dense[:] = zero_bin[dense_features, None]
         # 4. every stored value outside its zero bin to its place
         scatter_binned(stored, indptr, indices, by_row, zero_bin, is_sparse, column_of,

@@ -9,7 +9,7 @@ parent's histogram is still in the bounded cache. In the common configuration
 (_core/_grow.pyx), which grows the same trees without the Python between
 kernel calls.
 
-X_binned is the dense (n_features, n_rows) uint8 array, or a
+X_binned is the dense (n_features, n_rows) array of bins, or a
 binning.SparseBinned (from scipy sparse X): its dense features take the same
 kernels, its sparse features' histograms iterate their stored rows that
 belong to the nodes being built (workspace.row_node holds each row's node
@@ -20,7 +20,7 @@ import heapq
 
 import numpy as np
 
-from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE
+from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, bin_flags
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
@@ -93,7 +93,7 @@ class _Node:
         self.gain = -1.0
         self.left = self.right = None
         self.left_bins = None  # a categorical split's set of bins
-        self.left_flags = None  # ... as 256 flags per bin, the missing bin's included
+        self.left_flags = None  # ... as a flag per bin (bin_flags), the missing bin's included
 
     @property
     def count(self):
@@ -194,9 +194,10 @@ class GrownNodes:
     values under monotone constraints (bounded_outputs columns); value, each
     node's values under path_smooth (smoothed: bounded_outputs columns); with
     categorical features, left_flags: each split's set of bins that go left,
-    256 flags (the missing bin's included)."""
+    n_flags flags (bin_flags(missing_bin), the missing bin's included; 0
+    without categorical features)."""
 
-    def __init__(self, max_nodes, width, bounded_outputs=0, categorical=False, smoothed=False):
+    def __init__(self, max_nodes, width, bounded_outputs=0, n_flags=0, smoothed=False):
         self.start = np.empty(max_nodes, dtype=np.intp)
         self.stop = np.empty(max_nodes, dtype=np.intp)
         self.depth = np.empty(max_nodes, dtype=np.int32)
@@ -215,7 +216,7 @@ class GrownNodes:
         self.lower = np.empty((max_nodes, bounded_outputs))
         self.upper = np.empty((max_nodes, bounded_outputs))
         self.value = np.empty((max_nodes, bounded_outputs if smoothed else 0))
-        self.left_flags = np.empty((max_nodes, 256 if categorical else 0), dtype=np.uint8)
+        self.left_flags = np.empty((max_nodes, n_flags), dtype=np.uint8)
 
 
 class _HistogramPool:
@@ -520,11 +521,12 @@ class TreeGrower:
         left_sums = node.left_sums
         rows = self.workspace.rows[node.start:node.stop]
         if self.mixed:
-            column = self.X_binned.column(node.feature, self.workspace.column_scratch())
+            column = self.X_binned.column(node.feature,
+                                          self.workspace.column_scratch(self.X_binned.dtype))
         else:
             column = self.X_binned[node.feature]
         if node.left_bins is not None:
-            node.left_flags = np.zeros(256, dtype=np.uint8)
+            node.left_flags = np.zeros(bin_flags(self.bin_mapper.missing_bin), dtype=np.uint8)
             node.left_flags[node.left_bins] = 1
             node.left_flags[self.bin_mapper.missing_bin] = node.missing_left
         n_left = split_rows(
@@ -717,12 +719,12 @@ class TreeGrower:
         params, workspace = self.params, self.workspace
         n_rows = workspace.reset_rows(self.row_sample)
         bounded = self.monotone is not None
-        categorical = self.categorical is not None
+        n_flags = 0 if self.categorical is None else bin_flags(self.bin_mapper.missing_bin)
         smoothed = self.path_smooth > 0
         nodes = workspace.grown_nodes(
             node_bound(n_rows, self.max_leaves, params["min_samples_leaf"],
                        params["max_depth"]),
-            self.width, self.n_outputs if bounded else 0, categorical, smoothed)
+            self.width, self.n_outputs if bounded else 0, n_flags, smoothed)
         entries = self.by_row
         row_wise = None if entries is None else (
             entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,
@@ -745,11 +747,11 @@ class TreeGrower:
         arrays, leaves, splits, leaf_start, leaf_stop = tree_arrays(
             nodes.breadth_first[:n_nodes], nodes.left, nodes.right, nodes.start, nodes.stop,
             nodes.feature, nodes.bin, nodes.missing_left, nodes.gain,
-            self.categorical_flags if categorical else _NO_FLAGS, self.bin_mapper.edges_,
+            self.categorical_flags if n_flags else _NO_FLAGS, self.bin_mapper.edges_,
             self.bin_mapper.n_edges_)
         features = nodes.feature[splits]
         sets = ((), (), ())
-        if categorical:
+        if n_flags:
             by_set = self.categorical_flags[features].astype(bool)
             set_splits = splits[by_set]
             model_position = np.flatnonzero(arrays["node_left"] >= 0)[by_set]
@@ -1011,8 +1013,8 @@ class TreeGrower:
         gains (see _output_gains; split_parts() gives the splits' sums,
         bounds and anchors, asked for with several outputs only) and its categorical
         splits' sets: sets
-        holds their nodes' numbers in the tree, features and left flags (256
-        each, the missing bin's included)."""
+        holds their nodes' numbers in the tree, features and left flags
+        (bin_flags(missing_bin) each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
         values = (self._values(leaf_sums, bounds=leaf_bounds) if leaf_values is None
                   else np.array(leaf_values, dtype=np.float64))
@@ -1042,7 +1044,8 @@ class TreeGrower:
         tree = Tree(values, leaf_outputs, categories_left, **arrays)
         if len(set_nodes):  # the binned walk's view of the sets, built once per tree
             node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
-            node_left_flags = np.zeros((tree.n_nodes, 256), dtype=np.uint8)
+            node_left_flags = np.zeros((tree.n_nodes, bin_flags(self.bin_mapper.missing_bin)),
+                                       dtype=np.uint8)
             node_categorical[set_nodes] = 1
             node_left_flags[set_nodes] = set_flags
             tree.binned_sets = {"node_categorical": node_categorical,
@@ -1178,13 +1181,13 @@ class GrowerWorkspace:
             block = self._histogram_block = np.empty((n_slots,) + shape, dtype=HIST_DTYPE)
         return block[:n_slots]
 
-    def grown_nodes(self, max_nodes, width, bounded_outputs, categorical, smoothed):
+    def grown_nodes(self, max_nodes, width, bounded_outputs, n_flags, smoothed):
         """GrownNodes for at least max_nodes nodes (see GrownNodes), kept for
         the run's next trees of the same kind (a run's trees may alternate
         between widths: single-output trees of outputs with and without
         missing targets): allocating their 16 arrays cost more than a tenth
         of the Python around a small tree. The Tree copies what it keeps."""
-        kind = width, bounded_outputs, categorical, smoothed
+        kind = width, bounded_outputs, n_flags, smoothed
         nodes = self._grown_nodes.get(kind)
         if nodes is None or len(nodes.start) < max_nodes:
             nodes = self._grown_nodes[kind] = GrownNodes(max_nodes, *kind)
@@ -1212,10 +1215,10 @@ class GrowerWorkspace:
         else:
             self.row_node.fill(0)
 
-    def column_scratch(self):
-        """n_rows uint8 scratch for a decompressed sparse column."""
-        if self._column is None:
-            self._column = np.empty(self.n_rows, dtype=np.uint8)
+    def column_scratch(self, dtype):
+        """n_rows scratch for a decompressed sparse column of bins of dtype."""
+        if self._column is None or self._column.dtype != dtype:
+            self._column = np.empty(self.n_rows, dtype=dtype)
         return self._column
 
     def reset_rows(self, row_sample=None):

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._core import NODE_DTYPE, X_DTYPE
+from ._core import BIN_INDEX_DTYPE, NODE_DTYPE, X_DTYPE
 
 _NODE_ARRAYS = {
     "node_feature": np.int32,
     "node_threshold": X_DTYPE,
-    "node_bin": np.uint8,
+    "node_bin": BIN_INDEX_DTYPE,
     "node_missing_left": np.uint8,
     "node_left": NODE_DTYPE,
     "node_right": NODE_DTYPE,

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
 from gbmo._core._histogram import (PREFETCH_GAP, PREFETCH_MIN_TOTAL, PREFETCH_ROWS,
                                    build_histograms, build_histograms_by_row,
                                    build_histograms_of_nodes, column_sums, gather_gradients,
@@ -10,10 +10,21 @@ from gbmo._core._histogram import (PREFETCH_GAP, PREFETCH_MIN_TOTAL, PREFETCH_RO
 
 SENTINEL = -12345.5
 
+# The kernels read 8-bit bins, and 16-bit bins (max_bins above 255), to which
+# the tests give values above 255.
+BIN_DTYPES = [pytest.param(X_BINNED_DTYPE, id="8-bit"),
+              pytest.param(X_BINNED_WIDE_DTYPE, id="16-bit")]
 
-def make_data(rng, n_rows, n_features, n_bins, d, k):
-    """Binned X (n_features, n_rows) uint8, float32 grad (n, d), hess (n, k)."""
-    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(X_BINNED_DTYPE)
+
+def bins_of(dtype, small):
+    """The number of bins a test of `small` bins takes for dtype: for 16-bit
+    bins, 300 more, so that values above 255 are added."""
+    return small if dtype == X_BINNED_DTYPE else small + 300
+
+
+def make_data(rng, n_rows, n_features, n_bins, d, k, dtype=X_BINNED_DTYPE):
+    """Binned X (n_features, n_rows) of dtype, float32 grad (n, d), hess (n, k)."""
+    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(dtype)
     grad = rng.normal(size=(n_rows, d)).astype(G_H_DTYPE)
     hess = rng.uniform(0.1, 2.0, size=(n_rows, k)).astype(G_H_DTYPE)
     return X_binned, grad, hess
@@ -92,11 +103,12 @@ def test_gather_gradients_repeated_and_empty_rows():
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("d", [1, 4, 8, 20])  # rows of 2 to 41 values: 17 and 41 take the C loop
 @pytest.mark.parametrize("seed", [0, 1])
-def test_build_histograms_matches_add_at(k_kind, d, seed):
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+def test_build_histograms_matches_add_at(k_kind, d, seed, dtype):
     rng = np.random.default_rng(seed)
-    n_rows, n_features, n_bins = 200, 7, 9
+    n_rows, n_features, n_bins = 200, 7, bins_of(dtype, 9)
     k = hess_width(k_kind, d)
-    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins, d, k)
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins, d, k, dtype)
     rows = random_rows(rng, n_rows, 150)
     features = np.array([5, 0, 2, 6], dtype=np.int32)
     ordered = gathered(grad, hess, rows)
@@ -288,12 +300,13 @@ SCATTERED_SIZES = [1, 2, PREFETCH_ROWS - 1, PREFETCH_ROWS, PREFETCH_ROWS + 1,
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("d", [1, 2, 5, 20])  # rows of 2, 3, 6-11 and 21-41 values
 @pytest.mark.parametrize("n_node_rows", SCATTERED_SIZES)
-def test_a_node_scattered_over_many_rows_matches_add_at(k_kind, d, n_node_rows):
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+def test_a_node_scattered_over_many_rows_matches_add_at(k_kind, d, n_node_rows, dtype):
     """The prefetching loops gather, add and skip bins as the others do."""
     rng = np.random.default_rng(n_node_rows * 7 + d)
-    n_features, n_bins = 3, 11
+    n_features, n_bins = 3, bins_of(dtype, 11)
     k = hess_width(k_kind, d)
-    X_binned, grad, hess = make_data(rng, SCATTERED_TOTAL, n_features, n_bins, d, k)
+    X_binned, grad, hess = make_data(rng, SCATTERED_TOTAL, n_features, n_bins, d, k, dtype)
     rows = np.sort(random_rows(rng, SCATTERED_TOTAL, n_node_rows))
     features = np.arange(n_features, dtype=np.int32)
     for n_threads in (1, 2):
@@ -312,12 +325,13 @@ def test_a_node_scattered_over_many_rows_matches_add_at(k_kind, d, n_node_rows):
         np.testing.assert_allclose(hist_skipping, expected, rtol=1e-9, atol=1e-9)
 
 
-def test_several_scattered_nodes_equal_one_node_at_a_time():
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+def test_several_scattered_nodes_equal_one_node_at_a_time(dtype):
     """Depth-wise growth's pass over several nodes, empty ones among them, on
     the prefetching loops."""
     rng = np.random.default_rng(15)
-    n_features, n_bins, width = 3, 9, 4
-    X_binned = rng.integers(0, n_bins, size=(n_features, SCATTERED_TOTAL)).astype(np.uint8)
+    n_features, n_bins, width = 3, bins_of(dtype, 9), 4
+    X_binned = rng.integers(0, n_bins, size=(n_features, SCATTERED_TOTAL)).astype(dtype)
     sizes = [0, SCATTERED_TOTAL // PREFETCH_GAP, 1, 0, PREFETCH_ROWS + 1]
     rows = rng.permutation(SCATTERED_TOTAL)[: sum(sizes)].astype(np.uint32)
     offsets = np.cumsum([0] + sizes).astype(np.intp)
@@ -339,16 +353,19 @@ def test_several_scattered_nodes_equal_one_node_at_a_time():
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("d", [1, 2, 5, 8, 20])  # 17 and 41 values a row take the C loop
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_a_skipped_bin_is_the_totals_minus_the_other_bins(k_kind, d, n_threads):
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+def test_a_skipped_bin_is_the_totals_minus_the_other_bins(k_kind, d, n_threads, dtype):
     """Each feature may name a bin (-1: none) whose rows are not added; it is
     filled from the node's totals. Covered: a dominant bin, the missing bin (the
-    last row, binned as 255), a bin no node row is in, and none."""
+    last row, binned as the dtype's largest value), a bin no node row is in,
+    and none."""
     rng = np.random.default_rng(12)
-    n_rows, n_features, n_bins = 400, 5, 6  # values 0..4 plus missing
+    n_bins = bins_of(dtype, 6)  # values 0 .. n_bins - 2 plus missing
+    n_rows, n_features = 400, 5
     k = hess_width(k_kind, d)
-    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, d, k)
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, d, k, dtype)
     X_binned[0, rng.random(n_rows) < 0.8] = 2
-    X_binned[1, rng.random(n_rows) < 0.7] = 255
+    X_binned[1, rng.random(n_rows) < 0.7] = np.iinfo(dtype).max
     X_binned[2, X_binned[2] == 4] = 3
     skipped = np.array([2, n_bins - 1, 4, -1, 0], dtype=np.int32)
     features = np.array([0, 1, 2, 3, 4], dtype=np.int32)
@@ -373,17 +390,18 @@ def test_a_skipped_bin_is_the_totals_minus_the_other_bins(k_kind, d, n_threads):
     np.testing.assert_array_equal(shifted[~moved], hist[~moved])
 
 
-def test_several_nodes_with_skipped_bins_equal_one_node_at_a_time():
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+def test_several_nodes_with_skipped_bins_equal_one_node_at_a_time(dtype):
     rng = np.random.default_rng(13)
-    n_rows, n_features, n_bins, width = 300, 4, 7, 5
-    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(np.uint8)
+    n_rows, n_features, n_bins, width = 300, 4, bins_of(dtype, 7), 5
+    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(dtype)
     X_binned[:, rng.random(n_rows) < 0.6] = 1
     sizes = [0, 1, 90, 150]
     rows = rng.permutation(n_rows)[: sum(sizes)].astype(np.uint32)
     offsets = np.cumsum([0] + sizes).astype(np.intp)
     ordered = rng.normal(size=(len(rows), width)).astype(np.float32)
     features = np.arange(n_features, dtype=np.int32)
-    skipped = np.array([1, 1, -1, 6], dtype=np.int32)
+    skipped = np.array([1, 1, -1, n_bins - 1], dtype=np.int32)
     totals = np.array([ordered[offsets[m]:offsets[m + 1]].astype(np.float64).sum(axis=0)
                        for m in range(len(sizes))])
     together = np.full((len(sizes), n_features, n_bins, width), np.nan)
@@ -437,25 +455,28 @@ def test_column_sums_rejects_a_wrong_shape():
 
 
 # -- histograms by row ----------------------------------------------------------
-def mostly_common_bins(rng, n_rows, n_features, n_bins):
-    """Binned X whose features mostly sit in one bin (a different one each,
-    the missing value 255 for feature 1), and those bins as histogram rows."""
-    X_binned = rng.integers(0, n_bins - 1, size=(n_features, n_rows)).astype(np.uint8)
+def mostly_common_bins(rng, n_rows, n_features, n_bins, dtype=X_BINNED_DTYPE):
+    """Binned X of dtype whose features mostly sit in one bin (a different
+    one each, the missing value, the dtype's largest, for feature 1), and
+    those bins as histogram rows."""
+    X_binned = rng.integers(0, n_bins - 1, size=(n_features, n_rows)).astype(dtype)
     common = rng.integers(0, n_bins - 1, size=n_features).astype(np.int32)
     common[1] = n_bins - 1
     for f in range(n_features):
-        X_binned[f, rng.random(n_rows) < 0.8] = 255 if f == 1 else common[f]
+        X_binned[f, rng.random(n_rows) < 0.8] = np.iinfo(dtype).max if f == 1 else common[f]
     return X_binned, common
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
 @pytest.mark.parametrize("n_rows", [50, 9000])  # 9,000: three blocks of rows, the last partial
-def test_row_entries_list_each_rows_values_outside_the_common_bin(n_rows, n_threads):
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+def test_row_entries_list_each_rows_values_outside_the_common_bin(n_rows, n_threads, dtype):
     rng = np.random.default_rng(16)
-    n_bins = 6
-    X_binned, common = mostly_common_bins(rng, n_rows, 5, n_bins)
+    n_bins = bins_of(dtype, 6)
+    X_binned, common = mostly_common_bins(rng, n_rows, 5, n_bins, dtype)
     features = np.array([0, 1, 3], dtype=np.int32)
     indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, n_bins, n_threads)
+    assert entry_bin.dtype == dtype
     mapped = np.minimum(X_binned, n_bins - 1)
     outside = mapped[features] != common[features, None]  # (features, rows)
     np.testing.assert_array_equal(np.diff(indptr), outside.sum(axis=0))
@@ -472,13 +493,14 @@ def test_row_entries_list_each_rows_values_outside_the_common_bin(n_rows, n_thre
 
 @pytest.mark.parametrize("n_blocks", [1, 2, 3])
 @pytest.mark.parametrize("width", [2, 3, 8])
-def test_histograms_by_row_equal_the_reference(n_blocks, width):
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+def test_histograms_by_row_equal_the_reference(n_blocks, width, dtype):
     """Wanted features get the reference histogram (their common bin from the
     totals), the others stay untouched; any split of the features into blocks
     gives the same sums."""
     rng = np.random.default_rng(17)
-    n_rows, n_features, n_bins = 300, 7, 6
-    X_binned, common = mostly_common_bins(rng, n_rows, n_features, n_bins)
+    n_rows, n_features, n_bins = 300, 7, bins_of(dtype, 6)
+    X_binned, common = mostly_common_bins(rng, n_rows, n_features, n_bins, dtype)
     by_row = np.array([0, 1, 2, 4, 6], dtype=np.int32)
     indptr, entry_feature, entry_bin = row_entries(X_binned, by_row, common, n_bins, 2)
     wanted = np.zeros(n_features, dtype=np.uint8)

@@ -239,14 +239,14 @@ def test_workspace_keeps_grown_nodes_of_each_kind():
     missing targets, a hessian column each, and of one without) reuse their
     own nodes instead of making new ones for each tree."""
     workspace = grower.GrowerWorkspace(100)
-    narrow = workspace.grown_nodes(7, 2, 0, False, False)
-    wide = workspace.grown_nodes(7, 3, 0, False, False)
+    narrow = workspace.grown_nodes(7, 2, 0, 0, False)
+    wide = workspace.grown_nodes(7, 3, 0, 0, False)
     assert wide is not narrow and wide.sums.shape == (7, 3)
-    assert workspace.grown_nodes(5, 2, 0, False, False) is narrow
-    assert workspace.grown_nodes(7, 3, 0, False, False) is wide
-    larger = workspace.grown_nodes(9, 2, 0, False, False)
+    assert workspace.grown_nodes(5, 2, 0, 0, False) is narrow
+    assert workspace.grown_nodes(7, 3, 0, 0, False) is wide
+    larger = workspace.grown_nodes(9, 2, 0, 0, False)
     assert larger is not narrow and len(larger.start) == 9
-    assert workspace.grown_nodes(9, 2, 2, True, True).lower.shape == (9, 2)
+    assert workspace.grown_nodes(9, 2, 2, 256, True).lower.shape == (9, 2)
 
 
 @pytest.mark.parametrize("growth", ["bestfirst", "depthwise"])
@@ -375,7 +375,7 @@ def test_grow_best_first_splits_by_categorical_sets():
     arguments = _arguments(n_rows=400, d=1, max_leaves=2)
     X_binned, grad = arguments["X_binned"], arguments["grad"]
     grad[:] = np.where(np.isin(X_binned[0], [1, 4, 6]), 5.0, -1.0)[:, None]
-    nodes = grower.GrownNodes(3, 2, categorical=True)
+    nodes = grower.GrownNodes(3, 2, n_flags=256)
     arguments.update(nodes=nodes, categorical=np.array([1, 0, 0], np.uint8), cat_smooth=0.0)
     assert grow_best_first(**arguments) == 3
     assert nodes.feature[0] == 0
@@ -494,10 +494,10 @@ def test_grow_best_first_needs_every_feature_built_one_way():
       "skipped_bins": np.zeros(3, np.int32)}, "row_wise entry 0"),
     ({"monotone": np.full((3, 2), 2, np.int8), "nodes": grower.GrownNodes(7, 3, 2)},
      "-1, 0 or \\+1"),
-    ({"categorical": np.ones(2, np.uint8), "nodes": grower.GrownNodes(7, 3, categorical=True)},
+    ({"categorical": np.ones(2, np.uint8), "nodes": grower.GrownNodes(7, 3, n_flags=256)},
      "a flag per feature \\(3\\)"),
     ({"categorical": np.ones(3, np.uint8)}, "left_flags the shape \\(7, 256\\)"),
-    ({"categorical": np.ones(3, np.uint8), "nodes": grower.GrownNodes(7, 3, categorical=True),
+    ({"categorical": np.ones(3, np.uint8), "nodes": grower.GrownNodes(7, 3, n_flags=256),
       "cat_smooth": -1.0}, "cat_smooth must be >= 0"),
 ])
 def test_grow_best_first_refuses_bad_arguments(change, message):

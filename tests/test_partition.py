@@ -2,11 +2,28 @@
 import numpy as np
 import pytest
 
-from gbmo._core import ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core import ROW_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE, bin_flags
 from gbmo._core._histogram import PREFETCH_GAP, PREFETCH_MIN_TOTAL, PREFETCH_ROWS
 from gbmo._core._partition import split_rows
 
 MISSING_BIN = 255
+# 16-bit bins (max_bins above 255): values from WIDE_SHIFT up, a missing bin above
+WIDE_SHIFT, WIDE_MISSING_BIN = 300, 1000
+BIN_WIDTHS = [pytest.param(False, id="8-bit"), pytest.param(True, id="16-bit")]
+
+
+def widened(column, wide):
+    """column's bins moved above 255 into 16-bit bins, the missing ones to
+    WIDE_MISSING_BIN, when wide; else column as it is."""
+    if not wide:
+        return column
+    out = column.astype(X_BINNED_WIDE_DTYPE) + WIDE_SHIFT
+    out[column == MISSING_BIN] = WIDE_MISSING_BIN
+    return out
+
+
+def widened_threshold(threshold_bin, wide):
+    return threshold_bin + WIDE_SHIFT if wide else threshold_bin
 
 
 def reference_split(rows, column, threshold_bin, missing_left, missing_bin):
@@ -42,18 +59,22 @@ def make_column(rng, n_rows, n_bins, missing_fraction):
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
 @pytest.mark.parametrize("missing_left", [False, True])
 @pytest.mark.parametrize("n_rows", [0, 1, 2, 3, 5, 17, 64, 1000])
-def test_matches_stable_partition(n_threads, missing_left, n_rows):
+@pytest.mark.parametrize("wide", BIN_WIDTHS)
+def test_matches_stable_partition(n_threads, missing_left, n_rows, wide):
     rng = np.random.default_rng(n_rows * 4 + n_threads * 2 + missing_left)
-    column = make_column(rng, max(n_rows, 1) + 10, 12, 0.25)
+    column = widened(make_column(rng, max(n_rows, 1) + 10, 12, 0.25), wide)
+    missing_bin = WIDE_MISSING_BIN if wide else MISSING_BIN
     rows = rng.permutation(len(column))[:n_rows]
     for threshold_bin in (-1, 0, 5, 11, 254):
-        got, n_left = run_split(rows, column, threshold_bin, missing_left, n_threads)
+        threshold_bin = widened_threshold(threshold_bin, wide)
+        got, n_left = run_split(rows, column, threshold_bin, missing_left, n_threads,
+                                missing_bin)
         expected, expected_left = reference_split(rows, column, threshold_bin, missing_left,
-                                                  MISSING_BIN)
+                                                  missing_bin)
         assert n_left == expected_left, (threshold_bin, n_left, expected_left)
         np.testing.assert_array_equal(got, expected, err_msg=f"threshold {threshold_bin}")
         # the same as numpy's stable partition
-        goes_left = np.where(column[rows] == MISSING_BIN, missing_left,
+        goes_left = np.where(column[rows] == missing_bin, missing_left,
                              column[rows].astype(int) <= threshold_bin)
         np.testing.assert_array_equal(
             got, np.concatenate([rows[goes_left], rows[~goes_left]]).astype(ROW_DTYPE))
@@ -62,16 +83,19 @@ def test_matches_stable_partition(n_threads, missing_left, n_rows):
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("n_rows", [1, 2, PREFETCH_ROWS - 1, PREFETCH_ROWS, PREFETCH_ROWS + 1,
                                     (PREFETCH_MIN_TOTAL + 7) // PREFETCH_GAP])
-def test_a_node_scattered_over_a_long_column(n_threads, n_rows):
+@pytest.mark.parametrize("wide", BIN_WIDTHS)
+def test_a_node_scattered_over_a_long_column(n_threads, n_rows, wide):
     """A node of at most 1 / PREFETCH_GAP of a column of PREFETCH_MIN_TOTAL
     rows or more has its bins prefetched PREFETCH_ROWS rows ahead, clamped to
     its last row (prefetch.h): the same partition."""
     rng = np.random.default_rng(n_rows + n_threads)
-    column = make_column(rng, PREFETCH_MIN_TOTAL + 7, 12, 0.1)
+    column = widened(make_column(rng, PREFETCH_MIN_TOTAL + 7, 12, 0.1), wide)
+    missing_bin = WIDE_MISSING_BIN if wide else MISSING_BIN
     rows = np.sort(rng.permutation(len(column))[:n_rows])
     for threshold_bin in (-1, 4, 11):
-        got, n_left = run_split(rows, column, threshold_bin, True, n_threads)
-        expected, expected_left = reference_split(rows, column, threshold_bin, True, MISSING_BIN)
+        threshold_bin = widened_threshold(threshold_bin, wide)
+        got, n_left = run_split(rows, column, threshold_bin, True, n_threads, missing_bin)
+        expected, expected_left = reference_split(rows, column, threshold_bin, True, missing_bin)
         assert n_left == expected_left
         np.testing.assert_array_equal(got, expected)
 
@@ -164,21 +188,50 @@ def test_threads_agree_on_large_input():
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
 @pytest.mark.parametrize("seed", range(5))
-def test_a_table_of_left_bins_sends_exactly_those_bins_left(n_threads, seed):
+@pytest.mark.parametrize("wide", BIN_WIDTHS)
+def test_a_table_of_left_bins_sends_exactly_those_bins_left(n_threads, seed, wide):
     """A categorical split's set (and the missing bin's flag): each side keeps
-    its rows' order, the threshold is ignored."""
+    its rows' order, the threshold is ignored. A table has a flag per bin up
+    to the missing bin's (256 for 8-bit bins)."""
     rng = np.random.default_rng(seed)
     column = rng.integers(0, 12, size=500).astype(X_BINNED_DTYPE)
     column[rng.random(500) < 0.1] = MISSING_BIN
+    column = widened(column, wide)
+    missing_bin = WIDE_MISSING_BIN if wide else MISSING_BIN
     rows = np.sort(rng.choice(500, size=300, replace=False)).astype(ROW_DTYPE)
-    table = np.zeros(256, dtype=np.uint8)
-    table[rng.choice(12, size=5, replace=False)] = 1
-    table[MISSING_BIN] = seed % 2
+    table = np.zeros(bin_flags(missing_bin), dtype=np.uint8)
+    table[widened_threshold(rng.choice(12, size=5, replace=False), wide)] = 1
+    table[missing_bin] = seed % 2
     expected_left = rows[table[column[rows]] == 1]
     expected = np.concatenate([expected_left, rows[table[column[rows]] == 0]])
     buffers = np.empty(300, ROW_DTYPE), np.empty(300, ROW_DTYPE)
-    n_left = split_rows(rows, column, 99, 0, MISSING_BIN, *buffers, n_threads, table)
+    n_left = split_rows(rows, column, 99, 0, missing_bin, *buffers, n_threads, table)
     assert n_left == len(expected_left)
     np.testing.assert_array_equal(rows, expected)
-    with pytest.raises(ValueError, match="left_bins must have 256 flags"):
-        split_rows(rows, column, 0, 0, MISSING_BIN, *buffers, 1, table[:10])
+    with pytest.raises(ValueError, match=f"left_bins must have {len(table)} flags"):
+        split_rows(rows, column, 0, 0, missing_bin, *buffers, 1, table[:10])
+
+
+def test_16_bit_bins_beyond_the_table_read_its_last_flag():
+    """A table of flags for 16-bit bins ends at the missing bin's: a bin above
+    it (which binning never makes) reads the missing bin's flag, not memory
+    past the table."""
+    column = np.array([3, WIDE_MISSING_BIN, 65535, 2000, 5], dtype=X_BINNED_WIDE_DTYPE)
+    rows = np.arange(5, dtype=ROW_DTYPE)
+    buffers = np.empty(5, ROW_DTYPE), np.empty(5, ROW_DTYPE)
+    for missing_left in (False, True):
+        got, n_left = run_split(rows, column, 4, missing_left, 1, WIDE_MISSING_BIN)
+        expected_left = [0] + ([1, 2, 3] if missing_left else [])
+        assert n_left == len(expected_left)
+        np.testing.assert_array_equal(got[:n_left], expected_left)
+    table = np.zeros(WIDE_MISSING_BIN + 1, dtype=np.uint8)
+    table[[5, WIDE_MISSING_BIN]] = 1
+    n_left = split_rows(rows.copy(), column, 0, 0, WIDE_MISSING_BIN, *buffers, 1, table)
+    assert n_left == 4  # rows 1, 2, 3 as the missing bin, row 4 by its flag
+
+
+def test_a_missing_bin_beyond_the_column_s_dtype_is_refused():
+    rows = np.arange(3, dtype=ROW_DTYPE)
+    buffers = np.empty(3, ROW_DTYPE), np.empty(3, ROW_DTYPE)
+    with pytest.raises(ValueError, match="missing_bin 300 is not a bin of the column's dtype"):
+        split_rows(rows, np.zeros(3, X_BINNED_DTYPE), 0, 0, 300, *buffers, 1)

@@ -4,7 +4,7 @@ import pytest
 
 import gbmo
 import gbmo.engine
-from gbmo._core import NODE_DTYPE, ROW_DTYPE, X_BINNED_DTYPE
+from gbmo._core import NODE_DTYPE, ROW_DTYPE, X_BINNED_DTYPE, binned_dtype
 from gbmo._core._predict import add_leaf_values, predict_binned, predict_leaf_raw, predict_raw
 from gbmo.binning import BinMapper
 from gbmo.booster import _PackedForest
@@ -381,7 +381,7 @@ def test_predict_leaf_raw_matches_traversal(dtype, order):
                                rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("missing_bin", [16, 255])
+@pytest.mark.parametrize("missing_bin", [16, 255, 1000])  # 1,000: 16-bit bins
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
 @pytest.mark.parametrize("numbering", ["breadth_first", "depth_first"])
 def test_predict_binned_matches_traversal(missing_bin, n_threads, numbering):
@@ -394,7 +394,8 @@ def test_predict_binned_matches_traversal(missing_bin, n_threads, numbering):
                       node_bin=[0], node_missing_left=[0], node_left=[-1], node_right=[-1],
                       node_value=[0], node_gain=[0.0], node_count=[n_rows]))
     forest = _PackedForest(trees)
-    X_binned = rng.integers(0, missing_bin + 1, size=(n_features, n_rows)).astype(X_BINNED_DTYPE)
+    X_binned = rng.integers(0, missing_bin + 1,
+                            size=(n_features, n_rows)).astype(binned_dtype(missing_bin))
     X_binned[:, ::5] = missing_bin
     start = rng.normal(size=(n_rows, d))
     out = start.copy()

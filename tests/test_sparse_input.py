@@ -16,7 +16,8 @@ import scipy.sparse as sp
 
 import gbmo
 import gbmo.binning
-from gbmo._core import G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, WALK_NODE_DTYPE, X_BINNED_DTYPE
+from gbmo._core import (BIN_INDEX_DTYPE, G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, WALK_NODE_DTYPE,
+                        X_BINNED_DTYPE)
 from gbmo._core._binning import map_to_bins
 from gbmo._core._predict import predict_binned, predict_leaf_raw, predict_raw
 from gbmo._core._sparse import (build_sparse_histograms, decompress_column, map_sparse_to_bins,
@@ -262,7 +263,7 @@ def stump_forest(specs):
     forest = dict(
         tree_roots=np.arange(T, dtype=NODE_DTYPE) * 3,
         node_feature=np.zeros(3 * T, np.int32), node_threshold=np.zeros(3 * T),
-        node_bin=np.zeros(3 * T, X_BINNED_DTYPE), node_missing_left=np.zeros(3 * T, np.uint8),
+        node_bin=np.zeros(3 * T, BIN_INDEX_DTYPE), node_missing_left=np.zeros(3 * T, np.uint8),
         node_left=np.full(3 * T, -1, NODE_DTYPE), node_right=np.full(3 * T, -1, NODE_DTYPE),
         node_value=np.full(3 * T, -1, NODE_DTYPE))
     roots = forest["tree_roots"]

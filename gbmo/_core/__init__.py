@@ -2,7 +2,12 @@
 arrays the kernels accept without copies."""
 import numpy as np
 
+# Binned data: 8-bit bins while the missing bin (max_bins) fits in a byte,
+# 16-bit beyond; a split's threshold bin is stored 16-bit either way.
 X_BINNED_DTYPE = np.uint8
+X_BINNED_WIDE_DTYPE = np.uint16
+BIN_INDEX_DTYPE = np.uint16
+MAX_BINS = np.iinfo(X_BINNED_WIDE_DTYPE).max  # the missing bin's value takes the last
 G_H_DTYPE = np.float32
 HIST_DTYPE = np.float64
 X_DTYPE = np.float64
@@ -11,3 +16,13 @@ NODE_DTYPE = np.int32
 # _predict.pyx's WalkNode: a node of the raw-X traversal
 WALK_NODE_DTYPE = np.dtype([("threshold", X_DTYPE), ("feature_and_missing", np.int32),
                             ("left", NODE_DTYPE)])
+
+
+def binned_dtype(missing_bin):
+    """The dtype of binned data whose missing values are binned as missing_bin."""
+    return X_BINNED_DTYPE if missing_bin <= np.iinfo(X_BINNED_DTYPE).max else X_BINNED_WIDE_DTYPE
+
+
+def bin_flags(missing_bin):
+    """common.pxd's bin_flags: the length of a table of one flag per bin."""
+    return missing_bin + 1 if missing_bin >= 256 else 256

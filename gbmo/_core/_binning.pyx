@@ -12,7 +12,7 @@ ctypedef fused X_IN_t:
 def map_to_bins(const X_IN_t[:, :] X,
                 const X_t[:, ::1] edges,
                 const int[::1] n_edges,
-                X_BINNED_t missing_bin,
+                int missing_bin,
                 X_BINNED_t[:, ::1] out,
                 int n_threads):
     """out[f, i] = number of edges of feature f strictly below X[i, f], so that

@@ -25,7 +25,8 @@ import weakref
 import numpy as np
 from numpy cimport int32_t, int64_t
 
-from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t, counter_draw, splitmix
+from .common cimport (G_H_t, HIST_t, ROW_t, X_BINNED_t, bin_flags, bins_after, counter_draw,
+                      splitmix, uint16_t)
 from ._histogram cimport (ChildAndSibling, build_child_and_sibling, build_feature_histograms,
                           build_nodes_histograms, build_row_wise_histograms, gather_rows,
                           subtract_feature_histograms, sum_rows)
@@ -175,7 +176,8 @@ cdef void free_search(Search* s) noexcept nogil:
 
 cdef struct Grow:
     # the data, as the Python grower's
-    const X_BINNED_t* X_binned
+    const void* X_binned
+    bint wide_bins                   # X_binned's bins (and entry_bin's) are 16-bit, else 8-bit
     Py_ssize_t row_stride
     const G_H_t* grad
     const G_H_t* hess
@@ -195,7 +197,7 @@ cdef struct Grow:
     # the features built row by row (indptr NULL: none)
     const int64_t* indptr
     const int32_t* entry_feature
-    const X_BINNED_t* entry_bin
+    const void* entry_bin
     const int32_t* feature_blocks
     Py_ssize_t n_blocks
     const unsigned char* wanted
@@ -265,11 +267,13 @@ cdef struct Grow:
     double* value
     # categorical features (NULL: none): per feature 1 when its bins are
     # categories, ordered at each node; a split on one sends left the bins
-    # whose flag is set in its node's row of left_flags (256 per node, the
-    # missing bin's included)
+    # whose flag is set in its node's row of left_flags (n_flags per node,
+    # the missing bin's included)
     const unsigned char* categorical
     CategoryRules category_rules
     unsigned char* left_flags
+    Py_ssize_t n_flags               # bin_flags(missing_bin)
+    unsigned char* threshold_flags   # n_flags: the bins a threshold split sends left
     # the scratch of two searches (a split's children are searched together)
     Search searches[2]
     bint out_of_slots
@@ -425,7 +429,7 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
     if not take_slot(g, node):
         return
     histogram = histogram_of(g, node)
-    build_feature_histograms(g.X_binned, g.row_stride, rows, count, g.ordered,
+    build_feature_histograms(g.X_binned, g.wide_bins, g.row_stride, rows, count, g.ordered,
                              g.column_features, g.n_column_features, NULL, g.skipped_bins,
                              sums, histogram, g.n_hist_bins, g.width,
                              threads_for(g, build_work(g, count, 1)))
@@ -438,8 +442,8 @@ cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
     known, its slot taken."""
     cdef Py_ssize_t count = g.stop[node] - g.start[node]
     if g.indptr != NULL:
-        build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.feature_blocks,
-                                  g.n_blocks, g.wanted, g.skipped_bins, g.rows + g.start[node],
+        build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.wide_bins,
+                                  g.feature_blocks, g.n_blocks, g.wanted, g.skipped_bins, g.rows + g.start[node],
                                   count, ordered, g.sums + node * g.width, histogram_of(g, node),
                                   g.n_hist_bins, g.width,
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
@@ -602,9 +606,9 @@ cdef void set_sums(Grow* g, int node, const int* order, const HIST_t* feature_hi
     of the categories, as node's flags (the missing bin's from its side),
     and the set's sums into left_sums, adding its bins in ascending order
     as the Python loop does."""
-    cdef unsigned char* flags = g.left_flags + node * 256
+    cdef unsigned char* flags = g.left_flags + node * g.n_flags
     cdef Py_ssize_t b, j
-    for b in range(256):
+    for b in range(g.n_flags):
         flags[b] = 0
     for b in range(g.bin[node] + 1):
         flags[order[b]] = 1
@@ -669,18 +673,18 @@ cdef void bound_children(Grow* g, int node) noexcept nogil:
 
 cdef void split(Grow* g, int node) noexcept nogil:
     """Partitions node's rows and makes its two children."""
-    cdef unsigned char by_threshold[256]
-    cdef const unsigned char* goes_left = by_threshold
+    cdef const unsigned char* goes_left = g.threshold_flags
     cdef Py_ssize_t count = g.stop[node] - g.start[node], n_left, j
+    cdef Py_ssize_t column = g.feature[node] * g.row_stride
     cdef int left, right
     if g.categorical != NULL and g.categorical[g.feature[node]]:
-        goes_left = g.left_flags + node * 256
+        goes_left = g.left_flags + node * g.n_flags
     else:
-        threshold_sides(by_threshold, g.bin[node], g.missing_left[node],
-                        <X_BINNED_t>g.missing_bin)
+        threshold_sides(g.threshold_flags, g.bin[node], g.missing_left[node], g.missing_bin)
     n_left = partition_rows(g.rows + g.start[node], count,
-                            g.X_binned + g.feature[node] * g.row_stride, g.row_stride,
-                            goes_left, g.left_buffer, g.right_buffer, threads_for(g, count))
+                            bins_after(g.X_binned, g.wide_bins, column), g.wide_bins,
+                            g.row_stride, goes_left, g.n_flags, g.left_buffer, g.right_buffer,
+                            threads_for(g, count))
     left = new_node(g, g.start[node], g.start[node] + n_left, g.depth[node] + 1)
     right = new_node(g, g.start[node] + n_left, g.stop[node], g.depth[node] + 1)
     g.left[node] = left
@@ -718,7 +722,7 @@ cdef void build_all(Grow* g, const int* nodes, Py_ssize_t n) noexcept nogil:
         g.node_totals[m] = g.sums + node * g.width
         g.node_hists[m] = histogram_of(g, node)
         offset += count
-    build_nodes_histograms(g.X_binned, g.row_stride, g.node_rows, g.node_counts,
+    build_nodes_histograms(g.X_binned, g.wide_bins, g.row_stride, g.node_rows, g.node_counts,
                            g.node_ordered, g.node_totals, g.node_hists, n,
                            g.column_features, g.n_column_features, NULL, g.skipped_bins,
                            g.n_hist_bins, g.width,
@@ -864,6 +868,7 @@ cdef void build_and_search_children(Grow* g, int parent, int small,
             missing_left[n_searched] = g.searches[n_searched].split_missing_left
             n_searched += 1
     histograms.X_binned = g.X_binned
+    histograms.wide_bins = g.wide_bins
     histograms.row_stride = g.row_stride
     histograms.rows = g.rows + g.start[small]
     histograms.n_rows = g.stop[small] - g.start[small]
@@ -1098,8 +1103,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     level_batch nodes of it at once. categorical (a flag per feature) splits
     the flagged features by sets, as find_best_splits does under the rules
     cat_smooth to max_cat_to_onehot, and a split on one sends left the bins
-    set in its node's row of nodes.left_flags (as many rows as nodes, 256
-    flags each, the missing bin's included)."""
+    set in its node's row of nodes.left_flags (as many rows as nodes,
+    bin_flags(missing_bin) flags each, the missing bin's included)."""
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
@@ -1135,9 +1140,11 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
                     "breadth_first", "sums", "left_sums", "gain", "missing_left")) < needed:
         raise ValueError(f"nodes must hold {needed} nodes of {width} sums (max_leaves >= 2, "
                          "min_samples_leaf >= 1)")
-    if n_bins_non_missing.shape[0] != n_all_features or not 0 <= missing_bin < 256 \
+    if n_bins_non_missing.shape[0] != n_all_features \
+            or not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1) \
             or (skipped_bins is not None and skipped_bins.shape[0] != n_all_features):
-        raise ValueError("n_bins_non_missing and skipped_bins need one entry per feature")
+        raise ValueError("n_bins_non_missing and skipped_bins need one entry per feature, "
+                         "and missing_bin must be a bin of X_binned's dtype")
     for i in range(features.shape[0]):
         if not 0 <= features[i] < n_all_features \
                 or not 0 <= n_bins_non_missing[features[i]] < histograms.shape[2] \
@@ -1152,6 +1159,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
             raise ValueError(f"skipped_bins[{i}] = {skipped_bins[i]} is beyond the "
                              f"{histograms.shape[2]} bins of a histogram")
     g.X_binned = &X_binned[0, 0]
+    g.wide_bins = X_BINNED_t is uint16_t
     g.row_stride = X_binned.shape[1]
     g.grad = &grad[0, 0]
     g.hess = &hess[0, 0] if hess.shape[1] > 0 else NULL
@@ -1169,6 +1177,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.n_column_features = column_features.shape[0]
     g.n_bins_non_missing = &n_bins_non_missing[0]
     g.missing_bin = missing_bin
+    g.n_flags = bin_flags(missing_bin)
     g.skipped_bins = &skipped_bins[0] if skipped_bins is not None else NULL
     g.indptr = NULL
     if row_wise is not None:
@@ -1272,10 +1281,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     if categorical is not None:
         left_flags = nodes.left_flags
         if categorical.shape[0] != n_all_features or left_flags.shape[0] < needed \
-                or left_flags.shape[1] != 256 or histograms.shape[2] > 256:
+                or left_flags.shape[1] != g.n_flags or histograms.shape[2] > g.n_flags:
             raise ValueError(f"categorical needs a flag per feature ({n_all_features}), the "
-                             f"nodes' left_flags the shape ({needed}, 256) and histograms of "
-                             "at most 256 bins")
+                             f"nodes' left_flags the shape ({needed}, {g.n_flags}) and "
+                             f"histograms of at most {g.n_flags} bins")
         g.category_rules = category_rules(cat_smooth, cat_l2, min_data_per_group,
                                           max_cat_threshold, max_cat_to_onehot)
         g.categorical = &categorical[0]
@@ -1327,8 +1336,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.node_hists = <HIST_t**> malloc(2 * g.level_batch * sizeof(HIST_t*))
     g.left_values = <double*> malloc(g.d * sizeof(double))
     g.right_values = <double*> malloc(g.d * sizeof(double))
+    g.threshold_flags = <unsigned char*> malloc(g.n_flags)
     try:
         if (g.free_slots == NULL or g.slot == NULL or g.heap == NULL or not searches_ready
+                or g.threshold_flags == NULL
                 or g.left_values == NULL or g.right_values == NULL or g.group_bits == NULL
                 or g.parent == NULL or g.batch == NULL or g.to_build == NULL
                 or g.subtracted == NULL or g.node_rows == NULL or g.node_counts == NULL
@@ -1363,3 +1374,4 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         free(g.node_ordered)
         free(g.node_totals)
         free(g.node_hists)
+        free(g.threshold_flags)

@@ -1,6 +1,6 @@
 from numpy cimport int32_t, int64_t
 
-from .common cimport G_H_t, HIST_t, ROW_t, X_BINNED_t
+from .common cimport G_H_t, HIST_t, ROW_t
 
 
 ctypedef fused Summed:
@@ -43,7 +43,7 @@ cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssi
                       const ROW_t* rows, Py_ssize_t n_rows, Py_ssize_t n_total, G_H_t* out,
                       int n_threads) noexcept nogil
 
-cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+cdef void build_feature_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                    const int* features, Py_ssize_t n_features,
                                    const int* columns, const int* skipped_bins,
@@ -52,7 +52,8 @@ cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_st
 
 cdef struct ChildAndSibling:
     # a split's histograms, one feature at a time (build_child_and_sibling)
-    const X_BINNED_t* X_binned
+    const void* X_binned
+    bint wide_bins              # X_binned's bins are 16-bit, else 8-bit
     Py_ssize_t row_stride
     const ROW_t* rows           # the built child's rows
     Py_ssize_t n_rows
@@ -74,14 +75,14 @@ cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
                                       int n_threads) noexcept nogil
 
 cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
-                                    const X_BINNED_t* entry_bin, const int32_t* feature_blocks,
-                                    Py_ssize_t n_blocks, const unsigned char* wanted,
-                                    const int* skipped_bins, const ROW_t* rows,
-                                    Py_ssize_t n_rows, const G_H_t* ordered,
+                                    const void* entry_bin, bint wide_bins,
+                                    const int32_t* feature_blocks, Py_ssize_t n_blocks,
+                                    const unsigned char* wanted, const int* skipped_bins,
+                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                     Py_ssize_t width, int n_threads) noexcept nogil
 
-cdef void build_nodes_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+cdef void build_nodes_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                  ROW_t** node_rows, const Py_ssize_t* node_counts,
                                  G_H_t** node_ordered, HIST_t** node_totals,
                                  HIST_t** node_hists, Py_ssize_t n_nodes, const int* features,

@@ -17,7 +17,7 @@ from numpy cimport int32_t, int64_t
 
 from .common cimport (GBMO_PREFETCH_GAP, GBMO_PREFETCH_MIN_TOTAL, GBMO_PREFETCH_ROWS, G_H_t,
                      HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, gbmo_prefetch_bin, gbmo_row_ahead,
-                     histogram_row, prefetch_distance)
+                     histogram_row, prefetch_distance, uint8_t, uint16_t)
 
 # prefetch.h's bounds, for the tests that take the prefetching loops
 PREFETCH_ROWS = GBMO_PREFETCH_ROWS
@@ -29,9 +29,25 @@ cdef extern from "histogram_rows.h" nogil:
     # the loops below for rows of GBMO_WIDE_ROW values or more, with AVX2
     # where the CPU has it (see the header)
     const Py_ssize_t GBMO_WIDE_ROW
-    void gbmo_add_wide_rows(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
-                            const G_H_t* ordered, Py_ssize_t width, Py_ssize_t missing_row,
-                            Py_ssize_t skipped, Py_ssize_t ahead, HIST_t* feature_hist)
+    void gbmo_add_wide_rows_u8(const uint8_t* column, const ROW_t* rows, Py_ssize_t n_rows,
+                               const G_H_t* ordered, Py_ssize_t width, Py_ssize_t missing_row,
+                               Py_ssize_t skipped, Py_ssize_t ahead, HIST_t* feature_hist)
+    void gbmo_add_wide_rows_u16(const uint16_t* column, const ROW_t* rows, Py_ssize_t n_rows,
+                                const G_H_t* ordered, Py_ssize_t width, Py_ssize_t missing_row,
+                                Py_ssize_t skipped, Py_ssize_t ahead, HIST_t* feature_hist)
+
+
+cdef inline void add_wide_rows(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
+                               const G_H_t* ordered, Py_ssize_t width, Py_ssize_t missing_row,
+                               Py_ssize_t skipped, Py_ssize_t ahead,
+                               HIST_t* feature_hist) noexcept nogil:
+    """The header's loop for column's width of bins."""
+    if X_BINNED_t is uint8_t:
+        gbmo_add_wide_rows_u8(column, rows, n_rows, ordered, width, missing_row, skipped, ahead,
+                              feature_hist)
+    else:
+        gbmo_add_wide_rows_u16(column, rows, n_rows, ordered, width, missing_row, skipped,
+                               ahead, feature_hist)
 
 
 def column_sums(const Summed[:, ::1] block, Py_ssize_t n_rows, HIST_t[::1] out):
@@ -132,8 +148,8 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
             bin_row[1] += grad_row[1]
             bin_row[2] += grad_row[2]
     elif width >= GBMO_WIDE_ROW:
-        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, -1, ahead,
-                           feature_hist)
+        add_wide_rows(column, rows, n_rows, ordered, width, missing_row, -1, ahead,
+                      feature_hist)
     else:
         for i in range(n_rows):
             gbmo_prefetch_bin(column, rows, i, ahead, n_rows)
@@ -175,8 +191,8 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     for j in range(n_bins * width):
         feature_hist[j] = 0.0
     if width >= GBMO_WIDE_ROW:
-        gbmo_add_wide_rows(column, rows, n_rows, ordered, width, missing_row, skipped, ahead,
-                           feature_hist)
+        add_wide_rows(column, rows, n_rows, ordered, width, missing_row, skipped, ahead,
+                      feature_hist)
     else:
         for i in range(n_rows):
             gbmo_prefetch_bin(column, rows, i, ahead, n_rows)
@@ -204,6 +220,21 @@ cdef inline void accumulate(const X_BINNED_t* column, Py_ssize_t n_total,
                                        totals, ahead, feature_hist)
 
 
+cdef inline void accumulate_column(const void* X_binned, bint wide_bins, Py_ssize_t column,
+                                   Py_ssize_t row_stride, const ROW_t* rows, Py_ssize_t n_rows,
+                                   const G_H_t* ordered, Py_ssize_t width, Py_ssize_t n_bins,
+                                   Py_ssize_t skipped, const HIST_t* totals,
+                                   HIST_t* feature_hist) noexcept nogil:
+    """accumulate on row `column` of X_binned (row_stride bins apart), whose
+    bins are 16-bit when wide_bins, else 8-bit."""
+    if wide_bins:
+        accumulate(<const uint16_t*> X_binned + column * row_stride, row_stride, rows, n_rows,
+                   ordered, width, n_bins, skipped, totals, feature_hist)
+    else:
+        accumulate(<const uint8_t*> X_binned + column * row_stride, row_stride, rows, n_rows,
+                   ordered, width, n_bins, skipped, totals, feature_hist)
+
+
 cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, ::1] totals,
                                    Py_ssize_t n_features, Py_ssize_t n_bins, Py_ssize_t width,
                                    Py_ssize_t n_nodes) except -1:
@@ -223,37 +254,38 @@ cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, 
     return 0
 
 
-cdef void build_feature_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+cdef void build_feature_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                    const int* features, Py_ssize_t n_features,
                                    const int* columns, const int* skipped_bins,
                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                    Py_ssize_t width, int n_threads) noexcept nogil:
-    """build_histograms on raw pointers (X_binned row f at X_binned + f *
-    row_stride; columns, skipped_bins and totals NULL for none)."""
+    """build_histograms on raw pointers (X_binned row f row_stride bins after
+    row f - 1, 16-bit bins when wide_bins; columns, skipped_bins and totals
+    NULL for none)."""
     cdef Py_ssize_t fi
     # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
     if n_threads > 1:
         for fi in prange(n_features, schedule="dynamic", num_threads=n_threads):
-            feature_histogram(X_binned, row_stride, rows, n_rows, ordered, features[fi],
-                              columns[fi] if columns != NULL else features[fi], skipped_bins,
-                              totals, hist, n_bins, width)
+            feature_histogram(X_binned, wide_bins, row_stride, rows, n_rows, ordered,
+                              features[fi], columns[fi] if columns != NULL else features[fi],
+                              skipped_bins, totals, hist, n_bins, width)
     else:
         for fi in range(n_features):
-            feature_histogram(X_binned, row_stride, rows, n_rows, ordered, features[fi],
-                              columns[fi] if columns != NULL else features[fi], skipped_bins,
-                              totals, hist, n_bins, width)
+            feature_histogram(X_binned, wide_bins, row_stride, rows, n_rows, ordered,
+                              features[fi], columns[fi] if columns != NULL else features[fi],
+                              skipped_bins, totals, hist, n_bins, width)
 
 
-cdef inline void feature_histogram(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+cdef inline void feature_histogram(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                    Py_ssize_t f, Py_ssize_t column, const int* skipped_bins,
                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                    Py_ssize_t width) noexcept nogil:
     """Feature f's histogram, from X_binned's row column."""
-    accumulate(X_binned + column * row_stride, row_stride, rows, n_rows, ordered, width, n_bins,
-               skipped_bins[f] if skipped_bins != NULL else -1, totals,
-               hist + f * n_bins * width)
+    accumulate_column(X_binned, wide_bins, column, row_stride, rows, n_rows, ordered, width,
+                      n_bins, skipped_bins[f] if skipped_bins != NULL else -1, totals,
+                      hist + f * n_bins * width)
 
 
 def build_histograms(const X_BINNED_t[:, ::1] X_binned,
@@ -283,7 +315,8 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
     if features.shape[0] == 0:
         return
     with nogil:
-        build_feature_histograms(&X_binned[0, 0], X_binned.shape[1], &rows[0], rows.shape[0],
+        build_feature_histograms(&X_binned[0, 0], X_BINNED_t is uint16_t, X_binned.shape[1],
+                                 &rows[0], rows.shape[0],
                                  &ordered[0, 0], &features[0], features.shape[0],
                                  &columns[0] if columns is not None else NULL,
                                  &skipped_bins[0] if skipped_bins is not None else NULL,
@@ -291,7 +324,7 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                                  &hist[0, 0, 0], hist.shape[1], hist.shape[2], n_threads)
 
 
-cdef void build_nodes_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stride,
+cdef void build_nodes_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                  ROW_t** node_rows, const Py_ssize_t* node_counts,
                                  G_H_t** node_ordered, HIST_t** node_totals,
                                  HIST_t** node_hists, Py_ssize_t n_nodes, const int* features,
@@ -309,9 +342,9 @@ cdef void build_nodes_histograms(const X_BINNED_t* X_binned, Py_ssize_t row_stri
         f = features[i]
         c = columns[i] if columns != NULL else f
         skipped = skipped_bins[f] if skipped_bins != NULL else -1
-        accumulate(X_binned + c * row_stride, row_stride, node_rows[m], node_counts[m],
-                   node_ordered[m], width, n_bins, skipped, node_totals[m],
-                   node_hists[m] + f * n_bins * width)
+        accumulate_column(X_binned, wide_bins, c, row_stride, node_rows[m], node_counts[m],
+                          node_ordered[m], width, n_bins, skipped, node_totals[m],
+                          node_hists[m] + f * n_bins * width)
 
 
 def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
@@ -357,7 +390,8 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
             node_totals[m] = <HIST_t*> &totals[m, 0] if skipped_bins is not None else NULL
             node_hists[m] = &hists[m, 0, 0, 0]
         with nogil:
-            build_nodes_histograms(&X_binned[0, 0], X_binned.shape[1], node_rows, node_counts,
+            build_nodes_histograms(&X_binned[0, 0], X_BINNED_t is uint16_t, X_binned.shape[1],
+                                   node_rows, node_counts,
                                    node_ordered, node_totals, node_hists, n_nodes,
                                    &features[0], features.shape[0],
                                    &columns[0] if columns is not None else NULL,
@@ -394,9 +428,9 @@ cdef void build_child_and_sibling(void* state, int f) noexcept nogil:
     cdef ChildAndSibling* split = <ChildAndSibling*> state
     cdef Py_ssize_t feature_size = split.n_bins * split.width
     if split.by_row == NULL or not split.by_row[f]:
-        feature_histogram(split.X_binned, split.row_stride, split.rows, split.n_rows,
-                          split.ordered, f, f, split.skipped_bins, split.totals, split.child,
-                          split.n_bins, split.width)
+        feature_histogram(split.X_binned, split.wide_bins, split.row_stride, split.rows,
+                          split.n_rows, split.ordered, f, f, split.skipped_bins, split.totals,
+                          split.child, split.n_bins, split.width)
     subtract_feature(split.sibling, split.child, f * feature_size, feature_size, split.sibling)
 
 
@@ -440,13 +474,31 @@ cdef inline Py_ssize_t first_entry_from(const int32_t* entry_feature, Py_ssize_t
 
 
 cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
-                                    const X_BINNED_t* entry_bin, const int32_t* feature_blocks,
-                                    Py_ssize_t n_blocks, const unsigned char* wanted,
-                                    const int* skipped_bins, const ROW_t* rows,
-                                    Py_ssize_t n_rows, const G_H_t* ordered,
+                                    const void* entry_bin, bint wide_bins,
+                                    const int32_t* feature_blocks, Py_ssize_t n_blocks,
+                                    const unsigned char* wanted, const int* skipped_bins,
+                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                     Py_ssize_t width, int n_threads) noexcept nogil:
-    """build_histograms_by_row on raw pointers."""
+    """build_histograms_by_row on raw pointers (entry_bin 16-bit when
+    wide_bins, else 8-bit)."""
+    if wide_bins:
+        row_wise_histograms(indptr, entry_feature, <const uint16_t*> entry_bin, feature_blocks,
+                            n_blocks, wanted, skipped_bins, rows, n_rows, ordered, totals, hist,
+                            n_bins, width, n_threads)
+    else:
+        row_wise_histograms(indptr, entry_feature, <const uint8_t*> entry_bin, feature_blocks,
+                            n_blocks, wanted, skipped_bins, rows, n_rows, ordered, totals, hist,
+                            n_bins, width, n_threads)
+
+
+cdef void row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
+                              const X_BINNED_t* entry_bin, const int32_t* feature_blocks,
+                              Py_ssize_t n_blocks, const unsigned char* wanted,
+                              const int* skipped_bins, const ROW_t* rows,
+                              Py_ssize_t n_rows, const G_H_t* ordered,
+                              const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
+                              Py_ssize_t width, int n_threads) noexcept nogil:
     cdef Py_ssize_t block, i, e, stop, j, f, row
     cdef int32_t low, high
     cdef HIST_t* bin_row
@@ -524,9 +576,10 @@ def build_histograms_by_row(const int64_t[::1] indptr,
         return
     with nogil:
         build_row_wise_histograms(&indptr[0], &entry_feature[0], &entry_bin[0],
-                                  &feature_blocks[0], n_blocks, &wanted[0], &skipped_bins[0],
-                                  &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
-                                  &hist[0, 0, 0], n_bins, width, n_threads)
+                                  X_BINNED_t is uint16_t, &feature_blocks[0], n_blocks,
+                                  &wanted[0], &skipped_bins[0], &rows[0], rows.shape[0],
+                                  &ordered[0, 0], &totals[0], &hist[0, 0, 0], n_bins, width,
+                                  n_threads)
 
 
 # row_entries walks the binned data in blocks of this many rows, feature by
@@ -581,7 +634,7 @@ def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
         for r in range(n_rows):
             indptr[r + 1] += indptr[r]
     feature_array = np.empty(indptr[n_rows], dtype=np.int32)
-    bin_array = np.empty(indptr[n_rows], dtype=np.uint8)
+    bin_array = np.empty(indptr[n_rows], dtype=np.uint16 if X_BINNED_t is uint16_t else np.uint8)
     cdef int32_t[::1] entry_feature = feature_array
     cdef X_BINNED_t[::1] entry_bin = bin_array
     fill = indptr_array[:n_rows].copy()

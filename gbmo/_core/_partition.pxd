@@ -1,10 +1,10 @@
-from .common cimport ROW_t, X_BINNED_t
+from .common cimport ROW_t
 
 
 cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint missing_left,
-                          X_BINNED_t missing_bin) noexcept nogil
+                          int missing_bin) noexcept nogil
 
-cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* column,
+cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const void* column, bint wide_bins,
                                Py_ssize_t n_total, const unsigned char* goes_left,
-                               ROW_t* left_buffer, ROW_t* right_buffer,
+                               Py_ssize_t n_flags, ROW_t* left_buffer, ROW_t* right_buffer,
                                int n_threads) noexcept nogil

@@ -2,15 +2,18 @@
 from cython.parallel cimport prange
 from libc.string cimport memcpy
 
-from .common cimport ROW_t, X_BINNED_t, gbmo_prefetch_bin, prefetch_distance
+from libc.stdlib cimport free, malloc
+
+from .common cimport (ROW_t, X_BINNED_t, bin_flags, gbmo_prefetch_bin, prefetch_distance,
+                      uint8_t, uint16_t)
 
 
 cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint missing_left,
-                          X_BINNED_t missing_bin) noexcept nogil:
-    """goes_left[b] (256 flags) for a split "bins <= threshold_bin go left",
-    the missing bin going left iff missing_left."""
+                          int missing_bin) noexcept nogil:
+    """goes_left[b] (bin_flags(missing_bin) flags) for a split "bins <=
+    threshold_bin go left", the missing bin going left iff missing_left."""
     cdef int b
-    for b in range(256):
+    for b in range(bin_flags(missing_bin)):
         if b == missing_bin:
             goes_left[b] = missing_left
         else:
@@ -19,12 +22,14 @@ cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint miss
 
 cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t stop,
                              const X_BINNED_t* column, Py_ssize_t ahead,
-                             const unsigned char* goes_left, ROW_t* left_buffer,
-                             ROW_t* right_buffer, Py_ssize_t* n_left,
+                             const unsigned char* goes_left, Py_ssize_t last_flag,
+                             ROW_t* left_buffer, ROW_t* right_buffer, Py_ssize_t* n_left,
                              Py_ssize_t* n_right) noexcept nogil:
     """rows[start:stop] into left_buffer[start:] and right_buffer[start:] by
     side, in order; n_left and n_right their counts. Prefetches the row ahead
-    further on (none when 0)."""
+    further on (none when 0). 16-bit bins above last_flag (goes_left's last)
+    read its flag: such tables are as long as the missing bin needs, not
+    65,536 (an 8-bit bin indexes any 256-flag table)."""
     cdef Py_ssize_t i, n_l = 0, n_r = 0
     cdef unsigned char b
     cdef ROW_t r
@@ -36,7 +41,10 @@ cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t sto
     for i in range(start, stop):
         gbmo_prefetch_bin(column, rows, i, ahead, stop)
         r = rows[i]
-        b = goes_left[column[r]]
+        if X_BINNED_t is uint16_t:
+            b = goes_left[min(<Py_ssize_t>column[r], last_flag)]
+        else:
+            b = goes_left[column[r]]
         left_buffer[start + n_l] = r
         right_buffer[start + n_r] = r
         n_l = n_l + b
@@ -55,13 +63,25 @@ cdef inline void gather_chunk(ROW_t* rows, Py_ssize_t start, const ROW_t* left_b
         memcpy(&rows[right_offset], &right_buffer[start], n_right * sizeof(ROW_t))
 
 
-cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* column,
+cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const void* column, bint wide_bins,
                                Py_ssize_t n_total, const unsigned char* goes_left,
-                               ROW_t* left_buffer, ROW_t* right_buffer,
+                               Py_ssize_t n_flags, ROW_t* left_buffer, ROW_t* right_buffer,
                                int n_threads) noexcept nogil:
-    """split_rows on raw pointers (goes_left: 0 or 1 per bin; n_total the
-    column's length, which decides whether the loop prefetches); the grower's
-    loop (_grow.pyx) calls it without the GIL."""
+    """split_rows on raw pointers (column 16-bit bins when wide_bins, else
+    8-bit; goes_left: 0 or 1 per bin, n_flags of them; n_total the column's
+    length, which decides whether the loop prefetches); the grower's loop
+    (_grow.pyx) calls it without the GIL."""
+    if wide_bins:
+        return partition_column(rows, n, <const uint16_t*> column, n_total, goes_left,
+                                n_flags, left_buffer, right_buffer, n_threads)
+    return partition_column(rows, n, <const uint8_t*> column, n_total, goes_left, n_flags,
+                            left_buffer, right_buffer, n_threads)
+
+
+cdef Py_ssize_t partition_column(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* column,
+                                 Py_ssize_t n_total, const unsigned char* goes_left,
+                                 Py_ssize_t n_flags, ROW_t* left_buffer, ROW_t* right_buffer,
+                                 int n_threads) noexcept nogil:
     cdef int n_chunks = n_threads if n >= n_threads else 1
     cdef Py_ssize_t chunk_size
     cdef Py_ssize_t[64] n_left_of, n_right_of, left_offset, right_offset
@@ -77,10 +97,11 @@ cdef Py_ssize_t partition_rows(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* colu
     if n_chunks > 1:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             split_chunk(rows, c * chunk_size, min((c + 1) * chunk_size, n), column, ahead,
-                        goes_left, left_buffer, right_buffer, &n_left_of[c], &n_right_of[c])
+                        goes_left, n_flags - 1, left_buffer, right_buffer, &n_left_of[c],
+                        &n_right_of[c])
     else:
-        split_chunk(rows, 0, n, column, ahead, goes_left, left_buffer, right_buffer,
-                    &n_left_of[0], &n_right_of[0])
+        split_chunk(rows, 0, n, column, ahead, goes_left, n_flags - 1, left_buffer,
+                    right_buffer, &n_left_of[0], &n_right_of[0])
 
     total_left = 0
     for c in range(n_chunks):
@@ -104,7 +125,7 @@ def split_rows(ROW_t[::1] rows,
                const X_BINNED_t[::1] column,
                int threshold_bin,
                bint missing_left,
-               X_BINNED_t missing_bin,
+               int missing_bin,
                ROW_t[::1] left_buffer,
                ROW_t[::1] right_buffer,
                int n_threads,
@@ -115,23 +136,35 @@ def split_rows(ROW_t[::1] rows,
     the chunk's offset, then the chunks are copied back in order.
 
     A row goes left when its bin is <= threshold_bin (the missing bin when
-    missing_left), or, with left_bins (256 flags, the missing bin's
-    included: a categorical split's set), when left_bins[bin] is set."""
-    cdef unsigned char goes_left[256]  # per bin: one lookup, whatever the split's kind
-    cdef int c
+    missing_left), or, with left_bins (bin_flags(missing_bin) flags, the
+    missing bin's included: a categorical split's set), when left_bins[bin]
+    is set."""
+    cdef Py_ssize_t n_flags = bin_flags(missing_bin)
     cdef Py_ssize_t n_left
-    if left_bins is not None and left_bins.shape[0] != 256:
-        raise ValueError(f"left_bins must have 256 flags, got {left_bins.shape[0]}")
+    cdef Py_ssize_t c
+    cdef unsigned char* goes_left  # per bin: one lookup, whatever the split's kind
+    if left_bins is not None and left_bins.shape[0] != n_flags:
+        raise ValueError(f"left_bins must have {n_flags} flags (bins up to the missing bin "
+                         f"{missing_bin}), got {left_bins.shape[0]}")
+    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+        raise ValueError(f"missing_bin {missing_bin} is not a bin of the column's dtype")
     if left_buffer.shape[0] < rows.shape[0] or right_buffer.shape[0] < rows.shape[0]:
         raise ValueError(f"the buffers must hold the {rows.shape[0]} rows")
     if rows.shape[0] == 0:
         return 0
-    if left_bins is not None:
-        for c in range(256):
-            goes_left[c] = left_bins[c] != 0
-    else:
-        threshold_sides(goes_left, threshold_bin, missing_left, missing_bin)
-    with nogil:
-        n_left = partition_rows(&rows[0], rows.shape[0], &column[0], column.shape[0],
-                                goes_left, &left_buffer[0], &right_buffer[0], n_threads)
+    goes_left = <unsigned char*> malloc(n_flags)
+    if goes_left == NULL:
+        raise MemoryError()
+    try:
+        if left_bins is not None:
+            for c in range(n_flags):
+                goes_left[c] = left_bins[c] != 0
+        else:
+            threshold_sides(goes_left, threshold_bin, missing_left, missing_bin)
+        with nogil:
+            n_left = partition_column(&rows[0], rows.shape[0], &column[0], column.shape[0],
+                                      goes_left, n_flags, &left_buffer[0], &right_buffer[0],
+                                      n_threads)
+    finally:
+        free(goes_left)
     return n_left

@@ -16,7 +16,8 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
 
-from .common cimport NODE_t, ROW_t, X_BINNED_t, X_t, in_category_set
+from .common cimport (BIN_INDEX_t, NODE_t, ROW_t, X_BINNED_t, X_t, bin_flags, in_category_set,
+                      uint16_t)
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
 
 ctypedef fused X_IN_t:
@@ -269,13 +270,13 @@ cdef packed struct BinnedNode:
     NODE_t left
     NODE_t right_offset
     int feature
-    X_BINNED_t bin
+    BIN_INDEX_t bin
     unsigned char missing_right
     unsigned char categorical      # left_flags says which bins go left
-    unsigned char padding          # to 16 bytes, so that no node straddles two cache lines
+    # 16 bytes, so that no node straddles two cache lines
 
 
-cdef BinnedNode* binned_nodes(const int[::1] node_feature, const X_BINNED_t[::1] node_bin,
+cdef BinnedNode* binned_nodes(const int[::1] node_feature, const BIN_INDEX_t[::1] node_bin,
                               const unsigned char[::1] node_missing_left,
                               const NODE_t[::1] node_left, const NODE_t[::1] node_right,
                               const unsigned char[::1] node_categorical) except NULL:
@@ -297,17 +298,20 @@ cdef BinnedNode* binned_nodes(const int[::1] node_feature, const X_BINNED_t[::1]
     return nodes
 
 
-cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, X_BINNED_t missing_bin,
+cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, int missing_bin,
                                      Py_ssize_t first, Py_ssize_t n_rows,
                                      const BinnedNode* nodes, NODE_t root, Py_ssize_t max_steps,
                                      const unsigned char[:, ::1] left_flags, NODE_t* node,
                                      bint categorical) noexcept nogil:
     """node[r] = the leaf node that row first + r reaches from root, the rows
     stepping together without branches as in reach_leaves (whose reasons
-    hold here too: 1.4-1.7x faster than a walk per row that branches)."""
+    hold here too: 1.4-1.7x faster than a walk per row that branches).
+    16-bit bins beyond the flags' last read its flag (see _partition's
+    split_chunk)."""
     cdef const BinnedNode* at
     cdef Py_ssize_t r, step
-    cdef X_BINNED_t b
+    cdef Py_ssize_t last_flag = left_flags.shape[1] - 1 if categorical else 0
+    cdef Py_ssize_t b
     cdef NODE_t to
     cdef bint moved, right
     for r in range(n_rows):
@@ -320,7 +324,10 @@ cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, X_BINNED
             at = nodes + node[r]
             b = X_binned[at.feature, first + r]
             if categorical and at.categorical:
-                right = not left_flags[node[r], b]
+                if X_BINNED_t is uint16_t:
+                    right = not left_flags[node[r], min(b, last_flag)]
+                else:
+                    right = not left_flags[node[r], b]
             else:
                 # the missing bin is above every other, so b > at.bin holds for it
                 right = (b > at.bin) & ((b != missing_bin) | at.missing_right)
@@ -332,7 +339,7 @@ cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, X_BINNED
             break
 
 
-cdef inline void predict_binned_block(const X_BINNED_t[:, ::1] X_binned, X_BINNED_t missing_bin,
+cdef inline void predict_binned_block(const X_BINNED_t[:, ::1] X_binned, int missing_bin,
                                       Py_ssize_t first, Py_ssize_t n_rows,
                                       const BinnedNode* nodes, const NODE_t[::1] tree_roots,
                                       const NODE_t[::1] node_value,
@@ -361,10 +368,10 @@ cdef inline void predict_binned_block(const X_BINNED_t[:, ::1] X_binned, X_BINNE
 
 
 def predict_binned(const X_BINNED_t[:, ::1] X_binned,
-                   X_BINNED_t missing_bin,
+                   int missing_bin,
                    const NODE_t[::1] tree_roots,
                    const int[::1] node_feature,
-                   const X_BINNED_t[::1] node_bin,
+                   const BIN_INDEX_t[::1] node_bin,
                    const unsigned char[::1] node_missing_left,
                    const NODE_t[::1] node_left,
                    const NODE_t[::1] node_right,
@@ -380,18 +387,21 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
     """out += each row's leaf values in every tree, for X_binned of shape
     (n_features, n_rows), binned with the edges the trees were grown on. With
     categorical splits, node_categorical flags them per node, and
-    node_left_flags (n_nodes, 256) gives each one's bins that go left (the
-    missing bin's flag included)."""
+    node_left_flags (n_nodes, bin_flags(missing_bin)) gives each one's bins
+    that go left (the missing bin's flag included)."""
     cdef Py_ssize_t n = X_binned.shape[1]
     cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t n_nodes = node_left.shape[0]
     cdef Py_ssize_t block, first
     cdef bint categorical = node_categorical is not None
+    cdef Py_ssize_t n_flags = bin_flags(missing_bin)
+    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+        raise ValueError(f"missing_bin {missing_bin} is not a bin of X_binned's dtype")
     if categorical and (node_left_flags is None or node_categorical.shape[0] != n_nodes
                         or node_left_flags.shape[0] != n_nodes
-                        or node_left_flags.shape[1] != 256):
+                        or node_left_flags.shape[1] != n_flags):
         raise ValueError(f"node_categorical must have {n_nodes} flags and "
-                         f"node_left_flags the shape ({n_nodes}, 256)")
+                         f"node_left_flags the shape ({n_nodes}, {n_flags})")
     if n == 0 or tree_roots.shape[0] == 0:
         return
     cdef BinnedNode* nodes = binned_nodes(node_feature, node_bin, node_missing_left, node_left,

@@ -17,9 +17,8 @@ bit-for-bit the dense sums.
 from cython.parallel cimport prange
 from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
 
-from .common cimport G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row
+from .common cimport BIN_INDEX_t, G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
 from numpy cimport int32_t, int64_t, uint32_t
 
@@ -32,8 +31,8 @@ ctypedef fused INDEX_t:
     int64_t
 
 
-cdef inline X_BINNED_t bin_of_value(double x, const X_t* edges, int n_edges,
-                                    X_BINNED_t missing_bin) noexcept nogil:
+cdef inline int bin_of_value(double x, const X_t* edges, int n_edges,
+                             int missing_bin) noexcept nogil:
     """The number of edges strictly below x (as _binning.map_to_bins); NaN: missing_bin."""
     cdef int lo = 0
     cdef int hi = n_edges
@@ -46,7 +45,7 @@ cdef inline X_BINNED_t bin_of_value(double x, const X_t* edges, int n_edges,
             lo = mid + 1
         else:
             hi = mid
-    return <X_BINNED_t>lo
+    return lo
 
 
 def map_sparse_to_bins(const X_IN_t[::1] data,
@@ -55,7 +54,7 @@ def map_sparse_to_bins(const X_IN_t[::1] data,
                        bint by_row,
                        const X_t[:, ::1] edges,
                        const int[::1] n_edges,
-                       X_BINNED_t missing_bin,
+                       int missing_bin,
                        X_BINNED_t[::1] out,
                        int n_threads):
     """out[k] = the bin of the stored value data[k]. by_row: CSR (indices are
@@ -66,7 +65,7 @@ def map_sparse_to_bins(const X_IN_t[::1] data,
                     use_threads_if=n_threads > 1):
         for k in range(indptr[major], indptr[major + 1]):
             f = indices[k] if by_row else major
-            out[k] = bin_of_value(data[k], &edges[f, 0], n_edges[f], missing_bin)
+            out[k] = <X_BINNED_t> bin_of_value(data[k], &edges[f, 0], n_edges[f], missing_bin)
 
 
 def count_off_zero_bins(const X_BINNED_t[::1] stored_bins,
@@ -131,15 +130,16 @@ def decompress_column(const int64_t[::1] indptr,
                       const uint32_t[::1] indices,
                       const X_BINNED_t[::1] bins,
                       Py_ssize_t column,
-                      X_BINNED_t zero_bin,
+                      int zero_bin,
                       X_BINNED_t[::1] out):
     """out[i] = the bin of row i in sparse column `column` (n_rows entries):
-    O(n_rows) bytes of scratch, reused across splits."""
+    O(n_rows) bins of scratch, reused across splits."""
     cdef Py_ssize_t k
     if out.shape[0] == 0:
         return
     with nogil:
-        memset(&out[0], zero_bin, out.shape[0])
+        for k in range(out.shape[0]):
+            out[k] = <X_BINNED_t> zero_bin
         for k in range(indptr[column], indptr[column + 1]):
             out[indices[k]] = bins[k]
 
@@ -269,10 +269,10 @@ def predict_binned_mixed(const X_BINNED_t[:, ::1] dense,
                          const X_BINNED_t[::1] bins,
                          const X_BINNED_t[::1] zero_bin,
                          Py_ssize_t n_rows,
-                         X_BINNED_t missing_bin,
+                         int missing_bin,
                          const NODE_t[::1] tree_roots,
                          const int[::1] node_feature,
-                         const X_BINNED_t[::1] node_bin,
+                         const BIN_INDEX_t[::1] node_bin,
                          const unsigned char[::1] node_missing_left,
                          const NODE_t[::1] node_left,
                          const NODE_t[::1] node_right,

@@ -32,7 +32,11 @@ from libc.string cimport memset
 
 import numpy as np
 
-from .common cimport G_H_t, X_BINNED_t, soft_threshold
+from .common cimport G_H_t, soft_threshold, uint8_t
+
+# The sparse-output path reads 8-bit bins only: training with a sparse Y
+# refuses max_bins above 255 (sparse_output.SparseOutputTrainer).
+ctypedef uint8_t X_BINNED_t
 
 
 cdef inline double imp(double g, double h, double lambda_l2, double lambda_l1) noexcept nogil:

@@ -363,10 +363,14 @@ cdef double ROOT_3 = 1.7320508075688772
 # A candidate's counter for split_noise: its missing side in bit 0, its
 # position (a threshold, or a step of a categorical set's run) in bits 1-8, a
 # one-hot set's category in bits 9-17, its kind in bits 18-20 and its feature
-# above them (bins and categories are below 256: X_BINNED_t is 8 bits).
+# in bits 21-47. 16-bit bins (max_bins above 255) put the position's bits
+# above the eighth in bits 48-55, and the category's above the ninth in bits
+# 56-62: 8-bit bins' counters, and so their models, stay as they were.
 cdef int NOISE_CATEGORY_SHIFT = 9
 cdef int NOISE_KIND_SHIFT = 18
 cdef int NOISE_FEATURE_SHIFT = 21
+cdef int NOISE_HIGH_POSITION_SHIFT = 48 - 8
+cdef int NOISE_HIGH_CATEGORY_SHIFT = 56 - 9
 cdef uint64_t NOISE_THRESHOLD = 0, NOISE_ONE_HOT = 1, NOISE_RUN = 2, NOISE_RUN_REVERSED = 3
 cdef uint64_t NOISE_ALL_CATEGORIES = 4
 
@@ -374,7 +378,15 @@ cdef uint64_t NOISE_ALL_CATEGORIES = 4
 cdef inline uint64_t noise_base(Py_ssize_t feature, uint64_t kind,
                                 Py_ssize_t category) noexcept nogil:
     return ((<uint64_t>feature << NOISE_FEATURE_SHIFT) | (kind << NOISE_KIND_SHIFT)
-            | (<uint64_t>category << NOISE_CATEGORY_SHIFT))
+            | ((<uint64_t>category & 0x1FF) << NOISE_CATEGORY_SHIFT)
+            | ((<uint64_t>category >> 9) << NOISE_HIGH_CATEGORY_SHIFT))
+
+
+cdef inline uint64_t noise_counter(uint64_t base, Py_ssize_t position,
+                                   uint64_t side) noexcept nogil:
+    """The counter of the candidate at position on side of a noise_base."""
+    return (base | ((<uint64_t>position & 0xFF) << 1)
+            | ((<uint64_t>position >> 8) << NOISE_HIGH_POSITION_SHIFT) | side)
 
 
 cdef inline double split_noise(uint64_t key, uint64_t counter) noexcept nogil:
@@ -417,7 +429,7 @@ cdef inline void consider(const SplitContext* c, double gain, int position,
         if margin > 0.0 and margin * margin >= 12.0 * spread_squared:
             return
         candidate_score = gain + sqrt(spread_squared) * split_noise(
-            c.noise_key, best.noise_base | (<uint64_t>position << 1) | side)
+            c.noise_key, noise_counter(best.noise_base, position, side))
     if candidate_score > best.score:
         best.score = candidate_score
         best.gain = gain
@@ -1442,8 +1454,8 @@ def noisy_level_scores(uint64_t noise_key, const double[:, :, ::1] gains, double
                         continue
                     out[f, t, m] = gain + sqrt(noise_spread_squared(
                         noise_scale, gain, parent_score)) * split_noise(
-                            noise_key, noise_base(f, NOISE_THRESHOLD, 0)
-                            | (<uint64_t>t << 1) | <uint64_t>m)
+                            noise_key, noise_counter(noise_base(f, NOISE_THRESHOLD, 0), t,
+                                                     <uint64_t>m))
 
 
 cdef const int* _random_bins(const int[::1] random_bins, const HIST_t[:, :, ::1] hist,

@@ -10,7 +10,7 @@ from libc.math cimport INFINITY
 cimport numpy as cnp
 import numpy as np
 
-from .common cimport NODE_t, X_t
+from .common cimport BIN_INDEX_t, NODE_t, X_t
 
 cnp.import_array()
 
@@ -88,7 +88,7 @@ def tree_arrays(const int[::1] order, const int[::1] left, const int[::1] right,
     node_feature, node_left, node_right, node_value, leaves, splits = (
         empty(n, cnp.NPY_INT32) for _ in range(6))
     node_threshold, node_gain = empty(n, cnp.NPY_FLOAT64), empty(n, cnp.NPY_FLOAT64)
-    node_bin, node_missing_left = empty(n, cnp.NPY_UINT8), empty(n, cnp.NPY_UINT8)
+    node_bin, node_missing_left = empty(n, cnp.NPY_UINT16), empty(n, cnp.NPY_UINT8)
     node_count = empty(n, cnp.NPY_INT64)
     leaf_start, leaf_stop = empty(n, cnp.NPY_INTP), empty(n, cnp.NPY_INTP)
     cdef int* out_feature = <int*> cnp.PyArray_DATA(node_feature)
@@ -99,7 +99,7 @@ def tree_arrays(const int[::1] order, const int[::1] left, const int[::1] right,
     cdef int* out_splits = <int*> cnp.PyArray_DATA(splits)
     cdef double* out_threshold = <double*> cnp.PyArray_DATA(node_threshold)
     cdef double* out_gain = <double*> cnp.PyArray_DATA(node_gain)
-    cdef unsigned char* out_bin = <unsigned char*> cnp.PyArray_DATA(node_bin)
+    cdef BIN_INDEX_t* out_bin = <BIN_INDEX_t*> cnp.PyArray_DATA(node_bin)
     cdef unsigned char* out_missing_left = <unsigned char*> cnp.PyArray_DATA(node_missing_left)
     cdef long long* out_count = <long long*> cnp.PyArray_DATA(node_count)
     cdef Py_ssize_t* out_leaf_start = <Py_ssize_t*> cnp.PyArray_DATA(leaf_start)
@@ -128,7 +128,7 @@ def tree_arrays(const int[::1] order, const int[::1] left, const int[::1] right,
         out_right[position] = model_position[right[node]]
         if categorical.shape[0] and categorical[f]:
             continue
-        out_bin[position] = <unsigned char>bin_[node]
+        out_bin[position] = <BIN_INDEX_t>bin_[node]
         out_threshold[position] = (edges[f, bin_[node]] if bin_[node] < n_edges[f]
                                    else INFINITY)
     arrays = {"node_feature": node_feature, "node_threshold": node_threshold,

@@ -1,8 +1,16 @@
 # The dtypes shared by every kernel; gbmo/_core/__init__.py mirrors them for Python.
 from libc.stdint cimport uint64_t
-from numpy cimport uint8_t, float32_t, float64_t, int32_t, int64_t, uint32_t
+from numpy cimport uint8_t, uint16_t, float32_t, float64_t, int32_t, int64_t, uint32_t
 
-ctypedef uint8_t X_BINNED_t     # a binned feature value; the last bin holds NaN
+# A binned feature value; the bin above every other (missing_bin, max_bins)
+# holds NaN. 8 bits up to 255 bins, 16 bits beyond (max_bins up to 65535):
+# the kernels that read bins are compiled for both, and code that keeps a
+# pointer to either (the grower's state) holds it as `const void*` with a
+# flag, wide_bins, that says which.
+ctypedef fused X_BINNED_t:
+    uint8_t
+    uint16_t
+ctypedef uint16_t BIN_INDEX_t   # any bin of either width: a split's threshold bin
 ctypedef float32_t G_H_t        # gradients and hessians
 ctypedef float64_t HIST_t       # histogram sums
 ctypedef float64_t X_t          # raw feature values
@@ -16,7 +24,8 @@ cdef extern from "prefetch.h" nogil:
     const Py_ssize_t GBMO_PREFETCH_MIN_TOTAL
     void gbmo_prefetch(const void* address)
     ROW_t gbmo_row_ahead(const ROW_t* rows, Py_ssize_t i, Py_ssize_t ahead, Py_ssize_t stop)
-    void gbmo_prefetch_bin(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t i,
+    # a macro: column may hold either width of bins
+    void gbmo_prefetch_bin(const void* column, const ROW_t* rows, Py_ssize_t i,
                            Py_ssize_t ahead, Py_ssize_t stop)
 
 # SERIAL_REGION: an OpenMP parallel region costs about 0.9 us on this
@@ -65,13 +74,28 @@ cdef inline Py_ssize_t prefetch_distance(Py_ssize_t n_rows, Py_ssize_t n_total) 
     return GBMO_PREFETCH_ROWS
 
 
-cdef inline Py_ssize_t histogram_row(X_BINNED_t value, Py_ssize_t missing_row) noexcept nogil:
+cdef inline Py_ssize_t histogram_row(Py_ssize_t value, Py_ssize_t missing_row) noexcept nogil:
     """The row of a feature's histogram that counts a binned value. Histograms
     have as many rows as the most bins any feature has plus one for missing
     values, which the binned data holds as max_bins (above every real bin): so
     features with few values (binary, one-hot, small integers) do not make
     every histogram max_bins tall."""
     return value if value < missing_row else missing_row
+
+
+cdef inline Py_ssize_t bin_flags(Py_ssize_t missing_bin) noexcept nogil:
+    """The length of a table of one flag per bin ("goes left"), the missing
+    bin's included: 256 for 8-bit bins, so that any byte indexes it, and
+    missing_bin + 1 for 16-bit bins (a 65,536-flag table would cost more to
+    fill than to partition a small node). gbmo/_core/__init__.py mirrors it."""
+    return missing_bin + 1 if missing_bin >= 256 else 256
+
+
+cdef inline const void* bins_after(const void* binned, bint wide_bins,
+                                   Py_ssize_t offset) noexcept nogil:
+    """The address of the bin offset bins after binned (16-bit bins when
+    wide_bins, else 8-bit)."""
+    return <const char*> binned + offset * (2 if wide_bins else 1)
 
 
 cdef inline bint in_category_set(const unsigned long long* words, Py_ssize_t offset,

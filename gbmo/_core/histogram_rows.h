@@ -31,24 +31,31 @@
 /* Adds row i of ordered (width values) to the bin of rows[i]'s value in
  * column (values above missing_row count in it), except the rows whose bin
  * is skipped (-1: none): _histogram.pyx's loops for rows of GBMO_WIDE_ROW
- * values or more. */
-GBMO_TARGET_CLONES
-static void gbmo_add_wide_rows(const uint8_t *column, const uint32_t *rows, ptrdiff_t n_rows,
-                               const float *ordered, ptrdiff_t width, ptrdiff_t missing_row,
-                               ptrdiff_t skipped, ptrdiff_t ahead, double *feature_hist)
-{
-    for (ptrdiff_t i = 0; i < n_rows; i++) {
-        gbmo_prefetch_bin(column, rows, i, ahead, n_rows);
-        ptrdiff_t bin = column[rows[i]];
-        if (bin > missing_row)
-            bin = missing_row;
-        if (bin == skipped)
-            continue;
-        double *bin_row = feature_hist + bin * width;
-        const float *grad_row = ordered + i * width;
-        for (ptrdiff_t j = 0; j < width; j++)
-            bin_row[j] += grad_row[j];
+ * values or more. Defined for columns of 8-bit bins (..._u8) and of 16-bit
+ * bins (..._u16). */
+#define GBMO_DEFINE_ADD_WIDE_ROWS(suffix, bin_type)                                            \
+    GBMO_TARGET_CLONES                                                                         \
+    static void gbmo_add_wide_rows_##suffix(const bin_type *column, const uint32_t *rows,      \
+                                            ptrdiff_t n_rows, const float *ordered,            \
+                                            ptrdiff_t width, ptrdiff_t missing_row,            \
+                                            ptrdiff_t skipped, ptrdiff_t ahead,                \
+                                            double *feature_hist)                              \
+    {                                                                                          \
+        for (ptrdiff_t i = 0; i < n_rows; i++) {                                               \
+            gbmo_prefetch_bin(column, rows, i, ahead, n_rows);                                 \
+            ptrdiff_t bin = column[rows[i]];                                                   \
+            if (bin > missing_row)                                                             \
+                bin = missing_row;                                                             \
+            if (bin == skipped)                                                                \
+                continue;                                                                      \
+            double *bin_row = feature_hist + bin * width;                                      \
+            const float *grad_row = ordered + i * width;                                       \
+            for (ptrdiff_t j = 0; j < width; j++)                                              \
+                bin_row[j] += grad_row[j];                                                     \
+        }                                                                                      \
     }
-}
+
+GBMO_DEFINE_ADD_WIDE_ROWS(u8, uint8_t)
+GBMO_DEFINE_ADD_WIDE_ROWS(u16, uint16_t)
 
 #endif
