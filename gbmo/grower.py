@@ -769,7 +769,6 @@ class TreeGrower:
 
     def _grow_by_gain(self, root):
         """Best-first, or depth-wise (see _priority)."""
-        params = self.params
         if root.histogram is not None:
             self._find_split(root)
         candidates = self.candidates
