@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._core import MAX_BINS
 from .validation import user_stacklevel
 
 
@@ -84,10 +85,12 @@ PARAMS = {
                                     "growth='depthwise' and a max_depth"),
     "max_depth": Spec(-1, int, -1, 2**10,
                       doc="depth limit of a tree; -1 or 0 means no limit"),
-    "max_bins": Spec(255, int, 2, 255, doc="bins per feature, besides the bin of missing values",
-                     refused_because="gbmo's bins are 8-bit: 255 and the bin of missing values; "
-                                  "XGBoost's default of 256 is 255 here"),
-    "max_bins_by_feature": Spec(None, int, 2, 255, allow_none=True, many=True,
+    "max_bins": Spec(255, int, 2, MAX_BINS,
+                     doc="bins per feature, besides the bin of missing values; up to 255 "
+                         "the binned data takes a byte a value, above it two",
+                     refused_because="gbmo's bins are at most 16-bit: 65,535 and the bin of "
+                                  "missing values"),
+    "max_bins_by_feature": Spec(None, int, 2, MAX_BINS, allow_none=True, many=True,
                                 doc="bins of each feature (a list, one per feature) in "
                                     "place of max_bins, as LightGBM's max_bin_by_feature"),
     "bin_subsample": Spec(200_000, int, 1, 2**62, doc="rows sampled to find the bin edges"),
@@ -1038,7 +1041,7 @@ def resolve_params(params):
     if by_feature is not None and (not isinstance(by_feature, list) or not all(
             isinstance(bins, numbers.Integral) for bins in by_feature)):
         raise ValueError("parameter 'max_bins_by_feature' must be a list with one number of "
-                         f"bins (2 .. 255) per feature, got {by_feature!r}")
+                         f"bins (2 .. {MAX_BINS}) per feature, got {by_feature!r}")
     for name in ("max_delta_step", "path_smooth"):
         if resolved[name] > 0 and (resolved["split"] != "dense"
                                    or resolved["growth"] == "symmetric"

@@ -614,6 +614,10 @@ class SparseOutputTrainer:
         if params["random_strength"] > 0:
             raise ValueError("a sparse Y does not take random_strength yet: its search "
                              "(sparse_output's kernels) has no split noise")
+        most_bins = max([params["max_bins"], *(params["max_bins_by_feature"] or [])])
+        if most_bins > 255:
+            raise ValueError(f"a sparse Y takes up to 255 bins per feature (its kernels read "
+                             f"8-bit bins), got {most_bins} in max_bins or max_bins_by_feature")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from gbmo._core import X_BINNED_DTYPE, X_DTYPE
+from gbmo._core import X_BINNED_DTYPE, X_DTYPE, binned_dtype
 from gbmo._core._binning import map_to_bins
 from gbmo.binning import BinMapper
 
@@ -76,7 +76,8 @@ def random_matrix(rng, n_rows, n_features, nan_fraction=0.1):
 # -- map_to_bins kernel -------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_map_to_bins_counts_edges_strictly_below(dtype, seed):
+@pytest.mark.parametrize("missing_bin", [200, 1000])  # 1,000: 16-bit bins
+def test_map_to_bins_counts_edges_strictly_below(dtype, seed, missing_bin):
     rng = np.random.default_rng(seed)
     n_rows, n_features, width = 60, 5, 9
     edges = np.sort(rng.normal(size=(n_features, width)), axis=1)
@@ -94,8 +95,7 @@ def test_map_to_bins_counts_edges_strictly_below(dtype, seed):
         edges = edges.astype(np.float32).astype(np.float64)
         for f in range(n_features):
             X[: n_edges[f], f] = edges[f, : n_edges[f]]
-    missing_bin = 200
-    out = np.empty((n_features, n_rows), dtype=X_BINNED_DTYPE)
+    out = np.empty((n_features, n_rows), dtype=binned_dtype(missing_bin))
     map_to_bins(X, edges, n_edges, missing_bin, out, 2)
     np.testing.assert_array_equal(out, reference_bins(X, edges, n_edges, missing_bin))
     # the rows put exactly on an edge land in that edge's bin
@@ -136,14 +136,16 @@ def test_map_to_bins_empty_input():
 
 
 # -- BinMapper ----------------------------------------------------------------
-@pytest.mark.parametrize("max_bins", [2, 5, 16, 255])
+@pytest.mark.parametrize("max_bins", [2, 5, 16, 255, 256, 1000])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_value_in_its_edge_interval(max_bins, seed):
     rng = np.random.default_rng(seed)
-    X = random_matrix(rng, 300, 8)
+    X = random_matrix(rng, 600, 8)
     mapper = BinMapper(max_bins=max_bins).fit(X)
     binned = mapper.transform(X)
-    assert binned.dtype == np.uint8 and binned.shape == (8, 300)
+    # a byte a bin up to 255 bins and the missing one; two above
+    assert binned.dtype == (np.uint8 if max_bins <= 255 else np.uint16)
+    assert binned.shape == (8, 600)
     assert binned.flags.c_contiguous
     assert_edges_strictly_increasing(mapper)
     assert_in_edge_interval(mapper, X, binned)
@@ -572,7 +574,7 @@ def test_max_bin_by_feature_trains_on_each_feature_s_bins(by_feature):
     ([3, None], "must be a list with one number of bins"),
     ([[3], [4]], "must be a list with one number of bins"),
     ([3, 1], "out of range"),
-    ([3, 256], "out of range"),
+    ([3, 65536], "out of range"),
 ])
 def test_max_bin_by_feature_errors(value, message):
     import gbmo

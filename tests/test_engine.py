@@ -609,7 +609,7 @@ def test_xgboost_objectives_gbmo_does_not_take_name_its_way(objective, way):
     ("tree_method", "gpu_hist", "XGBoost's exact, approx and GPU methods are not built"),
     ("verbose", 100, r"verbose=N, a log every N rounds, is callbacks=\[gbmo.log_evaluation"),
     ("max_leaves", 0, "XGBoost's 0, no cap, is max_leaves left out with growth='depthwise'"),
-    ("max_bin", 256, "XGBoost's default of 256 is 255 here"),
+    ("max_bin", 65536, "gbmo's bins are at most 16-bit"),
 ])
 def test_a_value_not_taken_says_why_or_what_it_means_in_another_library(name, value, meaning):
     X = np.random.default_rng(0).normal(size=(50, 2))

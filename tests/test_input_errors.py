@@ -90,7 +90,7 @@ def test_bad_weights():
     ({"max_leafs": 3}, "unknown parameter 'max_leafs'.*max_leaves"),
     ({"learning_rate": 0}, r"'learning_rate' = 0.0 is out of range; allowed: \(0.0"),
     ({"max_leaves": 1}, r"'max_leaves' = 1 is out of range; allowed: \[2"),
-    ({"max_bins": 256}, r"'max_bins' = 256 is out of range; allowed: \[2, 255\]"),
+    ({"max_bins": 65536}, r"'max_bins' = 65536 is out of range; allowed: \[2, 65535\]"),
     ({"lambda_l2": -1}, "'lambda_l2' = -1.0 is out of range"),
     ({"max_leaves": 2.5}, "'max_leaves' must be an integer"),
     ({"objective": "hinge"}, "unknown objective .hinge.; known objectives: .*mse, "
@@ -118,9 +118,9 @@ def test_alias_given_twice_names_both_keys():
 
 
 def test_an_out_of_range_value_names_the_key_the_user_gave():
-    with pytest.raises(ValueError, match=r"'max_bin' \(gbmo's 'max_bins'\) = 511 is out of "
-                                         r"range; allowed: \[2, 255\]"):
-        _train({"max_bin": 511})
+    with pytest.raises(ValueError, match=r"'max_bin' \(gbmo's 'max_bins'\) = 70000 is out of "
+                                         r"range; allowed: \[2, 65535\]"):
+        _train({"max_bin": 70000})
     with pytest.raises(ValueError, match=r"parameter 'max_bins' = 1 is out of range"):
         _train({"max_bins": 1})
 

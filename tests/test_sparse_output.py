@@ -755,6 +755,8 @@ def test_f1_metrics_during_training_are_recorded():
     (dict(categorical_feature=[0]), "does not take categorical features"),
     (dict(interaction_constraints=[[0, 9]]), r"name features \[9\], but X has 6"),
     (dict(neg_bagging_fraction=0.5), "a sparse Y's labels take subsample"),
+    (dict(max_bins=256), "a sparse Y takes up to 255 bins per feature .* got 256"),
+    (dict(max_bins_by_feature=[4, 4, 4, 4, 4, 300]), "got 300 in max_bins or max_bins_by"),
 ])
 def test_bad_parameters_for_a_sparse_y_are_named(params, message):
     X, Y = make_multilabel(n=50)
