@@ -80,12 +80,12 @@ def fit_lightgbm(case, data, max_rounds, patience, threads, extra=None):
                   verbose=-1, **(extra or {}))
     stop = [lightgbm.early_stopping(patience, verbose=False)]
     if case == "regression":
-        models = [lightgbm.LGBMRegressor(**common).fit(X, Y[:, j], eval_set=[(X_valid, Y_valid[:, j])],
-                                                       callbacks=stop)
+        models = [lightgbm.LGBMRegressor(**common).fit(X, Y[:, j], eval_X=(X_valid,),
+                                                       eval_y=(Y_valid[:, j],), callbacks=stop)
                   for j in range(Y.shape[1])]
         return (lambda X_test: np.column_stack([m.predict(X_test) for m in models]),
                 [m.best_iteration_ for m in models])
-    model = lightgbm.LGBMClassifier(**common).fit(X, Y, eval_set=[(X_valid, Y_valid)],
+    model = lightgbm.LGBMClassifier(**common).fit(X, Y, eval_X=(X_valid,), eval_y=(Y_valid,),
                                                   callbacks=stop)
     return model.predict_proba, model.best_iteration_
 
