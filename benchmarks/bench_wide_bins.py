@@ -88,7 +88,7 @@ def main():
     print(f"{args.rows} x {args.features}, {args.outputs} outputs, {args.rounds} rounds, "
           f"{args.threads} thread(s), best of {args.repeats}")
     print(f"{'max_bin':>8} {'gbmo s':>8} {'LightGBM s':>10} {'gbmo/LGBM':>9} "
-          f"{'gbmo/gbmo@255':>13} {'gbmo bin s':>10} {'LGBM bin s':>10} "
+          f"{'gbmo/gbmo@' + str(args.bins[0]):>13} {'gbmo bin s':>10} {'LGBM bin s':>10} "
           f"{'gbmo RMSE':>9} {'LGBM RMSE':>9}")
     base = best[("gbmo", args.bins[0])][1]
     for bins in args.bins:

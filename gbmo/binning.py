@@ -18,9 +18,10 @@ from .parallel import WORK_PER_ELEMENT, map_in_threads, threads_for
 from .validation import check_sparse_features, is_scipy_sparse
 
 # A feature of sparse X is stored sparsely when at most this fraction of its
-# rows lie outside its zero bin: above it, a dense uint8 row is smaller than
-# 5 bytes (row index + bin) per stored row and its histograms, which read the
-# node's gathered gradients in order, are faster than random reads by row.
+# rows lie outside its zero bin: above it, a dense row of bins is smaller than
+# the 5 or 6 bytes (row index + bin) a stored row takes, and its histograms,
+# which read the node's gathered gradients in order, are faster than random
+# reads by row.
 SPARSE_MAX_DENSITY = 0.1
 
 
@@ -229,6 +230,12 @@ def predict_binned(X_binned, missing_bin, *arguments, **categorical):
     return _predict_binned_dense(X_binned, missing_bin, *arguments, **categorical)
 
 
+def missing_bin_of(max_bins, max_bins_by_feature):
+    """The bin of missing values, above every feature's value bins: max_bins,
+    or with max_bins_by_feature the largest of those (which replace max_bins)."""
+    return max_bins if max_bins_by_feature is None else max(max_bins_by_feature)
+
+
 def check_bins_by_feature(max_bins_by_feature, n_features):
     """max_bins_by_feature, when given, has a value per feature."""
     if max_bins_by_feature is not None and len(max_bins_by_feature) != n_features:
@@ -258,9 +265,7 @@ class BinMapper:
     @property
     def missing_bin(self):
         """Above every feature's value bins."""
-        if self.max_bins_by_feature is None:
-            return self.max_bins
-        return max(self.max_bins_by_feature)
+        return missing_bin_of(self.max_bins, self.max_bins_by_feature)
 
     @property
     def histogram_bins(self):

@@ -26,7 +26,7 @@ from .tree import LeafArrays, TreeFormatError, trees_from_dicts
 from .validation import as_pandas_table, check_features, is_dataframe, one_of
 
 MODEL_FORMAT = "gbmo"
-MODEL_VERSION = 3
+MODEL_VERSION = 4
 # Version 2 models may read X otherwise than as given (use_missing=False,
 # zero_as_missing): only those are written as 2, so that a gbmo that reads
 # version 1 only refuses them rather than predicting from X as given.
@@ -34,6 +34,9 @@ MODEL_VERSION = 3
 # those are written as 3, so that a gbmo that reads up to 2 refuses them
 # rather than taking them for models of their prediction's loss (mse for
 # the squared hinge), which refit and init_model would train with.
+# Version 4 models have a split on a bin above 255 (max_bins above 255): only
+# those are written as 4, so that a gbmo that reads up to 3 says it is older
+# rather than calling their 16-bit node_bin a broken field.
 MAX_THREADS = 4096
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
@@ -919,9 +922,11 @@ class Booster(JSONModel, TrainingRun):
         # set beyond the trees) is left out, as loading would refuse it
         if first > 0 or best_iteration * self.trees_per_round > stop:
             best_iteration = 0
+        written = self.trees[first:stop]
         return {
             "format": MODEL_FORMAT,
             "version": (3 if self.sparse_loss is not None
+                        else 4 if any(tree.node_bin.max() > 255 for tree in written)
                         else 1 if reads_as_given(self.params) else 2),
             "objective": self._objective_name(),
             "sparse_output": None if self.sparse_loss is None else self.sparse_loss.get_params(),
@@ -940,7 +945,7 @@ class Booster(JSONModel, TrainingRun):
             "best_iteration": best_iteration or None,
             "output_importance": (None if self.output_importance is None or not whole
                                   else self.output_importance.to_dict()),
-            "trees": [tree.to_dict() for tree in self.trees[first:stop]],
+            "trees": [tree.to_dict() for tree in written],
         }
 
     def _saved_params(self):

@@ -17,10 +17,11 @@ id), their zero bin being the node's totals minus the other bins; a split on
 a sparse feature decompresses its column into an n_rows scratch.
 """
 import heapq
+import warnings
 
 import numpy as np
 
-from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, bin_flags
+from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, bin_flags, flag_index
 from ._core._histogram import (build_histograms, build_histograms_by_row,
                                build_histograms_of_nodes, column_sums, gather_gradients,
                                row_entries, subtract_histograms)
@@ -35,6 +36,7 @@ from ._core._tree_arrays import tree_arrays
 from .parallel import threads_for
 from .params import max_leaves_of
 from .tree import Tree
+from .validation import user_stacklevel
 
 # Node histograms, n_features x histogram_bins x width float64 each, are cached
 # for subtraction up to hist_cache of them and up to these many bytes (but at
@@ -93,7 +95,7 @@ class _Node:
         self.gain = -1.0
         self.left = self.right = None
         self.left_bins = None  # a categorical split's set of bins
-        self.left_flags = None  # ... as a flag per bin (bin_flags), the missing bin's included
+        self.left_flags = None  # ... as TreeGrower.n_flags flags, the missing bin's included
 
     @property
     def count(self):
@@ -194,8 +196,8 @@ class GrownNodes:
     values under monotone constraints (bounded_outputs columns); value, each
     node's values under path_smooth (smoothed: bounded_outputs columns); with
     categorical features, left_flags: each split's set of bins that go left,
-    n_flags flags (bin_flags(missing_bin), the missing bin's included; 0
-    without categorical features)."""
+    n_flags flags (TreeGrower.n_flags, the missing bin's included; 0 without
+    categorical features)."""
 
     def __init__(self, max_nodes, width, bounded_outputs=0, n_flags=0, smoothed=False):
         self.start = np.empty(max_nodes, dtype=np.intp)
@@ -217,6 +219,17 @@ class GrownNodes:
         self.upper = np.empty((max_nodes, bounded_outputs))
         self.value = np.empty((max_nodes, bounded_outputs if smoothed else 0))
         self.left_flags = np.empty((max_nodes, n_flags), dtype=np.uint8)
+
+
+def _warn_of_large_histograms(histogram_bytes, shape):
+    """Says what makes a node's histograms larger than half the cache, which
+    a split needs two of: the run then holds at least that twice."""
+    n_features, n_bins, width = shape
+    warnings.warn(f"a node's histograms take {histogram_bytes / 2**30:.1f} GiB ({n_features} "
+                  f"features x {n_bins} bins x {width} sums), and growing a tree holds two "
+                  "or more: every feature's is as tall as the most bins any feature has "
+                  "(max_bins, max_bins_by_feature); fewer bins keep them smaller",
+                  UserWarning, stacklevel=user_stacklevel())
 
 
 class _HistogramPool:
@@ -316,8 +329,13 @@ class TreeGrower:
             if self.by_row is not None:
                 self.wanted, self.column_features = self.by_row.split(features)
         shape = (n_features, n_histogram_bins, self.width)
+        # the length of a categorical split's flags (see _core.bin_flags)
+        self.n_flags = bin_flags(bin_mapper.missing_bin, n_histogram_bins)
         histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
+        if 2 * histogram_bytes > cache_bytes and not workspace.warned_of_large_histograms:
+            workspace.warned_of_large_histograms = True
+            _warn_of_large_histograms(histogram_bytes, shape)
         # never below the two histograms a split needs (its parent's, which the
         # larger child takes over, and the smaller child's), in both loops
         capacity = max(2, min(params["hist_cache"], cache_bytes // histogram_bytes))
@@ -526,9 +544,10 @@ class TreeGrower:
         else:
             column = self.X_binned[node.feature]
         if node.left_bins is not None:
-            node.left_flags = np.zeros(bin_flags(self.bin_mapper.missing_bin), dtype=np.uint8)
+            node.left_flags = np.zeros(self.n_flags, dtype=np.uint8)
             node.left_flags[node.left_bins] = 1
-            node.left_flags[self.bin_mapper.missing_bin] = node.missing_left
+            node.left_flags[flag_index(self.bin_mapper.missing_bin, self.n_flags)] = \
+                node.missing_left
         n_left = split_rows(
             rows, column, node.bin, node.missing_left,
             self.bin_mapper.missing_bin, self.workspace.left_buffer,
@@ -719,7 +738,7 @@ class TreeGrower:
         params, workspace = self.params, self.workspace
         n_rows = workspace.reset_rows(self.row_sample)
         bounded = self.monotone is not None
-        n_flags = 0 if self.categorical is None else bin_flags(self.bin_mapper.missing_bin)
+        n_flags = 0 if self.categorical is None else self.n_flags
         smoothed = self.path_smooth > 0
         nodes = workspace.grown_nodes(
             node_bound(n_rows, self.max_leaves, params["min_samples_leaf"],
@@ -1013,7 +1032,7 @@ class TreeGrower:
         bounds and anchors, asked for with several outputs only) and its categorical
         splits' sets: sets
         holds their nodes' numbers in the tree, features and left flags
-        (bin_flags(missing_bin) each, the missing bin's included)."""
+        (n_flags each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
         values = (self._values(leaf_sums, bounds=leaf_bounds) if leaf_values is None
                   else np.array(leaf_values, dtype=np.float64))
@@ -1042,13 +1061,10 @@ class TreeGrower:
                            for node, feature, flags in zip(set_nodes, set_features, set_flags)}
         tree = Tree(values, leaf_outputs, categories_left, **arrays)
         if len(set_nodes):  # the binned walk's view of the sets, built once per tree
-            node_categorical = np.zeros(tree.n_nodes, dtype=np.uint8)
-            node_left_flags = np.zeros((tree.n_nodes, bin_flags(self.bin_mapper.missing_bin)),
-                                       dtype=np.uint8)
-            node_categorical[set_nodes] = 1
-            node_left_flags[set_nodes] = set_flags
-            tree.binned_sets = {"node_categorical": node_categorical,
-                                "node_left_flags": node_left_flags}
+            node_set = np.full(tree.n_nodes, -1, dtype=np.int32)
+            node_set[set_nodes] = np.arange(len(set_nodes))
+            tree.binned_sets = {"node_set": node_set,
+                                "set_left_flags": np.array(set_flags, dtype=np.uint8)}
         return tree
 
 
@@ -1153,6 +1169,7 @@ class GrowerWorkspace:
         self._column = None
         self._dense_layout = None
         self._grown_nodes = {}  # kind -> GrownNodes
+        self.warned_of_large_histograms = False  # once a run
 
     def dense_layout(self, X_binned, bin_mapper):
         """(histogram rows per feature, skipped bins, RowEntries or None) of

@@ -88,8 +88,8 @@ PARAMS = {
     "max_bins": Spec(255, int, 2, MAX_BINS,
                      doc="bins per feature, besides the bin of missing values; up to 255 "
                          "the binned data takes a byte a value, above it two",
-                     refused_because="gbmo's bins are at most 16-bit: 65,535 and the bin of "
-                                  "missing values"),
+                     refused_because="a feature needs 2 bins to be split, and 16-bit bins "
+                                  "hold 65,535 besides the bin of missing values"),
     "max_bins_by_feature": Spec(None, int, 2, MAX_BINS, allow_none=True, many=True,
                                 doc="bins of each feature (a list, one per feature) in "
                                     "place of max_bins, as LightGBM's max_bin_by_feature"),

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from gbmo._core import ROW_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE, bin_flags
+from gbmo._core import ROW_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE, bin_flags, flag_index
 from gbmo._core._histogram import PREFETCH_GAP, PREFETCH_MIN_TOTAL, PREFETCH_ROWS
 from gbmo._core._partition import split_rows
 
@@ -191,25 +191,29 @@ def test_threads_agree_on_large_input():
 @pytest.mark.parametrize("wide", BIN_WIDTHS)
 def test_a_table_of_left_bins_sends_exactly_those_bins_left(n_threads, seed, wide):
     """A categorical split's set (and the missing bin's flag): each side keeps
-    its rows' order, the threshold is ignored. A table has a flag per bin up
-    to the missing bin's (256 for 8-bit bins)."""
+    its rows' order, the threshold is ignored. A table has 256 flags for
+    8-bit bins; for 16-bit one per histogram row, the missing bin's last."""
     rng = np.random.default_rng(seed)
     column = rng.integers(0, 12, size=500).astype(X_BINNED_DTYPE)
     column[rng.random(500) < 0.1] = MISSING_BIN
     column = widened(column, wide)
     missing_bin = WIDE_MISSING_BIN if wide else MISSING_BIN
     rows = np.sort(rng.choice(500, size=300, replace=False)).astype(ROW_DTYPE)
-    table = np.zeros(bin_flags(missing_bin), dtype=np.uint8)
+    n_flags = bin_flags(missing_bin, widened_threshold(12, wide) + 1)
+    table = np.zeros(n_flags, dtype=np.uint8)
     table[widened_threshold(rng.choice(12, size=5, replace=False), wide)] = 1
-    table[missing_bin] = seed % 2
-    expected_left = rows[table[column[rows]] == 1]
-    expected = np.concatenate([expected_left, rows[table[column[rows]] == 0]])
+    table[flag_index(missing_bin, n_flags)] = seed % 2
+    flags = table[np.minimum(column[rows], n_flags - 1)]
+    expected_left = rows[flags == 1]
+    expected = np.concatenate([expected_left, rows[flags == 0]])
     buffers = np.empty(300, ROW_DTYPE), np.empty(300, ROW_DTYPE)
     n_left = split_rows(rows, column, 99, 0, missing_bin, *buffers, n_threads, table)
     assert n_left == len(expected_left)
     np.testing.assert_array_equal(rows, expected)
-    with pytest.raises(ValueError, match=f"left_bins must have {len(table)} flags"):
-        split_rows(rows, column, 0, 0, missing_bin, *buffers, 1, table[:10])
+    too_short = table[:10] if not wide else table[:1]
+    with pytest.raises(ValueError, match="left_bins must have 256 flags for 8-bit bins, 2 to "
+                                         f"the missing bin's {missing_bin + 1}"):
+        split_rows(rows, column, 0, 0, missing_bin, *buffers, 1, too_short)
 
 
 def test_16_bit_bins_beyond_the_table_read_its_last_flag():
@@ -224,10 +228,11 @@ def test_16_bit_bins_beyond_the_table_read_its_last_flag():
         expected_left = [0] + ([1, 2, 3] if missing_left else [])
         assert n_left == len(expected_left)
         np.testing.assert_array_equal(got[:n_left], expected_left)
-    table = np.zeros(WIDE_MISSING_BIN + 1, dtype=np.uint8)
-    table[[5, WIDE_MISSING_BIN]] = 1
-    n_left = split_rows(rows.copy(), column, 0, 0, WIDE_MISSING_BIN, *buffers, 1, table)
-    assert n_left == 4  # rows 1, 2, 3 as the missing bin, row 4 by its flag
+    for n_flags in (WIDE_MISSING_BIN + 1, 6):  # as long as the missing bin, or shorter
+        table = np.zeros(n_flags, dtype=np.uint8)
+        table[[5, n_flags - 1]] = 1
+        n_left = split_rows(rows.copy(), column, 0, 0, WIDE_MISSING_BIN, *buffers, 1, table)
+        assert n_left == 4  # rows 1, 2, 3 read the last flag, row 4 its own
 
 
 def test_a_missing_bin_beyond_the_column_s_dtype_is_refused():

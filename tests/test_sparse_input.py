@@ -315,6 +315,10 @@ def test_predict_binned_mixed_equals_dense_layout():
                              binned.indices, binned.bins, binned.zero_bin, binned.n_rows,
                              mapper.missing_bin, *arguments, *leaves, got, N_THREADS)
         np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match="missing_bin 300 is not a bin of the binned data's"):
+        predict_binned_mixed(binned.dense, binned.column_of, binned.is_sparse, binned.indptr,
+                             binned.indices, binned.bins, binned.zero_bin, binned.n_rows,
+                             300, *arguments, *leaves, got, N_THREADS)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

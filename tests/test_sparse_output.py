@@ -764,6 +764,14 @@ def test_bad_parameters_for_a_sparse_y_are_named(params, message):
         gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
 
 
+def test_a_sparse_y_takes_a_large_max_bins_that_per_feature_bins_replace():
+    """max_bins_by_feature replaces max_bins, so 8-bit bins it is."""
+    X, Y = make_multilabel(n=50)
+    params = dict(BASE_PARAMS, max_bins=300, max_bins_by_feature=[10] * X.shape[1])
+    booster = gbmo.train(params, gbmo.Dataset(X, sp.csr_matrix(Y)), 2)
+    assert booster.num_trees() == 2
+
+
 def test_a_sparse_y_s_validation_set_with_the_model_s_columns_in_another_order_is_refused():
     pd = pytest.importorskip("pandas")
     X, Y = make_multilabel(n=80)

@@ -1,4 +1,7 @@
 """max_bins above 255: 16-bit bins through training, validation and prediction."""
+import json
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -114,6 +117,12 @@ def test_a_model_of_16_bit_bins_saves_loads_and_trains_on():
     data = gbmo.Dataset(X, y, params={"max_bins": 1000})
     booster = gbmo.train({**BASE, "max_bins": 1000}, data, 5)
     assert max(int(tree.node_bin.max()) for tree in booster.trees) > 255
+    # version 4, which a gbmo reading up to 3 refuses as newer, not as broken
+    assert json.loads(booster.model_to_string())["version"] == 4
+    # 16-bit bins whose splits all fall at bins up to 255 keep version 1
+    few_values = gbmo.train({**BASE, "max_bins": 1000}, gbmo.Dataset(np.round(X, 1), y), 2)
+    assert max(int(tree.node_bin.max()) for tree in few_values.trees) <= 255
+    assert json.loads(few_values.model_to_string())["version"] == 1
     loaded = gbmo.Booster(model_str=booster.model_to_string())
     assert all(np.array_equal(a.node_bin, b.node_bin)
                for a, b in zip(loaded.trees, booster.trees))
@@ -121,3 +130,20 @@ def test_a_model_of_16_bit_bins_saves_loads_and_trains_on():
     on_loaded = gbmo.train({**BASE, "max_bins": 1000}, data, 3, init_model=loaded)
     on_original = gbmo.train({**BASE, "max_bins": 1000}, data, 3, init_model=booster)
     np.testing.assert_array_equal(on_loaded.predict(X), on_original.predict(X))
+
+
+def test_histograms_past_the_cache_are_warned_of_once(monkeypatch):
+    """A node's histograms larger than half the cache (here made 64 KB) are
+    named with what makes them so, once for the run; smaller ones are not."""
+    from gbmo import grower
+
+    X, Y = few_valued_data(n_rows=500)
+    data = gbmo.Dataset(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gbmo.train({**BASE, "max_bins": 1000}, data, 2)
+    monkeypatch.setattr(grower, "DENSE_HIST_CACHE_BYTES", 2**16)
+    with pytest.warns(UserWarning, match=r"histograms take 0.0 GiB \(12 features x \d+ bins x "
+                                         r"4 sums\).* max_bins") as caught:
+        gbmo.train({**BASE, "max_bins": 1000}, data, 3)
+    assert len(caught) == 1

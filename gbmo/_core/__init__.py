@@ -23,6 +23,11 @@ def binned_dtype(missing_bin):
     return X_BINNED_DTYPE if missing_bin <= np.iinfo(X_BINNED_DTYPE).max else X_BINNED_WIDE_DTYPE
 
 
-def bin_flags(missing_bin):
+def bin_flags(missing_bin, histogram_bins):
     """common.pxd's bin_flags: the length of a table of one flag per bin."""
-    return missing_bin + 1 if missing_bin >= 256 else 256
+    return 256 if binned_dtype(missing_bin) == X_BINNED_DTYPE else histogram_bins
+
+
+def flag_index(bin_, n_flags):
+    """common.pxd's flag_index: where a table of n_flags flags keeps bin_'s."""
+    return min(bin_, n_flags - 1)

@@ -26,7 +26,7 @@ import numpy as np
 from numpy cimport int32_t, int64_t
 
 from .common cimport (G_H_t, HIST_t, ROW_t, X_BINNED_t, bin_flags, bins_after, counter_draw,
-                      splitmix, uint16_t)
+                      flag_index, splitmix, uint16_t)
 from ._histogram cimport (ChildAndSibling, build_child_and_sibling, build_feature_histograms,
                           build_nodes_histograms, build_row_wise_histograms, gather_rows,
                           subtract_feature_histograms, sum_rows)
@@ -272,7 +272,7 @@ cdef struct Grow:
     const unsigned char* categorical
     CategoryRules category_rules
     unsigned char* left_flags
-    Py_ssize_t n_flags               # bin_flags(missing_bin)
+    Py_ssize_t n_flags               # bin_flags(missing_bin, n_hist_bins)
     unsigned char* threshold_flags   # n_flags: the bins a threshold split sends left
     # the scratch of two searches (a split's children are searched together)
     Search searches[2]
@@ -618,7 +618,7 @@ cdef void set_sums(Grow* g, int node, const int* order, const HIST_t* feature_hi
         if flags[b]:
             for j in range(g.width):
                 left_sums[j] += feature_hist[b * g.width + j]
-    flags[g.missing_bin] = g.missing_left[node]
+    flags[flag_index(g.missing_bin, g.n_flags)] = g.missing_left[node]
 
 
 cdef inline ValueBounds node_bounds(const Grow* g, int node) noexcept nogil:
@@ -680,7 +680,8 @@ cdef void split(Grow* g, int node) noexcept nogil:
     if g.categorical != NULL and g.categorical[g.feature[node]]:
         goes_left = g.left_flags + node * g.n_flags
     else:
-        threshold_sides(g.threshold_flags, g.bin[node], g.missing_left[node], g.missing_bin)
+        threshold_sides(g.threshold_flags, g.n_flags, g.bin[node], g.missing_left[node],
+                        g.missing_bin)
     n_left = partition_rows(g.rows + g.start[node], count,
                             bins_after(g.X_binned, g.wide_bins, column), g.wide_bins,
                             g.row_stride, goes_left, g.n_flags, g.left_buffer, g.right_buffer,
@@ -1104,7 +1105,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     the flagged features by sets, as find_best_splits does under the rules
     cat_smooth to max_cat_to_onehot, and a split on one sends left the bins
     set in its node's row of nodes.left_flags (as many rows as nodes,
-    bin_flags(missing_bin) flags each, the missing bin's included)."""
+    bin_flags(missing_bin, histogram bins) flags each, the missing bin's
+    included)."""
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
@@ -1177,7 +1179,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.n_column_features = column_features.shape[0]
     g.n_bins_non_missing = &n_bins_non_missing[0]
     g.missing_bin = missing_bin
-    g.n_flags = bin_flags(missing_bin)
+    g.n_flags = bin_flags(missing_bin, histograms.shape[2])
     g.skipped_bins = &skipped_bins[0] if skipped_bins is not None else NULL
     g.indptr = NULL
     if row_wise is not None:

@@ -4,17 +4,17 @@ from libc.string cimport memcpy
 
 from libc.stdlib cimport free, malloc
 
-from .common cimport (ROW_t, X_BINNED_t, bin_flags, gbmo_prefetch_bin, prefetch_distance,
+from .common cimport (ROW_t, X_BINNED_t, flag_index, gbmo_prefetch_bin, prefetch_distance,
                       uint8_t, uint16_t)
 
 
-cdef void threshold_sides(unsigned char* goes_left, int threshold_bin, bint missing_left,
-                          int missing_bin) noexcept nogil:
-    """goes_left[b] (bin_flags(missing_bin) flags) for a split "bins <=
+cdef void threshold_sides(unsigned char* goes_left, Py_ssize_t n_flags, int threshold_bin,
+                          bint missing_left, int missing_bin) noexcept nogil:
+    """goes_left's n_flags flags (see common.bin_flags) for a split "bins <=
     threshold_bin go left", the missing bin going left iff missing_left."""
-    cdef int b
-    for b in range(bin_flags(missing_bin)):
-        if b == missing_bin:
+    cdef Py_ssize_t b, missing = flag_index(missing_bin, n_flags)
+    for b in range(n_flags):
+        if b == missing:
             goes_left[b] = missing_left
         else:
             goes_left[b] = b <= threshold_bin
@@ -27,9 +27,9 @@ cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t sto
                              Py_ssize_t* n_right) noexcept nogil:
     """rows[start:stop] into left_buffer[start:] and right_buffer[start:] by
     side, in order; n_left and n_right their counts. Prefetches the row ahead
-    further on (none when 0). 16-bit bins above last_flag (goes_left's last)
-    read its flag: such tables are as long as the missing bin needs, not
-    65,536 (an 8-bit bin indexes any 256-flag table)."""
+    further on (none when 0). A 16-bit bin reads goes_left[flag_index]: the
+    last flag (last_flag) for the missing bin and above (common.bin_flags);
+    an 8-bit bin indexes its 256 flags directly."""
     cdef Py_ssize_t i, n_l = 0, n_r = 0
     cdef unsigned char b
     cdef ROW_t r
@@ -136,18 +136,21 @@ def split_rows(ROW_t[::1] rows,
     the chunk's offset, then the chunks are copied back in order.
 
     A row goes left when its bin is <= threshold_bin (the missing bin when
-    missing_left), or, with left_bins (bin_flags(missing_bin) flags, the
-    missing bin's included: a categorical split's set), when left_bins[bin]
-    is set."""
-    cdef Py_ssize_t n_flags = bin_flags(missing_bin)
-    cdef Py_ssize_t n_left
-    cdef Py_ssize_t c
+    missing_left), or, with left_bins (a categorical split's set: 256 flags
+    for 8-bit bins, for 16-bit up to one per bin to the missing bin's, see
+    common.bin_flags), when its flag is set."""
+    cdef Py_ssize_t n_flags = missing_bin + 1 if X_BINNED_t is uint16_t else 256
+    cdef Py_ssize_t c, n_left
     cdef unsigned char* goes_left  # per bin: one lookup, whatever the split's kind
-    if left_bins is not None and left_bins.shape[0] != n_flags:
-        raise ValueError(f"left_bins must have {n_flags} flags (bins up to the missing bin "
-                         f"{missing_bin}), got {left_bins.shape[0]}")
     if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
         raise ValueError(f"missing_bin {missing_bin} is not a bin of the column's dtype")
+    if left_bins is not None:
+        if not (left_bins.shape[0] == 256 if X_BINNED_t is uint8_t
+                else 2 <= left_bins.shape[0] <= missing_bin + 1):
+            raise ValueError(f"left_bins must have 256 flags for 8-bit bins, 2 to the missing "
+                             f"bin's {missing_bin + 1} for 16-bit bins; got "
+                             f"{left_bins.shape[0]}")
+        n_flags = left_bins.shape[0]
     if left_buffer.shape[0] < rows.shape[0] or right_buffer.shape[0] < rows.shape[0]:
         raise ValueError(f"the buffers must hold the {rows.shape[0]} rows")
     if rows.shape[0] == 0:
@@ -160,7 +163,7 @@ def split_rows(ROW_t[::1] rows,
             for c in range(n_flags):
                 goes_left[c] = left_bins[c] != 0
         else:
-            threshold_sides(goes_left, threshold_bin, missing_left, missing_bin)
+            threshold_sides(goes_left, n_flags, threshold_bin, missing_left, missing_bin)
         with nogil:
             n_left = partition_column(&rows[0], rows.shape[0], &column[0], column.shape[0],
                                       goes_left, n_flags, &left_buffer[0], &right_buffer[0],

@@ -16,7 +16,7 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
 
-from .common cimport (BIN_INDEX_t, NODE_t, ROW_t, X_BINNED_t, X_t, bin_flags, in_category_set,
+from .common cimport (BIN_INDEX_t, NODE_t, ROW_t, X_BINNED_t, X_t, in_category_set, uint8_t,
                       uint16_t)
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
 
@@ -272,14 +272,14 @@ cdef packed struct BinnedNode:
     int feature
     BIN_INDEX_t bin
     unsigned char missing_right
-    unsigned char categorical      # left_flags says which bins go left
+    unsigned char categorical      # its set's flags say which bins go left
     # 16 bytes, so that no node straddles two cache lines
 
 
 cdef BinnedNode* binned_nodes(const int[::1] node_feature, const BIN_INDEX_t[::1] node_bin,
                               const unsigned char[::1] node_missing_left,
                               const NODE_t[::1] node_left, const NODE_t[::1] node_right,
-                              const unsigned char[::1] node_categorical) except NULL:
+                              const int[::1] node_set) except NULL:
     """The nodes packed as BinnedNode (freed by the caller)."""
     cdef Py_ssize_t n_nodes = node_left.shape[0], i
     cdef BinnedNode* nodes = <BinnedNode*> malloc(max(n_nodes, 1) * sizeof(BinnedNode))
@@ -294,23 +294,24 @@ cdef BinnedNode* binned_nodes(const int[::1] node_feature, const BIN_INDEX_t[::1
             nodes[i].feature = node_feature[i]
         nodes[i].bin = node_bin[i]
         nodes[i].missing_right = not node_missing_left[i]
-        nodes[i].categorical = node_categorical is not None and node_categorical[i]
+        nodes[i].categorical = node_set is not None and node_set[i] >= 0
     return nodes
 
 
 cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, int missing_bin,
                                      Py_ssize_t first, Py_ssize_t n_rows,
                                      const BinnedNode* nodes, NODE_t root, Py_ssize_t max_steps,
-                                     const unsigned char[:, ::1] left_flags, NODE_t* node,
+                                     const int* node_set,
+                                     const unsigned char[:, ::1] set_left_flags, NODE_t* node,
                                      bint categorical) noexcept nogil:
     """node[r] = the leaf node that row first + r reaches from root, the rows
     stepping together without branches as in reach_leaves (whose reasons
     hold here too: 1.4-1.7x faster than a walk per row that branches).
-    16-bit bins beyond the flags' last read its flag (see _partition's
-    split_chunk)."""
+    A categorical node's bins go left by its set's flags, row node_set[node]
+    of set_left_flags, which a 16-bit bin reads at common.flag_index."""
     cdef const BinnedNode* at
     cdef Py_ssize_t r, step
-    cdef Py_ssize_t last_flag = left_flags.shape[1] - 1 if categorical else 0
+    cdef Py_ssize_t last_flag = set_left_flags.shape[1] - 1 if categorical else 0
     cdef Py_ssize_t b
     cdef NODE_t to
     cdef bint moved, right
@@ -325,9 +326,9 @@ cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, int miss
             b = X_binned[at.feature, first + r]
             if categorical and at.categorical:
                 if X_BINNED_t is uint16_t:
-                    right = not left_flags[node[r], min(b, last_flag)]
+                    right = not set_left_flags[node_set[node[r]], min(b, last_flag)]
                 else:
-                    right = not left_flags[node[r], b]
+                    right = not set_left_flags[node_set[node[r]], b]
             else:
                 # the missing bin is above every other, so b > at.bin holds for it
                 right = (b > at.bin) & ((b != missing_bin) | at.missing_right)
@@ -342,8 +343,8 @@ cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, int miss
 cdef inline void predict_binned_block(const X_BINNED_t[:, ::1] X_binned, int missing_bin,
                                       Py_ssize_t first, Py_ssize_t n_rows,
                                       const BinnedNode* nodes, const NODE_t[::1] tree_roots,
-                                      const NODE_t[::1] node_value,
-                                      const unsigned char[:, ::1] left_flags,
+                                      const NODE_t[::1] node_value, const int* node_set,
+                                      const unsigned char[:, ::1] set_left_flags,
                                       const long long* value_start, const long long* output_start,
                                       const double* values, const int* outputs, double* out,
                                       Py_ssize_t d, bint categorical) noexcept nogil:
@@ -358,10 +359,10 @@ cdef inline void predict_binned_block(const X_BINNED_t[:, ::1] X_binned, int mis
         # in each call, as nan_free in walk_tree.
         if categorical:
             reach_binned_leaves(X_binned, missing_bin, first, n_rows, nodes, tree_roots[t],
-                                node_value.shape[0], left_flags, node, True)
+                                node_value.shape[0], node_set, set_left_flags, node, True)
         else:
             reach_binned_leaves(X_binned, missing_bin, first, n_rows, nodes, tree_roots[t],
-                                node_value.shape[0], left_flags, node, False)
+                                node_value.shape[0], node_set, set_left_flags, node, False)
         for r in range(n_rows):
             add_leaf(out + r * d, d, node_value[node[r]], value_start, output_start, values,
                      outputs)
@@ -382,38 +383,45 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
                    const int[::1] outputs,
                    double[:, ::1] out,
                    int n_threads,
-                   const unsigned char[::1] node_categorical=None,
-                   const unsigned char[:, ::1] node_left_flags=None):
+                   const int[::1] node_set=None,
+                   const unsigned char[:, ::1] set_left_flags=None):
     """out += each row's leaf values in every tree, for X_binned of shape
     (n_features, n_rows), binned with the edges the trees were grown on. With
-    categorical splits, node_categorical flags them per node, and
-    node_left_flags (n_nodes, bin_flags(missing_bin)) gives each one's bins
-    that go left (the missing bin's flag included)."""
+    categorical splits, node_set gives each node's set (a row of
+    set_left_flags, -1 for a threshold split or a leaf), whose flags say
+    which bins go left, the missing bin's included: 256 flags for 8-bit
+    bins, 2 to missing_bin + 1 for 16-bit (see common.bin_flags)."""
     cdef Py_ssize_t n = X_binned.shape[1]
     cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t n_nodes = node_left.shape[0]
-    cdef Py_ssize_t block, first
-    cdef bint categorical = node_categorical is not None
-    cdef Py_ssize_t n_flags = bin_flags(missing_bin)
+    cdef Py_ssize_t block, first, i
+    cdef bint categorical = node_set is not None
     if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
         raise ValueError(f"missing_bin {missing_bin} is not a bin of X_binned's dtype")
-    if categorical and (node_left_flags is None or node_categorical.shape[0] != n_nodes
-                        or node_left_flags.shape[0] != n_nodes
-                        or node_left_flags.shape[1] != n_flags):
-        raise ValueError(f"node_categorical must have {n_nodes} flags and "
-                         f"node_left_flags the shape ({n_nodes}, {n_flags})")
+    if categorical:
+        if set_left_flags is None or node_set.shape[0] != n_nodes or not (
+                set_left_flags.shape[1] == 256 if X_BINNED_t is uint8_t
+                else 2 <= set_left_flags.shape[1] <= missing_bin + 1):
+            raise ValueError(f"node_set must name a set for each of the {n_nodes} nodes, and "
+                             f"set_left_flags hold 256 flags a set for 8-bit bins, 2 to "
+                             f"missing_bin + 1 for 16-bit")
+        for i in range(n_nodes):
+            if not -1 <= node_set[i] < set_left_flags.shape[0]:
+                raise ValueError(f"node {i}'s set {node_set[i]} is not one of the "
+                                 f"{set_left_flags.shape[0]} sets")
     if n == 0 or tree_roots.shape[0] == 0:
         return
     cdef BinnedNode* nodes = binned_nodes(node_feature, node_bin, node_missing_left, node_left,
-                                          node_right, node_categorical)
+                                          node_right, node_set)
     try:
         for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
                             num_threads=n_threads, use_threads_if=n_threads > 1):
             first = block * BLOCK_ROWS
             predict_binned_block(X_binned, missing_bin, first, min(BLOCK_ROWS, n - first), nodes,
-                                 tree_roots, node_value, node_left_flags, &value_start[0],
-                                 &output_start[0], &values[0], &outputs[0], &out[first, 0], d,
-                                 categorical)
+                                 tree_roots, node_value,
+                                 &node_set[0] if categorical else NULL, set_left_flags,
+                                 &value_start[0], &output_start[0], &values[0], &outputs[0],
+                                 &out[first, 0], d, categorical)
     finally:
         free(nodes)
 

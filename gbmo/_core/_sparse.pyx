@@ -4,7 +4,8 @@ histograms, partition scratch and prediction, none of which densifies X.
 Binned layout of a sparse feature (CSC-like): the rows whose bin differs from
 the feature's *zero bin* (the bin of the value 0) in increasing order, with
 their bins; every other row is in the zero bin. Column s holds entries
-indptr[s] .. indptr[s + 1] - 1 of `indices` (uint32 rows) and `bins` (uint8).
+indptr[s] .. indptr[s + 1] - 1 of `indices` (uint32 rows) and `bins` (8-bit,
+or 16-bit above 255 bins).
 
 A sparse feature's histogram over a node's rows is built from its stored
 entries only: each entry whose row belongs to the node (row_node[row] is the
@@ -293,6 +294,8 @@ def predict_binned_mixed(const X_BINNED_t[:, ::1] dense,
     cdef const uint32_t* indices_ptr = NULL
     cdef const X_BINNED_t* bins_ptr = NULL
     cdef const X_BINNED_t* zero_ptr = NULL
+    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+        raise ValueError(f"missing_bin {missing_bin} is not a bin of the binned data's dtype")
     if n_rows == 0 or tree_roots.shape[0] == 0:
         return
     if dense.shape[0] > 0:

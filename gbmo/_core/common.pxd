@@ -83,12 +83,20 @@ cdef inline Py_ssize_t histogram_row(Py_ssize_t value, Py_ssize_t missing_row) n
     return value if value < missing_row else missing_row
 
 
-cdef inline Py_ssize_t bin_flags(Py_ssize_t missing_bin) noexcept nogil:
-    """The length of a table of one flag per bin ("goes left"), the missing
-    bin's included: 256 for 8-bit bins, so that any byte indexes it, and
-    missing_bin + 1 for 16-bit bins (a 65,536-flag table would cost more to
-    fill than to partition a small node). gbmo/_core/__init__.py mirrors it."""
-    return missing_bin + 1 if missing_bin >= 256 else 256
+cdef inline Py_ssize_t bin_flags(Py_ssize_t missing_bin, Py_ssize_t histogram_bins) noexcept nogil:
+    """The length of a table of one flag per bin ("goes left"): 256 for 8-bit
+    bins, so that any byte indexes it; for 16-bit bins one per histogram row
+    (histogram_bins), whose last is the missing bin's, as in histogram_row
+    (a table as long as max_bins would take 64 KB a node at 65,535 bins,
+    most of it for bins no feature has). A bin reads the flag at
+    flag_index. gbmo/_core/__init__.py mirrors both."""
+    return 256 if missing_bin < 256 else histogram_bins
+
+
+cdef inline Py_ssize_t flag_index(Py_ssize_t bin, Py_ssize_t n_flags) noexcept nogil:
+    """Where a table of n_flags flags keeps bin's: the bin itself, the last
+    flag for bins beyond it (the missing bin of 16-bit bins)."""
+    return bin if bin < n_flags else n_flags - 1
 
 
 cdef inline const void* bins_after(const void* binned, bint wide_bins,
