@@ -5,6 +5,8 @@
         --params '{"boosting": "dart", "skip_drop": 0.5, "max_leaves": 63}'
     python benchmarks/ab_training.py --base C --dataset student 300 single_output \
         --params '{"max_leaves": 15}'
+    python benchmarks/ab_training.py --base C --shape 20000 220 10 30 multi_output \
+        --binary 200
 
 Clones the repository at --base into a temporary directory and builds it in
 place, then times gbmo.train on each shape with one build and then the
@@ -16,7 +18,9 @@ output. X is Gaussian, Y = tanh(X W / 5) + noise, 31 leaves, 255 bins; the
 thread count is fixed (adaptive_threads off) so both builds get the same.
 --shape times one shape of your own instead, --dataset one of the data
 sets gbmo.datasets ships (its X and target as they load), and --params
-(JSON) adds gbmo parameters to every run.
+(JSON) adds gbmo parameters to every run. --binary N makes the last N
+features of the synthetic X 0 or 1 (30% ones), one-hot-like columns beside
+continuous ones.
 """
 import argparse
 import json
@@ -37,12 +41,15 @@ SHAPES = [  # rows, features, outputs, rounds, tree_mode
 ]
 
 
-def synthetic(n_rows, n_features, n_outputs):
-    """Gaussian X and tanh(X W / 5) + noise, one column per output."""
+def synthetic(n_rows, n_features, n_outputs, n_binary=0):
+    """Gaussian X and tanh(X W / 5) + noise, one column per output; the last
+    n_binary features 0 or 1."""
     import numpy as np
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n_rows, n_features))
+    if n_binary:
+        X[:, n_features - n_binary:] = X[:, n_features - n_binary:] > 0.5
     Y = np.tanh(X @ rng.standard_normal((n_features, n_outputs)) / 5)
     Y = Y + 0.1 * rng.standard_normal(Y.shape)
     return X, Y[:, 0] if n_outputs == 1 else Y
@@ -93,6 +100,8 @@ def main():
                                                       "TREE_MODE"))
     parser.add_argument("--dataset", nargs=3, metavar=("NAME", "ROUNDS", "TREE_MODE"))
     parser.add_argument("--params", default="{}", help="more gbmo parameters, as JSON")
+    parser.add_argument("--binary", type=int, default=0,
+                        help="make the last N features of the synthetic X binary")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -105,6 +114,9 @@ def main():
         parser.error("--params must be a JSON object of gbmo parameters")
     if not args.base:
         parser.error("--base is required")
+    if args.binary and (args.dataset or args.binary > int((args.shape or [0, 7])[1])):
+        parser.error("--binary makes features of the synthetic X binary: at most its "
+                     "features, and not with --dataset")
     if args.dataset:
         from gbmo import datasets
 
@@ -124,6 +136,8 @@ def main():
             shapes = [(*map(int, args.shape[:4]), args.shape[4])]
         elif args.dataset:
             shapes = [(args.dataset[0], int(args.dataset[1]), args.dataset[2])]
+        if args.binary:
+            shapes = [(*shape[:3], args.binary, *shape[3:]) for shape in shapes]
         for shape in shapes:
             times = {"old": [], "new": []}
             for _ in range(args.repeats):

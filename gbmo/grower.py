@@ -1191,10 +1191,12 @@ class GrowerWorkspace:
 
     def histogram_block(self, shape, n_slots):
         """n_slots histograms of shape in one array, for the loop in Cython;
-        kept across trees as histogram_pool's buffers are."""
+        kept across trees as histogram_pool's buffers are. Zeroed once: the
+        loop never writes a feature's rows between its value bins and the
+        missing row, which must read 0 (_histogram.zero_feature)."""
         block = self._histogram_block
         if block is None or block.shape[1:] != shape or len(block) < n_slots:
-            block = self._histogram_block = np.empty((n_slots,) + shape, dtype=HIST_DTYPE)
+            block = self._histogram_block = np.zeros((n_slots,) + shape, dtype=HIST_DTYPE)
         return block[:n_slots]
 
     def grown_nodes(self, max_nodes, width, bounded_outputs, n_flags, smoothed):

@@ -546,3 +546,82 @@ def test_histograms_by_row_reject_inconsistent_arguments():
         build(ordered=np.zeros((19, 2), dtype=np.float32))
     with pytest.raises(ValueError, match="feature_blocks must run from 0"):
         build(feature_blocks=np.array([0, 2], dtype=np.int32))
+
+
+# -- rows beyond a feature's value bins ----------------------------------------
+@pytest.mark.parametrize("dtype", BIN_DTYPES)
+@pytest.mark.parametrize("width", [2, 3, 6, 20])  # 20: the C loop
+def test_value_bins_leave_the_rows_between_a_feature_s_bins_and_the_last_alone(dtype, width):
+    """With value_bins, every kernel writes a feature's first value_bins[f]
+    rows and its last (missing) row only: the rows between keep what they
+    held (SENTINEL here, 0 in the grower), and the rows written equal the
+    reference, skipped bins and all."""
+    rng = np.random.default_rng(19)
+    n_rows, n_bins = 3000, bins_of(dtype, 12)
+    value_bins = np.array([2, 5, n_bins - 1, 1], dtype=np.int32)
+    missing = np.iinfo(dtype).max
+    X_binned = np.stack([rng.integers(0, v, size=n_rows) for v in value_bins]).astype(dtype)
+    X_binned[:, rng.random(n_rows) < 0.1] = missing
+    features = np.arange(4, dtype=np.int32)
+    rows = random_rows(rng, n_rows, 2000)
+    ordered = rng.normal(size=(len(rows), width)).astype(np.float32)
+    expected = reference_histograms(np.minimum(X_binned, n_bins - 1), rows, ordered, features,
+                                    n_bins, 4)
+    between = np.zeros((4, n_bins), dtype=bool)
+    for f, v in enumerate(value_bins):
+        between[f, v:n_bins - 1] = True
+
+    def check(hist):
+        assert np.all(hist[between] == SENTINEL)
+        np.testing.assert_allclose(hist[~between], expected[~between], rtol=1e-9, atol=1e-9)
+
+    skipped = np.array([0, 3, -1, n_bins - 1], dtype=np.int32)
+    totals = ordered.astype(np.float64).sum(axis=0)[None]
+    for skip in (None, skipped):
+        hist = np.full((4, n_bins, width), SENTINEL)
+        build_histograms(X_binned, rows, ordered, features, hist, 2, None, skip,
+                         totals if skip is not None else None, value_bins)
+        check(hist)
+    offsets = np.array([0, 500, len(rows)], dtype=np.intp)
+    hists = np.full((2, 4, n_bins, width), SENTINEL)
+    build_histograms_of_nodes(X_binned, rows, offsets, ordered, features, hists, 2,
+                              value_bins=value_bins)
+    for m in range(2):
+        part = slice(offsets[m], offsets[m + 1])
+        alone = reference_histograms(np.minimum(X_binned, n_bins - 1), rows[part],
+                                     ordered[part], features, n_bins, 4)
+        assert np.all(hists[m][between] == SENTINEL)
+        np.testing.assert_allclose(hists[m][~between], alone[~between], rtol=1e-9, atol=1e-9)
+    child = np.full_like(hist, SENTINEL)
+    child[~between] = rng.normal(size=(int((~between).sum()), width))
+    sibling = hist.copy()
+    subtract_histograms(hist, child, features, sibling, 2, value_bins)
+    assert np.all(sibling[between] == SENTINEL)
+    np.testing.assert_array_equal(sibling[~between], hist[~between] - child[~between])
+    common = np.array([0, 1, 2, 0], dtype=np.int32)
+    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, n_bins, 2)
+    by_row = np.full((4, n_bins, width), SENTINEL)
+    build_histograms_by_row(indptr, entry_feature, entry_bin, np.array([0, 4], np.int32),
+                            np.ones(4, np.uint8), common, np.sort(rows),
+                            ordered, totals[0], by_row, 1, value_bins)
+    expected = reference_histograms(np.minimum(X_binned, n_bins - 1), np.sort(rows), ordered,
+                                    features, n_bins, 4)
+    check(by_row)
+
+
+def test_value_bins_are_one_per_feature_and_hold_the_skipped_bins():
+    X_binned = np.zeros((2, 10), dtype=X_BINNED_DTYPE)
+    rows = np.arange(10, dtype=ROW_DTYPE)
+    ordered = np.ones((10, 2), dtype=G_H_DTYPE)
+    features = np.arange(2, dtype=np.int32)
+    hist = np.zeros((2, 6, 2))
+    with pytest.raises(ValueError, match="value_bins has 3 entries for 2 features"):
+        build_histograms(X_binned, rows, ordered, features, hist, 1,
+                         value_bins=np.array([2, 2, 2], np.int32))
+    with pytest.raises(ValueError, match=r"skipped_bins\[1\] = 3 is none of the feature's 2 "
+                                         "value bins nor the missing bin's row"):
+        build_histograms(X_binned, rows, ordered, features, hist, 1, None,
+                         np.array([0, 3], np.int32), np.ones((1, 2)),
+                         np.array([2, 2], np.int32))
+    with pytest.raises(ValueError, match="must have the same shape"):
+        subtract_histograms(hist, np.zeros((2, 3, 4)), features, hist, 1)

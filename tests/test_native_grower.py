@@ -13,15 +13,20 @@ TREE_ARRAYS = ("node_feature", "node_bin", "node_threshold", "node_missing_left"
                "node_count", "node_left", "node_right", "node_value", "leaf_values")
 
 
-def _data(n, d, seed, missing=0.0, sparse_columns=0, categories=0, nonzero=0.15):
+def _data(n, d, seed, missing=0.0, sparse_columns=0, categories=0, nonzero=0.15,
+          coarse=False):
     """Correlated outputs of 8 features; optionally NaN in feature 1,
     mostly-zero leading columns (a share `nonzero` of their values not 0:
-    skipped bins, and at 0.15 row-wise histograms) and
+    skipped bins, and at 0.15 row-wise histograms),
     features 6 and 7 made codes of `categories` categories, whose effects on
     the outputs are in no order of the codes (7's on the outputs' slopes on
-    feature 0), feature 6 missing as often as feature 1."""
+    feature 0), feature 6 missing as often as feature 1, and with coarse
+    features 0 and 4 of 2 and about 7 values (histogram rows beyond theirs,
+    which the loop in Cython leaves alone)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 8))
+    if coarse:
+        X[:, 0], X[:, 4] = X[:, 0] > 0.5, np.round(X[:, 4])
     X[:, :sparse_columns] *= rng.random((n, sparse_columns)) < nonzero
     if missing:
         X[rng.random(n) < missing, 1] = np.nan
@@ -164,6 +169,11 @@ CASES = {
     "categorical, interaction constraints, two threads": (
         {"categorical_feature": [6, 7], "interaction_constraints": [[0, 6], [1, 2, 7]],
          "n_threads": 2}, dict(n=20000, d=2, categories=25, missing=0.1)),
+    "features of 2 and 7 values, row-wise, two threads": (
+        {"n_threads": 2}, dict(n=20000, d=3, missing=0.1, sparse_columns=1, coarse=True)),
+    "features of 2 and 7 values, depth-wise, one output, 16-bit bins": (
+        {"growth": "depthwise", "max_depth": 5, "max_bins": 1000},
+        dict(n=3000, d=1, sparse_columns=3, coarse=True)),
     "random_strength, two threads": ({"random_strength": 4.0, "n_threads": 2, "seed": 3},
                                      dict(n=20000, d=2, missing=0.1)),
     "random_strength, one output, depth-wise, categorical, extra_trees": (

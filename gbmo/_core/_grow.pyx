@@ -431,7 +431,7 @@ cdef void build(Grow* g, int node, bint sums_known) noexcept nogil:
     histogram = histogram_of(g, node)
     build_feature_histograms(g.X_binned, g.wide_bins, g.row_stride, rows, count, g.ordered,
                              g.column_features, g.n_column_features, NULL, g.skipped_bins,
-                             sums, histogram, g.n_hist_bins, g.width,
+                             g.n_bins_non_missing, sums, histogram, g.n_hist_bins, g.width,
                              threads_for(g, build_work(g, count, 1)))
     build_by_row(g, node, g.ordered)
 
@@ -443,8 +443,9 @@ cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
     cdef Py_ssize_t count = g.stop[node] - g.start[node]
     if g.indptr != NULL:
         build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.wide_bins,
-                                  g.feature_blocks, g.n_blocks, g.wanted, g.skipped_bins, g.rows + g.start[node],
-                                  count, ordered, g.sums + node * g.width, histogram_of(g, node),
+                                  g.feature_blocks, g.n_blocks, g.wanted, g.skipped_bins,
+                                  g.n_bins_non_missing, g.rows + g.start[node], count, ordered,
+                                  g.sums + node * g.width, histogram_of(g, node),
                                   g.n_hist_bins, g.width,
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
@@ -726,7 +727,7 @@ cdef void build_all(Grow* g, const int* nodes, Py_ssize_t n) noexcept nogil:
     build_nodes_histograms(g.X_binned, g.wide_bins, g.row_stride, g.node_rows, g.node_counts,
                            g.node_ordered, g.node_totals, g.node_hists, n,
                            g.column_features, g.n_column_features, NULL, g.skipped_bins,
-                           g.n_hist_bins, g.width,
+                           g.n_bins_non_missing, g.n_hist_bins, g.width,
                            threads_for(g, build_work(g, offset, n)))
     for m in range(n):
         build_by_row(g, nodes[m], g.node_ordered[m])
@@ -785,8 +786,8 @@ cdef void prepare_children(Grow* g, const int* parents, Py_ssize_t n) noexcept n
         g.slot[large] = g.slot[parent]
         g.slot[parent] = -1
         subtract_feature_histograms(histogram_of(g, large), histogram_of(g, small),
-                                    g.features, g.n_features, g.n_hist_bins * g.width,
-                                    histogram_of(g, large),
+                                    g.features, g.n_features, g.n_bins_non_missing,
+                                    g.n_hist_bins, g.width, histogram_of(g, large),
                                     threads_for(g, <double>g.n_hist_bins * g.width
                                                 * g.n_features))
     for m in range(n):
@@ -875,6 +876,7 @@ cdef void build_and_search_children(Grow* g, int parent, int small,
     histograms.n_rows = g.stop[small] - g.start[small]
     histograms.ordered = g.ordered
     histograms.skipped_bins = g.skipped_bins
+    histograms.value_bins = g.n_bins_non_missing
     histograms.totals = g.sums + small * g.width
     histograms.child = histogram_of(g, small)
     histograms.sibling = histogram_of(g, large)

@@ -43,12 +43,18 @@ cdef void gather_rows(const G_H_t* grad, const G_H_t* hess, Py_ssize_t d, Py_ssi
                       const ROW_t* rows, Py_ssize_t n_rows, Py_ssize_t n_total, G_H_t* out,
                       int n_threads) noexcept nogil
 
+# value_bins, in the functions below: each feature's number of value bins
+# (n_bins_non_missing), whose rows and the last are the only ones written:
+# the rows between keep the 0 of the histograms' allocation
+# (_histogram.zero_feature). NULL: every row.
+
 cdef void build_feature_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                    const int* features, Py_ssize_t n_features,
                                    const int* columns, const int* skipped_bins,
-                                   const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
-                                   Py_ssize_t width, int n_threads) noexcept nogil
+                                   const int* value_bins, const HIST_t* totals, HIST_t* hist,
+                                   Py_ssize_t n_bins, Py_ssize_t width,
+                                   int n_threads) noexcept nogil
 
 cdef struct ChildAndSibling:
     # a split's histograms, one feature at a time (build_child_and_sibling)
@@ -59,6 +65,7 @@ cdef struct ChildAndSibling:
     Py_ssize_t n_rows
     const G_H_t* ordered        # their gathered gradients
     const int* skipped_bins     # NULL: none
+    const int* value_bins       # NULL: none
     const HIST_t* totals        # the built child's sums
     const unsigned char* by_row # per feature 1 when the child's was built row by row
                                 # already (NULL: none)
@@ -71,14 +78,16 @@ cdef void build_child_and_sibling(void* state, int f) noexcept nogil
 
 cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
                                       const int* features, Py_ssize_t n_features,
-                                      Py_ssize_t feature_size, HIST_t* sibling,
+                                      const int* value_bins, Py_ssize_t n_bins,
+                                      Py_ssize_t width, HIST_t* sibling,
                                       int n_threads) noexcept nogil
 
 cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
                                     const void* entry_bin, bint wide_bins,
                                     const int32_t* feature_blocks, Py_ssize_t n_blocks,
                                     const unsigned char* wanted, const int* skipped_bins,
-                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
+                                    const int* value_bins, const ROW_t* rows,
+                                    Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                     Py_ssize_t width, int n_threads) noexcept nogil
 
@@ -87,5 +96,6 @@ cdef void build_nodes_histograms(const void* X_binned, bint wide_bins, Py_ssize_
                                  G_H_t** node_ordered, HIST_t** node_totals,
                                  HIST_t** node_hists, Py_ssize_t n_nodes, const int* features,
                                  Py_ssize_t n_features, const int* columns,
-                                 const int* skipped_bins, Py_ssize_t n_bins, Py_ssize_t width,
+                                 const int* skipped_bins, const int* value_bins,
+                                 Py_ssize_t n_bins, Py_ssize_t width,
                                  int n_threads) noexcept nogil

@@ -117,19 +117,43 @@ def gather_gradients(const G_H_t[:, ::1] grad,
                     rows.shape[0], grad.shape[0], &out[0, 0], n_threads)
 
 
+cdef inline Py_ssize_t value_rows(const int* value_bins, Py_ssize_t f,
+                                  Py_ssize_t n_bins) noexcept nogil:
+    """How many rows of its n_bins tall histogram feature f's values take
+    before the missing row: value_bins[f] (its n_bins_non_missing), all but
+    the missing row when value_bins is NULL."""
+    if value_bins == NULL or value_bins[f] >= n_bins - 1:
+        return n_bins - 1
+    return value_bins[f] if value_bins[f] > 0 else 0
+
+
+cdef inline void zero_feature(HIST_t* feature_hist, Py_ssize_t n_bins, Py_ssize_t used,
+                              Py_ssize_t width) noexcept nogil:
+    """Zeroes the rows of a feature's histogram that its values reach: the
+    first `used` and the missing row, the last. Histograms are as tall as
+    the most bins any feature has, and the rows between (a binary feature's
+    253 of 256) are never written: they keep the 0 of the histograms'
+    allocation (grower.GrowerWorkspace.histogram_block), and clearing and
+    subtracting them cost a one-hot feature more than its adds."""
+    cdef Py_ssize_t j
+    for j in range(used * width):
+        feature_hist[j] = 0.0
+    for j in range((n_bins - 1) * width, n_bins * width):
+        feature_hist[j] = 0.0
+
+
 cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered, Py_ssize_t width,
-                                    Py_ssize_t n_bins, Py_ssize_t ahead,
+                                    Py_ssize_t n_bins, Py_ssize_t used, Py_ssize_t ahead,
                                     HIST_t* feature_hist) noexcept nogil:
-    """One feature's histogram of one node: zeroed, then every row's gathered
-    block added to the bin of its value (prefetching the row ahead further
-    on, none when 0)."""
+    """One feature's histogram of one node: its rows zeroed (zero_feature),
+    then every row's gathered block added to the bin of its value
+    (prefetching the row ahead further on, none when 0)."""
     cdef Py_ssize_t i, j
     cdef Py_ssize_t missing_row = n_bins - 1
     cdef HIST_t* bin_row
     cdef const G_H_t* grad_row
-    for j in range(n_bins * width):
-        feature_hist[j] = 0.0
+    zero_feature(feature_hist, n_bins, used, width)
     # One output (single-output trees, sketches of one column) has rows of 2 or
     # 3 values: written out, the adds skip the inner loop's overhead.
     if width == 2:
@@ -159,26 +183,33 @@ cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
                 bin_row[j] += grad_row[j]
 
 
-cdef inline void fill_skipped_bin(HIST_t* feature_hist, Py_ssize_t n_bins, Py_ssize_t width,
-                                  Py_ssize_t skipped, const HIST_t* totals) noexcept nogil:
-    """feature_hist[skipped] = totals - the other bins."""
+cdef inline void fill_skipped_bin(HIST_t* feature_hist, Py_ssize_t n_bins, Py_ssize_t used,
+                                  Py_ssize_t width, Py_ssize_t skipped,
+                                  const HIST_t* totals) noexcept nogil:
+    """feature_hist[skipped] = totals - the other bins, in bin order: the
+    first `used` and the missing row (the others hold 0, see zero_feature)."""
     cdef Py_ssize_t b, j
     cdef HIST_t* skipped_row = feature_hist + skipped * width
-    cdef const HIST_t* bin_row
     for j in range(width):
         skipped_row[j] = totals[j]
-    for b in range(n_bins):
+    for b in range(used):
         if b != skipped:
-            bin_row = feature_hist + b * width
-            for j in range(width):
-                skipped_row[j] -= bin_row[j]
+            take_away_row(skipped_row, feature_hist + b * width, width)
+    if skipped != n_bins - 1:
+        take_away_row(skipped_row, feature_hist + (n_bins - 1) * width, width)
+
+
+cdef inline void take_away_row(HIST_t* row, const HIST_t* other, Py_ssize_t width) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(width):
+        row[j] -= other[j]
 
 
 cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const ROW_t* rows,
                                                 Py_ssize_t n_rows, const G_H_t* ordered,
                                                 Py_ssize_t width, Py_ssize_t n_bins,
-                                                Py_ssize_t skipped, const HIST_t* totals,
-                                                Py_ssize_t ahead,
+                                                Py_ssize_t used, Py_ssize_t skipped,
+                                                const HIST_t* totals, Py_ssize_t ahead,
                                                 HIST_t* feature_hist) noexcept nogil:
     """accumulate_feature without adding the rows of bin `skipped`, whose sums
     are then the node's totals minus the other bins': a feature whose rows
@@ -188,8 +219,7 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     cdef Py_ssize_t missing_row = n_bins - 1
     cdef HIST_t* bin_row
     cdef const G_H_t* grad_row
-    for j in range(n_bins * width):
-        feature_hist[j] = 0.0
+    zero_feature(feature_hist, n_bins, used, width)
     if width >= GBMO_WIDE_ROW:
         add_wide_rows(column, rows, n_rows, ordered, width, missing_row, skipped, ahead,
                       feature_hist)
@@ -203,36 +233,39 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
             grad_row = ordered + i * width
             for j in range(width):
                 bin_row[j] += grad_row[j]
-    fill_skipped_bin(feature_hist, n_bins, width, skipped, totals)
+    fill_skipped_bin(feature_hist, n_bins, used, width, skipped, totals)
 
 
 cdef inline void accumulate(const X_BINNED_t* column, Py_ssize_t n_total,
                             const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
-                            Py_ssize_t width, Py_ssize_t n_bins, Py_ssize_t skipped,
-                            const HIST_t* totals, HIST_t* feature_hist) noexcept nogil:
+                            Py_ssize_t width, Py_ssize_t n_bins, Py_ssize_t used,
+                            Py_ssize_t skipped, const HIST_t* totals,
+                            HIST_t* feature_hist) noexcept nogil:
     """One feature's histogram of a node's n_rows rows out of the column's
-    n_total, which decide whether the loop prefetches."""
+    n_total, which decide whether the loop prefetches; its values take its
+    first `used` rows and the last (see zero_feature)."""
     cdef Py_ssize_t ahead = prefetch_distance(n_rows, n_total)
     if skipped < 0:
-        accumulate_feature(column, rows, n_rows, ordered, width, n_bins, ahead, feature_hist)
+        accumulate_feature(column, rows, n_rows, ordered, width, n_bins, used, ahead,
+                           feature_hist)
     else:
-        accumulate_feature_but_one_bin(column, rows, n_rows, ordered, width, n_bins, skipped,
+        accumulate_feature_but_one_bin(column, rows, n_rows, ordered, width, n_bins, used, skipped,
                                        totals, ahead, feature_hist)
 
 
 cdef inline void accumulate_column(const void* X_binned, bint wide_bins, Py_ssize_t column,
                                    Py_ssize_t row_stride, const ROW_t* rows, Py_ssize_t n_rows,
                                    const G_H_t* ordered, Py_ssize_t width, Py_ssize_t n_bins,
-                                   Py_ssize_t skipped, const HIST_t* totals,
+                                   Py_ssize_t used, Py_ssize_t skipped, const HIST_t* totals,
                                    HIST_t* feature_hist) noexcept nogil:
     """accumulate on row `column` of X_binned (row_stride bins apart), whose
     bins are 16-bit when wide_bins, else 8-bit."""
     if wide_bins:
         accumulate(<const uint16_t*> X_binned + column * row_stride, row_stride, rows, n_rows,
-                   ordered, width, n_bins, skipped, totals, feature_hist)
+                   ordered, width, n_bins, used, skipped, totals, feature_hist)
     else:
         accumulate(<const uint8_t*> X_binned + column * row_stride, row_stride, rows, n_rows,
-                   ordered, width, n_bins, skipped, totals, feature_hist)
+                   ordered, width, n_bins, used, skipped, totals, feature_hist)
 
 
 cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, ::1] totals,
@@ -254,37 +287,56 @@ cdef Py_ssize_t check_skipped_bins(const int[::1] skipped_bins, const HIST_t[:, 
     return 0
 
 
+cdef int check_value_bins(const int[::1] value_bins, const int[::1] skipped_bins,
+                          Py_ssize_t n_features, Py_ssize_t n_bins) except -1:
+    """value_bins, when given, has an entry per feature, and a feature's
+    skipped bin is one of its rows (its value bins' or the last)."""
+    cdef Py_ssize_t f
+    if value_bins is None:
+        return 0
+    if value_bins.shape[0] != n_features:
+        raise ValueError(f"value_bins has {value_bins.shape[0]} entries for {n_features} "
+                         "features")
+    for f in range(n_features if skipped_bins is not None else 0):
+        if value_rows(&value_bins[0], f, n_bins) <= skipped_bins[f] < n_bins - 1:
+            raise ValueError(f"skipped_bins[{f}] = {skipped_bins[f]} is none of the feature's "
+                             f"{value_bins[f]} value bins nor the missing bin's row")
+    return 0
+
+
 cdef void build_feature_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                    const int* features, Py_ssize_t n_features,
                                    const int* columns, const int* skipped_bins,
-                                   const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
-                                   Py_ssize_t width, int n_threads) noexcept nogil:
+                                   const int* value_bins, const HIST_t* totals, HIST_t* hist,
+                                   Py_ssize_t n_bins, Py_ssize_t width,
+                                   int n_threads) noexcept nogil:
     """build_histograms on raw pointers (X_binned row f row_stride bins after
-    row f - 1, 16-bit bins when wide_bins; columns, skipped_bins and totals
-    NULL for none)."""
+    row f - 1, 16-bit bins when wide_bins; columns, skipped_bins, value_bins
+    and totals NULL for none)."""
     cdef Py_ssize_t fi
     # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
     if n_threads > 1:
         for fi in prange(n_features, schedule="dynamic", num_threads=n_threads):
             feature_histogram(X_binned, wide_bins, row_stride, rows, n_rows, ordered,
                               features[fi], columns[fi] if columns != NULL else features[fi],
-                              skipped_bins, totals, hist, n_bins, width)
+                              skipped_bins, value_bins, totals, hist, n_bins, width)
     else:
         for fi in range(n_features):
             feature_histogram(X_binned, wide_bins, row_stride, rows, n_rows, ordered,
                               features[fi], columns[fi] if columns != NULL else features[fi],
-                              skipped_bins, totals, hist, n_bins, width)
+                              skipped_bins, value_bins, totals, hist, n_bins, width)
 
 
 cdef inline void feature_histogram(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                                    Py_ssize_t f, Py_ssize_t column, const int* skipped_bins,
-                                   const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
-                                   Py_ssize_t width) noexcept nogil:
+                                   const int* value_bins, const HIST_t* totals, HIST_t* hist,
+                                   Py_ssize_t n_bins, Py_ssize_t width) noexcept nogil:
     """Feature f's histogram, from X_binned's row column."""
     accumulate_column(X_binned, wide_bins, column, row_stride, rows, n_rows, ordered, width,
-                      n_bins, skipped_bins[f] if skipped_bins != NULL else -1, totals,
+                      n_bins, value_rows(value_bins, f, n_bins),
+                      skipped_bins[f] if skipped_bins != NULL else -1, totals,
                       hist + f * n_bins * width)
 
 
@@ -296,7 +348,8 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                      int n_threads,
                      const int[::1] columns=None,
                      const int[::1] skipped_bins=None,
-                     const HIST_t[:, ::1] totals=None):
+                     const HIST_t[:, ::1] totals=None,
+                     const int[::1] value_bins=None):
     """hist[f, b, :] = sum of ordered[i] over node rows i whose feature f is in bin b,
     for every f in features (other features' slices are left untouched). The
     last row of hist[f] counts the missing values (binned as max_bins, which
@@ -305,9 +358,13 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
     dense part of a mixed dense / sparse layout); else feature f is row f.
     skipped_bins, when given, has a bin per feature (-1: none) whose sums are
     totals[0] (the sums of ordered's rows) minus the other bins' instead of
-    being added row by row."""
+    being added row by row.
+    value_bins, when given, has each feature's number of value bins
+    (n_bins_non_missing): rows from there to the last of hist[f] are left
+    as they are, 0 in the grower's histograms (see zero_feature)."""
     cdef Py_ssize_t fi
     check_skipped_bins(skipped_bins, totals, hist.shape[0], hist.shape[1], hist.shape[2], 1)
+    check_value_bins(value_bins, skipped_bins, hist.shape[0], hist.shape[1])
     if rows.shape[0] == 0:
         for fi in range(features.shape[0]):
             hist[features[fi], :, :] = 0.0
@@ -320,6 +377,7 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
                                  &ordered[0, 0], &features[0], features.shape[0],
                                  &columns[0] if columns is not None else NULL,
                                  &skipped_bins[0] if skipped_bins is not None else NULL,
+                                 &value_bins[0] if value_bins is not None else NULL,
                                  &totals[0, 0] if skipped_bins is not None else NULL,
                                  &hist[0, 0, 0], hist.shape[1], hist.shape[2], n_threads)
 
@@ -329,7 +387,8 @@ cdef void build_nodes_histograms(const void* X_binned, bint wide_bins, Py_ssize_
                                  G_H_t** node_ordered, HIST_t** node_totals,
                                  HIST_t** node_hists, Py_ssize_t n_nodes, const int* features,
                                  Py_ssize_t n_features, const int* columns,
-                                 const int* skipped_bins, Py_ssize_t n_bins, Py_ssize_t width,
+                                 const int* skipped_bins, const int* value_bins,
+                                 Py_ssize_t n_bins, Py_ssize_t width,
                                  int n_threads) noexcept nogil:
     """build_histograms_of_nodes on raw pointers: node m's rows, gathered
     gradients, sums (for skipped bins) and histogram at node_rows[m],
@@ -343,8 +402,8 @@ cdef void build_nodes_histograms(const void* X_binned, bint wide_bins, Py_ssize_
         c = columns[i] if columns != NULL else f
         skipped = skipped_bins[f] if skipped_bins != NULL else -1
         accumulate_column(X_binned, wide_bins, c, row_stride, node_rows[m], node_counts[m],
-                          node_ordered[m], width, n_bins, skipped, node_totals[m],
-                          node_hists[m] + f * n_bins * width)
+                          node_ordered[m], width, n_bins, value_rows(value_bins, f, n_bins),
+                          skipped, node_totals[m], node_hists[m] + f * n_bins * width)
 
 
 def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
@@ -356,15 +415,18 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
                               int n_threads,
                               const int[::1] columns=None,
                               const int[::1] skipped_bins=None,
-                              const HIST_t[:, ::1] totals=None):
+                              const HIST_t[:, ::1] totals=None,
+                              const int[::1] value_bins=None):
     """build_histograms for several nodes in one parallel pass over (node, feature)
     pairs, so that many small nodes (a level of depth-wise growth) keep every
     thread busy. Node m's rows are rows[node_offsets[m]:node_offsets[m + 1]] and
     its gathered gradients the same rows of ordered; its histogram is hists[m].
-    columns and skipped_bins: as in build_histograms, with totals[m] node m's sums."""
+    columns, skipped_bins and value_bins: as in build_histograms, with
+    totals[m] node m's sums."""
     cdef Py_ssize_t n_nodes = hists.shape[0], m
     cdef Py_ssize_t width = hists.shape[3]
     check_skipped_bins(skipped_bins, totals, hists.shape[1], hists.shape[2], width, n_nodes)
+    check_value_bins(value_bins, skipped_bins, hists.shape[1], hists.shape[2])
     if features.shape[0] == 0 or n_nodes == 0:
         return
     if rows.shape[0] == 0:
@@ -396,6 +458,7 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
                                    &features[0], features.shape[0],
                                    &columns[0] if columns is not None else NULL,
                                    &skipped_bins[0] if skipped_bins is not None else NULL,
+                                   &value_bins[0] if value_bins is not None else NULL,
                                    hists.shape[2], width, n_threads)
     finally:
         free(node_rows)
@@ -407,17 +470,22 @@ def build_histograms_of_nodes(const X_BINNED_t[:, ::1] X_binned,
 
 cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
                                       const int* features, Py_ssize_t n_features,
-                                      Py_ssize_t feature_size, HIST_t* sibling,
+                                      const int* value_bins, Py_ssize_t n_bins,
+                                      Py_ssize_t width, HIST_t* sibling,
                                       int n_threads) noexcept nogil:
-    """subtract_histograms on raw pointers (feature_size: bins x width)."""
-    cdef Py_ssize_t fi
+    """subtract_histograms on raw pointers (value_bins NULL for none)."""
+    cdef Py_ssize_t fi, f
     # no OpenMP on one thread (see common.pxd, SERIAL_REGION)
     if n_threads > 1:
         for fi in prange(n_features, schedule="static", num_threads=n_threads):
-            subtract_feature(parent, child, features[fi] * feature_size, feature_size, sibling)
+            f = features[fi]
+            subtract_feature(parent, child, f * n_bins * width, n_bins,
+                             value_rows(value_bins, f, n_bins), width, sibling)
     else:
         for fi in range(n_features):
-            subtract_feature(parent, child, features[fi] * feature_size, feature_size, sibling)
+            f = features[fi]
+            subtract_feature(parent, child, f * n_bins * width, n_bins,
+                             value_rows(value_bins, f, n_bins), width, sibling)
 
 
 cdef void build_child_and_sibling(void* state, int f) noexcept nogil:
@@ -426,37 +494,48 @@ cdef void build_child_and_sibling(void* state, int f) noexcept nogil:
     the smaller's, in place), for _split.search_nodes to search at once;
     state is a ChildAndSibling."""
     cdef ChildAndSibling* split = <ChildAndSibling*> state
-    cdef Py_ssize_t feature_size = split.n_bins * split.width
     if split.by_row == NULL or not split.by_row[f]:
         feature_histogram(split.X_binned, split.wide_bins, split.row_stride, split.rows,
-                          split.n_rows, split.ordered, f, f, split.skipped_bins, split.totals,
-                          split.child, split.n_bins, split.width)
-    subtract_feature(split.sibling, split.child, f * feature_size, feature_size, split.sibling)
+                          split.n_rows, split.ordered, f, f, split.skipped_bins,
+                          split.value_bins, split.totals, split.child, split.n_bins,
+                          split.width)
+    subtract_feature(split.sibling, split.child, f * split.n_bins * split.width, split.n_bins,
+                     value_rows(split.value_bins, f, split.n_bins), split.width, split.sibling)
 
 
 cdef inline void subtract_feature(const HIST_t* parent, const HIST_t* child, Py_ssize_t offset,
-                                  Py_ssize_t feature_size, HIST_t* sibling) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(feature_size):
-        sibling[offset + j] = parent[offset + j] - child[offset + j]
+                                  Py_ssize_t n_bins, Py_ssize_t used, Py_ssize_t width,
+                                  HIST_t* sibling) noexcept nogil:
+    """A feature's rows of sibling = parent - child: its first `used` and the
+    last (the others hold 0 in all three, see zero_feature)."""
+    cdef Py_ssize_t j, last = offset + (n_bins - 1) * width
+    for j in range(offset, offset + used * width):
+        sibling[j] = parent[j] - child[j]
+    for j in range(last, last + width):
+        sibling[j] = parent[j] - child[j]
 
 
 def subtract_histograms(const HIST_t[:, :, ::1] parent,
                         const HIST_t[:, :, ::1] child,
                         const int[::1] features,
                         HIST_t[:, :, ::1] sibling,
-                        int n_threads):
-    """sibling = parent - child on the given features (paper eq. 12)."""
+                        int n_threads,
+                        const int[::1] value_bins=None):
+    """sibling = parent - child on the given features (paper eq. 12);
+    value_bins as in build_histograms."""
     if not (parent.shape[0] == child.shape[0] == sibling.shape[0]
-            and parent.shape[1] * parent.shape[2] == child.shape[1] * child.shape[2]
-            == sibling.shape[1] * sibling.shape[2]):
+            and parent.shape[1] == child.shape[1] == sibling.shape[1]
+            and parent.shape[2] == child.shape[2] == sibling.shape[2]):
         raise ValueError("parent, child and sibling histograms must have the same shape")
+    check_value_bins(value_bins, None, parent.shape[0], parent.shape[1])
     if features.shape[0] == 0:
         return
     with nogil:
         subtract_feature_histograms(&parent[0, 0, 0], &child[0, 0, 0], &features[0],
-                                    features.shape[0], parent.shape[1] * parent.shape[2],
-                                    &sibling[0, 0, 0], n_threads)
+                                    features.shape[0],
+                                    &value_bins[0] if value_bins is not None else NULL,
+                                    parent.shape[1], parent.shape[2], &sibling[0, 0, 0],
+                                    n_threads)
 
 
 cdef inline Py_ssize_t first_entry_from(const int32_t* entry_feature, Py_ssize_t first,
@@ -477,26 +556,27 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_
                                     const void* entry_bin, bint wide_bins,
                                     const int32_t* feature_blocks, Py_ssize_t n_blocks,
                                     const unsigned char* wanted, const int* skipped_bins,
-                                    const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
+                                    const int* value_bins, const ROW_t* rows,
+                                    Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                                     Py_ssize_t width, int n_threads) noexcept nogil:
     """build_histograms_by_row on raw pointers (entry_bin 16-bit when
-    wide_bins, else 8-bit)."""
+    wide_bins, else 8-bit; value_bins NULL for none)."""
     if wide_bins:
         row_wise_histograms(indptr, entry_feature, <const uint16_t*> entry_bin, feature_blocks,
-                            n_blocks, wanted, skipped_bins, rows, n_rows, ordered, totals, hist,
-                            n_bins, width, n_threads)
+                            n_blocks, wanted, skipped_bins, value_bins, rows, n_rows, ordered,
+                            totals, hist, n_bins, width, n_threads)
     else:
         row_wise_histograms(indptr, entry_feature, <const uint8_t*> entry_bin, feature_blocks,
-                            n_blocks, wanted, skipped_bins, rows, n_rows, ordered, totals, hist,
-                            n_bins, width, n_threads)
+                            n_blocks, wanted, skipped_bins, value_bins, rows, n_rows, ordered,
+                            totals, hist, n_bins, width, n_threads)
 
 
 cdef void row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
                               const X_BINNED_t* entry_bin, const int32_t* feature_blocks,
                               Py_ssize_t n_blocks, const unsigned char* wanted,
-                              const int* skipped_bins, const ROW_t* rows,
-                              Py_ssize_t n_rows, const G_H_t* ordered,
+                              const int* skipped_bins, const int* value_bins,
+                              const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
                               const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
                               Py_ssize_t width, int n_threads) noexcept nogil:
     cdef Py_ssize_t block, i, e, stop, j, f, row
@@ -509,9 +589,8 @@ cdef void row_wise_histograms(const int64_t* indptr, const int32_t* entry_featur
         high = feature_blocks[block + 1]
         for f in range(low, high):
             if wanted[f]:
-                bin_row = hist + f * n_bins * width
-                for j in range(n_bins * width):
-                    bin_row[j] = 0.0
+                zero_feature(hist + f * n_bins * width, n_bins,
+                             value_rows(value_bins, f, n_bins), width)
         for i in range(n_rows):
             row = rows[i]
             stop = indptr[row + 1]
@@ -528,7 +607,8 @@ cdef void row_wise_histograms(const int64_t* indptr, const int32_t* entry_featur
                 e = e + 1
         for f in range(low, high):
             if wanted[f]:
-                fill_skipped_bin(hist + f * n_bins * width, n_bins, width, skipped_bins[f],
+                fill_skipped_bin(hist + f * n_bins * width, n_bins,
+                                 value_rows(value_bins, f, n_bins), width, skipped_bins[f],
                                  totals)
 
 
@@ -542,7 +622,8 @@ def build_histograms_by_row(const int64_t[::1] indptr,
                             const G_H_t[:, ::1] ordered,
                             const HIST_t[::1] totals,
                             HIST_t[:, :, ::1] hist,
-                            int n_threads):
+                            int n_threads,
+                            const int[::1] value_bins=None):
     """Histograms of the features whose rows mostly share one bin, from the
     other entries only: row r's entries are entry_feature / entry_bin
     [indptr[r]:indptr[r + 1]] (sorted by feature; entry_bin is the histogram
@@ -550,7 +631,8 @@ def build_histograms_by_row(const int64_t[::1] indptr,
     is not skipped_bins[f], and that bin is filled from totals. Work follows
     the node's entries, not its rows x features. Threads take blocks of
     features (feature_blocks, ascending bounds), each reading every row's
-    entries in its block, so a sum's order does not depend on the threads."""
+    entries in its block, so a sum's order does not depend on the threads.
+    value_bins as in build_histograms."""
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
     cdef Py_ssize_t n_blocks = feature_blocks.shape[0] - 1
@@ -568,6 +650,7 @@ def build_histograms_by_row(const int64_t[::1] indptr,
                              f"{skipped_bins[f]} is not one of the {n_bins} bins")
     if n_blocks < 1 or feature_blocks[0] != 0 or feature_blocks[n_blocks] != hist.shape[0]:
         raise ValueError("feature_blocks must run from 0 to the number of features")
+    check_value_bins(value_bins, skipped_bins, hist.shape[0], n_bins)
     if rows.shape[0] == 0:
         for f in range(hist.shape[0]):
             if wanted[f]:
@@ -577,9 +660,10 @@ def build_histograms_by_row(const int64_t[::1] indptr,
     with nogil:
         build_row_wise_histograms(&indptr[0], &entry_feature[0], &entry_bin[0],
                                   X_BINNED_t is uint16_t, &feature_blocks[0], n_blocks,
-                                  &wanted[0], &skipped_bins[0], &rows[0], rows.shape[0],
-                                  &ordered[0, 0], &totals[0], &hist[0, 0, 0], n_bins, width,
-                                  n_threads)
+                                  &wanted[0], &skipped_bins[0],
+                                  &value_bins[0] if value_bins is not None else NULL,
+                                  &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
+                                  &hist[0, 0, 0], n_bins, width, n_threads)
 
 
 # row_entries walks the binned data in blocks of this many rows, feature by
