@@ -950,6 +950,10 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         booster._driven_by_train = False
         if not keep_training_booster:
             booster._trainer = None
+            # the binned walk's tables of categorical sets serve the run's own
+            # binned data only (a later run predicts its init_model raw)
+            for tree in booster.trees:
+                tree.binned_sets = {}
     booster.best_score = _best_scores(booster, done)
     return booster
 

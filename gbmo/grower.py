@@ -95,7 +95,7 @@ class _Node:
         self.gain = -1.0
         self.left = self.right = None
         self.left_bins = None  # a categorical split's set of bins
-        self.left_flags = None  # ... as TreeGrower.n_flags flags, the missing bin's included
+        self.left_flags = None  # ... as TreeGrower.n_set_flags flags, the missing bin's last
 
     @property
     def count(self):
@@ -196,8 +196,8 @@ class GrownNodes:
     values under monotone constraints (bounded_outputs columns); value, each
     node's values under path_smooth (smoothed: bounded_outputs columns); with
     categorical features, left_flags: each split's set of bins that go left,
-    n_flags flags (TreeGrower.n_flags, the missing bin's included; 0 without
-    categorical features)."""
+    n_flags flags (TreeGrower.n_set_flags, the missing bin's included; 0
+    without categorical features)."""
 
     def __init__(self, max_nodes, width, bounded_outputs=0, n_flags=0, smoothed=False):
         self.start = np.empty(max_nodes, dtype=np.intp)
@@ -225,7 +225,7 @@ def _warn_of_large_histograms(histogram_bytes, shape):
     """Says what makes a node's histograms larger than half the cache, which
     a split needs two of: the run then holds at least that twice."""
     n_features, n_bins, width = shape
-    warnings.warn(f"a node's histograms take {histogram_bytes / 2**30:.1f} GiB ({n_features} "
+    warnings.warn(f"a node's histograms take {histogram_bytes / 2**20:,.0f} MiB ({n_features} "
                   f"features x {n_bins} bins x {width} sums), and growing a tree holds two "
                   "or more: every feature's is as tall as the most bins any feature has "
                   "(max_bins, max_bins_by_feature); fewer bins keep them smaller",
@@ -329,11 +329,13 @@ class TreeGrower:
             if self.by_row is not None:
                 self.wanted, self.column_features = self.by_row.split(features)
         shape = (n_features, n_histogram_bins, self.width)
-        # the length of a categorical split's flags (see _core.bin_flags)
-        self.n_flags = bin_flags(bin_mapper.missing_bin, n_histogram_bins)
+        # the length of a threshold split's table of flags (see _core.bin_flags)
+        self.n_threshold_flags = bin_flags(bin_mapper.missing_bin, n_histogram_bins)
         histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
-        if 2 * histogram_bytes > cache_bytes and not workspace.warned_of_large_histograms:
+        # (sparse X's smaller cache is a choice of speed, not of memory)
+        if (not self.mixed and 2 * histogram_bytes > cache_bytes
+                and not workspace.warned_of_large_histograms):
             workspace.warned_of_large_histograms = True
             _warn_of_large_histograms(histogram_bytes, shape)
         # never below the two histograms a split needs (its parent's, which the
@@ -359,10 +361,16 @@ class TreeGrower:
         # their bins are ordered at each node, but for symmetric trees, whose
         # levels share one threshold, which reads the ranks in their order
         self.categorical = None if self.symmetric or not categorical else categorical
+        self.n_set_flags = 0  # the length of a categorical split's flags
         if self.categorical is not None:
             self.categorical_flags = np.zeros(n_features, dtype=np.uint8)
             self.categorical_flags[list(categorical)] = 1
             self.category_order = np.empty(shape[:2], dtype=np.int32)
+            # up to the categorical features' most bins, the missing bin's flag
+            # last (16-bit bins): not the histograms' height, which another
+            # feature of many bins may set
+            self.n_set_flags = bin_flags(bin_mapper.missing_bin, 1 + int(
+                bin_mapper.n_bins_non_missing_[list(categorical)].max()))
         self.candidates = []  # heap of (priority, order, node) waiting to be split
         # A batch of parents holds its histograms while its children's are built
         # (up to two per parent), so a third of the cache bounds it.
@@ -544,14 +552,15 @@ class TreeGrower:
         else:
             column = self.X_binned[node.feature]
         if node.left_bins is not None:
-            node.left_flags = np.zeros(self.n_flags, dtype=np.uint8)
+            node.left_flags = np.zeros(self.n_set_flags, dtype=np.uint8)
             node.left_flags[node.left_bins] = 1
-            node.left_flags[flag_index(self.bin_mapper.missing_bin, self.n_flags)] = \
+            node.left_flags[flag_index(self.bin_mapper.missing_bin, self.n_set_flags)] = \
                 node.missing_left
         n_left = split_rows(
             rows, column, node.bin, node.missing_left,
             self.bin_mapper.missing_bin, self.workspace.left_buffer,
             self.workspace.right_buffer, self._threads_for(node.count), node.left_flags,
+            self.n_threshold_flags,
         )
         middle = node.start + n_left
         node.left = self._new_node(node.start, middle, node.depth + 1, left_sums)
@@ -738,7 +747,7 @@ class TreeGrower:
         params, workspace = self.params, self.workspace
         n_rows = workspace.reset_rows(self.row_sample)
         bounded = self.monotone is not None
-        n_flags = 0 if self.categorical is None else self.n_flags
+        n_flags = self.n_set_flags
         smoothed = self.path_smooth > 0
         nodes = workspace.grown_nodes(
             node_bound(n_rows, self.max_leaves, params["min_samples_leaf"],
@@ -1193,7 +1202,8 @@ class GrowerWorkspace:
         """n_slots histograms of shape in one array, for the loop in Cython;
         kept across trees as histogram_pool's buffers are. Zeroed once: the
         loop never writes a feature's rows between its value bins and the
-        missing row, which must read 0 (_histogram.zero_feature)."""
+        missing row (_histogram.zero_feature). Nothing reads them either, but
+        0 keeps a sum over every row of a feature's histogram right."""
         block = self._histogram_block
         if block is None or block.shape[1:] != shape or len(block) < n_slots:
             block = self._histogram_block = np.zeros((n_slots,) + shape, dtype=HIST_DTYPE)

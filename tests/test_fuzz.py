@@ -129,8 +129,12 @@ NAN_PATTERNS = ("none", "random", "column", "row", "single_value_column", "all")
 
 @st.composite
 def training_cases(draw):
-    """A dict: X, y, params, rounds, and a description for the failure note."""
-    n = draw(st.integers(2, 60))
+    """A dict: X, y, params, rounds, and a description for the failure note.
+    One case in five has 300-600 rows, so that features, and a categorical
+    one of 300 categories, have more than 255 bins (16-bit bins, their
+    threshold and set tables, model version 4)."""
+    many_rows = draw(st.sampled_from([False, False, False, False, True]))
+    n = draw(st.integers(300, 600) if many_rows else st.integers(2, 60))
     p = draw(st.integers(1, 5))
     d = draw(st.integers(1, 4))
     dtype = draw(st.sampled_from(["float64", "float64", "float32", "float32", "int64", "bool",

@@ -571,7 +571,7 @@ def test_value_bins_leave_the_rows_between_a_feature_s_bins_and_the_last_alone(d
     for f, v in enumerate(value_bins):
         between[f, v:n_bins - 1] = True
 
-    def check(hist):
+    def check(hist, expected):
         assert np.all(hist[between] == SENTINEL)
         np.testing.assert_allclose(hist[~between], expected[~between], rtol=1e-9, atol=1e-9)
 
@@ -581,7 +581,7 @@ def test_value_bins_leave_the_rows_between_a_feature_s_bins_and_the_last_alone(d
         hist = np.full((4, n_bins, width), SENTINEL)
         build_histograms(X_binned, rows, ordered, features, hist, 2, None, skip,
                          totals if skip is not None else None, value_bins)
-        check(hist)
+        check(hist, expected)
     offsets = np.array([0, 500, len(rows)], dtype=np.intp)
     hists = np.full((2, 4, n_bins, width), SENTINEL)
     build_histograms_of_nodes(X_binned, rows, offsets, ordered, features, hists, 2,
@@ -604,9 +604,8 @@ def test_value_bins_leave_the_rows_between_a_feature_s_bins_and_the_last_alone(d
     build_histograms_by_row(indptr, entry_feature, entry_bin, np.array([0, 4], np.int32),
                             np.ones(4, np.uint8), common, np.sort(rows),
                             ordered, totals[0], by_row, 1, value_bins)
-    expected = reference_histograms(np.minimum(X_binned, n_bins - 1), np.sort(rows), ordered,
-                                    features, n_bins, 4)
-    check(by_row)
+    check(by_row, reference_histograms(np.minimum(X_binned, n_bins - 1), np.sort(rows), ordered,
+                                       features, n_bins, 4))
 
 
 def test_value_bins_are_one_per_feature_and_hold_the_skipped_bins():

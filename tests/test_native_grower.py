@@ -43,7 +43,8 @@ def _data(n, d, seed, missing=0.0, sparse_columns=0, categories=0, nonzero=0.15,
 
 def _train_both(monkeypatch, params, X, y, rounds, callbacks=(), held=None):
     """(native, python) boosters; fails unless the native loop grew every tree.
-    held, when given, receives how many nodes each native tree's GrownNodes held."""
+    held, when given, receives how many nodes each native tree's GrownNodes held.
+    The runs are kept, and with them the trees' binned_sets, to compare."""
     calls = [] if held is None else held
 
     def counting(*args, **options):
@@ -52,10 +53,12 @@ def _train_both(monkeypatch, params, X, y, rounds, callbacks=(), held=None):
 
     monkeypatch.setattr(grower, "grow_best_first", counting)
     params = {"verbosity": 0, **params}
-    native = gbmo.train(params, gbmo.Dataset(X, y), rounds, callbacks=list(callbacks))
+    native = gbmo.train(params, gbmo.Dataset(X, y), rounds, callbacks=list(callbacks),
+                        keep_training_booster=True)
     assert len(calls) == sum(1 for _ in native.trees)
     monkeypatch.setattr(grower, "NATIVE_GROWTH", False)
-    python = gbmo.train(params, gbmo.Dataset(X, y), rounds, callbacks=list(callbacks))
+    python = gbmo.train(params, gbmo.Dataset(X, y), rounds, callbacks=list(callbacks),
+                        keep_training_booster=True)
     assert len(calls) == len(native.trees)  # the Python loop did not call it
     return native, python
 
@@ -506,7 +509,7 @@ def test_grow_best_first_needs_every_feature_built_one_way():
      "-1, 0 or \\+1"),
     ({"categorical": np.ones(2, np.uint8), "nodes": grower.GrownNodes(7, 3, n_flags=256)},
      "a flag per feature \\(3\\)"),
-    ({"categorical": np.ones(3, np.uint8)}, "left_flags the shape \\(7, 256\\)"),
+    ({"categorical": np.ones(3, np.uint8)}, "left_flags must be \\(7, 256\\) for 8-bit bins"),
     ({"categorical": np.ones(3, np.uint8), "nodes": grower.GrownNodes(7, 3, n_flags=256),
       "cat_smooth": -1.0}, "cat_smooth must be >= 0"),
 ])

@@ -143,7 +143,39 @@ def test_histograms_past_the_cache_are_warned_of_once(monkeypatch):
         warnings.simplefilter("error")
         gbmo.train({**BASE, "max_bins": 1000}, data, 2)
     monkeypatch.setattr(grower, "DENSE_HIST_CACHE_BYTES", 2**16)
-    with pytest.warns(UserWarning, match=r"histograms take 0.0 GiB \(12 features x \d+ bins x "
+    with pytest.warns(UserWarning, match=r"histograms take 0 MiB \(12 features x \d+ bins x "
                                          r"4 sums\).* max_bins") as caught:
         gbmo.train({**BASE, "max_bins": 1000}, data, 3)
     assert len(caught) == 1
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_categorical_split_s_flags_follow_the_categorical_features_bins(monkeypatch,
+                                                                           native):
+    """Beside a feature of 3,000 bins, a categorical split on 300 categories
+    keeps 301 flags (the last the missing bin's), not 3,001; the validation
+    set's binned walk reads them as the raw prediction does. They serve the
+    run only: a booster that keeps no run keeps none."""
+    from gbmo import grower
+
+    monkeypatch.setattr(grower, "NATIVE_GROWTH", native)
+    rng = np.random.default_rng(4)
+    n = 6000
+    category = rng.integers(0, 300, size=n).astype(float)
+    category[rng.random(n) < 0.05] = np.nan
+    X = np.c_[rng.normal(size=n), category]
+    y = X[:, 0] + rng.normal(size=300)[np.nan_to_num(category, nan=0).astype(int)]
+    records = {}
+    valid = gbmo.Dataset(X[5000:], y[5000:])
+    params = {**BASE, "max_bins": 4000, "categorical_feature": [1], "metric": "l2"}
+    booster = gbmo.train(params, gbmo.Dataset(X[:5000], y[:5000]), 5, valid_sets=[valid],
+                         callbacks=[gbmo.record_evaluation(records)], keep_training_booster=True)
+    widths = {tree.binned_sets["set_left_flags"].shape[1]
+              for tree in booster.trees if tree.binned_sets}
+    assert widths == {301}
+    done = gbmo.train(params, gbmo.Dataset(X[:5000], y[:5000]), 5)
+    assert all(tree.binned_sets == {} for tree in done.trees)
+    np.testing.assert_array_equal(done.predict(X), booster.predict(X))
+    raw = booster.predict(X[5000:])
+    np.testing.assert_allclose(records["valid_0"]["l2"][-1], np.mean((raw - y[5000:]) ** 2),
+                               rtol=1e-12)

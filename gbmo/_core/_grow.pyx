@@ -26,7 +26,7 @@ import numpy as np
 from numpy cimport int32_t, int64_t
 
 from .common cimport (G_H_t, HIST_t, ROW_t, X_BINNED_t, bin_flags, bins_after, counter_draw,
-                      flag_index, splitmix, uint16_t)
+                      flag_index, splitmix, uint8_t, uint16_t)
 from ._histogram cimport (ChildAndSibling, build_child_and_sibling, build_feature_histograms,
                           build_nodes_histograms, build_row_wise_histograms, gather_rows,
                           subtract_feature_histograms, sum_rows)
@@ -209,6 +209,9 @@ cdef struct Grow:
     # histograms: n_slots of (all features, n_hist_bins, width)
     HIST_t* histograms
     Py_ssize_t hist_size, n_hist_bins, capacity
+    # the histogram rows a node's column-wise build clears and a search or a
+    # subtraction reads: each feature's value bins and the missing row
+    double column_rows, feature_rows
     int* free_slots
     Py_ssize_t n_free, n_alive, peak_alive
     Py_ssize_t widest_pass           # the most nodes whose histograms were built in one pass
@@ -267,11 +270,13 @@ cdef struct Grow:
     double* value
     # categorical features (NULL: none): per feature 1 when its bins are
     # categories, ordered at each node; a split on one sends left the bins
-    # whose flag is set in its node's row of left_flags (n_flags per node,
+    # whose flag is set in its node's row of left_flags (n_set_flags per node,
     # the missing bin's included)
     const unsigned char* categorical
     CategoryRules category_rules
     unsigned char* left_flags
+    Py_ssize_t n_set_flags           # 256 for 8-bit bins, for 16-bit the categorical
+                                     # features' most bins + 1 (see common.bin_flags)
     Py_ssize_t n_flags               # bin_flags(missing_bin, n_hist_bins)
     unsigned char* threshold_flags   # n_flags: the bins a threshold split sends left
     # the scratch of two searches (a split's children are searched together)
@@ -286,9 +291,9 @@ cdef inline int threads_for(const Grow* g, double work) noexcept nogil:
 
 cdef inline double build_work(const Grow* g, Py_ssize_t count, Py_ssize_t n_nodes) noexcept nogil:
     """The column-wise histograms of n_nodes nodes of count rows in all: each
-    row's adds, and zeroing each histogram, which on nodes of fewer rows than
-    bins costs more than the adds."""
-    return (<double>count + n_nodes * g.n_hist_bins) * g.width * g.n_column_features
+    row's adds, and zeroing each histogram's rows (column_rows), which on
+    nodes of fewer rows than bins costs more than the adds."""
+    return (<double>count * g.n_column_features + n_nodes * g.column_rows) * g.width
 
 
 cdef inline HIST_t* histogram_of(const Grow* g, int node) noexcept nogil:
@@ -521,7 +526,7 @@ cdef void draw_random_bins(const Grow* g, int node, Search* s) noexcept nogil:
 
 
 cdef inline double search_work(const Grow* g) noexcept nogil:
-    return <double>g.n_hist_bins * g.width * g.n_features
+    return g.feature_rows * g.width
 
 
 cdef Py_ssize_t prepare_search(Grow* g, int node, Search* s, SplitContext* context,
@@ -607,19 +612,19 @@ cdef void set_sums(Grow* g, int node, const int* order, const HIST_t* feature_hi
     of the categories, as node's flags (the missing bin's from its side),
     and the set's sums into left_sums, adding its bins in ascending order
     as the Python loop does."""
-    cdef unsigned char* flags = g.left_flags + node * g.n_flags
+    cdef unsigned char* flags = g.left_flags + node * g.n_set_flags
     cdef Py_ssize_t b, j
-    for b in range(g.n_flags):
+    for b in range(g.n_set_flags):
         flags[b] = 0
     for b in range(g.bin[node] + 1):
         flags[order[b]] = 1
     for j in range(g.width):
         left_sums[j] = 0.0
-    for b in range(g.n_hist_bins - 1):
+    for b in range(min(g.n_hist_bins, g.n_set_flags) - 1):
         if flags[b]:
             for j in range(g.width):
                 left_sums[j] += feature_hist[b * g.width + j]
-    flags[flag_index(g.missing_bin, g.n_flags)] = g.missing_left[node]
+    flags[flag_index(g.missing_bin, g.n_set_flags)] = g.missing_left[node]
 
 
 cdef inline ValueBounds node_bounds(const Grow* g, int node) noexcept nogil:
@@ -677,15 +682,17 @@ cdef void split(Grow* g, int node) noexcept nogil:
     cdef const unsigned char* goes_left = g.threshold_flags
     cdef Py_ssize_t count = g.stop[node] - g.start[node], n_left, j
     cdef Py_ssize_t column = g.feature[node] * g.row_stride
+    cdef Py_ssize_t n_flags = g.n_flags
     cdef int left, right
     if g.categorical != NULL and g.categorical[g.feature[node]]:
-        goes_left = g.left_flags + node * g.n_flags
+        goes_left = g.left_flags + node * g.n_set_flags
+        n_flags = g.n_set_flags
     else:
         threshold_sides(g.threshold_flags, g.n_flags, g.bin[node], g.missing_left[node],
                         g.missing_bin)
     n_left = partition_rows(g.rows + g.start[node], count,
                             bins_after(g.X_binned, g.wide_bins, column), g.wide_bins,
-                            g.row_stride, goes_left, g.n_flags, g.left_buffer, g.right_buffer,
+                            g.row_stride, goes_left, n_flags, g.left_buffer, g.right_buffer,
                             threads_for(g, count))
     left = new_node(g, g.start[node], g.start[node] + n_left, g.depth[node] + 1)
     right = new_node(g, g.start[node] + n_left, g.stop[node], g.depth[node] + 1)
@@ -788,8 +795,7 @@ cdef void prepare_children(Grow* g, const int* parents, Py_ssize_t n) noexcept n
         subtract_feature_histograms(histogram_of(g, large), histogram_of(g, small),
                                     g.features, g.n_features, g.n_bins_non_missing,
                                     g.n_hist_bins, g.width, histogram_of(g, large),
-                                    threads_for(g, <double>g.n_hist_bins * g.width
-                                                * g.n_features))
+                                    threads_for(g, g.feature_rows * g.width))
     for m in range(n):
         left, right = g.left[parents[m]], g.right[parents[m]]
         search_children(g, left, right)
@@ -1107,8 +1113,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     the flagged features by sets, as find_best_splits does under the rules
     cat_smooth to max_cat_to_onehot, and a split on one sends left the bins
     set in its node's row of nodes.left_flags (as many rows as nodes,
-    bin_flags(missing_bin, histogram bins) flags each, the missing bin's
-    included)."""
+    flags each, the missing bin's included: 256 for 8-bit bins, for 16-bit at
+    least the categorical features' most bins + 1 and at most the histogram
+    bins)."""
     cdef Grow g
     cdef bint searches_ready
     cdef Py_ssize_t width = grad.shape[1] + hess.shape[1] + 1
@@ -1232,6 +1239,11 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.n_threads = n_threads
     g.histograms = &histograms[0, 0, 0, 0]
     g.n_hist_bins = histograms.shape[2]
+    g.column_rows = g.feature_rows = 0.0
+    for i in range(column_features.shape[0]):
+        g.column_rows += min(n_bins_non_missing[column_features[i]] + 1, g.n_hist_bins)
+    for i in range(features.shape[0]):
+        g.feature_rows += min(n_bins_non_missing[features[i]] + 1, g.n_hist_bins)
     g.hist_size = histograms.shape[1] * histograms.shape[2] * width
     g.capacity = capacity
     g.n_free = n_slots
@@ -1280,15 +1292,22 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
             g.lower[i] = -root_bound
             g.upper[i] = root_bound
     cdef unsigned char[:, ::1] left_flags
-    cdef Py_ssize_t order_size = 0
+    cdef Py_ssize_t order_size = 0, set_bins = 1
     g.categorical = NULL
     if categorical is not None:
         left_flags = nodes.left_flags
-        if categorical.shape[0] != n_all_features or left_flags.shape[0] < needed \
-                or left_flags.shape[1] != g.n_flags or histograms.shape[2] > g.n_flags:
-            raise ValueError(f"categorical needs a flag per feature ({n_all_features}), the "
-                             f"nodes' left_flags the shape ({needed}, {g.n_flags}) and "
-                             f"histograms of at most {g.n_flags} bins")
+        if categorical.shape[0] != n_all_features:
+            raise ValueError(f"categorical needs a flag per feature ({n_all_features})")
+        for i in range(n_all_features):
+            if categorical[i]:
+                set_bins = max(set_bins, n_bins_non_missing[i] + 1)
+        g.n_set_flags = left_flags.shape[1]
+        if left_flags.shape[0] < needed or not (
+                g.n_set_flags == 256 if X_BINNED_t is uint8_t
+                else set_bins <= g.n_set_flags <= histograms.shape[2]):
+            raise ValueError(f"the nodes' left_flags must be ({needed}, 256) for 8-bit bins, "
+                             f"for 16-bit ({needed}, {set_bins} to {histograms.shape[2]}): "
+                             f"the categorical features' most bins + 1 to the histograms'")
         g.category_rules = category_rules(cat_smooth, cat_l2, min_data_per_group,
                                           max_cat_threshold, max_cat_to_onehot)
         g.categorical = &categorical[0]

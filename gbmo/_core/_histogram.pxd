@@ -65,7 +65,7 @@ cdef struct ChildAndSibling:
     Py_ssize_t n_rows
     const G_H_t* ordered        # their gathered gradients
     const int* skipped_bins     # NULL: none
-    const int* value_bins       # NULL: none
+    const int* value_bins       # NULL: every row
     const HIST_t* totals        # the built child's sums
     const unsigned char* by_row # per feature 1 when the child's was built row by row
                                 # already (NULL: none)

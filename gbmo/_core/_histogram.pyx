@@ -361,7 +361,8 @@ def build_histograms(const X_BINNED_t[:, ::1] X_binned,
     being added row by row.
     value_bins, when given, has each feature's number of value bins
     (n_bins_non_missing): rows from there to the last of hist[f] are left
-    as they are, 0 in the grower's histograms (see zero_feature)."""
+    as they are, 0 in the grower's histograms (see zero_feature), but for a
+    node of no rows, whose features' histograms are zeroed whole."""
     cdef Py_ssize_t fi
     check_skipped_bins(skipped_bins, totals, hist.shape[0], hist.shape[1], hist.shape[2], 1)
     check_value_bins(value_bins, skipped_bins, hist.shape[0], hist.shape[1])

@@ -129,7 +129,8 @@ def split_rows(ROW_t[::1] rows,
                ROW_t[::1] left_buffer,
                ROW_t[::1] right_buffer,
                int n_threads,
-               const unsigned char[::1] left_bins=None):
+               const unsigned char[::1] left_bins=None,
+               Py_ssize_t n_flags=0):
     """Reorders rows so that those going left come first, each side keeping its
     order; returns how many go left. Buffers are scratch space of at least
     len(rows). Each thread partitions one contiguous chunk into the buffers at
@@ -138,12 +139,20 @@ def split_rows(ROW_t[::1] rows,
     A row goes left when its bin is <= threshold_bin (the missing bin when
     missing_left), or, with left_bins (a categorical split's set: 256 flags
     for 8-bit bins, for 16-bit up to one per bin to the missing bin's, see
-    common.bin_flags), when its flag is set."""
-    cdef Py_ssize_t n_flags = missing_bin + 1 if X_BINNED_t is uint16_t else 256
+    common.bin_flags), when its flag is set. n_flags > 0 sizes the table a
+    threshold split on 16-bit bins builds (common.bin_flags: the histogram
+    rows), which otherwise reaches the missing bin: at 65,535 bins that
+    took longer than partitioning a node of 100 rows."""
     cdef Py_ssize_t c, n_left
     cdef unsigned char* goes_left  # per bin: one lookup, whatever the split's kind
     if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
         raise ValueError(f"missing_bin {missing_bin} is not a bin of the column's dtype")
+    if n_flags and not (n_flags == 256 if X_BINNED_t is uint8_t
+                        else 2 <= n_flags <= missing_bin + 1):
+        raise ValueError(f"n_flags sizes the table: 256 for 8-bit bins, 2 to the missing "
+                         f"bin's {missing_bin + 1} for 16-bit; got {n_flags}")
+    if not n_flags:
+        n_flags = missing_bin + 1 if X_BINNED_t is uint16_t else 256
     if left_bins is not None:
         if not (left_bins.shape[0] == 256 if X_BINNED_t is uint8_t
                 else 2 <= left_bins.shape[0] <= missing_bin + 1):
