@@ -242,7 +242,9 @@ class _HistogramPool:
 
     def take(self):
         self.n_alive += 1
-        return self.free.pop() if self.free else np.empty(self.shape, dtype=HIST_DTYPE)
+        # zeroed: the kernels leave a feature's rows beyond its value bins alone
+        # (value_bins, _histogram.zero_feature)
+        return self.free.pop() if self.free else np.zeros(self.shape, dtype=HIST_DTYPE)
 
     def give_back(self, histogram):
         """Keeps the buffer for reuse while alive + free stays within capacity;
@@ -331,6 +333,9 @@ class TreeGrower:
         shape = (n_features, n_histogram_bins, self.width)
         # the length of a threshold split's table of flags (see _core.bin_flags)
         self.n_threshold_flags = bin_flags(bin_mapper.missing_bin, n_histogram_bins)
+        # each feature's histogram rows before the missing one (the kernels'
+        # value_bins): the others are never written, and stay 0
+        self.value_bins = np.ascontiguousarray(bin_mapper.n_bins_non_missing_, dtype=np.int32)
         histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         # (sparse X's smaller cache is a choice of speed, not of memory)
@@ -400,7 +405,7 @@ class TreeGrower:
             build_histograms(X.dense, rows, ordered, self.dense_features, histogram,
                              self._threads_for(node.count * self.width
                                                * len(self.dense_features)),
-                             self.dense_columns)
+                             self.dense_columns, value_bins=self.value_bins)
         if len(self.sparse_features):
             node_slot = np.full(self.n_node_ids, -1, dtype=np.int32)
             node_slot[[node.id for node in nodes]] = np.arange(len(nodes), dtype=np.int32)
@@ -424,7 +429,7 @@ class TreeGrower:
         build_histograms_by_row(entries.indptr, entries.feature, entries.bin, entries.blocks,
                                 self.wanted, self.skipped_bins, rows, ordered,
                                 np.ascontiguousarray(sums, dtype=HIST_DTYPE), histogram,
-                                self._threads_for(work))
+                                self._threads_for(work), self.value_bins)
 
     def _build(self, node):
         """node's histogram; the root's sums (None until then) come from its
@@ -448,7 +453,7 @@ class TreeGrower:
         histogram = self.pool.take()
         build_histograms(self.X_binned, rows, ordered, self.column_features, histogram,
                          self._threads_for(node.count * self.width * len(self.column_features)),
-                         None, *self._skipping([node]))
+                         None, *self._skipping([node]), value_bins=self.value_bins)
         if self.by_row is not None:
             self._build_by_row(rows, ordered, node.sums, histogram)
         return histogram
@@ -637,12 +642,12 @@ class TreeGrower:
         ordered = self.workspace.ordered(len(rows), self.width)
         gather_gradients(self.grad, self.hess, rows, ordered,
                          self._threads_for(len(rows) * self.width))
-        histograms = np.empty((len(nodes),) + self.pool.shape, dtype=HIST_DTYPE)
+        histograms = np.zeros((len(nodes),) + self.pool.shape, dtype=HIST_DTYPE)
         build_histograms_of_nodes(self.X_binned, rows, offsets, ordered, self.column_features,
                                   histograms,
                                   self._threads_for(len(rows) * self.width
                                                     * len(self.column_features)),
-                                  None, *self._skipping(nodes))
+                                  None, *self._skipping(nodes), value_bins=self.value_bins)
         if self.by_row is not None:
             for m, node in enumerate(nodes):
                 part = slice(offsets[m], offsets[m + 1])
@@ -686,7 +691,8 @@ class TreeGrower:
             parent.histogram = None
             subtract_histograms(large.histogram, small.histogram, self.features,
                                 large.histogram,
-                                self._threads_for(small.histogram[0].size * len(self.features)))
+                                self._threads_for(small.histogram[0].size * len(self.features)),
+                                self.value_bins)
 
     # -- growth -------------------------------------------------------------
     def _priority(self, node):
