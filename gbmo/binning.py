@@ -230,12 +230,6 @@ def predict_binned(X_binned, missing_bin, *arguments, **categorical):
     return _predict_binned_dense(X_binned, missing_bin, *arguments, **categorical)
 
 
-def missing_bin_of(max_bins, max_bins_by_feature):
-    """The bin of missing values, above every feature's value bins: max_bins,
-    or with max_bins_by_feature the largest of those (which replace max_bins)."""
-    return max_bins if max_bins_by_feature is None else max(max_bins_by_feature)
-
-
 def check_bins_by_feature(max_bins_by_feature, n_features):
     """max_bins_by_feature, when given, has a value per feature."""
     if max_bins_by_feature is not None and len(max_bins_by_feature) != n_features:
@@ -265,7 +259,9 @@ class BinMapper:
     @property
     def missing_bin(self):
         """Above every feature's value bins."""
-        return missing_bin_of(self.max_bins, self.max_bins_by_feature)
+        if self.max_bins_by_feature is None:
+            return self.max_bins
+        return max(self.max_bins_by_feature)
 
     @property
     def histogram_bins(self):

@@ -30,7 +30,7 @@ import numpy as np
 
 from ._core import G_H_DTYPE, ROW_DTYPE
 from ._core._sparse_output import find_best_sparse_output_splits, predict_top_k
-from .binning import SparseBinned, missing_bin_of
+from .binning import SparseBinned
 from .callback import EvalResult
 from .losses import Loss, make_loss
 from .metric_history import MetricHistory
@@ -614,10 +614,6 @@ class SparseOutputTrainer:
         if params["random_strength"] > 0:
             raise ValueError("a sparse Y does not take random_strength yet: its search "
                              "(sparse_output's kernels) has no split noise")
-        most_bins = missing_bin_of(params["max_bins"], params["max_bins_by_feature"])
-        if most_bins > 255:
-            raise ValueError(f"a sparse Y takes up to 255 bins per feature (its kernels read "
-                             f"8-bit bins), got {most_bins} in max_bins or max_bins_by_feature")
         if not params["boost_from_average"]:
             raise ValueError("a sparse Y does not take boost_from_average=False: its untouched "
                              "labels keep the start score, which must be the labels' own")

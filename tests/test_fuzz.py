@@ -253,9 +253,8 @@ def training_cases(draw):
         "max_leaves": draw(st.sampled_from([2, 3, 4, 7, 16, 64])),
         "max_depth": draw(st.sampled_from([-1, 0, 1, 2, 3, 6])),
         "min_samples_leaf": draw(st.sampled_from([1, 1, 2, 3, 5, 20, 30])),
-        # above 255 bins are 16-bit, which a sparse Y refuses
-        "max_bins": draw(st.sampled_from([2, 3, 4, 16, 63, 255] + (
-            [] if objective == "sparse_labels" else [256, 1000, 65535]))),
+        # above 255, bins are 16-bit
+        "max_bins": draw(st.sampled_from([2, 3, 4, 16, 63, 255, 256, 1000, 65535])),
         "min_data_in_bin": draw(st.sampled_from([1, 1, 1, 3, 50])),
         "lambda_l2": draw(st.sampled_from([0.0, 1e-3, 1.0, 100.0])),
         "lambda_l1": draw(st.sampled_from([0.0, 0.0, 0.5, 1e3])),
@@ -319,8 +318,8 @@ def training_cases(draw):
         params["max_delta_step"] = draw(st.sampled_from([0.0, 0.0, 0.0, 0.05, 3.0]))
         params["path_smooth"] = draw(st.sampled_from([0.0, 0.0, 0.0, 2.0, 50.0]))
     if draw(st.integers(0, 3)) == 0:
-        params["max_bins_by_feature"] = [draw(st.sampled_from([2, 3, 16, 255] + (
-            [] if objective == "sparse_labels" else [300, 65535]))) for _ in range(p)]
+        params["max_bins_by_feature"] = [draw(st.sampled_from([2, 3, 16, 255, 300, 65535]))
+                                         for _ in range(p)]
     if draw(st.booleans()):
         params["interaction_constraints"] = [
             sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))

@@ -755,8 +755,6 @@ def test_f1_metrics_during_training_are_recorded():
     (dict(categorical_feature=[0]), "does not take categorical features"),
     (dict(interaction_constraints=[[0, 9]]), r"name features \[9\], but X has 6"),
     (dict(neg_bagging_fraction=0.5), "a sparse Y's labels take subsample"),
-    (dict(max_bins=256), "a sparse Y takes up to 255 bins per feature .* got 256"),
-    (dict(max_bins_by_feature=[4, 4, 4, 4, 4, 300]), "got 300 in max_bins or max_bins_by"),
 ])
 def test_bad_parameters_for_a_sparse_y_are_named(params, message):
     X, Y = make_multilabel(n=50)
@@ -764,12 +762,18 @@ def test_bad_parameters_for_a_sparse_y_are_named(params, message):
         gbmo.train(dict(BASE_PARAMS, **params), gbmo.Dataset(X, sp.csr_matrix(Y)), 1)
 
 
-def test_a_sparse_y_takes_a_large_max_bins_that_per_feature_bins_replace():
-    """max_bins_by_feature replaces max_bins, so 8-bit bins it is."""
-    X, Y = make_multilabel(n=50)
-    params = dict(BASE_PARAMS, max_bins=300, max_bins_by_feature=[10] * X.shape[1])
-    booster = gbmo.train(params, gbmo.Dataset(X, sp.csr_matrix(Y)), 2)
-    assert booster.num_trees() == 2
+@pytest.mark.parametrize("sparse_x", [False, True])
+def test_a_sparse_y_grows_the_same_trees_on_16_bit_bins(sparse_x):
+    """On features of at most 60 values, max_bins = 1,000 makes the same bins
+    as 255, 16-bit: the same trees and predictions, dense X or sparse."""
+    X, Y = make_multilabel(n=600)
+    X = np.round(X * 6) / 6
+    if sparse_x:
+        X = sp.csr_matrix(X * (np.random.default_rng(0).random(X.shape) < 0.3))
+    boosters = [gbmo.train(dict(BASE_PARAMS, max_bins=bins), gbmo.Dataset(X, sp.csr_matrix(Y)),
+                           4) for bins in (255, 1000)]
+    assert boosters[0].dump_model()["trees"] == boosters[1].dump_model()["trees"]
+    np.testing.assert_array_equal(boosters[0].predict(X), boosters[1].predict(X))
 
 
 def test_a_sparse_y_s_validation_set_with_the_model_s_columns_in_another_order_is_refused():
@@ -1157,3 +1161,22 @@ def test_f1_counts_untouched_labels_that_start_above_zero():
                                                             average="micro"))
     assert record["macro_f1"][-1] == pytest.approx(
         f1_score(Y.toarray(), predicted, average="macro", zero_division=0))
+
+
+def test_a_sparse_y_resolves_with_more_than_255_bins_what_255_cannot():
+    """Labels that alternate every two of x's 1,200 values: 255 bins hold
+    four or five values each and cannot tell them apart; 2,047 bins can
+    (16-bit bins, so split positions above 255)."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 1200, size=20_000)
+    first = (x // 2) % 2
+    Y = sp.csr_matrix(np.c_[first, 1 - first, np.zeros((len(x), 2))])
+    X = x[:, None] / 1200.0
+    accuracy = {}
+    for bins in (255, 2047):
+        params = dict(BASE_PARAMS, max_bins=bins, max_leaves=1024, min_samples_leaf=1,
+                      learning_rate=1.0)
+        booster = gbmo.train(params, gbmo.Dataset(X, Y), 5)
+        accuracy[bins] = np.mean((booster.predict(X)[:, 0] > 0.5) == first)
+    assert accuracy[255] < 0.75
+    assert accuracy[2047] > 0.99

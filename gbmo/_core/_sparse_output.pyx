@@ -28,15 +28,10 @@ zero bin is bin 0 and holds most of the node's rows, they are never placed
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
 
 import numpy as np
 
-from .common cimport G_H_t, soft_threshold, uint8_t
-
-# The sparse-output path reads 8-bit bins only: training with a sparse Y
-# refuses max_bins above 255 (sparse_output.SparseOutputTrainer).
-ctypedef uint8_t X_BINNED_t
+from .common cimport G_H_t, X_BINNED_t, soft_threshold, uint8_t, uint16_t
 
 
 cdef inline double imp(double g, double h, double lambda_l2, double lambda_l1) noexcept nogil:
@@ -165,7 +160,7 @@ cdef struct Thread:
     Py_ssize_t* order        # node rows sorted by bin
     Py_ssize_t* outside_bin0 # the node rows not in bin 0, in row order
     Py_ssize_t* bin_start    # missing_bin + 2
-    X_BINNED_t* node_bins    # a sparse column's bin of each node row, when all are placed
+    uint16_t* node_bins      # a sparse column's bin of each node row, when all are placed
 
 
 cdef struct Columns:
@@ -174,14 +169,16 @@ cdef struct Columns:
     # features' row column_of[f], or for sparse column s = column_of[f] the
     # node's rows it lists, entry_row[entry_start[s]:entry_start[s + 1]]
     # (places in the node's rows, increasing), and their bins entry_bin[...].
-    const X_BINNED_t* dense
+    # The bins are 16-bit when wide_bins, else 8-bit.
+    const void* dense
     Py_ssize_t n_rows
     const unsigned char* is_sparse
     const int* column_of
-    const X_BINNED_t* zero_bin
+    const void* zero_bin
     const long long* entry_start
     const Py_ssize_t* entry_row
-    const X_BINNED_t* entry_bin
+    const void* entry_bin
+    bint wide_bins
 
 
 cdef struct Node:
@@ -322,6 +319,19 @@ cdef inline void keep_if_better(double gain, Py_ssize_t b, bint missing_left, do
 
 cdef inline void sort_rows_by_bin(Thread* t, const Node* c, const Columns* x, Py_ssize_t f,
                                   Py_ssize_t n_bins, Py_ssize_t missing_bin) noexcept nogil:
+    """sort_rows_of_width on x's bins, 16-bit or 8-bit."""
+    if x.wide_bins:
+        sort_rows_of_width(t, c, x, <const uint16_t*> x.dense, <const uint16_t*> x.zero_bin,
+                           <const uint16_t*> x.entry_bin, f, n_bins, missing_bin)
+    else:
+        sort_rows_of_width(t, c, x, <const uint8_t*> x.dense, <const uint8_t*> x.zero_bin,
+                           <const uint8_t*> x.entry_bin, f, n_bins, missing_bin)
+
+
+cdef inline void sort_rows_of_width(Thread* t, const Node* c, const Columns* x,
+                                    const X_BINNED_t* dense, const X_BINNED_t* zero_bins,
+                                    const X_BINNED_t* entry_bins, Py_ssize_t f,
+                                    Py_ssize_t n_bins, Py_ssize_t missing_bin) noexcept nogil:
     """A stable counting sort of the node's rows (places in c.rows) by feature
     f's bin into t.order, bin b's at t.bin_start[b]... When bin 0 holds most
     of them, scan_either scans from the top, which never reads bin 0's rows
@@ -339,15 +349,15 @@ cdef inline void sort_rows_by_bin(Thread* t, const Node* c, const Columns* x, Py
         t.bin_start[b] = 0
     if sparse:
         s = x.column_of[f]
-        zero = x.zero_bin[s]
+        zero = zero_bins[s]
         outside = x.entry_row + x.entry_start[s]
-        outside_bins = x.entry_bin + x.entry_start[s]
+        outside_bins = entry_bins + x.entry_start[s]
         n_outside = x.entry_start[s + 1] - x.entry_start[s]
         for placed in range(n_outside):
             t.bin_start[outside_bins[placed] + 1] += 1
         t.bin_start[zero + 1] += n - n_outside
     else:
-        column = x.dense + (f if x.is_sparse == NULL else x.column_of[f]) * x.n_rows
+        column = dense + (f if x.is_sparse == NULL else x.column_of[f]) * x.n_rows
         for r in range(n):
             b = column[c.rows[r]]
             t.bin_start[b + 1] += 1
@@ -368,7 +378,8 @@ cdef inline void sort_rows_by_bin(Thread* t, const Node* c, const Columns* x, Py
         t.bin_start[0] += n - n_outside
     else:
         if sparse:  # every row placed: the column's bins of the node's rows first
-            memset(t.node_bins, zero, n)
+            for r in range(n):
+                t.node_bins[r] = zero
             for placed in range(n_outside):
                 t.node_bins[outside[placed]] = outside_bins[placed]
         for r in range(n):
@@ -519,7 +530,8 @@ def node_entries_by_column(const unsigned int[::1] rows, const long long[::1] ro
             start[e] += start[e - 1]
     # start[s + 1] is now where column s's entries go; it ends at start[s + 2]
     row_array = np.empty(max(n_entries, 1), dtype=np.intp)
-    bin_array = np.empty(max(n_entries, 1), dtype=np.uint8)
+    bin_dtype = np.uint16 if X_BINNED_t is uint16_t else np.uint8
+    bin_array = np.empty(max(n_entries, 1), dtype=bin_dtype)
     cdef Py_ssize_t[::1] row_of = row_array
     cdef X_BINNED_t[::1] bin_of = bin_array
     cdef long long place
@@ -579,6 +591,8 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     dense layout reads them."""
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
+    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+        raise ValueError(f"missing_bin {missing_bin} is not a bin of X_binned's dtype")
     if grad_indptr.shape[0] != X_binned.shape[1] + 1:
         raise ValueError(f"grad_indptr must have n_rows + 1 = {X_binned.shape[1] + 1} "
                          f"entries, got {grad_indptr.shape[0]}")
@@ -591,6 +605,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     cdef Py_ssize_t[::1] entry_row
     cdef X_BINNED_t[::1] entry_bin
     x.dense = &X_binned[0, 0] if X_binned.shape[0] and X_binned.shape[1] else NULL
+    x.wide_bins = X_BINNED_t is uint16_t
     x.n_rows = X_binned.shape[1]
     x.is_sparse = NULL
     if sparse_binned is not None:
@@ -672,7 +687,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
         t.order = <Py_ssize_t*> malloc((n_rows_node + 1) * sizeof(Py_ssize_t))
         t.outside_bin0 = <Py_ssize_t*> malloc((n_rows_node + 1) * sizeof(Py_ssize_t))
         t.bin_start = <Py_ssize_t*> malloc((missing_bin + 2) * sizeof(Py_ssize_t))
-        t.node_bins = <X_BINNED_t*> malloc((n_rows_node + 1) * sizeof(X_BINNED_t))
+        t.node_bins = <uint16_t*> malloc((n_rows_node + 1) * sizeof(uint16_t))
         t.current = 0
         t.current_bin = 0
         for i in range(n_labels):
