@@ -408,16 +408,19 @@ def mixed_sparse_features(n, seed, density=1.0):
 
 
 @pytest.mark.parametrize("subset, extra_trees_seed", [(False, None), (True, None), (True, 4)])
-def test_split_search_on_sparse_binned_x_equals_the_dense_layout(subset, extra_trees_seed):
+@pytest.mark.parametrize("max_bins", [16, 1000])  # 1,000: 16-bit bins, some above 255
+def test_split_search_on_sparse_binned_x_equals_the_dense_layout(subset, extra_trees_seed,
+                                                                 max_bins):
     """A SparseBinned X gives the kernel's exact results on its dense
     toarray(): its sparse columns are sorted from their entries alone."""
     from gbmo.binning import BinMapper, SparseBinned
 
     n, n_labels = 400, 7
     X = mixed_sparse_features(n, seed=20)
-    mapper = BinMapper(max_bins=16).fit(X)
+    mapper = BinMapper(max_bins=max_bins).fit(X)
     binned = mapper.transform(X, max_sparse_density=0.6)
     assert isinstance(binned, SparseBinned)
+    assert binned.dtype == (np.uint8 if max_bins == 16 else np.uint16)
     assert binned.is_sparse.tolist() == [1, 1, 1, 1, 0, 0]
     assert binned.zero_bin[1] > 0  # negatives below the zero bin
     rng = np.random.default_rng(20)
@@ -765,13 +768,18 @@ def test_bad_parameters_for_a_sparse_y_are_named(params, message):
 @pytest.mark.parametrize("sparse_x", [False, True])
 def test_a_sparse_y_grows_the_same_trees_on_16_bit_bins(sparse_x):
     """On features of at most 60 values, max_bins = 1,000 makes the same bins
-    as 255, 16-bit: the same trees and predictions, dense X or sparse."""
+    as 255, 16-bit: the same trees and predictions, dense X or sparse (its
+    features stored sparsely: 5% of the values not 0)."""
     X, Y = make_multilabel(n=600)
     X = np.round(X * 6) / 6
     if sparse_x:
-        X = sp.csr_matrix(X * (np.random.default_rng(0).random(X.shape) < 0.3))
-    boosters = [gbmo.train(dict(BASE_PARAMS, max_bins=bins), gbmo.Dataset(X, sp.csr_matrix(Y)),
-                           4) for bins in (255, 1000)]
+        X = sp.csr_matrix(X * (np.random.default_rng(0).random(X.shape) < 0.05))
+    datasets = [gbmo.Dataset(X, sp.csr_matrix(Y)) for _ in range(2)]
+    boosters = [gbmo.train(dict(BASE_PARAMS, max_bins=bins), data, 4)
+                for bins, data in zip((255, 1000), datasets)]
+    assert datasets[1].X_binned.dtype == np.uint16
+    if sparse_x:
+        assert datasets[1].X_binned.is_sparse.all()
     assert boosters[0].dump_model()["trees"] == boosters[1].dump_model()["trees"]
     np.testing.assert_array_equal(boosters[0].predict(X), boosters[1].predict(X))
 

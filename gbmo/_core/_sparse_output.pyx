@@ -169,7 +169,8 @@ cdef struct Columns:
     # features' row column_of[f], or for sparse column s = column_of[f] the
     # node's rows it lists, entry_row[entry_start[s]:entry_start[s + 1]]
     # (places in the node's rows, increasing), and their bins entry_bin[...].
-    # The bins are 16-bit when wide_bins, else 8-bit.
+    # The bins are 16-bit when wide_bins, else 8-bit: find_best_sparse_output_splits
+    # sets it from the dtype its binned data was specialised for.
     const void* dense
     Py_ssize_t n_rows
     const unsigned char* is_sparse
