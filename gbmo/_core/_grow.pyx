@@ -26,7 +26,7 @@ import numpy as np
 from numpy cimport int32_t, int64_t
 
 from .common cimport (G_H_t, HIST_t, ROW_t, X_BINNED_t, bin_flags, bins_after, counter_draw,
-                      flag_index, splitmix, uint8_t, uint16_t)
+                      flag_index, is_bin_of, splitmix, uint8_t, uint16_t)
 from ._histogram cimport (ChildAndSibling, build_child_and_sibling, build_feature_histograms,
                           build_nodes_histograms, build_row_wise_histograms, gather_rows,
                           subtract_feature_histograms, sum_rows)
@@ -1152,7 +1152,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         raise ValueError(f"nodes must hold {needed} nodes of {width} sums (max_leaves >= 2, "
                          "min_samples_leaf >= 1)")
     if n_bins_non_missing.shape[0] != n_all_features \
-            or not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1) \
+            or not is_bin_of(missing_bin, X_BINNED_t is uint16_t) \
             or (skipped_bins is not None and skipped_bins.shape[0] != n_all_features):
         raise ValueError("n_bins_non_missing and skipped_bins need one entry per feature, "
                          "and missing_bin must be a bin of X_binned's dtype")

@@ -4,8 +4,8 @@ from libc.string cimport memcpy
 
 from libc.stdlib cimport free, malloc
 
-from .common cimport (ROW_t, X_BINNED_t, flag_index, gbmo_prefetch_bin, prefetch_distance,
-                      uint8_t, uint16_t)
+from .common cimport (ROW_t, X_BINNED_t, flag_index, gbmo_prefetch_bin, is_bin_of,
+                      prefetch_distance, uint8_t, uint16_t)
 
 
 cdef void threshold_sides(unsigned char* goes_left, Py_ssize_t n_flags, int threshold_bin,
@@ -22,14 +22,14 @@ cdef void threshold_sides(unsigned char* goes_left, Py_ssize_t n_flags, int thre
 
 cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t stop,
                              const X_BINNED_t* column, Py_ssize_t ahead,
-                             const unsigned char* goes_left, Py_ssize_t last_flag,
+                             const unsigned char* goes_left, Py_ssize_t n_flags,
                              ROW_t* left_buffer, ROW_t* right_buffer, Py_ssize_t* n_left,
                              Py_ssize_t* n_right) noexcept nogil:
     """rows[start:stop] into left_buffer[start:] and right_buffer[start:] by
     side, in order; n_left and n_right their counts. Prefetches the row ahead
-    further on (none when 0). A 16-bit bin reads goes_left[flag_index]: the
-    last flag (last_flag) for the missing bin and above (common.bin_flags);
-    an 8-bit bin indexes its 256 flags directly."""
+    further on (none when 0). A 16-bit bin reads its flag at flag_index of
+    goes_left's n_flags: the last for the missing bin and above
+    (common.bin_flags); an 8-bit bin indexes its 256 flags directly."""
     cdef Py_ssize_t i, n_l = 0, n_r = 0
     cdef unsigned char b
     cdef ROW_t r
@@ -42,7 +42,7 @@ cdef inline void split_chunk(const ROW_t* rows, Py_ssize_t start, Py_ssize_t sto
         gbmo_prefetch_bin(column, rows, i, ahead, stop)
         r = rows[i]
         if X_BINNED_t is uint16_t:
-            b = goes_left[min(<Py_ssize_t>column[r], last_flag)]
+            b = goes_left[flag_index(column[r], n_flags)]
         else:
             b = goes_left[column[r]]
         left_buffer[start + n_l] = r
@@ -97,10 +97,10 @@ cdef Py_ssize_t partition_column(ROW_t* rows, Py_ssize_t n, const X_BINNED_t* co
     if n_chunks > 1:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             split_chunk(rows, c * chunk_size, min((c + 1) * chunk_size, n), column, ahead,
-                        goes_left, n_flags - 1, left_buffer, right_buffer, &n_left_of[c],
+                        goes_left, n_flags, left_buffer, right_buffer, &n_left_of[c],
                         &n_right_of[c])
     else:
-        split_chunk(rows, 0, n, column, ahead, goes_left, n_flags - 1, left_buffer,
+        split_chunk(rows, 0, n, column, ahead, goes_left, n_flags, left_buffer,
                     right_buffer, &n_left_of[0], &n_right_of[0])
 
     total_left = 0
@@ -145,7 +145,7 @@ def split_rows(ROW_t[::1] rows,
     took longer than partitioning a node of 100 rows."""
     cdef Py_ssize_t c, n_left
     cdef unsigned char* goes_left  # per bin: one lookup, whatever the split's kind
-    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+    if not is_bin_of(missing_bin, X_BINNED_t is uint16_t):
         raise ValueError(f"missing_bin {missing_bin} is not a bin of the column's dtype")
     if n_flags and not (n_flags == 256 if X_BINNED_t is uint8_t
                         else 2 <= n_flags <= missing_bin + 1):

@@ -16,8 +16,8 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
 
-from .common cimport (BIN_INDEX_t, NODE_t, ROW_t, X_BINNED_t, X_t, in_category_set, uint8_t,
-                      uint16_t)
+from .common cimport (BIN_INDEX_t, NODE_t, ROW_t, X_BINNED_t, X_t, flag_index, in_category_set,
+                      is_bin_of, uint8_t, uint16_t)
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
 
 ctypedef fused X_IN_t:
@@ -311,7 +311,7 @@ cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, int miss
     of set_left_flags, which a 16-bit bin reads at common.flag_index."""
     cdef const BinnedNode* at
     cdef Py_ssize_t r, step
-    cdef Py_ssize_t last_flag = set_left_flags.shape[1] - 1 if categorical else 0
+    cdef Py_ssize_t n_flags = set_left_flags.shape[1] if categorical else 0
     cdef Py_ssize_t b
     cdef NODE_t to
     cdef bint moved, right
@@ -326,7 +326,7 @@ cdef inline void reach_binned_leaves(const X_BINNED_t[:, ::1] X_binned, int miss
             b = X_binned[at.feature, first + r]
             if categorical and at.categorical:
                 if X_BINNED_t is uint16_t:
-                    right = not set_left_flags[node_set[node[r]], min(b, last_flag)]
+                    right = not set_left_flags[node_set[node[r]], flag_index(b, n_flags)]
                 else:
                     right = not set_left_flags[node_set[node[r]], b]
             else:
@@ -396,7 +396,7 @@ def predict_binned(const X_BINNED_t[:, ::1] X_binned,
     cdef Py_ssize_t n_nodes = node_left.shape[0]
     cdef Py_ssize_t block, first, i
     cdef bint categorical = node_set is not None
-    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+    if not is_bin_of(missing_bin, X_BINNED_t is uint16_t):
         raise ValueError(f"missing_bin {missing_bin} is not a bin of X_binned's dtype")
     if categorical:
         if set_left_flags is None or node_set.shape[0] != n_nodes or not (

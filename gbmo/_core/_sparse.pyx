@@ -19,7 +19,8 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
 
-from .common cimport BIN_INDEX_t, G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row
+from .common cimport (BIN_INDEX_t, G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row,
+                      is_bin_of, uint16_t)
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
 from numpy cimport int32_t, int64_t, uint32_t
 
@@ -294,7 +295,7 @@ def predict_binned_mixed(const X_BINNED_t[:, ::1] dense,
     cdef const uint32_t* indices_ptr = NULL
     cdef const X_BINNED_t* bins_ptr = NULL
     cdef const X_BINNED_t* zero_ptr = NULL
-    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+    if not is_bin_of(missing_bin, X_BINNED_t is uint16_t):
         raise ValueError(f"missing_bin {missing_bin} is not a bin of the binned data's dtype")
     if n_rows == 0 or tree_roots.shape[0] == 0:
         return

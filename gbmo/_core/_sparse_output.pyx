@@ -31,7 +31,7 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from .common cimport G_H_t, X_BINNED_t, soft_threshold, uint8_t, uint16_t
+from .common cimport G_H_t, X_BINNED_t, is_bin_of, soft_threshold, uint8_t, uint16_t
 
 
 cdef inline double imp(double g, double h, double lambda_l2, double lambda_l1) noexcept nogil:
@@ -592,7 +592,7 @@ def find_best_sparse_output_splits(const X_BINNED_t[:, ::1] X_binned,
     dense layout reads them."""
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
-    if not 0 <= missing_bin <= <Py_ssize_t>(<X_BINNED_t>-1):
+    if not is_bin_of(missing_bin, X_BINNED_t is uint16_t):
         raise ValueError(f"missing_bin {missing_bin} is not a bin of X_binned's dtype")
     if grad_indptr.shape[0] != X_binned.shape[1] + 1:
         raise ValueError(f"grad_indptr must have n_rows + 1 = {X_binned.shape[1] + 1} "

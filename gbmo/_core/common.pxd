@@ -99,6 +99,12 @@ cdef inline Py_ssize_t flag_index(Py_ssize_t bin, Py_ssize_t n_flags) noexcept n
     return bin if bin < n_flags else n_flags - 1
 
 
+cdef inline bint is_bin_of(Py_ssize_t value, bint wide_bins) noexcept nogil:
+    """Whether value is a bin of 16-bit bins (wide_bins) or of 8-bit ones: the
+    kernels' check of a missing_bin against their binned data's dtype."""
+    return 0 <= value <= (65535 if wide_bins else 255)
+
+
 cdef inline const void* bins_after(const void* binned, bint wide_bins,
                                    Py_ssize_t offset) noexcept nogil:
     """The address of the bin offset bins after binned (16-bit bins when
