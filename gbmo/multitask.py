@@ -136,17 +136,34 @@ def _columns(hess, columns):
     return hess if hess.shape[1] == 1 else hess[:, columns]
 
 
+# The number of outputs sketch_topk and sketch_random keep when k is not given
+# (at most d).
+DEFAULT_SKETCH_OUTPUTS = 5
+
+
 class SketchTopK:
-    """Splits on the k outputs whose gradient columns have the largest norm."""
+    """Splits on the k outputs whose gradient columns have the largest norm.
+    k defaults to min(5, d); a k given above d is refused, since it cannot
+    be kept (k = d splits on every output, the same as no sketch)."""
 
     name = "sketch_topk"
 
-    def __init__(self, k=5):
-        self.k = _integer(k, self.name, "k", 1)
+    def __init__(self, k=None):
+        self.k = None if k is None else _integer(k, self.name, "k", 1)
+
+    def check_outputs(self, d):
+        if self.k is not None and self.k > d:
+            raise ValueError(f"ensembler {self.name!r}: k = {self.k} is more than the {d} "
+                             f"outputs of the target; allowed: 1 .. {d} (k = {d} keeps every "
+                             "output, the same as no sketch)")
+
+    def _kept(self, d):
+        self.check_outputs(d)
+        return min(DEFAULT_SKETCH_OUTPUTS, d) if self.k is None else self.k
 
     def _chosen(self, grad, context):
         norms = np.einsum("ij,ij->j", grad, grad, dtype=np.float64)
-        k = min(self.k, grad.shape[1])
+        k = self._kept(grad.shape[1])
         return np.sort(np.argpartition(-norms, k - 1)[:k])
 
     def __call__(self, grad, hess, context):
@@ -163,7 +180,7 @@ class SketchRandom(SketchTopK):
 
     def _chosen(self, grad, context):
         weights = np.einsum("ij,ij->j", grad, grad, dtype=np.float64)
-        k = min(self.k, grad.shape[1])
+        k = self._kept(grad.shape[1])
         n_positive = int(np.count_nonzero(weights))
         if n_positive <= k:
             return np.sort(np.argsort(-weights, kind="stable")[:k])

@@ -79,6 +79,20 @@ def test_sketch_topk_with_k_equal_d_equals_identity():
     np.testing.assert_allclose(sketch.predict(X), plain.predict(X), atol=1e-6)
 
 
+def test_sketch_k_defaults_to_five_outputs_at_most():
+    """Y has 4 outputs: the default k (5) keeps all 4, as k = 4 does; on 6
+    outputs it keeps 5."""
+    plain = _train()
+    default = _train({"ensembler": "sketch_topk"})
+    _same_structure(plain, default)
+    np.testing.assert_allclose(default.predict(X), plain.predict(X), atol=1e-6)
+    grad = RNG.normal(size=(30, 6)).astype(G_H_DTYPE)
+    hess = np.ones((30, 1), dtype=G_H_DTYPE)
+    for sketch in (SketchTopK(), SketchRandom()):
+        split_grad, split_hess, _, _ = sketch(grad, hess, _context(grad))
+        assert split_grad.shape == (30, 5) and split_hess.shape == (30, 1)
+
+
 def test_split_columns_choose_the_structure_and_update_gradients_set_the_leaves():
     """sketch_topk with k = 1 picks the output with the largest gradient norm:
     the tree's structure is that of a one-output model on that column, its leaves
@@ -263,6 +277,12 @@ def test_ensembler_output_errors(returned, message):
      "weights must be a 1-D list of finite numbers >= 0"),
     # an ensembler given as an instance is checked against d as well
     ({"ensembler": WeightedSum([1, 2])}, ValueError, "2 weights for 4 outputs"),
+    # k outputs of d cannot be kept when k > d (the default, 5, is min(5, d))
+    ({"ensembler": "sketch_topk", "ensembler_params": {"k": 5}}, ValueError,
+     r"ensembler 'sketch_topk': k = 5 is more than the 4 outputs of the target; allowed: "
+     r"1 \.\. 4"),
+    ({"ensembler": SketchRandom(k=7)}, ValueError,
+     "ensembler 'sketch_random': k = 7 is more than the 4 outputs"),
 ])
 def test_ensembler_parameter_errors(params, error, message):
     data = gbmo.Dataset(X, Y)
