@@ -1012,6 +1012,13 @@ def resolve_params(params):
             "or 'sparse_restricted'; got split='dense', which keeps every output in every "
             "leaf; allowed: no top_k, or one of those splits"
         )
+    if resolved["split"] != "dense" and resolved["tree_mode"] == "single_output":
+        raise ValueError(
+            f"split={resolved['split']!r} keeps top_k outputs of a multi-output leaf; "
+            "tree_mode='single_output' grows one tree per output, whose leaves hold one value "
+            "each, so there is nothing to choose from; allowed: split='dense' (the default) "
+            "with single_output, or a sparse split with tree_mode='multi_output'"
+        )
     if resolved["ensembler"] is not None and (resolved["split"] != "dense"
                                               or resolved["tree_mode"] != "multi_output"):
         raise ValueError(

@@ -529,7 +529,6 @@ GROWTH_CASES = {
                                     "growth": "depthwise", "max_depth": 3},
     "single_output": {"tree_mode": "single_output"},
     "single_output_max_leaves_2": {"tree_mode": "single_output", "max_leaves": 2},
-    "single_output_sparse": {"tree_mode": "single_output", "split": "sparse", "top_k": 1},
     "min_gain": {"min_gain": 0.05, "min_samples_leaf": 1},
     "softmax": {"objective": "softmax", "max_leaves": 16, "min_samples_leaf": 3},
     "softmax_sparse": {"objective": "softmax", "split": "sparse", "top_k": 1},

@@ -95,6 +95,20 @@ def test_top_k_with_the_dense_split_is_refused_before_binning():
     assert data.bin_mapper is None
 
 
+@pytest.mark.parametrize("split", ["sparse", "sparse_restricted"])
+def test_a_sparse_split_of_single_output_trees_is_refused_before_binning(split):
+    """A one-output tree's leaves hold one value: a sparse split of them was the
+    dense one, whatever top_k said."""
+    data = gbmo.Dataset(X, Y)
+    with pytest.raises(ValueError, match=rf"split='{split}' keeps top_k outputs of a "
+                                         r"multi-output leaf; tree_mode='single_output' .*"
+                                         r"allowed: split='dense' \(the default\) with "
+                                         r"single_output"):
+        gbmo.train({**PARAMS, "split": split, "top_k": 1, "tree_mode": "single_output"},
+                   data, 1)
+    assert data.bin_mapper is None
+
+
 def test_min_gain_is_compared_with_the_gain_per_selected_output():
     """The root split's gain averaged over k outputs passes a threshold that the
     same gain averaged over all d outputs would not."""
