@@ -60,6 +60,24 @@ class EarlyStopException(Exception):
         self.best_score = best_score
 
 
+def ends_training(error):
+    """Whether error is an early stop: gbmo's EarlyStopException, or another
+    library's of that name with an integer best_iteration (LightGBM's
+    early_stopping callback raises its own, which runs on gbmo's
+    CallbackEnv; escaping train, it lost the model)."""
+    return isinstance(error, EarlyStopException) or (
+        type(error).__name__ == "EarlyStopException"
+        and isinstance(getattr(error, "best_iteration", None), numbers.Integral))
+
+
+def stops_early(callback):
+    """Whether callback may end training early: gbmo's early_stopping, or
+    LightGBM's (its _EarlyStoppingCallback)."""
+    kind = type(callback)
+    return bool(getattr(callback, "stops_early", False)) or (
+        kind.__module__.partition(".")[0] == "lightgbm" and "EarlyStopping" in kind.__name__)
+
+
 def _shown(entry, show_stdv):
     """One result as the logs print it: "valid_0's rmse: 0.52", and in cv
     " + 0.013", the folds' standard deviation, with show_stdv."""
@@ -325,7 +343,7 @@ class RoundCallbacks:
                                 f"or written as LightGBM's), got {type(callback).__module__}."
                                 f"{type(callback).__qualname__}")
         callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
-        self.stops_early = any(getattr(c, "stops_early", False) for c in callbacks)
+        self.stops_early = any(stops_early(c) for c in callbacks)
         self.check_params(params)
         if params["verbosity"] > 0 and not any(
                 getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
@@ -353,8 +371,10 @@ class RoundCallbacks:
         try:
             for callback in self.after:
                 callback(env)
-        except EarlyStopException as stop:
-            return stop.best_iteration + 1
+        except Exception as stop:  # noqa: BLE001 (any but an early stop is raised again)
+            if not ends_training(stop):
+                raise
+            return int(stop.best_iteration) + 1
         return None
 
     def close(self):

@@ -52,7 +52,7 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
 
 from . import estimator_file, registry
 from .booster import Booster, xgboost_rounds
-from .callback import early_stopping, log_evaluation
+from .callback import early_stopping, log_evaluation, stops_early
 from .categorical import (align_dataframe_categories, dataframe_categories, named_positions,
                           resolve_categorical_features, text_columns_as_categories)
 from .dataset import Dataset
@@ -678,7 +678,7 @@ class _GBMOModel(BaseEstimator):
             loss = make_loss(resolved["objective"], resolved["num_class"], 1,
                              resolved["objective_params"])
             _check_missing_targets(target, loss)
-        stopping_callback = any(getattr(c, "stops_early", False) for c in callbacks or [])
+        stopping_callback = any(stops_early(c) for c in callbacks or [])
         if rounds is not None or stopping_callback:
             _check_early_stopping_watches(rounds, eval_set, bool(
                 extra_metrics or fevals or sp.issparse(target)

@@ -508,3 +508,65 @@ def test_record_evaluation_keeps_the_per_output_values_as_evals_result():
     # cv's records are the folds' means and deviations, as LightGBM's
     gbmo.cv({"verbosity": 0}, train, 2, nfold=2, callbacks=[gbmo.record_evaluation(recorded)])
     assert set(recorded["valid"]) == {"rmse-mean", "rmse-stdv"}
+
+
+def _lightgbm_style_early_stopping(patience):
+    """A stand-in for lightgbm.early_stopping (LightGBM is not a test
+    dependency): an _EarlyStoppingCallback of a module 'lightgbm.callback'
+    that raises its own EarlyStopException(best_iteration, best_score)."""
+    class EarlyStopException(Exception):
+        def __init__(self, best_iteration, best_score):
+            super().__init__()
+            self.best_iteration = best_iteration
+            self.best_score = best_score
+
+    class _EarlyStoppingCallback:
+        order = 30
+
+        def __init__(self):
+            self.best, self.best_iteration = np.inf, 0
+
+        def __call__(self, env):
+            score = env.evaluation_result_list[0][2]
+            if score < self.best:
+                self.best, self.best_iteration = score, env.iteration
+            elif env.iteration - self.best_iteration >= patience:
+                raise EarlyStopException(self.best_iteration, env.evaluation_result_list)
+
+    _EarlyStoppingCallback.__module__ = EarlyStopException.__module__ = "lightgbm.callback"
+    return _EarlyStoppingCallback()
+
+
+def test_another_librarys_early_stop_ends_training_as_gbmos_does():
+    """LightGBM's early_stopping runs on gbmo's CallbackEnv; its exception
+    escaped train and lost the model."""
+    train, valid, X_valid, _ = _noisy_regression()
+    ours = gbmo.train(PARAMS, train, 500, valid_sets=[valid],
+                      callbacks=[gbmo.early_stopping(10, verbose=False)])
+    theirs = gbmo.train(PARAMS, train, 500, valid_sets=[valid],
+                        callbacks=[_lightgbm_style_early_stopping(10)])
+    assert 1 < theirs.best_iteration == ours.best_iteration < theirs.current_iteration() < 500
+    np.testing.assert_array_equal(theirs.predict(X_valid), ours.predict(X_valid))
+    model = gbmo.GBMORegressor(**PARAMS, n_estimators=500).fit(
+        train.get_data(), train.get_label(), eval_set=[(X_valid, valid.get_label())],
+        callbacks=[_lightgbm_style_early_stopping(10)])
+    assert model.best_iteration_ == ours.best_iteration
+
+
+def test_another_librarys_early_stopping_is_refused_with_dart():
+    train, valid, _, _ = _noisy_regression()
+    with pytest.raises(ValueError, match="boosting='dart' takes no early stopping"):
+        gbmo.train({**PARAMS, "boosting": "dart"}, train, 20, valid_sets=[valid],
+                   callbacks=[_lightgbm_style_early_stopping(5)])
+
+
+def test_other_exceptions_of_a_callback_are_raised():
+    class EarlyStopException(Exception):  # the name, but no best_iteration
+        pass
+
+    def callback(env):
+        raise EarlyStopException("not a stop")
+
+    train, valid, _, _ = _noisy_regression()
+    with pytest.raises(EarlyStopException, match="not a stop"):
+        gbmo.train(PARAMS, train, 5, valid_sets=[valid], callbacks=[callback])
