@@ -2,6 +2,7 @@
 import functools
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
                      split_controls, with_dataset_params, check_output_bounds)
 from .thread_governor import thread_governor
-from .validation import check_init_score_outputs, check_name_order
+from .validation import check_init_score_outputs, check_name_order, user_stacklevel
 
 
 # add_leaf_values' leaf outputs of a tree of dense leaves
@@ -201,6 +202,25 @@ def _active_features(bin_mapper):
         np.flatnonzero((bin_mapper.n_bins_non_missing_ > 1) | bin_mapper.has_missing_),
         dtype=np.int32,
     )
+
+
+def _warn_of_single_leaves(round_index, params, n_rows, n_active_features):
+    """Says why a round grew nothing but trees of one leaf (once a run): a
+    model that can never split trained without a word, where LightGBM warns
+    and stops."""
+    min_rows = params["min_samples_leaf"]
+    if n_active_features == 0:
+        why = "no feature takes two values (after binning)"
+    elif 2 * min_rows > n_rows:
+        why = (f"min_samples_leaf={min_rows} needs {2 * min_rows} rows for a split, and the "
+               f"trees had {n_rows}")
+    else:
+        why = (f"no split kept min_samples_leaf={min_rows} rows and min_child_weight="
+               f"{params['min_child_weight']} in each child with a gain above min_gain="
+               f"{params['min_gain']}")
+    warnings.warn(f"round {round_index + 1} grew only trees of one leaf: {why}. Such a round "
+                  "adds one value to every row, and so may the rounds after it (LightGBM stops "
+                  "training there)", UserWarning, stacklevel=user_stacklevel())
 
 
 class _EvalSet:
@@ -493,6 +513,7 @@ class _Trainer:
         self.row_sample = None
         self.dart = params["boosting"] == "dart"
         self.first_new_tree = len(booster.trees)  # dart drops this run's rounds only
+        self.warned_of_single_leaves = False
         if balanced_bagging(params):
             self._check_binary_target()
         for name, valid in zip(valid_names, valid_sets):
@@ -615,6 +636,11 @@ class _Trainer:
         if n_dropped:
             self._normalize(dropped, n_dropped, dropped_raw)
         trees = [tree for tree, _, _, _ in new_trees]
+        if not self.warned_of_single_leaves and all(tree.n_leaves == 1 for tree in trees):
+            self.warned_of_single_leaves = True
+            if params["verbosity"] >= 0:
+                _warn_of_single_leaves(iteration, params, n_rows if self.row_sample is None
+                                       else len(self.row_sample), len(self.features))
         if self.forest:
             self._average_in(trees)
         else:

@@ -1218,3 +1218,39 @@ def test_a_float32_dataframe_is_read_as_float32_as_a_float32_array_is():
     from_frame = gbmo.train({"verbosity": 0}, gbmo.Dataset(single, y), 5)
     from_doubles = gbmo.train({"verbosity": 0}, gbmo.Dataset(values.astype(np.float64), y), 5)
     np.testing.assert_array_equal(from_frame.predict(single), from_doubles.predict(values))
+
+
+def _single_leaf_warnings(params, X, y, rounds=5):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        booster = gbmo.train(params, gbmo.Dataset(X, y), rounds)
+    return booster, [str(w.message) for w in caught if "trees of one leaf" in str(w.message)]
+
+
+@pytest.mark.parametrize("params, X_kind, reason", [
+    ({"min_samples_leaf": 5000}, "normal",
+     "min_samples_leaf=5000 needs 10000 rows for a split, and the trees had 3000"),
+    ({"min_samples_leaf": 5000, "subsample": 0.5, "subsample_freq": 1}, "normal",
+     "min_samples_leaf=5000 needs 10000 rows for a split, and the trees had 1500"),
+    ({"min_child_weight": 1e9}, "normal",
+     "no split kept min_samples_leaf=20 rows and min_child_weight=1000000000.0 in each child "
+     "with a gain above min_gain=0.0"),
+    ({}, "constant", "no feature takes two values (after binning)"),
+])
+def test_a_run_that_cannot_split_says_why_once(params, X_kind, reason):
+    """LightGBM warns and stops there; gbmo warned of nothing."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4)) if X_kind == "normal" else np.ones((3000, 4))
+    booster, messages = _single_leaf_warnings({"verbosity": 0, **params}, X, X[:, 0] + 1)
+    assert messages == [f"round 1 grew only trees of one leaf: {reason}. Such a round adds one "
+                        "value to every row, and so may the rounds after it (LightGBM stops "
+                        "training there)"]
+    assert booster.num_trees() == 5 and all(t.n_leaves == 1 for t in booster.trees)
+
+
+def test_single_leaves_are_not_warned_of_at_verbosity_minus_one_or_when_trees_split():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 4))
+    _, silenced = _single_leaf_warnings({"verbosity": -1, "min_samples_leaf": 5000}, X, X[:, 0])
+    _, splitting = _single_leaf_warnings({"verbosity": 0}, X, X[:, 0] + rng.normal(size=3000))
+    assert silenced == splitting == []
