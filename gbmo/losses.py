@@ -15,6 +15,7 @@ from ._core._losses import (sigmoid_gradients, sigmoid_transform, softmax_gradie
                             softmax_transform, squared_error_gradients)
 from .multitask import ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, caller_thread_count, threads_for
+from .validation import MAX_GRADIENT_INPUT
 
 _UNIT_WEIGHT = np.empty(0)
 
@@ -88,10 +89,6 @@ class Loss:
     # and L1, whose constant hessian makes the gradients' values poor steps.
 
 
-# Gradients are float32: targets beyond this would overflow them into inf/NaN.
-_MAX_TARGET = 1e30
-
-
 def _require_finite(y, loss_name, allow_missing=False):
     """Targets must be finite numbers within float32's reach; a loss that masks
     missing targets takes NaN (not inf) and needs an observed value per output."""
@@ -102,10 +99,11 @@ def _require_finite(y, loss_name, allow_missing=False):
         raise ValueError(f"the target contains {'infinite' if allow_missing else 'NaN or infinite'}"
                          f" values; objective '{loss_name}': {allowed}")
     magnitude = np.nanmax(np.abs(y)) if y.size and not np.all(np.isnan(y)) else 0.0
-    if magnitude > _MAX_TARGET:
+    if magnitude > MAX_GRADIENT_INPUT:
         raise ValueError(
             f"the target has values of magnitude {magnitude:.3g}; objective "
-            f"'{loss_name}' takes |y| <= {_MAX_TARGET:g} (gradients are float32): rescale it"
+            f"'{loss_name}' takes |y| <= {MAX_GRADIENT_INPUT:g} (gradients are float32): "
+            "rescale it"
         )
     if allow_missing and y.size:
         unobserved = np.flatnonzero(np.all(np.isnan(y.reshape(len(y), -1)), axis=0))

@@ -362,6 +362,11 @@ def check_init_score_outputs(init_score, n_outputs, name):
                          f"({n_rows}, {n_outputs}){one_column}")
 
 
+# Gradients and hessians are float32: targets and weights (which multiply
+# them) beyond this overflow them into inf and the model into NaN.
+MAX_GRADIENT_INPUT = 1e30
+
+
 def check_weight(weight, n_rows, name="weight"):
     """weight (None, a number for every row, or an array-like) as float64
     (n_rows,), or None; errors call it name."""
@@ -379,6 +384,10 @@ def check_weight(weight, n_rows, name="weight"):
         raise ValueError(f"{name} must be finite and >= 0; it holds NaN or infinite values")
     if np.any(weight < 0):
         raise ValueError(f"{name} must be finite and >= 0; it holds negative values")
+    if weight.size and weight.max() > MAX_GRADIENT_INPUT:
+        raise ValueError(f"{name} holds values up to {weight.max():.3g}; allowed: <= "
+                         f"{MAX_GRADIENT_INPUT:g} (the gradients and hessians the weights "
+                         "multiply are float32): rescale them")
     if weight.sum() <= 0:
         raise ValueError(f"{name} must contain at least one non-zero weight: with all 0, "
                          "no sample would count")

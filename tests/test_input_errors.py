@@ -83,6 +83,11 @@ def test_bad_weights():
         gbmo.Dataset(X, y, weight=np.zeros(50))
     with pytest.raises(TypeError, match="weight must be numeric"):
         gbmo.Dataset(X, y, weight=["a"] * 50)
+    # float32 gradients times 1e39 were inf, and the model all NaN
+    with pytest.raises(ValueError, match=r"weight holds values up to 1e\+39; allowed: <= "
+                                         r"1e\+30 \(the gradients and hessians the weights "
+                                         r"multiply are float32\): rescale them"):
+        gbmo.Dataset(X, y, weight=np.r_[np.ones(49), 1e39])
     assert np.array_equal(gbmo.Dataset(X, y, weight=2).weight, np.full(50, 2.0))
 
 
