@@ -1061,6 +1061,12 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         return tags
 
 
+def _refuse_multi_label_kind(what):
+    raise ValueError("a 2-D y must be a multi-label indicator matrix of 0/1 values, NaN for a "
+                     f"missing label (got {what}); multi-class multi-output targets are not "
+                     "supported")
+
+
 class GBMOClassifier(ClassifierMixin, _GBMOModel):
     """Gradient boosting with vector-leaf trees for classification.
 
@@ -1220,17 +1226,15 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
+        self._multilabel = y.ndim == 2
+        if self._multilabel and y.dtype.kind not in "biuf":  # strings: no 0 for a NaN below
+            _refuse_multi_label_kind(f"{y.dtype} labels")
         # the type of a multi-label y is its present labels' (see _validate_X_y)
         present = np.where(_missing_labels(y), 0, y) if y.ndim == 2 else y
         check_classification_targets(present)
-        self._multilabel = y.ndim == 2
         if self._multilabel:
             if type_of_target(present) != "multilabel-indicator":
-                raise ValueError(
-                    "a 2-D y must be a multi-label indicator matrix of 0/1 values, NaN for a "
-                    f"missing label (got target type {type_of_target(present)!r}); "
-                    "multi-class multi-output targets are not supported"
-                )
+                _refuse_multi_label_kind(f"target type {type_of_target(present)!r}")
             self._y_dtype = y.dtype
             self.classes_ = np.arange(y.shape[1])
             self.n_classes_ = y.shape[1]

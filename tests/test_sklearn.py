@@ -346,6 +346,11 @@ def test_classifier_refuses_nan_where_it_is_no_missing_label(no_training):
     multi_label[1, 1] = 0.5
     with pytest.raises(ValueError, match="Unknown label type: continuous-multioutput"):
         GBMOClassifier().fit(X, multi_label)
+    # string labels in two columns: numpy's promotion error before
+    with pytest.raises(ValueError, match=r"a 2-D y must be a multi-label indicator matrix of "
+                                         r"0/1 values, NaN for a missing label \(got <U1 "
+                                         r"labels\)"):
+        GBMOClassifier().fit(X, np.where(np.isnan(multi_label), "a", "b"))
 
 
 def test_classifier_rejects_one_class_and_continuous_targets():
