@@ -78,6 +78,22 @@ __all__ = ["GBMORegressor", "GBMOClassifier"]
 
 # The estimators' parameters that are not gbmo.train's: every other one is
 # passed to it under its own name.
+# LightGBM's early stopping options, which its estimators take among their
+# params: here they shape the early stopping of early_stopping_rounds.
+_STOPPING_OPTIONS = ("first_metric_only", "early_stopping_min_delta")
+
+
+def _refused_control(alias):
+    """Why an estimator refuses one of LightGBM's training controls, and what
+    it takes instead."""
+    if CONTROL_ALIASES[alias] == "num_iterations":
+        return f"parameter {alias!r} is not taken by the estimators: the rounds are n_estimators"
+    return (f"parameter {alias!r} is not taken by the estimators: early stopping is "
+            "early_stopping_rounds=N, watching eval_set (or a validation_fraction of the "
+            "rows), with first_metric_only=True and early_stopping_min_delta beside it if "
+            "needed; or fit(callbacks=[gbmo.early_stopping(N, ...)])")
+
+
 _ESTIMATOR_ONLY = ("n_estimators", "early_stopping_rounds", "validation_fraction",
                    "random_state", "importance_type", "class_weight",
                    "eval_metric")  # XGBoost's, in the constructor: fit's eval_metric
@@ -528,10 +544,11 @@ class _GBMOModel(BaseEstimator):
                   if name not in _ESTIMATOR_ONLY + leave_out}
         defaults = _constructor_defaults()
         for alias in self._other_params:
+            if alias in _STOPPING_OPTIONS:  # fit hands them to its early stopping
+                del params[alias]
+                continue
             if alias in CONTROL_ALIASES:
-                raise ValueError(f"parameter {alias!r} is not taken by the estimators: the "
-                                 "rounds are n_estimators, and early stopping "
-                                 "early_stopping_rounds")
+                raise ValueError(_refused_control(alias))
             name = ALIASES.get(alias, alias)
             if name == "seed":
                 raise ValueError(f"parameter {alias!r} is random_state here")
@@ -579,7 +596,21 @@ class _GBMOModel(BaseEstimator):
                 f"parameter 'validation_fraction' must be a number in (0, 1), got {fraction!r}"
             )
         _check_class_weight(self.class_weight)
+        self._check_stopping_options(rounds)
         return n_estimators, rounds, float(fraction)
+
+    def _check_stopping_options(self, rounds):
+        given = [name for name in _STOPPING_OPTIONS if name in self._other_params]
+        if given and rounds is None:
+            raise ValueError(f"parameter {given[0]!r} shapes the early stopping of "
+                             "early_stopping_rounds, which is not set; give "
+                             "early_stopping_rounds=N too")
+        first_only = self._other_params.get("first_metric_only", False)
+        if not isinstance(first_only, (bool, np.bool_)):
+            raise ValueError(f"parameter 'first_metric_only' must be True or False, got "
+                             f"{first_only!r}")
+        # early_stopping checks its min_delta when it is made, before any work
+        early_stopping(1, min_delta=self._other_params.get("early_stopping_min_delta", 0.0))
 
     # -- fit ----------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
@@ -763,7 +794,10 @@ class _GBMOModel(BaseEstimator):
             all_callbacks.append(log_evaluation(log_period))
         if rounds is not None:
             # verbosity or an alias of it (LightGBM's and XGBoost's verbose)
-            all_callbacks.append(early_stopping(rounds, verbose=resolved["verbosity"] > 0))
+            all_callbacks.append(early_stopping(
+                rounds, self._other_params.get("first_metric_only", False),
+                verbose=resolved["verbosity"] > 0,
+                min_delta=self._other_params.get("early_stopping_min_delta", 0.0)))
         booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
                         valid_names=valid_names, callbacks=all_callbacks, init_model=init_model,
                         feval=fevals)

@@ -1101,14 +1101,42 @@ def test_other_parameters_and_lightgbm_s_names_reach_train_and_survive_clone():
 @pytest.mark.parametrize("kwargs, message", [
     ({"num_leaves": 7, "max_leaves": 9}, "'max_leaves' is given twice"),
     ({"num_iterations": 7}, "the rounds are n_estimators"),
-    ({"early_stopping_round": 3}, "early_stopping_rounds"),
+    ({"early_stopping_round": 3}, r"'early_stopping_round' is not taken by the estimators: "
+                                  r"early stopping is early_stopping_rounds=N, watching "
+                                  r"eval_set .*first_metric_only=True"),
+    ({"early_stopping": True}, "'early_stopping' is not taken.*early_stopping_rounds=N"),
+    ({"first_metric_only": True}, r"parameter 'first_metric_only' shapes the early stopping of "
+                                  r"early_stopping_rounds, which is not set"),
+    ({"early_stopping_rounds": 3, "first_metric_only": "yes"},
+     "'first_metric_only' must be True or False, got 'yes'"),
+    ({"early_stopping_rounds": 3, "early_stopping_min_delta": -1}, "min_delta must be a number"),
     ({"seed": 3}, "'seed' is random_state here"),
     ({"bogus": 1}, "unknown parameter 'bogus'"),
 ])
-def test_bad_other_parameters_are_refused_at_fit(kwargs, message):
+def test_bad_other_parameters_are_refused_at_fit(kwargs, message, no_training):
     X, Y = _multi_output_regression(n=100)
     with pytest.raises(ValueError, match=message):
         GBMORegressor(n_estimators=2, **kwargs).fit(X, Y)
+
+
+def test_lightgbm_s_early_stopping_options_shape_early_stopping_rounds():
+    """first_metric_only and early_stopping_min_delta among the params, as
+    LightGBM's estimators take them: the first metric alone decides, and a
+    margin makes smaller improvements count as none."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(800, 4))
+    y = X[:, 0] + 0.3 * rng.normal(size=800)
+
+    def stalls_early(y_true, y_pred):
+        return "stalls", float(min(len(y_true), 3)), True  # never improves after round 1
+
+    def fit(**options):
+        return GBMORegressor(n_estimators=200, early_stopping_rounds=5, **options).fit(
+            X, y, eval_set=[(X, y + 0.1)], eval_metric=["rmse", stalls_early])
+
+    assert fit().best_iteration_ == 1  # the stalling metric stops it
+    assert fit(first_metric_only=True).best_iteration_ > 20
+    assert fit(first_metric_only=True, early_stopping_min_delta=1e9).best_iteration_ == 1
 
 
 def test_predict_takes_lightgbm_s_options():
