@@ -530,10 +530,15 @@ class _GBMOModel(BaseEstimator):
         """(numpy RandomState for the validation split, gbmo seed). None is the
         fixed seed 0, as LightGBM's estimators are reproducible by default
         (scikit-learn's convention would draw from numpy's global state)."""
+        if isinstance(self.random_state, np.random.Generator):
+            # as LightGBM's estimators: a seed drawn from it, which seeds the rest
+            seed = int(self.random_state.integers(np.iinfo(np.int32).max))
+            return np.random.RandomState(seed), seed
         try:
             rng = check_random_state(0 if self.random_state is None else self.random_state)
         except ValueError as err:
-            raise ValueError(f"parameter 'random_state' is invalid: {err}") from None
+            raise ValueError(f"parameter 'random_state' is invalid: {err}; allowed: None, an "
+                             "integer, a numpy RandomState or Generator") from None
         if self.random_state is None or isinstance(self.random_state, numbers.Integral):
             return rng, int(self.random_state or 0)
         return rng, int(rng.randint(np.iinfo(np.int32).max))

@@ -439,6 +439,26 @@ def test_classifier_early_stopping_split_is_stratified_and_seeded():
         assert history[k - 1] == pytest.approx(logloss, rel=1e-9)
 
 
+def test_a_numpy_generator_as_random_state_seeds_the_model_as_lightgbm_s_estimators():
+    """A seed drawn from the Generator seeds training (and the held-out rows);
+    it was refused with numpy's RandomState message."""
+    X, Y = _multi_output_regression(300)
+    options = dict(n_estimators=5, subsample=0.5, subsample_freq=1, min_samples_leaf=3)
+    seed = int(np.random.default_rng(7).integers(np.iinfo(np.int32).max))
+    drawn = GBMORegressor(**options, random_state=np.random.default_rng(7)).fit(X, Y)
+    seeded = GBMORegressor(**options, random_state=seed).fit(X, Y)
+    other = GBMORegressor(**options, random_state=np.random.default_rng(8)).fit(X, Y)
+    np.testing.assert_array_equal(drawn.predict(X), seeded.predict(X))
+    assert not np.array_equal(drawn.predict(X), other.predict(X))
+
+
+def test_a_random_state_of_another_kind_is_refused_naming_the_allowed(no_training):
+    X, Y = _multi_output_regression(100)
+    with pytest.raises(ValueError, match=r"parameter 'random_state' is invalid: .*; allowed: "
+                                         r"None, an integer, a numpy RandomState or Generator"):
+        GBMORegressor(random_state="seven").fit(X, Y)
+
+
 def test_eval_set_is_recorded_per_round():
     X, Y = _multi_output_regression(400)
     model = GBMORegressor(**SMALL).fit(X[:300], Y[:300],
