@@ -477,7 +477,8 @@ class _GBMOModel(BaseEstimator):
         # gbmo.train's other parameters and LightGBM's names, as LightGBM's
         # estimators take them (see get_params)
         self._other_params = {}
-        self.set_params(**kwargs)
+        # not set_params: every name given here counts, two of one parameter collide at fit
+        self._hold_other_params(kwargs)
 
     # -- to be provided by the subclasses -----------------------------------
     def _prepare_target(self, y):
@@ -518,13 +519,34 @@ class _GBMOModel(BaseEstimator):
         return {**super().get_params(deep=deep), **self._other_params}
 
     def set_params(self, **params):
+        """As scikit-learn's, for the other parameters too; a parameter set
+        under one name replaces what the estimator held under another name of
+        it (set_params(max_leaves=15) on GBMORegressor(num_leaves=7), as a
+        GridSearchCV over max_leaves does), so only names given together
+        collide at fit."""
         named = self._get_param_names()
+        for key in params:
+            self._forget_other_names(key, params, named)
         super().set_params(**{k: v for k, v in params.items() if k in named})
-        for key, value in params.items():
-            if key not in named:
-                setattr(self, key, value)
-                self._other_params[key] = value
+        self._hold_other_params({k: v for k, v in params.items() if k not in named})
         return self
+
+    def _hold_other_params(self, params):
+        for key, value in params.items():
+            setattr(self, key, value)
+            self._other_params[key] = value
+
+    def _forget_other_names(self, key, given, named):
+        """Drops the other names of key's parameter that the estimator holds
+        and `given` does not: its aliases among the other parameters, and the
+        named parameter (back to its default) when key is an alias of it."""
+        name = ALIASES.get(key, key)
+        for other in [k for k in self._other_params
+                      if k not in given and ALIASES.get(k, k) == name]:
+            del self._other_params[other]
+            delattr(self, other)
+        if name != key and name in named and name not in given:
+            setattr(self, name, _constructor_defaults()[name])
 
     def _random(self):
         """(numpy RandomState for the validation split, gbmo seed). None is the

@@ -1118,6 +1118,27 @@ def test_other_parameters_and_lightgbm_s_names_reach_train_and_survive_clone():
     assert max(tree.n_leaves for tree in model.fit(X, Y).booster_.trees) == 3
 
 
+def test_set_params_under_one_name_replaces_another_name_of_the_parameter():
+    """GridSearchCV over max_leaves of GBMORegressor(num_leaves=7) said
+    max_leaves was given twice."""
+    from sklearn.model_selection import GridSearchCV
+
+    X, Y = _multi_output_regression(n=200)
+    model = GBMORegressor(n_estimators=3, num_leaves=7).set_params(max_leaves=3)
+    assert "num_leaves" not in model.get_params() and not hasattr(model, "num_leaves")
+    assert max(tree.n_leaves for tree in model.fit(X, Y).booster_.trees) == 3
+    model = GBMORegressor(n_estimators=3, max_leaves=7).set_params(num_leaves=3)
+    assert model.get_params()["max_leaves"] is None and model.get_params()["num_leaves"] == 3
+    assert max(tree.n_leaves for tree in model.fit(X, Y).booster_.trees) == 3
+    model = GBMORegressor(n_estimators=3, num_leaves=7).set_params(max_leaf=4)  # alias for alias
+    assert "num_leaves" not in model.get_params()
+    assert max(tree.n_leaves for tree in model.fit(X, Y).booster_.trees) == 4
+    search = GridSearchCV(GBMORegressor(n_estimators=3, num_leaves=7),
+                          {"max_leaves": [2, 3]}, cv=2).fit(X, Y)
+    assert max(t.n_leaves for t in search.best_estimator_.booster_.trees) == \
+        search.best_params_["max_leaves"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"num_leaves": 7, "max_leaves": 9}, "'max_leaves' is given twice"),
     ({"num_iterations": 7}, "the rounds are n_estimators"),
@@ -1137,6 +1158,8 @@ def test_bad_other_parameters_are_refused_at_fit(kwargs, message, no_training):
     X, Y = _multi_output_regression(n=100)
     with pytest.raises(ValueError, match=message):
         GBMORegressor(n_estimators=2, **kwargs).fit(X, Y)
+    with pytest.raises(ValueError, match=message):  # given together to set_params
+        GBMORegressor(n_estimators=2).set_params(**kwargs).fit(X, Y)
 
 
 def test_lightgbm_s_early_stopping_options_shape_early_stopping_rounds():
