@@ -297,10 +297,12 @@ def check_features(X, name="X", allow_no_rows=False):
                                         if X.dtype.kind in "OUS" else "")
         )
     if X.ndim != 2:
-        one_feature = ("; for one feature, give it as one column, an (n, 1) array (a Series' "
-                       "to_frame())" if X.ndim == 1 else "")
+        one_dimension = ("; for one row, give it as a (1, n_features) array "
+                         "(X.reshape(1, -1), a DataFrame's df.iloc[[i]]); for one feature, as "
+                         "one column, an (n, 1) array (X.reshape(-1, 1), a Series' to_frame())"
+                         if X.ndim == 1 else "")
         raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}"
-                         + one_feature)
+                         + one_dimension)
     _check_not_empty(X, name, allow_no_rows)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)

@@ -28,11 +28,17 @@ def test_bad_features(bad_X, error, message):
         gbmo.Dataset(bad_X, np.zeros(len(bad_X)))
 
 
-def test_one_dimensional_x_says_how_to_give_one_feature():
+def test_one_dimensional_x_says_how_to_give_one_feature_or_one_row():
+    one_feature = (r"for one feature, as one column, an \(n, 1\) array \(X.reshape\(-1, 1\), "
+                   r"a Series' to_frame\(\)\)")
     with pytest.raises(ValueError, match=r"X must be 2-D \(n_rows, n_features\), got shape "
-                                         r"\(50,\); for one feature, give it as one column, "
-                                         r"an \(n, 1\) array \(a Series' to_frame\(\)\)"):
+                                         r"\(50,\); for one row, give it as a \(1, "
+                                         r"n_features\) array \(X.reshape\(1, -1\), a "
+                                         r"DataFrame's df.iloc\[\[i\]\]\); " + one_feature):
         gbmo.Dataset(X[:, 0], y)
+    booster = gbmo.train({"verbosity": -1}, gbmo.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match=r"got shape \(3,\); for one row, give it"):
+        booster.predict(X[0])  # the advice of one column alone was wrong here
 
 
 def test_non_numeric_dataframe_column_is_named():
