@@ -582,6 +582,16 @@ def _call_with_supported(factory, soft, strict, what, given_in):
     return factory(**kwargs)
 
 
+def _takes_keyword(factory, keyword):
+    """Whether factory's signature takes keyword (or any keyword); True when
+    it has none to read, as _call_with_supported then passes what it can."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return True
+    return keyword in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
 def create_loss(name, num_class=None, n_threads=1, **params):
     """A ready loss instance for objective `name`.
 
@@ -590,6 +600,11 @@ def create_loss(name, num_class=None, n_threads=1, **params):
     accepted. The instance is checked against the contract; a loss whose
     ``name`` is None gets the registered name (saved models record it)."""
     factory = LOSSES.get(name)
+    if num_class is not None and not _takes_keyword(factory, "num_class"):
+        # LightGBM refuses it too ("Number of classes must be 1 for non-multiclass training")
+        raise ValueError(f"objective {name!r} takes no num_class: its outputs are y's columns; "
+                         f"num_class={num_class!r} is for objectives of class indices "
+                         "(softmax, multiclassova) and objective functions; leave it out here")
     loss = _call_with_supported(factory, {"num_class": num_class, "n_threads": n_threads},
                                 params, f"objective {name!r}", "objective_params")
     problems = _check_loss_target(loss, f"loss {name!r} instance")

@@ -1301,7 +1301,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             self.n_classes_ = y.shape[1]
             self.n_outputs_ = y.shape[1]
             self._check_objective_serves(multilabel=True)
-            return y.astype(np.float64), {"objective": "sigmoid"}, None
+            # a sigmoid per label: the labels are y's columns, not num_class's classes
+            return y.astype(np.float64), {"objective": "sigmoid", "num_class": None}, None
         self.classes_, encoded = np.unique(y, return_inverse=True)
         self.n_classes_ = len(self.classes_)
         self.n_outputs_ = 1
@@ -1317,7 +1318,9 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         self._class_indices = self.n_classes_ > 2 or _takes_class_indices(
             self._given_objective())
         if not self._class_indices:
-            return encoded.astype(np.float64), {"objective": "sigmoid"}, encoded
+            # one sigmoid output: a num_class that agreed with y (2) is not the loss's
+            return encoded.astype(np.float64), {"objective": "sigmoid", "num_class": None}, \
+                encoded
         return encoded.astype(np.int64), {"objective": "softmax",
                                           "num_class": self.n_classes_}, encoded
 

@@ -576,3 +576,14 @@ def test_a_table_whose_to_pandas_cannot_run_names_what_to_install():
         gbmo.Dataset(_TableWithoutItsReader(), y)
     with pytest.raises(TypeError, match=message):
         _train().predict(_TableWithoutItsReader())
+
+
+@pytest.mark.parametrize("objective", ["mse", "sigmoid"])
+def test_num_class_for_an_objective_of_y_s_columns_is_refused_before_binning(objective):
+    """It was dropped without a word; LightGBM refuses it ("Number of classes
+    must be 1 for non-multiclass training")."""
+    data = gbmo.Dataset(X, (y > 0).astype(float))
+    with pytest.raises(ValueError, match=rf"objective '{objective}' takes no num_class: its "
+                                         r"outputs are y's columns; num_class=3"):
+        gbmo.train({"objective": objective, "num_class": 3}, data, 1)
+    assert data.bin_mapper is None

@@ -444,8 +444,15 @@ def test_create_loss_passes_only_the_arguments_a_loss_takes(monkeypatch):
     softmax = registry.create_loss("softmax", num_class=4, n_threads=3)
     assert isinstance(softmax, SoftmaxCrossEntropy)
     assert (softmax.num_class, softmax.n_threads) == (4, 3)
-    mse = registry.create_loss("mse", num_class=4, n_threads=2)  # num_class ignored
+    mse = registry.create_loss("mse", n_threads=2)
     assert isinstance(mse, SquaredError) and mse.n_threads == 2
+    # a num_class the loss does not take was dropped without a word, as in
+    # gbmo.train({"num_class": 3}) for regression; LightGBM refuses it
+    with pytest.raises(ValueError, match=r"objective 'mse' takes no num_class: its outputs are "
+                                         r"y's columns; num_class=4 is for objectives of class "
+                                         r"indices \(softmax, multiclassova\) and objective "
+                                         r"functions; leave it out here"):
+        registry.create_loss("mse", num_class=4, n_threads=2)
 
     @registry.register_loss("pinball")
     class Pinball(SquaredError):
