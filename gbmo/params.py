@@ -667,6 +667,14 @@ def _drop_settings_without_effect(unknown, keywords):
                              f"take it: {_LIGHTGBM_SWITCHES_NOT_BUILT[key]} (allowed: False)")
 
 
+def _objectives_taking(key):
+    """The registered objectives (plugins' too) whose constructor takes key,
+    for the refusal of a key the given objective does not take."""
+    from .registry import LOSSES
+
+    return [name for name in LOSSES.names() if key in _objective_keywords(name)]
+
+
 def _fold_objective_keywords(resolved, unknown):
     """Names that are no parameter of gbmo's but a keyword of the objective's
     (LightGBM's top-level alpha of quantile) become its objective_params, as
@@ -679,8 +687,15 @@ def _fold_objective_keywords(resolved, unknown):
             whose, why = _NOT_TAKEN[key]
             raise ValueError(f"parameter {key!r} is {whose}'s, and gbmo does not take it: {why}")
         if key not in keywords:
-            close = difflib.get_close_matches(key, list(PARAMS) + list(ALIASES), n=3)
+            close = [name if name in PARAMS else f"{name} ({ALIASES[name]})"
+                     for name in difflib.get_close_matches(key, list(PARAMS) + list(ALIASES),
+                                                           n=3)]
             hint = f"; did you mean {', '.join(close)}?" if close else ""
+            owners = _objectives_taking(key)
+            if owners:  # LightGBM's alpha is quantile's and huber's, XGBoost's reg_alpha
+                hint = (f"; it is a keyword of objective {', '.join(map(repr, owners))}, not "
+                        f"of {resolved['objective']!r}"
+                        + (f"; or did you mean {', '.join(close)}?" if close else "."))
             raise ValueError(
                 f"unknown parameter {key!r}{hint} Known parameters: {', '.join(PARAMS)}"
                 + (f"; and objective {resolved['objective']!r} takes "

@@ -777,6 +777,15 @@ def test_an_objective_s_keywords_are_taken_at_the_top_level_as_lightgbm_s_alpha(
                    gbmo.Dataset(X, y), 2)
     with pytest.raises(ValueError, match="unknown parameter 'bogus'.*objective 'quantile' takes"):
         gbmo.train({"objective": "quantile", "bogus": 1}, gbmo.Dataset(X, y), 2)
+    # beside another objective, the ones that take it are named, and XGBoost's
+    # alpha (the L1 penalty) is among the close names, with what it stands for
+    with pytest.raises(ValueError, match=r"unknown parameter 'alpha'; it is a keyword of "
+                                         r"objective 'huber', 'quantile', not of 'mse'; or did "
+                                         r"you mean reg_alpha \(lambda_l1\)\?"):
+        gbmo.train({"objective": "mse", "alpha": 0.3}, gbmo.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match=r"unknown parameter 'fair_c'; it is a keyword of "
+                                         r"objective 'fair', not of 'mse'\. Known parameters"):
+        gbmo.train({"fair_c": 0.3}, gbmo.Dataset(X, y), 2)
 
 
 def test_a_user_without_gbmo_losses_is_told_where_its_objectives_are(monkeypatch):
