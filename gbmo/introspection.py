@@ -51,12 +51,13 @@ def _tree_rows(tree_index, tree, booster, feature_names):
     for node in range(tree.n_nodes):
         leaf = tree.node_left[node] < 0
         feature = int(tree.node_feature[node])
+        categories = None if leaf else categories_left(booster, tree, node)
         yield (tree_index, node, int(depth[node]), int(parent[node]), bool(leaf),
                None if leaf else int(tree.node_left[node]),
                None if leaf else int(tree.node_right[node]),
                None if leaf else feature_names[feature], None if leaf else feature,
-               None if leaf else float(tree.node_threshold[node]),
-               None if leaf else categories_left(booster, tree, node),
+               None if leaf or categories is not None else float(tree.node_threshold[node]),
+               categories,
                None if leaf else ("left" if tree.node_missing_left[node] else "right"),
                None if leaf else float(tree.node_gain[node]), int(tree.node_count[node]),
                int(tree.node_value[node]) if leaf else None,
@@ -65,8 +66,8 @@ def _tree_rows(tree_index, tree, booster, feature_names):
 
 def trees_to_dataframe(booster):
     """One row per node: its tree, index, depth and parent; for splits the
-    feature (name and index), threshold (x <= threshold goes left; unused, 0,
-    for a categorical feature, whose `categories_left` lists the categories
+    feature (name and index), threshold (x <= threshold goes left; NaN for
+    a categorical feature, whose `categories_left` lists the categories
     that go left), where missing values go and the gain; for leaves the leaf index and the leaf's
     value vector (a numpy array of n_outputs, zeros where a sparse leaf
     stores nothing); the training rows that reached it in `count`."""

@@ -476,6 +476,9 @@ def test_trees_to_dataframe_lists_the_categories_each_split_sends_left():
     nodes = booster.trees_to_dataframe()
     assert (nodes.split_feature == "c").any()
     assert nodes[nodes.split_feature == "x"].categories_left.isna().all()
+    # a set split has no threshold (it showed 0.0 beside its set)
+    assert nodes[nodes.split_feature == "c"].threshold.isna().all()
+    assert nodes[nodes.split_feature == "x"].threshold.notna().all()
     for i in range(40):
         label, x = frame.c.iloc[i], frame.x.iloc[i]
         total = booster.init_score[0]
