@@ -226,7 +226,7 @@ def compare_histogram(old_histogram, threads, samples, rng, n_total=100_000, n_r
     X_binned = rng.integers(0, 255, size=(50, n_total)).astype(np.uint8)
     rows = np.sort(rng.choice(n_total, n_rows, replace=False)).astype(np.uint32)
     features = np.arange(50, dtype=np.int32)
-    for width in (2, 4, 7, 11, 16, 21, 31, 41):
+    for width in (2, 4, 7, 8, 9, 11, 13, 15, 16, 21, 31, 41):
         ordered = rng.normal(size=(n_rows, width)).astype(np.float32)
         totals = ordered.sum(axis=0, dtype=np.float64)[None, :]
         for skipped in (False, True):

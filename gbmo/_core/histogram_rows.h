@@ -24,9 +24,10 @@
 #endif
 
 /* Rows of at least this many values take the clones: at 4 values a row
- * the AVX2 loop was 15% slower than the baseline, from 16 to 41 values
- * 1.10-1.41x faster (benchmarks/ab_kernel.py --kernel histogram). */
-#define GBMO_WIDE_ROW 16
+ * the AVX2 loop was 15% slower than the baseline, at 8 0.89-0.98x without
+ * a skipped bin, from 9 to 15 values 1.07-1.18x faster and from 16 to 41
+ * 1.10-1.41x (benchmarks/ab_kernel.py --kernel histogram). */
+#define GBMO_WIDE_ROW 9
 
 /* Adds row i of ordered (width values) to the bin of rows[i]'s value in
  * column (values above missing_row count in it), except the rows whose bin
