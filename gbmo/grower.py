@@ -34,6 +34,7 @@ from ._core._split import (find_best_sparse_splits, find_best_splits, node_value
                            split_gain_table)
 from ._core._tree_arrays import tree_arrays
 from .parallel import threads_for
+from .histogram_memory import owns_memory, written_bytes, zeroed_histograms
 from .params import max_leaves_of
 from .tree import Tree
 from .validation import user_stacklevel
@@ -226,17 +227,16 @@ def _warn_of_large_histograms(histogram_bytes, shape):
     a split needs two of: the run then holds at least that twice."""
     n_features, n_bins, width = shape
     warnings.warn(f"a node's histograms take {histogram_bytes / 2**20:,.0f} MiB ({n_features} "
-                  f"features x {n_bins} bins x {width} sums), and growing a tree holds two "
-                  "or more: every feature's is as tall as the most bins any feature has "
-                  "(max_bins, max_bins_by_feature); fewer bins keep them smaller",
+                  f"features x up to {n_bins} bins x {width} sums), and growing a tree holds "
+                  "two or more: fewer bins (max_bins, max_bins_by_feature) keep them smaller",
                   UserWarning, stacklevel=user_stacklevel())
 
 
 class _HistogramPool:
     """Recycles histogram buffers and bounds how many are alive at once."""
 
-    def __init__(self, shape, capacity):
-        self.shape, self.capacity = shape, capacity
+    def __init__(self, shape, capacity, value_bins):
+        self.shape, self.capacity, self.value_bins = shape, capacity, value_bins
         self.free = []
         self.n_alive = 0
 
@@ -244,14 +244,19 @@ class _HistogramPool:
         self.n_alive += 1
         # zeroed: the kernels leave a feature's rows beyond its value bins alone
         # (value_bins, _histogram.zero_feature)
-        return self.free.pop() if self.free else np.zeros(self.shape, dtype=HIST_DTYPE)
+        return self.free.pop() if self.free else self.zeroed()
+
+    def zeroed(self, count=None):
+        """A new zeroed histogram, or count of them in one block."""
+        shape = self.shape if count is None else (count,) + self.shape
+        return zeroed_histograms(shape, self.value_bins)
 
     def give_back(self, histogram):
         """Keeps the buffer for reuse while alive + free stays within capacity;
         views into a multi-node block are dropped, so the block is freed with
         its last view instead of piling up unused."""
         self.n_alive -= 1
-        if histogram.base is None and self.n_alive + len(self.free) < self.capacity:
+        if owns_memory(histogram) and self.n_alive + len(self.free) < self.capacity:
             self.free.append(histogram)
 
 
@@ -339,10 +344,11 @@ class TreeGrower:
         histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         # (sparse X's smaller cache is a choice of speed, not of memory)
-        if (not self.mixed and 2 * histogram_bytes > cache_bytes
+        # the memory they take: the rows the kernels write (histogram_memory)
+        if (not self.mixed and 2 * written_bytes(shape, self.value_bins) > cache_bytes
                 and not workspace.warned_of_large_histograms):
             workspace.warned_of_large_histograms = True
-            _warn_of_large_histograms(histogram_bytes, shape)
+            _warn_of_large_histograms(written_bytes(shape, self.value_bins), shape)
         # never below the two histograms a split needs (its parent's, which the
         # larger child takes over, and the smaller child's), in both loops
         capacity = max(2, min(params["hist_cache"], cache_bytes // histogram_bytes))
@@ -354,9 +360,9 @@ class TreeGrower:
             # at most one histogram per leaf is alive
             self.capacity = capacity
             self.histograms = workspace.histogram_block(
-                shape, min(capacity, self.max_leaves + 1))
+                shape, min(capacity, self.max_leaves + 1), self.value_bins)
         else:
-            self.pool = workspace.histogram_pool(shape, capacity)
+            self.pool = workspace.histogram_pool(shape, capacity, self.value_bins)
             # find_best_splits' best split of each feature
             self.split_gain = np.empty(n_features, dtype=np.float64)
             self.noiseless_gain = np.empty(n_features, dtype=np.float64)
@@ -642,7 +648,7 @@ class TreeGrower:
         ordered = self.workspace.ordered(len(rows), self.width)
         gather_gradients(self.grad, self.hess, rows, ordered,
                          self._threads_for(len(rows) * self.width))
-        histograms = np.zeros((len(nodes),) + self.pool.shape, dtype=HIST_DTYPE)
+        histograms = self.pool.zeroed(len(nodes))
         build_histograms_of_nodes(self.X_binned, rows, offsets, ordered, self.column_features,
                                   histograms,
                                   self._threads_for(len(rows) * self.width
@@ -1204,7 +1210,7 @@ class GrowerWorkspace:
             self._dense_layout = n_histogram_bins, skipped_bins, entries
         return self._dense_layout
 
-    def histogram_block(self, shape, n_slots):
+    def histogram_block(self, shape, n_slots, value_bins):
         """n_slots histograms of shape in one array, for the loop in Cython;
         kept across trees as histogram_pool's buffers are. Zeroed once: the
         loop never writes a feature's rows between its value bins and the
@@ -1212,7 +1218,7 @@ class GrowerWorkspace:
         0 keeps a sum over every row of a feature's histogram right."""
         block = self._histogram_block
         if block is None or block.shape[1:] != shape or len(block) < n_slots:
-            block = self._histogram_block = np.zeros((n_slots,) + shape, dtype=HIST_DTYPE)
+            block = self._histogram_block = zeroed_histograms((n_slots,) + shape, value_bins)
         return block[:n_slots]
 
     def grown_nodes(self, max_nodes, width, bounded_outputs, n_flags, smoothed):
@@ -1227,14 +1233,14 @@ class GrowerWorkspace:
             nodes = self._grown_nodes[kind] = GrownNodes(max_nodes, *kind)
         return nodes
 
-    def histogram_pool(self, shape, capacity):
+    def histogram_pool(self, shape, capacity, value_bins):
         """The run's histogram pool, emptied of live buffers for a new tree.
         Kept across trees because a fresh buffer costs its page faults on first
         touch: at 2,000 rows that made building a histogram 7x slower than
         the build itself."""
         pool = self._pool
         if pool is None or pool.shape != shape or pool.capacity != capacity:
-            pool = self._pool = _HistogramPool(shape, capacity)
+            pool = self._pool = _HistogramPool(shape, capacity, value_bins)
         # Buffers a finished tree did not give back are dropped, not counted.
         pool.n_alive = 0
         return pool
