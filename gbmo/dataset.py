@@ -11,7 +11,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories,
                           warn_no_category_known)
 from .missing_values import as_read, reading
 from .parallel import thread_count
-from .params import binned_data_params, check_dataset_params, resolve_params
+from .params import PARAMS, binned_data_params, check_dataset_params, resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
                          check_features, check_init_score, check_target, check_weight, one_of)
@@ -299,9 +299,11 @@ class Dataset:
         category_order; bins again only when a binning parameter or the
         order changed. params: train's resolved parameters; None, as
         LightGBM's construct(), bins with the Dataset's own params and the
-        defaults (train bins again when its parameters bin otherwise)."""
-        if params is None:
-            params = resolve_params(binned_data_params(self.params))
+        defaults (train bins again when its parameters bin otherwise); a
+        dict of some parameters, over the Dataset's own (it raised
+        KeyError)."""
+        if params is None or not PARAMS.keys() <= params.keys():
+            params = resolve_params(binned_data_params({**self.params, **(params or {})}))
         by_feature = params["max_bins_by_feature"]
         binning = (params["max_bins"], params["bin_subsample"], params["seed"],
                    params["min_data_in_bin"], None if by_feature is None else tuple(by_feature),

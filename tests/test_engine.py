@@ -664,6 +664,12 @@ def test_lightgbm_s_dataset_and_booster_forms():
     np.testing.assert_array_equal(booster.predict(X), booster.predict(X, num_iteration=3))
     with pytest.raises(TypeError, match="predict takes the rows' features .*not a Dataset"):
         booster.predict(data)
+    # a dict of some parameters bins with them over the Dataset's own (it raised KeyError)
+    data = gbmo.Dataset(X, X[:, 0], params={"max_bins": 40, "min_data_in_bin": 1})
+    assert data.construct({"max_bin": 7}) is data
+    np.testing.assert_array_equal(data.bin_mapper.n_bins_non_missing_, [7, 7, 7])
+    with pytest.raises(ValueError, match="parameter 'max_bins' = 1 is out of range"):
+        data.construct({"max_bins": 1})
 
 
 def test_lightgbm_s_dataset_getters_and_setters():
