@@ -11,7 +11,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories,
                           warn_no_category_known)
 from .missing_values import as_read, reading
 from .parallel import thread_count
-from .params import PARAMS, binned_data_params, check_dataset_params, resolve_params
+from .params import ALIASES, PARAMS, binned_data_params, check_dataset_params, resolve_params
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
                          check_features, check_init_score, check_target, check_weight, one_of)
@@ -303,7 +303,10 @@ class Dataset:
         dict of some parameters, over the Dataset's own (it raised
         KeyError)."""
         if params is None or not PARAMS.keys() <= params.keys():
-            params = resolve_params(binned_data_params({**self.params, **(params or {})}))
+            given = {ALIASES.get(key, key) for key in params or {}}
+            own = {key: value for key, value in self.params.items()
+                   if ALIASES.get(key, key) not in given}
+            params = resolve_params(binned_data_params({**own, **(params or {})}))
         by_feature = params["max_bins_by_feature"]
         binning = (params["max_bins"], params["bin_subsample"], params["seed"],
                    params["min_data_in_bin"], None if by_feature is None else tuple(by_feature),
