@@ -344,9 +344,11 @@ class TreeGrower:
         histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
         cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
         # (sparse X's smaller cache is a choice of speed, not of memory)
-        # the memory they take: the rows the kernels write (histogram_memory)
-        if (not self.mixed and 2 * written_bytes(shape, self.value_bins) > cache_bytes
-                and not workspace.warned_of_large_histograms):
+        # the memory they take: the rows the kernels write (histogram_memory),
+        # at most histogram_bytes, which rules out most runs at once
+        if (not self.mixed and not workspace.warned_of_large_histograms
+                and 2 * histogram_bytes > cache_bytes
+                and 2 * written_bytes(shape, self.value_bins) > cache_bytes):
             workspace.warned_of_large_histograms = True
             _warn_of_large_histograms(written_bytes(shape, self.value_bins), shape)
         # never below the two histograms a split needs (its parent's, which the
