@@ -1,6 +1,7 @@
 """train(): the boosting loop."""
 import functools
 import math
+import numbers
 import os
 import warnings
 
@@ -86,6 +87,19 @@ def _make_ensembler(params):
 
 # random_strength's share of its start below which it stops (see _Trainer._split_noise)
 NOISE_SHARE_CUTOFF = 1e-6
+
+
+def _split_lambda_l2(ensembler):
+    """The ensembler's split_lambda_l2, checked, or None: the L2 penalty of
+    its split search when its split columns are in units of their own (the
+    leaves, set from the update gradients, keep lambda_l2)."""
+    split_l2 = getattr(ensembler, "split_lambda_l2", None)
+    if split_l2 is not None and (isinstance(split_l2, bool)
+                                 or not isinstance(split_l2, numbers.Real)
+                                 or not 0 <= split_l2 < math.inf):
+        raise ValueError(f"ensembler {getattr(ensembler, 'name', ensembler)!r}: "
+                         f"split_lambda_l2 must be a finite number >= 0, got {split_l2!r}")
+    return None if split_l2 is None else float(split_l2)
 
 
 def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
@@ -439,6 +453,7 @@ class _Trainer:
         self.loss = loss = make_loss(params["objective"], _num_class_for(params, init_model),
                                      params["n_threads"], params["objective_params"])
         self.ensembler, self.ensembler_name = _make_ensembler(params)
+        self.split_lambda_l2 = _split_lambda_l2(self.ensembler)
         self.metric_names = metric_names(params["metric"], loss)
         if init_model is not None:
             # the model's trees read codes into the categories it was trained on
@@ -798,6 +813,13 @@ class _Trainer:
             update = tuple(amplified(update, other, factor))
         return grad, hess, update
 
+    def _split_search_params(self, update):
+        """The run's parameters, with the ensembler's split_lambda_l2 when
+        update gradients set the leaves (the split search's own penalty)."""
+        if update is None or self.split_lambda_l2 is None:
+            return self.params
+        return {**self.params, "lambda_l2": self.split_lambda_l2}
+
     def _grow(self, output, grad, hess, update, shrinkage, residual_values, columns_are_outputs):
         """One tree: (tree, leaf starts, leaf stops, the rows grouped by leaf).
         residual_values: whether the loss may set its leaves from their
@@ -811,8 +833,9 @@ class _Trainer:
             monotone = np.ascontiguousarray(monotone[:, output:output + 1])
         grower = TreeGrower(self.training_set.X_binned, self.bin_mapper,
                             _draw_features(self.rng, self.features, params["colsample_bytree"]),
-                            grad, hess, hess_constant, params, workspace, self.row_sample,
-                            self.rng, monotone, self.category_bins, self._split_noise())
+                            grad, hess, hess_constant, self._split_search_params(update),
+                            workspace, self.row_sample, self.rng, monotone, self.category_bins,
+                            self._split_noise())
         tree = grower.grow()
         leaf_start, leaf_stop = grower.leaf_start, grower.leaf_stop
         if update is not None:
