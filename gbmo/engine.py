@@ -728,24 +728,31 @@ class _Trainer:
                                                       leaf_stop) * shrinkage
         return tree, leaf_start, leaf_stop, rows
 
-    def _with_residual_values(self, values, tree, output, rows, leaf_start, leaf_stop):
+    def _with_residual_values(self, values, tree, output, rows, leaf_start, leaf_stop,
+                              bounds=None):
         """The leaf values, in the tree's form, with those the loss sets from
         the leaves' residuals (renew_leaf_values: quantile's residual
         quantiles, as LightGBM renews its quantile and L1 leaves) in place of
         the gradients' (before the learning rate); unchanged where it sets
-        none (NaN), and under monotone_constraints or max_delta_step, whose
-        bounds hold the gradients' values (path_smooth's pull chose the splits,
-        as in LightGBM, which renews such leaves too)."""
+        none (NaN). Under monotone_constraints or max_delta_step the renewed
+        values are clipped to the leaves' bounds (the grower's leaf_bounds,
+        (lower, upper)), which keep the constraints as the gradients' values
+        did; without the bounds the gradients' values stay (path_smooth's pull
+        chose the splits, as in LightGBM, which renews such leaves too)."""
         renew = getattr(self.loss, "renew_leaf_values", None)
         params = self.params
-        if renew is None or (params["monotone_constraints"] is not None
-                             or params["max_delta_step"] > 0):
+        bounded = params["monotone_constraints"] is not None or params["max_delta_step"] > 0
+        if renew is None or (bounded and bounds is None):
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
         renewed = kept_outputs(np.asarray(
             renew(self.y, self._fitted_raw, self.train_set.weight, rows, leaf_start, leaf_stop,
                   outputs),
             dtype=np.float64), tree, self.single_output)
+        if bounded:
+            lower, upper = (np.asarray(bound, dtype=np.float64).reshape(renewed.shape)
+                            for bound in bounds)
+            renewed = np.clip(renewed, lower, upper)  # NaN stays NaN
         return np.ascontiguousarray(np.where(np.isnan(renewed), values, renewed))
 
     def _drop(self):
@@ -849,7 +856,8 @@ class _Trainer:
             self.booster.output_importance = None
         if residual_values:
             tree.leaf_values = self._with_residual_values(tree.leaf_values, tree, output,
-                                                          workspace.rows, leaf_start, leaf_stop)
+                                                          workspace.rows, leaf_start, leaf_stop,
+                                                          grower.leaf_bounds)
         tree.leaf_values *= shrinkage
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)

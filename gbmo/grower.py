@@ -1057,6 +1057,9 @@ class TreeGrower:
         holds their nodes' numbers in the tree, features and left flags
         (n_flags each, the missing bin's included)."""
         self.leaf_start, self.leaf_stop = leaf_start, leaf_stop
+        # kept for values set again later (a loss's renew_leaf_values), which
+        # must stay within them as these do
+        self.leaf_bounds = leaf_bounds
         values = (self._values(leaf_sums, bounds=leaf_bounds) if leaf_values is None
                   else np.array(leaf_values, dtype=np.float64))
         if leaf_outputs is not None:
