@@ -695,7 +695,9 @@ class Booster(JSONModel, TrainingRun):
         found one, else all).
 
         per_output=True gives an (n_features, n_outputs) array: each output's
-        share of the gain (the columns sum to the overall gain), and for "split"
+        share of the gain (the columns sum to the overall gain; a share is
+        below 0 where the children keep less of an output's term than the
+        parent did, as a sparse split that drops an output), and for "split"
         the splits that involved the output (all of a dense split's outputs,
         those a sparse split keeps, the output of a single-output tree). It
         covers every tree trained, and is not available for models trained with
