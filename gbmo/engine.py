@@ -28,7 +28,7 @@ from .foreign_keywords import refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, make_loss, quantile_levels,
                      with_class_count)
 from .metric_history import PER_OUTPUT, MetricHistory
-from .metrics import check_metric_fits, evaluate, higher_is_better
+from .metrics import check_metric_fits, evaluate, higher_is_better, tweedie_metric
 from .missing_values import check_readable, reading
 from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, threads_for
@@ -435,7 +435,8 @@ def metric_names(metric, loss):
     metrics = loss.default_metric if metric is None else metric
     if metrics is None:  # a custom objective with no metric given
         return []
-    return metrics if isinstance(metrics, list) else [metrics]
+    return [tweedie_metric(name, loss)
+            for name in (metrics if isinstance(metrics, list) else [metrics])]
 
 
 class _Trainer:

@@ -13,6 +13,7 @@ import numpy as np
 from ._core import G_H_DTYPE
 from ._core._losses import (sigmoid_gradients, sigmoid_transform, softmax_gradients,
                             softmax_transform, squared_error_gradients)
+from .metrics import tweedie_metric
 from .multitask import ObjectiveResult, check_objective_result
 from .parallel import WORK_PER_ELEMENT, caller_thread_count, threads_for
 from .validation import MAX_GRADIENT_INPUT
@@ -598,7 +599,8 @@ class MultiTaskLoss(Loss):
 
     @property
     def default_metric(self):
-        return [f"{loss.default_metric}[{','.join(map(str, columns))}]"
+        # a tweedie task's metric at its own variance power (tweedie_metric)
+        return [tweedie_metric(f"{loss.default_metric}[{','.join(map(str, columns))}]", loss)
                 for loss, (_, columns, _) in zip(self.losses, self.specs)]
 
     def _tasks(self):

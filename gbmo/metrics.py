@@ -112,6 +112,78 @@ def _error_at(threshold):
 _ERROR_AT = re.compile(r"^error@(\d*\.?\d+)$")
 
 
+# Means (the targets' scale) below this count as this, so that a log or a
+# division stays finite, as LightGBM's deviance metrics floor them.
+_SMALLEST_MEAN = 1e-10
+
+
+def _positive(prediction):
+    return np.maximum(np.asarray(prediction, dtype=np.float64), _SMALLEST_MEAN)
+
+
+def poisson(y, prediction, weight=None, n_threads=None):
+    """LightGBM's poisson metric, the Poisson negative log-likelihood less
+    log(y!): p - y log p of the predicted means p (XGBoost's poisson-nloglik
+    adds log(y!), a constant of the data)."""
+    y, mean = np.asarray(y, dtype=np.float64), _positive(prediction)
+    return _column_mean(mean - y * np.log(mean), weight, n_threads)
+
+
+def gamma(y, prediction, weight=None, n_threads=None):
+    """LightGBM's gamma metric (XGBoost's gamma-nloglik), the Gamma negative
+    log-likelihood at shape 1: y / p + log p."""
+    y, mean = np.asarray(y, dtype=np.float64), _positive(prediction)
+    return _column_mean(y / mean + np.log(mean), weight, n_threads)
+
+
+def gamma_deviance(y, prediction, weight=None, n_threads=None):
+    """The mean Gamma deviance, 2 (y / p - log(y / p) - 1), as scikit-learn's
+    mean_gamma_deviance and XGBoost's gamma-deviance (LightGBM's
+    gamma_deviance sums it over the rows instead)."""
+    y, mean = np.asarray(y, dtype=np.float64), _positive(prediction)
+    ratio = _positive(y) / mean
+    return _column_mean(2.0 * (ratio - np.log(ratio) - 1.0), weight, n_threads)
+
+
+def _tweedie_at(power):
+    """tweedie@rho: the Tweedie negative log-likelihood at variance power rho
+    (LightGBM's tweedie metric, XGBoost's tweedie-nloglik@rho), up to terms of
+    the data alone: -y p^(1 - rho) / (1 - rho) + p^(2 - rho) / (2 - rho)."""
+    if not 1.0 < power < 2.0:
+        raise ValueError(f"metric 'tweedie@{power:g}': the variance power must be in (1, 2), "
+                         f"as the tweedie objective's (1 is poisson, 2 gamma)")
+
+    def metric(y, prediction, weight=None, n_threads=None):
+        y, mean = np.asarray(y, dtype=np.float64), _positive(prediction)
+        return _column_mean(-y * mean ** (1.0 - power) / (1.0 - power)
+                            + mean ** (2.0 - power) / (2.0 - power), weight, n_threads)
+    metric.__name__ = metric.__qualname__ = f"tweedie@{power:g}"
+    return metric
+
+
+_TWEEDIE_AT = re.compile(r"^(?:tweedie|tweedie-nloglik)@(\d*\.?\d+)$")
+# LightGBM's tweedie metric takes tweedie_variance_power, 1.5 by default;
+# training spells it out as the tweedie objective's own (tweedie_metric)
+TWEEDIE_DEFAULT_POWER = 1.5
+
+
+def tweedie_metric(name, loss):
+    """name, or for plain 'tweedie' (CatBoost's 'Tweedie'), with outputs
+    selected or not, tweedie@rho at the variance power of loss when it is
+    the tweedie objective (its `power`), else LightGBM's default."""
+    if not isinstance(name, str):
+        return name
+    base, outputs = parse_metric(name)
+    if base not in ("tweedie", "Tweedie"):
+        return name
+    power = getattr(loss, "power", TWEEDIE_DEFAULT_POWER) \
+        if getattr(loss, "name", None) == "tweedie" else TWEEDIE_DEFAULT_POWER
+    # the objective takes a power of 1, the Poisson likelihood, which tweedie@1's
+    # formula divides by 0 for
+    base = "poisson" if power == 1.0 else f"tweedie@{float(power):g}"
+    return base if outputs is None else f"{base}[{','.join(map(str, outputs))}]"
+
+
 def accuracy(y, prediction, weight=None, n_threads=None):
     return 1.0 - error(y, prediction, weight, n_threads)
 
@@ -261,7 +333,9 @@ RANKING_METRICS = {f"{kind}@{k}": _ranking_metric(kind, k)
 
 
 METRICS = {"rmse": rmse, "mse": mse, "mae": mae, "mape": mape, "rmsle": rmsle,
-           "quantile": quantile, "logloss": logloss, "error": error, "accuracy": accuracy,
+           "quantile": quantile, "poisson": poisson, "gamma": gamma,
+           "gamma_deviance": gamma_deviance,
+           "logloss": logloss, "error": error, "accuracy": accuracy,
            "r2": r2, "auc": auc, "average_precision": average_precision, **RANKING_METRICS}
 
 # What users of LightGBM and XGBoost call them.
@@ -287,8 +361,17 @@ METRIC_ALIASES = {
     "Quantile": "quantile", "MultiQuantile": "quantile", "Logloss": "logloss",
     "CrossEntropy": "logloss", "MultiClass": "logloss", "MultiLogloss": "logloss",
     "Accuracy": "accuracy", "AUC": "auc", "PRAUC": "average_precision",
-    "HammingLoss": "error",
+    "HammingLoss": "error", "Poisson": "poisson",
+    # XGBoost's: the same values (its poisson-nloglik is not: it adds log(y!))
+    "gamma-nloglik": "gamma", "gamma-deviance": "gamma_deviance",
 }
+
+# Metrics of the predicted means of count and positive targets, and the
+# targets each takes.
+_DEVIANCE_TARGETS = {"poisson": ("counts >= 0", lambda y: y >= 0),
+                     "gamma": ("values > 0", lambda y: y > 0),
+                     "gamma_deviance": ("values > 0", lambda y: y > 0),
+                     "tweedie": ("values >= 0", lambda y: y >= 0)}
 
 
 def canonical_metric(name):
@@ -299,6 +382,9 @@ def canonical_metric(name):
         return name
     base, outputs = parse_metric(name)
     base = METRIC_ALIASES.get(base, base)
+    tweedie = _TWEEDIE_AT.match(str(base))
+    if tweedie:  # XGBoost's tweedie-nloglik@rho
+        base = f"tweedie@{float(tweedie.group(1)):g}"
     return base if outputs is None else f"{base}[{','.join(map(str, outputs))}]"
 
 
@@ -318,12 +404,14 @@ def parse_metric(name):
 
 def is_known(name):
     base = parse_metric(name)[0]
-    return base in METRICS or bool(_ERROR_AT.match(str(base)))
+    return base in METRICS or base in ("tweedie", "Tweedie") or bool(
+        _ERROR_AT.match(str(base)) or _TWEEDIE_AT.match(str(base)))
 
 
 def unknown_metric_message(name):
     return (f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}, error@t "
-            f"(XGBoost's error at a threshold t, as error@0.7) (also "
+            f"(XGBoost's error at a threshold t, as error@0.7), tweedie@rho (the Tweedie "
+            f"negative log-likelihood at variance power rho; tweedie: the objective's) (also "
             f"{', '.join(METRIC_ALIASES)}), each optionally restricted to outputs as in "
             "'rmse[0,2]'")
 
@@ -336,6 +424,11 @@ def get_metric(name):
     error_at = _ERROR_AT.match(str(name))
     if error_at:
         return _error_at(float(error_at.group(1)))
+    tweedie = _TWEEDIE_AT.match(str(name))
+    if tweedie:
+        return _tweedie_at(float(tweedie.group(1)))
+    if name in ("tweedie", "Tweedie"):
+        return _tweedie_at(TWEEDIE_DEFAULT_POWER)
     if name not in METRICS:
         raise ValueError(unknown_metric_message(name))
     return METRICS[name]
@@ -393,12 +486,20 @@ def check_metric_fits(name, y, prediction_width, quantile_levels=None):
             raise ValueError(f"metric {name!r} reads each 0/1 label's probability against a "
                              "threshold, but this objective's targets are class indices; use "
                              "error (the most probable class) or accuracy")
-        if base in ("rmse", "mse", "mae", "mape", "rmsle", "quantile", "r2"):
+        if base in ("rmse", "mse", "mae", "mape", "rmsle", "quantile", "r2", *_DEVIANCE_TARGETS,
+                    "Tweedie") or _TWEEDIE_AT.match(str(base)):
             raise ValueError(f"metric {name!r} compares values with targets, but this "
                              "objective's targets are class indices; use logloss, error, "
                              "accuracy or auc")
         return
     observed = y[~np.isnan(y)] if y.dtype.kind == "f" else y
+    family = "tweedie" if _TWEEDIE_AT.match(str(base)) or base == "Tweedie" else base
+    if family in _DEVIANCE_TARGETS:
+        get_metric(base)  # a tweedie power out of range is refused here
+        allowed, fits = _DEVIANCE_TARGETS[family]
+        if not fits(observed).all():
+            raise ValueError(f"metric {name!r} scores predicted means of {allowed}, but the "
+                             f"targets hold others; allowed: {allowed}")
     if base in ("auc", "average_precision") and not np.isin(observed, (0, 1)).all():
         raise ValueError(f"metric {name!r} needs 0/1 labels (or class indices), but the "
                          "targets hold other values")

@@ -454,3 +454,109 @@ def test_catboost_s_metric_names_are_gbmo_s_where_they_mean_the_same():
     assert history["logloss"][-1] == pytest.approx(np.mean(
         -(Y * np.log(probability) + (1 - Y) * np.log(1 - probability))))
     assert history["error"][-1] == pytest.approx(np.mean((probability > 0.5) != Y))
+
+
+# -- deviance metrics of count and positive targets ---------------------------
+def _deviance_data(seed=0):
+    rng = np.random.default_rng(seed)
+    mean = rng.uniform(0.2, 5.0, size=(200, 3))
+    y = rng.poisson(mean).astype(float) + 0.5 * (rng.random((200, 3)) < 0.3)  # some non-integers
+    y[5, 1] = np.nan  # a missing label
+    weight = rng.uniform(0.1, 2.0, 200)
+    return y, mean * rng.uniform(0.7, 1.3, size=mean.shape), weight
+
+
+def _weighted_columns(values, weight):
+    """A row-by-row reference: each column's weighted mean over its observed rows."""
+    out = []
+    for j in range(values.shape[1]):
+        seen = ~np.isnan(values[:, j])
+        w = np.ones(len(values)) if weight is None else weight
+        out.append(np.sum(w[seen] * values[seen, j]) / np.sum(w[seen]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("name, element", [
+    ("poisson", lambda y, p: p - y * np.log(p)),
+    ("gamma", lambda y, p: y / p + np.log(p)),
+    ("gamma_deviance", lambda y, p: 2 * (y / p - np.log(y / p) - 1)),
+    ("tweedie@1.3", lambda y, p: -y * p ** -0.3 / -0.3 + p ** 0.7 / 0.7),
+    ("tweedie-nloglik@1.3", lambda y, p: -y * p ** -0.3 / -0.3 + p ** 0.7 / 0.7),
+])
+def test_deviance_metrics_are_lightgbm_s_per_output_with_weights_and_missing_labels(name,
+                                                                                     element):
+    y, prediction, weight = _deviance_data()
+    if name.startswith("gamma"):
+        y = y + 0.1  # positive targets
+    for w in (None, weight):
+        value, per_output = evaluate(gbmo.metrics.canonical_metric(name), y, prediction, w)
+        expected = _weighted_columns(element(y, prediction), w)
+        np.testing.assert_allclose(per_output, expected, rtol=1e-12)
+        assert value == pytest.approx(expected.mean(), rel=1e-12)
+
+
+def test_scikit_learn_s_mean_gamma_deviance_is_gamma_deviance():
+    from sklearn.metrics import mean_gamma_deviance
+
+    rng = np.random.default_rng(3)
+    y, prediction = rng.uniform(0.1, 4, 300), rng.uniform(0.1, 4, 300)
+    value, _ = evaluate("gamma_deviance", y[:, None], prediction[:, None])
+    assert value == pytest.approx(mean_gamma_deviance(y, prediction), rel=1e-12)
+
+
+def test_deviance_metrics_train_and_stop_early_under_lightgbm_s_and_xgboost_s_names():
+    """LightGBM's poisson, gamma and tweedie objectives default to these
+    metrics (gbmo-losses' did to rmse), and 'tweedie' scores at the
+    objective's variance power."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1500, 4))
+    mean = np.exp(0.5 * X[:, 0])
+    counts, amounts = rng.poisson(mean).astype(float), mean * rng.gamma(2.0, 0.5, size=1500)
+    for objective, y, metric in (("poisson", counts, "poisson"), ("gamma", amounts, "gamma"),
+                                 ("tweedie", counts, "tweedie@1.2")):
+        train = gbmo.Dataset(X[:1000], y[:1000])
+        params = {"objective": objective, "verbosity": -1}
+        if objective == "tweedie":
+            params["tweedie_variance_power"] = 1.2
+        booster = gbmo.train(params, train, 200, valid_sets=[train.create_valid(X[1000:],
+                                                                                 y[1000:])],
+                             callbacks=[gbmo.early_stopping(5, verbose=False)])
+        history = booster.evals_result["valid_0"]
+        assert list(history) == [metric]
+        assert history[metric][booster.best_iteration - 1] < history[metric][0]
+        assert booster.best_iteration < booster.current_iteration()
+    positive = counts + 1.0  # the gamma metrics take values > 0
+    for name, canonical in (("Poisson", "poisson"), ("gamma-nloglik", "gamma"),
+                            ("gamma-deviance", "gamma_deviance"),
+                            ("tweedie-nloglik@1.5", "tweedie@1.5"), ("Tweedie", "tweedie@1.5")):
+        train = gbmo.Dataset(X, positive)
+        booster = gbmo.train({"objective": "poisson", "metric": name, "verbosity": -1}, train,
+                             2, valid_sets=[train])
+        assert list(booster.evals_result["training"]) == [canonical]
+
+
+@pytest.mark.parametrize("metric, y_kind, message", [
+    ("poisson", "negative", r"metric 'poisson' scores predicted means of counts >= 0, but the "
+                            r"targets hold others"),
+    ("gamma", "zero", "metric 'gamma' scores predicted means of values > 0"),
+    ("tweedie@2.5", "counts", r"the variance power must be in \(1, 2\)"),
+    ("gamma_deviance", "classes", "compares values with targets, but this objective's targets "
+                                  "are class indices"),
+])
+def test_deviance_metrics_refuse_targets_they_cannot_score_before_training(metric, y_kind,
+                                                                             message):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(100, 3))
+    y = {"negative": X[:, 0], "zero": np.abs(np.round(X[:, 0])),
+         "counts": np.abs(np.round(X[:, 0])), "classes": (X[:, 0] > 0).astype(int)}[y_kind]
+    data = gbmo.Dataset(X, y)
+    with pytest.raises(ValueError, match=message):
+        gbmo.train({"metric": metric, "objective": "softmax" if y_kind == "classes" else "mse"},
+                   data, 1)
+    assert data.bin_mapper is None
+
+
+def test_a_multi_task_loss_s_tweedie_task_scores_at_its_own_power():
+    loss = gbmo.MultiTaskLoss([("tweedie", [0], {"tweedie_variance_power": 1.2}), ("mse", [1]),
+                               ("tweedie", [2], {"tweedie_variance_power": 1.0})])
+    assert loss.default_metric == ["tweedie@1.2[0]", "rmse[1]", "poisson[2]"]

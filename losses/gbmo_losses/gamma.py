@@ -20,7 +20,7 @@ class Gamma(LogLinkLoss):
     """
 
     name = "gamma"
-    default_metric = "rmse"
+    default_metric = "gamma"
     positive_targets = True
 
     def get_params(self):

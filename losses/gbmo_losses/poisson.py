@@ -25,7 +25,7 @@ class Poisson(LogLinkLoss):
     """
 
     name = "poisson"
-    default_metric = "rmse"
+    default_metric = "poisson"
 
     def __init__(self, poisson_max_delta_step=0.0, n_threads=1):
         super().__init__(n_threads)

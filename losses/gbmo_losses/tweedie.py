@@ -23,7 +23,7 @@ class Tweedie(LogLinkLoss):
     """
 
     name = "tweedie"
-    default_metric = "rmse"
+    default_metric = "tweedie"
 
     def __init__(self, tweedie_variance_power=1.5, n_threads=1):
         super().__init__(n_threads)
