@@ -30,8 +30,10 @@ def written_bytes(shape, value_bins):
     n_features, n_bins, width = shape
     row_bytes = width * np.dtype(HIST_DTYPE).itemsize
     value_rows = np.minimum(np.asarray(value_bins, dtype=np.int64)[:n_features], n_bins - 1)
-    value_pages = -(-value_rows * row_bytes // PAGE_BYTES)  # ceiling division
-    missing_pages = -(-row_bytes // PAGE_BYTES) + 1  # the last row may straddle a page
+    # a feature's rows start anywhere in a page: one more page each for the
+    # value rows and the last row, which may straddle two
+    value_pages = -(-value_rows * row_bytes // PAGE_BYTES) + 1  # ceiling division
+    missing_pages = -(-row_bytes // PAGE_BYTES) + 1
     return int(np.minimum((value_pages + missing_pages) * PAGE_BYTES,
                           n_bins * row_bytes).sum())
 
@@ -48,8 +50,12 @@ def zeroed_histograms(shape, value_bins):
     if (total == 0 or no_huge_pages is None
             or written_bytes(shape[-3:], value_bins) >= SMALL_PAGES_BELOW * one):
         return np.zeros(shape, dtype=HIST_DTYPE)
-    memory = mmap.mmap(-1, total)
-    memory.madvise(no_huge_pages)
+    # private, as numpy's memory is: a forked child's writes stay its own
+    memory = mmap.mmap(-1, total, flags=mmap.MAP_PRIVATE)
+    try:
+        memory.madvise(no_huge_pages)
+    except OSError:  # a kernel without transparent huge pages has none to refuse
+        pass
     return np.ndarray(shape, dtype=HIST_DTYPE, buffer=memory)
 
 
