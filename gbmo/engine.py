@@ -743,6 +743,9 @@ class _Trainer:
         renew = getattr(self.loss, "renew_leaf_values", None)
         params = self.params
         bounded = params["monotone_constraints"] is not None or params["max_delta_step"] > 0
+        if bounded and bounds is None and params["monotone_constraints"] is None:
+            # max_delta_step alone (GOSS's renewed trees keep no grower's bounds)
+            bounds = (-params["max_delta_step"], params["max_delta_step"])
         if renew is None or (bounded and bounds is None):
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
@@ -751,7 +754,7 @@ class _Trainer:
                   outputs),
             dtype=np.float64), tree, self.single_output)
         if bounded:
-            lower, upper = (np.asarray(bound, dtype=np.float64).reshape(renewed.shape)
+            lower, upper = (np.reshape(bound, renewed.shape) if np.ndim(bound) else bound
                             for bound in bounds)
             renewed = np.clip(renewed, lower, upper)  # NaN stays NaN
         return np.ascontiguousarray(np.where(np.isnan(renewed), values, renewed))
