@@ -102,10 +102,24 @@ def _split_lambda_l2(ensembler):
     return None if split_l2 is None else float(split_l2)
 
 
+def _check_finite_gradients(gradients, loss, weight):
+    """Refuses a built-in loss's gradients that overflowed float32: the bounds
+    on targets and weights (validation.MAX_GRADIENT_INPUT) hold each alone,
+    not their product, and an overflow trained a model of NaN in silence."""
+    if all(np.isfinite(array).all() for array in gradients):
+        return
+    largest = "" if weight is None else f" (weights up to {np.max(weight):.3g})"
+    raise ValueError(f"objective {loss.name!r}: this round's gradients or hessians overflowed "
+                     f"float32 (inf or NaN): the weights times the targets are too large"
+                     f"{largest}; rescale the weights or the target")
+
+
 def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
     """(split_grad, split_hess, update) of a round: update is None when the
     split gradients set the leaves too (GBDT-MO), else the (grad, hess) that do."""
     gradients = loss.gradients(y, raw, weight)
+    if not isinstance(loss, CustomObjective) and not isinstance(gradients, ObjectiveResult):
+        _check_finite_gradients(gradients, loss, weight)
     if isinstance(gradients, ObjectiveResult):
         if ensembler is not None:
             raise ValueError("the objective returned an ObjectiveResult (split and update "

@@ -90,6 +90,11 @@ def test_bad_weights():
     with pytest.raises(TypeError, match="weight must be numeric"):
         gbmo.Dataset(X, y, weight=["a"] * 50)
     # float32 gradients times 1e39 were inf, and the model all NaN
+    # each within its bound, their product past float32's: refused at the first round
+    with pytest.raises(ValueError, match=r"objective 'mse': this round's gradients or hessians "
+                                         r"overflowed float32 \(inf or NaN\): the weights times "
+                                         r"the targets are too large \(weights up to 1e\+29\)"):
+        gbmo.train({"verbosity": -1}, gbmo.Dataset(X, 1e10 * y, weight=np.full(50, 1e29)), 2)
     with pytest.raises(ValueError, match=r"weight holds values up to 1e\+39; allowed: <= "
                                          r"1e\+30 \(the gradients and hessians the weights "
                                          r"multiply are float32\): rescale them"):
