@@ -128,6 +128,17 @@ def record_evaluation(eval_result):
     return _callback
 
 
+def checked_min_delta(min_delta):
+    """early_stopping's min_delta as a list of margins (one, or one per
+    metric), refused unless numbers >= 0."""
+    deltas = list(min_delta) if isinstance(min_delta, (list, tuple)) else [min_delta]
+    deltas = deltas or [0.0]  # LightGBM's empty list: no margin
+    if not all(isinstance(delta, numbers.Real) and delta >= 0 for delta in deltas):
+        raise ValueError(f"min_delta must be a number >= 0 or a list of them (one, or one per "
+                         f"metric), got {min_delta!r}")
+    return deltas
+
+
 def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_delta=0.0):
     """Stops when a metric on a validation set has not improved by more than
     min_delta for stopping_rounds rounds; the booster then predicts with that
@@ -145,11 +156,7 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     if isinstance(stopping_rounds, bool) or not isinstance(stopping_rounds, numbers.Integral):
         raise ValueError(f"stopping_rounds must be an integer (<= 0: no early stopping), got "
                          f"{stopping_rounds!r}")
-    deltas = list(min_delta) if isinstance(min_delta, (list, tuple)) else [min_delta]
-    deltas = deltas or [0.0]  # LightGBM's empty list: no margin
-    if not all(isinstance(delta, numbers.Real) and delta >= 0 for delta in deltas):
-        raise ValueError(f"min_delta must be a number >= 0 or a list of them (one, or one per "
-                         f"metric), got {min_delta!r}")
+    deltas = checked_min_delta(min_delta)
     if stopping_rounds <= 0:
         return lambda env: None
     best = {}  # (data name, metric) -> (score, higher is better; iteration; value)

@@ -52,7 +52,7 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
 
 from . import estimator_file, registry
 from .booster import Booster, xgboost_rounds
-from .callback import early_stopping, log_evaluation, stops_early
+from .callback import checked_min_delta, early_stopping, log_evaluation, stops_early
 from .categorical import (align_dataframe_categories, dataframe_categories, named_positions,
                           resolve_categorical_features, text_columns_as_categories)
 from .dataset import Dataset
@@ -76,8 +76,6 @@ except ImportError:  # the estimators' tags and checks are scikit-learn 1.6's
 
 __all__ = ["GBMORegressor", "GBMOClassifier"]
 
-# The estimators' parameters that are not gbmo.train's: every other one is
-# passed to it under its own name.
 # LightGBM's early stopping options, which its estimators take among their
 # params: here they shape the early stopping of early_stopping_rounds.
 _STOPPING_OPTIONS = ("first_metric_only", "early_stopping_min_delta")
@@ -94,6 +92,8 @@ def _refused_control(alias):
             "needed; or fit(callbacks=[gbmo.early_stopping(N, ...)])")
 
 
+# The estimators' parameters that are not gbmo.train's: every other one is
+# passed to it under its own name.
 _ESTIMATOR_ONLY = ("n_estimators", "early_stopping_rounds", "validation_fraction",
                    "random_state", "importance_type", "class_weight",
                    "eval_metric")  # XGBoost's, in the constructor: fit's eval_metric
@@ -627,17 +627,20 @@ class _GBMOModel(BaseEstimator):
         return n_estimators, rounds, float(fraction)
 
     def _check_stopping_options(self, rounds):
-        given = [name for name in _STOPPING_OPTIONS if name in self._other_params]
-        if given and rounds is None:
-            raise ValueError(f"parameter {given[0]!r} shapes the early stopping of "
-                             "early_stopping_rounds, which is not set; give "
-                             "early_stopping_rounds=N too")
         first_only = self._other_params.get("first_metric_only", False)
         if not isinstance(first_only, (bool, np.bool_)):
             raise ValueError(f"parameter 'first_metric_only' must be True or False, got "
                              f"{first_only!r}")
-        # early_stopping checks its min_delta when it is made, before any work
-        early_stopping(1, min_delta=self._other_params.get("early_stopping_min_delta", 0.0))
+        deltas = checked_min_delta(self._other_params.get("early_stopping_min_delta", 0.0))
+        # their defaults without early stopping do nothing, as in LightGBM (a
+        # ported parameter set, a search over early_stopping_rounds=[None, 10])
+        shaping = [name for name, value in (("first_metric_only", first_only),
+                                            ("early_stopping_min_delta", any(deltas)))
+                   if value]
+        if shaping and rounds is None:
+            raise ValueError(f"parameter {shaping[0]!r} shapes the early stopping of "
+                             "early_stopping_rounds, which is not set; give "
+                             "early_stopping_rounds=N too")
 
     # -- fit ----------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,

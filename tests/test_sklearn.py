@@ -1177,6 +1177,8 @@ def test_lightgbm_s_early_stopping_options_shape_early_stopping_rounds():
         return GBMORegressor(n_estimators=200, early_stopping_rounds=5, **options).fit(
             X, y, eval_set=[(X, y + 0.1)], eval_metric=["rmse", stalls_early])
 
+    # their defaults without early stopping do nothing, as in LightGBM
+    GBMORegressor(n_estimators=2, first_metric_only=False, early_stopping_min_delta=0.0).fit(X, y)
     assert fit().best_iteration_ == 1  # the stalling metric stops it
     assert fit(first_metric_only=True).best_iteration_ > 20
     assert fit(first_metric_only=True, early_stopping_min_delta=1e9).best_iteration_ == 1
