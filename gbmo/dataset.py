@@ -11,7 +11,8 @@ from .categorical import (align_dataframe_categories, dataframe_categories,
                           warn_no_category_known)
 from .missing_values import as_read, reading
 from .parallel import thread_count
-from .params import ALIASES, PARAMS, binned_data_params, check_dataset_params, resolve_params
+from .params import (binned_data_params, check_dataset_params, resolve_params,
+                     with_dataset_params)
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
                          check_features, check_init_score, check_target, check_weight, one_of)
@@ -293,20 +294,19 @@ class Dataset:
             self.categorical_feature if spec is None else spec, self.n_features,
             self.feature_names, self.pandas_categories)
 
-    def construct(self, params=None, category_order=None):
-        """Bins X (training sets fit the edges, validation sets take the
-        reference's), its categorical features as their ranks in
-        category_order; bins again only when a binning parameter or the
-        order changed. params: train's resolved parameters; None, as
-        LightGBM's construct(), bins with the Dataset's own params and the
-        defaults (train bins again when its parameters bin otherwise); a
-        dict of some parameters, over the Dataset's own (it raised
-        KeyError)."""
-        if params is None or not PARAMS.keys() <= params.keys():
-            given = {ALIASES.get(key, key) for key in params or {}}
-            own = {key: value for key, value in self.params.items()
-                   if ALIASES.get(key, key) not in given}
-            params = resolve_params(binned_data_params({**own, **(params or {})}))
+    def construct(self, params=None):
+        """Bins X (a training set fits the edges, a validation set takes its
+        reference's), as LightGBM's construct(): with the Dataset's own
+        params and the defaults, or with params, a dict of parameters over
+        the Dataset's own (resolved and checked as train's; train bins again
+        when its parameters bin otherwise)."""
+        return self.bin_with(resolve_params(with_dataset_params(params, self)
+                                            if params else binned_data_params(self.params)))
+
+    def bin_with(self, params, category_order=None):
+        """construct with train's resolved parameters, the categorical
+        features as their ranks in category_order; bins again only when a
+        binning parameter or the order changed."""
         by_feature = params["max_bins_by_feature"]
         binning = (params["max_bins"], params["bin_subsample"], params["seed"],
                    params["min_data_in_bin"], None if by_feature is None else tuple(by_feature),
@@ -319,7 +319,7 @@ class Dataset:
         X = as_read(self.X if category_order is None else category_order.encode(self.X), params,
                     () if category_order is None else category_order.features)
         if self.reference is not None:
-            self.bin_mapper = self.reference.construct(params, category_order).bin_mapper
+            self.bin_mapper = self.reference.bin_with(params, category_order).bin_mapper
         else:
             self.bin_mapper = BinMapper(
                 params["max_bins"], params["bin_subsample"], params["seed"],

@@ -509,7 +509,7 @@ class _Trainer:
                                        "the training set")
         self.category_order = _category_order(params, train_set, init_model, self.monotone,
                                               loss, y, raw)
-        train_set.construct(params, self.category_order)
+        train_set.bin_with(params, self.category_order)
         self.bin_mapper = train_set.bin_mapper
         self.category_bins = _category_bins(self.category_order, self.bin_mapper)
 
@@ -571,7 +571,7 @@ class _Trainer:
             raise ValueError(f"validation set {name!r} has a scipy sparse Y, and the training "
                              "set a dense one: give both sparse (the sparse-output path) or "
                              "both dense (Y.toarray())")
-        given, valid = valid, valid.validation_of(train_set).construct(params,
+        given, valid = valid, valid.validation_of(train_set).bin_with(params,
                                                                       self.category_order)
         try:
             valid_y = loss.prepare_target(valid.Y)

@@ -631,7 +631,7 @@ class SparseOutputTrainer:
         self.train_set = train_set
         self.n_labels = n_labels = train_set.Y.shape[1]
         check_output_bounds(params, n_labels)
-        train_set.construct(params)
+        train_set.bin_with(params)
         self.bin_mapper = train_set.bin_mapper
         self.base = loss.base_score(train_set.Y, train_set.weight)
         self.D = _scipy_sparse().csr_matrix(train_set.Y.shape, dtype=np.float64)
@@ -640,7 +640,7 @@ class SparseOutputTrainer:
             if valid is not train_set:
                 check_name_order(valid.feature_names, train_set.feature_names,
                                  f"validation set {name!r}: X")
-                valid = valid.validation_of(train_set).construct(params)
+                valid = valid.validation_of(train_set).bin_with(params)
                 if valid.Y.shape[1] != n_labels:
                     raise ValueError(f"a validation Y has {valid.Y.shape[1]} labels, "
                                      f"the training Y {n_labels}")

@@ -670,6 +670,8 @@ def test_lightgbm_s_dataset_and_booster_forms():
     np.testing.assert_array_equal(data.bin_mapper.n_bins_non_missing_, [7, 7, 7])
     with pytest.raises(ValueError, match="parameter 'max_bins' = 1 is out of range"):
         data.construct({"max_bins": 1})
+    with pytest.raises(ValueError, match="unknown parameter 'max_bn'; did you mean max_bin"):
+        data.construct({"max_bn": 7})  # binned at 255 without a word, a review found
 
 
 def test_lightgbm_s_dataset_getters_and_setters():
