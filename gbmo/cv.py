@@ -218,6 +218,11 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)
             if sparse_labels
             else _Trainer(fold_params, fold_train, sets, names, init_model, fevals=fevals))
+    if not sparse_labels:
+        # the folds share their parameters: the first fold's warning of
+        # one-leaf rounds speaks for them all (it came once per fold)
+        for trainer in trainers[1:]:
+            trainer.warned_of_single_leaves = True
     # the callbacks' env.model, as in LightGBM
     fold_models = CVBooster([trainer.booster for trainer in trainers])
 

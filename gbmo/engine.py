@@ -245,7 +245,8 @@ def _warn_of_single_leaves(round_index, params, n_rows, n_active_features):
     else:
         why = (f"no split kept min_samples_leaf={min_rows} rows and min_child_weight="
                f"{params['min_child_weight']} in each child with a gain above min_gain="
-               f"{params['min_gain']}")
+               f"{params['min_gain']} after the penalties lambda_l1={params['lambda_l1']} and "
+               f"lambda_l2={params['lambda_l2']}")
     warnings.warn(f"round {round_index + 1} grew only trees of one leaf: {why}. Such a round "
                   "adds one value to every row, and so may the rounds after it (LightGBM stops "
                   "training there)", UserWarning, stacklevel=user_stacklevel())

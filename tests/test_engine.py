@@ -1242,7 +1242,10 @@ def _single_leaf_warnings(params, X, y, rounds=5):
      "min_samples_leaf=5000 needs 10000 rows for a split, and the trees had 1500"),
     ({"min_child_weight": 1e9}, "normal",
      "no split kept min_samples_leaf=20 rows and min_child_weight=1000000000.0 in each child "
-     "with a gain above min_gain=0.0"),
+     "with a gain above min_gain=0.0 after the penalties lambda_l1=0.0 and lambda_l2=1.0"),
+    ({"lambda_l1": 1e9}, "normal",
+     "no split kept min_samples_leaf=20 rows and min_child_weight=0.001 in each child with a "
+     "gain above min_gain=0.0 after the penalties lambda_l1=1000000000.0 and lambda_l2=1.0"),
     ({}, "constant", "no feature takes two values (after binning)"),
 ])
 def test_a_run_that_cannot_split_says_why_once(params, X_kind, reason):
@@ -1254,6 +1257,16 @@ def test_a_run_that_cannot_split_says_why_once(params, X_kind, reason):
                         "value to every row, and so may the rounds after it (LightGBM stops "
                         "training there)"]
     assert booster.num_trees() == 5 and all(t.n_leaves == 1 for t in booster.trees)
+
+
+def test_cv_warns_of_one_leaf_rounds_once_for_its_folds():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gbmo.cv({"verbosity": 0, "min_samples_leaf": 1000}, gbmo.Dataset(X, X[:, 0]), 3,
+                nfold=3)
+    assert len([w for w in caught if "trees of one leaf" in str(w.message)]) == 1
 
 
 def test_single_leaves_are_not_warned_of_at_verbosity_minus_one_or_when_trees_split():
