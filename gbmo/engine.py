@@ -573,7 +573,7 @@ class _Trainer:
                              "set a dense one: give both sparse (the sparse-output path) or "
                              "both dense (Y.toarray())")
         given, valid = valid, valid.validation_of(train_set).bin_with(params,
-                                                                      self.category_order)
+                                                                     self.category_order)
         try:
             valid_y = loss.prepare_target(valid.Y)
         except ValueError as err:

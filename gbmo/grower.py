@@ -33,8 +33,8 @@ from ._core._split import (find_best_sparse_splits, find_best_splits, node_value
                            noisy_level_scores, select_top_k, select_top_k_shared,
                            split_gain_table)
 from ._core._tree_arrays import tree_arrays
-from .parallel import threads_for
 from .histogram_memory import owns_memory, written_bytes, zeroed_histograms
+from .parallel import threads_for
 from .params import max_leaves_of
 from .tree import Tree
 from .validation import user_stacklevel
