@@ -515,6 +515,24 @@ def test_unseen_categories_follow_the_missing_path_not_a_known_category():
     assert again.model_to_string() == booster.model_to_string()
 
 
+@pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
+def test_a_category_column_of_missing_values_only_predicts_the_missing_path(missing):
+    """A one-row request (or a batch) whose category is missing gives pandas a
+    column of dtype object or float, which predict refused as not a category
+    column; it is the missing value's path, as in a category column."""
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame({"x": rng.normal(size=1500),
+                          "shop": pd.Categorical(rng.choice(list("wxyz"), size=1500))})
+    y = frame.x + frame.shop.map({"w": -1.0, "x": 0.0, "y": 1.0, "z": 2.0}).astype(float)
+    booster = gbmo.train({**QUIET, "min_samples_leaf": 5}, gbmo.Dataset(frame, y), 20)
+    expected = booster.predict(frame.iloc[:3].assign(
+        shop=pd.Categorical([None] * 3, categories=list("wxyz"))))
+    np.testing.assert_array_equal(booster.predict(frame.iloc[:3].assign(shop=[missing] * 3)),
+                                  expected)
+    one_row = pd.DataFrame([{"x": frame.x[0], "shop": missing}])
+    np.testing.assert_array_equal(booster.predict(one_row), expected[:1])
+
+
 def test_the_order_uses_the_weights_and_the_rows_offsets():
     """mse at the starting scores: g = (init_score_i - y_i) w_i, h = w_i."""
     rng = np.random.default_rng(12)
