@@ -18,7 +18,8 @@ others refuse. ``predict`` takes the columns named in the model's
 works) and writes one column per output:
 ``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
 otherwise. A categorical feature (``--param categorical_feature=NAMES``)
-may hold integer categories or category names (text): training sorts the
+may hold integer categories or category names (text; also when two cells
+are texts of one number, as "007" and "7"): training sorts the
 names into categories, as pandas does, and the model keeps them, as it keeps
 a pandas category column's; ``predict`` reads such columns as names (a
 category the model was not trained on is missing, as in Booster.predict).
@@ -121,11 +122,15 @@ class _Table:
 
     def text_categories(self, col):
         """The sorted distinct cells of column col, the categories pandas makes
-        of a text column, when a cell is neither missing nor a number; None
-        when every cell is, as the column then holds integer categories."""
+        of a text column, when a cell is neither missing nor a number, or two
+        cells are texts of one number ("007" and "7", codes that differ); None
+        when every cell is a number of its own, as the column then holds
+        integer categories."""
         cells = {row[col].strip() for row in self.rows}
         named = sorted(cell for cell in cells if cell.lower() not in _MISSING)
-        return None if all(isinstance(_number(cell), (int, float)) for cell in named) else named
+        values = [_number(cell) for cell in named]
+        numeric = all(isinstance(value, (int, float)) for value in values)
+        return None if numeric and len(set(values)) == len(values) else named
 
     def category_codes(self, col, names):
         """Column col's cells as codes into a model's category names (strings or

@@ -634,6 +634,27 @@ def test_train_reads_a_categorical_feature_of_names(tmp_path, capsys):
                                   expected.predict(frame(valid_rows)))
 
 
+def test_category_names_that_are_texts_of_one_number_stay_apart(tmp_path, capsys):
+    """'007', '07' and '7' were read as the number 7, one category, unless
+    another cell of the column was not a number: such a column keeps its names
+    (and one whose numbers all differ keeps integer categories)."""
+    rng = np.random.default_rng(8)
+    effect = {"007": 0.0, "07": 3.0, "7": -3.0, "010": 1.0, "100": 5.0}
+    zips = rng.choice(list(effect), 600)
+    x = rng.normal(size=600)
+    y = x + np.array([effect[z] for z in zips])
+    train = write_csv(tmp_path / "train.csv", ["zip", "x", "y"],
+                      [[z, float(v), float(t)] for z, v, t in zip(zips, x, y)])
+    test = write_csv(tmp_path / "test.csv", ["zip", "x"], [[z, 0.0] for z in effect])
+    model, out = str(tmp_path / "model.json"), str(tmp_path / "pred.csv")
+    assert main(["train", "--data", train, "--target", "y", "--output", model, "--param",
+                 "categorical_feature=zip", "min_samples_leaf=5"]) == 0, capsys.readouterr().err
+    assert gbmo.Booster(model_file=model).pandas_categories == {
+        0: ["007", "010", "07", "100", "7"]}
+    assert main(["predict", "--model", model, "--data", test, "--output", out]) == 0
+    np.testing.assert_allclose(read_predictions(out)[1][:, 0], list(effect.values()), atol=0.1)
+
+
 def test_continued_training_reads_the_file_through_the_model_s_category_names(tmp_path):
     """--init-model with category names (here pandas', numbers among them):
     the file's cells are read through the model's names, not its own, as
