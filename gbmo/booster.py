@@ -909,9 +909,11 @@ class Booster(JSONModel, TrainingRun):
         """The model as a JSON-ready dict (what save_model writes). Every tree by
         default, with best_iteration, so a loaded model predicts as this one;
         num_iteration / start_iteration keep only those rounds, as in LightGBM
-        (which by default keeps only the best iteration's). Such a part keeps
-        best_iteration only when it starts at round 0 and holds that round,
-        and leaves out the per-output importance, which covers every tree.
+        (which by default keeps only the best iteration's), and a loaded part
+        predicts with all of them, as LightGBM's file does: it keeps no
+        best_iteration (a part of 13 rounds of a model whose best was 8
+        predicted with 8), nor the per-output importance, which covers every
+        tree.
         importance_type, LightGBM's, is checked and changes nothing: the trees
         keep their splits' gains and counts, so a loaded model gives every
         kind of importance."""
@@ -920,9 +922,10 @@ class Booster(JSONModel, TrainingRun):
                                        else num_iteration)
         whole = (first, stop) == (0, len(self.trees))
         best_iteration = self.best_iteration
-        # a best round the written trees do not hold (a part, or best_iteration
-        # set beyond the trees) is left out, as loading would refuse it
-        if first > 0 or best_iteration * self.trees_per_round > stop:
+        # a part's rounds are the model asked for; a best round beyond the
+        # trees (best_iteration set so) is left out, as loading would refuse it
+        if num_iteration is not None or first > 0 \
+                or best_iteration * self.trees_per_round > stop:
             best_iteration = 0
         written = self.trees[first:stop]
         return {

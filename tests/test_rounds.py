@@ -90,17 +90,19 @@ def test_a_saved_range_of_rounds_predicts_as_that_range(tmp_path):
     assert whole.num_trees == booster.num_trees
 
 
-def test_a_saved_part_keeps_the_best_iteration_only_when_it_holds_it():
+def test_a_saved_part_predicts_with_all_its_rounds_as_lightgbm_s_file():
+    """The whole model keeps its best round; a part of k rounds is the model
+    asked for, and predicted with its best round when k was above it (a
+    production audit: saved with 13 rounds, it predicted with 8)."""
     booster, X = _regression(early_stopping=True)
     best = booster.best_iteration
     assert booster.dump_model()["best_iteration"] == best
     assert len(booster.dump_model()["trees"]) == booster.num_trees  # all, unlike LightGBM
-    assert booster.dump_model(num_iteration=best + 1)["best_iteration"] == best
-    assert booster.dump_model(num_iteration=best)["best_iteration"] == best
-    assert booster.dump_model(num_iteration=best - 1)["best_iteration"] is None
-    assert booster.dump_model(start_iteration=1)["best_iteration"] is None
+    for part in ({"num_iteration": best + 1}, {"num_iteration": best},
+                 {"num_iteration": best - 1}, {"start_iteration": 1}):
+        assert booster.dump_model(**part)["best_iteration"] is None
     part = gbmo.Booster(model_str=booster.model_to_string(num_iteration=best + 1))
-    np.testing.assert_array_equal(part.predict(X), booster.predict(X))
+    np.testing.assert_array_equal(part.predict(X), booster.predict(X, num_iteration=best + 1))
 
 
 def test_a_saved_part_leaves_out_the_importance_of_every_tree():
