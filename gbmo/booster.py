@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from . import registry
 from ._core import NODE_DTYPE, WALK_NODE_DTYPE
 from ._core._contrib import tree_shap
 from ._core._predict import predict_leaf_raw, predict_raw
@@ -19,7 +20,7 @@ from .metric_history import MetricHistory
 from .losses import make_loss, with_class_count
 from .missing_values import as_read, reads_as_given
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
-from .params import checked_value, keys_naming
+from .params import GBMO_LOSSES_OBJECTIVES, checked_value, keys_naming, plugin_objective_missing
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, TreeFormatError, trees_from_dicts
@@ -287,6 +288,10 @@ def _load_loss(objective, num_class, objective_params):
     if objective_params is not None and not isinstance(objective_params, dict):
         raise ModelFormatError(f"model field 'params.objective_params' must be an object, "
                                f"got {objective_params!r}")
+    if objective in GBMO_LOSSES_OBJECTIVES and objective not in registry.LOSSES:
+        # its transform (a quantile's, poisson's exp) is the plugin's own
+        raise ModelFormatError(f"this model's {plugin_objective_missing(objective)}; the "
+                               "model needs it to predict")
     try:
         return make_loss(objective, num_class, thread_count(None), objective_params)
     except PluginError:

@@ -511,9 +511,24 @@ RANKING_OBJECTIVES = ("lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg
                       "QuerySoftMax", "QueryCrossEntropy")
 
 
+def plugin_objective_missing(objective):
+    """Why objective, one of gbmo-losses' (GBMO_LOSSES_OBJECTIVES), is not
+    registered here: plugins are switched off, or gbmo-losses is not
+    installed; for training and for loading a model that names it."""
+    from .registry import DISABLE_ENV, LOSSES
+
+    if LOSSES.disabled:
+        return (f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, and "
+                f"plugins are switched off ({DISABLE_ENV} is set): unset it to use plugins; "
+                "gbmo alone has " + ", ".join(LOSSES.names()))
+    return (f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, which is "
+            "not installed: install it from gbmo's repository (python3 -m pip install "
+            "./losses); gbmo alone has " + ", ".join(LOSSES.names()))
+
+
 def _check_names(resolved):
     from .metrics import canonical_metric, is_known, unknown_metric_message
-    from .registry import DISABLE_ENV, ENSEMBLERS, LOSSES
+    from .registry import ENSEMBLERS, LOSSES
 
     objective = resolved["objective"]
     if isinstance(objective, str) and objective not in LOSSES:
@@ -523,16 +538,8 @@ def _check_names(resolved):
         if objective in _XGBOOST_OBJECTIVES_NOT_TAKEN:
             raise ValueError(f"objective {objective!r} is XGBoost's, and gbmo does not take it: "
                              + _XGBOOST_OBJECTIVES_NOT_TAKEN[objective])
-        if objective in GBMO_LOSSES_OBJECTIVES and LOSSES.disabled:
-            raise ValueError(
-                f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, and "
-                f"plugins are switched off ({DISABLE_ENV} is set): unset it to use plugins; "
-                "gbmo alone has " + ", ".join(LOSSES.names()))
         if objective in GBMO_LOSSES_OBJECTIVES:
-            raise ValueError(
-                f"objective {objective!r} is in gbmo-losses, gbmo's plugin distribution, which "
-                "is not installed: install it from gbmo's repository (python3 -m pip install "
-                "./losses); gbmo alone has " + ", ".join(LOSSES.names()))
+            raise ValueError(plugin_objective_missing(objective))
         raise ValueError(
             f"unknown objective {objective!r}; known objectives: {', '.join(LOSSES.names())} "
             f"(also {', '.join(OBJECTIVE_ALIASES)})"

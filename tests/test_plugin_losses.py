@@ -829,3 +829,19 @@ def test_a_user_without_gbmo_losses_is_told_where_its_objectives_are(monkeypatch
         gbmo.train({"objective": "not_installed_loss"}, gbmo.Dataset(X, np.ones(10)), 1)
     with pytest.raises(ValueError, match="unknown objective 'neither_loss'; known"):
         gbmo.train({"objective": "neither_loss"}, gbmo.Dataset(X, np.ones(10)), 1)
+
+
+def test_loading_a_model_of_gbmo_losses_without_it_names_the_package(monkeypatch):
+    """A serving image without gbmo-losses was told 'unknown loss'."""
+    from gbmo import registry
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 2))
+    text = gbmo.train({**FAST, "objective": "poisson"}, gbmo.Dataset(X, rng.poisson(2.0, 200)),
+                      2).model_to_string()
+    monkeypatch.setattr(registry, "LOSSES", registry.Registry("gbmo.losses.none", "loss"))
+    with pytest.raises(gbmo.ModelFormatError,
+                       match=r"this model's objective 'poisson' is in gbmo-losses, gbmo's "
+                             r"plugin distribution, which is not installed: install it .*pip "
+                             r"install \./losses.*; the model needs it to predict"):
+        gbmo.Booster(model_str=text)
