@@ -262,6 +262,24 @@ def json_value(value):
                     "JSON; give numbers, strings, lists or dicts")
 
 
+def _shown_value(value, limit=60):
+    """A file's value in an error, cut to limit characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_model_file(path):
+    """A model file's text, or a ModelFormatError for a binary file (it
+    raised UnicodeDecodeError)."""
+    with open(path, "rb") as f:
+        content = f.read()
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFormatError(f"{os.fspath(path)!r} is not a gbmo model: not UTF-8 text, where "
+                               "a saved model is JSON") from None
+
+
 def parse_model_json(text):
     """A saved model's JSON text parsed, or a ModelFormatError that says what
     the text is instead."""
@@ -388,8 +406,7 @@ class Booster(JSONModel, TrainingRun):
         self._attributes = {}  # set_attr's, as LightGBM's: kept in memory and pickles only
         self._forget_packing()
         if model_file is not None:
-            with open(model_file, encoding="utf-8") as f:
-                model_str = f.read()
+            model_str = read_model_file(model_file)
         if model_str is not None:
             self._load(model_str)
         else:
@@ -1025,7 +1042,8 @@ class Booster(JSONModel, TrainingRun):
                 data.get("num_class"), params.get("objective_params")), n_outputs)
             init_score = np.asarray(data["init_score"], dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
-                raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite numbers")
+                raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite "
+                                       f"numbers, one per output (n_outputs = {n_outputs})")
             trees = data["trees"]
             if not isinstance(trees, list):
                 raise ModelFormatError("model field 'trees' must be a list")
@@ -1033,6 +1051,12 @@ class Booster(JSONModel, TrainingRun):
             # The thread count belongs to the machine that predicts, never to a file.
             params = {k: v for k, v in params.items() if k != "n_threads"}
             feature_names = data.get("feature_names")
+            if feature_names is not None and (
+                    not isinstance(feature_names, list) or len(feature_names) != n_features
+                    or not all(isinstance(name, str) for name in feature_names)):
+                raise ModelFormatError(f"model field 'feature_names' must be null or a list of "
+                                       f"{n_features} names (n_features), got "
+                                       f"{_shown_value(feature_names)}")
             one_dimensional_target = data.get("one_dimensional_target", False)
             if not isinstance(one_dimensional_target, bool) or (
                     one_dimensional_target and n_outputs != 1):

@@ -5,7 +5,8 @@ import numbers
 
 import numpy as np
 
-from .booster import Booster, JSONModel, ModelFormatError, _model_text, parse_model_json
+from .booster import (Booster, JSONModel, ModelFormatError, _model_text, parse_model_json,
+                      read_model_file)
 from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
@@ -65,8 +66,7 @@ class CVBooster(JSONModel):
 
     def __init__(self, boosters=None, model_file=None, model_str=None):
         if model_file is not None:
-            with open(model_file, encoding="utf-8") as f:
-                model_str = f.read()
+            model_str = read_model_file(model_file)
         if model_str is not None:
             boosters = _fold_boosters(model_str)
         if not boosters:

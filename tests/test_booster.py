@@ -102,6 +102,32 @@ def test_newer_version(trained):
     assert "newer" in _load_error(data)
 
 
+@pytest.mark.parametrize("names, shown", [(["a"], "['a']"), ("abc", "'abc'"),
+                                           ([1] * 5, "[1, 1, 1, 1, 1]")])
+def test_feature_names_of_another_count_or_kind_are_refused(trained, names, shown):
+    """One name for five features loaded, and trees_to_dataframe then failed
+    with an IndexError (a production audit)."""
+    data = _model(trained)
+    data["feature_names"] = names
+    message = _load_error(data)
+    assert f"model field 'feature_names' must be null or a list of {data['n_features']} names " \
+           f"(n_features), got {shown}" in message
+
+
+def test_a_binary_file_is_not_a_gbmo_model(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(bytes(range(256)))
+    for load in (lambda: gbmo.Booster(model_file=path), lambda: gbmo.CVBooster(model_file=path)):
+        with pytest.raises(gbmo.ModelFormatError, match="is not a gbmo model: not UTF-8 text"):
+            load()
+
+
+def test_an_edited_output_count_names_the_outputs(trained):
+    data = _model(trained)
+    data["n_outputs"] += 2
+    assert f"one per output (n_outputs = {data['n_outputs']})" in _load_error(data)
+
+
 def test_missing_field(trained):
     data = _model(trained)
     del data["trees"][3]["node_left"]
