@@ -35,7 +35,10 @@ def is_dataframe(X):
     """A table of named columns with a dtype each: a pandas DataFrame, or
     one alike (another library's table answers too, so callers read it as
     pandas' first, see as_pandas_table)."""
-    return hasattr(X, "columns") and hasattr(X, "dtypes")
+    # asked of the type: pandas makes a Series of dtypes for each instance
+    # hasattr, which cost a one-row prediction of 11 columns a third of its time
+    kind = type(X)
+    return hasattr(kind, "columns") and hasattr(kind, "dtypes")
 
 
 def _holds_numbers(column, dtype):
