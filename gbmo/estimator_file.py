@@ -56,7 +56,9 @@ def _encoded(value, name):
         return {_DTYPE: value.str}
     raise ValueError(f"save_model writes the estimator to JSON, which cannot hold {name!r} "
                      f"({type(value).__name__}); allowed: numbers, strings, lists, dicts and "
-                     "numpy arrays. Pickle the estimator (pickle or joblib) to keep it")
+                     "numpy arrays. Pickle the estimator (pickle or joblib) to keep it; "
+                     "pickle keeps a function defined at a module's top level, not a lambda "
+                     "or a function defined inside another")
 
 
 def _decoded(value):
