@@ -31,6 +31,7 @@ called in-process.
 import argparse
 import csv
 import json
+import os
 import sys
 import time
 
@@ -322,6 +323,19 @@ def _positive_int(text):
     value = _non_negative_int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _thread_count(text):
+    """--threads of train and predict: an integer >= 1, or -1 or 0 for all
+    cores, as n_threads takes them in Python."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < -1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, or -1 or 0 for all cores, "
+                                         f"got {value}")
     return value
 
 
@@ -643,8 +657,8 @@ def _build_parser():
                        help="validation data with the same columns; its metric is logged each "
                             "round (set --param verbosity=0 to silence)")
     train.add_argument("--delimiter", default=",", help="CSV field separator (default ','; '\\t' for tab)")
-    train.add_argument("--threads", type=_positive_int, default=None,
-                       help="OpenMP threads (default: all cores, or OMP_NUM_THREADS)")
+    train.add_argument("--threads", type=_thread_count, default=None,
+                       help="OpenMP threads (default, -1 or 0: all cores, or OMP_NUM_THREADS)")
     train.set_defaults(func=_cmd_train)
 
     predict = commands.add_parser(
@@ -668,8 +682,9 @@ def _build_parser():
                            "'expected'; they sum to the raw score")
     predict.add_argument("--delimiter", default=",",
                          help="CSV field separator of both files (default ',')")
-    predict.add_argument("--threads", type=_positive_int, default=None,
-                         help="OpenMP threads (default: the model's n_threads)")
+    predict.add_argument("--threads", type=_thread_count, default=None,
+                         help="OpenMP threads (default: the model's n_threads; -1 or 0: all "
+                              "cores)")
     predict.set_defaults(func=_cmd_predict)
     return parser
 
@@ -691,6 +706,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("gbmo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of --output - closed the pipe (| head): quiet, where a
+        # traceback came; stdout goes to devnull so that its flush at exit
+        # cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -117,6 +117,31 @@ def run_module(module, argv, cwd):
                           timeout=120, cwd=cwd, env=dict(os.environ, PYTHONPATH=package_root))
 
 
+def test_predict_to_a_pipe_closed_early_exits_quietly_and_takes_all_cores_as_0(tmp_path,
+                                                                                 capsys):
+    """gbmo predict --output - | head -2 ended in a BrokenPipeError traceback;
+    --threads -1 and 0 mean all cores, as n_threads does in Python."""
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(20000, 2))  # predictions past a pipe's 64 KB
+    data = write_csv(tmp_path / "data.csv", ["a", "b", "y"],
+                     [[float(u), float(v), float(u - v)] for u, v in x])
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", data, "--target", "y", "--output", model, "--rounds", "5",
+                 "--threads", "-1"]) == 0
+    assert main(["predict", "--model", model, "--data", data, "--output",
+                 str(tmp_path / "p.csv"), "--threads", "0"]) == 0
+    package_root = os.path.dirname(os.path.dirname(gbmo.__file__))
+    reader = subprocess.Popen([sys.executable, "-m", "gbmo", "predict", "--model", model,
+                               "--data", data, "--output", "-"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=tmp_path,
+                              env=dict(os.environ, PYTHONPATH=package_root))
+    assert reader.stdout.readline().strip() == b"output_0"
+    reader.stdout.close()  # as head does after its lines
+    assert reader.wait(timeout=120) == 1
+    assert b"Traceback" not in reader.stderr.read()
+    reader.stderr.close()
+
+
 @pytest.mark.parametrize("module", ["gbmo", "gbmo.cli"])
 def test_python_dash_m_behaves_as_the_console_script(module, tmp_path, capsys, monkeypatch):
     """python -m gbmo (gbmo/__main__.py) and python -m gbmo.cli give what
