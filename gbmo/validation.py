@@ -272,6 +272,10 @@ def check_features(X, name="X", allow_no_rows=False):
     Booster._check_X) before it comes here, through as_pandas_table.
     """
     feature_names = None
+    if _is_pandas(X, "Series"):  # one row of a frame (df.iloc[i]) or one column
+        raise ValueError(f"{name} is a pandas Series, where a table of rows is taken: give one "
+                         "row as a one-row DataFrame (df.iloc[[i]]), one feature as a column "
+                         "(series.to_frame())")
     if isinstance(X, (str, os.PathLike)):  # LightGBM's Dataset reads files
         raise TypeError(f"{name} is a path ({str(X)!r}): gbmo takes arrays, not files; load the "
                         "file first (numpy.loadtxt, pandas.read_csv) or train from a CSV file "

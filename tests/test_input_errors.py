@@ -39,6 +39,15 @@ def test_one_dimensional_x_says_how_to_give_one_feature_or_one_row():
     booster = gbmo.train({"verbosity": -1}, gbmo.Dataset(X, y), 2)
     with pytest.raises(ValueError, match=r"got shape \(3,\); for one row, give it"):
         booster.predict(X[0])  # the advice of one column alone was wrong here
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=list("abc"))
+    series_message = (r"X is a pandas Series, where a table of rows is taken: give one row as "
+                      r"a one-row DataFrame \(df.iloc\[\[i\]\]\), one feature as a column "
+                      r"\(series.to_frame\(\)\)")
+    with pytest.raises(ValueError, match=series_message):
+        booster.predict(frame.iloc[0])  # was "X has dtype object"
+    with pytest.raises(ValueError, match=series_message):
+        gbmo.Dataset(frame.a, y)
 
 
 def test_non_numeric_dataframe_column_is_named():
