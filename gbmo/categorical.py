@@ -294,9 +294,10 @@ def named_positions(X, categorical_feature, params=None):
 def text_columns_as_categories(X, positions):
     """A DataFrame X whose text columns at `positions`, and those of missing
     values only, are category columns (their strings the categories), as
-    CatBoost takes cat_features of strings; any other X, or column, as it is. Training names such columns
-    (categorical_feature); a model converts its category columns' positions
-    (pandas_categories), so that it predicts from the same strings."""
+    CatBoost takes cat_features of strings; any other X, or column, as it
+    is. Training names such columns (categorical_feature); a model converts
+    its category columns' positions (pandas_categories), so that it predicts
+    from the same strings."""
     if not is_dataframe(X):
         return X
     # a column of missing values only (None, NaN, pd.NA) holds no category at

@@ -710,7 +710,10 @@ def main(argv=None):
         # the reader of --output - closed the pipe (| head): quiet, where a
         # traceback came; stdout goes to devnull so that its flush at exit
         # cannot fail again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # a stdout without a descriptor (main called in-process)
+            pass
         return 1
 
 
