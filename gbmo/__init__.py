@@ -19,8 +19,10 @@ __version__ = "0.1.0"
 _OPTIONAL = {"GBMORegressor": "sklearn", "GBMOClassifier": "sklearn",
              "plot_importance": "plotting", "plot_metric": "plotting", "plot_tree": "plotting",
              "plot_split_value_histogram": "plotting", "create_tree_digraph": "plotting"}
-# and those modules themselves, as lightgbm.sklearn after `import lightgbm`
-_OPTIONAL_MODULES = ("sklearn", "plotting")
+# and those modules themselves, as lightgbm.sklearn after `import lightgbm`, and
+# gbmo.datasets (README's gbmo.datasets.load_yeast() after `import gbmo` raised
+# AttributeError)
+_OPTIONAL_MODULES = ("sklearn", "plotting", "datasets")
 
 
 def __getattr__(name):

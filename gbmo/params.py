@@ -939,7 +939,8 @@ _VALUE_ALIASES = {
                     "Depthwise": "depthwise", "Lossguide": "bestfirst"},
     "verbose": {False: 0, True: 1},
     **dict.fromkeys(("boosting", "boosting_type", "boost"), {"random_forest": "rf"}),
-    "booster": {"gbtree": "gbdt"},  # XGBoost's; its "dart" is gbmo's too
+    # XGBoost's; its "dart" is gbmo's too, and random_forest as under boosting
+    "booster": {"gbtree": "gbdt", "random_forest": "rf"},
 }
 
 

@@ -171,3 +171,20 @@ def test_enb_shapes_values_and_uci_design():
     glazing = np.unique(enb.data[:, 6:], axis=0)
     assert len(glazing) == 16 and set(glazing[glazing[:, 0] == 0, 1]) == {0.0}
     assert np.corrcoef(enb.target.T)[0, 1] > 0.97
+
+
+def test_the_datasets_are_reachable_after_import_gbmo_as_readme_shows_them(tmp_path):
+    """gbmo.datasets.load_yeast() after `import gbmo` raised AttributeError: the
+    module was only reachable when imported itself."""
+    import os
+    import subprocess
+    import sys
+
+    import gbmo
+
+    script = "import gbmo; print(gbmo.datasets.load_yeast().data.shape)"
+    package_root = os.path.dirname(os.path.dirname(gbmo.__file__))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=package_root),
+                            timeout=120)
+    assert result.stdout.strip() == "(1484, 8)", result.stderr

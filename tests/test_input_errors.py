@@ -450,6 +450,8 @@ def test_xgboost_s_gbtree_booster_is_gbmo_s_gbdt_and_gblinear_is_refused():
     from gbmo.params import resolve_params
 
     assert resolve_params({"booster": "gbtree"})["boosting"] == "gbdt"
+    # README's random_forest for rf, under XGBoost's name as under LightGBM's
+    assert resolve_params({"booster": "random_forest", "subsample": 0.5})["boosting"] == "rf"
     with pytest.raises(ValueError, match=r"'booster' \(gbmo's 'boosting'\) = 'gblinear' is not "
                                          "allowed; allowed: gbdt, dart, goss, rf"):
         resolve_params({"booster": "gblinear"})
