@@ -24,7 +24,7 @@ from .params import GBMO_LOSSES_OBJECTIVES, checked_value, keys_naming, plugin_o
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, TreeFormatError, trees_from_dicts
-from .validation import as_pandas_table, check_features, is_dataframe, one_of
+from .validation import as_pandas_table, check_features, is_dataframe, one_of, shortened
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 4
@@ -260,12 +260,6 @@ def json_value(value):
         return value.tolist()
     raise TypeError(f"a {type(value).__name__} in the model's parameters cannot be written to "
                     "JSON; give numbers, strings, lists or dicts")
-
-
-def _shown_value(value, limit=60):
-    """A file's value in an error, cut to limit characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def read_model_file(path):
@@ -1056,7 +1050,7 @@ class Booster(JSONModel, TrainingRun):
                     or not all(isinstance(name, str) for name in feature_names)):
                 raise ModelFormatError(f"model field 'feature_names' must be null or a list of "
                                        f"{n_features} names (n_features), got "
-                                       f"{_shown_value(feature_names)}")
+                                       f"{shortened(repr(feature_names), 60)}")
             one_dimensional_target = data.get("one_dimensional_target", False)
             if not isinstance(one_dimensional_target, bool) or (
                     one_dimensional_target and n_outputs != 1):

@@ -47,6 +47,7 @@ from .losses import make_loss, quantile_levels
 from .metrics import evaluate
 from .params import ALIASES, names_no_metric, resolve_params, split_controls
 from .registry import MissingParameterError
+from .validation import shortened
 
 _MISSING = {"", "na", "nan"}
 
@@ -115,7 +116,7 @@ class _Table:
                     name = self.header[col]
                     raise CLIError(
                         f"{self.path}, line {self.lines[r]}, column {name!r}: "
-                        f"{_short(row[col])!r} is not a number"
+                        f"{shortened(row[col])!r} is not a number"
                         + (f"; if {name!r} holds category names, give --param "
                            f"categorical_feature={name}" if suggest_categorical else "")
                     ) from None
@@ -152,16 +153,12 @@ class _Table:
                 unknown[cell] = None
                 unknown_rows += 1
         if unknown:
-            shown = ", ".join(repr(_short(cell)) for cell in list(unknown)[:5])
+            shown = ", ".join(repr(shortened(cell)) for cell in list(unknown)[:5])
             print(f"gbmo: note: {self.path}, column {self.header[col]!r}: {unknown_rows} row(s) "
                   f"hold a category the model was not trained on ({shown}"
                   f"{', ...' if len(unknown) > 5 else ''}); they are read as missing",
                   file=sys.stderr)
         return codes
-
-
-def _short(text, limit=40):
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _delimiter(text):
@@ -240,7 +237,7 @@ def _parse_value(text):
         try:
             return json.loads(text)
         except ValueError as err:
-            raise CLIError(f"cannot read {_short(text)!r} as a JSON object, e.g. "
+            raise CLIError(f"cannot read {shortened(text)!r} as a JSON object, e.g. "
                            f'{{"delta": 2}}: {err}') from None
     if text.startswith("["):
         for candidate in (text, f"[{text}]"):
@@ -309,11 +306,15 @@ def _target_columns(spec, table):
     return columns
 
 
-def _non_negative_int(text):
+def _integer(text):
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _non_negative_int(text):
+    value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
     return value
@@ -329,10 +330,7 @@ def _positive_int(text):
 def _thread_count(text):
     """--threads of train and predict: an integer >= 1, or -1 or 0 for all
     cores, as n_threads takes them in Python."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    value = _integer(text)
     if value < -1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, or -1 or 0 for all cores, "
                                          f"got {value}")

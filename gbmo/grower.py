@@ -347,10 +347,11 @@ class TreeGrower:
         # the memory they take: the rows the kernels write (histogram_memory),
         # at most histogram_bytes, which rules out most runs at once
         if (not self.mixed and not workspace.warned_of_large_histograms
-                and 2 * histogram_bytes > cache_bytes
-                and 2 * written_bytes(shape, self.value_bins) > cache_bytes):
-            workspace.warned_of_large_histograms = True
-            _warn_of_large_histograms(written_bytes(shape, self.value_bins), shape)
+                and 2 * histogram_bytes > cache_bytes):
+            written = written_bytes(shape, self.value_bins)
+            if 2 * written > cache_bytes:
+                workspace.warned_of_large_histograms = True
+                _warn_of_large_histograms(written, shape)
         # never below the two histograms a split needs (its parent's, which the
         # larger child takes over, and the smaller child's), in both loops
         capacity = max(2, min(params["hist_cache"], cache_bytes // histogram_bytes))

@@ -174,7 +174,7 @@ def tweedie_metric(name, loss):
     if not isinstance(name, str):
         return name
     base, outputs = parse_metric(name)
-    if base not in ("tweedie", "Tweedie"):
+    if METRIC_ALIASES.get(base, base) != "tweedie":
         return name
     power = getattr(loss, "power", TWEEDIE_DEFAULT_POWER) \
         if getattr(loss, "name", None) == "tweedie" else TWEEDIE_DEFAULT_POWER
@@ -361,7 +361,7 @@ METRIC_ALIASES = {
     "Quantile": "quantile", "MultiQuantile": "quantile", "Logloss": "logloss",
     "CrossEntropy": "logloss", "MultiClass": "logloss", "MultiLogloss": "logloss",
     "Accuracy": "accuracy", "AUC": "auc", "PRAUC": "average_precision",
-    "HammingLoss": "error", "Poisson": "poisson",
+    "HammingLoss": "error", "Poisson": "poisson", "Tweedie": "tweedie",
     # XGBoost's: the same values (its poisson-nloglik is not: it adds log(y!))
     "gamma-nloglik": "gamma", "gamma-deviance": "gamma_deviance",
 }
@@ -382,9 +382,8 @@ def canonical_metric(name):
         return name
     base, outputs = parse_metric(name)
     base = METRIC_ALIASES.get(base, base)
-    tweedie = _TWEEDIE_AT.match(str(base))
-    if tweedie:  # XGBoost's tweedie-nloglik@rho
-        base = f"tweedie@{float(tweedie.group(1)):g}"
+    if _TWEEDIE_AT.match(str(base)):  # XGBoost's tweedie-nloglik@rho
+        base = f"tweedie@{_tweedie_power(base):g}"
     return base if outputs is None else f"{base}[{','.join(map(str, outputs))}]"
 
 
@@ -402,10 +401,20 @@ def parse_metric(name):
     return match.group(1), [int(c) for c in match.group(2).split(",")]
 
 
+def _tweedie_power(name):
+    """The variance power a tweedie metric name scores at (tweedie@rho,
+    XGBoost's tweedie-nloglik@rho; LightGBM's default for plain tweedie),
+    None for other names."""
+    if METRIC_ALIASES.get(name, name) == "tweedie":
+        return TWEEDIE_DEFAULT_POWER
+    tweedie = _TWEEDIE_AT.match(str(name))
+    return float(tweedie.group(1)) if tweedie else None
+
+
 def is_known(name):
     base = parse_metric(name)[0]
-    return base in METRICS or base in ("tweedie", "Tweedie") or bool(
-        _ERROR_AT.match(str(base)) or _TWEEDIE_AT.match(str(base)))
+    return (base in METRICS or bool(_ERROR_AT.match(str(base)))
+            or _tweedie_power(base) is not None)
 
 
 def unknown_metric_message(name):
@@ -424,11 +433,9 @@ def get_metric(name):
     error_at = _ERROR_AT.match(str(name))
     if error_at:
         return _error_at(float(error_at.group(1)))
-    tweedie = _TWEEDIE_AT.match(str(name))
-    if tweedie:
-        return _tweedie_at(float(tweedie.group(1)))
-    if name in ("tweedie", "Tweedie"):
-        return _tweedie_at(TWEEDIE_DEFAULT_POWER)
+    power = _tweedie_power(name)
+    if power is not None:
+        return _tweedie_at(power)
     if name not in METRICS:
         raise ValueError(unknown_metric_message(name))
     return METRICS[name]
@@ -486,14 +493,14 @@ def check_metric_fits(name, y, prediction_width, quantile_levels=None):
             raise ValueError(f"metric {name!r} reads each 0/1 label's probability against a "
                              "threshold, but this objective's targets are class indices; use "
                              "error (the most probable class) or accuracy")
-        if base in ("rmse", "mse", "mae", "mape", "rmsle", "quantile", "r2", *_DEVIANCE_TARGETS,
-                    "Tweedie") or _TWEEDIE_AT.match(str(base)):
+        if base in ("rmse", "mse", "mae", "mape", "rmsle", "quantile", "r2", *_DEVIANCE_TARGETS) \
+                or _tweedie_power(base) is not None:
             raise ValueError(f"metric {name!r} compares values with targets, but this "
                              "objective's targets are class indices; use logloss, error, "
                              "accuracy or auc")
         return
     observed = y[~np.isnan(y)] if y.dtype.kind == "f" else y
-    family = "tweedie" if _TWEEDIE_AT.match(str(base)) or base == "Tweedie" else base
+    family = "tweedie" if _tweedie_power(base) is not None else base
     if family in _DEVIANCE_TARGETS:
         get_metric(base)  # a tweedie power out of range is refused here
         allowed, fits = _DEVIANCE_TARGETS[family]

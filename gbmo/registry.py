@@ -553,15 +553,21 @@ def register_ensembler(name):
 
 # --------------------------------------------------------------------------- construction
 
+def _parameters(factory):
+    """factory's signature's parameters, None when it has none to read (some
+    builtins and C types)."""
+    try:
+        return inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
+
+
 def _call_with_supported(factory, soft, strict, what, given_in):
     """factory(**soft_that_it_accepts, **strict); `soft` keyword arguments are
     passed only when the signature takes them, `strict` ones always. A
     required parameter that neither gives raises MissingParameterError
     (given_in: the training parameter that passes `strict`)."""
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        params = None
+    params = _parameters(factory)
     if params is None:
         kwargs = dict(strict)
     elif any(p.kind is p.VAR_KEYWORD for p in params.values()):
@@ -585,11 +591,9 @@ def _call_with_supported(factory, soft, strict, what, given_in):
 def _takes_keyword(factory, keyword):
     """Whether factory's signature takes keyword (or any keyword); True when
     it has none to read, as _call_with_supported then passes what it can."""
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return True
-    return keyword in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    params = _parameters(factory)
+    return params is None or keyword in params or any(p.kind is p.VAR_KEYWORD
+                                                      for p in params.values())
 
 
 def create_loss(name, num_class=None, n_threads=1, **params):

@@ -28,6 +28,12 @@ def _is_pandas(data, kind="DataFrame"):
     return pandas is not None and isinstance(data, getattr(pandas, kind))
 
 
+def shortened(text, limit=40):
+    """text cut to limit characters ("..." marking the cut), for errors that
+    quote what a user gave."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 _NAMED_COLUMNS = 5  # bad DataFrame columns listed by name in the error, the rest counted
 
 
