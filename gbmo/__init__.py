@@ -8,7 +8,8 @@ from .cv import CVBooster, cv
 from .dataset import Dataset
 from .engine import train
 from .losses import Loss, MultiTaskLoss
-from .multitask import EnsemblerContext, ObjectiveResult
+from .multitask import EnsemblerContext
+from .objective_results import ObjectiveResult
 from .registry import PluginContractError, PluginLoadError, register_ensembler, register_loss
 
 __version__ = "0.1.0"

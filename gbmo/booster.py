@@ -17,8 +17,9 @@ from .dataset import Dataset
 from .importance import OutputImportance
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
-from .losses import make_loss, with_class_count
+from .losses import LOADABLE_ONLY, make_loss, with_class_count
 from .missing_values import as_read, reads_as_given
+from .objective_results import check_transformed
 from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
 from .params import GBMO_LOSSES_OBJECTIVES, checked_value, keys_naming, plugin_objective_missing
 from .registry import PluginError
@@ -304,6 +305,13 @@ def _load_loss(objective, num_class, objective_params):
         # its transform (a quantile's, poisson's exp) is the plugin's own
         raise ModelFormatError(f"this model's {plugin_objective_missing(objective)}; the "
                                "model needs it to predict")
+    if objective not in LOADABLE_ONLY and objective not in registry.LOSSES:
+        raise ModelFormatError(
+            f"this model's objective {objective!r} is not registered here"
+            f"{registry.LOSSES.discovery_note()}: it is neither one of gbmo's nor of an "
+            "installed plugin's; install the package that provided it (or register it with "
+            "gbmo.registry.register_loss) before loading: the model needs its transform to "
+            "predict")
     try:
         return make_loss(objective, num_class, thread_count(None), objective_params)
     except PluginError:
@@ -612,7 +620,8 @@ class Booster(JSONModel, TrainingRun):
                 out += self.init_score
         if not raw_score:
             with caller_threads(self._n_threads(n_threads)):
-                out = self.loss.transform(out)
+                out = check_transformed(self.loss.transform(out), out.shape,
+                                        f"objective {self.loss.name!r}")
         return out[:, 0] if self.one_dimensional_target else out
 
     def _walk_threads(self, n_threads, X, first, stop, work_per_walk=WORK_PER_ELEMENT):
@@ -974,8 +983,10 @@ class Booster(JSONModel, TrainingRun):
         ensembler are recorded by name (a Loss instance also by its parameters)."""
         saved = {k: v for k, v in self.params.items() if k != "n_threads"}
         saved["objective"] = self._objective_name()
-        if hasattr(self.loss, "get_params"):
-            saved["objective_params"] = self.loss.get_params()
+        if hasattr(self.loss, "get_params") or (saved.get("objective_params") is None
+                                                and saved["objective"] in registry.LOSSES):
+            # a registered loss given as an instance: rebuilt by name at load
+            saved["objective_params"] = registry.loss_parameters(self.loss)
         ensembler = saved.get("ensembler")
         if ensembler is not None and not isinstance(ensembler, str):
             saved["ensembler"] = getattr(ensembler, "name", None) or "custom"

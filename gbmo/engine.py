@@ -30,7 +30,9 @@ from .losses import (ClassIndexTarget, CustomObjective, make_loss, quantile_leve
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better, tweedie_metric
 from .missing_values import check_readable, reading
-from .multitask import EnsemblerContext, ObjectiveResult, check_objective_result
+from .multitask import EnsemblerContext
+from .objective_results import (ObjectiveResult, check_gradient_pair, check_objective_result,
+                                check_transformed)
 from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
                      split_controls, with_dataset_params, check_output_bounds)
@@ -102,34 +104,64 @@ def _split_lambda_l2(ensembler):
     return None if split_l2 is None else float(split_l2)
 
 
-def _check_finite_gradients(gradients, loss, weight):
-    """Refuses a built-in loss's gradients that overflowed float32: the bounds
-    on targets and weights (validation.MAX_GRADIENT_INPUT) hold each alone,
-    not their product, and an overflow trained a model of NaN in silence."""
-    if all(np.isfinite(array).all() for array in gradients):
-        return
+def _overflow_message(loss, weight):
+    """Why a built-in loss's gradients are not finite: the bounds on targets
+    and weights (validation.MAX_GRADIENT_INPUT) hold each alone, not their
+    product, whose overflow of float32 trained a model of NaN in silence. A
+    plugin's NaN gets check_gradient_pair's own message, which names it."""
+    if type(loss).__module__.split(".")[0] != "gbmo":
+        return None
     largest = "" if weight is None else f" (weights up to {np.max(weight):.3g})"
-    raise ValueError(f"objective {loss.name!r}: this round's gradients or hessians overflowed "
-                     f"float32 (inf or NaN): the weights times the targets are too large"
-                     f"{largest}; rescale the weights or the target")
+    return (f"objective {loss.name!r}: this round's gradients or hessians overflowed float32 "
+            f"(inf or NaN): the weights times the targets are too large{largest}; rescale "
+            "the weights or the target")
+
+
+def read_only(array):
+    """A view of array that its reader cannot write into (None stays None)."""
+    if array is None:
+        return None
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _owned_arrays_written(err, who):
+    """err again, saying what to do, when who wrote into the targets, scores
+    or weights it was handed: gbmo keeps them for the whole run (a plugin's
+    raw -= y moved every later round's scores, in silence)."""
+    if isinstance(err, ValueError) and "read-only" in str(err):
+        return ValueError(f"{who} wrote into the targets, raw scores or weights it was given, "
+                          "which gbmo keeps for the whole run: compute into new arrays (raw - "
+                          f"y, not raw -= y) ({err})")
+    return err
 
 
 def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
     """(split_grad, split_hess, update) of a round: update is None when the
-    split gradients set the leaves too (GBDT-MO), else the (grad, hess) that do."""
-    gradients = loss.gradients(y, raw, weight)
-    if not isinstance(loss, CustomObjective) and not isinstance(gradients, ObjectiveResult):
-        _check_finite_gradients(gradients, loss, weight)
+    split gradients set the leaves too (GBDT-MO), else the (grad, hess) that do.
+    The loss and the ensembler see read-only views of the run's arrays."""
+    who = f"objective {getattr(loss, 'name', None) or type(loss).__name__!r}"
+    try:
+        gradients = loss.gradients(read_only(y), read_only(raw), read_only(weight))
+    except ValueError as err:
+        raise _owned_arrays_written(err, who) from err
     if isinstance(gradients, ObjectiveResult):
         if ensembler is not None:
             raise ValueError("the objective returned an ObjectiveResult (split and update "
                              "gradients) and an ensembler is set too; use one or the other")
-        result = gradients
-    elif ensembler is not None:
-        result = check_objective_result(ensembler(*gradients, context), *raw.shape,
-                                         ensembler_name)
-    else:
+        result = check_objective_result(gradients, *raw.shape, who)
+        return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
+    if not isinstance(loss, CustomObjective):  # which checked and weighted them itself
+        gradients = check_gradient_pair(gradients, *raw.shape, who,
+                                        not_finite=_overflow_message(loss, weight))
+    if ensembler is None:
         return (*gradients, None)
+    try:
+        result = ensembler(*gradients, context)
+    except ValueError as err:
+        raise _owned_arrays_written(err, ensembler_name) from err
+    result = check_objective_result(result, *raw.shape, ensembler_name)
     return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
 
 
@@ -478,7 +510,8 @@ class _Trainer:
             train_set = recoded[id(train_set)]
             valid_sets = [recoded[id(d)] for d in valid_sets]
         self.train_set = train_set
-        self.y = y = loss.prepare_target(train_set.Y)
+        # read-only: the loss, ensembler and metrics read it all run long
+        self.y = y = read_only(loss.prepare_target(train_set.Y))
         n_outputs = loss.n_outputs(y)
         check_output_bounds(params, n_outputs, self.ensembler)
         # the model's classes from now on, saved with it
@@ -622,7 +655,8 @@ class _Trainer:
         # a random forest's trees are not shrunk: the model averages them
         shrinkage = 1.0 if self.forest else params["learning_rate"] / (1 + n_dropped)
         weight = self.train_set.weight
-        context = EnsemblerContext(iteration, rng, self.y, self._fitted_raw, weight, n_threads)
+        context = EnsemblerContext(iteration, rng, read_only(self.y), read_only(self._fitted_raw),
+                                  read_only(weight), n_threads)
         grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
                                               self.y, self._fitted_raw, weight, context)
         # the split columns are the outputs unless an ensembler or the
@@ -765,8 +799,8 @@ class _Trainer:
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
         renewed = kept_outputs(np.asarray(
-            renew(self.y, self._fitted_raw, self.train_set.weight, rows, leaf_start, leaf_stop,
-                  outputs),
+            renew(self.y, read_only(self._fitted_raw), read_only(self.train_set.weight), rows,
+                  leaf_start, leaf_stop, outputs),
             dtype=np.float64), tree, self.single_output)
         if bounded:
             lower, upper = (np.reshape(bound, renewed.shape) if np.ndim(bound) else bound
@@ -909,7 +943,8 @@ class _Trainer:
         """[(data name, metric, value, higher is better, per-output values or
         None)] of eval_set's raw scores now: every metric of the run, then
         every function of fevals."""
-        prediction = self.loss.transform(eval_set.raw)
+        prediction = check_transformed(self.loss.transform(read_only(eval_set.raw)),
+                                       eval_set.raw.shape, f"objective {self.loss.name!r}")
         scores = []
         for metric in self.metric_names:
             value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight,

@@ -14,7 +14,7 @@ from ._core import G_H_DTYPE
 from ._core._losses import (sigmoid_gradients, sigmoid_transform, softmax_gradients,
                             softmax_transform, squared_error_gradients)
 from .metrics import tweedie_metric
-from .multitask import ObjectiveResult, check_objective_result
+from .objective_results import ObjectiveResult, check_gradient_pair, check_objective_result
 from .parallel import WORK_PER_ELEMENT, caller_thread_count, threads_for
 from .validation import MAX_GRADIENT_INPUT
 
@@ -452,33 +452,12 @@ class CustomObjective(Loss):
         if self.function is None:
             raise ValueError("this model's custom objective was not saved with it; pass "
                              "objective=<your function> to train again")
-        n, d = raw.shape
-        result, weight = self._called(y, raw, weight)
+        # a copy, as LightGBM and XGBoost hand theirs: a function may write into
+        # it (preds -= labels); the run's own scores are read-only (engine)
+        result, weight = self._called(y, np.array(raw), weight)
         if isinstance(result, ObjectiveResult):
             return self._weighted_result(result, raw.shape, weight)
-        if not isinstance(result, tuple) or len(result) != 2:
-            raise ValueError("the custom objective must return (grad, hess) or an "
-                             f"ObjectiveResult, got {type(result).__name__}")
-        grad, hess = (np.asarray(a) for a in result)
-        if d == 1:  # one output: (n,) as LightGBM's objectives return it
-            grad, hess = (a.reshape(n, 1) if a.shape == (n,) else a for a in (grad, hess))
-        if grad.shape != (n, d):
-            raise ValueError(f"the custom objective returned grad of shape {grad.shape}, "
-                             f"expected {(n, d)}")
-        if hess.shape not in ((n, d), (n, 1)):
-            raise ValueError(f"the custom objective returned hess of shape {hess.shape}, "
-                             f"expected {(n, d)} or {(n, 1)}")
-        for label, array in (("grad", grad), ("hess", hess)):
-            if array.dtype.kind not in "biuf" or not np.all(np.isfinite(array)):
-                raise ValueError(f"the custom objective returned a {label} that is not "
-                                 "all finite numbers")
-        if weight is not None:
-            grad, hess = grad * weight[:, None], hess * weight[:, None]
-        grad = np.ascontiguousarray(grad, dtype=G_H_DTYPE)
-        hess = np.ascontiguousarray(hess, dtype=G_H_DTYPE)
-        if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
-            raise ValueError("the custom objective returned values beyond float32's range")
-        return grad, hess
+        return check_gradient_pair(result, *raw.shape, "the custom objective", weight)
 
     def _called(self, y, raw, weight):
         """(the function's result, the weights gbmo still applies to it), the

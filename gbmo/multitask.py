@@ -25,23 +25,14 @@ then regularises the leaf values only.
 """
 import numbers
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from ._core import G_H_DTYPE
 from ._core._projection import project_rows
+# ObjectiveResult lived here first; plugins may still import it from here
+from .objective_results import ObjectiveResult  # noqa: F401
 from .parallel import threads_for
-
-
-class ObjectiveResult(NamedTuple):
-    """What a custom objective or an ensembler may return to separate the
-    gradients that choose the splits (n, s) from those that set the leaves (n, d)."""
-
-    split_grad: np.ndarray
-    split_hess: np.ndarray
-    update_grad: np.ndarray
-    update_hess: np.ndarray
 
 
 @dataclass
@@ -57,37 +48,6 @@ class EnsemblerContext:
     raw: np.ndarray
     weight: np.ndarray = None
     n_threads: int = 1
-
-
-def _as_gradient(array, label, who, n_rows, widths):
-    array = np.asarray(array)
-    if array.ndim != 2 or array.shape[0] != n_rows or array.shape[1] not in widths:
-        allowed = " or ".join(f"({n_rows}, {w})" for w in widths)
-        raise ValueError(f"{who} returned {label} of shape {array.shape}, expected {allowed}")
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"{who} returned {label} of dtype {array.dtype}, expected numbers")
-    array = np.ascontiguousarray(array, dtype=G_H_DTYPE)
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{who} returned a {label} that is not all finite float32 numbers")
-    return array
-
-
-def check_objective_result(result, n_rows, n_outputs, who):
-    """The four arrays of an ensembler or objective, validated and as float32."""
-    if not isinstance(result, tuple) or len(result) != 4:
-        raise ValueError(f"{who} must return (split_grad, split_hess, update_grad, "
-                         f"update_hess), got {type(result).__name__}")
-    split_grad = np.asarray(result[0])
-    if split_grad.ndim != 2 or split_grad.shape[0] != n_rows or split_grad.shape[1] < 1:
-        raise ValueError(f"{who} returned split_grad of shape {split_grad.shape}, "
-                         f"expected ({n_rows}, s) with s >= 1")
-    n_split = split_grad.shape[1]
-    return ObjectiveResult(
-        _as_gradient(split_grad, "split_grad", who, n_rows, (n_split,)),
-        _as_gradient(result[1], "split_hess", who, n_rows, sorted({n_split, 1})),
-        _as_gradient(result[2], "update_grad", who, n_rows, (n_outputs,)),
-        _as_gradient(result[3], "update_hess", who, n_rows, sorted({n_outputs, 1})),
-    )
 
 
 # An ensembler checks its parameters when it is built, and what needs the

@@ -542,12 +542,12 @@ def _check_names(resolved):
             raise ValueError(plugin_objective_missing(objective))
         raise ValueError(
             f"unknown objective {objective!r}; known objectives: {', '.join(LOSSES.names())} "
-            f"(also {', '.join(OBJECTIVE_ALIASES)})"
+            f"(also {', '.join(OBJECTIVE_ALIASES)}){LOSSES.discovery_note()}"
         )
     ensembler = resolved["ensembler"]
     if isinstance(ensembler, str) and ensembler not in ENSEMBLERS:
         raise ValueError(f"unknown ensembler {ensembler!r}; known ensemblers: "
-                         f"{', '.join(ENSEMBLERS.names())}")
+                         f"{', '.join(ENSEMBLERS.names())}{ENSEMBLERS.discovery_note()}")
     metrics = resolved["metric"]
     if metrics == []:  # no metric named: the objective's, as LightGBM's metric=""
         resolved["metric"] = metrics = None

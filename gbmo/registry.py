@@ -46,7 +46,10 @@ the winner is, in this order of precedence:
 2. gbmo's own built-ins beat entry points of other distributions;
 3. between two other distributions, the first one ``importlib.metadata``
    lists wins, i.e. the one earlier on ``sys.path`` (the same rule by which
-   Python chooses between two copies of a module).
+   Python chooses between two copies of a module); two installed in the same
+   directory (one environment's site-packages) come in the order the
+   directory lists them, which no rule fixes: uninstall one, or register the
+   one wanted in code, which wins.
 
 Off switch
 ----------
@@ -68,7 +71,25 @@ it is registered under; a saved model records it, so it must be a registered
 name). Subclasses of :class:`gbmo.losses.Loss` must override the methods the
 base leaves unimplemented (``transform`` has a default). Classes are checked
 when registered or loaded; the instances a plain factory returns are checked
-by :func:`create_loss`.
+by :func:`create_loss`. What the methods receive and return:
+
+* ``gradients(y, raw, weight)``: y as ``prepare_target`` returned it, raw (n, d)
+  float64, weight (n,) float64 or None, all read-only views of the run's own
+  arrays (compute into new ones: ``raw - y``, not ``raw -= y``). It applies
+  the weights itself (gbmo weighs only a custom objective *function*'s
+  gradients) and returns ``(grad, hess)``: grad (n, d), hess (n, d) or (n, 1)
+  (one hessian for every output; a constant column lets the histograms count
+  rows), numbers of any dtype and order, made contiguous float32; or a
+  :class:`gbmo.ObjectiveResult`. A wrong shape, kind, count or an inf / NaN
+  is refused at that round, naming the loss.
+* ``transform(raw)``: a numeric array of raw's shape.
+* ``default_metric``: a metric gbmo has (``gbmo.metrics``); a plugin cannot add
+  metrics, a user can (``feval``).
+* Parameters: a saved model records the objective's name and rebuilds the
+  loss with ``create_loss(name, **params)``; params are ``get_params()`` when
+  the instance has it, else its attributes named as the constructor's
+  parameters (scikit-learn's convention), and saving refuses an instance that
+  keeps one under another name.
 
 Ensembler: either a class whose instances are callable as
 ``ensembler(grad, hess, context)``, constructed by :func:`create_ensembler`
@@ -100,7 +121,7 @@ import warnings
 __all__ = [
     "ENSEMBLERS", "LOSSES", "MissingParameterError", "PluginConflictWarning",
     "PluginContractError", "PluginError", "PluginLoadError", "Registry", "create_ensembler",
-    "create_loss", "plugins_disabled", "register_ensembler", "register_loss",
+    "create_loss", "loss_parameters", "plugins_disabled", "register_ensembler", "register_loss",
 ]
 
 DISABLE_ENV = "GBMO_DISABLE_PLUGINS"
@@ -419,9 +440,12 @@ class Registry:
         close = difflib.get_close_matches(name, available, n=3)
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
         listing = ", ".join(available) if available else "(none)"
-        off = (f" (plugin discovery is off: {DISABLE_ENV} is set)" if self.disabled else "")
         return (f"unknown {self.kind} {name!r}{hint}; available {_plural(self.kind)}: "
-                f"{listing}{off}")
+                f"{listing}{self.discovery_note()}")
+
+    def discovery_note(self):
+        """What an unknown name's message adds when plugins are switched off."""
+        return f" (plugin discovery is off: {DISABLE_ENV} is set)" if self.disabled else ""
 
     def get(self, name):
         """The object registered under `name`, importing its plugin on first use."""
@@ -562,6 +586,31 @@ def _parameters(factory):
         return None
 
 
+def _named_parameters(params):
+    """The names of a signature's parameters that a keyword can give."""
+    return [k for k, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def loss_parameters(loss):
+    """The parameters that rebuild loss by its name (create_loss), for a
+    saved model: its get_params(), else, as scikit-learn reads an
+    estimator's, its attributes named as its class's constructor's
+    parameters (gbmo's num_class and n_threads left out); None when the
+    constructor takes none. Refused when an attribute is missing: the
+    loaded model would have rebuilt the loss with its defaults, in silence."""
+    if hasattr(loss, "get_params"):
+        return loss.get_params()
+    names = [k for k in _named_parameters(_parameters(type(loss)) or {})
+             if k not in ("num_class", "n_threads")]
+    missing = [k for k in names if not hasattr(loss, k)]
+    if missing:
+        raise ValueError(f"objective {loss.name!r}: its class takes {', '.join(missing)}, and "
+                         f"the instance has no get_params() nor attributes of those names, "
+                         "so a saved model could not rebuild it; define get_params() "
+                         "returning its constructor's parameters")
+    return {k: getattr(loss, k) for k in names} or None
+
+
 def _call_with_supported(factory, soft, strict, what, given_in):
     """factory(**soft_that_it_accepts, **strict); `soft` keyword arguments are
     passed only when the signature takes them, `strict` ones always. A
@@ -576,8 +625,8 @@ def _call_with_supported(factory, soft, strict, what, given_in):
         kwargs = {k: v for k, v in soft.items() if k in params}
         unknown = [k for k in strict if k not in params]
         if unknown:
-            accepted = [k for k, p in params.items()
-                        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            # the soft ones (a loss's num_class, n_threads) are gbmo's to give
+            accepted = [k for k in _named_parameters(params) if k not in soft]
             raise TypeError(f"{what} takes no parameter(s) {', '.join(map(repr, unknown))}; "
                             f"it takes: {', '.join(accepted) if accepted else 'none'}")
         kwargs.update(strict)

@@ -167,7 +167,8 @@ def test_unknown_objective_in_file(trained):
     data = _model(trained)
     data["objective"] = "os.system"
     message = _load_error(data)
-    assert "'os.system' cannot be used" in message and "unknown loss" in message
+    assert ("objective 'os.system' is not registered here: it is neither one of gbmo's nor "
+            "of an installed plugin's; install the package that provided it" in message)
 
 
 def test_string_where_numbers_belong(trained):

@@ -1,0 +1,113 @@
+"""What objectives and ensemblers return, checked before any tree reads it.
+
+A loss (built-in, plugin or custom function) returns (grad, hess) or an
+ObjectiveResult every round, an ensembler an ObjectiveResult; the kernels
+take float32 arrays of fixed shapes and read them without checks, so a
+wrong shape, a list or a NaN must be refused here, naming who returned it:
+past this point a NaN trains a model of NaN and a missing column trains an
+output that never moves.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from ._core import G_H_DTYPE
+
+
+class ObjectiveResult(NamedTuple):
+    """What a custom objective or an ensembler may return to separate the
+    gradients that choose the splits (n, s) from those that set the leaves (n, d)."""
+
+    split_grad: np.ndarray
+    split_hess: np.ndarray
+    update_grad: np.ndarray
+    update_hess: np.ndarray
+
+
+def _as_gradient(array, label, who, n_rows, widths):
+    array = np.asarray(array)
+    if array.ndim != 2 or array.shape[0] != n_rows or array.shape[1] not in widths:
+        allowed = " or ".join(f"({n_rows}, {w})" for w in widths)
+        raise ValueError(f"{who} returned {label} of shape {array.shape}, expected {allowed}")
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{who} returned {label} of dtype {array.dtype}, expected numbers")
+    array = np.ascontiguousarray(array, dtype=G_H_DTYPE)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{who} returned a {label} that is not all finite float32 numbers")
+    return array
+
+
+def check_objective_result(result, n_rows, n_outputs, who):
+    """The four arrays of an ensembler or objective, validated and as float32."""
+    if not isinstance(result, tuple) or len(result) != 4:
+        raise ValueError(f"{who} must return (split_grad, split_hess, update_grad, "
+                         f"update_hess), got {type(result).__name__}")
+    split_grad = np.asarray(result[0])
+    if split_grad.ndim != 2 or split_grad.shape[0] != n_rows or split_grad.shape[1] < 1:
+        raise ValueError(f"{who} returned split_grad of shape {split_grad.shape}, "
+                         f"expected ({n_rows}, s) with s >= 1")
+    n_split = split_grad.shape[1]
+    return ObjectiveResult(
+        _as_gradient(split_grad, "split_grad", who, n_rows, (n_split,)),
+        _as_gradient(result[1], "split_hess", who, n_rows, sorted({n_split, 1})),
+        _as_gradient(result[2], "update_grad", who, n_rows, (n_outputs,)),
+        _as_gradient(result[3], "update_hess", who, n_rows, sorted({n_outputs, 1})),
+    )
+
+
+def check_gradient_pair(result, n_rows, n_outputs, who, weight=None, not_finite=None):
+    """A loss's (grad, hess) as contiguous float32 arrays: grad (n, d), hess
+    (n, d) or (n, 1), each (n,) allowed when d is 1 (LightGBM's objectives
+    return one output's so), of finite numbers; times weight (n,) when given,
+    in the arrays' own precision before float32, as LightGBM weighs a custom
+    objective's. not_finite replaces the message for an inf or NaN (a
+    built-in loss's overflow has another cause than a plugin's NaN)."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise ValueError(f"{who} must return (grad, hess) or an ObjectiveResult, got "
+                         f"{_described(result)}")
+    grad, hess = (np.asarray(array) for array in result)
+    if n_outputs == 1:
+        grad, hess = (array.reshape(n_rows, 1) if array.shape == (n_rows,) else array
+                      for array in (grad, hess))
+    if grad.shape != (n_rows, n_outputs):
+        raise ValueError(f"{who} returned grad of shape {grad.shape}, expected "
+                         f"{(n_rows, n_outputs)}")
+    if hess.shape not in ((n_rows, n_outputs), (n_rows, 1)):
+        raise ValueError(f"{who} returned hess of shape {hess.shape}, expected "
+                         f"{(n_rows, n_outputs)} or {(n_rows, 1)}")
+    for label, array in (("grad", grad), ("hess", hess)):
+        if array.dtype.kind not in "biuf":
+            raise ValueError(f"{who} returned {label} of dtype {array.dtype}, expected numbers")
+        if not np.all(np.isfinite(array)):
+            raise ValueError(not_finite or f"{who} returned a {label} that is not all finite "
+                                           "numbers (inf or NaN)")
+    if weight is not None:
+        grad, hess = grad * weight[:, None], hess * weight[:, None]
+    with np.errstate(over="ignore"):  # an overflow is refused below, by name
+        pair = tuple(np.ascontiguousarray(array, dtype=G_H_DTYPE) for array in (grad, hess))
+    narrowed = any(array.dtype != G_H_DTYPE for array in (grad, hess))
+    if narrowed and not all(np.all(np.isfinite(array)) for array in pair):
+        raise ValueError(not_finite or f"{who} returned values beyond float32's range "
+                                       "(the gradients are float32)")
+    return pair
+
+
+def _described(result):
+    """A wrong return value, briefly: its type, and a tuple's length."""
+    if isinstance(result, (tuple, list)):
+        return f"a {type(result).__name__} of {len(result)} values"
+    return type(result).__name__
+
+
+def check_transformed(prediction, raw_shape, who):
+    """A loss's transform of raw scores of raw_shape: an array of numbers of
+    the same shape (the predictions, probabilities or means of each output),
+    refused otherwise before a metric or predict's caller reads it."""
+    if not isinstance(prediction, np.ndarray) or prediction.dtype.kind not in "biuf" \
+            or prediction.shape != raw_shape:
+        kind = (f"an array of shape {prediction.shape} and dtype {prediction.dtype}"
+                if isinstance(prediction, np.ndarray) else f"a {type(prediction).__name__}")
+        raise ValueError(f"{who}'s transform returned {kind} for raw scores of shape "
+                         f"{raw_shape}; it must return a numeric numpy array of the raw "
+                         "scores' shape")
+    return prediction
