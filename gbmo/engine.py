@@ -538,7 +538,11 @@ class _Trainer:
             # the rows' own offsets replace the constant, or the user asked for 0
             init_score = np.zeros(n_outputs)
         else:
-            init_score = loss.init_score(y, train_set.weight)
+            init_score = np.asarray(loss.init_score(y, train_set.weight), dtype=np.float64)
+            if init_score.size != n_outputs:
+                raise ValueError(f"objective {loss.name!r}: init_score returned "
+                                 f"{init_score.size} values for {n_outputs} outputs; it must "
+                                 "return one per output")
         self.raw = raw = _starting_raw(train_set, init_score, n_outputs, init_model,
                                        "the training set")
         self.category_order = _category_order(params, train_set, init_model, self.monotone,

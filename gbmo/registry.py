@@ -243,7 +243,9 @@ def _has_own_call(cls):
     return any("__call__" in vars(k) for k in cls.__mro__ if k is not object)
 
 
-_LOSS_METHODS = ("prepare_target", "n_outputs", "init_score", "gradients", "transform")
+# each method of a loss and the arguments training calls it with
+_LOSS_METHODS = {"prepare_target": ("y",), "n_outputs": ("y",), "init_score": ("y", "weight"),
+                 "gradients": ("y", "raw", "weight"), "transform": ("raw",)}
 
 
 def _default_metric_problems(target, what):
@@ -266,7 +268,7 @@ def _check_loss_target(target, what):
 
     cls = target if isinstance(target, type) else type(target)
     problems = []
-    for method in _LOSS_METHODS:
+    for method, arguments in _LOSS_METHODS.items():
         attr = getattr(target, method, None)
         if attr is None:
             problems.append(f"{what} has no method {method}()")
@@ -276,6 +278,9 @@ def _check_loss_target(target, what):
               and getattr(cls, method) is getattr(Loss, method)):
             problems.append(
                 f"{what} does not implement {method}() (gbmo.losses.Loss leaves it abstract)")
+        elif not _accepts_positional(attr, len(arguments) + _unbound(target, method)):
+            problems.append(f"{what}.{method} must take ({', '.join(arguments)}), as "
+                            "training calls it")
     problems.extend(_default_metric_problems(target, what))
     if not hasattr(target, "name"):
         problems.append(f"{what} has no 'name' attribute (a string, or None for the "
@@ -294,9 +299,16 @@ def check_loss(obj):
     return [f"a loss must be a class or a factory callable, got {type(obj).__name__} {obj!r}"]
 
 
-def _accepts_three_positional(func):
+def _unbound(target, method):
+    """1 when target's method still takes self (a class's plain function), else 0."""
+    bound_already = (staticmethod, classmethod)
+    return int(isinstance(target, type)
+               and not isinstance(inspect.getattr_static(target, method), bound_already))
+
+
+def _accepts_positional(func, count):
     try:
-        inspect.signature(func).bind(None, None, None)
+        inspect.signature(func).bind(*[None] * count)
     except TypeError:
         return False
     except ValueError:  # no signature available (some builtins): give it the benefit
@@ -310,11 +322,11 @@ def check_ensembler(obj):
         if not _has_own_call(obj):
             return [f"ensembler class {obj.__qualname__} does not define __call__(grad, hess, "
                     "context); its instances must be callable"]
-        if not _accepts_three_positional(_call_without_self(obj)):
+        if not _accepts_positional(_call_without_self(obj), 3):
             return [f"{obj.__qualname__}.__call__ must take (grad, hess, context)"]
         return []
     if callable(obj):
-        if not _accepts_three_positional(obj):
+        if not _accepts_positional(obj, 3):
             return [f"ensembler function {getattr(obj, '__qualname__', obj)!r} must take "
                     "(grad, hess, context)"]
         return []

@@ -368,6 +368,33 @@ def test_contract_violations_are_rejected_at_registration_with_the_reason():
     with pytest.raises(PluginContractError, match="transform is not callable"):
         reg.register("x", NotCallable)
 
+    class NoWeight(SquaredError):  # failed at the first round: 'takes 3 positional arguments'
+        def gradients(self, y, raw):
+            return raw - y, np.ones_like(raw)
+
+    with pytest.raises(PluginContractError, match=r"NoWeight.gradients must take \(y, raw, "
+                                                  r"weight\), as training calls it"):
+        reg.register("x", NoWeight)
+
+    class ShortInit(SquaredError):
+        def init_score(self, y):
+            return y.mean(axis=0)
+
+    # an instance's bound methods, as a factory's products are checked
+    assert registry._check_loss_target(ShortInit(), "loss 'x' instance") == [
+        "loss 'x' instance.init_score must take (y, weight), as training calls it"]
+
+    class Static(SquaredError):  # static and class methods are called without self
+        @staticmethod
+        def transform(raw):
+            return raw
+
+        @classmethod
+        def n_outputs(cls, y):
+            return y.shape[1]
+
+    reg.register("static", Static)
+
     with pytest.raises(PluginContractError, match="class or a factory"):
         reg.register("x", 42)
     assert "x" not in reg.names()
@@ -650,7 +677,9 @@ def test_a_loss_whose_init_score_has_the_wrong_size_is_refused_by_name():
     gbmo.register_loss("wrong_init_for_test")(WrongInit)
     try:
         X = np.random.default_rng(2).normal(size=(50, 2))
-        with pytest.raises(ValueError, match="init_score has 2 values for 1 outputs"):
+        with pytest.raises(ValueError, match="objective 'wrong_init_for_test': init_score returned 2 "
+                                             "values for 1 outputs; it must return one per "
+                                             "output"):
             gbmo.train({"objective": "wrong_init_for_test", "verbosity": 0},
                        gbmo.Dataset(X, X[:, 0]), 2)
     finally:
