@@ -70,12 +70,29 @@ def ends_training(error):
         and isinstance(getattr(error, "best_iteration", None), numbers.Integral))
 
 
+def _is_lightgbm_callback(callback, kind):
+    """Whether callback is LightGBM's callback class of kind (its
+    _EarlyStoppingCallback, _LogEvaluationCallback, ...)."""
+    cls = type(callback)
+    return cls.__module__.partition(".")[0] == "lightgbm" and kind in cls.__name__
+
+
 def stops_early(callback):
     """Whether callback may end training early: gbmo's early_stopping, or
     LightGBM's (its _EarlyStoppingCallback)."""
-    kind = type(callback)
-    return bool(getattr(callback, "stops_early", False)) or (
-        kind.__module__.partition(".")[0] == "lightgbm" and "EarlyStopping" in kind.__name__)
+    return bool(getattr(callback, "stops_early", False)) or _is_lightgbm_callback(
+        callback, "EarlyStopping")
+
+
+def _as_gbmo_callback(callback):
+    """gbmo's reset_parameter for LightGBM's, with the same schedules:
+    LightGBM's calls env.model.reset_parameter, or, on a model that is not
+    its Booster, the boosters of a CVBooster (AttributeError on gbmo's).
+    Other callbacks as they are."""
+    schedules = getattr(callback, "kwargs", None)
+    if _is_lightgbm_callback(callback, "ResetParameter") and isinstance(schedules, dict):
+        return reset_parameter(**schedules)
+    return callback
 
 
 def _shown(entry, show_stdv):
@@ -349,11 +366,13 @@ class RoundCallbacks:
                 raise TypeError(f"callbacks must be callables taking a CallbackEnv (gbmo's own, "
                                 f"or written as LightGBM's), got {type(callback).__module__}."
                                 f"{type(callback).__qualname__}")
-        callbacks = sorted(callbacks or [], key=lambda c: getattr(c, "order", 0))
+        callbacks = sorted((_as_gbmo_callback(c) for c in callbacks or []),
+                           key=lambda c: getattr(c, "order", 0))
         self.stops_early = any(stops_early(c) for c in callbacks)
         self.check_params(params)
         if params["verbosity"] > 0 and not any(
-                getattr(c, "__qualname__", "").startswith("log_evaluation") for c in callbacks):
+                getattr(c, "__qualname__", "").startswith("log_evaluation")
+                or _is_lightgbm_callback(c, "LogEvaluation") for c in callbacks):
             callbacks.insert(0, log_evaluation(1))
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
         self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]

@@ -434,6 +434,31 @@ def test_reset_parameter_changes_the_learning_rate_every_round_as_lightgbm():
         assert np.abs(first_leaves).max() > 5 * np.abs(booster.trees[3].leaf_values).max()
 
 
+def test_lightgbm_s_own_reset_parameter_and_log_evaluation_run_as_gbmo_s(capsys):
+    """LightGBM's reset_parameter calls env.model.reset_parameter on its own
+    Booster, else on a CVBooster's boosters: AttributeError on gbmo's; its
+    log_evaluation beside the default logging printed every round twice."""
+    import lightgbm
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 3))
+    data = gbmo.Dataset(X, X[:, 0] + 0.1 * rng.normal(size=400))
+    rates = [0.5, 0.3, 0.1, 0.05]
+    ours = gbmo.train({"verbosity": 0}, data, 4,
+                      callbacks=[gbmo.reset_parameter(learning_rate=rates)])
+    theirs = gbmo.train({"verbosity": 0}, data, 4,
+                        callbacks=[lightgbm.reset_parameter(learning_rate=rates)])
+    np.testing.assert_array_equal(theirs.predict(X), ours.predict(X))
+    folds = gbmo.cv({"verbosity": 0}, data, 4, nfold=3, return_boosters=True,
+                    callbacks=[lightgbm.reset_parameter(learning_rate=lambda i: rates[i])])
+    assert all(np.abs(b.trees[0].leaf_values).max() > 5 * np.abs(b.trees[3].leaf_values).max()
+               for b in folds["boosters"])
+    capsys.readouterr()
+    gbmo.train({"verbosity": 1}, data, 2, valid_sets=[data],
+               callbacks=[lightgbm.log_evaluation(1)])
+    assert capsys.readouterr().out.count("[2]\t") == 1
+
+
 @pytest.mark.parametrize("growth", ["bestfirst", "depthwise"])
 def test_reset_parameter_changes_the_tree_size_every_round_as_lightgbm(growth):
     """num_leaves and max_depth, which LightGBM's reset_parameter changes
