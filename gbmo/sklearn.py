@@ -240,7 +240,7 @@ def _one_per_pair(name, values, n_pairs):
     None for each; a single array: the one pair's)."""
     if values is None:
         return [None] * n_pairs
-    if isinstance(values, (np.ndarray, str)):
+    if isinstance(values, (np.ndarray, str, Mapping)):
         values = [values]
     values = list(values)
     if len(values) != n_pairs:
@@ -249,19 +249,20 @@ def _one_per_pair(name, values, n_pairs):
     return values
 
 
-def _check_class_weight(class_weight):
+def _check_class_weight(class_weight, name="parameter 'class_weight'"):
     """class_weight's form (None, "balanced" or {label: weight >= 0}), checked
-    before any work; its labels are checked against the classes in fit."""
+    before any work (name: where it was given); its labels are checked
+    against the classes in fit."""
     if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
         return
     allowed = "allowed: None, 'balanced' or a dict {class label: weight >= 0}"
     if not isinstance(class_weight, Mapping):
-        raise ValueError(f"parameter 'class_weight' = {class_weight!r} is not allowed; {allowed}")
+        raise ValueError(f"{name} = {class_weight!r} is not allowed; {allowed}")
     for label, weight in class_weight.items():
         if isinstance(weight, bool) or not isinstance(weight, numbers.Real) \
                 or not np.isfinite(weight) or weight < 0:
-            raise ValueError(f"parameter 'class_weight' = {class_weight!r} has the weight "
-                             f"{weight!r} for class {label!r}; {allowed} (finite numbers)")
+            raise ValueError(f"{name} = {class_weight!r} has the weight {weight!r} for class "
+                             f"{label!r}; {allowed} (finite numbers)")
 
 
 def _listed(eval_metric):
@@ -488,9 +489,14 @@ class _GBMOModel(BaseEstimator):
     def _encode_eval_target(self, y, n_rows):
         raise NotImplementedError
 
-    def _weigh_classes(self, sample_weight, labels):
+    def _weigh_classes(self, sample_weight, labels, class_weight=None,
+                       name="parameter 'class_weight'"):
         """sample_weight times the class weights of the rows' encoded labels
-        (the classifier's class_weight); unchanged here."""
+        (the classifier's class_weight, or class_weight given under name);
+        a regressor's are unchanged, and refuse a class_weight."""
+        if class_weight is not None:
+            raise ValueError(f"{name} weighs classes, for GBMOClassifier; a regressor's rows "
+                             "take eval_sample_weight")
         return sample_weight
 
     def __getstate__(self):
@@ -647,7 +653,8 @@ class _GBMOModel(BaseEstimator):
             eval_sample_weight=None, eval_init_score=None, eval_metric=None,
             feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None,
             verbose=False, *, eval_X=None, eval_y=None, sample_weight_eval_set=None,
-            base_margin=None, base_margin_eval_set=None, xgb_model=None):
+            base_margin=None, base_margin_eval_set=None, xgb_model=None,
+            eval_class_weight=None):
         """Trains the model. The arguments are LightGBM's, in its order, and
         XGBoost's and CatBoost's verbose (True: log every round's metrics; a
         number n: every n rounds).
@@ -680,7 +687,11 @@ class _GBMOModel(BaseEstimator):
         LightGBM's other spelling of eval_set, a matrix and its target or
         tuples of them. XGBoost's names: sample_weight_eval_set is
         eval_sample_weight, base_margin init_score, base_margin_eval_set
-        eval_init_score, xgb_model init_model.
+        eval_init_score, xgb_model init_model. eval_class_weight (the
+        classifier's, in LightGBM's classifier's place): each pair's
+        class_weight (None, "balanced" over the pair's own labels, or a dict),
+        times its eval_sample_weight; the training class_weight weighs the
+        training rows only, as in LightGBM.
         """
         eval_sample_weight = one_of("eval_sample_weight", eval_sample_weight,
                                     "sample_weight_eval_set", sample_weight_eval_set)
@@ -771,9 +782,14 @@ class _GBMOModel(BaseEstimator):
             eval_init_score = _one_per_pair("eval_init_score", eval_init_score, len(eval_set))
             eval_sample_weight = _one_per_pair("eval_sample_weight", eval_sample_weight,
                                                len(eval_set))
+            eval_class_weight = _one_per_pair("eval_class_weight", eval_class_weight,
+                                              len(eval_set))
+            for i, class_weight in enumerate(eval_class_weight):
+                _check_class_weight(class_weight, f"eval_class_weight[{i}]")
             names = _one_per_pair("eval_names", eval_names, len(eval_set))
-            for i, (pair, valid_weight, valid_init_score, name) in enumerate(
-                    zip(eval_set, eval_sample_weight, eval_init_score, names)):
+            for i, (pair, valid_weight, class_weight, valid_init_score, name) in enumerate(
+                    zip(eval_set, eval_sample_weight, eval_class_weight, eval_init_score,
+                        names)):
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise ValueError("eval_set must be a list of (X, y) pairs")
                 if pair[0] is given_X and pair[1] is given_y:
@@ -785,14 +801,18 @@ class _GBMOModel(BaseEstimator):
                 X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1], feature_names,
                                      f"eval_set[{i}] X")
                 X_valid = _validate_data(self, X_valid, reset=False, **_X_CHECKS)
-                valid_data.append((X_valid, self._encode_eval_target(pair[1], X_valid.shape[0]),
-                                   check_weight(valid_weight, X_valid.shape[0],
-                                                f"eval_sample_weight[{i}]"),
-                                   valid_init_score))
+                valid_y = self._encode_eval_target(pair[1], X_valid.shape[0])
+                valid_weight = check_weight(valid_weight, X_valid.shape[0],
+                                            f"eval_sample_weight[{i}]")
+                if class_weight is not None:
+                    valid_weight = self._weigh_classes(valid_weight, valid_y, class_weight,
+                                                       f"eval_class_weight[{i}]")
+                valid_data.append((X_valid, valid_y, valid_weight, valid_init_score))
                 valid_names.append(f"valid_{i}" if name is None else str(name))
         else:
             for name, value in (("eval_init_score", eval_init_score),
                                 ("eval_sample_weight", eval_sample_weight),
+                                ("eval_class_weight", eval_class_weight),
                                 ("eval_names", eval_names)):
                 if value is not None:
                     raise ValueError(f"{name} is given without an eval_set")
@@ -1191,34 +1211,54 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             assert_all_finite(y, input_name="y")
         return X, y
 
-    def _weigh_classes(self, sample_weight, labels):
-        """sample_weight times each row's class weight; labels are the rows'
-        indices into classes_ (single-label y: _prepare_target refused a
-        class_weight for any other)."""
-        if self.class_weight is None:
+    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
+            eval_sample_weight=None, eval_class_weight=None, eval_init_score=None,
+            eval_metric=None, feature_name="auto", categorical_feature="auto", callbacks=None,
+            init_model=None, verbose=False, **keywords):
+        """Trains the classifier: GBMORegressor.fit's arguments in LightGBM's
+        classifier's order, whose eval_class_weight (each eval_set pair's
+        class_weight) comes after eval_sample_weight."""
+        return super().fit(X, y, sample_weight, init_score, eval_set, eval_names,
+                           eval_sample_weight, eval_init_score, eval_metric, feature_name,
+                           categorical_feature, callbacks, init_model, verbose,
+                           eval_class_weight=eval_class_weight, **keywords)
+
+    def _weigh_classes(self, sample_weight, labels, class_weight=None,
+                       name="parameter 'class_weight'"):
+        """sample_weight times each row's class weight from class_weight (the
+        estimator's when None; name: where it was given); labels are the
+        rows' indices into classes_ (single-label y: _prepare_target refused
+        a class_weight for any other). "balanced" weighs the classes in
+        labels, as scikit-learn's compute_sample_weight."""
+        class_weight = self.class_weight if class_weight is None else class_weight
+        if class_weight is None:
             return sample_weight
-        if isinstance(self.class_weight, str):  # "balanced", as scikit-learn computes it
-            per_class = compute_class_weight("balanced", classes=np.arange(self.n_classes_),
-                                             y=labels)
+        if np.ndim(labels) != 1:
+            raise ValueError(f"{name} = {class_weight!r} applies to single-label targets; "
+                             "this y is multi-label: weigh its rows with eval_sample_weight")
+        labels = np.asarray(labels).astype(np.intp)  # a binary target's 0.0 / 1.0 too
+        if isinstance(class_weight, str):
+            present = np.unique(labels)
+            per_class = np.zeros(self.n_classes_)
+            per_class[present] = compute_class_weight("balanced", classes=present, y=labels)
         else:
             known = set(self.classes_.tolist())
-            unknown = [label for label in self.class_weight if label not in known]
+            unknown = [label for label in class_weight if label not in known]
             if unknown:
                 raise ValueError(
-                    f"parameter 'class_weight' = {self.class_weight!r} names "
+                    f"{name} = {class_weight!r} names "
                     f"{'labels' if len(unknown) > 1 else 'a label'} not in y: "
                     f"{', '.join(map(repr, unknown))}; allowed: the classes of y, "
                     f"{self.classes_.tolist()}"
                 )
-            per_class = np.array([float(self.class_weight.get(label, 1.0))
+            per_class = np.array([float(class_weight.get(label, 1.0))
                                   for label in self.classes_.tolist()])
         row_weight = per_class[labels]
         if sample_weight is not None:
             row_weight = sample_weight * row_weight
         if not np.any(row_weight > 0):
-            raise ValueError(f"parameter 'class_weight' = {self.class_weight!r} (times "
-                             "sample_weight) leaves every row a weight of 0; at least one "
-                             "row must count")
+            raise ValueError(f"{name} = {class_weight!r} (times sample_weight) leaves every "
+                             "row a weight of 0; at least one row must count")
         return row_weight
 
     def _takes_objective(self, objective):

@@ -1689,3 +1689,51 @@ def test_an_estimator_with_a_loss_instance_clones_for_model_selection():
     assert len(cross_val_score(model, X, Y, cv=2)) == 2
     search = GridSearchCV(model, {"max_leaves": [4, 8]}, cv=2).fit(X, Y)
     assert search.best_params_["max_leaves"] in (4, 8)
+
+
+def test_eval_class_weight_weighs_each_eval_set_as_lightgbm_s_classifier():
+    """LightGBM's classifier takes it, 8th in its fit's order; gbmo refused
+    the keyword, and a positional call shifted eval_init_score into it."""
+    from sklearn.metrics import log_loss
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(900, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=900) > 0.8, "rare", "common")
+    X_valid, y_valid = X[600:], y[600:]
+    weight = rng.uniform(0.5, 2.0, size=300)
+    for class_weight in ({"common": 1.0, "rare": 4.0}, "balanced"):
+        model = GBMOClassifier(n_estimators=10, verbose=-1).fit(
+            X[:600], y[:600], None, None, [(X_valid, y_valid)], None, [weight], [class_weight])
+        expected = log_loss(y_valid, model.predict_proba(X_valid),
+                            sample_weight=weight * compute_sample_weight(class_weight, y_valid))
+        assert model.evals_result_["valid_0"]["logloss"][-1] == pytest.approx(expected,
+                                                                             rel=1e-9)
+    unweighted = GBMOClassifier(n_estimators=10, verbose=-1).fit(
+        X[:600], y[:600], eval_set=[(X_valid, y_valid)])
+    assert unweighted.evals_result_["valid_0"]["logloss"][-1] == pytest.approx(
+        log_loss(y_valid, unweighted.predict_proba(X_valid)), rel=1e-9)
+
+
+@pytest.mark.parametrize("estimator, fit_args, message", [
+    (GBMOClassifier, {"eval_class_weight": [{"x": 1.0}]},
+     r"eval_class_weight\[0\] = \{'x': 1.0\} names a label not in y: 'x'"),
+    (GBMOClassifier, {"eval_class_weight": ["even"]},
+     r"eval_class_weight\[0\] = 'even' is not allowed; allowed: None, 'balanced'"),
+    (GBMOClassifier, {"eval_class_weight": [None, None]},
+     "eval_class_weight has 2 entries for 1 eval_set pairs"),
+    (GBMORegressor, {"eval_class_weight": ["balanced"]},
+     r"eval_class_weight\[0\] weighs classes, for GBMOClassifier"),
+])
+def test_eval_class_weight_refusals(estimator, fit_args, message):
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=message):
+        estimator(n_estimators=2, verbose=-1).fit(X, y, eval_set=[(X, 1 - y)], **fit_args)
+    with pytest.raises(ValueError, match="eval_class_weight is given without an eval_set"):
+        GBMOClassifier(n_estimators=2, verbose=-1).fit(X, y, eval_class_weight=["balanced"])
+    multi_label = np.column_stack([y, 1 - y])
+    with pytest.raises(ValueError, match=r"eval_class_weight\[0\] = 'balanced' applies to "
+                                         "single-label targets"):
+        GBMOClassifier(n_estimators=2, verbose=-1).fit(
+            X, multi_label, eval_set=[(X, multi_label[::-1])], eval_class_weight="balanced")
