@@ -20,7 +20,8 @@ from .metric_history import MetricHistory
 from .losses import LOADABLE_ONLY, make_loss, with_class_count
 from .missing_values import as_read, reads_as_given
 from .objective_results import check_transformed
-from .parallel import WORK_PER_ELEMENT, caller_threads, thread_count, threads_for
+from .parallel import (MAX_THREADS, WORK_PER_ELEMENT, asked_threads, caller_threads,
+                       thread_count, threads_for)
 from .params import GBMO_LOSSES_OBJECTIVES, checked_value, keys_naming, plugin_objective_missing
 from .registry import PluginError
 from .training_run import TrainingRun
@@ -39,7 +40,6 @@ MODEL_VERSION = 4
 # Version 4 models have a split on a bin above 255 (max_bins above 255): only
 # those are written as 4, so that a gbmo that reads up to 3 says it is older
 # rather than calling their 16-bit node_bin a broken field.
-MAX_THREADS = 4096
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
 # pred_contrib walks recursively, a level a frame on an OpenMP thread's stack, and keeps
@@ -550,14 +550,16 @@ class Booster(JSONModel, TrainingRun):
 
     def _n_threads(self, n_threads):
         """The thread count for a prediction: the argument, else the training
-        parameter, else parallel.default_threads(), which -1 and 0 also mean."""
+        parameter, else parallel.default_threads(), which -1 and 0 also mean
+        (below -1: all cores + 1 + n_threads, as joblib counts)."""
         if n_threads is None:
             return thread_count(self.params.get("n_threads"))
         if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
-                or not -1 <= n_threads <= MAX_THREADS:
+                or not -MAX_THREADS <= n_threads <= MAX_THREADS:
             raise ValueError(f"n_threads = {n_threads!r} is out of range; allowed: an integer "
-                             f"in [-1, {MAX_THREADS}] (-1 or 0: all cores)")
-        return thread_count(int(n_threads) if n_threads > 0 else None)
+                             f"in [-{MAX_THREADS}, {MAX_THREADS}] (-1 or 0: all cores; -2: "
+                             "all but one)")
+        return thread_count(asked_threads(n_threads))
 
     def predict(self, X=None, start_iteration=0, num_iteration=None, raw_score=False,
                 pred_leaf=False, pred_contrib=False, n_threads=None, *, data=None,

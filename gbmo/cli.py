@@ -45,6 +45,7 @@ from .dataset import Dataset
 from .engine import train as _train
 from .losses import make_loss, quantile_levels
 from .metrics import evaluate
+from .parallel import MAX_THREADS
 from .params import ALIASES, names_no_metric, resolve_params, split_controls
 from .registry import MissingParameterError
 from .validation import shortened
@@ -328,12 +329,13 @@ def _positive_int(text):
 
 
 def _thread_count(text):
-    """--threads of train and predict: an integer >= 1, or -1 or 0 for all
-    cores, as n_threads takes them in Python."""
+    """--threads of train and predict, as n_threads takes them in Python: an
+    integer >= 1, -1 or 0 for all cores, below -1 all but some."""
     value = _integer(text)
-    if value < -1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, or -1 or 0 for all cores, "
-                                         f"got {value}")
+    if not -MAX_THREADS <= value <= MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"expected an integer in [-{MAX_THREADS}, "
+                                         f"{MAX_THREADS}] (-1 or 0: all cores; -2: all but "
+                                         f"one), got {value}")
     return value
 
 
@@ -656,7 +658,7 @@ def _build_parser():
                             "round (set --param verbosity=0 to silence)")
     train.add_argument("--delimiter", default=",", help="CSV field separator (default ','; '\\t' for tab)")
     train.add_argument("--threads", type=_thread_count, default=None,
-                       help="OpenMP threads (default, -1 or 0: all cores, or OMP_NUM_THREADS)")
+                       help="OpenMP threads (default, -1 or 0: all cores, or OMP_NUM_THREADS; -2: all but one)")
     train.set_defaults(func=_cmd_train)
 
     predict = commands.add_parser(
@@ -682,7 +684,7 @@ def _build_parser():
                          help="CSV field separator of both files (default ',')")
     predict.add_argument("--threads", type=_thread_count, default=None,
                          help="OpenMP threads (default: the model's n_threads; -1 or 0: all "
-                              "cores)")
+                              "cores; -2: all but one)")
     predict.set_defaults(func=_cmd_predict)
     return parser
 

@@ -26,6 +26,21 @@ def default_threads():
     return max(1, min(openmp_max_threads(), available_cpus()))
 
 
+# the most threads a count may ask for, and below -1 the most it may leave out
+MAX_THREADS = 4096
+
+
+def asked_threads(n_threads):
+    """A thread count as given (None, an integer) -> as kept: None for the
+    default (None, 0, -1), below -1 joblib's and scikit-learn's all but
+    some, n_cpus + 1 + n_threads (-2: all cores but one), at least 1."""
+    if n_threads is None or n_threads in (0, -1):
+        return None
+    if n_threads < -1:
+        return max(1, default_threads() + 1 + int(n_threads))
+    return int(n_threads)
+
+
 def available_cpus():
     """The CPUs this process may run on now: its affinity, and at most its
     cgroup's CPU quota rounded up (a container started with --cpus=2 on a

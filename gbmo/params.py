@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import MAX_BINS
+from .parallel import MAX_THREADS, asked_threads
 from .validation import user_stacklevel
 
 
@@ -189,9 +190,10 @@ PARAMS = {
                        "but 2); evicted ones are rebuilt"),
     "metric": Spec(None, str, allow_none=True, many=True,
                    doc="evaluation metric or list of metrics (default: the objective's)"),
-    "n_threads": Spec(None, int, -1, 4096, allow_none=True,
+    "n_threads": Spec(None, int, -MAX_THREADS, MAX_THREADS, allow_none=True,
                       doc="OpenMP threads; None, 0 or -1: all cores, or "
-                          "OMP_NUM_THREADS / a threadpoolctl limit when set"),
+                          "OMP_NUM_THREADS / a threadpoolctl limit when set; below -1, "
+                          "joblib's count: all cores + 1 + n_threads (-2: all but one)"),
     "adaptive_threads": Spec(True, bool,
                              doc="while other processes hold the cores, run training rounds "
                                  "on fewer threads (the model is the same); False: always "
@@ -1093,6 +1095,6 @@ def resolve_params(params):
     check_sampling(resolved)
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")
-    if resolved["n_threads"] in (-1, 0):
-        resolved["n_threads"] = None  # the default, resolved when training starts
+    # None: the default, resolved when training starts
+    resolved["n_threads"] = asked_threads(resolved["n_threads"])
     return resolved

@@ -63,6 +63,22 @@ def test_an_explicit_count_overrides_the_limit():
         assert thread_count(resolve_params({"n_threads": 3})["n_threads"]) == 3
 
 
+@pytest.mark.parametrize("asked, cores, kept", [(-2, 8, 7), (-4, 8, 5), (-8, 8, 1),
+                                                (-100, 8, 1), (-2, 1, 1)])
+def test_counts_below_minus_one_are_joblib_s_all_cores_but_some(monkeypatch, asked, cores,
+                                                                 kept):
+    """scikit-learn's and LightGBM's estimators take n_jobs=-2 (all but one
+    core); gbmo refused it as out of range."""
+    monkeypatch.setattr(gbmo.parallel, "default_threads", lambda: cores)
+    assert resolve_params({"n_jobs": asked})["n_threads"] == kept
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    booster = gbmo.train({"verbosity": -1}, gbmo.Dataset(X, X[:, 0]), num_boost_round=1)
+    assert booster._n_threads(asked) == kept
+    with pytest.raises(ValueError, match=r"n_threads = -5000 is out of range; allowed: an "
+                                         r"integer in \[-4096, 4096\]"):
+        booster.predict(X, n_threads=-5000)
+
+
 def test_omp_num_threads_sets_the_default():
     code = ("import numpy as np, gbmo; X = np.arange(20.0).reshape(10, 2); "
             "print(gbmo.train({}, gbmo.Dataset(X, X[:, 0]), 1)._n_threads(None))")
