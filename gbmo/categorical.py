@@ -238,7 +238,10 @@ def dataframe_categories(X):
         odd = [c for c in categories if not isinstance(c, (str, int, float))]
         if odd:
             raise TypeError(f"category column {X.columns[i]!r} has the category {odd[0]!r} "
-                            f"({type(odd[0]).__name__}); categories must be strings or numbers")
+                            f"({type(odd[0]).__name__}); categories must be strings or numbers "
+                            "(a model file keeps them): name them by their texts, "
+                            f"X[{X.columns[i]!r}].cat.rename_categories(str), here and when "
+                            "predicting")
         found[i] = categories
     return found
 
@@ -274,7 +277,7 @@ def named_positions(X, categorical_feature, params=None):
         return []
     params = params or {}
     columns = [str(column) for column in X.columns]
-    positions = []
+    positions, unmatched = [], []
     for given in [categorical_feature] + [params[key] for key in
                                           keys_naming(params, "categorical_feature")]:
         if isinstance(given, str) and given == "auto":
@@ -288,6 +291,15 @@ def named_positions(X, categorical_feature, params=None):
                       if (isinstance(item, str) and item in columns)
                       or (isinstance(item, (int, np.integer)) and not isinstance(item, bool)
                           and 0 <= item < len(columns))]
+        unmatched += [item for item in items if isinstance(item, str) and item not in columns]
+    unnamed_text = unmatched and [columns[p] for p in range(len(columns))
+                                  if p not in positions and _is_text(X.iloc[:, p])]
+    if unnamed_text:
+        # else the text column's refusal told to name the column just misspelt
+        raise ValueError(f"categorical_feature names {', '.join(map(repr, unmatched))}, which "
+                         f"{'are not columns' if len(unmatched) > 1 else 'is not a column'} "
+                         f"of X; its columns are {columns} (text columns "
+                         f"{unnamed_text} must be named to be categories)")
     return positions
 
 

@@ -598,8 +598,29 @@ def test_categories_must_be_strings_or_numbers():
     dates = pd.Categorical(pd.date_range("2020-01-01", periods=4)[np.arange(40) % 4])
     frame = pd.DataFrame({"day": dates, "x": np.arange(40.0)})
     with pytest.raises(TypeError, match=r"category column 'day' has the category .*"
-                                        r"categories must be strings or numbers"):
+                                        r"categories must be strings or numbers \(a model "
+                                        r"file keeps them\): name them by their texts, "
+                                        r"X\['day'\].cat.rename_categories\(str\)"):
         gbmo.Dataset(frame, np.arange(40.0))
+    # the advice works, for pd.cut's intervals too
+    frame["day"] = frame["day"].cat.rename_categories(str)
+    frame["band"] = pd.cut(frame["x"], 4).cat.rename_categories(str)
+    booster = gbmo.train(QUIET, gbmo.Dataset(frame, np.arange(40.0)), 2)
+    assert booster.pandas_categories[2] == [str(c) for c in pd.cut(frame["x"], 4).cat.categories]
+
+
+def test_a_misspelt_name_beside_a_text_column_is_named_before_the_text_column():
+    """The text column's refusal told to name in categorical_feature the
+    column the user had just misspelt there."""
+    from gbmo.sklearn import GBMORegressor
+
+    frame = pd.DataFrame({"num": np.arange(40.0), "txt": ["a", "b"] * 20})
+    message = (r"categorical_feature names 'TXT', which is not a column of X; its columns are "
+               r"\['num', 'txt'\] \(text columns \['txt'\] must be named to be categories\)")
+    with pytest.raises(ValueError, match=message):
+        gbmo.Dataset(frame, frame["num"], categorical_feature=["TXT"])
+    with pytest.raises(ValueError, match=message):
+        GBMORegressor(n_estimators=2, cat_features=["TXT"]).fit(frame, frame["num"])
 
 
 def test_continuing_leaves_the_user_s_datasets_as_they_were():
