@@ -154,7 +154,7 @@ def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
         return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
     if not isinstance(loss, CustomObjective):  # which checked and weighted them itself
         gradients = check_gradient_pair(gradients, *raw.shape, who,
-                                        not_finite=_overflow_message(loss, weight))
+                                        not_finite=lambda: _overflow_message(loss, weight))
     if ensembler is None:
         return (*gradients, None)
     try:

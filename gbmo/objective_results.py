@@ -60,8 +60,9 @@ def check_gradient_pair(result, n_rows, n_outputs, who, weight=None, not_finite=
     (n, d) or (n, 1), each (n,) allowed when d is 1 (LightGBM's objectives
     return one output's so), of finite numbers; times weight (n,) when given,
     in the arrays' own precision before float32, as LightGBM weighs a custom
-    objective's. not_finite replaces the message for an inf or NaN (a
-    built-in loss's overflow has another cause than a plugin's NaN)."""
+    objective's. not_finite, called only then, may give another message for
+    an inf or NaN (a built-in loss's overflow has another cause than a
+    plugin's NaN)."""
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise ValueError(f"{who} must return (grad, hess) or an ObjectiveResult, got "
                          f"{_described(result)}")
@@ -79,17 +80,23 @@ def check_gradient_pair(result, n_rows, n_outputs, who, weight=None, not_finite=
         if array.dtype.kind not in "biuf":
             raise ValueError(f"{who} returned {label} of dtype {array.dtype}, expected numbers")
         if not np.all(np.isfinite(array)):
-            raise ValueError(not_finite or f"{who} returned a {label} that is not all finite "
-                                           "numbers (inf or NaN)")
+            raise ValueError(_not_finite_message(not_finite) or f"{who} returned a {label} that "
+                                                                "is not all finite numbers "
+                                                                "(inf or NaN)")
     if weight is not None:
         grad, hess = grad * weight[:, None], hess * weight[:, None]
     with np.errstate(over="ignore"):  # an overflow is refused below, by name
         pair = tuple(np.ascontiguousarray(array, dtype=G_H_DTYPE) for array in (grad, hess))
     narrowed = any(array.dtype != G_H_DTYPE for array in (grad, hess))
     if narrowed and not all(np.all(np.isfinite(array)) for array in pair):
-        raise ValueError(not_finite or f"{who} returned values beyond float32's range "
-                                       "(the gradients are float32)")
+        raise ValueError(_not_finite_message(not_finite) or f"{who} returned values beyond "
+                                                            "float32's range (the gradients "
+                                                            "are float32)")
     return pair
+
+
+def _not_finite_message(not_finite):
+    return None if not_finite is None else not_finite()
 
 
 def _described(result):
