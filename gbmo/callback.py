@@ -337,10 +337,15 @@ def controlled_run(controls, num_boost_round, callbacks, verbose):
     num_boost_round = controls.get("num_iterations", num_boost_round)
     callbacks = list(callbacks or [])
     if "early_stopping_round" not in controls:
-        if controls.keys() & {"first_metric_only", "early_stopping_min_delta"}:
-            raise ValueError("first_metric_only and early_stopping_min_delta need "
-                             "early_stopping_round in params (or are an early_stopping "
-                             "callback's arguments)")
+        # LightGBM ignores them there; defaults pass, others would be lost
+        given = {key: controls[key] for key in ("first_metric_only", "early_stopping_min_delta")
+                 if controls.get(key, False)}
+        if given:
+            shown = ", ".join(f"{key}={value!r}" for key, value in given.items())
+            raise ValueError(f"{shown} in params acts only beside early_stopping_round in "
+                             f"params, as in LightGBM's train, which ignores it here; with an "
+                             f"early_stopping callback give it there: early_stopping(rounds, "
+                             f"{shown})")
         return num_boost_round, callbacks
     rounds = controls["early_stopping_round"]
     if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral):

@@ -271,13 +271,24 @@ def test_first_metric_only_in_params_watches_the_first_metric():
     ({"num_iterations": 5, "n_estimators": 6}, "'num_iterations' is given twice"),
     ({"num_iterations": -1}, "num_boost_round must be"),
     ({"early_stopping_round": 2.5}, "early_stopping_round must be an integer"),
-    ({"first_metric_only": True}, "need early_stopping_round"),
+    ({"first_metric_only": True}, r"first_metric_only=True in params acts only beside "
+                                   r"early_stopping_round in params, .* give it there: "
+                                   r"early_stopping\(rounds, first_metric_only=True\)"),
+    ({"early_stopping_min_delta": 0.1}, r"early_stopping_min_delta=0.1 in params acts only"),
     ({"early_stopping_round": 3}, "needs at least one validation set"),
 ])
 def test_bad_training_controls_are_refused(params, message):
     train, _, _, _ = _noisy_regression()
     with pytest.raises(ValueError, match=message):
         gbmo.train({**PARAMS, **params}, train, 10)
+
+
+def test_defaults_of_the_early_stopping_controls_pass_without_early_stopping_round():
+    """A LightGBM params dict may hold them; LightGBM's train ignores them."""
+    train, _, _, _ = _noisy_regression()
+    booster = gbmo.train({**PARAMS, "first_metric_only": False,
+                          "early_stopping_min_delta": 0.0}, train, 3)
+    assert booster.current_iteration() == 3
 
 
 def test_early_stopping_never_watches_the_training_set_wherever_it_is_listed():
