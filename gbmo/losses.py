@@ -665,8 +665,9 @@ def quantile_levels(loss, n_outputs):
     """(n_outputs,) the quantile level each output of loss predicts, for the
     quantile metric; NaN where an output predicts none (a MultiTaskLoss's
     other tasks); None when no output does. A loss predicts quantiles when it
-    holds `alphas`: one level for all its outputs, or one per output
-    (gbmo-losses' quantile, and l1 and mape at 0.5)."""
+    holds `alphas`: one level for all its outputs, or one per output, or its
+    levels for each of several targets in turn (gbmo-losses' quantile, and
+    l1 and mape at 0.5), which its output_levels(n_outputs) gives."""
     if isinstance(loss, MultiTaskLoss):
         levels = np.full(n_outputs, np.nan)
         for task_loss, columns, _ in loss._tasks():
@@ -677,7 +678,9 @@ def quantile_levels(loss, n_outputs):
     alphas = getattr(loss, "alphas", None)
     if alphas is None:
         return None
-    return np.broadcast_to(np.asarray(alphas, dtype=np.float64), (n_outputs,))
+    per_output = getattr(loss, "output_levels", None)
+    levels = alphas if per_output is None else per_output(n_outputs)
+    return np.broadcast_to(np.asarray(levels, dtype=np.float64), (n_outputs,))
 
 
 def make_loss(objective, num_class=None, n_threads=1, objective_params=None):

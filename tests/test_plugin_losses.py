@@ -165,6 +165,52 @@ def test_quantile_gradient_per_output_level():
     np.testing.assert_allclose(grad, [[0.9, 0.1], [-0.1, -0.9]])
 
 
+def test_quantile_levels_of_several_targets_are_each_target_s_levels_in_turn():
+    """Output j L + l is level l of target j: gradients, start scores and the
+    quantile metric's levels (several levels took one target column only)."""
+    rng = np.random.default_rng(5)
+    loss = create_loss("quantile", alpha=[0.1, 0.5, 0.9])
+    target = rng.normal(size=(40, 2))
+    y = loss.prepare_target(target)
+    assert loss.n_outputs(y) == 6
+    raw = rng.normal(size=(40, 6))
+    grad, _ = loss.gradients(y, raw, None)
+    for j in range(2):
+        for level_index, level in enumerate([0.1, 0.5, 0.9]):
+            output = 3 * j + level_index
+            expected = np.where(raw[:, output] > target[:, j], 1 - level, -level)
+            np.testing.assert_allclose(grad[:, output], expected)
+            assert loss.init_score(y, None)[output] == np.quantile(
+                target[:, j], level, method="inverted_cdf")
+    np.testing.assert_array_equal(gbmo.losses.quantile_levels(loss, 6),
+                                  [0.1, 0.5, 0.9, 0.1, 0.5, 0.9])
+
+
+def test_intervals_of_several_targets_train_in_one_model():
+    """A second target of the first's values plus 100 gets the same
+    gradients, so its outputs are the first's plus 100; non_crossing sorts
+    each target's levels, not the row."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(1500, 3))
+    first = 3 * X[:, 0] + rng.normal(size=1500) * (1 + np.abs(X[:, 1]))
+    Y = np.column_stack([first, first + 100.0])
+    params = {"objective": "quantile", "alpha": [0.9, 0.1, 0.5], "verbosity": -1}
+    valid = gbmo.Dataset(X[1000:], Y[1000:])
+    booster = gbmo.train(params, gbmo.Dataset(X[:1000], Y[:1000]), 40, valid_sets=[valid])
+    raw = booster.predict(X[1000:], raw_score=True).reshape(-1, 2, 3)
+    np.testing.assert_allclose(raw[:, 1], raw[:, 0] + 100.0, atol=1e-9)
+    levels = np.array([0.9, 0.1, 0.5])
+    residual = np.repeat(Y[1000:], 3, axis=1) - raw.reshape(-1, 6)
+    pinball = np.mean(np.maximum(np.tile(levels, 2) * residual,
+                                 (np.tile(levels, 2) - 1) * residual), axis=0)
+    np.testing.assert_allclose(booster.evals_result["valid_0"]["quantile_per_output"][-1],
+                               pinball, rtol=1e-9)
+    ordered = gbmo.train({**params, "non_crossing": True}, gbmo.Dataset(X[:1000], Y[:1000]), 40)
+    sorted_raw = np.sort(ordered.predict(X[1000:], raw_score=True).reshape(-1, 2, 3), axis=2)
+    np.testing.assert_array_equal(ordered.predict(X[1000:]).reshape(-1, 2, 3),
+                                  sorted_raw[:, :, [2, 0, 1]])  # levels 0.9, 0.1, 0.5
+
+
 def test_focal_hessian_is_the_analytic_second_derivative_floored():
     loss = create_loss("focal", gamma=2.0)
     y = loss.prepare_target(np.ones((1, 41)))
@@ -779,7 +825,6 @@ def test_bad_parameters_are_refused(objective, params, message):
     ("gamma", {}, [1.0, 0.0, 3.0, 2.0], r"'gamma' takes positive targets, .* 0.0"),
     ("focal", {}, [0.0, 1.0, 0.5, 1.0], r"'focal' takes labels 0 and 1 only, .*\[0.5\]"),
     ("huber", {}, [1.0, np.nan, 3.0, 0.0], "'huber': the target contains NaN or infinite"),
-    ("quantile", {"alpha": [0.1, 0.9]}, np.ones((4, 2)), "takes one target column"),
 ])
 def test_bad_targets_are_refused(objective, params, target, message):
     with pytest.raises(ValueError, match=message):

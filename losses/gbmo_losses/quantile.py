@@ -16,14 +16,18 @@ class Quantile(Loss):
     * several levels with a 1-D target y (n,) (or (n, 1)): one model whose
       output j predicts the alphas[j] quantile of y (a prediction interval in
       one model; its outputs share the trees' splits);
-    * one level with y (n, d): output j predicts that quantile of column j.
+    * one level with y (n, d): output j predicts that quantile of column j;
+    * L levels with y (n, d): d x L outputs, target j's levels in turn:
+      output j L + l predicts the alphas[l] quantile of column j (intervals
+      of every forecast horizon in one model; predict(X).reshape(n, d, L)).
 
     The prepared target keeps its own columns, (n, 1) in the first case: gbmo's
-    metrics broadcast it against the (n, d) predictions.
+    metrics broadcast it against the (n, d) predictions; in the third each
+    column is repeated for its L outputs.
 
-    `non_crossing=True` (several levels only) sorts each row's predictions in
-    the order of their levels, so that a lower level never predicts above a
-    higher one: the rearrangement of Chernozhukov, Fernandez-Val and Galichon
+    `non_crossing=True` (several levels only) sorts each row's predictions of
+    a target in the order of their levels, so that a lower level never
+    predicts above a higher one: the rearrangement of Chernozhukov, Fernandez-Val and Galichon
     (2010), which never moves the estimates away from a true quantile curve.
     Shared splits do not keep the outputs apart on their own: at seven
     levels after 300 rounds, 5.5% of held-out rows crossed somewhere
@@ -75,21 +79,26 @@ class Quantile(Loss):
     def transform(self, raw):
         if not self.non_crossing:
             return raw
-        ordered = np.empty_like(raw)
-        ordered[:, np.argsort(self.alphas, kind="stable")] = np.sort(raw, axis=1)
-        return ordered
+        # each target's L outputs, sorted in their levels' order
+        levels = len(self.alphas)
+        by_target = np.asarray(raw).reshape(len(raw), -1, levels)
+        ordered = np.empty_like(by_target)
+        ordered[:, :, np.argsort(self.alphas, kind="stable")] = np.sort(by_target, axis=2)
+        return ordered.reshape(np.shape(raw))
 
     def prepare_target(self, y):
         y = float_target(y, self.name)
         if y.shape[1] > 1 and len(self.alphas) > 1:
-            raise ValueError(
-                f"objective 'quantile' with {len(self.alphas)} levels alpha takes one target "
-                f"column (each output predicts one level of it), got {y.shape[1]} columns; "
-                "for several target columns give a single alpha")
+            # output j L + l's own column: the metrics and gradients read it
+            return np.repeat(y, len(self.alphas), axis=1)
         return y
 
     def n_outputs(self, y):
         return max(y.shape[1], len(self.alphas))
+
+    def output_levels(self, n_outputs):
+        """(n_outputs,) the level each output predicts: each target's levels in turn."""
+        return np.tile(self.alphas, n_outputs // len(self.alphas))
 
     def column_weights(self, y, weight, column):
         """How much each row weighs in the quantiles of target column `column`
@@ -101,17 +110,20 @@ class Quantile(Loss):
         if y.shape[1] == 1:
             return np.asarray(weighted_quantile(y[:, 0], self.column_weights(y, weight, 0),
                                                 self.alphas), dtype=np.float64)
+        levels = self.output_levels(y.shape[1])
         return np.array([weighted_quantile(y[:, j], self.column_weights(y, weight, j),
-                                           self.alphas[0]) for j in range(y.shape[1])],
+                                           levels[j]) for j in range(y.shape[1])],
                         dtype=np.float64)
 
     def gradients(self, y, raw, weight):
-        grad = np.where(raw > y, 1.0 - self.alphas, -self.alphas)
+        levels = self.output_levels(raw.shape[1])
+        grad = np.where(raw > y, 1.0 - levels, -levels)
         return weighted(grad, np.ones((len(raw), 1)), weight)
 
     def value(self, y, raw):
         residual = y - raw
-        return float(np.sum(np.maximum(self.alphas * residual, (self.alphas - 1.0) * residual)))
+        levels = self.output_levels(raw.shape[1])
+        return float(np.sum(np.maximum(levels * residual, (levels - 1.0) * residual)))
 
     def renew_leaf_values(self, y, raw, weight, rows, leaf_start, leaf_stop, outputs):
         """Each leaf's value for output j: the (weighted) alphas[j] quantile of
@@ -120,8 +132,9 @@ class Quantile(Loss):
         most 1 before the learning rate, so targets on a larger scale took
         many rounds)."""
         values = np.empty((len(leaf_start), len(outputs)))
+        levels = self.output_levels(raw.shape[1])
         for position, j in enumerate(outputs):
-            column, level = (0, self.alphas[j]) if y.shape[1] == 1 else (j, self.alphas[0])
+            column, level = (0 if y.shape[1] == 1 else j), levels[j]
             residual = y[rows, column] - raw[rows, j]
             # the leaves' rows in their order
             column_weight = self.column_weights(y, weight, column)
