@@ -182,7 +182,8 @@ def _check_missing_targets(y, loss):
         return
     raise ValueError(f"y contains NaN, which marks a missing label, and objective "
                      f"{loss.name!r} does not take missing labels; allowed: NaN with an "
-                     "objective that masks them (mse, sigmoid, a gbmo.MultiTaskLoss of such) "
+                     "objective that masks them (mse, sigmoid, gbmo-losses' quantile, l1, "
+                     "mape and huber, a gbmo.MultiTaskLoss of such) "
                      "or a function; else fill or drop those rows")
 
 

@@ -211,6 +211,33 @@ def test_intervals_of_several_targets_train_in_one_model():
                                   sorted_raw[:, :, [2, 0, 1]])  # levels 0.9, 0.1, 0.5
 
 
+@pytest.mark.parametrize("objective, params", [
+    ("quantile", {"alpha": [0.2, 0.8]}), ("quantile", {"alpha": 0.7}), ("l1", {}),
+    ("mape", {}), ("huber", {"delta": 2.0})])
+def test_a_missing_target_weighs_nothing_as_in_mse(objective, params):
+    """NaN marks a missing label (a horizon past a series' end), as in mse:
+    one tree per output, output 1's trees are those of a model of its column
+    alone whose missing rows weigh 0 (start scores and quantile leaves over
+    the observed values). They were refused."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(600, 3))
+    Y = np.column_stack([5 * X[:, 0], 3 * X[:, 1]]) + rng.normal(size=(600, 2))
+    observed = rng.random(600) > 0.3
+    Y[~observed, 1] = np.nan
+    settings = {"objective": objective, **params, "tree_mode": "single_output",
+                "verbosity": -1}
+    both = gbmo.train(settings, gbmo.Dataset(X, Y), 15)
+    alone = gbmo.train(settings, gbmo.Dataset(X, np.where(observed, Y[:, 1], 0.0),
+                                              weight=observed.astype(float)), 15)
+    levels = both.n_outputs // 2
+    np.testing.assert_array_equal(both.predict(X, raw_score=True)[:, levels:],
+                                  alone.predict(X, raw_score=True).reshape(600, levels))
+    loss = create_loss(objective, **params)
+    y = loss.prepare_target(Y)
+    grad, hess = loss.gradients(y, np.zeros((600, 2 * levels)), None)
+    assert np.all(grad[~observed, levels:] == 0) and np.all(hess[~observed, levels:] == 0)
+
+
 def test_focal_hessian_is_the_analytic_second_derivative_floored():
     loss = create_loss("focal", gamma=2.0)
     y = loss.prepare_target(np.ones((1, 41)))
@@ -824,7 +851,11 @@ def test_bad_parameters_are_refused(objective, params, message):
     ("tweedie", {}, [1.0, 0.0, -0.5, 2.0], r"'tweedie' takes non-negative targets, .* -0.5"),
     ("gamma", {}, [1.0, 0.0, 3.0, 2.0], r"'gamma' takes positive targets, .* 0.0"),
     ("focal", {}, [0.0, 1.0, 0.5, 1.0], r"'focal' takes labels 0 and 1 only, .*\[0.5\]"),
-    ("huber", {}, [1.0, np.nan, 3.0, 0.0], "'huber': the target contains NaN or infinite"),
+    ("fair", {}, [1.0, np.nan, 3.0, 0.0], "'fair': the target contains NaN or infinite"),
+    ("huber", {}, [1.0, np.inf, 3.0, 0.0], "'huber': the target contains infinite values; NaN "
+                                           "marks a missing label"),
+    ("quantile", {}, np.column_stack([np.ones(4), np.full(4, np.nan)]),
+     r"'quantile': output\(s\) \[1\] have no observed target"),
 ])
 def test_bad_targets_are_refused(objective, params, target, message):
     with pytest.raises(ValueError, match=message):

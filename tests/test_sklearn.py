@@ -203,8 +203,8 @@ def test_missing_labels_are_refused_by_name_where_the_objective_does_not_take_th
     X, Y = _multi_output_regression(100)
     Y[0, 0] = np.nan
     with pytest.raises(ValueError, match=r"y contains NaN, which marks a missing label, and "
-                                         r"objective 'huber' does not take missing labels"):
-        GBMORegressor(objective="huber").fit(X, Y)
+                                         r"objective 'fair' does not take missing labels"):
+        GBMORegressor(objective="fair").fit(X, Y)
     Y[0, 0] = np.inf
     with pytest.raises(ValueError, match="Input y contains infinity"):
         GBMORegressor().fit(X, Y)
@@ -337,8 +337,8 @@ def test_classifier_refuses_nan_where_it_is_no_missing_label(no_training):
     with pytest.raises(ValueError, match="Input y contains NaN"):
         GBMOClassifier().fit(X, labels[:, None])
     with pytest.raises(ValueError, match=r"y contains NaN, which marks a missing label, and "
-                                         r"objective 'huber' does not take missing labels"):
-        GBMOClassifier(objective="huber").fit(X, multi_label)
+                                         r"objective 'focal' does not take missing labels"):
+        GBMOClassifier(objective="focal").fit(X, multi_label)
     multi_label[1, 1] = 2  # NaN lets no other value through
     with pytest.raises(ValueError, match="a 2-D y must be a multi-label indicator matrix of "
                                          "0/1 values, NaN for a missing label"):

@@ -8,9 +8,11 @@ import numpy as np
 MAX_TARGET = 1e30
 
 
-def float_target(y, objective):
+def float_target(y, objective, missing=False):
     """y (n,) or (n, d) as a float64 C-contiguous (n, d) array of finite numbers
-    of magnitude <= MAX_TARGET; ValueError naming `objective` otherwise."""
+    of magnitude <= MAX_TARGET, and NaN where a label is missing when
+    `missing` (every column needs an observed one); ValueError naming
+    `objective` otherwise."""
     y = np.asarray(y)
     if y.dtype.kind not in "biuf":
         raise ValueError(f"objective {objective!r} takes numeric targets, got dtype {y.dtype}")
@@ -18,11 +20,19 @@ def float_target(y, objective):
         raise ValueError(f"objective {objective!r} takes targets of shape (n,) or (n, d), "
                          f"got shape {y.shape}")
     y = y.astype(np.float64)
-    if not np.all(np.isfinite(y)):
+    if missing:
+        if np.any(np.isinf(y)):
+            raise ValueError(f"objective {objective!r}: the target contains infinite values; "
+                             "NaN marks a missing label, infinities are not allowed")
+        unobserved = np.flatnonzero(np.all(np.isnan(y.reshape(len(y), -1)), axis=0))
+        if y.size and unobserved.size:
+            raise ValueError(f"objective {objective!r}: output(s) {unobserved.tolist()} have "
+                             "no observed target (every value is NaN)")
+    elif not np.all(np.isfinite(y)):
         raise ValueError(f"objective {objective!r}: the target contains NaN or infinite "
                          "values; it takes finite numbers only (missing labels are not "
                          "supported)")
-    magnitude = np.max(np.abs(y)) if y.size else 0.0
+    magnitude = np.nanmax(np.abs(y)) if y.size else 0.0
     if magnitude > MAX_TARGET:
         raise ValueError(f"objective {objective!r}: the target has values of magnitude "
                          f"{magnitude:.3g}; it takes |y| <= {MAX_TARGET:g} (gradients are "
@@ -67,6 +77,27 @@ def weighted(grad, hess, weight):
         grad, hess = grad * column, hess * column
     return (np.ascontiguousarray(grad, dtype=np.float32),
             np.ascontiguousarray(hess, dtype=np.float32))
+
+
+def masked_weighted(grad, y, weight):
+    """weighted(grad, hess of 1): grad 0 where y is missing (NaN), and there a
+    hessian of 0 too, so that those cells weigh nothing in any leaf (the
+    hessian is then (n, d), else one column of 1 for every output)."""
+    if not np.isnan(np.sum(y)):
+        return weighted(grad, np.ones((len(grad), 1)), weight)
+    observed = ~np.isnan(y)
+    return weighted(np.where(observed, grad, 0.0), observed * np.ones(grad.shape), weight)
+
+
+def observed_quantile(values, weight, q):
+    """weighted_quantile of the observed (not NaN) values; NaN when none is."""
+    observed = ~np.isnan(values)
+    if observed.all():
+        return weighted_quantile(values, weight, q)
+    if not observed.any():
+        return np.full(np.shape(q), np.nan) if np.ndim(q) else np.nan
+    return weighted_quantile(values[observed], None if weight is None
+                             else np.asarray(weight)[observed], q)
 
 
 def weighted_quantile(values, weight, q):

@@ -1,7 +1,7 @@
 """Huber loss: squared near the target, linear beyond `delta`."""
 import numpy as np
 
-from ._common import given_once, number_above, weighted, weighted_quantile
+from ._common import float_target, given_once, masked_weighted, number_above, observed_quantile
 from ._real_valued import RealValuedLoss
 
 
@@ -23,6 +23,7 @@ class Huber(RealValuedLoss):
     name = "huber"
     default_metric = "mae"
     exact_hessian = False
+    masks_missing_targets = True  # NaN: a missing label, no gradient there
 
     def __init__(self, delta=None, n_threads=1, alpha=None):
         super().__init__(n_threads)
@@ -32,15 +33,17 @@ class Huber(RealValuedLoss):
     def get_params(self):
         return {"delta": self.delta}
 
+    def prepare_target(self, y):
+        return float_target(y, self.name, missing=True)
+
     def init_score(self, y, weight):
-        return np.array([weighted_quantile(column, weight, 0.5) for column in y.T],
+        return np.array([observed_quantile(column, weight, 0.5) for column in y.T],
                         dtype=np.float64)
 
     def gradients(self, y, raw, weight):
-        grad = np.clip(raw - y, -self.delta, self.delta)
-        return weighted(grad, np.ones((len(raw), 1)), weight)
+        return masked_weighted(np.clip(raw - y, -self.delta, self.delta), y, weight)
 
     def value(self, y, raw):
         residual = np.abs(raw - y)
-        return float(np.sum(np.where(residual <= self.delta, 0.5 * residual ** 2,
+        return float(np.nansum(np.where(residual <= self.delta, 0.5 * residual ** 2,
                                      self.delta * (residual - 0.5 * self.delta))))

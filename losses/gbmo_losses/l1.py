@@ -1,7 +1,7 @@
 """Absolute error (LightGBM's regression_l1): the median regression."""
 import numpy as np
 
-from ._common import weighted
+from ._common import masked_weighted
 from .quantile import Quantile
 
 
@@ -23,7 +23,7 @@ class L1(Quantile):
         return {}
 
     def gradients(self, y, raw, weight):
-        return weighted(np.sign(raw - y), np.ones((len(raw), 1)), weight)
+        return masked_weighted(np.sign(raw - y), y, weight)
 
     def value(self, y, raw):
-        return float(np.sum(np.abs(y - raw)))
+        return float(np.nansum(np.abs(y - raw)))

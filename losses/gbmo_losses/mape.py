@@ -1,7 +1,7 @@
 """Mean absolute percentage error (LightGBM's mape)."""
 import numpy as np
 
-from ._common import weighted
+from ._common import masked_weighted
 from .l1 import L1
 
 
@@ -23,8 +23,7 @@ class MAPE(L1):
         return scale if weight is None else scale * np.asarray(weight, dtype=np.float64)
 
     def gradients(self, y, raw, weight):
-        return weighted(np.sign(raw - y) / np.maximum(1.0, np.abs(y)),
-                        np.ones((len(raw), 1)), weight)
+        return masked_weighted(np.sign(raw - y) / np.maximum(1.0, np.abs(y)), y, weight)
 
     def value(self, y, raw):
-        return float(np.sum(np.abs(y - raw) / np.maximum(1.0, np.abs(y))))
+        return float(np.nansum(np.abs(y - raw) / np.maximum(1.0, np.abs(y))))

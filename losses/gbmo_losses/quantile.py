@@ -2,7 +2,7 @@
 import numpy as np
 from gbmo.losses import Loss
 
-from ._common import float_target, given_once, real_number, weighted, weighted_quantile
+from ._common import float_target, given_once, masked_weighted, observed_quantile, real_number
 
 
 class Quantile(Loss):
@@ -46,6 +46,9 @@ class Quantile(Loss):
     name = "quantile"
     default_metric = "quantile"
     exact_hessian = False
+    # NaN marks a missing target (a horizon past a series' end): no gradient
+    # there, and the start scores and leaves are quantiles of the observed
+    masks_missing_targets = True
 
     def __init__(self, alpha=None, n_threads=1, quantile_alpha=None, non_crossing=False):
         super().__init__(n_threads)
@@ -87,7 +90,7 @@ class Quantile(Loss):
         return ordered.reshape(np.shape(raw))
 
     def prepare_target(self, y):
-        y = float_target(y, self.name)
+        y = float_target(y, self.name, missing=True)
         if y.shape[1] > 1 and len(self.alphas) > 1:
             # output j L + l's own column: the metrics and gradients read it
             return np.repeat(y, len(self.alphas), axis=1)
@@ -108,22 +111,22 @@ class Quantile(Loss):
 
     def init_score(self, y, weight):
         if y.shape[1] == 1:
-            return np.asarray(weighted_quantile(y[:, 0], self.column_weights(y, weight, 0),
+            return np.asarray(observed_quantile(y[:, 0], self.column_weights(y, weight, 0),
                                                 self.alphas), dtype=np.float64)
         levels = self.output_levels(y.shape[1])
-        return np.array([weighted_quantile(y[:, j], self.column_weights(y, weight, j),
+        return np.array([observed_quantile(y[:, j], self.column_weights(y, weight, j),
                                            levels[j]) for j in range(y.shape[1])],
                         dtype=np.float64)
 
     def gradients(self, y, raw, weight):
         levels = self.output_levels(raw.shape[1])
         grad = np.where(raw > y, 1.0 - levels, -levels)
-        return weighted(grad, np.ones((len(raw), 1)), weight)
+        return masked_weighted(grad, np.broadcast_to(y, raw.shape), weight)
 
     def value(self, y, raw):
         residual = y - raw
         levels = self.output_levels(raw.shape[1])
-        return float(np.sum(np.maximum(levels * residual, (levels - 1.0) * residual)))
+        return float(np.nansum(np.maximum(levels * residual, (levels - 1.0) * residual)))
 
     def renew_leaf_values(self, y, raw, weight, rows, leaf_start, leaf_stop, outputs):
         """Each leaf's value for output j: the (weighted) alphas[j] quantile of
@@ -141,7 +144,8 @@ class Quantile(Loss):
             if column_weight is not None:
                 column_weight = np.asarray(column_weight, dtype=np.float64)[rows]
             for leaf, (start, stop) in enumerate(zip(leaf_start, leaf_stop)):
-                values[leaf, position] = weighted_quantile(
+                # NaN for a leaf without an observed target: its gradients' value stays
+                values[leaf, position] = observed_quantile(
                     residual[start:stop],
                     None if column_weight is None else column_weight[start:stop], level)
         return values
