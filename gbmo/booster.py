@@ -583,9 +583,10 @@ class Booster(JSONModel, TrainingRun):
         1-D target, as in LightGBM. pred_leaf=True gives predict_leaf's leaf
         indices, as in LightGBM. data is LightGBM's name for X;
         validate_features=True checks that a DataFrame's columns are the
-        model's features by name and in order, as LightGBM's (without it they
-        are taken by position; a model trained without names checks
-        nothing). LightGBM's keyword num_threads (or an alias of n_threads)
+        model's features by name and in order, as LightGBM's; without it, a
+        DataFrame holding the model's features in another order is refused
+        (LightGBM reads it by position), other names are read by position,
+        and a model trained without names checks nothing. LightGBM's keyword num_threads (or an alias of n_threads)
         gives n_threads. XGBoost's iteration_range=(begin, end) gives the
         rounds begin .. end - 1, and output_margin=True the raw scores."""
         raw_score, start_iteration, num_iteration = xgboost_rounds(
@@ -676,7 +677,8 @@ class Booster(JSONModel, TrainingRun):
     def refit(self, data, label, decay_rate=0.9, weight=None, init_score=None):
         """A new Booster with these trees and their leaf values fitted again to
         (data, label), keeping decay_rate of the old values, as LightGBM's
-        refit (see gbmo.refit)."""
+        refit (see gbmo.refit); weight: the rows' sample weights, init_score
+        their starting raw scores (n,) or (n, d), as in gbmo.Dataset."""
         from .refit import refit
 
         return refit(self, data, label, decay_rate, weight, init_score)

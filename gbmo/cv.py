@@ -138,8 +138,9 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     at the best round when early stopping ended the run; with
     return_boosters=True also "boosters", one per fold, and with
     return_cvbooster=True (LightGBM's) "cvbooster", a CVBooster of them.
-    The results also answer to LightGBM's metric names ("valid l2-mean" is
-    gbmo's "valid mse-mean"; see gbmo.metric_history). Callbacks receive the
+    The results also answer to LightGBM's metric names (with metric="l2",
+    "valid l2-mean" is gbmo's "valid mse-mean"; see gbmo.metric_history; the
+    default metric of mse is rmse, not LightGBM's l2). Callbacks receive the
     fold means as ("valid", metric, mean, higher is better, standard
     deviation) results and the folds as env.model, a CVBooster (as
     LightGBM's; it iterates and indexes as the list of fold boosters). feval:

@@ -107,10 +107,12 @@ class Dataset:
 
     @property
     def n_rows(self):
+        """The number of rows (samples)."""
         return self.X.shape[0]
 
     @property
     def n_features(self):
+        """The number of features (columns of X)."""
         return self.X.shape[1]
 
     def get_label(self):
@@ -230,6 +232,9 @@ class Dataset:
 
     def create_valid(self, X=None, Y=None, weight=None, init_score=None, *, data=None,
                      label=None):
+        """A validation Dataset binned as this one (its bin edges, categories
+        and feature names), as LightGBM's create_valid; data and label are
+        LightGBM's names for X and Y."""
         return Dataset(X, one_of("Y", Y, "label", label), weight, data=data,
                        feature_names=self.feature_names, reference=self,
                        init_score=init_score, categorical_feature=self.categorical_feature)

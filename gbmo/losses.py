@@ -68,6 +68,7 @@ class Loss:
         raise NotImplementedError
 
     def n_outputs(self, y):
+        """The number of outputs d for the prepared target y."""
         raise NotImplementedError
 
     def init_score(self, y, weight):
@@ -75,6 +76,9 @@ class Loss:
         raise NotImplementedError
 
     def gradients(self, y, raw, weight):
+        """(grad (n, d), hess (n, d) or (n, 1)) at raw scores raw (n, d), the
+        sample weights weight (n,) or None applied; or an ObjectiveResult.
+        y, raw and weight are read-only (see gbmo.registry's contract)."""
         raise NotImplementedError
 
     def transform(self, raw):

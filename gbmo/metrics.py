@@ -48,14 +48,17 @@ def _column_mean(values, weight, n_threads):
 
 
 def rmse(y, prediction, weight=None, n_threads=None):
+    """Per output the root of the (weighted) mean squared error."""
     return np.sqrt(_means(Element.SQUARED_ERROR, y, prediction, weight, n_threads))
 
 
 def mse(y, prediction, weight=None, n_threads=None):
+    """Per output the (weighted) mean squared error (LightGBM's l2)."""
     return _means(Element.SQUARED_ERROR, y, prediction, weight, n_threads)
 
 
 def mae(y, prediction, weight=None, n_threads=None):
+    """Per output the (weighted) mean absolute error (LightGBM's l1)."""
     return _means(Element.ABSOLUTE_ERROR, y, prediction, weight, n_threads)
 
 
@@ -86,6 +89,8 @@ def quantile(y, prediction, weight=None, n_threads=None, levels=None):
 
 
 def logloss(y, prediction, weight=None, n_threads=None):
+    """The (weighted) mean negative log-likelihood: of each row's class for
+    class indices y (n,) and probabilities (n, K), else per 0/1 column."""
     if y.ndim == 1:
         proba = np.clip(prediction[np.arange(len(y)), y], _EPS, 1 - _EPS)
         return _column_mean(-np.log(proba), weight, n_threads)
@@ -93,6 +98,9 @@ def logloss(y, prediction, weight=None, n_threads=None):
 
 
 def error(y, prediction, weight=None, n_threads=None):
+    """The (weighted) share of wrong predictions: the most probable class
+    against class indices, else a probability above 0.5 against each 0/1
+    column."""
     if y.ndim == 1:
         return _column_mean((prediction.argmax(axis=1) != y).astype(float), weight, n_threads)
     return _means(Element.MISCLASSIFIED, y, prediction, weight, n_threads)
@@ -185,6 +193,7 @@ def tweedie_metric(name, loss):
 
 
 def accuracy(y, prediction, weight=None, n_threads=None):
+    """1 - error."""
     return 1.0 - error(y, prediction, weight, n_threads)
 
 
@@ -412,12 +421,14 @@ def _tweedie_power(name):
 
 
 def is_known(name):
-    base = parse_metric(name)[0]
+    """Whether name (gbmo's, or an alias of one) is a metric gbmo computes."""
+    base = parse_metric(canonical_metric(name))[0]
     return (base in METRICS or bool(_ERROR_AT.match(str(base)))
             or _tweedie_power(base) is not None)
 
 
 def unknown_metric_message(name):
+    """The refusal of an unknown metric name, listing the known ones."""
     return (f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}, error@t "
             f"(XGBoost's error at a threshold t, as error@0.7), tweedie@rho (the Tweedie "
             f"negative log-likelihood at variance power rho; tweedie: the objective's) (also "
@@ -426,10 +437,12 @@ def unknown_metric_message(name):
 
 
 def higher_is_better(name):
+    """Whether a larger value of metric name is better (auc, accuracy, ...)."""
     return parse_metric(name)[0] in HIGHER_IS_BETTER
 
 
 def get_metric(name):
+    """The function computing metric name: f(y, prediction, weight, n_threads)."""
     error_at = _ERROR_AT.match(str(name))
     if error_at:
         return _error_at(float(error_at.group(1)))

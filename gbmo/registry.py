@@ -186,6 +186,7 @@ class PluginConflictWarning(UserWarning):
 
 
 def plugins_disabled():
+    """Whether GBMO_DISABLE_PLUGINS switches entry-point discovery off."""
     return os.environ.get(DISABLE_ENV, "").strip().lower() in _TRUE
 
 

@@ -1468,9 +1468,9 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         LightGBM's. pred_contrib=True: each feature's contribution to the raw
         scores (SHAP values; see Booster.predict): (n, n_features + 1) for two
         classes (but multiclass or multiclassova), else (n, n_features + 1,
-        n_classes). The last three not for a sparse training y. output_margin and
-        iteration_range are XGBoost's (see booster.xgboost_rounds); validate_features
-        as the regressor's predict's."""
+        n_classes). raw_score and pred_contrib not for a sparse training y.
+        output_margin and iteration_range are XGBoost's (see
+        booster.xgboost_rounds); validate_features as the regressor's predict's."""
         raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}

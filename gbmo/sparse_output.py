@@ -584,6 +584,11 @@ def split_sparse_params(params):
     if params.setdefault("split", "sparse") != "sparse":
         raise ValueError("a sparse Y needs split='sparse' and top_k (labels per leaf), "
                          f"got split={params['split']!r}, top_k={params.get('top_k')!r}")
+    if not keys_naming(params, "top_k"):
+        # the shared validation would blame a split='sparse' the user never gave
+        raise ValueError("a sparse Y trains the sparse-output path, whose leaves keep top_k "
+                         "labels each: give top_k (an integer >= 1; GBMOClassifier's "
+                         "default is 10)")
     return params, objective, threshold, metrics
 
 

@@ -42,7 +42,10 @@ class TrainingRun:
 
     def update(self, train_set=None, fobj=None):
         """One more boosting round, as LightGBM's update(); returns True when
-        its trees could not split (LightGBM's is_finished)."""
+        its trees could not split (LightGBM's is_finished). train_set, when
+        given, must be the Booster's own (other data: another Booster, or
+        gbmo.train with init_model); fobj is refused (give the objective
+        function in params when making the Booster)."""
         trainer = self._run("update", steps_the_run=True)
         if train_set is not None and train_set is not trainer.train_set:
             raise ValueError("update() trains on the Booster's own train_set; for other data "

@@ -441,6 +441,8 @@ def test_catboost_s_metric_names_are_gbmo_s_where_they_mean_the_same():
                                 ("AUC", "auc"), ("HammingLoss", "error"), ("R2", "r2"),
                                 ("Quantile", "quantile"), ("Accuracy", "accuracy")]:
         assert canonical_metric(catboost) == gbmo_name
+        assert is_known(catboost)  # an alias is known, as training takes it
+    assert is_known("l2") and is_known("binary_logloss[0]")
     # MultiRMSE pools every output's squared errors: not gbmo's rmse, so not taken
     assert not is_known("MultiRMSE")
     rng = np.random.default_rng(1)

@@ -1188,3 +1188,13 @@ def test_a_sparse_y_resolves_with_more_than_255_bins_what_255_cannot():
         accuracy[bins] = np.mean((booster.predict(X)[:, 0] > 0.5) == first)
     assert accuracy[255] < 0.75
     assert accuracy[2047] > 0.99
+
+
+def test_a_sparse_y_without_top_k_is_told_to_give_it():
+    """It was told that top_k is required with split='sparse', which the
+    user had not given (the sparse-output path sets it)."""
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    Y = sp.csr_matrix((np.random.default_rng(1).random((60, 5)) > 0.7).astype(float))
+    with pytest.raises(ValueError, match=r"a sparse Y trains the sparse-output path, whose "
+                                         r"leaves keep top_k labels each: give top_k"):
+        gbmo.train({"verbosity": -1}, gbmo.Dataset(X, Y), 2)
