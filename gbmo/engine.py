@@ -496,6 +496,7 @@ class _Trainer:
         # available when it predicts, as a loaded model does
         booster_params = params
         self.threads = thread_governor(params)
+        self.round_objective = None  # a round's own gradients (Booster.update's fobj)
         self.params = params = {**params, "n_threads": self.threads.current}
         self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], _num_class_for(params, init_model),
@@ -632,11 +633,19 @@ class _Trainer:
         self.eval_sets.append(eval_set)
         self.booster.evals_result[eval_set.name] = MetricHistory()
 
-    def step(self, iteration):
+    def step(self, iteration, objective=None):
         """Grows the round's trees, updates every raw score and returns the
-        evaluation results [(data name, metric, value, higher is better)]."""
+        evaluation results [(data name, metric, value, higher is better)].
+        objective (a function, as Booster.update's fobj) gives this round's
+        gradients instead of the run's loss, whose transform still scores it
+        and whose leaves are not renewed then, as in LightGBM."""
         self.params["n_threads"] = self.loss.n_threads = self.threads.round_threads()
-        results = self._round(iteration)
+        self.round_objective = None if objective is None else CustomObjective(
+            objective, getattr(self.loss, "num_class", None), self.params["n_threads"])
+        try:
+            results = self._round(iteration)
+        finally:
+            self.round_objective = None
         self.threads.round_done()
         return results
 
@@ -661,7 +670,8 @@ class _Trainer:
         weight = self.train_set.weight
         context = EnsemblerContext(iteration, rng, read_only(self.y), read_only(self._fitted_raw),
                                   read_only(weight), n_threads)
-        grad, hess, update = _round_gradients(self.loss, self.ensembler, self.ensembler_name,
+        grad, hess, update = _round_gradients(self.round_objective or self.loss, self.ensembler,
+                                              self.ensembler_name,
                                               self.y, self._fitted_raw, weight, context)
         # the split columns are the outputs unless an ensembler or the
         # objective chose other ones (then no per-output importance)
@@ -793,7 +803,7 @@ class _Trainer:
         (lower, upper)), which keep the constraints as the gradients' values
         did; without the bounds the gradients' values stay (path_smooth's pull
         chose the splits, as in LightGBM, which renews such leaves too)."""
-        renew = getattr(self.loss, "renew_leaf_values", None)
+        renew = None if self.round_objective else getattr(self.loss, "renew_leaf_values", None)
         params = self.params
         bounded = params["monotone_constraints"] is not None or params["max_delta_step"] > 0
         if bounded and bounds is None and params["monotone_constraints"] is None:

@@ -44,19 +44,27 @@ class TrainingRun:
         """One more boosting round, as LightGBM's update(); returns True when
         its trees could not split (LightGBM's is_finished). train_set, when
         given, must be the Booster's own (other data: another Booster, or
-        gbmo.train with init_model); fobj is refused (give the objective
-        function in params when making the Booster)."""
+        gbmo.train with init_model). fobj, as LightGBM's: a function giving
+        this round's (grad, hess) in place of the objective's, called as a
+        custom objective is (f(y_true, raw_pred), or f(preds, train_data));
+        the objective still transforms the scores the metrics read, and its
+        own leaf renewal (quantile's) is left out that round."""
         trainer = self._run("update", steps_the_run=True)
         if train_set is not None and train_set is not trainer.train_set:
             raise ValueError("update() trains on the Booster's own train_set; for other data "
                              "start another Booster, or continue this one with "
                              "gbmo.train(params, other_set, init_model=booster)")
-        if fobj is not None:
-            raise ValueError("update() takes no fobj: give the objective function in params "
-                             "(params['objective'] = f, called as f(y_true, raw_pred) -> "
-                             "(grad, hess)) when making the Booster")
+        if fobj is not None and not callable(fobj):
+            raise ValueError(f"update()'s fobj must be a function (y_true, raw_pred) -> "
+                             f"(grad, hess), got {type(fobj).__name__}")
+        if fobj is not None and not hasattr(trainer, "round_objective"):
+            raise ValueError("update() takes no fobj for a sparse Y, whose objectives are "
+                             "gbmo's own")
         first = len(self.trees)
-        trainer.step(trainer.next_iteration)
+        if fobj is None:
+            trainer.step(trainer.next_iteration)
+        else:
+            trainer.step(trainer.next_iteration, objective=fobj)
         return all(tree.n_leaves == 1 for tree in self.trees[first:])
 
     def rollback_one_iter(self):

@@ -111,13 +111,32 @@ def test_a_booster_without_its_run_refuses_the_loop():
     assert booster.current_iteration() == 1  # the model stays
 
 
+def test_update_with_fobj_takes_that_round_s_gradients_from_it_as_lightgbm():
+    """LightGBM's update(fobj=): the function's gradients grow the round, the
+    objective still scores it. Half mse's gradients with a hessian of 1 are
+    the mse model's of half the learning rate; update refused fobj."""
+    train_set, valid_set = _sets()
+    booster = gbmo.Booster(PARAMS, train_set)
+    booster.add_valid(valid_set, "valid")
+    for _ in range(3):
+        booster.update(fobj=lambda preds, train_data: (0.5 * (preds - train_data.get_label()),
+                                                       np.ones_like(preds)))
+    halved = gbmo.train({**PARAMS, "learning_rate": 0.05}, _sets()[0], 3,
+                        valid_sets=[_sets()[1]], valid_names=["valid"])
+    np.testing.assert_allclose(booster.predict(X), halved.predict(X), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(booster.evals_result["valid"]["rmse"],
+                               halved.evals_result["valid"]["rmse"], rtol=1e-6)
+    booster.update()  # the objective's own gradients again
+    assert booster.current_iteration() == 4
+
+
 def test_the_loop_refuses_what_it_cannot_do():
     train_set, valid_set = _sets()
     booster = gbmo.Booster(PARAMS, train_set)
     with pytest.raises(ValueError, match="trains on the Booster's own train_set"):
         booster.update(train_set=valid_set)
-    with pytest.raises(ValueError, match="takes no fobj"):
-        booster.update(fobj=lambda preds, data: (preds, preds))
+    with pytest.raises(ValueError, match=r"update\(\)'s fobj must be a function"):
+        booster.update(fobj="mse")
     with pytest.raises(TypeError, match="add_valid takes a gbmo.Dataset, got ndarray"):
         booster.add_valid(X, "valid")
     with pytest.raises(ValueError, match="has 3 features, the training set 5"):
