@@ -419,13 +419,17 @@ def test_early_stopping_watches_every_validation_set_and_the_first_to_stall_deci
     assert booster.best_iteration == first[1] + 1
 
 
+def _learning_rate_schedule():
+    """(X, its Dataset, a rate per round of a 4-round run)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 3))
+    return X, gbmo.Dataset(X, X[:, 0] + 0.1 * rng.normal(size=400)), [0.5, 0.3, 0.1, 0.05]
+
+
 def test_reset_parameter_changes_the_learning_rate_every_round_as_lightgbm():
     """A learning-rate schedule: each round's trees are those of a run at
     that round's rate (a constant rate's first tree, then the next ...)."""
-    rng = np.random.default_rng(4)
-    X = rng.normal(size=(400, 3))
-    data = gbmo.Dataset(X, X[:, 0] + 0.1 * rng.normal(size=400))
-    rates = [0.5, 0.3, 0.1, 0.05]
+    X, data, rates = _learning_rate_schedule()
     scheduled = gbmo.train({"verbosity": 0}, data, 4,
                            callbacks=[gbmo.reset_parameter(learning_rate=rates)])
     by_function = gbmo.train({"verbosity": 0}, data, 4, callbacks=[
@@ -451,10 +455,7 @@ def test_lightgbm_s_own_reset_parameter_and_log_evaluation_run_as_gbmo_s(capsys)
     log_evaluation beside the default logging printed every round twice."""
     import lightgbm
 
-    rng = np.random.default_rng(4)
-    X = rng.normal(size=(400, 3))
-    data = gbmo.Dataset(X, X[:, 0] + 0.1 * rng.normal(size=400))
-    rates = [0.5, 0.3, 0.1, 0.05]
+    X, data, rates = _learning_rate_schedule()
     ours = gbmo.train({"verbosity": 0}, data, 4,
                       callbacks=[gbmo.reset_parameter(learning_rate=rates)])
     theirs = gbmo.train({"verbosity": 0}, data, 4,
