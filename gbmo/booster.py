@@ -585,10 +585,11 @@ class Booster(JSONModel, TrainingRun):
         validate_features=True checks that a DataFrame's columns are the
         model's features by name and in order, as LightGBM's; without it, a
         DataFrame holding the model's features in another order is refused
-        (LightGBM reads it by position), other names are read by position,
-        and a model trained without names checks nothing. LightGBM's keyword num_threads (or an alias of n_threads)
-        gives n_threads. XGBoost's iteration_range=(begin, end) gives the
-        rounds begin .. end - 1, and output_margin=True the raw scores."""
+        (LightGBM reads it by position), other names are read by position, and
+        a model trained without names checks nothing. LightGBM's keyword
+        num_threads (or an alias of n_threads) gives n_threads. XGBoost's
+        iteration_range=(begin, end) gives the rounds begin .. end - 1, and
+        output_margin=True the raw scores."""
         raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         X = as_pandas_table(one_of("X", X, "data", data))
@@ -987,9 +988,10 @@ class Booster(JSONModel, TrainingRun):
         ensembler are recorded by name (a Loss instance also by its parameters)."""
         saved = {k: v for k, v in self.params.items() if k != "n_threads"}
         saved["objective"] = self._objective_name()
-        if hasattr(self.loss, "get_params") or (saved.get("objective_params") is None
+        given_instance = not isinstance(self.params.get("objective"), str)
+        if hasattr(self.loss, "get_params") or (given_instance
                                                 and saved["objective"] in registry.LOSSES):
-            # a registered loss given as an instance: rebuilt by name at load
+            # rebuilt by name at load; a loss given by name keeps its objective_params
             saved["objective_params"] = registry.loss_parameters(self.loss)
         ensembler = saved.get("ensembler")
         if ensembler is not None and not isinstance(ensembler, str):

@@ -269,8 +269,9 @@ def named_positions(X, categorical_feature, params=None):
     """The column positions of a DataFrame X that categorical_feature (a list
     of names or indices, or one name) and params' categorical_feature (any
     alias: CatBoost's cat_features, ...) name; none for anything else
-    ("auto", None), nor for names X lacks (resolve_categorical_features
-    refuses them)."""
+    ("auto", None), nor for names X lacks: refused here when X has a text
+    column left unnamed (whose refusal would otherwise blame it), else by
+    resolve_categorical_features."""
     from .params import keys_naming
 
     if not is_dataframe(X):
@@ -296,10 +297,10 @@ def named_positions(X, categorical_feature, params=None):
                                   if p not in positions and _is_text(X.iloc[:, p])]
     if unnamed_text:
         # else the text column's refusal told to name the column just misspelt
+        which = "are not feature names" if len(unmatched) > 1 else "is not a feature name"
         raise ValueError(f"categorical_feature names {', '.join(map(repr, unmatched))}, which "
-                         f"{'are not columns' if len(unmatched) > 1 else 'is not a column'} "
-                         f"of X; its columns are {columns} (text columns "
-                         f"{unnamed_text} must be named to be categories)")
+                         f"{which}; the names are {columns} (text columns {unnamed_text} must "
+                         "be named to be categories)")
     return positions
 
 

@@ -11,11 +11,12 @@
 
 CSV files have a header row. ``--target`` names the target columns (names or
 0-based indices, comma-separated); every other column is a numeric feature.
-An empty cell, ``NA`` or ``NaN`` is a missing value; in a target column it is
-a missing label, which objectives that mask them (mse, sigmoid) take and
-others refuse. ``predict`` takes the columns named in the model's
-``feature_names`` (so a file that still holds the targets or an id column
-works) and writes one column per output:
+An empty cell, ``NA`` or ``NaN`` is a missing value; in a target column it
+is a missing label, which objectives that mask them (mse, sigmoid,
+gbmo-losses' quantile, l1, mape and huber) take and others refuse.
+``predict`` takes the columns named in the model's ``feature_names`` (so a
+file that still holds the targets or an id column works) and writes one
+column per output:
 ``class_0 ..`` (probabilities) for softmax and multiclassova, ``output_0 ..``
 otherwise. A categorical feature (``--param categorical_feature=NAMES``)
 may hold integer categories or category names (text; also when two cells
@@ -356,8 +357,8 @@ def _cmd_train(args):
     resolved = _guard("bad parameters", resolve_params, split_controls(params)[0])
     loss = _guard("bad parameters", make_loss, resolved["objective"], resolved["num_class"],
                   objective_params=resolved["objective_params"])
-    # losses that mask missing labels (mse, sigmoid) take empty target cells, as gbmo.train
-    # takes NaN targets
+    # losses that mask missing labels (mse, sigmoid, ...: masks_missing_targets) take
+    # empty target cells, as gbmo.train takes NaN targets
     missing_refused_by = None if loss.masks_missing_targets else loss.name
 
     init_model = None if args.init_model is None else _load_model(args.init_model)
@@ -658,7 +659,8 @@ def _build_parser():
                             "round (set --param verbosity=0 to silence)")
     train.add_argument("--delimiter", default=",", help="CSV field separator (default ','; '\\t' for tab)")
     train.add_argument("--threads", type=_thread_count, default=None,
-                       help="OpenMP threads (default, -1 or 0: all cores, or OMP_NUM_THREADS; -2: all but one)")
+                       help="OpenMP threads (default, -1 or 0: all cores, or "
+                            "OMP_NUM_THREADS; -2: all but one)")
     train.set_defaults(func=_cmd_train)
 
     predict = commands.add_parser(

@@ -31,8 +31,8 @@ from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better, tweedie_metric
 from .missing_values import check_readable, reading
 from .multitask import EnsemblerContext
-from .objective_results import (ObjectiveResult, check_gradient_pair, check_objective_result,
-                                check_transformed)
+from .objective_results import (HandedArrays, ObjectiveResult, check_objective_result,
+                                check_transformed, is_builtin, loss_gradients, read_only)
 from .parallel import WORK_PER_ELEMENT, threads_for
 from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
                      split_controls, with_dataset_params, check_output_bounds)
@@ -104,64 +104,24 @@ def _split_lambda_l2(ensembler):
     return None if split_l2 is None else float(split_l2)
 
 
-def _overflow_message(loss, weight):
-    """Why a built-in loss's gradients are not finite: the bounds on targets
-    and weights (validation.MAX_GRADIENT_INPUT) hold each alone, not their
-    product, whose overflow of float32 trained a model of NaN in silence. A
-    plugin's NaN gets check_gradient_pair's own message, which names it."""
-    if type(loss).__module__.split(".")[0] != "gbmo":
-        return None
-    largest = "" if weight is None else f" (weights up to {np.max(weight):.3g})"
-    return (f"objective {loss.name!r}: this round's gradients or hessians overflowed float32 "
-            f"(inf or NaN): the weights times the targets are too large{largest}; rescale "
-            "the weights or the target")
-
-
-def read_only(array):
-    """A view of array that its reader cannot write into (None stays None)."""
-    if array is None:
-        return None
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
-def _owned_arrays_written(err, who):
-    """err again, saying what to do, when who wrote into the targets, scores
-    or weights it was handed: gbmo keeps them for the whole run (a plugin's
-    raw -= y moved every later round's scores, in silence)."""
-    if isinstance(err, ValueError) and "read-only" in str(err):
-        return ValueError(f"{who} wrote into the targets, raw scores or weights it was given, "
-                          "which gbmo keeps for the whole run: compute into new arrays (raw - "
-                          f"y, not raw -= y) ({err})")
-    return err
-
-
-def _round_gradients(loss, ensembler, ensembler_name, y, raw, weight, context):
-    """(split_grad, split_hess, update) of a round: update is None when the
-    split gradients set the leaves too (GBDT-MO), else the (grad, hess) that do.
-    The loss and the ensembler see read-only views of the run's arrays."""
-    who = f"objective {getattr(loss, 'name', None) or type(loss).__name__!r}"
-    try:
-        gradients = loss.gradients(read_only(y), read_only(raw), read_only(weight))
-    except ValueError as err:
-        raise _owned_arrays_written(err, who) from err
-    if isinstance(gradients, ObjectiveResult):
+def _round_gradients(loss, ensembler, ensembler_name, handed, raw, context=None):
+    """(split_grad, split_hess, update) of a round at raw scores raw: update
+    is None when the split gradients set the leaves too (GBDT-MO), else the
+    (grad, hess) that do. handed gives the loss and the ensembler what they
+    read; context: the ensembler's (iteration, rng, n_threads)."""
+    result = loss_gradients(loss, *handed.for_code(loss, raw))
+    if isinstance(result, ObjectiveResult):
         if ensembler is not None:
             raise ValueError("the objective returned an ObjectiveResult (split and update "
                              "gradients) and an ensembler is set too; use one or the other")
-        result = check_objective_result(gradients, *raw.shape, who)
         return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
-    if not isinstance(loss, CustomObjective):  # which checked and weighted them itself
-        gradients = check_gradient_pair(gradients, *raw.shape, who,
-                                        not_finite=lambda: _overflow_message(loss, weight))
     if ensembler is None:
-        return (*gradients, None)
-    try:
-        result = ensembler(*gradients, context)
-    except ValueError as err:
-        raise _owned_arrays_written(err, ensembler_name) from err
-    result = check_objective_result(result, *raw.shape, ensembler_name)
+        return (*result, None)
+    y, ensembler_raw, weight = handed.for_code(ensembler, raw)
+    iteration, rng, n_threads = context
+    result = check_objective_result(
+        ensembler(*result, EnsemblerContext(iteration, rng, y, ensembler_raw, weight, n_threads)),
+        *raw.shape, ensembler_name)
     return result.split_grad, result.split_hess, (result.update_grad, result.update_hess)
 
 
@@ -426,7 +386,7 @@ def _starting_raw(dataset, init_score, n_outputs, init_model, name):
     return raw
 
 
-def _category_order(params, train_set, init_model, monotone, loss, y, raw):
+def _category_order(params, train_set, init_model, monotone, loss, handed, raw):
     """The CategoryOrder of the run's categorical features (None without
     any): init_model's when continuing it, else learnt from the gradients at
     the starting raw scores."""
@@ -447,7 +407,7 @@ def _category_order(params, train_set, init_model, monotone, loss, y, raw):
         if constrained:
             raise ValueError(f"monotone_constraints constrain the categorical features "
                              f"{constrained}; categories have no order to be monotone in")
-    grad, hess, _ = _round_gradients(loss, None, None, y, raw, train_set.weight, None)
+    grad, hess, _ = _round_gradients(loss, None, None, handed, raw)
     return CategoryOrder.fit(train_set.X, features, grad, hess, params["cat_smooth"])
 
 
@@ -497,6 +457,9 @@ class _Trainer:
         booster_params = params
         self.threads = thread_governor(params)
         self.round_objective = None  # a round's own gradients (Booster.update's fobj)
+        self.fobj_loss = None
+        # Booster.update(fobj=) steps rounds of other gradients (not a sparse Y's run)
+        self.takes_round_objective = True
         self.params = params = {**params, "n_threads": self.threads.current}
         self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], _num_class_for(params, init_model),
@@ -513,6 +476,7 @@ class _Trainer:
         self.train_set = train_set
         # read-only: the loss, ensembler and metrics read it all run long
         self.y = y = read_only(loss.prepare_target(train_set.Y))
+        self.handed = HandedArrays(y, train_set.weight)
         n_outputs = loss.n_outputs(y)
         check_output_bounds(params, n_outputs, self.ensembler)
         # the model's classes from now on, saved with it
@@ -547,7 +511,7 @@ class _Trainer:
         self.raw = raw = _starting_raw(train_set, init_score, n_outputs, init_model,
                                        "the training set")
         self.category_order = _category_order(params, train_set, init_model, self.monotone,
-                                              loss, y, raw)
+                                              loss, self.handed, raw)
         train_set.bin_with(params, self.category_order)
         self.bin_mapper = train_set.bin_mapper
         self.category_bins = _category_bins(self.category_order, self.bin_mapper)
@@ -640,14 +604,23 @@ class _Trainer:
         gradients instead of the run's loss, whose transform still scores it
         and whose leaves are not renewed then, as in LightGBM."""
         self.params["n_threads"] = self.loss.n_threads = self.threads.round_threads()
-        self.round_objective = None if objective is None else CustomObjective(
-            objective, getattr(self.loss, "num_class", None), self.params["n_threads"])
+        self.round_objective = None if objective is None else self._round_objective(objective)
         try:
             results = self._round(iteration)
         finally:
             self.round_objective = None
         self.threads.round_done()
         return results
+
+    def _round_objective(self, function):
+        """Booster.update's fobj as a loss, kept while the same function
+        comes back (building one reads its signature)."""
+        kept = self.fobj_loss
+        if kept is None or kept.function is not function:
+            kept = self.fobj_loss = CustomObjective(
+                function, getattr(self.loss, "num_class", None), self.params["n_threads"])
+        kept.n_threads = self.params["n_threads"]
+        return kept
 
     @property
     def next_iteration(self):
@@ -668,11 +641,9 @@ class _Trainer:
         # a random forest's trees are not shrunk: the model averages them
         shrinkage = 1.0 if self.forest else params["learning_rate"] / (1 + n_dropped)
         weight = self.train_set.weight
-        context = EnsemblerContext(iteration, rng, read_only(self.y), read_only(self._fitted_raw),
-                                  read_only(weight), n_threads)
         grad, hess, update = _round_gradients(self.round_objective or self.loss, self.ensembler,
-                                              self.ensembler_name,
-                                              self.y, self._fitted_raw, weight, context)
+                                              self.ensembler_name, self.handed, self._fitted_raw,
+                                              (iteration, rng, n_threads))
         # the split columns are the outputs unless an ensembler or the
         # objective chose other ones (then no per-output importance)
         columns_are_outputs = update is None
@@ -812,9 +783,11 @@ class _Trainer:
         if renew is None or (bounded and bounds is None):
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
+        y, raw, weight = self.handed.for_code(self.loss, self._fitted_raw)
+        # rows too are the loss's own copy, unless it is gbmo's
         renewed = kept_outputs(np.asarray(
-            renew(self.y, read_only(self._fitted_raw), read_only(self.train_set.weight), rows,
-                  leaf_start, leaf_stop, outputs),
+            renew(y, raw, weight, rows if is_builtin(self.loss) else rows.copy(), leaf_start,
+                  leaf_stop, outputs),
             dtype=np.float64), tree, self.single_output)
         if bounded:
             lower, upper = (np.reshape(bound, renewed.shape) if np.ndim(bound) else bound
@@ -957,14 +930,17 @@ class _Trainer:
         """[(data name, metric, value, higher is better, per-output values or
         None)] of eval_set's raw scores now: every metric of the run, then
         every function of fevals."""
-        prediction = check_transformed(self.loss.transform(read_only(eval_set.raw)),
-                                       eval_set.raw.shape, f"objective {self.loss.name!r}")
+        prediction = check_transformed(
+            self.loss.transform(self.handed.raw_for(self.loss, eval_set.raw, eval_set.name)),
+            eval_set.raw.shape, f"objective {self.loss.name!r}")
         scores = []
         for metric in self.metric_names:
             value, per_output = evaluate(metric, eval_set.y, prediction, eval_set.dataset.weight,
                                          self.params["n_threads"], self.quantile_levels)
             scores.append((eval_set.name, metric, value, higher_is_better(metric), per_output))
         if fevals:
+            if not prediction.flags.writeable:  # a built-in identity transform's view
+                prediction = prediction.copy()  # LightGBM's fevals may write into theirs
             one_column = eval_set.dataset.one_dimensional_target and prediction.shape[1] == 1
             for name, value, higher in custom_results(
                     fevals, prediction[:, 0] if one_column else prediction, eval_set.dataset,

@@ -188,6 +188,7 @@ class SquaredError(Loss):
     weight). NaN targets are missing labels."""
 
     name = "mse"
+    builtin = True  # see objective_results.is_builtin
     default_metric = "rmse"
     masks_missing_targets = True
 
@@ -216,6 +217,7 @@ class SoftmaxCrossEntropy(ClassIndexTarget, Loss):
     Diagonal hessian p (1 - p), as in GBDT-MO section III-A."""
 
     name = "softmax"
+    builtin = True
     default_metric = "logloss"
 
     def __init__(self, num_class=None, n_threads=1):
@@ -257,6 +259,7 @@ class SigmoidCrossEntropy(Loss):
     in LightGBM."""
 
     name = "sigmoid"
+    builtin = True
     default_metric = "logloss"
     masks_missing_targets = True
 
@@ -346,6 +349,7 @@ class OneVsAllCrossEntropy(ClassIndexTarget, SigmoidCrossEntropy):
     rows as sigmoid's do its outputs'."""
 
     name = "multiclassova"
+    builtin = True
     masks_missing_targets = False
 
     def __init__(self, num_class=None, n_threads=1, scale_pos_weight=1.0, is_unbalance=False):
@@ -456,9 +460,9 @@ class CustomObjective(Loss):
         if self.function is None:
             raise ValueError("this model's custom objective was not saved with it; pass "
                              "objective=<your function> to train again")
-        # a copy, as LightGBM and XGBoost hand theirs: a function may write into
-        # it (preds -= labels); the run's own scores are read-only (engine)
-        result, weight = self._called(y, np.array(raw), weight)
+        # y and raw are copies (objective_results.HandedArrays), as LightGBM and
+        # XGBoost hand theirs: a function may write into them (preds -= labels)
+        result, weight = self._called(y, raw, weight)
         if isinstance(result, ObjectiveResult):
             return self._weighted_result(result, raw.shape, weight)
         return check_gradient_pair(result, *raw.shape, "the custom objective", weight)
@@ -616,9 +620,12 @@ class MultiTaskLoss(Loss):
     def gradients(self, y, raw, weight):
         grad = np.empty(raw.shape, dtype=G_H_DTYPE)
         hess = np.empty(raw.shape, dtype=G_H_DTYPE)
-        for loss, columns, task_weight in self._tasks():
-            task_grad, task_hess = loss.gradients(np.ascontiguousarray(y[:, columns]),
-                                                  np.ascontiguousarray(raw[:, columns]), weight)
+        for position, (loss, columns, task_weight) in enumerate(self._tasks()):
+            task_grad, task_hess = check_gradient_pair(
+                loss.gradients(np.ascontiguousarray(y[:, columns]),
+                               np.ascontiguousarray(raw[:, columns]), weight),
+                len(y), len(columns), f"task {position} ({loss.name!r}) of objective "
+                                      "'multitask'")
             grad[:, columns] = task_weight * task_grad
             hess[:, columns] = task_weight * task_hess
         return grad, hess

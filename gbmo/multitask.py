@@ -110,6 +110,7 @@ class SketchTopK:
     be kept (k = d splits on every output, the same as no sketch)."""
 
     name = "sketch_topk"
+    builtin = True  # see objective_results.is_builtin
 
     def __init__(self, k=None):
         self.k = None if k is None else _integer(k, self.name, "k", 1)
@@ -140,6 +141,7 @@ class SketchRandom(SketchTopK):
     only when fewer than k others have any)."""
 
     name = "sketch_random"
+    builtin = True
 
     def _chosen(self, grad, context):
         weights = np.einsum("ij,ij->j", grad, grad, dtype=np.float64)
@@ -156,6 +158,7 @@ class SketchProjection:
     projection every round); the split hessian is the row's mean hessian."""
 
     name = "sketch_projection"
+    builtin = True
 
     def __init__(self, k=5):
         self.k = _integer(k, self.name, "k", 1)
@@ -198,6 +201,7 @@ class WeightedSum:
     """Splits on one column: the task-weighted sum of the gradients and hessians."""
 
     name = "weighted_sum"
+    builtin = True
 
     def __init__(self, weights=None):
         self.weights = None if weights is None else _shares(weights, self.name, "weights",
@@ -255,6 +259,7 @@ class MTGBM:
     """
 
     name = "mtgbm"
+    builtin = True
     split_lambda_l2 = 0.0
 
     def __init__(self, main_task=None, n_emphasized=1, gamma_low=10.0, gamma_high=100.0,

@@ -27,6 +27,7 @@ import numpy as np
 
 from .dataset import Dataset
 from .losses import losses_renewing_leaves
+from .objective_results import HandedArrays, ObjectiveResult, loss_gradients
 from .validation import check_init_score, check_init_score_outputs, check_weight
 
 
@@ -80,10 +81,13 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
         check_init_score_outputs(init_score, n_outputs, "refit")
         raw += init_score
     refitted = Booster(model_str=booster.model_to_string())
+    handed = HandedArrays(y, weight)
     n_threads = thread_count(None)
     per_round = booster.trees_per_round
     for first in range(0, len(refitted.trees), per_round):
-        grad, hess = loss.gradients(y, raw, weight)  # a round's trees share them
+        # a round's trees share them; an objective's update gradients set its leaves
+        gradients = loss_gradients(loss, *handed.for_code(loss, raw))
+        grad, hess = gradients[-2:] if isinstance(gradients, ObjectiveResult) else gradients
         trees = refitted.trees[first:first + per_round]
         for output, (tree, gradients) in enumerate(zip(trees, _per_tree_gradients(
                 grad, hess, per_round > 1))):

@@ -74,15 +74,17 @@ when registered or loaded; the instances a plain factory returns are checked
 by :func:`create_loss`. What the methods receive and return:
 
 * ``gradients(y, raw, weight)``: y as ``prepare_target`` returned it, raw (n, d)
-  float64, weight (n,) float64 or None, all read-only views of the run's own
-  arrays (compute into new ones: ``raw - y``, not ``raw -= y``). It applies
-  the weights itself (gbmo weighs only a custom objective *function*'s
+  float64, weight (n,) float64 or None: copies of the run's own arrays
+  (y and weight made once a run, raw every round), which the loss may write
+  into (a Cython kernel's memoryviews need not be const). It applies the
+  weights itself (gbmo weighs only a custom objective *function*'s
   gradients) and returns ``(grad, hess)``: grad (n, d), hess (n, d) or (n, 1)
   (one hessian for every output; a constant column lets the histograms count
-  rows), numbers of any dtype and order, made contiguous float32; or a
-  :class:`gbmo.ObjectiveResult`. A wrong shape, kind, count or an inf / NaN
-  is refused at that round, naming the loss.
-* ``transform(raw)``: a numeric array of raw's shape.
+  rows), (n,) each when d is 1, numbers of any dtype and order, made
+  contiguous float32; or a :class:`gbmo.ObjectiveResult`. A wrong shape,
+  kind, count or an inf / NaN is refused at that round, naming the loss.
+* ``transform(raw)``: a numeric array of raw's shape (raw, a copy, may be
+  written into).
 * ``default_metric``: a metric gbmo has (``gbmo.metrics``); a plugin cannot add
   metrics, a user can (``feval``).
 * Parameters: a saved model records the objective's name and rebuilds the
@@ -301,10 +303,11 @@ def check_loss(obj):
 
 
 def _unbound(target, method):
-    """1 when target's method still takes self (a class's plain function), else 0."""
-    bound_already = (staticmethod, classmethod)
+    """1 when target's method still takes self (a class's plain function;
+    not a static or class method, nor a callable object such as a partial),
+    else 0."""
     return int(isinstance(target, type)
-               and not isinstance(inspect.getattr_static(target, method), bound_already))
+               and inspect.isfunction(inspect.getattr_static(target, method)))
 
 
 def _accepts_positional(func, count):
@@ -613,6 +616,10 @@ def loss_parameters(loss):
     loaded model would have rebuilt the loss with its defaults, in silence."""
     if hasattr(loss, "get_params"):
         return loss.get_params()
+    if LOSSES.get(loss.name) is not type(loss):
+        # registered through a factory, whose parameters are not the class's:
+        # rebuilt with the factory's defaults, as before this rule
+        return None
     names = [k for k in _named_parameters(_parameters(type(loss)) or {})
              if k not in ("num_class", "n_threads")]
     missing = [k for k in names if not hasattr(loss, k)]

@@ -57,7 +57,7 @@ class TrainingRun:
         if fobj is not None and not callable(fobj):
             raise ValueError(f"update()'s fobj must be a function (y_true, raw_pred) -> "
                              f"(grad, hess), got {type(fobj).__name__}")
-        if fobj is not None and not hasattr(trainer, "round_objective"):
+        if fobj is not None and not getattr(trainer, "takes_round_objective", False):
             raise ValueError("update() takes no fobj for a sparse Y, whose objectives are "
                              "gbmo's own")
         first = len(self.trees)

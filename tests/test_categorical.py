@@ -615,7 +615,7 @@ def test_a_misspelt_name_beside_a_text_column_is_named_before_the_text_column():
     from gbmo.sklearn import GBMORegressor
 
     frame = pd.DataFrame({"num": np.arange(40.0), "txt": ["a", "b"] * 20})
-    message = (r"categorical_feature names 'TXT', which is not a column of X; its columns are "
+    message = (r"categorical_feature names 'TXT', which is not a feature name; the names are "
                r"\['num', 'txt'\] \(text columns \['txt'\] must be named to be categories\)")
     with pytest.raises(ValueError, match=message):
         gbmo.Dataset(frame, frame["num"], categorical_feature=["TXT"])

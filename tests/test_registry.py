@@ -1,6 +1,7 @@
 """Plugin registry: entry-point discovery (gbmo's own installed distribution and
 fake *.dist-info directories on sys.path), lazy import, broken plugins,
 duplicate and unknown names, contract checks, the off switch, construction."""
+import functools
 import importlib.metadata
 import os
 import subprocess
@@ -389,11 +390,17 @@ def test_contract_violations_are_rejected_at_registration_with_the_reason():
         def transform(raw):
             return raw
 
+
         @classmethod
         def n_outputs(cls, y):
             return y.shape[1]
 
     reg.register("static", Static)
+
+    class PartialTransform(SquaredError):  # nor is a callable object: a partial was refused
+        transform = functools.partial(np.clip, a_min=-1e300, a_max=1e300)
+
+    reg.register("partial", PartialTransform)
 
     with pytest.raises(PluginContractError, match="class or a factory"):
         reg.register("x", 42)
@@ -677,9 +684,9 @@ def test_a_loss_whose_init_score_has_the_wrong_size_is_refused_by_name():
     gbmo.register_loss("wrong_init_for_test")(WrongInit)
     try:
         X = np.random.default_rng(2).normal(size=(50, 2))
-        with pytest.raises(ValueError, match="objective 'wrong_init_for_test': init_score returned 2 "
-                                             "values for 1 outputs; it must return one per "
-                                             "output"):
+        with pytest.raises(ValueError, match="objective 'wrong_init_for_test': init_score "
+                                             "returned 2 values for 1 outputs; it must "
+                                             "return one per output"):
             gbmo.train({"objective": "wrong_init_for_test", "verbosity": 0},
                        gbmo.Dataset(X, X[:, 0]), 2)
     finally:

@@ -1730,6 +1730,11 @@ def test_eval_class_weight_refusals(estimator, fit_args, message):
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match=message):
         estimator(n_estimators=2, verbose=-1).fit(X, y, eval_set=[(X, 1 - y)], **fit_args)
+
+
+def test_eval_class_weight_needs_an_eval_set_of_single_labels():
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match="eval_class_weight is given without an eval_set"):
         GBMOClassifier(n_estimators=2, verbose=-1).fit(X, y, eval_class_weight=["balanced"])
     multi_label = np.column_stack([y, 1 - y])

@@ -80,13 +80,14 @@ def weighted(grad, hess, weight):
 
 
 def masked_weighted(grad, y, weight):
-    """weighted(grad, hess of 1): grad 0 where y is missing (NaN), and there a
-    hessian of 0 too, so that those cells weigh nothing in any leaf (the
-    hessian is then (n, d), else one column of 1 for every output)."""
+    """weighted(grad, hess of 1): grad 0 where y (grad's shape, or a column
+    for all of them) is missing (NaN), and there a hessian of 0 too, so that
+    those cells weigh nothing in any leaf. The hessian is then (n, d), which
+    the histograms sum (one column of 1 lets them count rows instead)."""
     if not np.isnan(np.sum(y)):
         return weighted(grad, np.ones((len(grad), 1)), weight)
-    observed = ~np.isnan(y)
-    return weighted(np.where(observed, grad, 0.0), observed * np.ones(grad.shape), weight)
+    observed = ~np.isnan(np.broadcast_to(y, grad.shape))
+    return weighted(np.where(observed, grad, 0.0), observed.astype(np.float64), weight)
 
 
 def observed_quantile(values, weight, q):

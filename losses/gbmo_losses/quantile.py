@@ -101,6 +101,11 @@ class Quantile(Loss):
 
     def output_levels(self, n_outputs):
         """(n_outputs,) the level each output predicts: each target's levels in turn."""
+        if n_outputs % len(self.alphas):
+            # a MultiTaskLoss task of fewer columns than levels, say
+            raise ValueError(f"objective {self.name!r}: {n_outputs} output(s) cannot hold the "
+                             f"{len(self.alphas)} levels {self.alpha} of each target; several "
+                             "levels need the quantile objective itself, not a task of one")
         return np.tile(self.alphas, n_outputs // len(self.alphas))
 
     def column_weights(self, y, weight, column):
@@ -119,9 +124,10 @@ class Quantile(Loss):
                         dtype=np.float64)
 
     def gradients(self, y, raw, weight):
-        levels = self.output_levels(raw.shape[1])
+        # one level: a number, which np.where takes faster than a row of them
+        levels = self.alphas[0] if len(self.alphas) == 1 else self.output_levels(raw.shape[1])
         grad = np.where(raw > y, 1.0 - levels, -levels)
-        return masked_weighted(grad, np.broadcast_to(y, raw.shape), weight)
+        return masked_weighted(grad, y, weight)
 
     def value(self, y, raw):
         residual = y - raw
