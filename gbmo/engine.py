@@ -458,8 +458,8 @@ class _Trainer:
         self.threads = thread_governor(params)
         self.round_objective = None  # a round's own gradients (Booster.update's fobj)
         self.fobj_loss = None
-        # Booster.update(fobj=) steps rounds of other gradients (not a sparse Y's run)
-        self.takes_round_objective = True
+        # a count of every round grown, none twice (a rollback's round too)
+        self.rounds_grown = 0
         self.params = params = {**params, "n_threads": self.threads.current}
         self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], _num_class_for(params, init_model),
@@ -629,6 +629,7 @@ class _Trainer:
         return (len(self.booster.trees) - self.first_new_tree) // self.booster.trees_per_round
 
     def _round(self, iteration):
+        self.rounds_grown += 1
         params, rng, raw = self.params, self.rng, self.raw
         n_rows, n_threads = self.train_set.n_rows, params["n_threads"]
         check_sampling(params)  # reset_parameter may have changed them
@@ -783,7 +784,9 @@ class _Trainer:
         if renew is None or (bounded and bounds is None):
             return values
         outputs = [output] if self.single_output else list(range(self.raw.shape[1]))
-        y, raw, weight = self.handed.for_code(self.loss, self._fitted_raw)
+        # the round's scores, copied once for all its trees
+        y, raw, weight = self.handed.for_code(self.loss, self._fitted_raw, "renew",
+                                              stamp=self.rounds_grown)
         # rows too are the loss's own copy, unless it is gbmo's
         renewed = kept_outputs(np.asarray(
             renew(y, raw, weight, rows if is_builtin(self.loss) else rows.copy(), leaf_start,

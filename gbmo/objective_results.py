@@ -26,17 +26,36 @@ class ObjectiveResult(NamedTuple):
     update_hess: np.ndarray
 
 
-def _as_gradient(array, label, who, n_rows, widths):
+class NonFiniteGradients(ValueError):
+    """A loss's gradients or hessians hold inf or NaN (loss_gradients names
+    the cause for gbmo's own losses: an overflow)."""
+
+
+def _checked_form(array, label, who, n_rows, widths):
+    """array, refused unless (n_rows, w) for a w of widths, of numbers, all
+    finite in its own precision."""
     array = np.asarray(array)
     if array.ndim != 2 or array.shape[0] != n_rows or array.shape[1] not in widths:
         allowed = " or ".join(f"({n_rows}, {w})" for w in widths)
         raise ValueError(f"{who} returned {label} of shape {array.shape}, expected {allowed}")
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{who} returned {label} of dtype {array.dtype}, expected numbers")
-    array = np.ascontiguousarray(array, dtype=G_H_DTYPE)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{who} returned a {label} that is not all finite float32 numbers")
+        raise NonFiniteGradients(f"{who} returned a {label} that is not all finite numbers "
+                                 "(inf or NaN)")
     return array
+
+
+def _as_gradient(array, label, who, n_rows, widths):
+    """_checked_form's array as contiguous float32, refused when narrowing it
+    overflows."""
+    array = _checked_form(array, label, who, n_rows, widths)
+    with np.errstate(over="ignore"):  # an overflow is refused below, by name
+        narrowed = np.ascontiguousarray(array, dtype=G_H_DTYPE)
+    if array.dtype != G_H_DTYPE and not np.all(np.isfinite(narrowed)):
+        raise NonFiniteGradients(f"{who} returned values beyond float32's range (the "
+                                 "gradients are float32)")
+    return narrowed
 
 
 def check_objective_result(result, n_rows, n_outputs, who):
@@ -57,11 +76,6 @@ def check_objective_result(result, n_rows, n_outputs, who):
     )
 
 
-class NonFiniteGradients(ValueError):
-    """A loss's gradients or hessians hold inf or NaN (loss_gradients names
-    the cause for gbmo's own losses: an overflow)."""
-
-
 def check_gradient_pair(result, n_rows, n_outputs, who, weight=None):
     """A loss's (grad, hess) as contiguous float32 arrays: grad (n, d), hess
     (n, d) or (n, 1), each (n,) allowed when d is 1 (LightGBM's objectives
@@ -75,27 +89,12 @@ def check_gradient_pair(result, n_rows, n_outputs, who, weight=None):
     if n_outputs == 1:
         grad, hess = (array.reshape(n_rows, 1) if array.shape == (n_rows,) else array
                       for array in (grad, hess))
-    if grad.shape != (n_rows, n_outputs):
-        raise ValueError(f"{who} returned grad of shape {grad.shape}, expected "
-                         f"{(n_rows, n_outputs)}")
-    if hess.shape not in ((n_rows, n_outputs), (n_rows, 1)):
-        raise ValueError(f"{who} returned hess of shape {hess.shape}, expected "
-                         f"{(n_rows, n_outputs)} or {(n_rows, 1)}")
-    for label, array in (("grad", grad), ("hess", hess)):
-        if array.dtype.kind not in "biuf":
-            raise ValueError(f"{who} returned {label} of dtype {array.dtype}, expected numbers")
-        if not np.all(np.isfinite(array)):
-            raise NonFiniteGradients(f"{who} returned a {label} that is not all finite "
-                                     "numbers (inf or NaN)")
+    forms = (("grad", (n_outputs,)), ("hess", tuple(dict.fromkeys((n_outputs, 1)))))
     if weight is not None:
-        grad, hess = grad * weight[:, None], hess * weight[:, None]
-    with np.errstate(over="ignore"):  # an overflow is refused below, by name
-        pair = tuple(np.ascontiguousarray(array, dtype=G_H_DTYPE) for array in (grad, hess))
-    narrowed = any(array.dtype != G_H_DTYPE for array in (grad, hess))
-    if narrowed and not all(np.all(np.isfinite(array)) for array in pair):
-        raise NonFiniteGradients(f"{who} returned values beyond float32's range (the "
-                                 "gradients are float32)")
-    return pair
+        grad, hess = (_checked_form(array, label, who, n_rows, widths) * weight[:, None]
+                      for array, (label, widths) in zip((grad, hess), forms))
+    return tuple(_as_gradient(array, label, who, n_rows, widths)
+                 for array, (label, widths) in zip((grad, hess), forms))
 
 
 def loss_gradients(loss, y, raw, weight):
@@ -160,9 +159,9 @@ def read_only(array):
 class HandedArrays:
     """A run's targets y and weights, and any raw scores, as a loss, an
     ensembler or a transform reads them. gbmo's own code (is_builtin) reads
-    read-only views, at no cost. Other code (a
-    plugin, a function) reads copies: y and weight copied once a run, raw
-    scores into one buffer per kind reused every round. A write of theirs
+    read-only views, at no cost. Other code (a plugin, a function) reads
+    copies: y and weight copied once a run, raw scores into one buffer per
+    kind reused every round. A write of theirs
     (raw -= y moved every later round's scores: 277 from mse's after 20
     rounds) then reaches no array of the run, and a Cython kernel of
     theirs whose memoryviews are not const takes them as before."""
@@ -171,21 +170,28 @@ class HandedArrays:
         self.y, self.weight = y, weight
         self._copies = None  # (y, weight), on first need
         self._buffers = {}  # raw scores' copies, by kind
+        self._stamps = {}  # what each buffer was last filled for
 
-    def for_code(self, code, raw, kind="training"):
-        """(y, raw, weight) for code."""
+    def for_code(self, code, raw, kind="training", stamp=None):
+        """(y, raw, weight) for code (stamp: see raw_for)."""
         if is_builtin(code):
             return read_only(self.y), read_only(raw), read_only(self.weight)
         if self._copies is None:
             self._copies = (self.y.copy(), None if self.weight is None else self.weight.copy())
-        return self._copies[0], self.raw_for(code, raw, kind), self._copies[1]
+        return self._copies[0], self.raw_for(code, raw, kind, stamp), self._copies[1]
 
-    def raw_for(self, code, raw, kind):
-        """raw scores for code: a read-only view, or the copy of kind's buffer."""
+    def raw_for(self, code, raw, kind, stamp=None):
+        """raw scores for code: a read-only view, or the copy of kind's buffer;
+        copied again unless stamp (not None) is the one it was filled with:
+        the trees of one round renew their leaves at the same scores, which
+        one copy a tree made O(n d) work d times a round in single_output."""
         if is_builtin(code):
             return read_only(raw)
         buffer = self._buffers.get(kind)
         if buffer is None or buffer.shape != raw.shape:
             buffer = self._buffers[kind] = np.empty_like(raw)
+        elif stamp is not None and self._stamps.get(kind) == stamp:
+            return buffer
         np.copyto(buffer, raw)
+        self._stamps[kind] = stamp
         return buffer

@@ -1,7 +1,6 @@
 """The training parameters: names, aliases, defaults and allowed ranges,
 validated once at the boundary so kernels never see a bad value."""
 import difflib
-import inspect
 import math
 import numbers
 import re
@@ -598,14 +597,13 @@ def _objective_keywords(objective):
     a function, or a name the registry cannot load: that error comes later)."""
     if not isinstance(objective, str):
         return set()
-    from .registry import LOSSES  # the registry loads plugins: only when asked
+    from .registry import LOSSES, keyword_parameters  # it loads plugins: only when asked
 
     try:
-        parameters = inspect.signature(LOSSES.get(objective)).parameters.values()
+        factory = LOSSES.get(objective)
     except Exception:  # an unknown or broken objective is reported by make_loss
         return set()
-    return {p.name for p in parameters
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"n_threads"}
+    return set(keyword_parameters(factory)) - {"n_threads"}
 
 
 # Other libraries' parameters that gbmo does not take: (whose, why or what

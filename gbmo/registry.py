@@ -607,6 +607,12 @@ def _named_parameters(params):
     return [k for k, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
+def keyword_parameters(factory):
+    """The parameters a keyword can give factory; none when its signature
+    cannot be read."""
+    return _named_parameters(_parameters(factory) or {})
+
+
 def loss_parameters(loss):
     """The parameters that rebuild loss by its name (create_loss), for a
     saved model: its get_params(), else, as scikit-learn reads an
@@ -620,8 +626,7 @@ def loss_parameters(loss):
         # registered through a factory, whose parameters are not the class's:
         # rebuilt with the factory's defaults, as before this rule
         return None
-    names = [k for k in _named_parameters(_parameters(type(loss)) or {})
-             if k not in ("num_class", "n_threads")]
+    names = [k for k in keyword_parameters(type(loss)) if k not in ("num_class", "n_threads")]
     missing = [k for k in names if not hasattr(loss, k)]
     if missing:
         raise ValueError(f"objective {loss.name!r}: its class takes {', '.join(missing)}, and "

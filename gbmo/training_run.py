@@ -57,14 +57,8 @@ class TrainingRun:
         if fobj is not None and not callable(fobj):
             raise ValueError(f"update()'s fobj must be a function (y_true, raw_pred) -> "
                              f"(grad, hess), got {type(fobj).__name__}")
-        if fobj is not None and not getattr(trainer, "takes_round_objective", False):
-            raise ValueError("update() takes no fobj for a sparse Y, whose objectives are "
-                             "gbmo's own")
         first = len(self.trees)
-        if fobj is None:
-            trainer.step(trainer.next_iteration)
-        else:
-            trainer.step(trainer.next_iteration, objective=fobj)
+        trainer.step(trainer.next_iteration, objective=fobj)
         return all(tree.n_leaves == 1 for tree in self.trees[first:])
 
     def rollback_one_iter(self):
