@@ -7,6 +7,8 @@
         --params '{"max_leaves": 15}'
     python benchmarks/ab_training.py --base C --shape 20000 220 10 30 multi_output \
         --binary 200
+    python benchmarks/ab_training.py --base C --shape 100000 1000 1 100 multi_output \
+        --binary 1000 --binary-share 0.02
 
 Clones the repository at --base into a temporary directory and builds it in
 place, then times gbmo.train on each shape with one build and then the
@@ -19,8 +21,8 @@ thread count is fixed (adaptive_threads off) so both builds get the same.
 --shape times one shape of your own instead, --dataset one of the data
 sets gbmo.datasets ships (its X and target as they load), and --params
 (JSON) adds gbmo parameters to every run. --binary N makes the last N
-features of the synthetic X 0 or 1 (30% ones), one-hot-like columns beside
-continuous ones.
+features of the synthetic X 0 or 1 (30% ones, or --binary-share of them),
+one-hot-like columns beside continuous ones.
 """
 import argparse
 import json
@@ -41,15 +43,18 @@ SHAPES = [  # rows, features, outputs, rounds, tree_mode
 ]
 
 
-def synthetic(n_rows, n_features, n_outputs, n_binary=0):
+def synthetic(n_rows, n_features, n_outputs, n_binary=0, binary_share=None):
     """Gaussian X and tanh(X W / 5) + noise, one column per output; the last
-    n_binary features 0 or 1."""
+    n_binary features 0 or 1, 1 for values above 0.5 (30.9%) or, given
+    binary_share, for that share of them."""
     import numpy as np
+    from scipy.stats import norm
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n_rows, n_features))
     if n_binary:
-        X[:, n_features - n_binary:] = X[:, n_features - n_binary:] > 0.5
+        above = 0.5 if binary_share is None else norm.isf(binary_share)
+        X[:, n_features - n_binary:] = X[:, n_features - n_binary:] > above
     Y = np.tanh(X @ rng.standard_normal((n_features, n_outputs)) / 5)
     Y = Y + 0.1 * rng.standard_normal(Y.shape)
     return X, Y[:, 0] if n_outputs == 1 else Y
@@ -102,6 +107,8 @@ def main():
     parser.add_argument("--params", default="{}", help="more gbmo parameters, as JSON")
     parser.add_argument("--binary", type=int, default=0,
                         help="make the last N features of the synthetic X binary")
+    parser.add_argument("--binary-share", type=float,
+                        help="the share of ones in the --binary features (default 0.309)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -117,6 +124,9 @@ def main():
     if args.binary and (args.dataset or args.binary > int((args.shape or [0, 7])[1])):
         parser.error("--binary makes features of the synthetic X binary: at most its "
                      "features, and not with --dataset")
+    if args.binary_share is not None and not (args.binary and 0 < args.binary_share < 1):
+        parser.error("--binary-share is the share of ones in the --binary features: "
+                     "between 0 and 1, with --binary")
     if args.dataset:
         from gbmo import datasets
 
@@ -137,7 +147,8 @@ def main():
         elif args.dataset:
             shapes = [(args.dataset[0], int(args.dataset[1]), args.dataset[2])]
         if args.binary:
-            shapes = [(*shape[:3], args.binary, *shape[3:]) for shape in shapes]
+            shares = () if args.binary_share is None else (args.binary_share,)
+            shapes = [(*shape[:3], args.binary, *shares, *shape[3:]) for shape in shapes]
         for shape in shapes:
             times = {"old": [], "new": []}
             for _ in range(args.repeats):
