@@ -22,9 +22,9 @@ import warnings
 import numpy as np
 
 from ._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, bin_flags, flag_index
-from ._core._histogram import (build_histograms, build_histograms_by_row,
-                               build_histograms_of_nodes, column_sums, gather_gradients,
-                               row_entries, subtract_histograms)
+from ._core._histogram import (MAX_ROW_WISE_SLOTS, ROW_CHUNKS, build_histograms,
+                               build_histograms_by_row, build_histograms_of_nodes, column_sums,
+                               gather_gradients, row_entries, subtract_histograms)
 from ._core._grow import (grow_best_first, immutable_copy, node_bound, node_draws,
                           node_noise_key)
 from ._core._partition import split_rows
@@ -61,7 +61,7 @@ SKIP_BIN_SHARE = 0.5
 SKIP_BIN_SAMPLE_ROWS = 16384
 # From this share on, a feature's histograms are built row by row from the
 # entries outside its common bin (build_histograms_by_row): 3-10x faster than
-# reading every row's bin on MNIST, at 5 bytes per entry, so at most 1.5x the
+# reading every row's bin on MNIST, at 4 bytes per entry, so at most 1.2x the
 # binned data's memory.
 ROW_WISE_SHARE = 0.7
 # The parameters that shape a categorical feature's sets (see
@@ -334,7 +334,8 @@ class TreeGrower:
             n_histogram_bins, self.skipped_bins, self.by_row = workspace.dense_layout(
                 X_binned, bin_mapper)
             if self.by_row is not None:
-                self.wanted, self.column_features = self.by_row.split(features)
+                self.wanted, self.column_features, self.slot_wanted = self.by_row.split(
+                    features)
         shape = (n_features, n_histogram_bins, self.width)
         # the length of a threshold split's table of flags (see _core.bin_flags)
         self.n_threshold_flags = bin_flags(bin_mapper.missing_bin, n_histogram_bins)
@@ -394,6 +395,9 @@ class TreeGrower:
     def _threads_for(self, work):
         return threads_for(self.n_threads, work)
 
+    def _row_chunk_histograms(self, shape):
+        return self.workspace.row_chunk_histograms(shape, self.value_bins)
+
     def _new_node(self, start, stop, depth, sums):
         node = _Node(start, stop, depth, sums)
         node.id = self.n_node_ids
@@ -435,10 +439,10 @@ class TreeGrower:
         """The row-wise features' histograms of one node (see ROW_WISE_SHARE)."""
         entries = self.by_row
         work = len(rows) * self.width * entries.mean_entries_per_row
-        build_histograms_by_row(entries.indptr, entries.feature, entries.bin, entries.blocks,
-                                self.wanted, self.skipped_bins, rows, ordered,
-                                np.ascontiguousarray(sums, dtype=HIST_DTYPE), histogram,
-                                self._threads_for(work), self.value_bins)
+        build_histograms_by_row(entries.indptr, entries.slot, self.wanted, self.skipped_bins,
+                                rows, ordered, np.ascontiguousarray(sums, dtype=HIST_DTYPE),
+                                histogram, self._row_chunk_histograms(histogram.shape),
+                                self._threads_for(work), self.value_bins, self.slot_wanted)
 
     def _build(self, node):
         """node's histogram; the root's sums (None until then) come from its
@@ -770,8 +774,8 @@ class TreeGrower:
             self.width, self.n_outputs if bounded else 0, n_flags, smoothed)
         entries = self.by_row
         row_wise = None if entries is None else (
-            entries.indptr, entries.feature, entries.bin, entries.blocks, self.wanted,
-            entries.mean_entries_per_row)
+            entries.indptr, entries.slot, entries.n_histogram_bins, self.wanted, self.slot_wanted,
+            self._row_chunk_histograms(self.histograms.shape[1:]), entries.mean_entries_per_row)
         n_nodes = grow_best_first(
             self.X_binned, self.grad, self.hess, self.hess_constant, workspace.rows, n_rows,
             workspace.left_buffer, workspace.right_buffer,
@@ -1145,25 +1149,24 @@ def common_bins(X_binned, n_histogram_bins):
 
 class RowEntries:
     """Per row, the entries of the features built row by row whose value is not
-    in their common bin (build_histograms_by_row), and blocks of features of
-    about equal entries, one per thread."""
+    in their common bin (build_histograms_by_row), as slots of n_histogram_bins
+    tall histograms."""
 
     def __init__(self, X_binned, n_histogram_bins, skipped_bins, by_row, n_threads):
         self.by_row = by_row  # per feature
-        self.indptr, self.feature, self.bin = (immutable_copy(array) for array in row_entries(
+        self.n_histogram_bins = n_histogram_bins
+        self.indptr, self.slot = (immutable_copy(array) for array in row_entries(
             X_binned, np.flatnonzero(by_row).astype(np.int32), skipped_bins, n_histogram_bins,
             n_threads))
-        n_features = X_binned.shape[0]
-        cumulative = np.cumsum(np.bincount(self.feature, minlength=n_features))
-        bounds = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], n_threads + 1)[1:-1])
-        self.blocks = np.concatenate([[0], bounds, [n_features]]).astype(np.int32)
-        self.mean_entries_per_row = len(self.feature) / max(1, X_binned.shape[1])
+        self.mean_entries_per_row = len(self.slot) / max(1, X_binned.shape[1])
         self._split_of = (None, None)
 
     def split(self, features):
-        """(wanted, column_features) of a tree that may split on features:
-        a flag per feature of X for those built by row, and the others in
-        their order, both read-only. Kept for the next tree, which without
+        """(wanted, column_features, slot_wanted) of a tree that may split on
+        features: a flag per feature of X for those built by row, the others
+        in their order, and a flag per histogram slot of the wanted features
+        (None when they are every feature built by row, so that the build
+        tests no entry), all read-only. Kept for the next tree, which without
         colsample_bytree asks for the same features: working them out cost
         a tenth of the Python around a small tree."""
         key = features.tobytes()
@@ -1171,8 +1174,12 @@ class RowEntries:
             wanted = np.zeros(len(self.by_row), dtype=np.uint8)
             wanted[features] = self.by_row[features]
             column_features = np.ascontiguousarray(features[~self.by_row[features]])
-            wanted.flags.writeable = column_features.flags.writeable = False
-            self._split_of = key, (wanted, column_features)
+            slot_wanted = (None if np.array_equal(wanted, self.by_row)
+                           else np.repeat(wanted, self.n_histogram_bins))
+            for array in (wanted, column_features, slot_wanted):
+                if array is not None:
+                    array.flags.writeable = False
+            self._split_of = key, (wanted, column_features, slot_wanted)
         return self._split_of[1]
 
 
@@ -1187,6 +1194,7 @@ class GrowerWorkspace:
         self.max_threads = max_threads
         self._pool = None
         self._histogram_block = None
+        self._row_chunks = None
         self._every_row = np.arange(n_rows, dtype=ROW_DTYPE)
         self.rows = self._every_row.copy()
         self.left_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
@@ -1204,13 +1212,13 @@ class GrowerWorkspace:
         most common, when SKIP_BIN_SHARE of the rows hold it, else -1) and the
         features built row by row (those whose common bin holds
         ROW_WISE_SHARE). Computed once per run, as the binned data does not
-        change; the RowEntries get a block of features for each of the run's
-        threads."""
+        change."""
         if self._dense_layout is None:
             n_histogram_bins = bin_mapper.histogram_bins
             common, share = common_bins(X_binned, n_histogram_bins)
             skipped_bins = np.where(share >= SKIP_BIN_SHARE, common, -1).astype(np.int32)
-            by_row = (share >= ROW_WISE_SHARE) & (skipped_bins >= 0)
+            by_row = ((share >= ROW_WISE_SHARE) & (skipped_bins >= 0)
+                      & (X_binned.shape[0] * n_histogram_bins <= MAX_ROW_WISE_SLOTS))
             entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
                                   self.max_threads) if by_row.any() else None)
             self._dense_layout = n_histogram_bins, skipped_bins, entries
@@ -1226,6 +1234,17 @@ class GrowerWorkspace:
         if block is None or block.shape[1:] != shape or len(block) < n_slots:
             block = self._histogram_block = zeroed_histograms((n_slots,) + shape, value_bins)
         return block[:n_slots]
+
+    def row_chunk_histograms(self, shape, value_bins):
+        """The ROW_CHUNKS - 1 histograms of shape into which builds by row add
+        their chunks of a node's rows (build_histograms_by_row); kept across
+        trees, as the histograms are. Only the rows of the features built by
+        row are written."""
+        chunks = self._row_chunks
+        if chunks is None or chunks.shape[1:] != shape:
+            chunks = self._row_chunks = zeroed_histograms((ROW_CHUNKS - 1,) + tuple(shape),
+                                                          value_bins)
+        return chunks
 
     def grown_nodes(self, max_nodes, width, bounded_outputs, n_flags, smoothed):
         """GrownNodes for at least max_nodes nodes (see GrownNodes), kept for

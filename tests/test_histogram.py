@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 
 from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
-from gbmo._core._histogram import (PREFETCH_GAP, PREFETCH_MIN_TOTAL, PREFETCH_ROWS,
-                                   build_histograms, build_histograms_by_row,
+from gbmo._core._histogram import (MAX_ROW_WISE_SLOTS, PREFETCH_GAP, PREFETCH_MIN_TOTAL,
+                                   PREFETCH_ROWS, ROW_CHUNKS, build_histograms,
+                                   build_histograms_by_row,
                                    build_histograms_of_nodes, column_sums, gather_gradients,
                                    row_entries, subtract_histograms)
 
@@ -471,72 +472,95 @@ def mostly_common_bins(rng, n_rows, n_features, n_bins, dtype=X_BINNED_DTYPE):
 @pytest.mark.parametrize("n_rows", [50, 9000])  # 9,000: three blocks of rows, the last partial
 @pytest.mark.parametrize("dtype", BIN_DTYPES)
 def test_row_entries_list_each_rows_values_outside_the_common_bin(n_rows, n_threads, dtype):
+    """Each row's entries are the slots f * n_bins + b of its values b outside
+    feature f's common bin, features ascending."""
     rng = np.random.default_rng(16)
     n_bins = bins_of(dtype, 6)
     X_binned, common = mostly_common_bins(rng, n_rows, 5, n_bins, dtype)
     features = np.array([0, 1, 3], dtype=np.int32)
-    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, n_bins, n_threads)
-    assert entry_bin.dtype == dtype
+    indptr, entry_slot = row_entries(X_binned, features, common, n_bins, n_threads)
+    assert entry_slot.dtype == np.uint32
     mapped = np.minimum(X_binned, n_bins - 1)
     outside = mapped[features] != common[features, None]  # (features, rows)
     np.testing.assert_array_equal(np.diff(indptr), outside.sum(axis=0))
     for r in rng.choice(n_rows, size=50, replace=False):
-        expected = [(f, mapped[f, r]) for f in features if mapped[f, r] != common[f]]
-        entries = slice(indptr[r], indptr[r + 1])
-        assert list(zip(entry_feature[entries], entry_bin[entries])) == expected
+        expected = [f * n_bins + mapped[f, r] for f in features if mapped[f, r] != common[f]]
+        assert list(entry_slot[indptr[r]:indptr[r + 1]]) == expected
     rows, positions = np.nonzero(outside.T)  # every entry, row by row, features ascending
-    np.testing.assert_array_equal(entry_feature, features[positions])
-    np.testing.assert_array_equal(entry_bin, mapped[features[positions], rows])
+    np.testing.assert_array_equal(
+        entry_slot, features[positions] * n_bins + mapped[features[positions], rows])
     with pytest.raises(ValueError, match="ascending"):
         row_entries(X_binned, features[::-1].copy(), common, n_bins, n_threads)
 
 
-@pytest.mark.parametrize("n_blocks", [1, 2, 3])
+def test_row_entries_refuse_more_slots_than_32_bits_hold():
+    X_binned = np.zeros((3, 10), dtype=X_BINNED_DTYPE)
+    too_tall = MAX_ROW_WISE_SLOTS // 3 + 1
+    with pytest.raises(ValueError, match=f"3 features x {too_tall} histogram bins are more "
+                                         f"than the {MAX_ROW_WISE_SLOTS} slots"):
+        row_entries(X_binned, np.arange(3, dtype=np.int32), np.zeros(3, np.int32), too_tall, 1)
+
+
+@pytest.mark.parametrize("n_node_rows", [20, 600])  # one chunk of rows; all ROW_CHUNKS
+@pytest.mark.parametrize("all_wanted", [True, False])
 @pytest.mark.parametrize("width", [2, 3, 8])
 @pytest.mark.parametrize("dtype", BIN_DTYPES)
-def test_histograms_by_row_equal_the_reference(n_blocks, width, dtype):
+def test_histograms_by_row_equal_the_reference(n_node_rows, all_wanted, width, dtype):
     """Wanted features get the reference histogram (their common bin from the
-    totals), the others stay untouched; any split of the features into blocks
-    gives the same sums."""
+    totals), the others stay untouched, and any thread count gives the same
+    sums, whether a node's rows are added in one chunk or in ROW_CHUNKS,
+    summed in order (a large node writes the chunks' scratch, a small one
+    leaves it alone)."""
     rng = np.random.default_rng(17)
-    n_rows, n_features, n_bins = 300, 7, bins_of(dtype, 6)
+    n_rows, n_features, n_bins = 800, 7, bins_of(dtype, 6)
     X_binned, common = mostly_common_bins(rng, n_rows, n_features, n_bins, dtype)
     by_row = np.array([0, 1, 2, 4, 6], dtype=np.int32)
-    indptr, entry_feature, entry_bin = row_entries(X_binned, by_row, common, n_bins, 2)
+    indptr, entry_slot = row_entries(X_binned, by_row, common, n_bins, 2)
     wanted = np.zeros(n_features, dtype=np.uint8)
-    wanted[[0, 1, 4, 6]] = 1  # feature 2 has entries but is not wanted in this tree
-    blocks = np.linspace(0, n_features, n_blocks + 1).astype(np.int32)
-    rows = np.sort(random_rows(rng, n_rows, 200))
-    ordered = rng.normal(size=(200, width)).astype(np.float32)
+    wanted[by_row] = 1
+    slot_wanted = None
+    if not all_wanted:  # feature 2 has entries but is not wanted in this tree
+        wanted[2] = 0
+        slot_wanted = np.repeat(wanted, n_bins)
+    rows = np.sort(random_rows(rng, n_rows, n_node_rows))
+    ordered = rng.normal(size=(n_node_rows, width)).astype(np.float32)
     totals = ordered.astype(np.float64).sum(axis=0)
-    hist = np.full((n_features, n_bins, width), SENTINEL)
-    build_histograms_by_row(indptr, entry_feature, entry_bin, blocks, wanted, common, rows,
-                            ordered, totals, hist, 2)
     expected = reference_histograms(np.minimum(X_binned, n_bins - 1), rows, ordered,
                                     np.flatnonzero(wanted), n_bins, n_features)
-    for f in np.flatnonzero(wanted):
-        np.testing.assert_array_equal(hist[f, :, -1], expected[f, :, -1])
-        np.testing.assert_allclose(hist[f], expected[f], rtol=1e-9, atol=1e-9)
-    assert np.all(hist[wanted == 0] == SENTINEL)
+    results = []
+    for n_threads in (1, 2, 3):
+        hist = np.full((n_features, n_bins, width), SENTINEL)
+        chunk_hists = np.full((ROW_CHUNKS - 1,) + hist.shape, SENTINEL)
+        build_histograms_by_row(indptr, entry_slot, wanted, common, rows, ordered, totals, hist,
+                                chunk_hists, n_threads, slot_wanted=slot_wanted)
+        for f in np.flatnonzero(wanted):
+            np.testing.assert_array_equal(hist[f, :, -1], expected[f, :, -1])
+            np.testing.assert_allclose(hist[f], expected[f], rtol=1e-9, atol=1e-9)
+        assert np.all(hist[wanted == 0] == SENTINEL)
+        chunked = ~np.all(chunk_hists[:, wanted == 1] == SENTINEL, axis=(1, 2, 3))
+        assert list(chunked) == [n_node_rows > 100 and dtype == X_BINNED_DTYPE] * (ROW_CHUNKS - 1)
+        results.append(hist)
+    for hist in results[1:]:
+        np.testing.assert_array_equal(hist, results[0])
 
 
 def test_histograms_by_row_reject_inconsistent_arguments():
     rng = np.random.default_rng(18)
     X_binned, common = mostly_common_bins(rng, 20, 3, 4)
     features = np.arange(3, dtype=np.int32)
-    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, 4, 2)
+    indptr, entry_slot = row_entries(X_binned, features, common, 4, 2)
     rows = np.arange(20, dtype=np.uint32)
     ordered = np.zeros((20, 2), dtype=np.float32)
     wanted = np.ones(3, dtype=np.uint8)
-    blocks = np.array([0, 3], dtype=np.int32)
     hist = np.zeros((3, 4, 2))
 
     def build(**change):
-        arguments = dict(indptr=indptr, entry_feature=entry_feature, entry_bin=entry_bin,
-                         feature_blocks=blocks, wanted=wanted, skipped_bins=common, rows=rows,
-                         ordered=ordered, totals=np.zeros(2), hist=hist, n_threads=1)
+        arguments = dict(indptr=indptr, entry_slot=entry_slot, wanted=wanted,
+                         skipped_bins=common, rows=rows, ordered=ordered, totals=np.zeros(2),
+                         hist=hist, chunk_hists=np.zeros((ROW_CHUNKS - 1, 3, 4, 2)),
+                         n_threads=1)
         arguments.update(change)
-        build_histograms_by_row(*arguments.values())
+        build_histograms_by_row(**arguments)
 
     with pytest.raises(ValueError, match="skipped bin -1 is not one of the 4 bins"):
         build(skipped_bins=np.array([0, -1, 2], dtype=np.int32))
@@ -544,8 +568,10 @@ def test_histograms_by_row_reject_inconsistent_arguments():
         build(totals=np.zeros(3))
     with pytest.raises(ValueError, match="20 rows but 19 gathered rows"):
         build(ordered=np.zeros((19, 2), dtype=np.float32))
-    with pytest.raises(ValueError, match="feature_blocks must run from 0"):
-        build(feature_blocks=np.array([0, 2], dtype=np.int32))
+    with pytest.raises(ValueError, match="slot_wanted needs a flag for each of the 3 x 4"):
+        build(slot_wanted=np.ones(3, dtype=np.uint8))
+    with pytest.raises(ValueError, match=f"chunk_hists must be {ROW_CHUNKS - 1} histograms"):
+        build(chunk_hists=np.zeros((ROW_CHUNKS - 1, 3, 5, 2)))
 
 
 # -- rows beyond a feature's value bins ----------------------------------------
@@ -599,11 +625,12 @@ def test_value_bins_leave_the_rows_between_a_feature_s_bins_and_the_last_alone(d
     assert np.all(sibling[between] == SENTINEL)
     np.testing.assert_array_equal(sibling[~between], hist[~between] - child[~between])
     common = np.array([0, 1, 2, 0], dtype=np.int32)
-    indptr, entry_feature, entry_bin = row_entries(X_binned, features, common, n_bins, 2)
+    indptr, entry_slot = row_entries(X_binned, features, common, n_bins, 2)
     by_row = np.full((4, n_bins, width), SENTINEL)
-    build_histograms_by_row(indptr, entry_feature, entry_bin, np.array([0, 4], np.int32),
-                            np.ones(4, np.uint8), common, np.sort(rows),
-                            ordered, totals[0], by_row, 1, value_bins)
+    chunk_hists = np.full((ROW_CHUNKS - 1,) + by_row.shape, SENTINEL)
+    build_histograms_by_row(indptr, entry_slot, np.ones(4, np.uint8), common, np.sort(rows),
+                            ordered, totals[0], by_row, chunk_hists, 2, value_bins)
+    assert np.all(chunk_hists[:, between] == SENTINEL)
     check(by_row, reference_histograms(np.minimum(X_binned, n_bins - 1), np.sort(rows), ordered,
                                        features, n_bins, 4))
 

@@ -249,28 +249,36 @@ def test_a_multitask_loss_passes_its_thread_count_to_its_tasks():
 
 
 
-def test_row_wise_histograms_keep_a_block_per_thread_of_the_run(monkeypatch):
-    """The first tree may run on fewer threads than the run (the governor
-    starts low on a busy machine); the features built row by row are still
-    split into a block for each of the run's threads."""
+def test_row_wise_histograms_do_not_depend_on_the_threads(monkeypatch):
+    """The first trees may run on fewer threads than the run (the governor
+    starts low on a busy machine); the features built row by row, whose
+    large nodes are added in chunks of rows, still give the trees and
+    predictions of one thread, bit for bit."""
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(4000, 6)) * (rng.random((4000, 6)) < 0.03)  # mostly zeros: row-wise
-    y = X[:, 0] + X[:, 1]
+    X = (rng.random((20000, 20)) < 0.05).astype(float)  # one-hot-like: built by row
+    y = X @ rng.normal(size=20) + 0.1 * rng.normal(size=20000)
 
     class StartsLow:
         def __init__(self, n_threads):
             self.n_threads, self.current = n_threads, 1
 
         def round_threads(self):
-            return self.current
+            threads, self.current = self.current, self.n_threads
+            return threads
 
         def round_done(self):
             pass
 
+    one = gbmo.train({"n_threads": 1, "verbosity": -1}, gbmo.Dataset(X, y), 4)
     monkeypatch.setattr(gbmo.thread_governor, "ThreadGovernor", StartsLow)
     trainer = gbmo.engine._Trainer(resolve_params({"n_threads": 2}), gbmo.Dataset(X, y), [], [])
     trainer.step(0)
-    assert len(trainer.workspace._dense_layout[2].blocks) == 3  # two blocks
+    assert trainer.workspace._dense_layout[2] is not None  # every feature built by row
+    two = gbmo.train({"n_threads": 2, "verbosity": -1}, gbmo.Dataset(X, y), 4)
+    for a, b in zip(one.trees, two.trees):
+        np.testing.assert_array_equal(a.node_feature, b.node_feature)
+        np.testing.assert_array_equal(a.node_bin, b.node_bin)
+    np.testing.assert_array_equal(one.predict(X), two.predict(X))
 
 
 def test_every_busy_spell_drops_threads_not_only_the_first():

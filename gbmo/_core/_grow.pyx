@@ -23,7 +23,7 @@ from cython.parallel cimport prange
 import weakref
 
 import numpy as np
-from numpy cimport int32_t, int64_t
+from numpy cimport int32_t, int64_t, uint32_t
 
 from .common cimport (G_H_t, HIST_t, ROW_t, X_BINNED_t, bin_flags, bins_after, counter_draw,
                       flag_index, is_bin_of, splitmix, uint8_t, uint16_t)
@@ -36,6 +36,7 @@ from ._split cimport (CategoryRules, SplitContext, ValueBounds, best_feature_pos
                       search_nodes)
 
 from ..parallel import PARALLEL_MIN_WORK
+from ._histogram import ROW_CHUNKS
 
 cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
 
@@ -177,7 +178,7 @@ cdef void free_search(Search* s) noexcept nogil:
 cdef struct Grow:
     # the data, as the Python grower's
     const void* X_binned
-    bint wide_bins                   # X_binned's bins (and entry_bin's) are 16-bit, else 8-bit
+    bint wide_bins                   # X_binned's bins are 16-bit, else 8-bit
     Py_ssize_t row_stride
     const G_H_t* grad
     const G_H_t* hess
@@ -196,11 +197,10 @@ cdef struct Grow:
     const int* skipped_bins          # NULL: none
     # the features built row by row (indptr NULL: none)
     const int64_t* indptr
-    const int32_t* entry_feature
-    const void* entry_bin
-    const int32_t* feature_blocks
-    Py_ssize_t n_blocks
+    const uint32_t* entry_slot
     const unsigned char* wanted
+    const unsigned char* slot_wanted  # NULL: every entry is of a wanted feature
+    HIST_t* chunk_hists               # _histogram.ROW_CHUNKS - 1 histograms, scratch
     double mean_entries_per_row
     # parameters
     double lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain
@@ -447,11 +447,11 @@ cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
     known, its slot taken."""
     cdef Py_ssize_t count = g.stop[node] - g.start[node]
     if g.indptr != NULL:
-        build_row_wise_histograms(g.indptr, g.entry_feature, g.entry_bin, g.wide_bins,
-                                  g.feature_blocks, g.n_blocks, g.wanted, g.skipped_bins,
+        build_row_wise_histograms(g.indptr, g.entry_slot, g.mean_entries_per_row,
+                                  g.n_all_features, g.wanted, g.slot_wanted, g.skipped_bins,
                                   g.n_bins_non_missing, g.rows + g.start[node], count, ordered,
                                   g.sums + node * g.width, histogram_of(g, node),
-                                  g.n_hist_bins, g.width,
+                                  g.chunk_hists, g.n_hist_bins, g.width,
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
 
@@ -1012,17 +1012,17 @@ def _checked_before(row_wise, Py_ssize_t n_features, Py_ssize_t n_bins):
     """Whether row_wise's indptr and entries are the immutable arrays last
     checked against as many features and bins."""
     checked = _checked_entries
-    if len(checked) != 5 or (n_features, n_bins) != checked[3:]:
+    if len(checked) != 4 or (n_features, n_bins) != checked[2:]:
         return False
     return all(reference() is array and _immutable(array)
-               for reference, array in zip(checked[:3], row_wise[:3]))
+               for reference, array in zip(checked[:2], row_wise[:2]))
 
 
 def _remember_checked(row_wise, Py_ssize_t n_features, Py_ssize_t n_bins):
     """Remembers row_wise's indptr and entries as checked, when immutable."""
     global _checked_entries
-    if all(_immutable(array) for array in row_wise[:3]):
-        _checked_entries = (*(weakref.ref(array) for array in row_wise[:3]), n_features, n_bins)
+    if all(_immutable(array) for array in row_wise[:2]):
+        _checked_entries = (*(weakref.ref(array) for array in row_wise[:2]), n_features, n_bins)
 
 
 def _column_features_are_the_rest(const int[::1] features, const int[::1] column_features,
@@ -1091,8 +1091,9 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     partition buffers, ordered (at least n_rows x (d + k + 1) float32),
     histograms (n_slots, features, histogram bins, d + k + 1) with capacity
     the cache's bound (at least 2), skipped_bins (None: none), row_wise
-    (None, or the RowEntries fields indptr, feature, bin, blocks, the
-    features wanted and the mean entries per row), max_depth (<= 0: none);
+    (None, or the RowEntries fields indptr, slot and n_histogram_bins, the
+    features wanted, the slots wanted (None: all), _histogram.ROW_CHUNKS - 1
+    scratch histograms and the mean entries per row), max_depth (<= 0: none);
     the features ascending.
     nodes (grower.GrownNodes) holds the arrays the nodes are written to, one
     entry per node in the order they were made, and `breadth_first`, their
@@ -1130,9 +1131,10 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     cdef double[::1] gain = nodes.gain
     cdef unsigned char[::1] missing_left = nodes.missing_left
     cdef const int64_t[::1] indptr
-    cdef const int32_t[::1] entry_feature, feature_blocks
-    cdef const X_BINNED_t[::1] entry_bin
-    cdef const unsigned char[::1] wanted
+    cdef const uint32_t[::1] entry_slot
+    cdef const unsigned char[::1] wanted, slot_wanted
+    cdef HIST_t[:, :, :, ::1] chunk_hists
+    cdef Py_ssize_t n_slots_of_features = n_all_features * histograms.shape[2]
     if not 0 <= n_rows <= rows.shape[0] or X_binned.shape[1] != grad.shape[0] \
             or hess.shape[0] != grad.shape[0] or hess.shape[1] not in (0, 1, grad.shape[1]):
         raise ValueError("rows, X_binned, grad and hess disagree on the rows or outputs")
@@ -1193,40 +1195,39 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.indptr = NULL
     if row_wise is not None:
         row_wise = tuple(row_wise)  # read once: the arrays checked are the arrays used
-        indptr, entry_feature, entry_bin, feature_blocks, wanted = row_wise[:5]
+        indptr, entry_slot, slot_bins, wanted, slot_wanted, chunk_hists = row_wise[:6]
+        if slot_bins != histograms.shape[2]:
+            raise ValueError(f"row_wise's entries are slots of histograms {slot_bins} bins "
+                             f"tall, the histograms are {histograms.shape[2]}")
         if indptr.shape[0] != X_binned.shape[1] + 1 or wanted.shape[0] != n_all_features \
                 or g.skipped_bins == NULL or indptr[0] != 0 \
-                or entry_feature.shape[0] != indptr[indptr.shape[0] - 1] \
-                or entry_bin.shape[0] != entry_feature.shape[0] \
-                or feature_blocks.shape[0] < 2 or feature_blocks[0] != 0 \
-                or feature_blocks[feature_blocks.shape[0] - 1] != n_all_features:
+                or entry_slot.shape[0] != indptr[indptr.shape[0] - 1] \
+                or (slot_wanted is not None and slot_wanted.shape[0] != n_slots_of_features) \
+                or chunk_hists.shape[0] != ROW_CHUNKS - 1 \
+                or any(chunk_hists.shape[i] != histograms.shape[i] for i in range(1, 4)):
             raise ValueError("row_wise needs an indptr entry per row plus one (from 0 to its "
-                             "entries), a wanted flag per feature, feature blocks from 0 to "
-                             "the features, and skipped_bins")
-        for i in range(1, feature_blocks.shape[0]):
-            if feature_blocks[i] < feature_blocks[i - 1]:
-                raise ValueError("row_wise's feature blocks must not decrease")
+                             "entries), a wanted flag per feature, a slot_wanted flag (if "
+                             "any) per histogram row of every feature, ROW_CHUNKS - 1 "
+                             "histograms of the chunks, and skipped_bins")
         if not _checked_before(row_wise, n_all_features, histograms.shape[2]):
             for i in range(1, indptr.shape[0]):
                 if indptr[i] < indptr[i - 1]:
                     raise ValueError("row_wise's indptr must not decrease")
-            for i in range(entry_feature.shape[0]):
-                if not 0 <= entry_feature[i] < n_all_features \
-                        or entry_bin[i] >= histograms.shape[2]:
+            for i in range(entry_slot.shape[0]):
+                if entry_slot[i] >= n_slots_of_features:
                     raise ValueError(f"row_wise entry {i} is outside the histograms")
             _remember_checked(row_wise, n_all_features, histograms.shape[2])
         for i in range(n_all_features):
             if wanted[i] and not 0 <= skipped_bins[i] < histograms.shape[2]:
                 raise ValueError(f"feature {i} is built by row but has no skipped bin")
         g.indptr = &indptr[0]
-        g.entry_feature = &entry_feature[0] if entry_feature.shape[0] > 0 else NULL
-        g.entry_bin = &entry_bin[0] if entry_bin.shape[0] > 0 else NULL
-        g.feature_blocks = &feature_blocks[0]
-        g.n_blocks = feature_blocks.shape[0] - 1
+        g.entry_slot = &entry_slot[0] if entry_slot.shape[0] > 0 else NULL
         g.wanted = &wanted[0]
-        g.mean_entries_per_row = row_wise[5]
+        g.slot_wanted = &slot_wanted[0] if slot_wanted is not None else NULL
+        g.chunk_hists = &chunk_hists[0, 0, 0, 0]
+        g.mean_entries_per_row = row_wise[6]
     if not _column_features_are_the_rest(features, column_features,
-                                         None if row_wise is None else row_wise[4]):
+                                         None if row_wise is None else row_wise[3]):
         raise ValueError("column_features must be the features not built by row (all of "
                          "them without row_wise), in the same order")
     g.lambda_l2 = lambda_l2

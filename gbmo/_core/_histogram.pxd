@@ -1,4 +1,4 @@
-from numpy cimport int32_t, int64_t
+from numpy cimport int32_t, int64_t, uint32_t
 
 from .common cimport G_H_t, HIST_t, ROW_t
 
@@ -82,14 +82,15 @@ cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
                                       Py_ssize_t width, HIST_t* sibling,
                                       int n_threads) noexcept nogil
 
-cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
-                                    const void* entry_bin, bint wide_bins,
-                                    const int32_t* feature_blocks, Py_ssize_t n_blocks,
-                                    const unsigned char* wanted, const int* skipped_bins,
+cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry_slot,
+                                    double mean_entries_per_row, Py_ssize_t n_features,
+                                    const unsigned char* wanted,
+                                    const unsigned char* slot_wanted, const int* skipped_bins,
                                     const int* value_bins, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered,
-                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
-                                    Py_ssize_t width, int n_threads) noexcept nogil
+                                    const HIST_t* totals, HIST_t* hist, HIST_t* chunk_hists,
+                                    Py_ssize_t n_bins, Py_ssize_t width,
+                                    int n_threads) noexcept nogil
 
 cdef void build_nodes_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                  ROW_t** node_rows, const Py_ssize_t* node_counts,

@@ -13,7 +13,9 @@ from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 
 import numpy as np
-from numpy cimport int32_t, int64_t
+from numpy cimport int32_t, int64_t, uint32_t
+
+from ..parallel import PARALLEL_MIN_WORK
 
 from .common cimport (GBMO_PREFETCH_GAP, GBMO_PREFETCH_MIN_TOTAL, GBMO_PREFETCH_ROWS, G_H_t,
                      HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, gbmo_prefetch_bin, gbmo_row_ahead,
@@ -539,105 +541,141 @@ def subtract_histograms(const HIST_t[:, :, ::1] parent,
                                     n_threads)
 
 
-cdef inline Py_ssize_t first_entry_from(const int32_t* entry_feature, Py_ssize_t first,
-                                        Py_ssize_t stop, int32_t feature) noexcept nogil:
-    """The first entry in [first, stop) whose feature is >= feature (entries
-    sorted by feature within a row)."""
-    cdef Py_ssize_t middle
-    while first < stop:
-        middle = (first + stop) >> 1
-        if entry_feature[middle] < feature:
-            first = middle + 1
-        else:
-            stop = middle
-    return first
+# A node's rows built by row are added in up to ROW_CHUNKS chunks of rows,
+# each into its own histogram, then summed in chunk order: threads take
+# chunks, and the sums do not depend on how many there are. Blocks of
+# features, each thread reading every row, added no speed on two threads
+# (benchmarks/README.md, "Histograms by row in chunks of rows"). A chunk
+# needs ROW_CHUNK_WORK times the values its histogram adds to the sum, so
+# that clearing and summing the chunks' histograms stays small.
+cdef Py_ssize_t MOST_ROW_CHUNKS = 4
+ROW_CHUNKS = MOST_ROW_CHUNKS
+cdef Py_ssize_t ROW_CHUNK_WORK = 4
+cdef Py_ssize_t PARALLEL_ROW_SUMS = PARALLEL_MIN_WORK
 
 
-cdef void build_row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
-                                    const void* entry_bin, bint wide_bins,
-                                    const int32_t* feature_blocks, Py_ssize_t n_blocks,
-                                    const unsigned char* wanted, const int* skipped_bins,
+cdef inline Py_ssize_t row_chunks(Py_ssize_t n_rows, double mean_entries_per_row,
+                                  Py_ssize_t width, Py_ssize_t summed_values) noexcept nogil:
+    """How many chunks of rows a build by row of n_rows takes (see ROW_CHUNKS),
+    from the rows' entries and the values a chunk adds to the sum."""
+    cdef double work = n_rows * mean_entries_per_row * width
+    cdef double chunks = work / (ROW_CHUNK_WORK * max(summed_values, 1))
+    if chunks < 1:
+        return 1
+    return MOST_ROW_CHUNKS if chunks >= MOST_ROW_CHUNKS else <Py_ssize_t> chunks
+
+
+cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry_slot,
+                                    double mean_entries_per_row, Py_ssize_t n_features,
+                                    const unsigned char* wanted,
+                                    const unsigned char* slot_wanted, const int* skipped_bins,
                                     const int* value_bins, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered,
-                                    const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
-                                    Py_ssize_t width, int n_threads) noexcept nogil:
-    """build_histograms_by_row on raw pointers (entry_bin 16-bit when
-    wide_bins, else 8-bit; value_bins NULL for none)."""
-    if wide_bins:
-        row_wise_histograms(indptr, entry_feature, <const uint16_t*> entry_bin, feature_blocks,
-                            n_blocks, wanted, skipped_bins, value_bins, rows, n_rows, ordered,
-                            totals, hist, n_bins, width, n_threads)
-    else:
-        row_wise_histograms(indptr, entry_feature, <const uint8_t*> entry_bin, feature_blocks,
-                            n_blocks, wanted, skipped_bins, value_bins, rows, n_rows, ordered,
-                            totals, hist, n_bins, width, n_threads)
-
-
-cdef void row_wise_histograms(const int64_t* indptr, const int32_t* entry_feature,
-                              const X_BINNED_t* entry_bin, const int32_t* feature_blocks,
-                              Py_ssize_t n_blocks, const unsigned char* wanted,
-                              const int* skipped_bins, const int* value_bins,
-                              const ROW_t* rows, Py_ssize_t n_rows, const G_H_t* ordered,
-                              const HIST_t* totals, HIST_t* hist, Py_ssize_t n_bins,
-                              Py_ssize_t width, int n_threads) noexcept nogil:
-    cdef Py_ssize_t block, i, e, stop, j, f, row
-    cdef int32_t low, high
-    cdef HIST_t* bin_row
-    cdef const G_H_t* grad_row
-    for block in prange(n_blocks, schedule="static", num_threads=n_threads,
-                        use_threads_if=n_threads > 1):
-        low = feature_blocks[block]
-        high = feature_blocks[block + 1]
-        for f in range(low, high):
+                                    const HIST_t* totals, HIST_t* hist, HIST_t* chunk_hists,
+                                    Py_ssize_t n_bins, Py_ssize_t width,
+                                    int n_threads) noexcept nogil:
+    """build_histograms_by_row on raw pointers (slot_wanted NULL when every
+    entry is of a wanted feature; value_bins NULL for none; chunk_hists
+    ROW_CHUNKS - 1 histograms the shape of hist, the chunks' own)."""
+    cdef Py_ssize_t size = n_features * n_bins * width
+    cdef Py_ssize_t summed = 0, n_chunks, chunk, first, stop, i, f, c, j, used
+    cdef HIST_t* chunk_hist
+    cdef HIST_t* feature_hist
+    cdef const HIST_t* other
+    for f in range(n_features):
+        if wanted[f]:
+            summed += (value_rows(value_bins, f, n_bins) + 1) * width
+    n_chunks = row_chunks(n_rows, mean_entries_per_row, width, summed)
+    for chunk in prange(n_chunks, schedule="static", num_threads=n_threads,
+                        use_threads_if=n_threads > 1 and n_chunks > 1):
+        chunk_hist = hist if chunk == 0 else chunk_hists + (chunk - 1) * size
+        for f in range(n_features):
             if wanted[f]:
-                zero_feature(hist + f * n_bins * width, n_bins,
+                zero_feature(chunk_hist + f * n_bins * width, n_bins,
                              value_rows(value_bins, f, n_bins), width)
-        for i in range(n_rows):
-            row = rows[i]
-            stop = indptr[row + 1]
-            # the first block starts at the row's first entry: no search
-            e = (indptr[row] if low == 0
-                 else first_entry_from(entry_feature, indptr[row], stop, low))
-            grad_row = ordered + i * width
-            while e < stop and entry_feature[e] < high:
-                f = entry_feature[e]
-                if wanted[f]:
-                    bin_row = hist + (f * n_bins + entry_bin[e]) * width
-                    for j in range(width):
-                        bin_row[j] += grad_row[j]
-                e = e + 1
-        for f in range(low, high):
-            if wanted[f]:
-                fill_skipped_bin(hist + f * n_bins * width, n_bins,
-                                 value_rows(value_bins, f, n_bins), width, skipped_bins[f],
-                                 totals)
+        first = chunk * n_rows // n_chunks
+        stop = (chunk + 1) * n_rows // n_chunks
+        for i in range(first, stop):
+            add_entries(entry_slot, indptr[rows[i]], indptr[rows[i] + 1], slot_wanted,
+                        ordered + i * width, width, chunk_hist)
+    for f in prange(n_features, schedule="static", num_threads=n_threads,
+                    use_threads_if=n_threads > 1 and summed * n_chunks >= PARALLEL_ROW_SUMS):
+        if wanted[f]:
+            feature_hist = hist + f * n_bins * width
+            used = value_rows(value_bins, f, n_bins)
+            for c in range(1, n_chunks):
+                other = chunk_hists + (c - 1) * size + f * n_bins * width
+                for j in range(used * width):
+                    feature_hist[j] += other[j]
+                for j in range((n_bins - 1) * width, n_bins * width):
+                    feature_hist[j] += other[j]
+            fill_skipped_bin(feature_hist, n_bins, used, width, skipped_bins[f], totals)
+
+
+cdef inline void add_entries(const uint32_t* entry_slot, Py_ssize_t first, Py_ssize_t stop,
+                             const unsigned char* slot_wanted, const G_H_t* grad_row,
+                             Py_ssize_t width, HIST_t* hist) noexcept nogil:
+    """grad_row added to the histogram row of each of the entries [first, stop)
+    (those whose slot_wanted is set, all when it is NULL). Rows of 2 and 3
+    values are written out: a row's 20 entries of a one-hot block added 3x
+    faster so than through the inner loop (benchmarks/README.md)."""
+    cdef Py_ssize_t e, j
+    cdef HIST_t* bin_row
+    cdef HIST_t g0, g1, g2
+    if slot_wanted != NULL:
+        for e in range(first, stop):
+            if slot_wanted[entry_slot[e]]:
+                bin_row = hist + entry_slot[e] * width
+                for j in range(width):
+                    bin_row[j] += grad_row[j]
+    elif width == 2:
+        g0, g1 = grad_row[0], grad_row[1]
+        for e in range(first, stop):
+            bin_row = hist + entry_slot[e] * 2
+            bin_row[0] += g0
+            bin_row[1] += g1
+    elif width == 3:
+        g0, g1, g2 = grad_row[0], grad_row[1], grad_row[2]
+        for e in range(first, stop):
+            bin_row = hist + entry_slot[e] * 3
+            bin_row[0] += g0
+            bin_row[1] += g1
+            bin_row[2] += g2
+    else:
+        for e in range(first, stop):
+            bin_row = hist + entry_slot[e] * width
+            for j in range(width):
+                bin_row[j] += grad_row[j]
 
 
 def build_histograms_by_row(const int64_t[::1] indptr,
-                            const int32_t[::1] entry_feature,
-                            const X_BINNED_t[::1] entry_bin,
-                            const int32_t[::1] feature_blocks,
+                            const uint32_t[::1] entry_slot,
                             const unsigned char[::1] wanted,
                             const int[::1] skipped_bins,
                             const ROW_t[::1] rows,
                             const G_H_t[:, ::1] ordered,
                             const HIST_t[::1] totals,
                             HIST_t[:, :, ::1] hist,
+                            HIST_t[:, :, :, ::1] chunk_hists,
                             int n_threads,
-                            const int[::1] value_bins=None):
+                            const int[::1] value_bins=None,
+                            const unsigned char[::1] slot_wanted=None):
     """Histograms of the features whose rows mostly share one bin, from the
-    other entries only: row r's entries are entry_feature / entry_bin
-    [indptr[r]:indptr[r + 1]] (sorted by feature; entry_bin is the histogram
-    row), every feature f with wanted[f] has an entry in each row whose bin
-    is not skipped_bins[f], and that bin is filled from totals. Work follows
-    the node's entries, not its rows x features. Threads take blocks of
-    features (feature_blocks, ascending bounds), each reading every row's
-    entries in its block, so a sum's order does not depend on the threads.
-    value_bins as in build_histograms."""
+    other entries only: row r's entries are entry_slot[indptr[r]:indptr[r + 1]]
+    (entry f * n_bins + b is feature f's histogram row b, n_bins the
+    histograms' height, see row_entries), every feature f with wanted[f] has
+    an entry in each row whose bin is not skipped_bins[f], and that bin is
+    filled from totals. Entries of features not wanted are left out by
+    slot_wanted (a flag per slot, f * n_bins + b); None when every entry is of
+    a wanted feature. Work follows the node's entries, not its rows x
+    features. Large nodes add chunks of their rows into chunk_hists
+    (ROW_CHUNKS - 1 histograms of hist's shape, scratch), summed in chunk
+    order, so the sums do not depend on the threads. value_bins as in
+    build_histograms."""
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
-    cdef Py_ssize_t n_blocks = feature_blocks.shape[0] - 1
     cdef Py_ssize_t f
+    cdef double mean_entries = <double> indptr[indptr.shape[0] - 1] / max(1, indptr.shape[0] - 1)
     if totals.shape[0] != width or ordered.shape[1] != width:
         raise ValueError(f"totals and ordered rows must have the histogram's width {width}")
     if rows.shape[0] != ordered.shape[0]:
@@ -645,12 +683,17 @@ def build_histograms_by_row(const int64_t[::1] indptr,
     if wanted.shape[0] != hist.shape[0] or skipped_bins.shape[0] != hist.shape[0]:
         raise ValueError(f"wanted and skipped_bins need an entry for each of the "
                          f"{hist.shape[0]} features")
+    if slot_wanted is not None and slot_wanted.shape[0] != hist.shape[0] * n_bins:
+        raise ValueError(f"slot_wanted needs a flag for each of the {hist.shape[0]} x "
+                         f"{n_bins} histogram rows")
+    if chunk_hists.shape[0] != MOST_ROW_CHUNKS - 1 or any(
+            chunk_hists.shape[i + 1] != hist.shape[i] for i in range(3)):
+        raise ValueError(f"chunk_hists must be {MOST_ROW_CHUNKS - 1} histograms of hist's "
+                         "shape")
     for f in range(hist.shape[0]):
         if wanted[f] and not 0 <= skipped_bins[f] < n_bins:
             raise ValueError(f"feature {f} is built by row but its skipped bin "
                              f"{skipped_bins[f]} is not one of the {n_bins} bins")
-    if n_blocks < 1 or feature_blocks[0] != 0 or feature_blocks[n_blocks] != hist.shape[0]:
-        raise ValueError("feature_blocks must run from 0 to the number of features")
     check_value_bins(value_bins, skipped_bins, hist.shape[0], n_bins)
     if rows.shape[0] == 0:
         for f in range(hist.shape[0]):
@@ -659,12 +702,14 @@ def build_histograms_by_row(const int64_t[::1] indptr,
                 hist[f, skipped_bins[f], :] = totals
         return
     with nogil:
-        build_row_wise_histograms(&indptr[0], &entry_feature[0], &entry_bin[0],
-                                  X_BINNED_t is uint16_t, &feature_blocks[0], n_blocks,
-                                  &wanted[0], &skipped_bins[0],
+        build_row_wise_histograms(&indptr[0], &entry_slot[0] if entry_slot.shape[0] else NULL,
+                                  mean_entries, hist.shape[0], &wanted[0],
+                                  &slot_wanted[0] if slot_wanted is not None else NULL,
+                                  &skipped_bins[0],
                                   &value_bins[0] if value_bins is not None else NULL,
                                   &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
-                                  &hist[0, 0, 0], n_bins, width, n_threads)
+                                  &hist[0, 0, 0], &chunk_hists[0, 0, 0, 0], n_bins, width,
+                                  n_threads)
 
 
 # row_entries walks the binned data in blocks of this many rows, feature by
@@ -674,58 +719,63 @@ cdef Py_ssize_t ROW_ENTRIES_BLOCK = 4096
 
 
 cdef void block_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
-                        const int[::1] skipped_bins, Py_ssize_t missing_row, Py_ssize_t block,
-                        bint counting, int64_t* per_row, int32_t* entry_feature,
-                        X_BINNED_t* entry_bin) noexcept nogil:
+                        const int[::1] skipped_bins, Py_ssize_t n_bins, Py_ssize_t block,
+                        bint counting, int64_t* per_row, uint32_t* entry_slot) noexcept nogil:
     """The entries of block's rows, feature by feature: counted into
     per_row[r] when counting, else written at per_row[r] (the row's next
     free place), which advances."""
     cdef Py_ssize_t first = block * ROW_ENTRIES_BLOCK
     cdef Py_ssize_t last = min(first + ROW_ENTRIES_BLOCK, X_binned.shape[1])
-    cdef Py_ssize_t fi, f, r
-    cdef X_BINNED_t b
+    cdef Py_ssize_t fi, f, r, b
     for fi in range(features.shape[0]):
         f = features[fi]
         for r in range(first, last):
-            b = <X_BINNED_t> histogram_row(X_binned[f, r], missing_row)
+            b = histogram_row(X_binned[f, r], n_bins - 1)
             if b != skipped_bins[f]:
                 if not counting:
-                    entry_feature[per_row[r]] = <int32_t> f
-                    entry_bin[per_row[r]] = b
+                    entry_slot[per_row[r]] = <uint32_t> (f * n_bins + b)
                 per_row[r] += 1
+
+
+# row_entries' slots are 32-bit: data of more features x histogram bins
+# build every feature column by column (grower.GrowerWorkspace.dense_layout)
+MAX_ROW_WISE_SLOTS = 2 ** 32
 
 
 def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
                 const int[::1] skipped_bins, Py_ssize_t n_bins, int n_threads):
-    """(indptr, entry_feature, entry_bin) for build_histograms_by_row: per row,
-    the features (ascending) among `features` whose value is not in their
-    skipped bin, with the histogram row of that value. Threads take blocks of
-    rows, so the result does not depend on their number."""
+    """(indptr, entry_slot) for build_histograms_by_row: per row, for each of
+    `features` (ascending) whose value is not in its skipped bin, the slot
+    f * n_bins + b of that value's histogram row b (n_bins tall histograms,
+    at most MAX_ROW_WISE_SLOTS slots in all). A slot locates the row in a
+    node's histograms without reading the feature and bin apart: adds of a
+    one-hot row's entries took a third of the time so (benchmarks/README.md).
+    Threads take blocks of rows, so the result does not depend on their
+    number."""
     cdef Py_ssize_t n_rows = X_binned.shape[1]
     cdef Py_ssize_t n_blocks = (n_rows + ROW_ENTRIES_BLOCK - 1) // ROW_ENTRIES_BLOCK
     cdef Py_ssize_t block, fi, r
-    cdef Py_ssize_t missing_row = n_bins - 1
     for fi in range(1, features.shape[0]):
         if features[fi] <= features[fi - 1]:
             raise ValueError("row_entries needs features in ascending order")
+    if X_binned.shape[0] * n_bins > MAX_ROW_WISE_SLOTS:
+        raise ValueError(f"{X_binned.shape[0]} features x {n_bins} histogram bins are more "
+                         f"than the {MAX_ROW_WISE_SLOTS} slots of row entries")
     indptr_array = np.zeros(n_rows + 1, dtype=np.int64)
     cdef int64_t[::1] indptr = indptr_array
     cdef bint parallel = n_threads > 1 and n_blocks > 1
     for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
                         use_threads_if=parallel):
-        block_entries(X_binned, features, skipped_bins, missing_row, block, True,
-                      &indptr[1], NULL, NULL)
+        block_entries(X_binned, features, skipped_bins, n_bins, block, True, &indptr[1], NULL)
     with nogil:
         for r in range(n_rows):
             indptr[r + 1] += indptr[r]
-    feature_array = np.empty(indptr[n_rows], dtype=np.int32)
-    bin_array = np.empty(indptr[n_rows], dtype=np.uint16 if X_BINNED_t is uint16_t else np.uint8)
-    cdef int32_t[::1] entry_feature = feature_array
-    cdef X_BINNED_t[::1] entry_bin = bin_array
+    slot_array = np.empty(indptr[n_rows], dtype=np.uint32)
+    cdef uint32_t[::1] entry_slot = slot_array
     fill = indptr_array[:n_rows].copy()
     cdef int64_t[::1] next_entry = fill
     for block in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads,
                         use_threads_if=parallel):
-        block_entries(X_binned, features, skipped_bins, missing_row, block, False,
-                      &next_entry[0], &entry_feature[0], &entry_bin[0])
-    return indptr_array, feature_array, bin_array
+        block_entries(X_binned, features, skipped_bins, n_bins, block, False, &next_entry[0],
+                      &entry_slot[0] if entry_slot.shape[0] else NULL)
+    return indptr_array, slot_array
