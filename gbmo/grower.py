@@ -334,8 +334,7 @@ class TreeGrower:
             n_histogram_bins, self.skipped_bins, self.by_row = workspace.dense_layout(
                 X_binned, bin_mapper)
             if self.by_row is not None:
-                self.wanted, self.column_features, self.slot_wanted = self.by_row.split(
-                    features)
+                self.wanted, self.column_features = self.by_row.split(features)
         shape = (n_features, n_histogram_bins, self.width)
         # the length of a threshold split's table of flags (see _core.bin_flags)
         self.n_threshold_flags = bin_flags(bin_mapper.missing_bin, n_histogram_bins)
@@ -442,7 +441,7 @@ class TreeGrower:
         build_histograms_by_row(entries.indptr, entries.slot, self.wanted, self.skipped_bins,
                                 rows, ordered, np.ascontiguousarray(sums, dtype=HIST_DTYPE),
                                 histogram, self._row_chunk_histograms(histogram.shape),
-                                self._threads_for(work), self.value_bins, self.slot_wanted)
+                                self._threads_for(work), self.value_bins)
 
     def _build(self, node):
         """node's histogram; the root's sums (None until then) come from its
@@ -774,7 +773,7 @@ class TreeGrower:
             self.width, self.n_outputs if bounded else 0, n_flags, smoothed)
         entries = self.by_row
         row_wise = None if entries is None else (
-            entries.indptr, entries.slot, entries.n_histogram_bins, self.wanted, self.slot_wanted,
+            entries.indptr, entries.slot, entries.n_histogram_bins, self.wanted,
             self._row_chunk_histograms(self.histograms.shape[1:]), entries.mean_entries_per_row)
         n_nodes = grow_best_first(
             self.X_binned, self.grad, self.hess, self.hess_constant, workspace.rows, n_rows,
@@ -1162,11 +1161,9 @@ class RowEntries:
         self._split_of = (None, None)
 
     def split(self, features):
-        """(wanted, column_features, slot_wanted) of a tree that may split on
-        features: a flag per feature of X for those built by row, the others
-        in their order, and a flag per histogram slot of the wanted features
-        (None when they are every feature built by row, so that the build
-        tests no entry), all read-only. Kept for the next tree, which without
+        """(wanted, column_features) of a tree that may split on features:
+        a flag per feature of X for those built by row, and the others in
+        their order, both read-only. Kept for the next tree, which without
         colsample_bytree asks for the same features: working them out cost
         a tenth of the Python around a small tree."""
         key = features.tobytes()
@@ -1174,12 +1171,8 @@ class RowEntries:
             wanted = np.zeros(len(self.by_row), dtype=np.uint8)
             wanted[features] = self.by_row[features]
             column_features = np.ascontiguousarray(features[~self.by_row[features]])
-            slot_wanted = (None if np.array_equal(wanted, self.by_row)
-                           else np.repeat(wanted, self.n_histogram_bins))
-            for array in (wanted, column_features, slot_wanted):
-                if array is not None:
-                    array.flags.writeable = False
-            self._split_of = key, (wanted, column_features, slot_wanted)
+            wanted.flags.writeable = column_features.flags.writeable = False
+            self._split_of = key, (wanted, column_features)
         return self._split_of[1]
 
 

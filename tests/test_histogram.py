@@ -502,26 +502,29 @@ def test_row_entries_refuse_more_slots_than_32_bits_hold():
 
 
 @pytest.mark.parametrize("n_node_rows", [20, 600])  # one chunk of rows; all ROW_CHUNKS
-@pytest.mark.parametrize("all_wanted", [True, False])
-@pytest.mark.parametrize("width", [2, 3, 8])
+@pytest.mark.parametrize("width", [2, 3, 8, 21])  # 21: histogram_rows.h's loop
 @pytest.mark.parametrize("dtype", BIN_DTYPES)
-def test_histograms_by_row_equal_the_reference(n_node_rows, all_wanted, width, dtype):
+def test_histograms_by_row_equal_the_reference(n_node_rows, width, dtype):
     """Wanted features get the reference histogram (their common bin from the
-    totals), the others stay untouched, and any thread count gives the same
-    sums, whether a node's rows are added in one chunk or in ROW_CHUNKS,
-    summed in order (a large node writes the chunks' scratch, a small one
-    leaves it alone)."""
+    totals), the rows between a feature's value rows and its missing row stay
+    untouched, and any thread count gives the same sums, whether a node's
+    rows are added in one chunk or in ROW_CHUNKS, summed in order (a large
+    node writes the chunks' scratch, a small one leaves it alone)."""
     rng = np.random.default_rng(17)
     n_rows, n_features, n_bins = 800, 7, bins_of(dtype, 6)
     X_binned, common = mostly_common_bins(rng, n_rows, n_features, n_bins, dtype)
     by_row = np.array([0, 1, 2, 4, 6], dtype=np.int32)
-    indptr, entry_slot = row_entries(X_binned, by_row, common, n_bins, 2)
     wanted = np.zeros(n_features, dtype=np.uint8)
-    wanted[by_row] = 1
-    slot_wanted = None
-    if not all_wanted:  # feature 2 has entries but is not wanted in this tree
-        wanted[2] = 0
-        slot_wanted = np.repeat(wanted, n_bins)
+    wanted[[0, 1, 4, 6]] = 1  # feature 2 has entries but is not wanted in this tree
+    # two rows between the value rows and the missing one, never written,
+    # for the features whose common bin is not there
+    between = np.zeros((n_features, n_bins), dtype=bool)
+    between[(common < n_bins - 3) | (common == n_bins - 1), n_bins - 3:n_bins - 1] = True
+    assert between.any(axis=1)[wanted == 1].sum() >= 2
+    value_bins = np.where(between.any(axis=1), n_bins - 3, n_bins - 1).astype(np.int32)
+    bins = np.minimum(X_binned, n_bins - 1).astype(np.intp)
+    X_binned[np.take_along_axis(between, bins, axis=1)] = 0  # no value there
+    indptr, entry_slot = row_entries(X_binned, by_row, common, n_bins, 2)
     rows = np.sort(random_rows(rng, n_rows, n_node_rows))
     ordered = rng.normal(size=(n_node_rows, width)).astype(np.float32)
     totals = ordered.astype(np.float64).sum(axis=0)
@@ -532,14 +535,17 @@ def test_histograms_by_row_equal_the_reference(n_node_rows, all_wanted, width, d
         hist = np.full((n_features, n_bins, width), SENTINEL)
         chunk_hists = np.full((ROW_CHUNKS - 1,) + hist.shape, SENTINEL)
         build_histograms_by_row(indptr, entry_slot, wanted, common, rows, ordered, totals, hist,
-                                chunk_hists, n_threads, slot_wanted=slot_wanted)
+                                chunk_hists, n_threads, value_bins)
         for f in np.flatnonzero(wanted):
-            np.testing.assert_array_equal(hist[f, :, -1], expected[f, :, -1])
-            np.testing.assert_allclose(hist[f], expected[f], rtol=1e-9, atol=1e-9)
-        assert np.all(hist[wanted == 0] == SENTINEL)
+            kept = ~between[f]
+            np.testing.assert_array_equal(hist[f, kept, -1], expected[f, kept, -1])
+            np.testing.assert_allclose(hist[f, kept], expected[f, kept], rtol=1e-9, atol=1e-9)
+        assert np.all(hist[between] == SENTINEL)
+        assert np.all(chunk_hists[:, between] == SENTINEL)
+        assert np.all(hist[[3, 5]] == SENTINEL)  # no entries, not wanted
         chunked = ~np.all(chunk_hists[:, wanted == 1] == SENTINEL, axis=(1, 2, 3))
         assert list(chunked) == [n_node_rows > 100 and dtype == X_BINNED_DTYPE] * (ROW_CHUNKS - 1)
-        results.append(hist)
+        results.append(hist[wanted == 1])
     for hist in results[1:]:
         np.testing.assert_array_equal(hist, results[0])
 
@@ -568,8 +574,6 @@ def test_histograms_by_row_reject_inconsistent_arguments():
         build(totals=np.zeros(3))
     with pytest.raises(ValueError, match="20 rows but 19 gathered rows"):
         build(ordered=np.zeros((19, 2), dtype=np.float32))
-    with pytest.raises(ValueError, match="slot_wanted needs a flag for each of the 3 x 4"):
-        build(slot_wanted=np.ones(3, dtype=np.uint8))
     with pytest.raises(ValueError, match=f"chunk_hists must be {ROW_CHUNKS - 1} histograms"):
         build(chunk_hists=np.zeros((ROW_CHUNKS - 1, 3, 5, 2)))
 

@@ -413,8 +413,8 @@ def _row_wise_arguments(freeze=immutable_copy):
         X_binned, np.array([0], np.int32), skipped_bins, 8, 1))
     chunk_hists = np.empty((ROW_CHUNKS - 1,) + arguments["histograms"].shape[1:])
     arguments.update(skipped_bins=skipped_bins, column_features=np.array([1, 2], np.int32),
-                     row_wise=(indptr, slot, 8, np.array([1, 0, 0], np.uint8), None,
-                               chunk_hists, len(slot) / 50))
+                     row_wise=(indptr, slot, 8, np.array([1, 0, 0], np.uint8), chunk_hists,
+                               len(slot) / 50))
     return arguments
 
 
@@ -432,9 +432,9 @@ def test_grow_best_first_checks_other_row_entries_than_those_it_checked():
     assert grow_best_first(**arguments) == 7
     fewer_bins = np.empty((4, 3, 6, 3))
     arguments["n_bins_non_missing"] = np.full(3, 5, np.int32)
-    indptr, slot, _, wanted, slot_wanted, _, mean_entries = arguments["row_wise"]
-    arguments["row_wise"] = (indptr, slot, 6, wanted, slot_wanted,
-                             np.empty((ROW_CHUNKS - 1, 3, 6, 3)), mean_entries)
+    indptr, slot, _, wanted, _, mean_entries = arguments["row_wise"]
+    arguments["row_wise"] = (indptr, slot, 6, wanted, np.empty((ROW_CHUNKS - 1, 3, 6, 3)),
+                             mean_entries)
     with pytest.raises(ValueError, match="row_wise's entries are slots of histograms 6 bins "
                                          "tall, the histograms are 8"):
         grow_best_first(**arguments)
@@ -501,21 +501,18 @@ def test_grow_best_first_needs_every_feature_built_one_way():
     ({"group_indptr": np.array([0, 9, 2], np.int32), "group_features": np.array([0, 1], np.int32)},
      "group_indptr must not decrease"),
     ({"row_wise": (np.zeros(51, np.int64), np.zeros(0, np.uint32), 8, np.ones(3, np.uint8),
-                   None, np.zeros((ROW_CHUNKS - 1, 3, 7, 3)), 0.0),
+                   np.zeros((ROW_CHUNKS - 1, 3, 7, 3)), 0.0),
       "skipped_bins": np.zeros(3, np.int32)}, "row_wise needs"),
     ({"n_bins_non_missing": np.full(2, 7, np.int32)}, "one entry per feature"),
     ({"features": np.array([0, 5], np.int32)}, "feature 5"),
     ({"row_wise": (np.zeros(3, np.int64), np.zeros(0, np.uint32), 8, np.ones(3, np.uint8),
-                   None, np.zeros((ROW_CHUNKS - 1, 3, 8, 3)), 0.0)}, "row_wise needs"),
+                   np.zeros((ROW_CHUNKS - 1, 3, 8, 3)), 0.0)}, "row_wise needs"),
     ({"row_wise": (np.zeros(51, np.int64), np.zeros(0, np.uint32), 8, np.ones(3, np.uint8),
-                   None, np.zeros((ROW_CHUNKS - 1, 3, 8, 3)), 0.0),
+                   np.zeros((ROW_CHUNKS - 1, 3, 8, 3)), 0.0),
       "skipped_bins": np.full(3, -1, np.int32)}, "feature 0 is built by row"),
     ({"row_wise": (np.r_[0, np.ones(50, np.int64)], np.array([3 * 8], np.uint32), 8,
-                   np.ones(3, np.uint8), None, np.zeros((ROW_CHUNKS - 1, 3, 8, 3)), 0.0),
-      "skipped_bins": np.zeros(3, np.int32)}, "row_wise entry 0"),
-    ({"row_wise": (np.zeros(51, np.int64), np.zeros(0, np.uint32), 8, np.ones(3, np.uint8),
                    np.ones(3, np.uint8), np.zeros((ROW_CHUNKS - 1, 3, 8, 3)), 0.0),
-      "skipped_bins": np.zeros(3, np.int32)}, "slot_wanted flag"),
+      "skipped_bins": np.zeros(3, np.int32)}, "row_wise entry 0"),
     ({"monotone": np.full((3, 2), 2, np.int8), "nodes": grower.GrownNodes(7, 3, 2)},
      "-1, 0 or \\+1"),
     ({"categorical": np.ones(2, np.uint8), "nodes": grower.GrownNodes(7, 3, n_flags=256)},
@@ -531,10 +528,8 @@ def test_grow_best_first_refuses_bad_arguments(change, message):
 
 
 def test_row_entries_split_a_trees_features_into_by_row_and_by_column():
-    """Per tree: flags for its features built by row, its other features in
-    order, and flags for the histogram slots of its features built by row
-    (None when they are all the features built by row); kept from one tree
-    to the next only for the same features."""
+    """Per tree: flags for its features built by row, and its other features
+    in order; kept from one tree to the next only for the same features."""
     rng = np.random.default_rng(5)
     X_binned = rng.integers(0, 4, size=(6, 300)).astype(np.uint8)
     X_binned[[0, 2, 3]] *= rng.random((3, 300)) < 0.1  # mostly bin 0
@@ -543,15 +538,10 @@ def test_row_entries_split_a_trees_features_into_by_row_and_by_column():
                                 2)
     for features in ([0, 1, 2, 3, 4, 5], [1, 3, 5], [1, 3, 5], [0, 4], [0, 1, 2, 3, 4, 5]):
         features = np.array(features, dtype=np.int32)
-        wanted, column_features, slot_wanted = entries.split(features)
+        wanted, column_features = entries.split(features)
         expected = np.zeros(6, dtype=np.uint8)
         expected[features] = by_row[features]
         np.testing.assert_array_equal(wanted, expected)
         np.testing.assert_array_equal(column_features, [f for f in features if not by_row[f]])
         assert column_features.dtype == np.int32 and column_features.flags.c_contiguous
         assert not wanted.flags.writeable and not column_features.flags.writeable
-        if by_row[features].sum() == by_row.sum():
-            assert slot_wanted is None
-        else:
-            np.testing.assert_array_equal(slot_wanted, np.repeat(expected, 4))
-            assert not slot_wanted.flags.writeable

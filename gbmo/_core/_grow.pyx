@@ -199,7 +199,6 @@ cdef struct Grow:
     const int64_t* indptr
     const uint32_t* entry_slot
     const unsigned char* wanted
-    const unsigned char* slot_wanted  # NULL: every entry is of a wanted feature
     HIST_t* chunk_hists               # _histogram.ROW_CHUNKS - 1 histograms, scratch
     double mean_entries_per_row
     # parameters
@@ -448,7 +447,7 @@ cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
     cdef Py_ssize_t count = g.stop[node] - g.start[node]
     if g.indptr != NULL:
         build_row_wise_histograms(g.indptr, g.entry_slot, g.mean_entries_per_row,
-                                  g.n_all_features, g.wanted, g.slot_wanted, g.skipped_bins,
+                                  g.n_all_features, g.wanted, g.skipped_bins,
                                   g.n_bins_non_missing, g.rows + g.start[node], count, ordered,
                                   g.sums + node * g.width, histogram_of(g, node),
                                   g.chunk_hists, g.n_hist_bins, g.width,
@@ -1092,8 +1091,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     histograms (n_slots, features, histogram bins, d + k + 1) with capacity
     the cache's bound (at least 2), skipped_bins (None: none), row_wise
     (None, or the RowEntries fields indptr, slot and n_histogram_bins, the
-    features wanted, the slots wanted (None: all), _histogram.ROW_CHUNKS - 1
-    scratch histograms and the mean entries per row), max_depth (<= 0: none);
+    features wanted, _histogram.ROW_CHUNKS - 1 scratch histograms and the
+    mean entries per row), max_depth (<= 0: none);
     the features ascending.
     nodes (grower.GrownNodes) holds the arrays the nodes are written to, one
     entry per node in the order they were made, and `breadth_first`, their
@@ -1132,7 +1131,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     cdef unsigned char[::1] missing_left = nodes.missing_left
     cdef const int64_t[::1] indptr
     cdef const uint32_t[::1] entry_slot
-    cdef const unsigned char[::1] wanted, slot_wanted
+    cdef const unsigned char[::1] wanted
     cdef HIST_t[:, :, :, ::1] chunk_hists
     cdef Py_ssize_t n_slots_of_features = n_all_features * histograms.shape[2]
     if not 0 <= n_rows <= rows.shape[0] or X_binned.shape[1] != grad.shape[0] \
@@ -1195,20 +1194,18 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     g.indptr = NULL
     if row_wise is not None:
         row_wise = tuple(row_wise)  # read once: the arrays checked are the arrays used
-        indptr, entry_slot, slot_bins, wanted, slot_wanted, chunk_hists = row_wise[:6]
+        indptr, entry_slot, slot_bins, wanted, chunk_hists = row_wise[:5]
         if slot_bins != histograms.shape[2]:
             raise ValueError(f"row_wise's entries are slots of histograms {slot_bins} bins "
                              f"tall, the histograms are {histograms.shape[2]}")
         if indptr.shape[0] != X_binned.shape[1] + 1 or wanted.shape[0] != n_all_features \
                 or g.skipped_bins == NULL or indptr[0] != 0 \
                 or entry_slot.shape[0] != indptr[indptr.shape[0] - 1] \
-                or (slot_wanted is not None and slot_wanted.shape[0] != n_slots_of_features) \
                 or chunk_hists.shape[0] != ROW_CHUNKS - 1 \
                 or any(chunk_hists.shape[i] != histograms.shape[i] for i in range(1, 4)):
             raise ValueError("row_wise needs an indptr entry per row plus one (from 0 to its "
-                             "entries), a wanted flag per feature, a slot_wanted flag (if "
-                             "any) per histogram row of every feature, ROW_CHUNKS - 1 "
-                             "histograms of the chunks, and skipped_bins")
+                             "entries), a wanted flag per feature, ROW_CHUNKS - 1 histograms "
+                             "of the chunks, and skipped_bins")
         if not _checked_before(row_wise, n_all_features, histograms.shape[2]):
             for i in range(1, indptr.shape[0]):
                 if indptr[i] < indptr[i - 1]:
@@ -1223,9 +1220,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         g.indptr = &indptr[0]
         g.entry_slot = &entry_slot[0] if entry_slot.shape[0] > 0 else NULL
         g.wanted = &wanted[0]
-        g.slot_wanted = &slot_wanted[0] if slot_wanted is not None else NULL
         g.chunk_hists = &chunk_hists[0, 0, 0, 0]
-        g.mean_entries_per_row = row_wise[6]
+        g.mean_entries_per_row = row_wise[5]
     if not _column_features_are_the_rest(features, column_features,
                                          None if row_wise is None else row_wise[3]):
         raise ValueError("column_features must be the features not built by row (all of "

@@ -7,7 +7,9 @@ it is shared by all outputs, d otherwise. The trailing 1 makes the row count
 part of the same add. The histogram of feature f is then (n_bins, width)
 and the inner loop adds one short contiguous row, which the compiler
 vectorises. Features are independent, so threads split them without
-contention (layout measured in benchmarks/README.md).
+contention (layout measured in benchmarks/README.md); the features built
+by row are added row after row instead, and there threads split a large
+node's rows into chunks (build_histograms_by_row).
 """
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
@@ -37,6 +39,9 @@ cdef extern from "histogram_rows.h" nogil:
     void gbmo_add_wide_rows_u16(const uint16_t* column, const ROW_t* rows, Py_ssize_t n_rows,
                                 const G_H_t* ordered, Py_ssize_t width, Py_ssize_t missing_row,
                                 Py_ssize_t skipped, Py_ssize_t ahead, HIST_t* feature_hist)
+    void gbmo_add_wide_entries(const int64_t* indptr, const uint32_t* entry_slot,
+                               const ROW_t* rows, Py_ssize_t first, Py_ssize_t stop,
+                               const G_H_t* ordered, Py_ssize_t width, HIST_t* hist)
 
 
 cdef inline void add_wide_rows(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
@@ -567,16 +572,15 @@ cdef inline Py_ssize_t row_chunks(Py_ssize_t n_rows, double mean_entries_per_row
 
 cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry_slot,
                                     double mean_entries_per_row, Py_ssize_t n_features,
-                                    const unsigned char* wanted,
-                                    const unsigned char* slot_wanted, const int* skipped_bins,
+                                    const unsigned char* wanted, const int* skipped_bins,
                                     const int* value_bins, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, HIST_t* chunk_hists,
                                     Py_ssize_t n_bins, Py_ssize_t width,
                                     int n_threads) noexcept nogil:
-    """build_histograms_by_row on raw pointers (slot_wanted NULL when every
-    entry is of a wanted feature; value_bins NULL for none; chunk_hists
-    ROW_CHUNKS - 1 histograms the shape of hist, the chunks' own)."""
+    """build_histograms_by_row on raw pointers (value_bins NULL for none;
+    chunk_hists ROW_CHUNKS - 1 histograms the shape of hist, the chunks'
+    own)."""
     cdef Py_ssize_t size = n_features * n_bins * width
     cdef Py_ssize_t summed = 0, n_chunks, chunk, first, stop, i, f, c, j, used
     cdef HIST_t* chunk_hist
@@ -595,9 +599,13 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
                              value_rows(value_bins, f, n_bins), width)
         first = chunk * n_rows // n_chunks
         stop = (chunk + 1) * n_rows // n_chunks
-        for i in range(first, stop):
-            add_entries(entry_slot, indptr[rows[i]], indptr[rows[i] + 1], slot_wanted,
-                        ordered + i * width, width, chunk_hist)
+        if width >= GBMO_WIDE_ROW:
+            gbmo_add_wide_entries(indptr, entry_slot, rows, first, stop, ordered, width,
+                                  chunk_hist)
+        else:
+            for i in range(first, stop):
+                add_entries(entry_slot, indptr[rows[i]], indptr[rows[i] + 1],
+                            ordered + i * width, width, chunk_hist)
     for f in prange(n_features, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1 and summed * n_chunks >= PARALLEL_ROW_SUMS):
         if wanted[f]:
@@ -613,37 +621,31 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
 
 
 cdef inline void add_entries(const uint32_t* entry_slot, Py_ssize_t first, Py_ssize_t stop,
-                             const unsigned char* slot_wanted, const G_H_t* grad_row,
-                             Py_ssize_t width, HIST_t* hist) noexcept nogil:
-    """grad_row added to the histogram row of each of the entries [first, stop)
-    (those whose slot_wanted is set, all when it is NULL). Rows of 2 and 3
-    values are written out: a row's 20 entries of a one-hot block added 3x
-    faster so than through the inner loop (benchmarks/README.md)."""
+                             const G_H_t* grad_row, Py_ssize_t width,
+                             HIST_t* hist) noexcept nogil:
+    """grad_row added to the histogram row of each of the entries [first,
+    stop). Rows of 2 and 3 values are written out: a one-hot block's entries
+    added 1.9x faster so than through the inner loop (benchmarks/README.md).
+    The slots widen before they multiply, past 2^31 too."""
     cdef Py_ssize_t e, j
     cdef HIST_t* bin_row
     cdef HIST_t g0, g1, g2
-    if slot_wanted != NULL:
-        for e in range(first, stop):
-            if slot_wanted[entry_slot[e]]:
-                bin_row = hist + entry_slot[e] * width
-                for j in range(width):
-                    bin_row[j] += grad_row[j]
-    elif width == 2:
+    if width == 2:
         g0, g1 = grad_row[0], grad_row[1]
         for e in range(first, stop):
-            bin_row = hist + entry_slot[e] * 2
+            bin_row = hist + <Py_ssize_t> entry_slot[e] * 2
             bin_row[0] += g0
             bin_row[1] += g1
     elif width == 3:
         g0, g1, g2 = grad_row[0], grad_row[1], grad_row[2]
         for e in range(first, stop):
-            bin_row = hist + entry_slot[e] * 3
+            bin_row = hist + <Py_ssize_t> entry_slot[e] * 3
             bin_row[0] += g0
             bin_row[1] += g1
             bin_row[2] += g2
     else:
         for e in range(first, stop):
-            bin_row = hist + entry_slot[e] * width
+            bin_row = hist + <Py_ssize_t> entry_slot[e] * width
             for j in range(width):
                 bin_row[j] += grad_row[j]
 
@@ -658,20 +660,20 @@ def build_histograms_by_row(const int64_t[::1] indptr,
                             HIST_t[:, :, ::1] hist,
                             HIST_t[:, :, :, ::1] chunk_hists,
                             int n_threads,
-                            const int[::1] value_bins=None,
-                            const unsigned char[::1] slot_wanted=None):
+                            const int[::1] value_bins=None):
     """Histograms of the features whose rows mostly share one bin, from the
     other entries only: row r's entries are entry_slot[indptr[r]:indptr[r + 1]]
     (entry f * n_bins + b is feature f's histogram row b, n_bins the
     histograms' height, see row_entries), every feature f with wanted[f] has
     an entry in each row whose bin is not skipped_bins[f], and that bin is
-    filled from totals. Entries of features not wanted are left out by
-    slot_wanted (a flag per slot, f * n_bins + b); None when every entry is of
-    a wanted feature. Work follows the node's entries, not its rows x
-    features. Large nodes add chunks of their rows into chunk_hists
-    (ROW_CHUNKS - 1 histograms of hist's shape, scratch), summed in chunk
-    order, so the sums do not depend on the threads. value_bins as in
-    build_histograms."""
+    filled from totals. Work follows the node's entries, not its rows x
+    features. Every entry is added, so the value rows of features with
+    entries but not wanted hold sums of no meaning: a tree searches only the
+    features it wants, and testing each entry cost more than adding it (2.5
+    against 1 ns; benchmarks/README.md). Large nodes add chunks of their rows
+    into chunk_hists (ROW_CHUNKS - 1 histograms of hist's shape, scratch),
+    summed in chunk order, so the sums do not depend on the threads.
+    value_bins as in build_histograms."""
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
     cdef Py_ssize_t f
@@ -683,9 +685,6 @@ def build_histograms_by_row(const int64_t[::1] indptr,
     if wanted.shape[0] != hist.shape[0] or skipped_bins.shape[0] != hist.shape[0]:
         raise ValueError(f"wanted and skipped_bins need an entry for each of the "
                          f"{hist.shape[0]} features")
-    if slot_wanted is not None and slot_wanted.shape[0] != hist.shape[0] * n_bins:
-        raise ValueError(f"slot_wanted needs a flag for each of the {hist.shape[0]} x "
-                         f"{n_bins} histogram rows")
     if chunk_hists.shape[0] != MOST_ROW_CHUNKS - 1 or any(
             chunk_hists.shape[i + 1] != hist.shape[i] for i in range(3)):
         raise ValueError(f"chunk_hists must be {MOST_ROW_CHUNKS - 1} histograms of hist's "
@@ -703,9 +702,7 @@ def build_histograms_by_row(const int64_t[::1] indptr,
         return
     with nogil:
         build_row_wise_histograms(&indptr[0], &entry_slot[0] if entry_slot.shape[0] else NULL,
-                                  mean_entries, hist.shape[0], &wanted[0],
-                                  &slot_wanted[0] if slot_wanted is not None else NULL,
-                                  &skipped_bins[0],
+                                  mean_entries, hist.shape[0], &wanted[0], &skipped_bins[0],
                                   &value_bins[0] if value_bins is not None else NULL,
                                   &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
                                   &hist[0, 0, 0], &chunk_hists[0, 0, 0, 0], n_bins, width,
@@ -748,8 +745,8 @@ def row_entries(const X_BINNED_t[:, ::1] X_binned, const int[::1] features,
     `features` (ascending) whose value is not in its skipped bin, the slot
     f * n_bins + b of that value's histogram row b (n_bins tall histograms,
     at most MAX_ROW_WISE_SLOTS slots in all). A slot locates the row in a
-    node's histograms without reading the feature and bin apart: adds of a
-    one-hot row's entries took a third of the time so (benchmarks/README.md).
+    node's histograms without reading the feature and bin apart: a one-hot
+    block's entries added 1.5x faster so (benchmarks/README.md).
     Threads take blocks of rows, so the result does not depend on their
     number."""
     cdef Py_ssize_t n_rows = X_binned.shape[1]

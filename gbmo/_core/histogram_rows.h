@@ -59,4 +59,23 @@
 GBMO_DEFINE_ADD_WIDE_ROWS(u8, uint8_t)
 GBMO_DEFINE_ADD_WIDE_ROWS(u16, uint16_t)
 
+/* The same adds for the features built by row: row i of ordered (width
+ * values) to the histogram row of each entry of rows[i] for i in [first,
+ * stop), row r's entries entry_slot[indptr[r]:indptr[r + 1]]:
+ * _histogram.pyx's add_entries for rows of GBMO_WIDE_ROW values or more. */
+GBMO_TARGET_CLONES
+static void gbmo_add_wide_entries(const int64_t *indptr, const uint32_t *entry_slot,
+                                  const uint32_t *rows, ptrdiff_t first, ptrdiff_t stop,
+                                  const float *ordered, ptrdiff_t width, double *hist)
+{
+    for (ptrdiff_t i = first; i < stop; i++) {
+        const float *grad_row = ordered + i * width;
+        for (int64_t e = indptr[rows[i]]; e < indptr[rows[i] + 1]; e++) {
+            double *bin_row = hist + (ptrdiff_t)entry_slot[e] * width;
+            for (ptrdiff_t j = 0; j < width; j++)
+                bin_row[j] += grad_row[j];
+        }
+    }
+}
+
 #endif
