@@ -5,6 +5,7 @@ hits both alike.
 
     python benchmarks/bench_onehot.py [--rows 100000] [--features 1000]
         [--density 0.02] [--outputs 1] [--rounds 200] [--threads 1 2] [--repeats 3]
+        [--csr]
 
 X: --density of the values 1, the rest 0; Y = tanh(X W / sqrt(ones a row)) +
 noise, one column per output (LightGBM: one model per output). Each library
@@ -12,6 +13,7 @@ fits 1 round and 1 + --rounds rounds on a Dataset built beforehand: the
 first is its setup (gbmo's row entries, LightGBM's feature bundling and
 more), the difference / --rounds its seconds a later round; best of
 --repeats each. 31 leaves, 255 bins, 20 rows a leaf, learning rate 0.1.
+--csr hands both libraries X as a scipy CSR matrix instead of a numpy array.
 """
 import argparse
 import time
@@ -37,7 +39,7 @@ def gbmo_fitter(X, Y, threads):
 
     def fit(rounds):
         booster = gbmo.train(params, data, rounds)
-        return lambda X_test: booster.predict(X_test).reshape(len(X_test), -1)
+        return lambda X_test: booster.predict(X_test).reshape(X_test.shape[0], -1)
     return fit
 
 
@@ -64,14 +66,20 @@ def main():
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--csr", action="store_true", help="X as scipy CSR")
     args = parser.parse_args()
     if not 0 < args.density < 1 or min(args.rows, args.features, args.outputs, args.rounds,
                                        args.repeats, *args.threads) < 1:
         parser.error("--density is a share between 0 and 1; the counts must be positive")
     X, Y = make_data(args.rows + args.rows // 4, args.features, args.density, args.outputs)
+    if args.csr:
+        from scipy import sparse
+
+        X = sparse.csr_matrix(X)
     X, X_test, Y, Y_test = X[:args.rows], X[args.rows:], Y[:args.rows], Y[args.rows:]
-    print(f"{args.rows:,} rows x {args.features:,} binary features ({args.density:.1%} ones), "
-          f"{args.outputs} output(s), {args.rounds} rounds, best of {args.repeats}")
+    print(f"{args.rows:,} rows x {args.features:,} binary features ({args.density:.1%} ones"
+          f"{', CSR' if args.csr else ''}), {args.outputs} output(s), {args.rounds} rounds, "
+          f"best of {args.repeats}")
     print("| threads | library | setup + 1 round, s | s a later round | / LightGBM | "
           "test RMSE |")
     print("|---|---|---|---|---|---|")
