@@ -11,9 +11,10 @@ import numpy as np
 
 from ._core import X_DTYPE, binned_dtype
 from ._core._binning import map_to_bins
+from ._core._histogram import MAX_ROW_WISE_SLOTS
 from ._core._predict import predict_binned as _predict_binned_dense
 from ._core._sparse import (count_off_zero_bins, decompress_column, map_sparse_to_bins,
-                            predict_binned_mixed, scatter_binned)
+                            predict_binned_mixed, row_slots, scatter_binned)
 from .parallel import WORK_PER_ELEMENT, map_in_threads, threads_for
 from .validation import check_sparse_features, is_scipy_sparse
 
@@ -140,7 +141,7 @@ class SparseBinned:
         self.dense, self.is_sparse, self.column_of = dense, is_sparse, column_of
         self.indptr, self.indices, self.bins, self.zero_bin = indptr, indices, bins, zero_bin
         self.shape = (len(is_sparse), n_rows)
-        self._by_row = None
+        self._by_row = self._row_entries = None
 
     def by_row(self):
         """The sparse columns' entries again by row (CSR-like, made once):
@@ -156,6 +157,32 @@ class SparseBinned:
             self._by_row = (row_indptr, np.ascontiguousarray(column[order]),
                             np.ascontiguousarray(self.bins[order]))
         return self._by_row
+
+    def row_entries(self, n_histogram_bins):
+        """(indptr, slot, skipped_bins) of the sparse columns for
+        _histogram.build_histograms_by_row with histograms n_histogram_bins
+        tall (made once per height): row r's stored entries as the slots
+        f * n_histogram_bins + b of their features' histogram rows,
+        slot[indptr[r]:indptr[r + 1]], and per feature the row of its zero
+        bin (-1 for the dense features), whose sums are a node's totals minus
+        the other rows'. A node's histograms then cost its own rows' entries,
+        not every stored value of the columns."""
+        if self._row_entries is None or self._row_entries[0] != n_histogram_bins:
+            n_features = len(self.is_sparse)
+            if n_features * n_histogram_bins > MAX_ROW_WISE_SLOTS:
+                raise ValueError(f"{n_features} features x {n_histogram_bins} histogram bins "
+                                 f"of sparse X are more than the {MAX_ROW_WISE_SLOTS} slots "
+                                 "its histograms can address: give fewer max_bins")
+            sparse_features = np.flatnonzero(self.is_sparse)
+            feature_of_column = np.empty(len(self.indptr) - 1, dtype=np.int64)
+            feature_of_column[self.column_of[sparse_features]] = sparse_features
+            row_indptr, slot = row_slots(self.indptr, self.indices, self.bins,
+                                         feature_of_column, n_histogram_bins, self.n_rows)
+            skipped_bins = np.full(n_features, -1, dtype=np.int32)
+            skipped_bins[sparse_features] = np.minimum(
+                self.zero_bin[self.column_of[sparse_features]], n_histogram_bins - 1)
+            self._row_entries = n_histogram_bins, (row_indptr, slot, skipped_bins)
+        return self._row_entries[1]
 
     @property
     def dtype(self):

@@ -11,10 +11,10 @@ kernel calls.
 
 X_binned is the dense (n_features, n_rows) array of bins, or a
 binning.SparseBinned (from scipy sparse X): its dense features take the same
-kernels, its sparse features' histograms iterate their stored rows that
-belong to the nodes being built (workspace.row_node holds each row's node
-id), their zero bin being the node's totals minus the other bins; a split on
-a sparse feature decompresses its column into an n_rows scratch.
+kernels, its sparse features' histograms are built by row from the node's
+rows' stored entries (SparseBinned.row_entries), their zero bin being the
+node's totals minus the other bins; a split on a sparse feature decompresses
+its column into an n_rows scratch.
 """
 import heapq
 import warnings
@@ -28,7 +28,6 @@ from ._core._histogram import (MAX_ROW_WISE_SLOTS, ROW_CHUNKS, build_histograms,
 from ._core._grow import (grow_best_first, immutable_copy, node_bound, node_draws,
                           node_noise_key)
 from ._core._partition import split_rows
-from ._core._sparse import build_sparse_histograms
 from ._core._split import (find_best_sparse_splits, find_best_splits, node_values,
                            noisy_level_scores, select_top_k, select_top_k_shared,
                            split_gain_table)
@@ -325,11 +324,13 @@ class TreeGrower:
             (self.dense_features, self.dense_columns, self.sparse_features,
              self.sparse_columns) = X_binned.split_features(features)
         self.n_node_ids = 0
-        # Sparse binned data has its own zero bins (build_sparse_histograms).
+        # Sparse binned data has its own zero bins (SparseBinned.row_entries).
         self.skipped_bins = self.by_row = None
         self.column_features = features
         if self.mixed:
             n_histogram_bins = bin_mapper.histogram_bins
+            self.sparse_wanted = np.zeros(n_features, dtype=np.uint8)
+            self.sparse_wanted[self.sparse_features] = 1
         else:
             n_histogram_bins, self.skipped_bins, self.by_row = workspace.dense_layout(
                 X_binned, bin_mapper)
@@ -406,27 +407,29 @@ class TreeGrower:
     # -- histograms ---------------------------------------------------------
     def _build_mixed(self, nodes, histograms):
         """histograms[m] (a separate pool buffer each) of nodes[m], whose sums are
-        known, in the mixed layout: dense features with the dense kernel, node
-        by node, sparse ones in one pass over their stored rows for all nodes."""
+        known, in the mixed layout, node by node: dense features with the dense
+        kernel, sparse ones by row from the node's rows' stored entries."""
         X = self.X_binned
-        for node, histogram in zip(nodes, histograms) if len(self.dense_features) else ():
+        for node, histogram in zip(nodes, histograms):
             rows = self.workspace.rows[node.start:node.stop]
             ordered = self.workspace.ordered(node.count, self.width)
             gather_gradients(self.grad, self.hess, rows, ordered,
                              self._threads_for(node.count * self.width))
-            build_histograms(X.dense, rows, ordered, self.dense_features, histogram,
-                             self._threads_for(node.count * self.width
-                                               * len(self.dense_features)),
-                             self.dense_columns, value_bins=self.value_bins)
-        if len(self.sparse_features):
-            node_slot = np.full(self.n_node_ids, -1, dtype=np.int32)
-            node_slot[[node.id for node in nodes]] = np.arange(len(nodes), dtype=np.int32)
-            totals = np.array([node.sums for node in nodes], dtype=HIST_DTYPE)
-            build_sparse_histograms(
-                X.indptr, X.indices, X.bins, X.zero_bin, self.sparse_features,
-                self.sparse_columns, self.workspace.row_node, node_slot, self.grad, self.hess,
-                totals, list(histograms),
-                self._threads_for(X.nnz * self.width + histograms[0].size * len(nodes)))
+            if len(self.dense_features):
+                build_histograms(X.dense, rows, ordered, self.dense_features, histogram,
+                                 self._threads_for(node.count * self.width
+                                                   * len(self.dense_features)),
+                                 self.dense_columns, value_bins=self.value_bins)
+            if len(self.sparse_features):
+                indptr, slot, zero_bins = X.row_entries(histogram.shape[1])
+                work = node.count * self.width * len(slot) / max(1, X.n_rows)
+                # no chunks of rows: their scratch, three histograms, would
+                # break the memory bound of sparse X (SPARSE_HIST_CACHE_BYTES)
+                build_histograms_by_row(indptr, slot, self.sparse_wanted, zero_bins, rows,
+                                        ordered, np.ascontiguousarray(node.sums,
+                                                                      dtype=HIST_DTYPE),
+                                        histogram, np.empty((0,) + histogram.shape),
+                                        self._threads_for(work), self.value_bins)
 
     def _skipping(self, nodes):
         """build_histograms' skipped_bins and totals arguments for nodes."""
@@ -585,10 +588,6 @@ class TreeGrower:
         node.left.path = node.right.path = node.path | {node.feature}
         if self.monotone is not None:
             self._bound_children(node)
-        if self.mixed:
-            row_node = self.workspace.row_node
-            row_node[rows[:n_left]] = node.left.id
-            row_node[rows[n_left:]] = node.right.id
         if self.top_k is not None and self.restricted:
             shared = np.empty(self.top_k, dtype=np.intp)
             select_top_k_shared(node.left.sums, node.right.sums, *self._selection_arguments(),
@@ -722,8 +721,6 @@ class TreeGrower:
         if self.monotone is not None:
             root.lower = np.full(self.n_outputs, -self._root_bound())
             root.upper = np.full(self.n_outputs, self._root_bound())
-        if self.mixed:
-            self.workspace.reset_row_nodes(n_rows, self.row_sample is not None)
         if self._can_split(root):
             root.histogram = self._build(root)
         else:
@@ -1193,7 +1190,6 @@ class GrowerWorkspace:
         self.left_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
-        self.row_node = None  # node id of each row (sparse binned data only)
         self._column = None
         self._dense_layout = None
         self._grown_nodes = {}  # kind -> GrownNodes
@@ -1262,16 +1258,6 @@ class GrowerWorkspace:
         # Buffers a finished tree did not give back are dropped, not counted.
         pool.n_alive = 0
         return pool
-
-    def reset_row_nodes(self, n_rows, sampled):
-        """Every row of the root (the first n_rows of rows) in node 0, others in none."""
-        if self.row_node is None:
-            self.row_node = np.empty(self.n_rows, dtype=np.int32)
-        if sampled:
-            self.row_node.fill(-1)
-            self.row_node[self.rows[:n_rows]] = 0
-        else:
-            self.row_node.fill(0)
 
     def column_scratch(self, dtype):
         """n_rows scratch for a decompressed sparse column of bins of dtype."""

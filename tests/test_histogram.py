@@ -548,6 +548,12 @@ def test_histograms_by_row_equal_the_reference(n_node_rows, width, dtype):
         results.append(hist[wanted == 1])
     for hist in results[1:]:
         np.testing.assert_array_equal(hist, results[0])
+    one_chunk = np.full((n_features, n_bins, width), SENTINEL)  # no scratch: one chunk
+    build_histograms_by_row(indptr, entry_slot, wanted, common, rows, ordered, totals, one_chunk,
+                            np.empty((0,) + one_chunk.shape), 2, value_bins)
+    np.testing.assert_allclose(one_chunk[wanted == 1], results[0], rtol=1e-9, atol=1e-9)
+    if n_node_rows <= 100:
+        np.testing.assert_array_equal(one_chunk[wanted == 1], results[0])
 
 
 def test_histograms_by_row_reject_inconsistent_arguments():
@@ -574,8 +580,11 @@ def test_histograms_by_row_reject_inconsistent_arguments():
         build(totals=np.zeros(3))
     with pytest.raises(ValueError, match="20 rows but 19 gathered rows"):
         build(ordered=np.zeros((19, 2), dtype=np.float32))
-    with pytest.raises(ValueError, match=f"chunk_hists must be {ROW_CHUNKS - 1} histograms"):
+    with pytest.raises(ValueError, match=f"chunk_hists must be at most {ROW_CHUNKS - 1} "
+                                         "histograms of hist's shape"):
         build(chunk_hists=np.zeros((ROW_CHUNKS - 1, 3, 5, 2)))
+    with pytest.raises(ValueError, match=f"chunk_hists must be at most {ROW_CHUNKS - 1}"):
+        build(chunk_hists=np.zeros((ROW_CHUNKS, 3, 4, 2)))
 
 
 # -- rows beyond a feature's value bins ----------------------------------------

@@ -20,8 +20,9 @@ from gbmo._core import (BIN_INDEX_DTYPE, G_H_DTYPE, HIST_DTYPE, NODE_DTYPE, WALK
                         X_BINNED_DTYPE)
 from gbmo._core._binning import map_to_bins
 from gbmo._core._predict import predict_binned, predict_leaf_raw, predict_raw
-from gbmo._core._sparse import (build_sparse_histograms, decompress_column, map_sparse_to_bins,
-                                predict_binned_mixed, predict_leaf_raw_csr, predict_raw_csr)
+from gbmo._core._histogram import ROW_CHUNKS, build_histograms_by_row
+from gbmo._core._sparse import (decompress_column, map_sparse_to_bins, predict_binned_mixed,
+                                predict_leaf_raw_csr, predict_raw_csr)
 from gbmo.binning import BinMapper, SparseBinned, _feature_edges, _sparse_feature_edges
 
 N_THREADS = 2
@@ -215,11 +216,13 @@ def test_node_entries_by_column_groups_the_node_s_entries():
 @pytest.mark.parametrize("hess_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("n_threads", [1, N_THREADS])
 @pytest.mark.parametrize("few_values", [False, True])
-def test_build_sparse_histograms(hess_kind, n_threads, few_values):
-    """Several nodes in one pass: counts exact, sums close to np.add.at over the
-    node's rows of the decompressed columns (totals minus the rest for the zero bin).
-    With few values per feature the histograms are shorter than max_bins + 1
-    and their last bin counts the missing values (binned as max_bins)."""
+def test_sparse_row_entries_build_the_histograms_of_a_node(hess_kind, n_threads, few_values):
+    """The sparse columns' entries by row (SparseBinned.row_entries) give a
+    node's histograms of its sparse features by row: counts exact, sums close
+    to np.add.at over the node's rows of the decompressed columns (the zero
+    bin the totals minus the rest). With few values per feature the
+    histograms are shorter than max_bins + 1 and their last bin counts the
+    missing values (binned as max_bins)."""
     rng = np.random.default_rng(4)
     n_rows, n_features, d = 300, 8, 3
     X, D, _ = sparse_data(seed=5, n_rows=n_rows, n_features=n_features)
@@ -230,29 +233,37 @@ def test_build_sparse_histograms(hess_kind, n_threads, few_values):
     assert n_bins == (16 if few_values else 12)
     binned = mapper.transform(X, 1.0)
     dense = mapper.transform(D)
+    indptr, slot, zero_bins = binned.row_entries(n_bins)
+    sparse = np.flatnonzero(binned.is_sparse)
+    assert len(sparse) >= 4 and np.all(zero_bins[binned.is_sparse == 0] == -1)
+    for r in rng.choice(n_rows, 20, replace=False):  # a row's entries: its values off zero bins
+        off = [f for f in sparse if dense[f, r] != zero_bins[f]]
+        assert sorted(slot[indptr[r]:indptr[r + 1]]) == [
+            f * n_bins + min(dense[f, r], n_bins - 1) for f in off]
+    with pytest.raises(ValueError, match="8 features x 536870913 histogram bins of sparse X "
+                                         "are more than the 4294967296 slots"):
+        binned.row_entries(2 ** 29 + 1)
     k = {"0": 0, "1": 1, "d": d}[hess_kind]
-    grad = rng.normal(size=(n_rows, d)).astype(G_H_DTYPE)
-    hess = rng.uniform(0.1, 2, size=(n_rows, k)).astype(G_H_DTYPE)
-    block = np.hstack([grad, hess, np.ones((n_rows, 1), G_H_DTYPE)]).astype(np.float64)
-    row_node = rng.integers(-1, 5, size=n_rows).astype(np.int32)  # node ids 0..4, -1: none
-    node_slot = np.array([1, -1, 0, -1, 2], dtype=np.int32)  # build nodes 2, 0 and 4
-    built = [2, 0, 4]
-    totals = np.array([block[row_node == v].sum(axis=0) for v in built])
-    features = np.array([0, 2, 3, 5], dtype=np.int32)
-    hists = [np.full((n_features, n_bins, d + k + 1), -7.0, dtype=HIST_DTYPE) for _ in built]
-    build_sparse_histograms(binned.indptr, binned.indices, binned.bins, binned.zero_bin, features,
-                            binned.column_of[features], row_node, node_slot, grad, hess, totals,
-                            hists, n_threads)
-    for m, v in enumerate(built):
-        rows = np.flatnonzero(row_node == v)
-        for f in range(n_features):
-            if f not in features:
-                assert np.all(hists[m][f] == -7.0)  # untouched
-                continue
-            expected = np.zeros((n_bins, d + k + 1))
-            np.add.at(expected, np.minimum(dense[f, rows], n_bins - 1), block[rows])
-            np.testing.assert_array_equal(hists[m][f][:, -1], expected[:, -1])
-            np.testing.assert_allclose(hists[m][f], expected, rtol=1e-10, atol=1e-10)
+    rows = np.sort(rng.choice(n_rows, 200, replace=False)).astype(np.uint32)
+    grad = rng.normal(size=(len(rows), d)).astype(G_H_DTYPE)
+    hess = rng.uniform(0.1, 2, size=(len(rows), k)).astype(G_H_DTYPE)
+    ordered = np.hstack([grad, hess, np.ones((len(rows), 1), G_H_DTYPE)])
+    block = ordered.astype(np.float64)
+    wanted = np.zeros(n_features, dtype=np.uint8)
+    wanted[sparse[:4]] = 1
+    hist = np.full((n_features, n_bins, d + k + 1), -7.0, dtype=HIST_DTYPE)
+    build_histograms_by_row(indptr, slot, wanted, zero_bins, rows, ordered, block.sum(axis=0),
+                            hist, np.zeros((ROW_CHUNKS - 1,) + hist.shape), n_threads,
+                            mapper.n_bins_non_missing_.astype(np.int32))
+    for f in range(n_features):
+        if not wanted[f]:
+            continue
+        expected = np.zeros((n_bins, d + k + 1))
+        np.add.at(expected, np.minimum(dense[f, rows], n_bins - 1), block)
+        written = np.r_[0:mapper.n_bins_non_missing_[f], n_bins - 1]
+        np.testing.assert_array_equal(hist[f][written, -1], expected[written, -1])
+        np.testing.assert_allclose(hist[f][written], expected[written], rtol=1e-10, atol=1e-10)
+    assert np.all(hist[binned.is_sparse == 0] == -7.0)  # dense features: no entries
 
 
 def stump_forest(specs):

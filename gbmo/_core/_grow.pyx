@@ -39,6 +39,7 @@ from ..parallel import PARALLEL_MIN_WORK
 from ._histogram import ROW_CHUNKS
 
 cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
+cdef Py_ssize_t n_chunk_hists = ROW_CHUNKS - 1
 
 
 cdef inline uint64_t tree_key(uint64_t tree_seed, uint64_t purpose) noexcept nogil:
@@ -450,7 +451,7 @@ cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
                                   g.n_all_features, g.wanted, g.skipped_bins,
                                   g.n_bins_non_missing, g.rows + g.start[node], count, ordered,
                                   g.sums + node * g.width, histogram_of(g, node),
-                                  g.chunk_hists, g.n_hist_bins, g.width,
+                                  g.chunk_hists, n_chunk_hists, g.n_hist_bins, g.width,
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
 

@@ -88,8 +88,8 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
                                     const int* value_bins, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, HIST_t* chunk_hists,
-                                    Py_ssize_t n_bins, Py_ssize_t width,
-                                    int n_threads) noexcept nogil
+                                    Py_ssize_t n_chunk_hists, Py_ssize_t n_bins,
+                                    Py_ssize_t width, int n_threads) noexcept nogil
 
 cdef void build_nodes_histograms(const void* X_binned, bint wide_bins, Py_ssize_t row_stride,
                                  ROW_t** node_rows, const Py_ssize_t* node_counts,

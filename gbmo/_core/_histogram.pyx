@@ -576,10 +576,10 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
                                     const int* value_bins, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered,
                                     const HIST_t* totals, HIST_t* hist, HIST_t* chunk_hists,
-                                    Py_ssize_t n_bins, Py_ssize_t width,
-                                    int n_threads) noexcept nogil:
+                                    Py_ssize_t n_chunk_hists, Py_ssize_t n_bins,
+                                    Py_ssize_t width, int n_threads) noexcept nogil:
     """build_histograms_by_row on raw pointers (value_bins NULL for none;
-    chunk_hists ROW_CHUNKS - 1 histograms the shape of hist, the chunks'
+    chunk_hists n_chunk_hists histograms the shape of hist, the chunks'
     own)."""
     cdef Py_ssize_t size = n_features * n_bins * width
     cdef Py_ssize_t summed = 0, n_chunks, chunk, first, stop, i, f, c, j, used
@@ -589,7 +589,7 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
     for f in range(n_features):
         if wanted[f]:
             summed += (value_rows(value_bins, f, n_bins) + 1) * width
-    n_chunks = row_chunks(n_rows, mean_entries_per_row, width, summed)
+    n_chunks = min(row_chunks(n_rows, mean_entries_per_row, width, summed), n_chunk_hists + 1)
     for chunk in prange(n_chunks, schedule="static", num_threads=n_threads,
                         use_threads_if=n_threads > 1 and n_chunks > 1):
         chunk_hist = hist if chunk == 0 else chunk_hists + (chunk - 1) * size
@@ -671,9 +671,9 @@ def build_histograms_by_row(const int64_t[::1] indptr,
     entries but not wanted hold sums of no meaning: a tree searches only the
     features it wants, and testing each entry cost more than adding it (2.5
     against 1 ns; benchmarks/README.md). Large nodes add chunks of their rows
-    into chunk_hists (ROW_CHUNKS - 1 histograms of hist's shape, scratch),
-    summed in chunk order, so the sums do not depend on the threads.
-    value_bins as in build_histograms."""
+    into chunk_hists (up to ROW_CHUNKS - 1 histograms of hist's shape,
+    scratch; none keeps one chunk), summed in chunk order, so the sums do not
+    depend on the threads. value_bins as in build_histograms."""
     cdef Py_ssize_t n_bins = hist.shape[1]
     cdef Py_ssize_t width = hist.shape[2]
     cdef Py_ssize_t f
@@ -685,10 +685,10 @@ def build_histograms_by_row(const int64_t[::1] indptr,
     if wanted.shape[0] != hist.shape[0] or skipped_bins.shape[0] != hist.shape[0]:
         raise ValueError(f"wanted and skipped_bins need an entry for each of the "
                          f"{hist.shape[0]} features")
-    if chunk_hists.shape[0] != MOST_ROW_CHUNKS - 1 or any(
+    if chunk_hists.shape[0] > MOST_ROW_CHUNKS - 1 or any(
             chunk_hists.shape[i + 1] != hist.shape[i] for i in range(3)):
-        raise ValueError(f"chunk_hists must be {MOST_ROW_CHUNKS - 1} histograms of hist's "
-                         "shape")
+        raise ValueError(f"chunk_hists must be at most {MOST_ROW_CHUNKS - 1} histograms of "
+                         "hist's shape")
     for f in range(hist.shape[0]):
         if wanted[f] and not 0 <= skipped_bins[f] < n_bins:
             raise ValueError(f"feature {f} is built by row but its skipped bin "
@@ -705,8 +705,9 @@ def build_histograms_by_row(const int64_t[::1] indptr,
                                   mean_entries, hist.shape[0], &wanted[0], &skipped_bins[0],
                                   &value_bins[0] if value_bins is not None else NULL,
                                   &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
-                                  &hist[0, 0, 0], &chunk_hists[0, 0, 0, 0], n_bins, width,
-                                  n_threads)
+                                  &hist[0, 0, 0],
+                                  &chunk_hists[0, 0, 0, 0] if chunk_hists.shape[0] else NULL,
+                                  chunk_hists.shape[0], n_bins, width, n_threads)
 
 
 # row_entries walks the binned data in blocks of this many rows, feature by

@@ -19,6 +19,8 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
 
+import numpy as np
+
 from .common cimport (BIN_INDEX_t, G_H_t, HIST_t, NODE_t, X_BINNED_t, X_t, histogram_row,
                       is_bin_of, uint16_t)
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
@@ -146,97 +148,46 @@ def decompress_column(const int64_t[::1] indptr,
             out[indices[k]] = bins[k]
 
 
-def build_sparse_histograms(const int64_t[::1] indptr,
-                            const uint32_t[::1] indices,
-                            const X_BINNED_t[::1] bins,
-                            const X_BINNED_t[::1] zero_bin,
-                            const int[::1] features,
-                            const int[::1] columns,
-                            const int32_t[::1] row_node,
-                            const int32_t[::1] node_slot,
-                            const G_H_t[:, ::1] grad,
-                            const G_H_t[:, ::1] hess,
-                            const HIST_t[:, ::1] totals,
-                            list hists,
-                            int n_threads):
-    """hists[m][f] for every sparse feature f = features[i] (stored in sparse
-    column columns[i]) and every node m being built, in one pass over each
-    feature's stored rows: node id v has slot m = node_slot[v] (-1: not
-    built), and row r belongs to node row_node[r] (-1: in no node). hists is a
-    list of (n_features, n_bins, width) C-contiguous float64 arrays, one per
-    node (separate buffers, e.g. from a pool), whose last bin counts the
-    missing values; totals[m] is node m's [G, H, count] sum; width is
-    d + k + 1 with k = hess.shape[1] (0 for a constant hessian)."""
-    cdef Py_ssize_t n_nodes = len(hists)
-    cdef HIST_t[:, :, ::1] view
-    cdef Py_ssize_t n_bins, width
-    cdef HIST_t** node_hist
-    cdef Py_ssize_t feature_size
-    cdef Py_ssize_t d = grad.shape[1]
-    cdef Py_ssize_t kh = hess.shape[1]
-    cdef Py_ssize_t n_ids = node_slot.shape[0]
-    cdef Py_ssize_t fi, f, c, k, m, j, r
-    cdef int32_t node
-    cdef X_BINNED_t zb
-    cdef HIST_t* bin_row
-    cdef HIST_t* feature_hist
-    cdef HIST_t* zero_row
-    if n_nodes == 0 or features.shape[0] == 0:
-        return
-    if totals.shape[0] != n_nodes:
-        raise ValueError(f"{totals.shape[0]} node totals for {n_nodes} histograms")
-    view = hists[0]
-    n_bins = view.shape[1]
-    width = view.shape[2]
-    if width != d + kh + 1 or totals.shape[1] != width:
-        raise ValueError(f"histogram width {width}, totals width {totals.shape[1]}: "
-                         f"expected {d + kh + 1}")
-    feature_size = n_bins * width
-    node_hist = <HIST_t**> malloc(n_nodes * sizeof(HIST_t*))
-    if node_hist == NULL:
-        raise MemoryError()
-    try:
-        for m in range(n_nodes):
-            view = hists[m]
-            if view.shape[1] != n_bins or view.shape[2] != width:
-                raise ValueError("the node histograms differ in shape")
-            node_hist[m] = &view[0, 0, 0]
-        for fi in prange(features.shape[0], nogil=True, schedule="dynamic",
-                         num_threads=n_threads, use_threads_if=n_threads > 1):
-            f = features[fi]
-            c = columns[fi]
-            zb = zero_bin[c]
-            for m in range(n_nodes):
-                feature_hist = node_hist[m] + f * feature_size
-                for j in range(feature_size):
-                    feature_hist[j] = 0.0
-            # The zero bin's row collects the other bins' running sum, then
-            # becomes the totals minus it (stored entries are never in it).
+def row_slots(const int64_t[::1] indptr,
+              const uint32_t[::1] indices,
+              const X_BINNED_t[::1] bins,
+              const int64_t[::1] feature_of_column,
+              Py_ssize_t n_bins,
+              Py_ssize_t n_rows):
+    """(row_indptr, slot): the stored entries of the sparse columns again by
+    row, each row's in column order, as the slots f * n_bins + b of their
+    features' histogram rows (a bin b above the missing row n_bins - 1 in
+    it), for _histogram.build_histograms_by_row. A count and a fill, so the
+    only memory beyond the result is a cursor per row (an argsort of the
+    entries took 12 bytes each more)."""
+    cdef Py_ssize_t n_columns = indptr.shape[0] - 1
+    cdef Py_ssize_t c, k, r
+    cdef int64_t base
+    if feature_of_column.shape[0] != n_columns or indices.shape[0] != bins.shape[0] \
+            or indptr[n_columns] != indices.shape[0]:
+        raise ValueError("row_slots needs a feature per column and a bin per stored row")
+    row_indptr_array = np.zeros(n_rows + 1, dtype=np.int64)
+    cdef int64_t[::1] row_indptr = row_indptr_array
+    slot_array = np.empty(indices.shape[0], dtype=np.uint32)
+    cdef uint32_t[::1] slot = slot_array
+    cursor_array = np.empty(n_rows, dtype=np.int64)
+    cdef int64_t[::1] cursor = cursor_array
+    with nogil:
+        for k in range(indices.shape[0]):
+            if indices[k] >= n_rows:
+                with gil:
+                    raise ValueError(f"stored row {indices[k]} of {n_rows} rows")
+            row_indptr[indices[k] + 1] += 1
+        for r in range(n_rows):
+            row_indptr[r + 1] += row_indptr[r]
+            cursor[r] = row_indptr[r]
+        for c in range(n_columns):
+            base = feature_of_column[c] * n_bins
             for k in range(indptr[c], indptr[c + 1]):
                 r = indices[k]
-                node = row_node[r]
-                if node < 0 or node >= n_ids:
-                    continue
-                m = node_slot[node]
-                if m < 0:
-                    continue
-                feature_hist = node_hist[m] + f * feature_size
-                bin_row = feature_hist + histogram_row(bins[k], n_bins - 1) * width
-                zero_row = feature_hist + zb * width
-                for j in range(d):
-                    bin_row[j] += grad[r, j]
-                    zero_row[j] += grad[r, j]
-                for j in range(kh):
-                    bin_row[d + j] += hess[r, j]
-                    zero_row[d + j] += hess[r, j]
-                bin_row[d + kh] += 1.0
-                zero_row[d + kh] += 1.0
-            for m in range(n_nodes):
-                zero_row = node_hist[m] + f * feature_size + zb * width
-                for j in range(width):
-                    zero_row[j] = totals[m, j] - zero_row[j]
-    finally:
-        free(node_hist)
+                slot[cursor[r]] = <uint32_t> (base + histogram_row(bins[k], n_bins - 1))
+                cursor[r] += 1
+    return row_indptr_array, slot_array
 
 
 cdef inline X_BINNED_t binned_value(Py_ssize_t i, Py_ssize_t f, const X_BINNED_t* dense,
