@@ -7,13 +7,10 @@ their bins; every other row is in the zero bin. Column s holds entries
 indptr[s] .. indptr[s + 1] - 1 of `indices` (uint32 rows) and `bins` (8-bit,
 or 16-bit above 255 bins).
 
-A sparse feature's histogram over a node's rows is built from its stored
-entries only: each entry whose row belongs to the node (row_node[row] is the
-node's id) adds that row's [g, h, 1] to its bin, reading grad/hess by row;
-the zero bin is then the node's [G, H, count] totals minus the other bins
-(summed as they are added). Entries are visited in increasing row order, as
-the dense kernel visits a node's rows, so every bin but the zero bin holds
-bit-for-bit the dense sums.
+A sparse feature's histogram over a node's rows is built from the node's
+rows' stored entries only: row_slots lays the entries out again by row, for
+_histogram.build_histograms_by_row, and the zero bin is then the node's
+[G, H, count] totals minus the other bins.
 """
 from cython.parallel cimport prange
 from libc.math cimport isnan
