@@ -198,12 +198,12 @@ class SparseBinned:
                                       self.indices, self.bins, self.zero_bin))
 
     def split_features(self, features):
-        """(dense features, their dense rows, sparse features, their sparse columns)."""
+        """(dense features, their dense rows, sparse features)."""
         features = np.asarray(features, dtype=np.int32)
         sparse = self.is_sparse[features].astype(bool)
-        parts = (features[~sparse], features[sparse])
-        return tuple(np.ascontiguousarray(a, dtype=np.int32) for part in parts
-                     for a in (part, self.column_of[part]))
+        dense = features[~sparse]
+        return tuple(np.ascontiguousarray(a, dtype=np.int32)
+                     for a in (dense, self.column_of[dense], features[sparse]))
 
     def column(self, feature, out=None):
         """Feature's bins for every row: a view of the dense row, or the sparse

@@ -322,8 +322,8 @@ class TreeGrower:
         # A mixed dense / sparse binned layout (scipy sparse X).
         self.mixed = not isinstance(X_binned, np.ndarray)
         if self.mixed:
-            (self.dense_features, self.dense_columns, self.sparse_features,
-             self.sparse_columns) = X_binned.split_features(features)
+            self.dense_features, self.dense_columns, self.sparse_features = (
+                X_binned.split_features(features))
         self.n_node_ids = 0
         # Sparse binned data has its own zero bins (SparseBinned.row_entries).
         self.skipped_bins = self.by_row = None
