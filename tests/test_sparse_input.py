@@ -415,6 +415,35 @@ def test_sparse_training_modes_and_validation_sets(extra, max_density):
     assert sparse.evals_result == dense.evals_result
 
 
+def test_one_hot_sparse_x_adds_large_nodes_in_chunks_as_dense_x_does(monkeypatch):
+    """Binary columns at 5%: sparse X's large nodes add their rows in chunks
+    (the scratch is small), and the model is the dense X's, whose columns
+    are built by row too, on one thread or two."""
+    rng = np.random.default_rng(11)
+    D = (rng.random((20000, 20)) < 0.05).astype(float)
+    y = D @ rng.normal(size=20) + 0.1 * rng.normal(size=20000)
+    asked = []
+    chunk_histograms = gbmo.grower.GrowerWorkspace.row_chunk_histograms
+
+    def spy(workspace, shape, value_bins):
+        asked.append(shape)
+        return chunk_histograms(workspace, shape, value_bins)
+
+    monkeypatch.setattr(gbmo.grower.GrowerWorkspace, "row_chunk_histograms", spy)
+    params = dict(PARAMS, max_leaves=15)
+    dense = gbmo.train(params, gbmo.Dataset(D, y), 4)
+    asked.clear()
+    sparse_set = gbmo.Dataset(sp.csr_matrix(D), y)
+    sparse = gbmo.train(params, sparse_set, 4)
+    assert sparse_set.X_binned.is_sparse.all() and len(asked) > 0
+    one_thread = gbmo.train(dict(params, n_threads=1), sparse_set, 4)
+    assert_same_model(sparse, one_thread)
+    for a, b in zip(dense.trees, sparse.trees):
+        np.testing.assert_array_equal(a.node_feature, b.node_feature)
+        np.testing.assert_array_equal(a.node_bin, b.node_bin)
+    np.testing.assert_allclose(sparse.predict(D), dense.predict(D), rtol=1e-9, atol=1e-9)
+
+
 def test_results_do_not_depend_on_threads(monkeypatch):
     monkeypatch.setattr(gbmo.binning, "SPARSE_MAX_DENSITY", 0.2)
     X, _, y = sparse_data(seed=9)
