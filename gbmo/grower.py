@@ -344,7 +344,8 @@ class TreeGrower:
         # value_bins): the others are never written, and stay 0
         self.value_bins = np.ascontiguousarray(bin_mapper.n_bins_non_missing_, dtype=np.int32)
         histogram_bytes = n_features * n_histogram_bins * self.width * HIST_ITEM_BYTES
-        cache_bytes = SPARSE_HIST_CACHE_BYTES if self.mixed else DENSE_HIST_CACHE_BYTES
+        cache_bytes = self.cache_bytes = (SPARSE_HIST_CACHE_BYTES if self.mixed
+                                          else DENSE_HIST_CACHE_BYTES)
         # (sparse X's smaller cache is a choice of speed, not of memory)
         # the memory they take: the rows the kernels write (histogram_memory),
         # at most histogram_bytes, which rules out most runs at once
@@ -397,6 +398,14 @@ class TreeGrower:
         return threads_for(self.n_threads, work)
 
     def _row_chunk_histograms(self, shape):
+        """The scratch of a build by row's chunks of rows: none (one chunk)
+        unless its ROW_CHUNKS - 1 histograms take at most a quarter of the
+        histogram cache's bound (DENSE_ or SPARSE_HIST_CACHE_BYTES): only the
+        rows of the features built by row are written, but histograms of
+        many or tall features are large (sparse X's 10,000 features x 79
+        bins would have taken 3 x 76 MB more)."""
+        if (ROW_CHUNKS - 1) * 4 * np.prod(shape) * HIST_ITEM_BYTES > self.cache_bytes:
+            return np.empty((0,) + tuple(shape))
         return self.workspace.row_chunk_histograms(shape, self.value_bins)
 
     def _new_node(self, start, stop, depth, sums):
@@ -427,17 +436,8 @@ class TreeGrower:
                 build_histograms_by_row(indptr, slot, self.sparse_wanted, zero_bins, rows,
                                         ordered, np.ascontiguousarray(node.sums,
                                                                       dtype=HIST_DTYPE),
-                                        histogram, self._sparse_chunk_histograms(histogram),
+                                        histogram, self._row_chunk_histograms(histogram.shape),
                                         self._threads_for(work), self.value_bins)
-
-    def _sparse_chunk_histograms(self, histogram):
-        """The scratch of chunks of rows for sparse X's builds by row: none
-        (one chunk) unless its ROW_CHUNKS - 1 histograms take at most a
-        quarter of SPARSE_HIST_CACHE_BYTES, the memory bound of sparse X's
-        histograms (100,000 x 10,000 at 1% had 3 x 76 MB more without it)."""
-        if histogram.nbytes * (ROW_CHUNKS - 1) * 4 > SPARSE_HIST_CACHE_BYTES:
-            return np.empty((0,) + histogram.shape)
-        return self._row_chunk_histograms(histogram.shape)
 
     def _skipping(self, nodes):
         """build_histograms' skipped_bins and totals arguments for nodes."""

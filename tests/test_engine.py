@@ -288,6 +288,37 @@ def test_common_bins_and_their_shares_of_the_rows():
                                            0.499])
 
 
+def test_histograms_by_row_keep_one_chunk_when_their_scratch_is_large(monkeypatch):
+    """Chunks of rows need ROW_CHUNKS - 1 scratch histograms; where those would
+    take more than a quarter of the histogram cache's bound a build by row
+    keeps one chunk, and grows the same trees."""
+    from gbmo import grower
+
+    rng = np.random.default_rng(12)
+    X = (rng.random((20000, 20)) < 0.05).astype(float)  # every feature built by row
+    y = X @ rng.normal(size=20) + 0.1 * rng.normal(size=20000)
+    asked = []
+    chunk_histograms = grower.GrowerWorkspace.row_chunk_histograms
+
+    def spy(workspace, shape, value_bins):
+        asked.append(shape)
+        return chunk_histograms(workspace, shape, value_bins)
+
+    monkeypatch.setattr(grower.GrowerWorkspace, "row_chunk_histograms", spy)
+    params = {"max_leaves": 15, "verbosity": -1, "n_threads": 2}
+    chunked = gbmo.train(params, gbmo.Dataset(X, y), 3)
+    assert asked
+    asked.clear()
+    one_histogram = 20 * 3 * 2 * grower.HIST_ITEM_BYTES  # features x bins x [g, count]
+    monkeypatch.setattr(grower, "DENSE_HIST_CACHE_BYTES", 4 * one_histogram)
+    one_chunk = gbmo.train(params, gbmo.Dataset(X, y), 3)
+    assert not asked
+    for a, b in zip(chunked.trees, one_chunk.trees):
+        np.testing.assert_array_equal(a.node_feature, b.node_feature)
+        np.testing.assert_array_equal(a.node_bin, b.node_bin)
+    np.testing.assert_allclose(one_chunk.predict(X), chunked.predict(X), rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("params", [{}, {"growth": "depthwise", "max_depth": 4},
                                     {"objective": "softmax", "num_class": 3},
                                     {"tree_mode": "single_output"}])

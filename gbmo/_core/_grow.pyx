@@ -39,7 +39,6 @@ from ..parallel import PARALLEL_MIN_WORK
 from ._histogram import ROW_CHUNKS
 
 cdef Py_ssize_t parallel_min_work = PARALLEL_MIN_WORK
-cdef Py_ssize_t n_chunk_hists = ROW_CHUNKS - 1
 
 
 cdef inline uint64_t tree_key(uint64_t tree_seed, uint64_t purpose) noexcept nogil:
@@ -200,7 +199,8 @@ cdef struct Grow:
     const int64_t* indptr
     const uint32_t* entry_slot
     const unsigned char* wanted
-    HIST_t* chunk_hists               # _histogram.ROW_CHUNKS - 1 histograms, scratch
+    HIST_t* chunk_hists               # up to _histogram.ROW_CHUNKS - 1 histograms, scratch
+    Py_ssize_t n_chunk_hists
     double mean_entries_per_row
     # parameters
     double lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain
@@ -451,7 +451,7 @@ cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
                                   g.n_all_features, g.wanted, g.skipped_bins,
                                   g.n_bins_non_missing, g.rows + g.start[node], count, ordered,
                                   g.sums + node * g.width, histogram_of(g, node),
-                                  g.chunk_hists, n_chunk_hists, g.n_hist_bins, g.width,
+                                  g.chunk_hists, g.n_chunk_hists, g.n_hist_bins, g.width,
                                   threads_for(g, count * g.width * g.mean_entries_per_row))
 
 
@@ -1092,8 +1092,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
     histograms (n_slots, features, histogram bins, d + k + 1) with capacity
     the cache's bound (at least 2), skipped_bins (None: none), row_wise
     (None, or the RowEntries fields indptr, slot and n_histogram_bins, the
-    features wanted, _histogram.ROW_CHUNKS - 1 scratch histograms and the
-    mean entries per row), max_depth (<= 0: none);
+    features wanted, up to _histogram.ROW_CHUNKS - 1 scratch histograms
+    (none: one chunk of rows) and the mean entries per row), max_depth (<= 0: none);
     the features ascending.
     nodes (grower.GrownNodes) holds the arrays the nodes are written to, one
     entry per node in the order they were made, and `breadth_first`, their
@@ -1202,11 +1202,11 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         if indptr.shape[0] != X_binned.shape[1] + 1 or wanted.shape[0] != n_all_features \
                 or g.skipped_bins == NULL or indptr[0] != 0 \
                 or entry_slot.shape[0] != indptr[indptr.shape[0] - 1] \
-                or chunk_hists.shape[0] != ROW_CHUNKS - 1 \
+                or chunk_hists.shape[0] > ROW_CHUNKS - 1 \
                 or any(chunk_hists.shape[i] != histograms.shape[i] for i in range(1, 4)):
             raise ValueError("row_wise needs an indptr entry per row plus one (from 0 to its "
-                             "entries), a wanted flag per feature, ROW_CHUNKS - 1 histograms "
-                             "of the chunks, and skipped_bins")
+                             "entries), a wanted flag per feature, at most ROW_CHUNKS - 1 "
+                             "histograms of the chunks, and skipped_bins")
         if not _checked_before(row_wise, n_all_features, histograms.shape[2]):
             for i in range(1, indptr.shape[0]):
                 if indptr[i] < indptr[i - 1]:
@@ -1221,7 +1221,8 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         g.indptr = &indptr[0]
         g.entry_slot = &entry_slot[0] if entry_slot.shape[0] > 0 else NULL
         g.wanted = &wanted[0]
-        g.chunk_hists = &chunk_hists[0, 0, 0, 0]
+        g.chunk_hists = &chunk_hists[0, 0, 0, 0] if chunk_hists.shape[0] else NULL
+        g.n_chunk_hists = chunk_hists.shape[0]
         g.mean_entries_per_row = row_wise[5]
     if not _column_features_are_the_rest(features, column_features,
                                          None if row_wise is None else row_wise[3]):
