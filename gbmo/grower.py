@@ -328,15 +328,24 @@ class TreeGrower:
         # Sparse binned data has its own zero bins (SparseBinned.row_entries).
         self.skipped_bins = self.by_row = None
         self.column_features = features
+        # what _build_by_row reads: (indptr, slot, wanted, skipped_bins, mean
+        # entries per row) of the features built by row, None for none
+        self.row_wise = None
         if self.mixed:
             n_histogram_bins = bin_mapper.histogram_bins
-            self.sparse_wanted = np.zeros(n_features, dtype=np.uint8)
-            self.sparse_wanted[self.sparse_features] = 1
+            if len(self.sparse_features):
+                indptr, slot, zero_bins = X_binned.row_entries(n_histogram_bins)
+                wanted = np.zeros(n_features, dtype=np.uint8)
+                wanted[self.sparse_features] = 1
+                self.row_wise = (indptr, slot, wanted, zero_bins,
+                                 len(slot) / max(1, X_binned.n_rows))
         else:
             n_histogram_bins, self.skipped_bins, self.by_row = workspace.dense_layout(
                 X_binned, bin_mapper)
             if self.by_row is not None:
                 self.wanted, self.column_features = self.by_row.split(features)
+                self.row_wise = (self.by_row.indptr, self.by_row.slot, self.wanted,
+                                 self.skipped_bins, self.by_row.mean_entries_per_row)
         shape = (n_features, n_histogram_bins, self.width)
         # the length of a threshold split's table of flags (see _core.bin_flags)
         self.n_threshold_flags = bin_flags(bin_mapper.missing_bin, n_histogram_bins)
@@ -430,14 +439,8 @@ class TreeGrower:
                                  self._threads_for(node.count * self.width
                                                    * len(self.dense_features)),
                                  self.dense_columns, value_bins=self.value_bins)
-            if len(self.sparse_features):
-                indptr, slot, zero_bins = X.row_entries(histogram.shape[1])
-                work = node.count * self.width * len(slot) / max(1, X.n_rows)
-                build_histograms_by_row(indptr, slot, self.sparse_wanted, zero_bins, rows,
-                                        ordered, np.ascontiguousarray(node.sums,
-                                                                      dtype=HIST_DTYPE),
-                                        histogram, self._row_chunk_histograms(histogram.shape),
-                                        self._threads_for(work), self.value_bins)
+            if self.row_wise is not None:
+                self._build_by_row(rows, ordered, node.sums, histogram)
 
     def _skipping(self, nodes):
         """build_histograms' skipped_bins and totals arguments for nodes."""
@@ -446,13 +449,14 @@ class TreeGrower:
         return self.skipped_bins, np.array([node.sums for node in nodes], dtype=HIST_DTYPE)
 
     def _build_by_row(self, rows, ordered, sums, histogram):
-        """The row-wise features' histograms of one node (see ROW_WISE_SHARE)."""
-        entries = self.by_row
-        work = len(rows) * self.width * entries.mean_entries_per_row
-        build_histograms_by_row(entries.indptr, entries.slot, self.wanted, self.skipped_bins,
-                                rows, ordered, np.ascontiguousarray(sums, dtype=HIST_DTYPE),
-                                histogram, self._row_chunk_histograms(histogram.shape),
-                                self._threads_for(work), self.value_bins)
+        """The histograms of one node's features built by row (dense X's, see
+        ROW_WISE_SHARE; sparse X's sparse ones)."""
+        indptr, slot, wanted, skipped_bins, mean_entries_per_row = self.row_wise
+        build_histograms_by_row(indptr, slot, wanted, skipped_bins, rows, ordered,
+                                np.ascontiguousarray(sums, dtype=HIST_DTYPE), histogram,
+                                self._row_chunk_histograms(histogram.shape),
+                                self._threads_for(len(rows) * self.width * mean_entries_per_row),
+                                self.value_bins)
 
     def _build(self, node):
         """node's histogram; the root's sums (None until then) come from its
@@ -477,7 +481,7 @@ class TreeGrower:
         build_histograms(self.X_binned, rows, ordered, self.column_features, histogram,
                          self._threads_for(node.count * self.width * len(self.column_features)),
                          None, *self._skipping([node]), value_bins=self.value_bins)
-        if self.by_row is not None:
+        if self.row_wise is not None:
             self._build_by_row(rows, ordered, node.sums, histogram)
         return histogram
 
@@ -667,7 +671,7 @@ class TreeGrower:
                                   self._threads_for(len(rows) * self.width
                                                     * len(self.column_features)),
                                   None, *self._skipping(nodes), value_bins=self.value_bins)
-        if self.by_row is not None:
+        if self.row_wise is not None:
             for m, node in enumerate(nodes):
                 part = slice(offsets[m], offsets[m + 1])
                 self._build_by_row(rows[part], ordered[part], node.sums, histograms[m])

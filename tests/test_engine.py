@@ -288,7 +288,8 @@ def test_common_bins_and_their_shares_of_the_rows():
                                            0.499])
 
 
-def test_histograms_by_row_keep_one_chunk_when_their_scratch_is_large(monkeypatch):
+def test_histograms_by_row_keep_one_chunk_when_their_scratch_is_large(monkeypatch,
+                                                                      chunk_scratch_requests):
     """Chunks of rows need ROW_CHUNKS - 1 scratch histograms; where those would
     take more than a quarter of the histogram cache's bound a build by row
     keeps one chunk, and grows the same trees."""
@@ -297,14 +298,7 @@ def test_histograms_by_row_keep_one_chunk_when_their_scratch_is_large(monkeypatc
     rng = np.random.default_rng(12)
     X = (rng.random((20000, 20)) < 0.05).astype(float)  # every feature built by row
     y = X @ rng.normal(size=20) + 0.1 * rng.normal(size=20000)
-    asked = []
-    chunk_histograms = grower.GrowerWorkspace.row_chunk_histograms
-
-    def spy(workspace, shape, value_bins):
-        asked.append(shape)
-        return chunk_histograms(workspace, shape, value_bins)
-
-    monkeypatch.setattr(grower.GrowerWorkspace, "row_chunk_histograms", spy)
+    asked = chunk_scratch_requests
     params = {"max_leaves": 15, "verbosity": -1, "n_threads": 2}
     chunked = gbmo.train(params, gbmo.Dataset(X, y), 3)
     assert asked

@@ -415,21 +415,14 @@ def test_sparse_training_modes_and_validation_sets(extra, max_density):
     assert sparse.evals_result == dense.evals_result
 
 
-def test_one_hot_sparse_x_adds_large_nodes_in_chunks_as_dense_x_does(monkeypatch):
+def test_one_hot_sparse_x_adds_large_nodes_in_chunks_as_dense_x_does(chunk_scratch_requests):
     """Binary columns at 5%: sparse X's large nodes add their rows in chunks
     (the scratch is small), and the model is the dense X's, whose columns
     are built by row too, on one thread or two."""
     rng = np.random.default_rng(11)
     D = (rng.random((20000, 20)) < 0.05).astype(float)
     y = D @ rng.normal(size=20) + 0.1 * rng.normal(size=20000)
-    asked = []
-    chunk_histograms = gbmo.grower.GrowerWorkspace.row_chunk_histograms
-
-    def spy(workspace, shape, value_bins):
-        asked.append(shape)
-        return chunk_histograms(workspace, shape, value_bins)
-
-    monkeypatch.setattr(gbmo.grower.GrowerWorkspace, "row_chunk_histograms", spy)
+    asked = chunk_scratch_requests
     params = dict(PARAMS, max_leaves=15)
     dense = gbmo.train(params, gbmo.Dataset(D, y), 4)
     asked.clear()
