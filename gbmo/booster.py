@@ -26,7 +26,8 @@ from .params import GBMO_LOSSES_OBJECTIVES, checked_value, keys_naming, plugin_o
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, TreeFormatError, trees_from_dicts
-from .validation import as_pandas_table, check_features, is_dataframe, one_of, shortened
+from .validation import (as_pandas_table, check_features, column_names, is_dataframe,
+                         model_frame_values, one_of, shortened)
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 4
@@ -517,7 +518,7 @@ class Booster(JSONModel, TrainingRun):
     def _check_feature_names(self, X):
         if not is_dataframe(X) or self.feature_names is None:
             return
-        columns = [str(c) for c in X.columns]
+        columns = column_names(X)
         if columns != list(self.feature_names):
             missing = [name for name in self.feature_names if name not in columns]
             unknown = [name for name in columns if name not in self.feature_names]
@@ -535,10 +536,15 @@ class Booster(JSONModel, TrainingRun):
             raise TypeError("predict takes the rows' features (an array, a DataFrame or a scipy "
                             "sparse matrix), not a Dataset: pass its X (dataset.X); LightGBM "
                             "refuses a Dataset too")
-        X, _ = check_features(align_dataframe_categories(as_pandas_table(X),
-                                                         self.pandas_categories,
-                                                         self.n_features, self.feature_names),
-                              allow_no_rows=True)
+        # a model of category columns recodes them, and refuses numbers in their place
+        values = None if self.pandas_categories else model_frame_values(X, self.feature_names)
+        if values is None:
+            X, _ = check_features(align_dataframe_categories(as_pandas_table(X),
+                                                             self.pandas_categories,
+                                                             self.n_features, self.feature_names),
+                                  allow_no_rows=True)
+        else:
+            X = values
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"

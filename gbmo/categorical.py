@@ -28,7 +28,8 @@ import warnings
 
 import numpy as np
 
-from .validation import check_column_order, is_dataframe, is_scipy_sparse, user_stacklevel
+from .validation import (check_column_order, column_names, is_category_dtype, is_dataframe,
+                         is_scipy_sparse, user_stacklevel)
 
 # Categories are recorded as float64 in model files; every integer of this
 # size and below is exact there.
@@ -231,7 +232,7 @@ def dataframe_categories(X):
         return {}
     found = {}
     for i, dtype in enumerate(X.dtypes):
-        if str(dtype) != "category":
+        if not is_category_dtype(dtype):
             continue
         categories = [c.item() if isinstance(c, np.generic) else c
                       for c in X.iloc[:, i].cat.categories]
@@ -258,7 +259,7 @@ def recode(codes, categories, new_categories):
 def _is_text(column):
     """A DataFrame column of strings (object or a string dtype), missing
     values aside; not a category column, nor one of numbers."""
-    if str(column.dtype) == "category" or getattr(column.dtype, "kind", "O") in "biuf":
+    if is_category_dtype(column.dtype) or getattr(column.dtype, "kind", "O") in "biuf":
         return False
     from pandas.api.types import infer_dtype
 
@@ -277,7 +278,7 @@ def named_positions(X, categorical_feature, params=None):
     if not is_dataframe(X):
         return []
     params = params or {}
-    columns = [str(column) for column in X.columns]
+    columns = column_names(X)
     positions, unmatched = [], []
     for given in [categorical_feature] + [params[key] for key in
                                           keys_naming(params, "categorical_feature")]:

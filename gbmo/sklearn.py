@@ -64,7 +64,7 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
 from .validation import (as_pandas_table, check_dataframe_columns, check_init_score,
-                         check_weight, is_dataframe, numeric_frame, one_of)
+                         check_weight, is_dataframe, model_frame_values, numeric_frame, one_of)
 
 try:
     from sklearn.utils.validation import validate_data as _validate_data
@@ -1014,6 +1014,13 @@ class _GBMOModel(BaseEstimator):
     # -- predict ------------------------------------------------------------
     def _check_predict_X(self, X):
         check_is_fitted(self)
+        if not self.booster_.pandas_categories:
+            # scikit-learn's checks of such a frame pass (its names are
+            # feature_names_in_) and convert as model_frame_values does, but
+            # for a frame without rows, which they refuse
+            values = model_frame_values(X, getattr(self, "feature_names_in_", None))
+            if values is not None and values.shape[0] > 0:
+                return values
         X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features,
                        self.booster_.feature_names)
         return _validate_data(self, X, reset=False, **_X_CHECKS)
