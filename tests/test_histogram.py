@@ -350,6 +350,39 @@ def test_several_scattered_nodes_equal_one_node_at_a_time(dtype):
         np.testing.assert_allclose(together[m], expected, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("k_kind", ["0", "1"])  # one output: rows of 2 and 3 values
+@pytest.mark.parametrize("n_node_rows", [71, 72, 73, 74, 75, 161])
+@pytest.mark.parametrize("in_runs", [False, True])
+@pytest.mark.parametrize("skip", [False, True])
+def test_one_output_rows_split_over_four_histograms_match_add_at(k_kind, n_node_rows, in_runs,
+                                                                  skip):
+    """A node of at least 8 rows per used bin adds one output's rows into four
+    histograms in turn, then sums them (with a skipped bin, every row, the
+    skipped bin then overwritten from the totals): 71 rows of 9 bins stay
+    below that, the others cover every remainder of rows over the four; bins
+    in runs (a sorted column) or at random; a missing value too."""
+    rng = np.random.default_rng(n_node_rows)
+    n_bins, n_rows, n_features = 10, 200, 3  # values 0 .. 8 plus missing
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, 1,
+                                     hess_width(k_kind, 1))
+    X_binned[2, rng.random(n_rows) < 0.6] = 3
+    X_binned[1, ::7] = np.iinfo(X_binned.dtype).max
+    rows = random_rows(rng, n_rows, n_node_rows)
+    if in_runs:
+        X_binned[:, np.sort(rows)] = np.sort(X_binned[:, rows], axis=1)
+        rows = np.sort(rows)
+    ordered = gathered(grad, hess, rows)
+    features = np.arange(n_features, dtype=np.int32)
+    skipped = np.array([-1, n_bins - 1, 3], dtype=np.int32) if skip else None
+    totals = ordered.astype(np.float64).sum(axis=0)[None] if skip else None
+    hist = np.full((n_features, n_bins, ordered.shape[1]), SENTINEL)
+    build_histograms(X_binned, rows, ordered, features, hist, 1, None, skipped, totals)
+    expected = reference_histograms(np.minimum(X_binned, n_bins - 1), rows, ordered, features,
+                                    n_bins, n_features)
+    np.testing.assert_array_equal(hist[..., -1], expected[..., -1])  # counts exact
+    np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-12)
+
+
 # -- skipped bins ---------------------------------------------------------------
 @pytest.mark.parametrize("k_kind", ["0", "1", "d"])
 @pytest.mark.parametrize("d", [1, 2, 5, 8, 20])  # rows of 9 values or more take the C loop
