@@ -331,7 +331,8 @@ def test_skipping_common_bins_grows_the_same_trees(monkeypatch, params):
     y = Y if "num_class" not in params else np.digitize(Y[:, 0], [-0.1, 0.1])
     common = dict(verbosity=0, max_leaves=15, learning_rate=0.3, **params)
     skipping = gbmo.train(common, gbmo.Dataset(X, y), 5)
-    monkeypatch.setattr(grower, "ROW_WISE_SHARE", 2.0)  # skipping column by column only
+    # skipping column by column, as where the entries' slots pass 32 bits
+    monkeypatch.setattr(grower, "MAX_ROW_WISE_SLOTS", 0)
     by_column = gbmo.train(common, gbmo.Dataset(X, y), 5)
     monkeypatch.setattr(grower, "SKIP_BIN_SHARE", 2.0)  # no bin holds twice the rows
     adding = gbmo.train(common, gbmo.Dataset(X, y), 5)
