@@ -350,21 +350,23 @@ def test_several_scattered_nodes_equal_one_node_at_a_time(dtype):
         np.testing.assert_allclose(together[m], expected, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("k_kind", ["0", "1"])  # one output: rows of 2 and 3 values
+# rows of 2, 3 (one output), 4, 5, 7, 8 and 9 values (the last not split)
+@pytest.mark.parametrize("d, k_kind", [(1, "0"), (1, "1"), (3, "0"), (2, "1"), (3, "d"),
+                                       (7, "0"), (4, "d")])
 @pytest.mark.parametrize("n_node_rows", [71, 72, 73, 74, 75, 161])
 @pytest.mark.parametrize("in_runs", [False, True])
 @pytest.mark.parametrize("skip", [False, True])
-def test_one_output_rows_split_over_four_histograms_match_add_at(k_kind, n_node_rows, in_runs,
-                                                                  skip):
-    """A node of at least 8 rows per used bin adds one output's rows into four
-    histograms in turn, then sums them (with a skipped bin, every row, the
-    skipped bin then overwritten from the totals): 71 rows of 9 bins stay
+def test_rows_of_a_few_values_split_over_four_histograms_match_add_at(d, k_kind, n_node_rows,
+                                                                      in_runs, skip):
+    """A node of at least 8 rows per used bin adds rows of up to 8 values into
+    four histograms in turn, then sums them (with a skipped bin, every row,
+    the skipped bin then overwritten from the totals): 71 rows of 9 bins stay
     below that, the others cover every remainder of rows over the four; bins
     in runs (a sorted column) or at random; a missing value too."""
     rng = np.random.default_rng(n_node_rows)
     n_bins, n_rows, n_features = 10, 200, 3  # values 0 .. 8 plus missing
-    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, 1,
-                                     hess_width(k_kind, 1))
+    X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, d,
+                                     hess_width(k_kind, d))
     X_binned[2, rng.random(n_rows) < 0.6] = 3
     X_binned[1, ::7] = np.iinfo(X_binned.dtype).max
     rows = random_rows(rng, n_rows, n_node_rows)
