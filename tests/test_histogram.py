@@ -353,34 +353,34 @@ def test_several_scattered_nodes_equal_one_node_at_a_time(dtype):
 # rows of 2, 3 (one output), 4, 5, 7, 8 and 9 values (the last not split)
 @pytest.mark.parametrize("d, k_kind", [(1, "0"), (1, "1"), (3, "0"), (2, "1"), (3, "d"),
                                        (7, "0"), (4, "d")])
-@pytest.mark.parametrize("n_node_rows", [71, 72, 73, 74, 75, 161])
+@pytest.mark.parametrize("n_node_rows", [79, 80, 81, 82, 83, 161])
 @pytest.mark.parametrize("in_runs", [False, True])
-@pytest.mark.parametrize("skip", [False, True])
 def test_rows_of_a_few_values_split_over_four_histograms_match_add_at(d, k_kind, n_node_rows,
-                                                                      in_runs, skip):
+                                                                      in_runs):
     """A node of at least 8 rows per used bin adds rows of up to 8 values into
-    four histograms in turn, then sums them (with a skipped bin, every row,
-    the skipped bin then overwritten from the totals): 71 rows of 9 bins stay
-    below that, the others cover every remainder of rows over the four; bins
-    in runs (a sorted column) or at random; a missing value too."""
+    four histograms in turn, then sums them: 79 rows of 9 value bins (and
+    the missing one) stay below that, 80 to 83 cover every remainder of rows
+    over the four; a feature of 5 value bins (value_bins) takes them all and
+    leaves its histogram's rows between those and the missing row as they
+    were; bins in runs (a sorted column) or at random; missing values too."""
     rng = np.random.default_rng(n_node_rows)
     n_bins, n_rows, n_features = 10, 200, 3  # values 0 .. 8 plus missing
     X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, d,
                                      hess_width(k_kind, d))
-    X_binned[2, rng.random(n_rows) < 0.6] = 3
     X_binned[1, ::7] = np.iinfo(X_binned.dtype).max
+    X_binned[2] = np.where(rng.random(n_rows) < 0.6, 3, X_binned[2] % 5)
+    value_bins = np.array([9, 9, 5], dtype=np.int32)
     rows = random_rows(rng, n_rows, n_node_rows)
     if in_runs:
         X_binned[:, np.sort(rows)] = np.sort(X_binned[:, rows], axis=1)
         rows = np.sort(rows)
     ordered = gathered(grad, hess, rows)
     features = np.arange(n_features, dtype=np.int32)
-    skipped = np.array([-1, n_bins - 1, 3], dtype=np.int32) if skip else None
-    totals = ordered.astype(np.float64).sum(axis=0)[None] if skip else None
     hist = np.full((n_features, n_bins, ordered.shape[1]), SENTINEL)
-    build_histograms(X_binned, rows, ordered, features, hist, 1, None, skipped, totals)
+    build_histograms(X_binned, rows, ordered, features, hist, 1, value_bins=value_bins)
     expected = reference_histograms(np.minimum(X_binned, n_bins - 1), rows, ordered, features,
                                     n_bins, n_features)
+    expected[2, 5:n_bins - 1] = SENTINEL  # never written
     np.testing.assert_array_equal(hist[..., -1], expected[..., -1])  # counts exact
     np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-12)
 

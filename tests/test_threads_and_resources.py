@@ -115,6 +115,35 @@ def test_n_threads_one_starts_no_openmp_thread():
     assert started_by_two > 0  # the check can see an OpenMP team when there is one
 
 
+_SMALL_STACKS_SCRIPT = textwrap.dedent("""
+    import threading
+    import numpy as np
+    import gbmo
+    rng = np.random.default_rng(0)
+    X = np.sort(rng.integers(0, 8, size=(20_000, 5)).astype(float), axis=0)
+    Y = np.c_[X[:, 0] + X[:, 1], X[:, 2], X[:, 3] - X[:, 4]]
+    threading.stack_size(64 * 1024)
+    fits = []
+    for y in (Y[:, 0], Y):  # rows of 2 and 4 values
+        worker = threading.Thread(target=lambda y=y: fits.append(
+            gbmo.train({"verbosity": 0, "n_threads": 2}, gbmo.Dataset(X, y), 3)))
+        worker.start()
+        worker.join()
+    print(len(fits))
+""")
+
+
+def test_training_fits_in_small_thread_stacks():
+    """The histogram kernels' scratch (add_rows_interleaved's 48 KB) is
+    thread-local storage, not stack: on the stack a training thread of 64
+    KB, and OpenMP threads of OMP_STACKSIZE=48K, crashed the process."""
+    result = subprocess.run([sys.executable, "-c", _SMALL_STACKS_SCRIPT], capture_output=True,
+                            text=True, cwd=tempfile.gettempdir(), timeout=120,
+                            env={**os.environ, "OMP_STACKSIZE": "48K"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2"]
+
+
 def _cycle(path, seed):
     rng = np.random.default_rng(seed)
     X_small = rng.normal(size=(200, 4))

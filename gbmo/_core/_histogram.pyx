@@ -149,22 +149,26 @@ cdef inline void zero_feature(HIST_t* feature_hist, Py_ssize_t n_bins, Py_ssize_
         feature_hist[j] = 0.0
 
 
+cdef extern from "interleaved_scratch.h" nogil:
+    # add_rows_interleaved's histograms (the node's own and this thread's
+    # others), their most rows and values a row
+    const Py_ssize_t GBMO_INTERLEAVED_HISTOGRAMS
+    const Py_ssize_t GBMO_INTERLEAVED_HIST_ROWS
+    const Py_ssize_t GBMO_INTERLEAVED_MAX_WIDTH
+    HIST_t* gbmo_thread_interleaved_histograms()
+
+
 cdef enum:
-    # add_rows_interleaved's histograms: four, the other three on the stack,
-    # of at most 8-bit bins' 256 rows of up to 8 values (below the AVX2 loop's
-    # GBMO_WIDE_ROW)
-    INTERLEAVED_HISTOGRAMS = 4
-    INTERLEAVED_HIST_ROWS = 256
-    INTERLEAVED_MAX_WIDTH = 8
-    # their zeroing and summing cost passes over the used rows, worth it from
-    # this many of the node's rows per row
+    # add_rows_interleaved's zeroing and summing of its other histograms cost
+    # passes over the used rows, worth it from this many of the node's rows
+    # per row
     INTERLEAVED_MIN_ROWS_PER_BIN = 8
 
 
 cdef inline bint interleaves(Py_ssize_t n_rows, Py_ssize_t width, Py_ssize_t n_bins,
                              Py_ssize_t used) noexcept nogil:
     """Whether a feature's rows are added by add_rows_interleaved."""
-    return (width <= INTERLEAVED_MAX_WIDTH and n_bins <= INTERLEAVED_HIST_ROWS
+    return (width <= GBMO_INTERLEAVED_MAX_WIDTH and n_bins <= GBMO_INTERLEAVED_HIST_ROWS
             and n_rows >= INTERLEAVED_MIN_ROWS_PER_BIN * (used + 1))
 
 
@@ -173,36 +177,36 @@ cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* row
                                              Py_ssize_t width, Py_ssize_t n_bins,
                                              Py_ssize_t used, Py_ssize_t ahead,
                                              HIST_t* feature_hist) noexcept nogil:
-    """Adds every row of 2 to INTERLEAVED_MAX_WIDTH values (one output's 2 or
-    3, a few outputs') to a zeroed feature_hist of n_bins <=
-    INTERLEAVED_HIST_ROWS rows, row i into histogram i mod 4 (feature_hist
-    or one of three on the stack), which are then added to it. An add waits
-    for the store of the one before it into the same bin, so a run of rows
-    of one bin (a common value, a sorted or clustered column) was one chain
-    of store-to-load latencies: 2.7 ns an add against 0.8 for bins in random
-    order (one output, 5,000 rows, 8 bins); four histograms make four chains
-    (0.8 and 0.65). Rows of 4 to 8 values in runs: 1.3-2.1x faster; at random
+    """Adds every row of 2 to GBMO_INTERLEAVED_MAX_WIDTH values (one output's
+    2 or 3, a few outputs') to a zeroed feature_hist of n_bins <=
+    GBMO_INTERLEAVED_HIST_ROWS rows, row i into histogram i mod 4
+    (feature_hist or one of this thread's three, interleaved_scratch.h),
+    which are then added to it. An add waits for the store of the one
+    before it into the same bin, so a run of rows of one bin (a common
+    value, a sorted or clustered column) was one chain of store-to-load
+    latencies: 2.7 ns an add against 0.8 for bins in random order (one
+    output, 5,000 rows, 8 bins); four histograms make four chains (0.8 and
+    0.65). Rows of 4 to 8 values in runs: 1.3-2.1x faster; at random
     0.93-1.07x (the three more histograms' zeroing and sums)."""
-    cdef HIST_t stack_histograms[(INTERLEAVED_HISTOGRAMS - 1) * INTERLEAVED_HIST_ROWS
-                                 * INTERLEAVED_MAX_WIDTH]
-    cdef HIST_t* histograms[INTERLEAVED_HISTOGRAMS]
+    cdef HIST_t* others = gbmo_thread_interleaved_histograms()
+    cdef HIST_t* histograms[4]  # GBMO_INTERLEAVED_HISTOGRAMS
     cdef Py_ssize_t i, j, h, missing_row = n_bins - 1
-    cdef Py_ssize_t n_whole = n_rows - n_rows % INTERLEAVED_HISTOGRAMS
+    cdef Py_ssize_t n_whole = n_rows - n_rows % GBMO_INTERLEAVED_HISTOGRAMS
     cdef HIST_t* row_0
     cdef HIST_t* row_1
     cdef HIST_t* row_2
     cdef HIST_t* row_3
     cdef const G_H_t* grad_rows
     histograms[0] = feature_hist
-    for h in range(1, INTERLEAVED_HISTOGRAMS):
-        histograms[h] = stack_histograms + (h - 1) * n_bins * width
+    for h in range(1, GBMO_INTERLEAVED_HISTOGRAMS):
+        histograms[h] = others + (h - 1) * n_bins * width
         zero_feature(histograms[h], n_bins, used, width)
     # one output's adds written out: a loop over the four histograms was 20%
     # slower, and a test of the width within the loop 15%
     i = 0
     if width == 2:
         while i < n_whole:
-            for h in range(INTERLEAVED_HISTOGRAMS):
+            for h in range(GBMO_INTERLEAVED_HISTOGRAMS):
                 gbmo_prefetch_bin(column, rows, i + h, ahead, n_rows)
             row_0 = histograms[0] + histogram_row(column[rows[i]], missing_row) * 2
             row_1 = histograms[1] + histogram_row(column[rows[i + 1]], missing_row) * 2
@@ -217,10 +221,10 @@ cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* row
             row_2[1] += grad_rows[5]
             row_3[0] += grad_rows[6]
             row_3[1] += grad_rows[7]
-            i += INTERLEAVED_HISTOGRAMS
+            i += GBMO_INTERLEAVED_HISTOGRAMS
     elif width > 3:
         while i < n_whole:
-            for h in range(INTERLEAVED_HISTOGRAMS):
+            for h in range(GBMO_INTERLEAVED_HISTOGRAMS):
                 gbmo_prefetch_bin(column, rows, i + h, ahead, n_rows)
             row_0 = histograms[0] + histogram_row(column[rows[i]], missing_row) * width
             row_1 = histograms[1] + histogram_row(column[rows[i + 1]], missing_row) * width
@@ -235,10 +239,10 @@ cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* row
                 row_2[j] += grad_rows[2 * width + j]
             for j in range(width):
                 row_3[j] += grad_rows[3 * width + j]
-            i += INTERLEAVED_HISTOGRAMS
+            i += GBMO_INTERLEAVED_HISTOGRAMS
     else:
         while i < n_whole:
-            for h in range(INTERLEAVED_HISTOGRAMS):
+            for h in range(GBMO_INTERLEAVED_HISTOGRAMS):
                 gbmo_prefetch_bin(column, rows, i + h, ahead, n_rows)
             row_0 = histograms[0] + histogram_row(column[rows[i]], missing_row) * 3
             row_1 = histograms[1] + histogram_row(column[rows[i + 1]], missing_row) * 3
@@ -257,12 +261,12 @@ cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* row
             row_3[0] += grad_rows[9]
             row_3[1] += grad_rows[10]
             row_3[2] += grad_rows[11]
-            i += INTERLEAVED_HISTOGRAMS
+            i += GBMO_INTERLEAVED_HISTOGRAMS
     for i in range(n_whole, n_rows):
         row_0 = feature_hist + histogram_row(column[rows[i]], missing_row) * width
         for j in range(width):
             row_0[j] += ordered[i * width + j]
-    for h in range(1, INTERLEAVED_HISTOGRAMS):
+    for h in range(1, GBMO_INTERLEAVED_HISTOGRAMS):
         for j in range(used * width):
             feature_hist[j] += histograms[h][j]
         for j in range(missing_row * width, n_bins * width):
@@ -351,13 +355,7 @@ cdef inline void accumulate_feature_but_one_bin(const X_BINNED_t* column, const 
     cdef HIST_t* bin_row
     cdef const G_H_t* grad_row
     zero_feature(feature_hist, n_bins, used, width)
-    if interleaves(n_rows, width, n_bins, used):
-        # every row, the skipped bin's too (which fill_skipped_bin then
-        # overwrites): without the test, whose branch mispredicted on the
-        # columns that skip (their bin holds 50-70% of the rows)
-        add_rows_interleaved(column, rows, n_rows, ordered, width, n_bins, used, ahead,
-                             feature_hist)
-    elif width >= GBMO_WIDE_ROW:
+    if width >= GBMO_WIDE_ROW:
         add_wide_rows(column, rows, n_rows, ordered, width, missing_row, skipped, ahead,
                       feature_hist)
     else:
