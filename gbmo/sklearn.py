@@ -1016,8 +1016,9 @@ class _GBMOModel(BaseEstimator):
         check_is_fitted(self)
         if not self.booster_.pandas_categories:
             # scikit-learn's checks of such a frame pass (its names are
-            # feature_names_in_) and convert as model_frame_values does, but
-            # for a frame without rows, which they refuse
+            # feature_names_in_) and give the same values (float32 ones where
+            # a bool column joins float32 ones), but for a frame without
+            # rows, which they refuse
             values = model_frame_values(X, getattr(self, "feature_names_in_", None))
             if values is not None and values.shape[0] > 0:
                 return values
