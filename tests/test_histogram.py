@@ -357,12 +357,14 @@ def test_several_scattered_nodes_equal_one_node_at_a_time(dtype):
 @pytest.mark.parametrize("in_runs", [False, True])
 def test_rows_of_a_few_values_split_over_four_histograms_match_add_at(d, k_kind, n_node_rows,
                                                                       in_runs):
-    """A node of at least 8 rows per used bin adds rows of up to 8 values into
-    four histograms in turn, then sums them: 79 rows of 9 value bins (and
-    the missing one) stay below that, 80 to 83 cover every remainder of rows
-    over the four; a feature of 5 value bins (value_bins) takes them all and
-    leaves its histogram's rows between those and the missing row as they
-    were; bins in runs (a sorted column) or at random; missing values too."""
+    """A node of at least 8 rows per used bin, whose first rows repeat bins
+    often, adds rows of up to 8 values into four histograms in turn, then
+    sums them: 79 rows of 9 value bins (and the missing one) stay below
+    that, 80 to 83 cover every remainder of rows over the four; a feature of
+    5 value bins (value_bins) takes them all and leaves its histogram's rows
+    between those and the missing row as they were; bins in runs (a sorted
+    column: four histograms) or at random (one or four); missing values
+    too."""
     rng = np.random.default_rng(n_node_rows)
     n_bins, n_rows, n_features = 10, 200, 3  # values 0 .. 8 plus missing
     X_binned, grad, hess = make_data(rng, n_rows, n_features, n_bins - 1, d,
