@@ -215,8 +215,9 @@ cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* row
     for h in range(1, GBMO_INTERLEAVED_HISTOGRAMS):
         histograms[h] = others + (h - 1) * n_bins * width
         zero_feature(histograms[h], n_bins, used, width)
-    # one output's adds written out: a loop over the four histograms was 20%
-    # slower, and a test of the width within the loop 15%
+    # one output's adds written out, a loop for each width: a loop over the
+    # four histograms was 20% slower, a test of the width within the loop
+    # 15%, and one inlined function called with the width a constant 16%
     i = 0
     if width == 2:
         while i < n_whole:
