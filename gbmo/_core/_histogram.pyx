@@ -187,10 +187,9 @@ cdef inline bint interleaves(const X_BINNED_t* column, const ROW_t* rows, Py_ssi
 
 
 cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* rows,
-                                             Py_ssize_t n_rows, const G_H_t* ordered,
-                                             Py_ssize_t width, Py_ssize_t n_bins,
-                                             Py_ssize_t used, Py_ssize_t ahead,
-                                             HIST_t* feature_hist) noexcept nogil:
+                                      Py_ssize_t n_rows, const G_H_t* ordered, Py_ssize_t width,
+                                      Py_ssize_t n_bins, Py_ssize_t used, Py_ssize_t ahead,
+                                      HIST_t* feature_hist) noexcept nogil:
     """Adds every row of 2 to GBMO_INTERLEAVED_MAX_WIDTH values (one output's
     2 or 3, a few outputs') to a zeroed feature_hist of n_bins <=
     GBMO_INTERLEAVED_HIST_ROWS rows, row i into histogram i mod 4
@@ -200,8 +199,7 @@ cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* row
     value, a sorted or clustered column) was one chain of store-to-load
     latencies: 2.7 ns an add against 0.8 for bins in random order (one
     output, 5,000 rows, 8 bins); four histograms make four chains (0.8 and
-    0.65). Rows of 4 to 8 values in runs: 1.3-2.1x faster; at random
-    0.93-1.07x (the three more histograms' zeroing and sums)."""
+    0.65). Rows of 4 to 8 values in runs: 1.3-2.1x faster."""
     cdef HIST_t* others = gbmo_thread_interleaved_histograms()
     cdef HIST_t* histograms[4]  # GBMO_INTERLEAVED_HISTOGRAMS
     cdef Py_ssize_t i, j, h, missing_row = n_bins - 1
