@@ -1022,6 +1022,12 @@ class _GBMOModel(BaseEstimator):
             values = model_frame_values(X, getattr(self, "feature_names_in_", None))
             if values is not None and values.shape[0] > 0:
                 return values
+        if (type(X) is np.ndarray and X.dtype in _X_CHECKS["dtype"] and X.ndim == 2
+                and X.shape[0] > 0 and X.shape[1] == self.n_features_in_
+                and not hasattr(self, "feature_names_in_")):
+            # what scikit-learn's checks return for it, without their 60 us;
+            # fitted on names, they warn of an array's missing ones
+            return X
         X = _numeric_X(X, self.booster_.pandas_categories, self.booster_.n_features,
                        self.booster_.feature_names)
         return _validate_data(self, X, reset=False, **_X_CHECKS)

@@ -225,6 +225,26 @@ def test_feature_names_in_only_with_string_column_names():
         plain.predict(X[:, :4])
 
 
+def test_arrays_go_straight_to_the_booster_where_scikit_learn_would_pass_them():
+    """An estimator fitted without names hands a float array of its width to
+    the booster unchecked (scikit-learn's checks took 60 us of an 80 us
+    one-row call); the others keep scikit-learn's checks and messages."""
+    pd = pytest.importorskip("pandas")
+    X, y = _noisy_regression(200)
+    plain = GBMORegressor(n_estimators=5).fit(X, y)
+    for rows in (X, X[:1], X.astype(np.float32), X[::2], np.asfortranarray(X)):
+        np.testing.assert_array_equal(plain.predict(rows), plain.booster_.predict(rows))
+    np.testing.assert_array_equal(plain.predict(X.tolist()), plain.predict(X))
+    np.testing.assert_array_equal(plain.predict(X.astype(int)), plain.predict(X.astype(int) * 1.0))
+    with pytest.raises(ValueError, match="features"):
+        plain.predict(X[:, :4])
+    with pytest.raises(ValueError, match="0 sample"):
+        plain.predict(X[:0])
+    named = GBMORegressor(n_estimators=5).fit(pd.DataFrame(X, columns=list("abcde")), y)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        named.predict(X)
+
+
 @pytest.mark.parametrize("params, name", [
     ({"max_leaves": 1}, "max_leaves"),
     ({"learning_rate": -0.1}, "learning_rate"),
