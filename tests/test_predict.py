@@ -221,15 +221,16 @@ def chain_tree(length, d, rng):
     return tree
 
 
-@pytest.mark.parametrize("n_rows", [1, 15, 16, 17, 50])
+@pytest.mark.parametrize("n_rows", [1, 2, 3, 5, 10, 15, 16, 17, 31, 32, 33, 47, 50])
 def test_rows_in_partial_blocks_are_predicted(n_rows):
-    """Rows walk the trees 16 at a time: fewer rows than a block, and a last
-    block cut anywhere, on trees of different depths."""
+    """Rows walk the trees 16 at a time, or in as many smaller blocks as
+    threads when they are fewer than 16 a thread: fewer rows than a block,
+    and a last block cut anywhere, on trees of different depths."""
     rng = np.random.default_rng(n_rows)
     trees = forest_of(rng, 5, 4, 2, max_depth=6)
     forest = _PackedForest(trees)
     X = make_X(rng, n_rows, 4)
-    for n_threads in (1, 2):
+    for n_threads in (1, 2, 3):
         np.testing.assert_allclose(kernel_raw(forest, X, np.zeros(2), n_threads),
                                    reference_predict_raw(trees, X), rtol=1e-12, atol=1e-12)
         leaf = np.empty((n_rows, 5), dtype=NODE_DTYPE)

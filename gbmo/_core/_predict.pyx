@@ -188,6 +188,15 @@ cdef inline void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows,
             out[r * trees.n_trees + t] = trees.leaf[node[r]]
 
 
+cdef inline Py_ssize_t rows_per_block(Py_ssize_t n, int n_threads) noexcept nogil:
+    """Rows a block walks together: BLOCK_ROWS, but fewer when the rows make
+    fewer blocks than threads, so that a request of 10 rows is two blocks of
+    5 on two threads, not one block on one."""
+    if n_threads <= 1 or n >= BLOCK_ROWS * n_threads:
+        return BLOCK_ROWS
+    return (n + n_threads - 1) // n_threads
+
+
 def predict_raw(const X_IN_t[:, :] X,
                 const NODE_t[::1] tree_roots,
                 const int[::1] tree_depth,
@@ -213,22 +222,23 @@ def predict_raw(const X_IN_t[:, :] X,
     check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     if n == 0:
         return
+    cdef Py_ssize_t block_rows = rows_per_block(n, n_threads)
     # One loop per kind of forest, so that each walk is compiled with its flag
     # a constant: the compiler outlines a parallel loop's body before it could
     # fold in a flag passed down, and the test inside one loop cost forests
     # without categorical splits 11-17% (review 5, benchmarks/README.md).
     if trees.category_words == NULL:
-        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+        for block in prange((n + block_rows - 1) // block_rows, nogil=True, schedule="static",
                             num_threads=n_threads, use_threads_if=n_threads > 1):
-            first = block * BLOCK_ROWS
-            predict_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
+            first = block * block_rows
+            predict_block(&X[first, 0], min(block_rows, n - first), row_stride, feature_stride,
                           X.shape[1], &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
                           &init_score[0], &out[first, 0], d, False)
     else:
-        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+        for block in prange((n + block_rows - 1) // block_rows, nogil=True, schedule="static",
                             num_threads=n_threads, use_threads_if=n_threads > 1):
-            first = block * BLOCK_ROWS
-            predict_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride, feature_stride,
+            first = block * block_rows
+            predict_block(&X[first, 0], min(block_rows, n - first), row_stride, feature_stride,
                           X.shape[1], &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
                           &init_score[0], &out[first, 0], d, True)
 
@@ -248,17 +258,18 @@ def predict_leaf_raw(const X_IN_t[:, :] X,
     cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value, category_words)
     if n == 0 or trees.n_trees == 0:
         return
+    cdef Py_ssize_t block_rows = rows_per_block(n, n_threads)
     if trees.category_words == NULL:  # one loop per kind of forest, as in predict_raw
-        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+        for block in prange((n + block_rows - 1) // block_rows, nogil=True, schedule="static",
                             num_threads=n_threads, use_threads_if=n_threads > 1):
-            first = block * BLOCK_ROWS
-            leaves_of_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride,
+            first = block * block_rows
+            leaves_of_block(&X[first, 0], min(block_rows, n - first), row_stride,
                             feature_stride, X.shape[1], &trees, &out[first, 0], False)
     else:
-        for block in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS, nogil=True, schedule="static",
+        for block in prange((n + block_rows - 1) // block_rows, nogil=True, schedule="static",
                             num_threads=n_threads, use_threads_if=n_threads > 1):
-            first = block * BLOCK_ROWS
-            leaves_of_block(&X[first, 0], min(BLOCK_ROWS, n - first), row_stride,
+            first = block * block_rows
+            leaves_of_block(&X[first, 0], min(block_rows, n - first), row_stride,
                             feature_stride, X.shape[1], &trees, &out[first, 0], True)
 
 
