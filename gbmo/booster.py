@@ -27,7 +27,7 @@ from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, TreeFormatError, trees_from_dicts
 from .validation import (as_pandas_table, check_features, column_names, is_dataframe,
-                         model_frame_values, one_of, shortened)
+                         is_pandas, model_frame_values, one_of, shortened)
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 4
@@ -598,9 +598,14 @@ class Booster(JSONModel, TrainingRun):
         output_margin=True the raw scores."""
         raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
-        X = as_pandas_table(one_of("X", X, "data", data))
+        X = one_of("X", X, "data", data)
         if X is None:
             raise ValueError("predict needs the features: X (or data, LightGBM's name)")
+        if not is_pandas(X):
+            # another library's table, read as pandas' here for its names; a
+            # pandas frame's Arrow columns are read in _check_X, where a frame
+            # of the model's numeric columns skips that look (10 us a row)
+            X = as_pandas_table(X)
         n_threads = _threads_keyword(n_threads, kwargs)
         if validate_features:
             self._check_feature_names(X)

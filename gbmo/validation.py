@@ -41,7 +41,7 @@ def model_frame_values(X, feature_names):
     such a frame those checks pass and convert nothing, but they cost a
     one-row prediction far more than its trees (about 100 us on 30 columns:
     each X.dtypes makes a Series)."""
-    if feature_names is None or not _is_pandas(X):
+    if feature_names is None or not is_pandas(X):
         return None
     dtypes = X.dtypes
     if not all(isinstance(dtype, np.dtype) and dtype.kind in "biuf" for dtype in dtypes) \
@@ -51,7 +51,7 @@ def model_frame_values(X, feature_names):
     return X.to_numpy(dtype=np.float32 if single else np.float64)
 
 
-def _is_pandas(data, kind="DataFrame"):
+def is_pandas(data, kind="DataFrame"):
     """Whether data is a pandas DataFrame (or the pandas kind named), without
     importing pandas: data can only be one once pandas is loaded."""
     pandas = sys.modules.get("pandas")
@@ -232,7 +232,7 @@ def as_pandas_table(X, name="X"):
     columns become category columns. Errors call X name; other X as it is."""
     if isinstance(X, np.ndarray):  # the common case first: predict calls this for a row
         return X
-    if _is_pandas(X):
+    if is_pandas(X):
         return _arrow_dictionaries_as_categories(X)
     library = type(X).__module__.partition(".")[0]
     if not hasattr(X, "to_pandas"):
@@ -250,7 +250,7 @@ def as_pandas_table(X, name="X"):
                         "(pandas, and pyarrow for polars), or pass "
                         f"{name}.to_numpy(), which loses the column names and categorical "
                         "columns") from None
-    return _arrow_dictionaries_as_categories(table) if _is_pandas(table) else table
+    return _arrow_dictionaries_as_categories(table) if is_pandas(table) else table
 
 
 def user_stacklevel():
@@ -308,7 +308,7 @@ def check_features(X, name="X", allow_no_rows=False):
     Booster._check_X) before it comes here, through as_pandas_table.
     """
     feature_names = None
-    if _is_pandas(X, "Series"):  # one row of a frame (df.iloc[i]) or one column
+    if is_pandas(X, "Series"):  # one row of a frame (df.iloc[i]) or one column
         raise ValueError(f"{name} is a pandas Series, where a table of rows is taken: give one "
                          "row as a one-row DataFrame (df.iloc[[i]]), one feature as a column "
                          "(series.to_frame())")
@@ -357,9 +357,9 @@ def check_target(y, n_rows, name="y"):
     nullable (Int64, Float64, boolean) and object columns of numbers as
     float64, NaN where missing (pd.NA, None), which numpy would keep as
     objects."""
-    if _is_pandas(y, "Series"):
+    if is_pandas(y, "Series"):
         y = _target_values(y)
-    elif _is_pandas(y) and y.shape[1]:
+    elif is_pandas(y) and y.shape[1]:
         y = np.column_stack([_target_values(y.iloc[:, i]) for i in range(y.shape[1])])
     elif hasattr(y, "to_numpy"):
         y = y.to_numpy()
