@@ -149,6 +149,17 @@ cdef inline void zero_feature(HIST_t* feature_hist, Py_ssize_t n_bins, Py_ssize_
         feature_hist[j] = 0.0
 
 
+cdef inline void add_feature(HIST_t* feature_hist, const HIST_t* other, Py_ssize_t n_bins,
+                             Py_ssize_t used, Py_ssize_t width) noexcept nogil:
+    """Adds another histogram of the same feature (a chunk's, an interleaved
+    one's) to feature_hist, on the rows zero_feature zeroes."""
+    cdef Py_ssize_t j
+    for j in range(used * width):
+        feature_hist[j] += other[j]
+    for j in range((n_bins - 1) * width, n_bins * width):
+        feature_hist[j] += other[j]
+
+
 cdef extern from "interleaved_scratch.h" nogil:
     # add_rows_interleaved's histograms (the node's own and this thread's
     # others), their most rows and values a row
@@ -280,10 +291,7 @@ cdef inline void add_rows_interleaved(const X_BINNED_t* column, const ROW_t* row
         for j in range(width):
             row_0[j] += ordered[i * width + j]
     for h in range(1, GBMO_INTERLEAVED_HISTOGRAMS):
-        for j in range(used * width):
-            feature_hist[j] += histograms[h][j]
-        for j in range(missing_row * width, n_bins * width):
-            feature_hist[j] += histograms[h][j]
+        add_feature(feature_hist, histograms[h], n_bins, used, width)
 
 
 cdef inline void accumulate_feature(const X_BINNED_t* column, const ROW_t* rows,
@@ -723,10 +731,9 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
     chunk_hists n_chunk_hists histograms the shape of hist, the chunks'
     own)."""
     cdef Py_ssize_t size = n_features * n_bins * width
-    cdef Py_ssize_t summed = 0, n_chunks, chunk, first, stop, i, f, c, j, used
+    cdef Py_ssize_t summed = 0, n_chunks, chunk, first, stop, i, f, c, used
     cdef HIST_t* chunk_hist
     cdef HIST_t* feature_hist
-    cdef const HIST_t* other
     for f in range(n_features):
         if wanted[f]:
             summed += (value_rows(value_bins, f, n_bins) + 1) * width
@@ -753,11 +760,8 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
             feature_hist = hist + f * n_bins * width
             used = value_rows(value_bins, f, n_bins)
             for c in range(1, n_chunks):
-                other = chunk_hists + (c - 1) * size + f * n_bins * width
-                for j in range(used * width):
-                    feature_hist[j] += other[j]
-                for j in range((n_bins - 1) * width, n_bins * width):
-                    feature_hist[j] += other[j]
+                add_feature(feature_hist, chunk_hists + (c - 1) * size + f * n_bins * width,
+                            n_bins, used, width)
             fill_skipped_bin(feature_hist, n_bins, used, width, skipped_bins[f], totals)
 
 
