@@ -83,7 +83,7 @@ def save(estimator, filename):
     """Writes the estimator's Booster model with its state (see the module)."""
     params = estimator.get_params(deep=False)
     fitted = {key: value for key, value in vars(estimator).items()
-              if key not in params and key not in ("booster_", "_other_params", *_RECORDS)}
+              if key not in params and key not in ("booster_", "_other_names", *_RECORDS)}
     booster = estimator.booster_
     state = {"class": type(estimator).__name__,
              "params": {key: _encoded(value, key) for key, value in params.items()},

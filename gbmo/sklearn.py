@@ -476,9 +476,9 @@ class _GBMOModel(BaseEstimator):
         self.importance_type = importance_type
         self.class_weight = class_weight
         self.metric = metric
-        # gbmo.train's other parameters and LightGBM's names, as LightGBM's
-        # estimators take them (see get_params)
-        self._other_params = {}
+        # the names of gbmo.train's other parameters and LightGBM's names, as
+        # LightGBM's estimators take them; their values are attributes (see get_params)
+        self._other_names = ()
         # not set_params: every name given here counts, two of one parameter collide at fit
         self._hold_other_params(kwargs)
 
@@ -506,8 +506,10 @@ class _GBMOModel(BaseEstimator):
     def __setstate__(self, state):
         # An estimator pickled by an earlier gbmo lacks the parameters added
         # since (get_params, and so clone and fit, would fail): their defaults.
-        state = {**_constructor_defaults(), "_other_params": {}, **state}
+        state = {**_constructor_defaults(), **state}
         version = state.pop("_gbmo_pickle_version", 0)
+        # earlier gbmo kept the other parameters' values in a dict beside their attributes
+        state.setdefault("_other_names", tuple(state.pop("_other_params", ())))
         # defaults that were numbers are None now (gbmo.train's defaults, set
         # by other parameters), which an alias given later would collide with
         if version < 1 and state["lambda_l2"] == 1.0:
@@ -522,8 +524,11 @@ class _GBMOModel(BaseEstimator):
         set_params: any of gbmo.train's, by its name or an alias (LightGBM's
         num_leaves, reg_lambda, n_jobs, ...), as LightGBM's estimators take
         **kwargs. An alias replaces the named parameter it stands for, which
-        must then keep its default."""
-        return {**super().get_params(deep=deep), **self._other_params}
+        must then keep its default. Their values are the estimator's
+        attributes, as the named parameters' are, so that `est.num_leaves = 7`
+        counts as set_params(num_leaves=7) does."""
+        return {**super().get_params(deep=deep),
+                **{name: getattr(self, name) for name in self._other_names}}
 
     def set_params(self, **params):
         """As scikit-learn's, for the other parameters too; a parameter set
@@ -541,17 +546,23 @@ class _GBMOModel(BaseEstimator):
     def _hold_other_params(self, params):
         for key, value in params.items():
             setattr(self, key, value)
-            self._other_params[key] = value
+        # a new tuple rather than one changed in place, which a copy.copy of
+        # the estimator would share
+        self._other_names += tuple(key for key in params if key not in self._other_names)
+
+    def _other_param(self, name, default=None):
+        """The value of one of the other parameters, or default when not given."""
+        return getattr(self, name) if name in self._other_names else default
 
     def _forget_other_names(self, key, given, named):
         """Drops the other names of key's parameter that the estimator holds
         and `given` does not: its aliases among the other parameters, and the
         named parameter (back to its default) when key is an alias of it."""
         name = ALIASES.get(key, key)
-        for other in [k for k in self._other_params
-                      if k not in given and ALIASES.get(k, k) == name]:
-            del self._other_params[other]
+        forgotten = [k for k in self._other_names if k not in given and ALIASES.get(k, k) == name]
+        for other in forgotten:
             delattr(self, other)
+        self._other_names = tuple(k for k in self._other_names if k not in forgotten)
         if name != key and name in named and name not in given:
             setattr(self, name, _constructor_defaults()[name])
 
@@ -577,7 +588,7 @@ class _GBMOModel(BaseEstimator):
         params = {name: value for name, value in self.get_params(deep=False).items()
                   if name not in _ESTIMATOR_ONLY + leave_out}
         defaults = _constructor_defaults()
-        for alias in self._other_params:
+        for alias in self._other_names:
             if alias in _STOPPING_OPTIONS:  # fit hands them to its early stopping
                 del params[alias]
                 continue
@@ -634,11 +645,11 @@ class _GBMOModel(BaseEstimator):
         return n_estimators, rounds, float(fraction)
 
     def _check_stopping_options(self, rounds):
-        first_only = self._other_params.get("first_metric_only", False)
+        first_only = self._other_param("first_metric_only", False)
         if not isinstance(first_only, (bool, np.bool_)):
             raise ValueError(f"parameter 'first_metric_only' must be True or False, got "
                              f"{first_only!r}")
-        deltas = checked_min_delta(self._other_params.get("early_stopping_min_delta", 0.0))
+        deltas = checked_min_delta(self._other_param("early_stopping_min_delta", 0.0))
         # their defaults without early stopping do nothing, as in LightGBM (a
         # ported parameter set, a search over early_stopping_rounds=[None, 10])
         shaping = [name for name, value in (("first_metric_only", first_only),
@@ -704,7 +715,7 @@ class _GBMOModel(BaseEstimator):
         n_estimators, rounds, fraction = self._check_own_params()
         # XGBoost's eval_metric in the constructor replaces the objective's
         # metric (its functions join fit's, which LightGBM adds beside it)
-        own_names, own_functions = _eval_metrics(self._other_params.get("eval_metric"))
+        own_names, own_functions = _eval_metrics(self._other_param("eval_metric"))
         if own_names or own_functions:
             if self.metric is not None:
                 raise ValueError("parameter 'metric' is given twice (as 'metric' and "
@@ -846,9 +857,9 @@ class _GBMOModel(BaseEstimator):
         if rounds is not None:
             # verbosity or an alias of it (LightGBM's and XGBoost's verbose)
             all_callbacks.append(early_stopping(
-                rounds, self._other_params.get("first_metric_only", False),
+                rounds, self._other_param("first_metric_only", False),
                 verbose=resolved["verbosity"] > 0,
-                min_delta=self._other_params.get("early_stopping_min_delta", 0.0)))
+                min_delta=self._other_param("early_stopping_min_delta", 0.0)))
         booster = train(params, train_set, n_estimators, valid_sets=valid_sets,
                         valid_names=valid_names, callbacks=all_callbacks, init_model=init_model,
                         feval=fevals)

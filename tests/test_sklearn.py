@@ -1230,7 +1230,7 @@ def test_an_estimator_pickled_before_a_parameter_existed_takes_its_default():
     X, Y = _multi_output_regression(n=100)
     model = GBMORegressor(n_estimators=3).fit(X, Y)
     state = model.__getstate__()
-    for added in ("cat_l2", "max_cat_to_onehot", "_other_params"):
+    for added in ("cat_l2", "max_cat_to_onehot", "_other_names"):
         del state[added]
     old = GBMORegressor.__new__(GBMORegressor)
     old.__setstate__(state)
@@ -1238,6 +1238,41 @@ def test_an_estimator_pickled_before_a_parameter_existed_takes_its_default():
     assert restored.get_params()["cat_l2"] == 10.0
     np.testing.assert_array_equal(restored.predict(X), model.predict(X))
     np.testing.assert_array_equal(clone(restored).fit(X, Y).predict(X), model.predict(X))
+
+
+def test_an_estimator_pickled_with_its_other_parameters_in_a_dict_keeps_them():
+    """gbmo up to a77e956 kept the other parameters' values in _other_params,
+    a dict beside their attributes."""
+    import pickle
+
+    X, Y = _multi_output_regression(n=100)
+    model = GBMORegressor(n_estimators=3, num_leaves=3).fit(X, Y)
+    state = model.__getstate__()
+    del state["_other_names"]
+    state["_other_params"] = {"num_leaves": 3}
+    old = GBMORegressor.__new__(GBMORegressor)
+    old.__setstate__(state)
+    restored = pickle.loads(pickle.dumps(old))
+    assert restored.get_params()["num_leaves"] == 3 and not hasattr(restored, "_other_params")
+    np.testing.assert_array_equal(clone(restored).fit(X, Y).predict(X), model.predict(X))
+
+
+def test_other_parameters_are_attributes_as_named_ones_are():
+    """Found by a review: a copy.copy shared the dict of the other
+    parameters, so set_params on the copy changed the original; and setting
+    one as an attribute was not seen by get_params nor by fit."""
+    import copy
+
+    X, Y = _multi_output_regression(n=200)
+    original = GBMORegressor(n_estimators=3, num_leaves=7)
+    copied = copy.copy(original).set_params(num_leaves=3, reg_lambda=5.0)
+    assert original.get_params()["num_leaves"] == 7 and "reg_lambda" not in original.get_params()
+    assert copied.get_params()["num_leaves"] == 3 and copied.get_params()["reg_lambda"] == 5.0
+    model = GBMORegressor(n_estimators=3, num_leaves=31)
+    model.num_leaves = 2
+    assert model.get_params()["num_leaves"] == 2
+    assert max(tree.n_leaves for tree in model.fit(X, Y).booster_.trees) == 2
+    assert clone(model).get_params()["num_leaves"] == 2
 
 
 def test_an_estimator_pickled_when_lambda_l2_defaulted_to_one_takes_an_alias_of_it():
