@@ -1378,7 +1378,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         if self.n_classes_ < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in y; "
-                f"got only one class: {self.classes_[0]!r}"
+                f"got only one class: {_listed_classes(self.classes_)}"
             )
         self._check_objective_serves(multilabel=False)
         encoded = encoded.reshape(-1)

@@ -78,7 +78,7 @@ def check_sparse_labels(Y, n_rows, name="Y"):
     Y.sum_duplicates()
     Y.eliminate_zeros()
     if not np.all(Y.data == 1.0):
-        bad = Y.data[Y.data != 1.0][0]
+        bad = Y.data[Y.data != 1.0][0].item()
         raise ValueError(f"sparse {name} must hold 0/1 labels (stored entries 1), found {bad!r}")
     Y.sort_indices()
     return Y

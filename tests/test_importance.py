@@ -95,6 +95,13 @@ def test_per_output_importance_round_trips_and_its_limits(tmp_path):
     assert sketched.feature_importance("gain").sum() > 0
     with pytest.raises(ValueError, match="trained with an ensembler"):
         sketched.feature_importance("gain", per_output=True)
+    # a part of the rounds keeps the trees' own importance, not the per-output sums
+    part = gbmo.Booster(model_str=booster.model_to_string(num_iteration=2))
+    np.testing.assert_array_equal(part.feature_importance("split"),
+                                  booster.feature_importance("split", iteration=2))
+    with pytest.raises(ValueError, match=r"saved as a part of its rounds \(num_iteration or "
+                                         "start_iteration"):
+        part.feature_importance("gain", per_output=True)
 
 
 def test_model_file_with_a_bad_importance_field_is_refused():
