@@ -8,6 +8,8 @@ import warnings
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
+import numpy as np
+
 from .metric_history import PER_OUTPUT, MetricHistory
 
 
@@ -336,6 +338,10 @@ def controlled_run(controls, num_boost_round, callbacks, verbose):
     does."""
     num_boost_round = controls.get("num_iterations", num_boost_round)
     callbacks = list(callbacks or [])
+    first_only = controls.get("first_metric_only", False)
+    if not isinstance(first_only, (bool, np.bool_, numbers.Integral)) or first_only not in (0, 1):
+        raise ValueError(f"first_metric_only must be True or False ('true' / 'false' as text), "
+                         f"got {first_only!r}")
     if "early_stopping_round" not in controls:
         # LightGBM ignores them there; defaults pass, others would be lost
         given = {key: controls[key] for key in ("first_metric_only", "early_stopping_min_delta")
@@ -352,7 +358,7 @@ def controlled_run(controls, num_boost_round, callbacks, verbose):
         raise ValueError(f"early_stopping_round must be an integer (<= 0: none), got {rounds!r}")
     if rounds > 0:  # else LightGBM's "none"
         callbacks.append(early_stopping(
-            rounds, controls.get("first_metric_only", False), verbose=verbose,
+            rounds, bool(first_only), verbose=verbose,
             min_delta=controls.get("early_stopping_min_delta", 0.0)))
     return num_boost_round, callbacks
 

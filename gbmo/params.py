@@ -422,9 +422,7 @@ def _check_value(name, value, spec, label=None):
         return value
     if spec.kind is bool:
         # the command line gives strings; numpy gives its own bools
-        words = {"true": True, "false": False}
-        if isinstance(value, str) and value.lower() in words:
-            value = words[value.lower()]
+        value = _bool_in_text(value)
         if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
             raise TypeError(f"parameter {label} must be True or False (or 1 / 0, 'true' / "
                             f"'false'), got {value!r}")
@@ -467,6 +465,14 @@ def _check_value(name, value, spec, label=None):
     return value
 
 
+def _bool_in_text(value):
+    """'true' / 'false' (any case), as the command line and LightGBM's config
+    give a switch, as the bool; any other value unchanged."""
+    if isinstance(value, str):
+        return {"true": True, "false": False}.get(value.lower(), value)
+    return value
+
+
 def _numbers_in_text(text):
     """LightGBM's text of a list of numbers ("1,0,-1"; "1": one) as the list;
     other text unchanged."""
@@ -502,6 +508,17 @@ _XGBOOST_OBJECTIVES_NOT_TAKEN = {
     "binary:hinge": "gbmo has no hinge objective for dense labels; give 'sigmoid'",
     "reg:pseudohubererror": "gbmo-losses' huber is the Huber loss, not pseudo-Huber; give "
                             "'huber' with its delta",
+}
+# LightGBM's objectives whose names gbmo refuses, with its way
+_CUSTOM_GRADIENTS = ("give the function itself as params['objective'], or a Booster's "
+                     "update(fobj=f), which takes a round's gradients from f whatever the "
+                     "objective")
+_LIGHTGBM_OBJECTIVES_NOT_TAKEN = {
+    "none": _CUSTOM_GRADIENTS, "custom": _CUSTOM_GRADIENTS, "null": _CUSTOM_GRADIENTS,
+    "na": _CUSTOM_GRADIENTS,
+    **dict.fromkeys(("cross_entropy_lambda", "xentlambda"),
+                    "gbmo has no such objective; 'cross_entropy' (its sigmoid) takes labels "
+                    "in [0, 1]"),
 }
 
 
@@ -539,6 +556,9 @@ def _check_names(resolved):
         if objective in _XGBOOST_OBJECTIVES_NOT_TAKEN:
             raise ValueError(f"objective {objective!r} is XGBoost's, and gbmo does not take it: "
                              + _XGBOOST_OBJECTIVES_NOT_TAKEN[objective])
+        if objective in _LIGHTGBM_OBJECTIVES_NOT_TAKEN:
+            raise ValueError(f"objective {objective!r} is LightGBM's, and gbmo does not take it: "
+                             + _LIGHTGBM_OBJECTIVES_NOT_TAKEN[objective])
         if objective in GBMO_LOSSES_OBJECTIVES:
             raise ValueError(plugin_objective_missing(objective))
         raise ValueError(
@@ -697,7 +717,7 @@ def _fold_objective_keywords(resolved, unknown):
             close = [name if name in PARAMS else f"{name} ({ALIASES[name]})"
                      for name in difflib.get_close_matches(key, list(PARAMS) + list(ALIASES),
                                                            n=3)]
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            hint = f"; did you mean {', '.join(close)}?" if close else "."
             owners = _objectives_taking(key)
             if owners:  # LightGBM's alpha is quantile's and huber's, XGBoost's reg_alpha
                 hint = (f"; it is a keyword of objective {', '.join(map(repr, owners))}, not "
@@ -754,8 +774,9 @@ def split_controls(params):
     """(params without LightGBM's training controls, {control: value} under
     their canonical names): num_iterations, which stands for train's and cv's
     num_boost_round, and early_stopping_round (<= 0: none), first_metric_only
-    and early_stopping_min_delta, which add early stopping. The values are
-    checked where they are used; a control given twice is refused."""
+    and early_stopping_min_delta, which add early stopping. Text is read as
+    the other parameters' (_control_in_text); the values are checked where
+    they are used; a control given twice is refused."""
     if not isinstance(params, dict):
         return params, {}
     rest, controls, given_as = {}, {}, {}
@@ -765,8 +786,18 @@ def split_controls(params):
             rest[key] = value
             continue
         _refuse_twice(name, given_as, key)
-        controls[name] = value
+        controls[name] = _control_in_text(name, value)
     return rest, controls
+
+
+def _control_in_text(name, value):
+    """A control given as text (the command line's --param) read as the
+    other parameters are: a switch, a number, or numbers between commas."""
+    if not isinstance(value, str):
+        return value
+    if name == "first_metric_only":
+        return _bool_in_text(value)
+    return _numbers_in_text(value) if name == "early_stopping_min_delta" else _number_in_text(value)
 
 
 def _refuse_twice(name, given_as, key):
@@ -952,6 +983,8 @@ def metric_list(value):
     alone is "None"."""
     if isinstance(value, (set, frozenset)):
         value = sorted(value, key=str)
+    elif isinstance(value, str) and not value.strip():
+        value = []  # LightGBM's metric="" (its default): the objective's, as an empty list
     elif isinstance(value, str) and "," in re.sub(r"\[[^\]]*\]", "", value):
         value = [part.strip() for part in re.split(r",(?![^\[]*\])", value) if part.strip()]
     if not isinstance(value, list) or not value:

@@ -283,6 +283,28 @@ def test_bad_training_controls_are_refused(params, message):
         gbmo.train({**PARAMS, **params}, train, 10)
 
 
+def test_training_controls_given_as_text_are_read_as_the_command_line_gives_them():
+    """Found by a LightGBM user's audit: gbmo train --param first_metric_only=false
+    acted as true (the text 'false' is truthy) and was refused without
+    early_stopping_round."""
+    train, valid, _, _ = _noisy_regression(5)
+    params = {**PARAMS, "metric": ["rmse", "mae"]}
+    for first_only in (False, True):
+        as_bool = gbmo.train({**params, "early_stopping_round": 5,
+                              "first_metric_only": first_only}, train, 500, valid_sets=[valid])
+        as_text = gbmo.train({**params, "early_stopping_round": "5",
+                              "first_metric_only": str(first_only).lower(),
+                              "early_stopping_min_delta": "0"}, train, 500, valid_sets=[valid])
+        assert as_text.best_iteration == as_bool.best_iteration
+        assert as_text.current_iteration() == as_bool.current_iteration()
+    assert gbmo.train({**PARAMS, "first_metric_only": "false", "num_iterations": "3"},
+                      train, 10).current_iteration() == 3
+    with pytest.raises(ValueError, match="first_metric_only must be True or False "
+                                         r"\('true' / 'false' as text\), got 'yes'"):
+        gbmo.train({**params, "early_stopping_round": 5, "first_metric_only": "yes"}, train, 10,
+                   valid_sets=[valid])
+
+
 def test_defaults_of_the_early_stopping_controls_pass_without_early_stopping_round():
     """A LightGBM params dict may hold them; LightGBM's train ignores them."""
     train, _, _, _ = _noisy_regression()
