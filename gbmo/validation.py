@@ -389,8 +389,13 @@ def check_init_score(init_score, n_rows):
     except (TypeError, ValueError):
         raise ValueError("init_score must be numbers, (n,) or (n, n_outputs)") from None
     if init_score.ndim not in (1, 2) or init_score.shape[0] != n_rows:
+        flat = (init_score.ndim == 1 and init_score.size and init_score.size % n_rows == 0
+                and init_score.size > n_rows)
         raise ValueError(f"init_score must have shape ({n_rows},) or ({n_rows}, n_outputs), "
-                         f"got {init_score.shape}")
+                         f"got {init_score.shape}" + (
+                             f"; LightGBM's flat layout, output by output, is "
+                             f"init_score.reshape({init_score.size // n_rows}, {n_rows}).T"
+                             if flat else ""))
     if not np.all(np.isfinite(init_score)):
         raise ValueError("init_score must be finite")
     return np.ascontiguousarray(init_score.reshape(n_rows, -1))

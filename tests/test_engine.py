@@ -637,6 +637,44 @@ def test_xgboost_objectives_gbmo_does_not_take_name_its_way(objective, way):
         gbmo.train({"verbosity": 0, "objective": objective}, gbmo.Dataset(X, X[:, 0] > 0), 1)
 
 
+@pytest.mark.parametrize("objective, way", [
+    ("none", r"give the function itself as params\['objective'\], or a Booster's "
+             r"update\(fobj=f\)"),
+    ("custom", "give the function itself"),
+    ("xentlambda", "no such objective; 'cross_entropy'"),
+])
+def test_lightgbm_objectives_gbmo_does_not_take_name_its_way(objective, way):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(ValueError, match=f"objective '{objective}' is LightGBM's, and gbmo does "
+                                         f"not take it: .*{way}"):
+        gbmo.train({"verbosity": 0, "objective": objective}, gbmo.Dataset(X, X[:, 0] > 0), 1)
+
+
+def test_lightgbm_messages_for_its_labels_init_scores_and_names():
+    """Found by a LightGBM user's audit: labels of -1 / 1, a flat multiclass
+    init_score and metric="" (LightGBM's default) met errors that did not
+    say LightGBM's way; an unknown parameter's message lacked a stop."""
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.raises(ValueError, match=r"got values in \[-1.0, 1.0\] \(LightGBM's binary "
+                                         r"reads a label above 0 as 1: give y > 0 for that\)"):
+        gbmo.train({"verbosity": 0, "objective": "binary"},
+                   gbmo.Dataset(X, np.where(X[:, 0] > 0, 1, -1)), 1)
+    classes = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    with pytest.raises(ValueError, match=r"got \(180,\); LightGBM's flat layout, output by "
+                                         r"output, is init_score.reshape\(3, 60\).T"):
+        gbmo.Dataset(X, classes, init_score=np.zeros(180))
+    with pytest.raises(ValueError, match=r"got \(90,\)$"):  # no whole number of outputs
+        gbmo.Dataset(X, classes, init_score=np.zeros(90))
+    train = gbmo.Dataset(X, X[:, 0])
+    default = gbmo.train({"verbosity": 0}, train, 2, valid_sets=[train.create_valid(X, X[:, 0])],
+                         valid_names=["v"])
+    empty = gbmo.train({"verbosity": 0, "metric": ""}, train, 2,
+                       valid_sets=[train.create_valid(X, X[:, 0])], valid_names=["v"])
+    assert list(empty.evals_result["v"]) == list(default.evals_result["v"]) == ["rmse"]
+    with pytest.raises(ValueError, match=r"^unknown parameter 'qqq'\. Known parameters: "):
+        gbmo.train({"verbosity": 0, "qqq": 1}, train, 1)
+
+
 @pytest.mark.parametrize("name, value, meaning", [
     ("device_type", "gpu", "GPU training is not built"),
     ("tree_method", "gpu_hist", "XGBoost's exact, approx and GPU methods are not built"),
