@@ -373,7 +373,16 @@ def canonical_objective(objective):
     or without CatBoost's written parameters ("Quantile:alpha=0.9" is
     quantile); any other value unchanged."""
     objective = objective_and_written_params(objective)[0]
-    return OBJECTIVE_ALIASES.get(objective, objective) if isinstance(objective, str) else objective
+    if not isinstance(objective, str):
+        return objective
+    from .registry import LOSSES
+
+    if objective not in OBJECTIVE_ALIASES and objective not in LOSSES:
+        # LightGBM reads objective names in any case ("Binary", "REGRESSION")
+        lowered = objective.lower()
+        if lowered in OBJECTIVE_ALIASES or lowered in LOSSES:
+            objective = lowered
+    return OBJECTIVE_ALIASES.get(objective, objective)
 
 
 def _fold_written_objective_params(resolved):

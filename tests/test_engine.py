@@ -650,6 +650,24 @@ def test_lightgbm_objectives_gbmo_does_not_take_name_its_way(objective, way):
         gbmo.train({"verbosity": 0, "objective": objective}, gbmo.Dataset(X, X[:, 0] > 0), 1)
 
 
+def test_objective_and_metric_names_are_read_in_any_case_as_lightgbm_reads_them():
+    X = np.random.default_rng(0).normal(size=(80, 2))
+    labels = (X[:, 0] > 0).astype(float)
+    train = gbmo.Dataset(X, labels)
+    valid = [train.create_valid(X, labels)]
+    upper = gbmo.train({"verbosity": 0, "objective": "Binary", "metric": ["AUC", "L2"]},
+                       train, 3, valid_sets=valid)
+    lower = gbmo.train({"verbosity": 0, "objective": "binary", "metric": ["auc", "l2"]},
+                       train, 3, valid_sets=valid)
+    np.testing.assert_array_equal(upper.predict(X), lower.predict(X))
+    assert upper.evals_result == lower.evals_result
+    assert list(upper.evals_result["valid_0"]) == ["auc", "mse"]
+    with pytest.raises(ValueError, match="unknown objective 'Binaryy'"):
+        gbmo.train({"verbosity": 0, "objective": "Binaryy"}, train, 1)
+    with pytest.raises(ValueError, match="unknown metric 'AUCC'"):
+        gbmo.train({"verbosity": 0, "metric": "AUCC"}, train, 1, valid_sets=valid)
+
+
 def test_lightgbm_messages_for_its_labels_init_scores_and_names():
     """Found by a LightGBM user's audit: labels of -1 / 1, a flat multiclass
     init_score and metric="" (LightGBM's default) met errors that did not
