@@ -17,7 +17,7 @@ from .dataset import Dataset
 from .importance import OutputImportance
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
-from .losses import LOADABLE_ONLY, make_loss, with_class_count
+from .losses import LOADABLE_ONLY, CustomObjective, make_loss, with_class_count
 from .missing_values import as_read, reads_as_given
 from .objective_results import check_transformed
 from .parallel import (MAX_THREADS, WORK_PER_ELEMENT, asked_threads, caller_threads,
@@ -971,16 +971,17 @@ class Booster(JSONModel, TrainingRun):
                 or best_iteration * self.trees_per_round > stop:
             best_iteration = 0
         written = self.trees[first:stop]
+        saved_params = self._saved_params()
         return {
             "format": MODEL_FORMAT,
             "version": (3 if self.sparse_loss is not None
                         else 4 if any(tree.node_bin.max() > 255 for tree in written)
                         else 1 if reads_as_given(self.params) else 2),
-            "objective": self._objective_name(),
+            "objective": saved_params["objective"],
             "sparse_output": None if self.sparse_loss is None else self.sparse_loss.get_params(),
             "num_class": getattr(self.loss, "num_class", None),
             # The thread count belongs to the machine that predicts, not the model.
-            "params": self._saved_params(),
+            "params": saved_params,
             "n_features": self.n_features,
             "n_outputs": self.n_outputs,
             "trees_per_round": self.trees_per_round,
@@ -1001,11 +1002,14 @@ class Booster(JSONModel, TrainingRun):
         ensembler are recorded by name (a Loss instance also by its parameters)."""
         saved = {k: v for k, v in self.params.items() if k != "n_threads"}
         saved["objective"] = self._objective_name()
-        given_instance = not isinstance(self.params.get("objective"), str)
-        if hasattr(self.loss, "get_params") or (given_instance
-                                                and saved["objective"] in registry.LOSSES):
+        given_instance = (not isinstance(self.params.get("objective"), str)
+                          and not isinstance(self.loss, CustomObjective)
+                          and self.sparse_loss is None)
+        if given_instance:
+            saved["objective"] = registry.saved_loss_name(self.loss)
+        if hasattr(self.loss, "get_params") or given_instance:
             # rebuilt by name at load; a loss given by name keeps its objective_params
-            saved["objective_params"] = registry.loss_parameters(self.loss)
+            saved["objective_params"] = registry.loss_parameters(self.loss, saved["objective"])
         ensembler = saved.get("ensembler")
         if ensembler is not None and not isinstance(ensembler, str):
             saved["ensembler"] = getattr(ensembler, "name", None) or "custom"

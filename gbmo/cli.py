@@ -44,11 +44,11 @@ from .callback import early_stopping
 from .categorical import resolve_categorical_features
 from .dataset import Dataset
 from .engine import train as _train
-from .losses import make_loss, quantile_levels
+from .losses import make_loss, masks_missing_targets, quantile_levels
 from .metrics import evaluate
 from .parallel import MAX_THREADS
 from .params import ALIASES, names_no_metric, resolve_params, split_controls
-from .registry import MissingParameterError
+from .registry import MissingParameterError, PluginLoadError
 from .validation import shortened
 
 _MISSING = {"", "na", "nan"}
@@ -359,7 +359,7 @@ def _cmd_train(args):
                   objective_params=resolved["objective_params"])
     # losses that mask missing labels (mse, sigmoid, ...: masks_missing_targets) take
     # empty target cells, as gbmo.train takes NaN targets
-    missing_refused_by = None if loss.masks_missing_targets else loss.name
+    missing_refused_by = None if masks_missing_targets(loss) else loss.name
 
     init_model = None if args.init_model is None else _load_model(args.init_model)
 
@@ -701,7 +701,7 @@ def main(argv=None):
         return code if isinstance(code, int) else (0 if code is None else 2)
     try:
         return args.func(args)
-    except CLIError as err:
+    except (CLIError, PluginLoadError) as err:  # a plugin that fails to import says why itself
         message = " ".join(str(err).split("\n"))
         print(f"gbmo: error: {message}", file=sys.stderr)
         return 2

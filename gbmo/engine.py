@@ -508,6 +508,10 @@ class _Trainer:
                 raise ValueError(f"objective {loss.name!r}: init_score returned "
                                  f"{init_score.size} values for {n_outputs} outputs; it must "
                                  "return one per output")
+            if not np.all(np.isfinite(init_score)):
+                raise ValueError(f"objective {loss.name!r}: init_score returned "
+                                 f"{init_score.reshape(-1).tolist()}; it must return finite "
+                                 "numbers")
         self.raw = raw = _starting_raw(train_set, init_score, n_outputs, init_model,
                                        "the training set")
         self.category_order = _category_order(params, train_set, init_model, self.monotone,

@@ -78,7 +78,8 @@ class Loss:
     def gradients(self, y, raw, weight):
         """(grad (n, d), hess (n, d) or (n, 1)) at raw scores raw (n, d), the
         sample weights weight (n,) or None applied; or an ObjectiveResult.
-        y, raw and weight are read-only (see gbmo.registry's contract)."""
+        y, raw and weight are copies the loss may write into (see
+        gbmo.registry's contract)."""
         raise NotImplementedError
 
     def transform(self, raw):
@@ -92,6 +93,12 @@ class Loss:
     # learning rate (leaf l's rows are rows[leaf_start[l]:leaf_stop[l]]), replacing
     # the gradients' -G / (H + lambda) (NaN: keep it): what LightGBM does for quantile
     # and L1, whose constant hessian makes the gradients' values poor steps.
+
+
+def masks_missing_targets(loss):
+    """Whether loss takes NaN targets as missing: its masks_missing_targets,
+    False for a plugin's loss that is no gbmo.Loss and does not say."""
+    return getattr(loss, "masks_missing_targets", False)
 
 
 def _require_finite(y, loss_name, allow_missing=False):
@@ -569,7 +576,7 @@ class MultiTaskLoss(Loss):
                 raise ValueError(f"{loss.name!r} cannot be a task of a MultiTaskLoss: its "
                                  "target is one column of class indices for several outputs; "
                                  "use 'sigmoid' per class column instead")
-        self.masks_missing_targets = all(loss.masks_missing_targets for loss in self.losses)
+        self.masks_missing_targets = all(masks_missing_targets(loss) for loss in self.losses)
 
     @property
     def n_threads(self):

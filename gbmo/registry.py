@@ -91,7 +91,11 @@ by :func:`create_loss`. What the methods receive and return:
   loss with ``create_loss(name, **params)``; params are ``get_params()`` when
   the instance has it, else its attributes named as the constructor's
   parameters (scikit-learn's convention), and saving refuses an instance that
-  keeps one under another name.
+  keeps one under another name. A loss instance given as the objective is
+  saved under its name, or under its class's registered name when that is
+  None; saving (and so copying and pickling a Booster) refuses one that a
+  loaded model could not rebuild: a name not registered, a name registered
+  to another class, or a factory's product without get_params().
 
 Ensembler: either a class whose instances are callable as
 ``ensembler(grad, hess, context)``, constructed by :func:`create_ensembler`
@@ -124,6 +128,7 @@ __all__ = [
     "ENSEMBLERS", "LOSSES", "MissingParameterError", "PluginConflictWarning",
     "PluginContractError", "PluginError", "PluginLoadError", "Registry", "create_ensembler",
     "create_loss", "loss_parameters", "plugins_disabled", "register_ensembler", "register_loss",
+    "saved_loss_name",
 ]
 
 DISABLE_ENV = "GBMO_DISABLE_PLUGINS"
@@ -613,23 +618,63 @@ def keyword_parameters(factory):
     return _named_parameters(_parameters(factory) or {})
 
 
-def loss_parameters(loss):
+def saved_loss_name(loss):
+    """The name a model file records for a loss instance given as the
+    objective: its name, or when that is None the name its class is
+    registered under. Refused when a loaded model could not rebuild it: a
+    name not registered (the file would not load), or one registered to
+    another class (it would load as that class's loss, in silence)."""
+    cls = type(loss)
+    name = loss.name if loss.name is not None else _registered_name(cls)
+    what = f"objective: a {cls.__module__}.{cls.__qualname__} instance"
+    if name is None:
+        raise ValueError(f"{what} whose name is None and whose class is not registered, so a "
+                         "saved model could not rebuild it; register the class "
+                         "(gbmo.register_loss(name)) or give the loss a registered name")
+    if name not in LOSSES:
+        raise ValueError(f"{what} named {name!r}, which is not a registered loss, so a saved "
+                         f"model could not be loaded; register the class under {name!r} "
+                         "(gbmo.register_loss) before saving, copying or pickling the model")
+    registered = LOSSES.get(name)
+    if isinstance(registered, type) and registered is not cls:
+        raise ValueError(f"{what} named {name!r}, the name of "
+                         f"{registered.__module__}.{registered.__qualname__}: a saved model "
+                         "would load as that class's loss; give the instance's class a name "
+                         "of its own and register it")
+    return name
+
+
+def _registered_name(cls):
+    """The name cls is registered under, None for none (a plugin that fails
+    to load is passed over)."""
+    for name in LOSSES.names():
+        try:
+            if LOSSES.get(name) is cls:
+                return name
+        except PluginError:
+            continue
+    return None
+
+
+def loss_parameters(loss, name):
     """The parameters that rebuild loss by its name (create_loss), for a
     saved model: its get_params(), else, as scikit-learn reads an
     estimator's, its attributes named as its class's constructor's
     parameters (gbmo's num_class and n_threads left out); None when the
-    constructor takes none. Refused when an attribute is missing: the
+    constructor takes none. Refused when an attribute is missing, or when the
+    name is a factory's, whose parameters the instance does not show: the
     loaded model would have rebuilt the loss with its defaults, in silence."""
     if hasattr(loss, "get_params"):
         return loss.get_params()
-    if LOSSES.get(loss.name) is not type(loss):
-        # registered through a factory, whose parameters are not the class's:
-        # rebuilt with the factory's defaults, as before this rule
-        return None
+    if LOSSES.get(name) is not type(loss):
+        raise ValueError(f"objective {name!r} is made by a factory, and this instance shows "
+                         "no parameters (no get_params()), so a saved model would rebuild it "
+                         "with the factory's defaults; give the objective by name with "
+                         "objective_params, or define get_params() on the loss")
     names = [k for k in keyword_parameters(type(loss)) if k not in ("num_class", "n_threads")]
     missing = [k for k in names if not hasattr(loss, k)]
     if missing:
-        raise ValueError(f"objective {loss.name!r}: its class takes {', '.join(missing)}, and "
+        raise ValueError(f"objective {name!r}: its class takes {', '.join(missing)}, and "
                          f"the instance has no get_params() nor attributes of those names, "
                          "so a saved model could not rebuild it; define get_params() "
                          "returning its constructor's parameters")

@@ -57,7 +57,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories, name
                           resolve_categorical_features, text_columns_as_categories)
 from .dataset import Dataset
 from .engine import metric_names, train
-from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss
+from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss, masks_missing_targets
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
 from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_value, keys_naming,
                      metric_list, names_no_metric, resolve_params)
@@ -177,7 +177,7 @@ def _check_missing_targets(y, loss):
     """Refuses NaN in y, a missing label, unless the objective takes it, as in
     gbmo.train: one that masks missing labels (mse, sigmoid, a MultiTaskLoss
     of such), or a function, which receives them as they are."""
-    if loss.masks_missing_targets or isinstance(loss, CustomObjective) \
+    if masks_missing_targets(loss) or isinstance(loss, CustomObjective) \
             or not np.isnan(y).any():
         return
     raise ValueError(f"y contains NaN, which marks a missing label, and objective "

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
+import gbmo
 from gbmo import registry
 from gbmo.losses import Loss, SigmoidCrossEntropy, SoftmaxCrossEntropy, SquaredError
 from gbmo.registry import (
@@ -703,3 +704,174 @@ def test_a_gbmo_losses_objective_with_plugins_switched_off_says_so(monkeypatch):
                                          "distribution, and plugins are switched off "
                                          r"\(GBMO_DISABLE_PLUGINS is set\)"):
         resolve_params({"objective": "huber"})
+
+
+# ------------------------------------------------------------ a plugin author's audit
+
+class _Pinball(SquaredError):
+    """A loss of one parameter, registered under a name it does not carry."""
+    name = None
+    default_metric = "mae"
+
+    def __init__(self, tau=0.5, n_threads=1):
+        super().__init__(n_threads)
+        self.tau = tau
+
+    def init_score(self, y, weight):
+        return np.quantile(y, self.tau, axis=0)
+
+    def gradients(self, y, raw, weight):
+        return np.where(raw > y, 1.0 - self.tau, -self.tau), np.ones((len(y), 1))
+
+
+def _pinball_data():
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    return X, gbmo.Dataset(X, X[:, 0] + 0.1 * X[:, 1])
+
+
+def test_a_loss_instance_saves_under_its_class_s_registered_name(monkeypatch, tmp_path):
+    """Found by a plugin author's audit: an instance whose name is None saved
+    a model that could not be loaded nor pickled."""
+    import pickle
+
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    registry.register_loss("pinball_for_test")(_Pinball)
+    X, train = _pinball_data()
+    booster = gbmo.train({"objective": _Pinball(tau=0.9), "verbosity": 0}, train, 5)
+    booster.save_model(tmp_path / "m.json")
+    loaded = gbmo.Booster(model_file=tmp_path / "m.json")
+    assert loaded.params["objective"] == "pinball_for_test"
+    assert loaded.params["objective_params"] == {"tau": 0.9}
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(booster)).predict(X),
+                                  booster.predict(X))
+
+
+def test_a_loss_instance_a_loaded_model_could_not_rebuild_is_refused_at_saving(monkeypatch):
+    """Found by a plugin author's audit: an unregistered name saved a file
+    that would not load; a subclass keeping its parent's registered name, or
+    an instance of a factory's without get_params, loaded as another loss
+    (the parent's transform, the factory's defaults) in silence."""
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    registry.register_loss("pinball_for_test")(_Pinball)
+    _, train = _pinball_data()
+
+    class Unregistered(_Pinball):
+        name = "unregistered_for_test"
+
+    class Exponentiated(_Pinball):
+        name = "pinball_for_test"
+
+        def transform(self, raw):
+            return np.exp(raw)
+
+    class Shifted(_Pinball):
+        name = "shift_for_test"
+
+        def __init__(self, shift=0.0, n_threads=1):
+            super().__init__(n_threads=n_threads)
+            self.shift = shift
+
+    registry.register_loss("shift_for_test")(lambda shift=0.0: Shifted(shift))
+    refusals = [
+        (Unregistered(), r"named 'unregistered_for_test', which is not a registered loss, so "
+                         r"a saved model could not be loaded; register the class"),
+        (Exponentiated(), r"named 'pinball_for_test', the name of .*_Pinball: a saved model "
+                          r"would load as that class's loss"),
+        (Shifted(100.0), r"objective 'shift_for_test' is made by a factory, and this instance "
+                         r"shows no parameters"),
+    ]
+    for loss, message in refusals:
+        booster = gbmo.train({"objective": loss, "verbosity": 0}, train, 2)
+        for saving in (booster.model_to_string, booster.copy):
+            with pytest.raises(ValueError, match=message):
+                saving()
+
+    class NotRegistered(_Pinball):
+        pass
+
+    booster = gbmo.train({"objective": NotRegistered(), "verbosity": 0}, train, 2)
+    with pytest.raises(ValueError, match="whose name is None and whose class is not registered"):
+        booster.model_to_string()
+
+
+def test_a_loss_s_non_finite_start_score_is_refused_by_name(monkeypatch):
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+
+    class NanStart(_Pinball):
+        name = "nan_start_for_test"
+
+        def init_score(self, y, weight):
+            return np.full(y.shape[1], np.nan)
+
+    registry.register_loss("nan_start_for_test")(NanStart)
+    _, train = _pinball_data()
+    with pytest.raises(ValueError, match=r"objective 'nan_start_for_test': init_score returned "
+                                         r"\[nan\]; it must return finite numbers"):
+        gbmo.train({"objective": "nan_start_for_test", "verbosity": 0}, train, 2)
+
+
+def test_a_plugin_loss_that_is_no_gbmo_loss_trains_through_every_door(monkeypatch, tmp_path):
+    """Found by a plugin author's audit: the estimators, MultiTaskLoss and
+    the command line read masks_missing_targets, which the contract does not
+    ask of a loss that is no gbmo.Loss."""
+    from gbmo.cli import main
+    from gbmo.sklearn import GBMORegressor
+
+    class Plain:
+        name = "plain_for_test"
+        default_metric = "rmse"
+
+        def __init__(self, n_threads=1):
+            self.n_threads = n_threads
+
+        def prepare_target(self, y):
+            y = np.asarray(y, dtype=np.float64)
+            return y.reshape(len(y), -1)
+
+        def n_outputs(self, y):
+            return y.shape[1]
+
+        def init_score(self, y, weight):
+            return y.mean(axis=0)
+
+        def gradients(self, y, raw, weight):
+            return raw - y, np.ones((len(y), 1))
+
+        def transform(self, raw):
+            return raw
+
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    registry.register_loss("plain_for_test")(Plain)
+    X, _ = _pinball_data()
+    y = X[:, 0]
+    by_name = gbmo.train({"objective": "plain_for_test", "verbosity": 0}, gbmo.Dataset(X, y),
+                         5).predict(X)
+    np.testing.assert_array_equal(
+        GBMORegressor(objective="plain_for_test", n_estimators=5).fit(X, y).predict(X), by_name)
+    tasks = gbmo.MultiTaskLoss([("plain_for_test", [0]), ("mse", [1])])
+    assert not tasks.masks_missing_targets
+    gbmo.train({"objective": tasks, "verbosity": 0}, gbmo.Dataset(X, np.c_[y, y]), 2)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.c_[X, y], delimiter=",", header="a,b,c,y", comments="")
+    assert main(["train", "--data", str(data), "--target", "y", "--output",
+                 str(tmp_path / "m.json"), "--rounds", "2", "--objective", "plain_for_test"]) == 0
+
+
+def test_the_command_line_reports_a_plugin_that_fails_to_import_in_one_line(
+        fake_dist, tmp_path, capsys, monkeypatch):
+    """Found by a plugin author's audit: a traceback, exit code 1."""
+    from gbmo.cli import main
+
+    bad = _unique("plug_broken")
+    fake_dist("fake-broken", {"gbmo.losses": {"broken_for_test": f"{bad}:Broken"}},
+              {bad: "raise RuntimeError('boom at import time')\n"})
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.random.default_rng(0).normal(size=(50, 3)), delimiter=",",
+               header="a,b,y", comments="")
+    assert main(["train", "--data", str(data), "--target", "y", "--output",
+                 str(tmp_path / "m.json"), "--objective", "broken_for_test"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gbmo: error: ") and "boom at import time" in err
+    assert "Traceback" not in err
