@@ -84,13 +84,9 @@ class Dataset:
         self.set_label(Y)
         self.set_weight(weight)
         self.set_init_score(init_score)
-        self.feature_names = list(feature_names) if feature_names is not None else names
-        if self.feature_names is not None:
-            if len(self.feature_names) != self.X.shape[1]:
-                raise ValueError(
-                    f"{len(self.feature_names)} feature names for {self.X.shape[1]} features"
-                )
-            check_distinct_names(self.feature_names, "feature names")
+        self.feature_names = names
+        if feature_names is not None:
+            self.set_feature_name(feature_names)
         self.reference = reference
         if reference is not None and self.X.shape[1] != reference.X.shape[1]:
             raise ValueError(

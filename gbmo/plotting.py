@@ -207,8 +207,9 @@ def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
     LightGBM's, in its order; kwargs go to Axes.barh.
 
     per_output=True draws each output's importance (the per-output array,
-    whose "gain" columns sum to the overall gain), grouped bars per feature or
-    stacked with stacked=True, features ranked by their sum over outputs;
+    whose "gain" columns sum to the overall gain), grouped bars per feature or,
+    for "gain" only, stacked with stacked=True, features ranked by their sum
+    over outputs;
     output=j draws output j's column alone. Values are written at the bar
     ends with `precision` significant digits (a stack's total at its end;
     grouped bars carry none; precision=None writes none). height is the
@@ -218,6 +219,12 @@ def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
     if importance_type == "auto":
         importance_type = getattr(booster, "importance_type", "split")
     booster = _as_booster(booster, "plot_importance")
+    if stacked and per_output and output is None \
+            and booster.importance_kind(importance_type) != "gain":
+        # a split counts once in each output it involves (every output, with the dense split)
+        raise ValueError(f"stacked=True adds the outputs' importances, which sum to the whole "
+                         f"only for importance_type='gain', not {importance_type!r}: give "
+                         "importance_type='gain', or stacked=False for bars side by side")
     names = _feature_names(booster, feature_names)
     importance, series_labels = _importance_columns(booster, importance_type, per_output, output)
     totals = importance.sum(axis=1)

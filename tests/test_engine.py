@@ -163,6 +163,24 @@ def test_pandas_feature_names_are_kept():
     np.testing.assert_array_equal(booster.predict(frame), booster.predict(frame.to_numpy()))
 
 
+def test_feature_names_given_as_numbers_are_kept_as_text_and_the_model_loads():
+    """Found by a data scientist's audit: Dataset(feature_name=[1, 2, 3]) kept
+    ints, which the model file refuses: save, load and pickle failed."""
+    import pickle
+
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(13).normal(size=(200, 3))
+    booster = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X[:, 0], feature_name=[1, 2, 3]), 3)
+    assert booster.feature_name() == ["1", "2", "3"]
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(booster)).predict(X),
+                                  booster.predict(X))
+    np.testing.assert_array_equal(loaded.predict(pd.DataFrame(X, columns=[1, 2, 3]),
+                                                 validate_features=True), booster.predict(X))
+    with pytest.raises(ValueError, match="another order"):
+        loaded.predict(pd.DataFrame(X[:, [1, 0, 2]], columns=[2, 1, 3]))
+
+
 def test_pandas_nullable_columns_are_numbers_with_na_missing():
     """Int64 / Float64 / boolean columns with pandas.NA were refused as
     non-numeric; they are numbers, and NA is a missing value."""

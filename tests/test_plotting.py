@@ -175,6 +175,18 @@ def test_importance_per_output_bars(booster, tmp_path, stacked):
         assert not ax.texts
 
 
+@pytest.mark.parametrize("importance_type", ["split", "average_gain"])
+def test_stacked_importance_is_refused_where_the_outputs_do_not_sum_to_the_whole(
+        booster, importance_type):
+    """Found by a data scientist's audit: stacked split counts showed each
+    feature's splits once per output (README's own example did)."""
+    with pytest.raises(ValueError, match=f"sum to the whole only for importance_type='gain', "
+                                         f"not '{importance_type}'"):
+        plot_importance(booster, importance_type=importance_type, per_output=True, stacked=True)
+    assert plot_importance(booster, importance_type=importance_type, per_output=True,
+                           output=0, stacked=True).patches
+
+
 def test_importance_of_one_output(booster, tmp_path):
     column = booster.feature_importance("gain", per_output=True)[:, 1]
     ax = plot_importance(booster, importance_type="gain", output=1)
