@@ -63,8 +63,9 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
                      metric_list, names_no_metric, resolve_params)
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
-from .validation import (as_pandas_table, check_dataframe_columns, check_init_score,
-                         check_weight, is_dataframe, model_frame_values, numeric_frame, one_of)
+from .validation import (as_pandas_table, check_column_order, check_dataframe_columns,
+                         check_init_score, check_weight, is_dataframe, model_frame_values,
+                         numeric_frame, one_of)
 
 try:
     from sklearn.utils.validation import validate_data as _validate_data
@@ -142,7 +143,10 @@ def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     table (polars, pyarrow) is read as a pandas DataFrame (see
     gbmo.validation.as_pandas_table). Text columns where training had
     category columns become category columns first."""
-    X = text_columns_as_categories(as_pandas_table(X, name), pandas_categories)
+    X = as_pandas_table(X, name)
+    # before the text columns are read by position, which a reordered frame misplaces
+    check_column_order(X, feature_names, name)
+    X = text_columns_as_categories(X, pandas_categories)
     check_dataframe_columns(X, name)
     if is_dataframe(X):
         return numeric_frame(align_dataframe_categories(X, pandas_categories, n_features,

@@ -416,6 +416,22 @@ def test_reordered_columns_are_named_as_the_cause_not_the_column_kinds():
     np.testing.assert_allclose(model.predict(frame[["x", "c"]]), model.predict(frame))
 
 
+def test_reordered_columns_of_text_categories_are_named_as_the_cause():
+    """Found by a data scientist's audit: the estimators read a text column
+    by its position before they checked the order, and told the user to name
+    the column in cat_features, which they had."""
+    from gbmo.sklearn import GBMORegressor
+
+    frame, y = _frame_with_a_category_column()
+    frame["c"] = frame["c"].astype(str)
+    model = GBMORegressor(n_estimators=2, verbosity=0, cat_features=["c"]).fit(frame, y)
+    with pytest.raises(ValueError, match=_IN_ANOTHER_ORDER):
+        model.predict(frame[["c", "x"]])
+    with pytest.raises(ValueError, match=_IN_ANOTHER_ORDER.replace("X's", r"eval_set\[0\] X's")):
+        GBMORegressor(n_estimators=2, verbosity=0, cat_features=["c"]).fit(
+            frame, y, eval_set=[(frame[["c", "x"]], y)])
+
+
 def test_booster_predict_names_reordered_columns_as_the_cause():
     frame, y = _frame_with_a_category_column()
     booster = gbmo.train(QUIET, gbmo.Dataset(frame, y), 2)
