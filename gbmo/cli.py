@@ -367,6 +367,11 @@ def _cmd_train(args):
     target_cols = _target_columns(args.target, table)
     feature_cols = [c for c in range(len(table.header)) if c not in target_cols]
     feature_names = [table.header[c] for c in feature_cols]
+    unnamed = [c for c in feature_cols if not table.header[c]]
+    if unnamed:
+        raise CLIError(f"{args.data}: column {unnamed[0]} has no name in the header, so a model "
+                       "could not find it again; name it (a row index that pandas' to_csv "
+                       "wrote: write the file with index=False)")
     target_names = [table.header[c] for c in target_cols]
     category_names = _category_names(resolved["categorical_feature"], table, feature_cols,
                                      feature_names, init_model)
@@ -457,7 +462,8 @@ def _cmd_predict(args):
     if names:
         absent = table.missing(names)
         if absent:
-            shown = ", ".join(absent[:10]) + (f" and {len(absent) - 10} more" if len(absent) > 10 else "")
+            shown = ", ".join(map(repr, absent[:10])) + (
+                f" and {len(absent) - 10} more" if len(absent) > 10 else "")
             raise CLIError(f"{args.data} lacks the model's feature columns {shown}")
         columns = [table.index(n) for n in names]
     else:

@@ -521,7 +521,20 @@ def test_error_predict_lacks_feature_columns(regression_csv, tmp_path, capsys):
     other = write_csv(tmp_path / "other.csv", ["a", "c"], [[1.0, 2.0]])
     line = run_error(["predict", "--model", model, "--data", other,
                       "--output", str(tmp_path / "p.csv")], capsys)
-    assert "other.csv" in line and "b" in line.split("columns")[-1]
+    assert "other.csv" in line and line.endswith("lacks the model's feature columns 'b'")
+
+
+def test_error_a_feature_column_without_a_name(regression_csv, tmp_path, capsys):
+    """Found by a data scientist's audit: the row index of pandas' to_csv, an
+    empty header cell, became a feature named '', which predict's files lack."""
+    path, X, Y = regression_csv
+    rows = [[i, *x, *y] for i, (x, y) in enumerate(zip(np.nan_to_num(X), Y))]
+    indexed = write_csv(tmp_path / "indexed.csv", ["", "a", "b", "c", "y1", "y2"], rows)
+    line = run_error(["train", "--data", indexed, "--target", "y1,y2", "--output",
+                      str(tmp_path / "m.json")], capsys)
+    assert line.endswith("indexed.csv: column 0 has no name in the header, so a model could "
+                         "not find it again; name it (a row index that pandas' to_csv wrote: "
+                         "write the file with index=False)")
 
 
 def test_error_valid_lacks_columns(regression_csv, tmp_path, capsys):
