@@ -79,8 +79,12 @@ def is_dataframe(X):
 
 def _holds_numbers(column, dtype):
     """A plain object column whose values are all numbers (as a numpy object
-    array of numbers is taken); not strings of digits, and not a category or
-    string dtype, whose values a model must not read as ordered numbers."""
+    array of numbers is taken), or an Arrow-backed column of decimals (which
+    pandas gives as objects, as read_parquet(dtype_backend="pyarrow") reads
+    them); not strings of digits, and not a category or string dtype, whose
+    values a model must not read as ordered numbers."""
+    if hasattr(dtype, "pyarrow_dtype"):
+        return str(dtype.pyarrow_dtype).startswith("decimal")
     if dtype != np.dtype(object):
         return False
     from pandas.api.types import infer_dtype
@@ -98,7 +102,7 @@ def _numbers_as_objects(column):
     from pandas import SparseDtype
 
     dtype = column.dtype
-    if isinstance(dtype, np.dtype):
+    if isinstance(dtype, np.dtype) or hasattr(dtype, "pyarrow_dtype") and dtype.kind == "O":
         return _holds_numbers(column, dtype)
     return _is_numeric_dtype(dtype) and not isinstance(dtype, SparseDtype)
 

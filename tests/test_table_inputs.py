@@ -150,6 +150,19 @@ def test_arrow_backed_pandas_dictionary_column_is_a_category_column():
     _same_predictions(arrow_backed, _category_frame(), new_arrow, new)
 
 
+def test_arrow_backed_decimal_column_is_a_column_of_numbers():
+    """Found by a data scientist's audit: read_parquet(dtype_backend="pyarrow")
+    gives decimals an Arrow dtype that was refused as non-numeric, where the
+    same column read as objects was taken."""
+    import decimal
+
+    counts = pa.array([None if gone else decimal.Decimal(int(code)) for gone, code in
+                       zip(MISSING, CODES)], pa.decimal128(10, 2))
+    arrow_backed = pa.table({"a": A, "count": counts}).to_pandas(types_mapper=pd.ArrowDtype)
+    assert str(arrow_backed["count"].dtype).startswith("decimal128")
+    _same_predictions(arrow_backed, _float_frame())
+
+
 def test_polars_and_pyarrow_targets_and_weights():
     weight = 1.0 + CODES
     X = _float_frame()
