@@ -258,12 +258,13 @@ def recode(codes, categories, new_categories):
 
 def _is_text(column):
     """A DataFrame column of strings (object or a string dtype), missing
-    values aside; not a category column, nor one of numbers."""
+    values aside, some of them maybe numbers (product codes 101 and "A7", as
+    a spreadsheet gives them); not a category column, nor one of numbers."""
     if is_category_dtype(column.dtype) or getattr(column.dtype, "kind", "O") in "biuf":
         return False
     from pandas.api.types import infer_dtype
 
-    return infer_dtype(column, skipna=True) == "string"
+    return infer_dtype(column, skipna=True) in ("string", "mixed-integer", "mixed")
 
 
 def named_positions(X, categorical_feature, params=None):

@@ -205,6 +205,21 @@ def test_a_text_column_named_categorical_is_a_category_column_as_catboost_s_cat_
         gbmo.train({**QUIET, "cat_features": ["shop"]}, gbmo.Dataset(text, y), 1)
 
 
+def test_a_column_of_codes_some_numbers_some_text_is_a_category_column_when_named(tmp_path):
+    """Found by a data scientist's audit: product codes 101 and "A7" in one
+    object column (as a spreadsheet gives them) were refused when named
+    categorical, with the advice to name them so."""
+    X, y = _category_problem(seed=5)
+    codes = np.array([100 + i if i % 2 else f"A{i}" for i in range(40)], dtype=object)
+    mixed = pd.DataFrame({"code": codes[X[:, 0].astype(int)], "x": X[:, 1]})
+    category = mixed.assign(code=mixed["code"].astype("category"))
+    expected = gbmo.train(QUIET, gbmo.Dataset(category, y), 5).predict(category)
+    booster = gbmo.train(QUIET, gbmo.Dataset(mixed, y, categorical_feature=["code"]), 5)
+    np.testing.assert_array_equal(booster.predict(mixed), expected)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    np.testing.assert_array_equal(loaded.predict(mixed), expected)
+
+
 @pytest.mark.parametrize("named", ["name:shop", "0", 0, np.int64(0), np.array(["shop"]),
                                    {"shop"}, pd.Index(["shop"])])
 def test_a_text_column_is_named_in_every_form_categorical_feature_takes(named):
