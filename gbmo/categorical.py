@@ -267,19 +267,22 @@ def _is_text(column):
     return infer_dtype(column, skipna=True) in ("string", "mixed-integer", "mixed")
 
 
-def named_positions(X, categorical_feature, params=None):
+def named_positions(X, categorical_feature, params=None, feature_names=None):
     """The column positions of a DataFrame X that categorical_feature (a list
     of names or indices, or one name) and params' categorical_feature (any
     alias: CatBoost's cat_features, ...) name; none for anything else
     ("auto", None), nor for names X lacks: refused here when X has a text
     column left unnamed (whose refusal would otherwise blame it), else by
-    resolve_categorical_features."""
+    resolve_categorical_features. Names are X's column names, or
+    feature_names when given (a Dataset's feature_name, which renames them)."""
     from .params import keys_naming
 
     if not is_dataframe(X):
         return []
     params = params or {}
     columns = column_names(X)
+    if isinstance(feature_names, (list, tuple, np.ndarray)) and len(feature_names) == len(columns):
+        columns = [str(name) for name in feature_names]
     positions, unmatched = [], []
     for given in [categorical_feature] + [params[key] for key in
                                           keys_naming(params, "categorical_feature")]:

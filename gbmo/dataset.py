@@ -69,7 +69,8 @@ class Dataset:
             raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
                             "LightGBM's is reference; give the training set as reference=")
         X = as_pandas_table(X)
-        X = text_columns_as_categories(X, named_positions(X, categorical_feature, self.params))
+        X = text_columns_as_categories(X, named_positions(X, categorical_feature, self.params,
+                                                          feature_names))
         if reference is not None:
             X = align_dataframe_categories(X, reference.pandas_categories,
                                            reference.n_features, reference.feature_names)

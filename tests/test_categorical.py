@@ -220,6 +220,28 @@ def test_a_column_of_codes_some_numbers_some_text_is_a_category_column_when_name
     np.testing.assert_array_equal(loaded.predict(mixed), expected)
 
 
+def test_a_text_column_is_named_by_the_feature_names_that_rename_the_columns():
+    """Found by a data scientist's audit: with feature_name given, a text
+    column was refused under its column name and under its feature name."""
+    from gbmo.sklearn import GBMORegressor
+
+    X, y = _category_problem(seed=7)
+    text = pd.DataFrame({"shop": np.array([f"shop {i}" for i in range(40)])[X[:, 0].astype(int)],
+                         "x": X[:, 1]})
+    category = text.assign(shop=text["shop"].astype("category"))
+    expected = gbmo.train(QUIET, gbmo.Dataset(category, y), 3).predict(category)
+    renamed = gbmo.train(QUIET, gbmo.Dataset(text, y, feature_name=["store", "x1"],
+                                             categorical_feature=["store"]), 3)
+    assert renamed.feature_name() == ["store", "x1"]
+    np.testing.assert_array_equal(renamed.predict(text), expected)
+    with pytest.raises(ValueError, match=r"names 'shop', which is not a feature name; the names "
+                                         r"are \['store', 'x1'\]"):
+        gbmo.Dataset(text, y, feature_name=["store", "x1"], categorical_feature=["shop"])
+    model = GBMORegressor(n_estimators=3, **QUIET).fit(text, y, feature_name=["store", "x1"],
+                                                       categorical_feature=["store"])
+    assert model.booster_.pandas_categories == renamed.pandas_categories
+
+
 @pytest.mark.parametrize("named", ["name:shop", "0", 0, np.int64(0), np.array(["shop"]),
                                    {"shop"}, pd.Index(["shop"])])
 def test_a_text_column_is_named_in_every_form_categorical_feature_takes(named):
