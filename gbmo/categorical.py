@@ -96,7 +96,8 @@ def category_values(column, feature):
     present = ~np.isnan(column)
     bad = present & ~((column == np.floor(column)) & (np.abs(column) <= MAX_CATEGORY))
     if bad.any():
-        raise ValueError(f"categorical feature {feature} has the value {column[bad][0]!r}; "
+        raise ValueError(f"categorical feature {feature} has the value "
+                         f"{column[bad][0].item()!r}; "
                          f"categories must be integers up to {MAX_CATEGORY} (negative values "
                          "and NaN are missing)")
     return np.where(present & (column >= 0), column, np.nan)

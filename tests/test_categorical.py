@@ -386,8 +386,8 @@ def test_categories_that_are_not_integers_are_refused(value):
     X, y = _category_problem(n=200)
     bad = X.copy()
     bad[3, 0] = value
-    with pytest.raises(ValueError, match=r"categorical feature 0 has the value .*; categories "
-                                         r"must be integers"):
+    with pytest.raises(ValueError, match=rf"categorical feature 0 has the value {value!r}; "
+                                         r"categories must be integers"):
         gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(bad, y), 2)
     booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 2)
     with pytest.raises(ValueError, match=r"categorical feature 0 has the value"):
