@@ -216,6 +216,27 @@ def _dist_name(ep):
     return name
 
 
+def _entry_points_by_distribution(group):
+    """(group's entry points, the names of the distributions whose metadata
+    could not be read): one distribution at a time, the first of a name on
+    sys.path as importlib.metadata.entry_points() takes it, so that one
+    malformed entry_points.txt hides its own entry points only."""
+    eps, unread, seen = [], [], set()
+    for dist in importlib.metadata.distributions():
+        try:
+            name = dist.metadata["Name"] or "?"
+        except Exception:
+            name = "?"
+        if _normalize(name) in seen:
+            continue
+        seen.add(_normalize(name))
+        try:
+            eps += [ep for ep in dist.entry_points if ep.group == group]
+        except Exception:
+            unread.append(f"distribution {name!r}")
+    return eps, unread
+
+
 def _dist_label(ep):
     dist = getattr(ep, "dist", None)
     name = _dist_name(ep)
@@ -396,12 +417,14 @@ class Registry:
                 try:
                     eps = list(importlib.metadata.entry_points(group=self.group))
                 except Exception as err:  # malformed metadata somewhere on sys.path
+                    eps, unread = _entry_points_by_distribution(self.group)
+                    skipped = (f"skipped the unreadable {', '.join(unread)}" if unread
+                               else "read them all")
                     warnings.warn(
-                        f"gbmo could not list the {self.group!r} entry points "
-                        f"({_describe_cause(err)}); only gbmo's built-in {_plural(self.kind)} "
-                        f"are available. Set {DISABLE_ENV}=1 to silence this.",
+                        f"gbmo could not list the {self.group!r} entry points at once "
+                        f"({_describe_cause(err)}); it read them distribution by "
+                        f"distribution and {skipped}. Set {DISABLE_ENV}=1 to silence this.",
                         PluginConflictWarning, stacklevel=3)
-                    eps = []
                 for ep in eps:
                     is_gbmo = _normalize(_dist_name(ep)) == _GBMO_DIST
                     if is_gbmo:

@@ -143,6 +143,24 @@ def test_discovery_failure_warns_and_keeps_builtins(monkeypatch):
     assert reg.get("mse") is SquaredError
 
 
+def test_a_malformed_distribution_hides_its_own_entry_points_only(fake_dist):
+    """Found by a plugin author's audit: one unrelated distribution's
+    malformed entry_points.txt hid every plugin, and the next error said a
+    plugin was not installed when it was."""
+    good = _unique("plug_good")
+    fake_dist("fake-good", {"gbmo.losses": {"halfsq_beside_broken": f"{good}:HalfSquared"}},
+              {good: GOOD_LOSS.format(name="halfsq_beside_broken")})
+    root = fake_dist("fake-unrelated", {"console_scripts": {"tool": "tool:main"}})
+    info = next(root.glob("*.dist-info"))
+    (info / "entry_points.txt").write_text("[console_scripts]\na line without its equals\n")
+    reg = Registry("gbmo.losses", "loss")
+    with pytest.warns(UserWarning, match="it read them distribution by distribution and skipped "
+                                         "the unreadable distribution 'fake-unrelated'"):
+        names = reg.names()
+    assert "halfsq_beside_broken" in names and "mse" in names
+    assert reg.get("halfsq_beside_broken").__name__ == "HalfSquared"
+
+
 def test_discovery_is_lazy_and_cached(monkeypatch):
     calls = []
     real = importlib.metadata.entry_points
