@@ -1012,7 +1012,7 @@ class Booster(JSONModel, TrainingRun):
             saved["objective_params"] = registry.loss_parameters(self.loss, saved["objective"])
         ensembler = saved.get("ensembler")
         if ensembler is not None and not isinstance(ensembler, str):
-            saved["ensembler"] = getattr(ensembler, "name", None) or "custom"
+            saved["ensembler"], saved["ensembler_params"] = registry.saved_ensembler(ensembler)
         return saved
 
     def _load(self, text):

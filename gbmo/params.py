@@ -575,6 +575,10 @@ def _check_names(resolved):
             f"(also {', '.join(OBJECTIVE_ALIASES)}){LOSSES.discovery_note()}"
         )
     ensembler = resolved["ensembler"]
+    if ensembler == "custom" and "custom" not in ENSEMBLERS:
+        raise ValueError("ensembler 'custom' is how a model file records an ensembler given as "
+                         "a function or an instance, which it does not keep; pass "
+                         "ensembler=<it> to train again")
     if isinstance(ensembler, str) and ensembler not in ENSEMBLERS:
         raise ValueError(f"unknown ensembler {ensembler!r}; known ensemblers: "
                          f"{', '.join(ENSEMBLERS.names())}{ENSEMBLERS.discovery_note()}")

@@ -128,7 +128,7 @@ __all__ = [
     "ENSEMBLERS", "LOSSES", "MissingParameterError", "PluginConflictWarning",
     "PluginContractError", "PluginError", "PluginLoadError", "Registry", "create_ensembler",
     "create_loss", "loss_parameters", "plugins_disabled", "register_ensembler", "register_loss",
-    "saved_loss_name",
+    "saved_ensembler", "saved_loss_name",
 ]
 
 DISABLE_ENV = "GBMO_DISABLE_PLUGINS"
@@ -694,14 +694,41 @@ def loss_parameters(loss, name):
                          "no parameters (no get_params()), so a saved model would rebuild it "
                          "with the factory's defaults; give the objective by name with "
                          "objective_params, or define get_params() on the loss")
-    names = [k for k in keyword_parameters(type(loss)) if k not in ("num_class", "n_threads")]
-    missing = [k for k in names if not hasattr(loss, k)]
+    names, missing = _constructor_attributes(loss, ("num_class", "n_threads"))
     if missing:
         raise ValueError(f"objective {name!r}: its class takes {', '.join(missing)}, and "
                          f"the instance has no get_params() nor attributes of those names, "
                          "so a saved model could not rebuild it; define get_params() "
                          "returning its constructor's parameters")
     return {k: getattr(loss, k) for k in names} or None
+
+
+def _constructor_attributes(obj, left_out=()):
+    """(the keyword parameters of obj's class's constructor but left_out,
+    those of them obj has no attribute of)."""
+    names = [k for k in keyword_parameters(type(obj)) if k not in left_out]
+    return names, [k for k in names if not hasattr(obj, k)]
+
+
+def saved_ensembler(ensembler):
+    """(name, parameters) a model file records for an ensembler given as an
+    object: the name its class is registered under with its get_params(), or
+    its attributes named as its constructor's parameters, as a loss's; else
+    ("custom", None), which training again asks to be given anew (a model
+    predicts without its ensembler)."""
+    name = getattr(ensembler, "name", None)
+    try:
+        registered = name in ENSEMBLERS and ENSEMBLERS.get(name) is type(ensembler)
+    except PluginError:
+        registered = False
+    if not registered:
+        return "custom", None
+    if hasattr(ensembler, "get_params"):
+        return name, ensembler.get_params()
+    names, missing = _constructor_attributes(ensembler)
+    if missing:
+        return "custom", None
+    return name, {k: getattr(ensembler, k) for k in names} or None
 
 
 def _call_with_supported(factory, soft, strict, what, given_in):

@@ -369,6 +369,25 @@ def test_ensembled_models_are_reproducible_and_save_by_name(tmp_path):
     np.testing.assert_array_equal(gbmo.Booster(model_file=path).predict(X), a.predict(X))
 
 
+def test_an_ensembler_given_as_an_instance_saves_its_parameters():
+    """Found by a plugin author's audit: SketchTopK(k=1) saved no parameters,
+    so training on from the loaded model's params took k's default in
+    silence; a function, saved as 'custom', was refused as unknown."""
+    params = {"ensembler": SketchTopK(k=1)}
+    trained = _train(params)
+    loaded = gbmo.Booster(model_str=trained.model_to_string())
+    assert loaded.params["ensembler"] == "sketch_topk"
+    assert loaded.params["ensembler_params"] == {"k": 1}
+    by_instance = gbmo.train({**PARAMS, **params}, gbmo.Dataset(X, Y), 3, init_model=trained)
+    by_file = gbmo.train(loaded.params, gbmo.Dataset(X, Y), 3, init_model=loaded)
+    np.testing.assert_array_equal(by_file.predict(X), by_instance.predict(X))
+    by_function = gbmo.Booster(model_str=_train({"ensembler": _identity}).model_to_string())
+    assert by_function.params["ensembler"] == "custom"
+    with pytest.raises(ValueError, match="ensembler 'custom' is how a model file records an "
+                                         "ensembler given as a function or an instance"):
+        gbmo.train(by_function.params, gbmo.Dataset(X, Y), 1, init_model=by_function)
+
+
 def test_mtgbm_with_a_constant_gradient_column_trains():
     """Found by the long training fuzz: with num_class=3 but no row of class 2,
     that class's gradient column is constant, its correlation 0/0, and MT-GBM
