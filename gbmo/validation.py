@@ -361,7 +361,10 @@ def check_target(y, n_rows, name="y"):
     nullable (Int64, Float64, boolean) and object columns of numbers as
     float64, NaN where missing (pd.NA, None), which numpy would keep as
     objects."""
+    category_labels = ""
     if is_pandas(y, "Series"):
+        if is_category_dtype(y.dtype):  # its codes are the class indices a loss takes
+            category_labels = " (a category column: y.cat.codes gives its classes as integers)"
         y = _target_values(y)
     elif is_pandas(y) and y.shape[1]:
         y = np.column_stack([_target_values(y.iloc[:, i]) for i in range(y.shape[1])])
@@ -370,7 +373,7 @@ def check_target(y, n_rows, name="y"):
     y = np.asarray(y)
     if y.dtype.kind not in "biuf":
         raise TypeError(
-            f"{name} has dtype {y.dtype}; targets must be numeric "
+            f"{name} has dtype {y.dtype}{category_labels}; targets must be numeric "
             "(encode class labels as integers 0 .. n_classes - 1)"
         )
     if y.ndim not in (1, 2):

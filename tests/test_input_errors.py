@@ -67,6 +67,13 @@ def test_bad_target_shape_or_type(bad_y, message):
         gbmo.Dataset(X, bad_y)
 
 
+def test_a_target_of_text_categories_is_told_its_codes():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(TypeError, match=r"y has dtype object \(a category column: y.cat.codes "
+                                        r"gives its classes as integers\)"):
+        gbmo.Dataset(X, pd.Series(pd.Categorical(["a", "b"] * 25)))
+
+
 @pytest.mark.parametrize("bad", [np.inf, -np.inf])
 def test_infinite_target(bad):
     y_bad = y.copy()
