@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from gbmo._core import G_H_DTYPE, HIST_DTYPE, ROW_DTYPE, X_BINNED_DTYPE, X_BINNED_WIDE_DTYPE
-from gbmo._core._histogram import (MAX_ROW_WISE_SLOTS, PREFETCH_GAP, PREFETCH_MIN_TOTAL,
+from gbmo._core._histogram import (MAX_ROW_WISE_SLOTS, PREFETCH_ENTRY_ROWS, PREFETCH_GAP,
+                                   PREFETCH_MIN_ENTRIES, PREFETCH_MIN_TOTAL,
                                    PREFETCH_ROWS, ROW_CHUNKS, build_histograms,
                                    build_histograms_by_row,
                                    build_histograms_of_nodes, column_sums, gather_gradients,
@@ -591,6 +592,35 @@ def test_histograms_by_row_equal_the_reference(n_node_rows, width, dtype):
     np.testing.assert_allclose(one_chunk[wanted == 1], results[0], rtol=1e-9, atol=1e-9)
     if n_node_rows <= 100:
         np.testing.assert_array_equal(one_chunk[wanted == 1], results[0])
+
+
+@pytest.mark.parametrize("width", [2, 3, 5, 21])  # written out, the inner loop, the C loop
+def test_histograms_by_row_of_many_entries_prefetched_equal_the_reference(width):
+    """Past PREFETCH_MIN_ENTRIES entries the loops ask for the entries of the
+    row PREFETCH_ENTRY_ROWS ahead, and for its indptr twice as far, clamped to
+    a node's last row: node sizes around both distances take every clamp."""
+    rng = np.random.default_rng(18)
+    n_rows, n_features, n_bins = 70_000, 8, 6
+    X_binned = rng.integers(0, n_bins, size=(n_features, n_rows)).astype(X_BINNED_DTYPE)
+    X_binned[rng.random(X_binned.shape) < 0.35] = 0
+    common = np.zeros(n_features, dtype=np.int32)
+    indptr, entry_slot = row_entries(X_binned, np.arange(n_features, dtype=np.int32), common,
+                                     n_bins, 2)
+    assert len(entry_slot) >= PREFETCH_MIN_ENTRIES
+    wanted = np.ones(n_features, dtype=np.uint8)
+    for n_node_rows in (1, PREFETCH_ENTRY_ROWS, PREFETCH_ENTRY_ROWS + 1, 2 * PREFETCH_ENTRY_ROWS,
+                        2 * PREFETCH_ENTRY_ROWS + 1, 5_000, n_rows):
+        rows = np.sort(random_rows(rng, n_rows, n_node_rows))
+        ordered = rng.normal(size=(n_node_rows, width)).astype(np.float32)
+        totals = ordered.astype(np.float64).sum(axis=0)
+        expected = reference_histograms(X_binned, rows, ordered, np.arange(n_features), n_bins,
+                                        n_features)
+        for n_threads in (1, 2):
+            hist = np.full((n_features, n_bins, width), SENTINEL)
+            build_histograms_by_row(indptr, entry_slot, wanted, common, rows, ordered, totals,
+                                    hist, np.zeros((ROW_CHUNKS - 1,) + hist.shape), n_threads)
+            np.testing.assert_array_equal(hist[..., -1], expected[..., -1])
+            np.testing.assert_allclose(hist, expected, rtol=1e-9, atol=1e-9)
 
 
 def test_histograms_by_row_reject_inconsistent_arguments():

@@ -201,6 +201,7 @@ cdef struct Grow:
     const unsigned char* wanted
     HIST_t* chunk_hists               # up to _histogram.ROW_CHUNKS - 1 histograms, scratch
     Py_ssize_t n_chunk_hists
+    Py_ssize_t n_entries              # every row's entries
     double mean_entries_per_row
     # parameters
     double lambda_l2, lambda_l1, min_samples_leaf, min_child_weight, min_gain
@@ -447,7 +448,7 @@ cdef void build_by_row(Grow* g, int node, const G_H_t* ordered) noexcept nogil:
     known, its slot taken."""
     cdef Py_ssize_t count = g.stop[node] - g.start[node]
     if g.indptr != NULL:
-        build_row_wise_histograms(g.indptr, g.entry_slot, g.mean_entries_per_row,
+        build_row_wise_histograms(g.indptr, g.entry_slot, g.n_entries, g.mean_entries_per_row,
                                   g.n_all_features, g.wanted, g.skipped_bins,
                                   g.n_bins_non_missing, g.rows + g.start[node], count, ordered,
                                   g.sums + node * g.width, histogram_of(g, node),
@@ -1223,6 +1224,7 @@ def grow_best_first(const X_BINNED_t[:, ::1] X_binned,
         g.wanted = &wanted[0]
         g.chunk_hists = &chunk_hists[0, 0, 0, 0] if chunk_hists.shape[0] else NULL
         g.n_chunk_hists = chunk_hists.shape[0]
+        g.n_entries = entry_slot.shape[0]
         g.mean_entries_per_row = row_wise[5]
     if not _column_features_are_the_rest(features, column_features,
                                          None if row_wise is None else row_wise[3]):

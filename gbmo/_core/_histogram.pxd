@@ -83,7 +83,8 @@ cdef void subtract_feature_histograms(const HIST_t* parent, const HIST_t* child,
                                       int n_threads) noexcept nogil
 
 cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry_slot,
-                                    double mean_entries_per_row, Py_ssize_t n_features,
+                                    Py_ssize_t n_entries, double mean_entries_per_row,
+                                    Py_ssize_t n_features,
                                     const unsigned char* wanted, const int* skipped_bins,
                                     const int* value_bins, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered,

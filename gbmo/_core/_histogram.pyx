@@ -19,14 +19,18 @@ from numpy cimport int32_t, int64_t, uint32_t
 
 from ..parallel import PARALLEL_MIN_WORK
 
-from .common cimport (GBMO_PREFETCH_GAP, GBMO_PREFETCH_MIN_TOTAL, GBMO_PREFETCH_ROWS, G_H_t,
-                     HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, gbmo_prefetch_bin, gbmo_row_ahead,
-                     histogram_row, prefetch_distance, uint8_t, uint16_t)
+from .common cimport (GBMO_PREFETCH_ENTRY_ROWS, GBMO_PREFETCH_GAP, GBMO_PREFETCH_MIN_ENTRIES,
+                     GBMO_PREFETCH_MIN_TOTAL, GBMO_PREFETCH_ROWS, G_H_t,
+                     HIST_t, ROW_t, X_BINNED_t, gbmo_prefetch, gbmo_prefetch_bin,
+                     gbmo_prefetch_entries, gbmo_row_ahead, histogram_row, prefetch_distance,
+                     uint8_t, uint16_t)
 
 # prefetch.h's bounds, for the tests that take the prefetching loops
 PREFETCH_ROWS = GBMO_PREFETCH_ROWS
 PREFETCH_GAP = GBMO_PREFETCH_GAP
 PREFETCH_MIN_TOTAL = GBMO_PREFETCH_MIN_TOTAL
+PREFETCH_ENTRY_ROWS = GBMO_PREFETCH_ENTRY_ROWS
+PREFETCH_MIN_ENTRIES = GBMO_PREFETCH_MIN_ENTRIES
 
 
 cdef extern from "histogram_rows.h" nogil:
@@ -41,7 +45,8 @@ cdef extern from "histogram_rows.h" nogil:
                                 Py_ssize_t skipped, Py_ssize_t ahead, HIST_t* feature_hist)
     void gbmo_add_wide_entries(const int64_t* indptr, const uint32_t* entry_slot,
                                const ROW_t* rows, Py_ssize_t first, Py_ssize_t stop,
-                               const G_H_t* ordered, Py_ssize_t width, HIST_t* hist)
+                               const G_H_t* ordered, Py_ssize_t width, Py_ssize_t ahead,
+                               HIST_t* hist)
 
 
 cdef inline void add_wide_rows(const X_BINNED_t* column, const ROW_t* rows, Py_ssize_t n_rows,
@@ -720,7 +725,8 @@ cdef inline Py_ssize_t row_chunks(Py_ssize_t n_rows, double mean_entries_per_row
 
 
 cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry_slot,
-                                    double mean_entries_per_row, Py_ssize_t n_features,
+                                    Py_ssize_t n_entries, double mean_entries_per_row,
+                                    Py_ssize_t n_features,
                                     const unsigned char* wanted, const int* skipped_bins,
                                     const int* value_bins, const ROW_t* rows,
                                     Py_ssize_t n_rows, const G_H_t* ordered,
@@ -729,7 +735,7 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
                                     Py_ssize_t width, int n_threads) noexcept nogil:
     """build_histograms_by_row on raw pointers (value_bins NULL for none;
     chunk_hists n_chunk_hists histograms the shape of hist, the chunks'
-    own)."""
+    own; n_entries, every row's entries, decides the prefetch)."""
     cdef Py_ssize_t size = n_features * n_bins * width
     cdef Py_ssize_t summed = 0, n_chunks, chunk, first, stop, i, f, c, used
     cdef HIST_t* chunk_hist
@@ -738,6 +744,9 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
         if wanted[f]:
             summed += (value_rows(value_bins, f, n_bins) + 1) * width
     n_chunks = min(row_chunks(n_rows, mean_entries_per_row, width, summed), n_chunk_hists + 1)
+    # entries past the caches are read at scattered rows, the root's included
+    cdef Py_ssize_t ahead = (GBMO_PREFETCH_ENTRY_ROWS
+                             if n_entries >= GBMO_PREFETCH_MIN_ENTRIES else 0)
     for chunk in prange(n_chunks, schedule="static", num_threads=n_threads,
                         use_threads_if=n_threads > 1 and n_chunks > 1):
         chunk_hist = hist if chunk == 0 else chunk_hists + (chunk - 1) * size
@@ -749,9 +758,10 @@ cdef void build_row_wise_histograms(const int64_t* indptr, const uint32_t* entry
         stop = (chunk + 1) * n_rows // n_chunks
         if width >= GBMO_WIDE_ROW:
             gbmo_add_wide_entries(indptr, entry_slot, rows, first, stop, ordered, width,
-                                  chunk_hist)
+                                  ahead, chunk_hist)
         else:
             for i in range(first, stop):
+                gbmo_prefetch_entries(indptr, entry_slot, rows, i, ahead, stop)
                 add_entries(entry_slot, indptr[rows[i]], indptr[rows[i] + 1],
                             ordered + i * width, width, chunk_hist)
     for f in prange(n_features, schedule="static", num_threads=n_threads,
@@ -847,7 +857,7 @@ def build_histograms_by_row(const int64_t[::1] indptr,
         return
     with nogil:
         build_row_wise_histograms(&indptr[0], &entry_slot[0] if entry_slot.shape[0] else NULL,
-                                  mean_entries, hist.shape[0], &wanted[0], &skipped_bins[0],
+                                  entry_slot.shape[0], mean_entries, hist.shape[0], &wanted[0], &skipped_bins[0],
                                   &value_bins[0] if value_bins is not None else NULL,
                                   &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
                                   &hist[0, 0, 0],

@@ -22,11 +22,16 @@ cdef extern from "prefetch.h" nogil:
     const Py_ssize_t GBMO_PREFETCH_ROWS
     const Py_ssize_t GBMO_PREFETCH_GAP
     const Py_ssize_t GBMO_PREFETCH_MIN_TOTAL
+    const Py_ssize_t GBMO_PREFETCH_ENTRY_ROWS
+    const Py_ssize_t GBMO_PREFETCH_MIN_ENTRIES
     void gbmo_prefetch(const void* address)
     ROW_t gbmo_row_ahead(const ROW_t* rows, Py_ssize_t i, Py_ssize_t ahead, Py_ssize_t stop)
     # a macro: column may hold either width of bins
     void gbmo_prefetch_bin(const void* column, const ROW_t* rows, Py_ssize_t i,
                            Py_ssize_t ahead, Py_ssize_t stop)
+    void gbmo_prefetch_entries(const int64_t* indptr, const uint32_t* entry_slot,
+                               const ROW_t* rows, Py_ssize_t i, Py_ssize_t ahead,
+                               Py_ssize_t stop)
 
 # SERIAL_REGION: an OpenMP parallel region costs about 0.9 us on this
 # project's machine even when its `if` clause keeps it to one thread (libgomp

@@ -66,9 +66,11 @@ GBMO_DEFINE_ADD_WIDE_ROWS(u16, uint16_t)
 GBMO_TARGET_CLONES
 static void gbmo_add_wide_entries(const int64_t *indptr, const uint32_t *entry_slot,
                                   const uint32_t *rows, ptrdiff_t first, ptrdiff_t stop,
-                                  const float *ordered, ptrdiff_t width, double *hist)
+                                  const float *ordered, ptrdiff_t width, ptrdiff_t ahead,
+                                  double *hist)
 {
     for (ptrdiff_t i = first; i < stop; i++) {
+        gbmo_prefetch_entries(indptr, entry_slot, rows, i, ahead, stop);
         const float *grad_row = ordered + i * width;
         for (int64_t e = indptr[rows[i]]; e < indptr[rows[i] + 1]; e++) {
             double *bin_row = hist + (ptrdiff_t)entry_slot[e] * width;

@@ -43,4 +43,25 @@
             gbmo_prefetch((column) + gbmo_row_ahead(rows, i, ahead, stop));          \
     } while (0)
 
+/* The histograms built by row read each row's entries, two loads apart
+ * (indptr, then the entries), at the node's scattered rows: prefetched
+ * GBMO_PREFETCH_ENTRY_ROWS rows ahead (16 to 64 measured alike, 128 slower)
+ * once every row's entries take GBMO_PREFETCH_MIN_ENTRIES (a megabyte, a
+ * core's L2 here): on 100,000 rows of 20 ones in 1,000 one-hot columns a round
+ * took 1.3x less time, on 5,000 rows a tenth more. The root's rows come in
+ * order, but the hint cost them less than the other nodes gained. */
+#define GBMO_PREFETCH_ENTRY_ROWS 32
+#define GBMO_PREFETCH_MIN_ENTRIES (1 << 18)
+
+/* Asks for indptr at row rows[i + 2 ahead] and for the entries of row
+ * rows[i + ahead], whose indptr the step ahead asked for; nothing when ahead
+ * is 0. */
+#define gbmo_prefetch_entries(indptr, entry_slot, rows, i, ahead, stop)              \
+    do {                                                                             \
+        if (ahead) {                                                                 \
+            gbmo_prefetch((indptr) + gbmo_row_ahead(rows, i, 2 * (ahead), stop));    \
+            gbmo_prefetch((entry_slot) + (indptr)[gbmo_row_ahead(rows, i, ahead, stop)]); \
+        }                                                                            \
+    } while (0)
+
 #endif
