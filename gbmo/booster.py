@@ -1007,6 +1007,8 @@ class Booster(JSONModel, TrainingRun):
                           and self.sparse_loss is None)
         if given_instance:
             saved["objective"] = registry.saved_loss_name(self.loss)
+        elif isinstance(self.loss, CustomObjective):  # its subclasses' names are no loss's
+            saved["objective"] = CustomObjective.name
         if hasattr(self.loss, "get_params") or given_instance:
             # rebuilt by name at load; a loss given by name keeps its objective_params
             saved["objective_params"] = registry.loss_parameters(self.loss, saved["objective"])

@@ -224,16 +224,16 @@ def _entry_points_by_distribution(group):
     eps, unread, seen = [], [], set()
     for dist in importlib.metadata.distributions():
         try:
-            name = dist.metadata["Name"] or "?"
+            name = dist.metadata["Name"]
         except Exception:
-            name = "?"
-        if _normalize(name) in seen:
+            name = None
+        if name is not None and _normalize(name) in seen:
             continue
         seen.add(_normalize(name))
         try:
             eps += [ep for ep in dist.entry_points if ep.group == group]
         except Exception:
-            unread.append(f"distribution {name!r}")
+            unread.append(f"distribution {name!r}" if name else "a distribution without a name")
     return eps, unread
 
 
@@ -659,11 +659,14 @@ def saved_loss_name(loss):
                          f"model could not be loaded; register the class under {name!r} "
                          "(gbmo.register_loss) before saving, copying or pickling the model")
     registered = LOSSES.get(name)
-    if isinstance(registered, type) and registered is not cls:
+    # a loaded model needs the transform only: a subclass of the registered
+    # class that keeps its transform (its own gradients) predicts the same
+    if isinstance(registered, type) and registered is not cls and not (
+            issubclass(cls, registered) and cls.transform is registered.transform):
         raise ValueError(f"{what} named {name!r}, the name of "
-                         f"{registered.__module__}.{registered.__qualname__}: a saved model "
-                         "would load as that class's loss; give the instance's class a name "
-                         "of its own and register it")
+                         f"{registered.__module__}.{registered.__qualname__}, whose transform "
+                         "it does not keep: a saved model would load as that class's loss; "
+                         "give the instance's class a name of its own and register it")
     return name
 
 
@@ -689,12 +692,15 @@ def loss_parameters(loss, name):
     loaded model would have rebuilt the loss with its defaults, in silence."""
     if hasattr(loss, "get_params"):
         return loss.get_params()
-    if LOSSES.get(name) is not type(loss):
+    registered = LOSSES.get(name)
+    if isinstance(registered, type) and isinstance(loss, registered):
+        # a subclass's too (see saved_loss_name): the registered class rebuilds it
+        names, missing = _constructor_attributes(loss, registered, ("num_class", "n_threads"))
+    else:
         raise ValueError(f"objective {name!r} is made by a factory, and this instance shows "
                          "no parameters (no get_params()), so a saved model would rebuild it "
                          "with the factory's defaults; give the objective by name with "
                          "objective_params, or define get_params() on the loss")
-    names, missing = _constructor_attributes(loss, ("num_class", "n_threads"))
     if missing:
         raise ValueError(f"objective {name!r}: its class takes {', '.join(missing)}, and "
                          f"the instance has no get_params() nor attributes of those names, "
@@ -703,10 +709,10 @@ def loss_parameters(loss, name):
     return {k: getattr(loss, k) for k in names} or None
 
 
-def _constructor_attributes(obj, left_out=()):
-    """(the keyword parameters of obj's class's constructor but left_out,
-    those of them obj has no attribute of)."""
-    names = [k for k in keyword_parameters(type(obj)) if k not in left_out]
+def _constructor_attributes(obj, cls, left_out=()):
+    """(the keyword parameters of cls's constructor but left_out, those of
+    them obj has no attribute of)."""
+    names = [k for k in keyword_parameters(cls) if k not in left_out]
     return names, [k for k in names if not hasattr(obj, k)]
 
 
@@ -725,7 +731,7 @@ def saved_ensembler(ensembler):
         return "custom", None
     if hasattr(ensembler, "get_params"):
         return name, ensembler.get_params()
-    names, missing = _constructor_attributes(ensembler)
+    names, missing = _constructor_attributes(ensembler, type(ensembler))
     if missing:
         return "custom", None
     return name, {k: getattr(ensembler, k) for k in names} or None

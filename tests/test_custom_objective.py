@@ -35,6 +35,24 @@ def test_custom_objective_with_metric_and_save(tmp_path):
     loaded = gbmo.Booster(model_file=tmp_path / "custom.json")
     assert loaded.params["objective"] == "custom"
     np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+    with pytest.raises(ValueError, match="a model file's params say so of an objective given "
+                                         r"as a function, .* give the function itself"):
+        gbmo.train(loaded.params, train, 1, init_model=loaded)
+
+
+def test_a_custom_objective_subclass_of_its_own_name_saves_as_custom():
+    """Found by the review: it saved under its own name, which no registered
+    loss has, so the file did not load."""
+    from gbmo.losses import CustomObjective
+
+    class Named(CustomObjective):
+        name = "named_for_test"
+
+    booster = gbmo.train({"objective": Named(squared_error), "verbosity": 0},
+                         gbmo.Dataset(X, Y), 3)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    assert loaded.params["objective"] == "custom"
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
 
 
 @pytest.mark.parametrize("returned, message", [

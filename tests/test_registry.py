@@ -161,6 +161,32 @@ def test_a_malformed_distribution_hides_its_own_entry_points_only(fake_dist):
     assert reg.get("halfsq_beside_broken").__name__ == "HalfSquared"
 
 
+def test_distributions_without_a_name_are_each_read_when_the_listing_fails(fake_dist, tmp_path,
+                                                                          monkeypatch):
+    """Found by the review: read distribution by distribution, two without a
+    Name in their metadata counted as one."""
+    modules = {}
+    for loss in ("nameless_one", "nameless_two"):
+        module = _unique(loss)
+        root = tmp_path / f"site_{module}"
+        info = root / f"{module}-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[gbmo.losses]\n{loss} = {module}:HalfSquared\n")
+        (root / f"{module}.py").write_text(textwrap.dedent(GOOD_LOSS.format(name=loss)))
+        monkeypatch.syspath_prepend(str(root))
+        modules[loss] = module
+    root = fake_dist("fake-unrelated", {"console_scripts": {"tool": "tool:main"}})
+    (next(root.glob("*.dist-info")) / "entry_points.txt").write_text("[x]\nno equals\n")
+    reg = Registry("gbmo.losses", "loss")
+    try:
+        with pytest.warns(UserWarning, match="distribution by distribution"):
+            assert {"nameless_one", "nameless_two"} <= set(reg.names())
+    finally:
+        for module in modules.values():
+            sys.modules.pop(module, None)
+
+
 def test_discovery_is_lazy_and_cached(monkeypatch):
     calls = []
     real = importlib.metadata.entry_points
@@ -794,8 +820,8 @@ def test_a_loss_instance_a_loaded_model_could_not_rebuild_is_refused_at_saving(m
     refusals = [
         (Unregistered(), r"named 'unregistered_for_test', which is not a registered loss, so "
                          r"a saved model could not be loaded; register the class"),
-        (Exponentiated(), r"named 'pinball_for_test', the name of .*_Pinball: a saved model "
-                          r"would load as that class's loss"),
+        (Exponentiated(), r"named 'pinball_for_test', the name of .*_Pinball, whose transform "
+                          r"it does not keep: a saved model would load as that class's loss"),
         (Shifted(100.0), r"objective 'shift_for_test' is made by a factory, and this instance "
                          r"shows no parameters"),
     ]
@@ -811,6 +837,32 @@ def test_a_loss_instance_a_loaded_model_could_not_rebuild_is_refused_at_saving(m
     booster = gbmo.train({"objective": NotRegistered(), "verbosity": 0}, train, 2)
     with pytest.raises(ValueError, match="whose name is None and whose class is not registered"):
         booster.model_to_string()
+
+
+def test_a_subclass_that_keeps_its_parents_transform_saves_under_its_name(monkeypatch):
+    """Found by the review: a Loss subclass of its own gradients under its
+    parent's name predicts as the parent, and pickled and copied before the
+    refusal above; it still does, as the parent's loss with its parameters."""
+    import copy
+    import pickle
+
+    monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
+    registry.register_loss("pinball_for_test")(_Pinball)
+
+    class Doubled(_Pinball):
+        name = "pinball_for_test"
+
+        def gradients(self, y, raw, weight):
+            grad, hess = super().gradients(y, raw, weight)
+            return 2 * grad, 2 * hess
+
+    X, train = _pinball_data()
+    booster = gbmo.train({"objective": Doubled(tau=0.8), "verbosity": 0}, train, 3)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    assert loaded.params["objective_params"] == {"tau": 0.8}
+    for restored in (loaded, pickle.loads(pickle.dumps(booster)), copy.deepcopy(booster),
+                     booster.copy()):
+        np.testing.assert_array_equal(restored.predict(X), booster.predict(X))
 
 
 def test_a_loss_s_non_finite_start_score_is_refused_by_name(monkeypatch):
