@@ -282,8 +282,10 @@ def named_positions(X, categorical_feature, params=None, feature_names=None):
         return []
     params = params or {}
     columns = column_names(X)
-    if isinstance(feature_names, (list, tuple, np.ndarray)) and len(feature_names) == len(columns):
-        columns = [str(name) for name in feature_names]
+    if feature_names is not None and not isinstance(feature_names, str):
+        renamed = [str(name) for name in feature_names]
+        if len(renamed) == len(columns):  # else the names' count is refused by name later
+            columns = renamed
     positions, unmatched = [], []
     for given in [categorical_feature] + [params[key] for key in
                                           keys_naming(params, "categorical_feature")]:
@@ -315,15 +317,19 @@ def text_columns_as_categories(X, positions):
     values only, are category columns (their strings the categories), as
     CatBoost takes cat_features of strings; any other X, or column, as it
     is. Training names such columns (categorical_feature); a model converts
-    its category columns' positions (pandas_categories), so that it predicts
-    from the same strings."""
+    its category columns' positions (pandas_categories: {position:
+    categories}), so that it predicts from the same strings, and there any
+    column of a position whose categories hold text, as a request of the
+    numbers alone among codes 101 and "A7"."""
     if not is_dataframe(X):
         return X
     # a column of missing values only (None, NaN, pd.NA) holds no category at
     # all, of whatever dtype pandas gave it: a one-row request with a missing
     # category was refused as "of dtype object"
     text = [p for p in positions if p < X.shape[1]
-            and (_is_text(X.iloc[:, p]) or X.iloc[:, p].isna().all())]
+            and (_is_text(X.iloc[:, p]) or X.iloc[:, p].isna().all()
+                 or isinstance(positions, dict) and not is_category_dtype(X.dtypes.iloc[p])
+                 and any(isinstance(c, str) for c in positions[p]))]
     if not text:
         return X
     X = X.copy(deep=False)

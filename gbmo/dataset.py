@@ -68,6 +68,9 @@ class Dataset:
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference
             raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
                             "LightGBM's is reference; give the training set as reference=")
+        if feature_names is not None and not isinstance(feature_names, str) \
+                and hasattr(feature_names, "__iter__"):
+            feature_names = list(feature_names)  # read twice below: a generator's once
         X = as_pandas_table(X)
         X = text_columns_as_categories(X, named_positions(X, categorical_feature, self.params,
                                                           feature_names))

@@ -208,7 +208,10 @@ def test_a_text_column_named_categorical_is_a_category_column_as_catboost_s_cat_
 def test_a_column_of_codes_some_numbers_some_text_is_a_category_column_when_named(tmp_path):
     """Found by a data scientist's audit: product codes 101 and "A7" in one
     object column (as a spreadsheet gives them) were refused when named
-    categorical, with the advice to name them so."""
+    categorical, with the advice to name them so; and by the review: a
+    request of the numbers alone was then refused as a numeric column."""
+    from gbmo.sklearn import GBMORegressor
+
     X, y = _category_problem(seed=5)
     codes = np.array([100 + i if i % 2 else f"A{i}" for i in range(40)], dtype=object)
     mixed = pd.DataFrame({"code": codes[X[:, 0].astype(int)], "x": X[:, 1]})
@@ -218,6 +221,13 @@ def test_a_column_of_codes_some_numbers_some_text_is_a_category_column_when_name
     np.testing.assert_array_equal(booster.predict(mixed), expected)
     loaded = gbmo.Booster(model_str=booster.model_to_string())
     np.testing.assert_array_equal(loaded.predict(mixed), expected)
+    # a request of the numbers alone (int64, or objects) is read as those categories
+    numbers = mixed["code"].map(lambda code: isinstance(code, int)).to_numpy()
+    for rows in (mixed[numbers], mixed[numbers].astype({"code": np.int64}), mixed.iloc[[1]]):
+        np.testing.assert_array_equal(loaded.predict(rows), expected[rows.index])
+    model = GBMORegressor(n_estimators=5, **QUIET).fit(mixed, y, categorical_feature=["code"])
+    np.testing.assert_array_equal(model.predict(mixed[numbers].astype({"code": np.int64})),
+                                  model.predict(mixed)[numbers])
 
 
 def test_a_text_column_is_named_by_the_feature_names_that_rename_the_columns():
@@ -237,6 +247,9 @@ def test_a_text_column_is_named_by_the_feature_names_that_rename_the_columns():
     with pytest.raises(ValueError, match=r"names 'shop', which is not a feature name; the names "
                                          r"are \['store', 'x1'\]"):
         gbmo.Dataset(text, y, feature_name=["store", "x1"], categorical_feature=["shop"])
+    for names in (pd.Index(["store", "x1"]), (name for name in ["store", "x1"])):
+        np.testing.assert_array_equal(gbmo.train(QUIET, gbmo.Dataset(
+            text, y, feature_name=names, categorical_feature=["store"]), 3).predict(text), expected)
     model = GBMORegressor(n_estimators=3, **QUIET).fit(text, y, feature_name=["store", "x1"],
                                                        categorical_feature=["store"])
     assert model.booster_.pandas_categories == renamed.pandas_categories
