@@ -348,10 +348,13 @@ def controlled_run(controls, num_boost_round, callbacks, verbose):
                  if controls.get(key, False)}
         if given:
             shown = ", ".join(f"{key}={value!r}" for key, value in given.items())
+            # early_stopping's own keywords
+            keywords = ", ".join(f"{key.replace('early_stopping_', '')}={value!r}"
+                                 for key, value in given.items())
             raise ValueError(f"{shown} in params acts only beside early_stopping_round in "
                              f"params, as in LightGBM's train, which ignores it here; with an "
                              f"early_stopping callback give it there: early_stopping(rounds, "
-                             f"{shown})")
+                             f"{keywords})")
         return num_boost_round, callbacks
     rounds = controls["early_stopping_round"]
     if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral):

@@ -305,8 +305,9 @@ class SigmoidCrossEntropy(Loss):
         if y.size and (np.nanmin(y) < 0 or np.nanmax(y) > 1):
             raise ValueError(
                 f"objective 'sigmoid' takes targets in [0, 1], got values in "
-                f"[{np.nanmin(y)}, {np.nanmax(y)}] (LightGBM's binary reads a label above 0 "
-                f"as 1: give y > 0 for that)"
+                f"[{np.nanmin(y)}, {np.nanmax(y)}]" + (
+                    " (LightGBM's binary reads a label above 0 as 1: give y > 0 for that)"
+                    if np.nanmin(y) < 0 else "")
             )
         return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 

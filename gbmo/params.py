@@ -523,8 +523,10 @@ _CUSTOM_GRADIENTS = ("give the function itself as params['objective'], or a Boos
                      "update(fobj=f), which takes a round's gradients from f whatever the "
                      "objective")
 _LIGHTGBM_OBJECTIVES_NOT_TAKEN = {
-    "none": _CUSTOM_GRADIENTS, "custom": _CUSTOM_GRADIENTS, "null": _CUSTOM_GRADIENTS,
-    "na": _CUSTOM_GRADIENTS,
+    "none": _CUSTOM_GRADIENTS, "null": _CUSTOM_GRADIENTS, "na": _CUSTOM_GRADIENTS,
+    # also how a gbmo model file records an objective function, which it does not keep
+    "custom": "a model file's params say so of an objective given as a function, which the "
+              "file does not keep; " + _CUSTOM_GRADIENTS,
     **dict.fromkeys(("cross_entropy_lambda", "xentlambda"),
                     "gbmo has no such objective; 'cross_entropy' (its sigmoid) takes labels "
                     "in [0, 1]"),
@@ -810,7 +812,9 @@ def _control_in_text(name, value):
         return value
     if name == "first_metric_only":
         return _bool_in_text(value)
-    return _numbers_in_text(value) if name == "early_stopping_min_delta" else _number_in_text(value)
+    if name == "early_stopping_min_delta" and "," in value:  # a margin per metric
+        return _numbers_in_text(value)
+    return _number_in_text(value)
 
 
 def _refuse_twice(name, given_as, key):

@@ -297,8 +297,11 @@ def test_training_controls_given_as_text_are_read_as_the_command_line_gives_them
                               "early_stopping_min_delta": "0"}, train, 500, valid_sets=[valid])
         assert as_text.best_iteration == as_bool.best_iteration
         assert as_text.current_iteration() == as_bool.current_iteration()
-    assert gbmo.train({**PARAMS, "first_metric_only": "false", "num_iterations": "3"},
-                      train, 10).current_iteration() == 3
+    assert gbmo.train({**PARAMS, "first_metric_only": "false", "num_iterations": "3",
+                       "early_stopping_min_delta": "0.0"}, train, 10).current_iteration() == 3
+    with pytest.raises(ValueError, match=r"early_stopping_min_delta=0.5 in params acts only .* "
+                                         r"early_stopping\(rounds, min_delta=0.5\)"):
+        gbmo.train({**PARAMS, "early_stopping_min_delta": "0.5"}, train, 10)
     with pytest.raises(ValueError, match="first_metric_only must be True or False "
                                          r"\('true' / 'false' as text\), got 'yes'"):
         gbmo.train({**params, "early_stopping_round": 5, "first_metric_only": "yes"}, train, 10,

@@ -695,6 +695,9 @@ def test_lightgbm_messages_for_its_labels_init_scores_and_names():
                                          r"reads a label above 0 as 1: give y > 0 for that\)"):
         gbmo.train({"verbosity": 0, "objective": "binary"},
                    gbmo.Dataset(X, np.where(X[:, 0] > 0, 1, -1)), 1)
+    with pytest.raises(ValueError, match=r"got values in \[0.0, 100.0\]$"):  # no -1 / 1 there
+        gbmo.train({"verbosity": 0, "objective": "cross_entropy"},
+                   gbmo.Dataset(X, np.linspace(0, 100, 60)), 1)
     classes = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
     with pytest.raises(ValueError, match=r"got \(180,\); LightGBM's flat layout, output by "
                                          r"output, is init_score.reshape\(3, 60\).T"):
