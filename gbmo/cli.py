@@ -388,7 +388,8 @@ def _cmd_train(args):
         vtable = _read_csv(args.valid, delimiter)
         absent = vtable.missing(feature_names + target_names)
         if absent:
-            raise CLIError(f"{args.valid} lacks the training columns {', '.join(map(repr, absent))}")
+            raise CLIError(f"{args.valid} lacks the training columns "
+                           f"{', '.join(map(repr, absent))}")
         Xv = vtable.numbers([vtable.index(n) for n in feature_names],
                             category_names=category_names)
         Yv = vtable.numbers([vtable.index(n) for n in target_names], missing_refused_by)

@@ -857,7 +857,8 @@ def build_histograms_by_row(const int64_t[::1] indptr,
         return
     with nogil:
         build_row_wise_histograms(&indptr[0], &entry_slot[0] if entry_slot.shape[0] else NULL,
-                                  entry_slot.shape[0], mean_entries, hist.shape[0], &wanted[0], &skipped_bins[0],
+                                  entry_slot.shape[0], mean_entries, hist.shape[0], &wanted[0],
+                                  &skipped_bins[0],
                                   &value_bins[0] if value_bins is not None else NULL,
                                   &rows[0], rows.shape[0], &ordered[0, 0], &totals[0],
                                   &hist[0, 0, 0],
