@@ -642,28 +642,19 @@ def test_other_libraries_parameters_gbmo_does_not_take_are_refused_with_the_reas
         gbmo.train({"verbosity": 0, name: 1}, gbmo.Dataset(X, X[:, 0]), 1)
 
 
-@pytest.mark.parametrize("objective, way", [
-    ("multi:softmax", "predicts probabilities, whose argmax is the class"),
-    ("binary:logitraw", "give objective 'sigmoid' and predict\\(raw_score=True\\)"),
-    ("reg:pseudohubererror", "the Huber loss, not pseudo-Huber"),
-    ("binary:hinge", "no hinge objective for dense labels"),
+@pytest.mark.parametrize("objective, whose, way", [
+    ("multi:softmax", "XGBoost", "predicts probabilities, whose argmax is the class"),
+    ("binary:logitraw", "XGBoost", "give objective 'sigmoid' and predict\\(raw_score=True\\)"),
+    ("reg:pseudohubererror", "XGBoost", "the Huber loss, not pseudo-Huber"),
+    ("binary:hinge", "XGBoost", "no hinge objective for dense labels"),
+    ("none", "LightGBM", r"give the function itself as params\['objective'\], or a Booster's "
+                         r"update\(fobj=f\)"),
+    ("custom", "LightGBM", "give the function itself"),
+    ("xentlambda", "LightGBM", "no such objective; 'cross_entropy'"),
 ])
-def test_xgboost_objectives_gbmo_does_not_take_name_its_way(objective, way):
+def test_other_libraries_objectives_gbmo_does_not_take_name_its_way(objective, whose, way):
     X = np.random.default_rng(0).normal(size=(50, 2))
-    with pytest.raises(ValueError, match=f"objective '{objective}' is XGBoost's, and gbmo does "
-                                         f"not take it: .*{way}"):
-        gbmo.train({"verbosity": 0, "objective": objective}, gbmo.Dataset(X, X[:, 0] > 0), 1)
-
-
-@pytest.mark.parametrize("objective, way", [
-    ("none", r"give the function itself as params\['objective'\], or a Booster's "
-             r"update\(fobj=f\)"),
-    ("custom", "give the function itself"),
-    ("xentlambda", "no such objective; 'cross_entropy'"),
-])
-def test_lightgbm_objectives_gbmo_does_not_take_name_its_way(objective, way):
-    X = np.random.default_rng(0).normal(size=(50, 2))
-    with pytest.raises(ValueError, match=f"objective '{objective}' is LightGBM's, and gbmo does "
+    with pytest.raises(ValueError, match=f"objective '{objective}' is {whose}'s, and gbmo does "
                                          f"not take it: .*{way}"):
         gbmo.train({"verbosity": 0, "objective": objective}, gbmo.Dataset(X, X[:, 0] > 0), 1)
 

@@ -888,29 +888,9 @@ def test_a_plugin_loss_that_is_no_gbmo_loss_trains_through_every_door(monkeypatc
     from gbmo.cli import main
     from gbmo.sklearn import GBMORegressor
 
-    class Plain:
-        name = "plain_for_test"
-        default_metric = "rmse"
-
-        def __init__(self, n_threads=1):
-            self.n_threads = n_threads
-
-        def prepare_target(self, y):
-            y = np.asarray(y, dtype=np.float64)
-            return y.reshape(len(y), -1)
-
-        def n_outputs(self, y):
-            return y.shape[1]
-
-        def init_score(self, y, weight):
-            return y.mean(axis=0)
-
-        def gradients(self, y, raw, weight):
-            return raw - y, np.ones((len(y), 1))
-
-        def transform(self, raw):
-            return raw
-
+    namespace = {}  # a plugin's class, which is no gbmo.Loss
+    exec(GOOD_LOSS.format(name="plain_for_test"), namespace)
+    Plain = namespace["HalfSquared"]
     monkeypatch.setattr(registry, "LOSSES", Registry("gbmo.losses", "loss"))
     registry.register_loss("plain_for_test")(Plain)
     X, _ = _pinball_data()
