@@ -291,6 +291,21 @@ def parse_model_json(text):
         raise ModelFormatError(f"model is not valid JSON (corrupt or truncated?): {err}") from None
 
 
+def _saved_as_function(loss):
+    """Whether a model file records loss as it records an objective function
+    ('custom', whose transform is the identity): a CustomObjective, or a
+    subclass that keeps its transform and is not registered under its name."""
+    if not isinstance(loss, CustomObjective):
+        return False
+    if type(loss) is CustomObjective:
+        return True
+    try:
+        registered = loss.name in registry.LOSSES and registry.LOSSES.get(loss.name) is type(loss)
+    except registry.PluginError:
+        registered = False
+    return not registered and type(loss).transform is CustomObjective.transform
+
+
 def _load_loss(objective, num_class, objective_params):
     """The loss a model file names: only registered names are looked up, nothing
     in the file is imported or run (its parameters are plain JSON values). A
@@ -1002,12 +1017,12 @@ class Booster(JSONModel, TrainingRun):
         ensembler are recorded by name (a Loss instance also by its parameters)."""
         saved = {k: v for k, v in self.params.items() if k != "n_threads"}
         saved["objective"] = self._objective_name()
+        as_function = _saved_as_function(self.loss)
         given_instance = (not isinstance(self.params.get("objective"), str)
-                          and not isinstance(self.loss, CustomObjective)
-                          and self.sparse_loss is None)
+                          and not as_function and self.sparse_loss is None)
         if given_instance:
             saved["objective"] = registry.saved_loss_name(self.loss)
-        elif isinstance(self.loss, CustomObjective):  # its subclasses' names are no loss's
+        elif as_function:
             saved["objective"] = CustomObjective.name
         if hasattr(self.loss, "get_params") or given_instance:
             # rebuilt by name at load; a loss given by name keeps its objective_params

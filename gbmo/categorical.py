@@ -312,6 +312,11 @@ def named_positions(X, categorical_feature, params=None, feature_names=None):
     return positions
 
 
+def _mixes_numbers_and_text(categories):
+    """Whether categories hold both strings and other values (codes 101 and "A7")."""
+    return len({isinstance(category, str) for category in categories}) == 2
+
+
 def text_columns_as_categories(X, positions):
     """A DataFrame X whose text columns at `positions`, and those of missing
     values only, are category columns (their strings the categories), as
@@ -319,8 +324,9 @@ def text_columns_as_categories(X, positions):
     is. Training names such columns (categorical_feature); a model converts
     its category columns' positions (pandas_categories: {position:
     categories}), so that it predicts from the same strings, and there any
-    column of a position whose categories hold text, as a request of the
-    numbers alone among codes 101 and "A7"."""
+    column of a position whose categories mix numbers and text, as a request
+    of the numbers alone among codes 101 and "A7" (a column of numbers where
+    the categories are all text is a category's codes: refused later)."""
     if not is_dataframe(X):
         return X
     # a column of missing values only (None, NaN, pd.NA) holds no category at
@@ -329,7 +335,7 @@ def text_columns_as_categories(X, positions):
     text = [p for p in positions if p < X.shape[1]
             and (_is_text(X.iloc[:, p]) or X.iloc[:, p].isna().all()
                  or isinstance(positions, dict) and not is_category_dtype(X.dtypes.iloc[p])
-                 and any(isinstance(c, str) for c in positions[p]))]
+                 and _mixes_numbers_and_text(positions[p]))]
     if not text:
         return X
     X = X.copy(deep=False)

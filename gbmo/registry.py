@@ -227,9 +227,10 @@ def _entry_points_by_distribution(group):
             name = dist.metadata["Name"]
         except Exception:
             name = None
-        if name is not None and _normalize(name) in seen:
-            continue
-        seen.add(_normalize(name))
+        if name:  # as importlib.metadata.entry_points(), the first of a name on sys.path
+            if _normalize(name) in seen:
+                continue
+            seen.add(_normalize(name))
         try:
             eps += [ep for ep in dist.entry_points if ep.group == group]
         except Exception:
@@ -690,9 +691,17 @@ def loss_parameters(loss, name):
     constructor takes none. Refused when an attribute is missing, or when the
     name is a factory's, whose parameters the instance does not show: the
     loaded model would have rebuilt the loss with its defaults, in silence."""
-    if hasattr(loss, "get_params"):
-        return loss.get_params()
     registered = LOSSES.get(name)
+    if hasattr(loss, "get_params"):
+        params = loss.get_params()
+        foreign = [k for k in params or () if not _takes_keyword(registered, k)]
+        if foreign:  # a subclass's own, which the registered class would refuse at load
+            raise ValueError(f"objective {name!r}: this {type(loss).__qualname__} instance's "
+                             f"get_params() gives {', '.join(map(repr, foreign))}, which the "
+                             f"loss registered as {name!r} does not take, so a saved model "
+                             "could not rebuild it; give the class a name of its own and "
+                             "register it")
+        return params
     if isinstance(registered, type) and isinstance(loss, registered):
         # a subclass's too (see saved_loss_name): the registered class rebuilds it
         names, missing = _constructor_attributes(loss, registered, ("num_class", "n_threads"))

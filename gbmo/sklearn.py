@@ -734,6 +734,9 @@ class _GBMOModel(BaseEstimator):
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
         table = as_pandas_table(X)
+        if not (isinstance(feature_name, str) or feature_name is None) \
+                and hasattr(feature_name, "__iter__"):
+            feature_name = list(feature_name)  # read twice below: a generator's once
         renamed = None if isinstance(feature_name, str) and feature_name == "auto" \
             else feature_name
         X = text_columns_as_categories(table, named_positions(

@@ -228,6 +228,11 @@ def test_a_column_of_codes_some_numbers_some_text_is_a_category_column_when_name
     model = GBMORegressor(n_estimators=5, **QUIET).fit(mixed, y, categorical_feature=["code"])
     np.testing.assert_array_equal(model.predict(mixed[numbers].astype({"code": np.int64})),
                                   model.predict(mixed)[numbers])
+    # where the categories are all text, numbers are a category's codes: refused
+    text = mixed.assign(code=mixed["code"].astype(str))
+    coded = gbmo.train(QUIET, gbmo.Dataset(text, y, categorical_feature=["code"]), 2)
+    with pytest.raises(TypeError, match=r"is of dtype int\d+, where the training.s column 0"):
+        coded.predict(text.assign(code=text["code"].astype("category").cat.codes))
 
 
 def test_a_text_column_is_named_by_the_feature_names_that_rename_the_columns():
@@ -250,9 +255,11 @@ def test_a_text_column_is_named_by_the_feature_names_that_rename_the_columns():
     for names in (pd.Index(["store", "x1"]), (name for name in ["store", "x1"])):
         np.testing.assert_array_equal(gbmo.train(QUIET, gbmo.Dataset(
             text, y, feature_name=names, categorical_feature=["store"]), 3).predict(text), expected)
-    model = GBMORegressor(n_estimators=3, **QUIET).fit(text, y, feature_name=["store", "x1"],
-                                                       categorical_feature=["store"])
-    assert model.booster_.pandas_categories == renamed.pandas_categories
+    for names in (["store", "x1"], (name for name in ["store", "x1"])):
+        model = GBMORegressor(n_estimators=3, **QUIET).fit(text, y, feature_name=names,
+                                                           categorical_feature=["store"])
+        assert model.booster_.pandas_categories == renamed.pandas_categories
+        assert model.booster_.feature_name() == ["store", "x1"]
 
 
 @pytest.mark.parametrize("named", ["name:shop", "0", 0, np.int64(0), np.array(["shop"]),

@@ -174,3 +174,31 @@ def test_a_loaded_model_of_a_function_continues_with_the_function(tmp_path):
     np.testing.assert_allclose(continued.predict(X), in_one_run.predict(X), rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="objective: 'custom' in init_model, 'mse' here"):
         gbmo.train({"verbosity": 0}, gbmo.Dataset(X, Y), 1, init_model=loaded)
+
+
+def test_a_custom_objective_subclass_of_its_own_transform_saves_by_its_registered_name(
+        monkeypatch):
+    """Found by the review: saved as 'custom', it loaded with the identity
+    transform; registered, it saves by its name, and else it is refused."""
+    from gbmo import registry
+    from gbmo.losses import CustomObjective
+
+    class Logistic(CustomObjective):
+        name = "logistic_for_test"
+        default_metric = "rmse"
+
+        def __init__(self, num_class=None, n_threads=1):
+            super().__init__(squared_error, num_class, n_threads)
+
+        def transform(self, raw):
+            return 1.0 / (1.0 + np.exp(-raw))
+
+    booster = gbmo.train({"objective": Logistic(), "verbosity": 0}, gbmo.Dataset(X, Y), 3)
+    with pytest.raises(ValueError, match="named 'logistic_for_test', which is not a registered "
+                                         "loss"):
+        booster.model_to_string()
+    monkeypatch.setattr(registry, "LOSSES", registry.Registry("gbmo.losses", "loss"))
+    registry.register_loss("logistic_for_test")(Logistic)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    assert loaded.params["objective"] == "logistic_for_test"
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))

@@ -166,12 +166,14 @@ def test_distributions_without_a_name_are_each_read_when_the_listing_fails(fake_
     """Found by the review: read distribution by distribution, two without a
     Name in their metadata counted as one."""
     modules = {}
-    for loss in ("nameless_one", "nameless_two"):
+    # each goes to the front of sys.path: the blank name is read after the missing ones
+    for loss, name_line in (("blank_named", "Name: \n"), ("nameless_one", ""),
+                            ("nameless_two", "")):
         module = _unique(loss)
         root = tmp_path / f"site_{module}"
         info = root / f"{module}-1.0.dist-info"
         info.mkdir(parents=True)
-        (info / "METADATA").write_text("Metadata-Version: 2.1\nVersion: 1.0\n")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\n{name_line}Version: 1.0\n")
         (info / "entry_points.txt").write_text(f"[gbmo.losses]\n{loss} = {module}:HalfSquared\n")
         (root / f"{module}.py").write_text(textwrap.dedent(GOOD_LOSS.format(name=loss)))
         monkeypatch.syspath_prepend(str(root))
@@ -181,7 +183,7 @@ def test_distributions_without_a_name_are_each_read_when_the_listing_fails(fake_
     reg = Registry("gbmo.losses", "loss")
     try:
         with pytest.warns(UserWarning, match="distribution by distribution"):
-            assert {"nameless_one", "nameless_two"} <= set(reg.names())
+            assert {"nameless_one", "nameless_two", "blank_named"} <= set(reg.names())
     finally:
         for module in modules.values():
             sys.modules.pop(module, None)
@@ -863,6 +865,23 @@ def test_a_subclass_that_keeps_its_parents_transform_saves_under_its_name(monkey
     for restored in (loaded, pickle.loads(pickle.dumps(booster)), copy.deepcopy(booster),
                      booster.copy()):
         np.testing.assert_array_equal(restored.predict(X), booster.predict(X))
+
+
+    class Scaled(Doubled):
+        """get_params of a parameter of its own, which _Pinball would refuse."""
+
+        def __init__(self, tau=0.5, factor=2.0, n_threads=1):
+            super().__init__(tau, n_threads)
+            self.factor = factor
+
+        def get_params(self):
+            return {"tau": self.tau, "factor": self.factor}
+
+    booster = gbmo.train({"objective": Scaled(), "verbosity": 0}, train, 2)
+    with pytest.raises(ValueError, match=r"this .*Scaled instance's get_params\(\) gives "
+                                         r"'factor', which the loss registered as "
+                                         r"'pinball_for_test' does not take"):
+        booster.model_to_string()
 
 
 def test_a_loss_s_non_finite_start_score_is_refused_by_name(monkeypatch):
