@@ -11,7 +11,8 @@
 
 CSV files have a header row. ``--target`` names the target columns (names or
 0-based indices, comma-separated); every other column is a numeric feature.
-An empty cell, ``NA`` or ``NaN`` is a missing value; in a target column it
+An empty cell, ``NA``, ``NaN``, ``N/A``, ``NULL``, ``None`` (pandas'
+read_csv's missing values, in any case) is a missing value; in a target column it
 is a missing label, which objectives that mask them (mse, sigmoid,
 gbmo-losses' quantile, l1, mape and huber) take and others refuse.
 ``predict`` takes the columns named in the model's ``feature_names`` (so a
@@ -51,7 +52,9 @@ from .params import ALIASES, names_no_metric, resolve_params, split_controls
 from .registry import MissingParameterError, PluginLoadError
 from .validation import shortened
 
-_MISSING = {"", "na", "nan"}
+# pandas' read_csv missing values (its na_values), read in any case
+_MISSING = {"", "na", "nan", "-nan", "n/a", "#n/a", "#n/a n/a", "#na", "<na>", "null", "none",
+            "1.#ind", "-1.#ind", "1.#qnan", "-1.#qnan"}
 
 
 class CLIError(Exception):
@@ -118,7 +121,8 @@ class _Table:
                     name = self.header[col]
                     raise CLIError(
                         f"{self.path}, line {self.lines[r]}, column {name!r}: "
-                        f"{shortened(row[col])!r} is not a number"
+                        f"{shortened(row[col])!r} is not a number (missing values are "
+                        "empty cells, NA, NaN, N/A, NULL, None)"
                         + (f"; if {name!r} holds category names, give --param "
                            f"categorical_feature={name}" if suggest_categorical else "")
                     ) from None

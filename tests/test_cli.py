@@ -416,14 +416,15 @@ def test_error_missing_target_value_for_an_objective_that_needs_every_label(tmp_
 @pytest.mark.parametrize("objective", ["mse", "sigmoid"])
 def test_missing_targets_are_missing_labels_for_objectives_that_mask_them(tmp_path, capsys,
                                                                           objective):
-    """Empty, NA and NaN target cells are missing labels, as NaN targets are
-    to gbmo.train, in the training and the validation file."""
+    """Missing target cells (empty, NA, NaN, and pandas' other spellings)
+    are missing labels, as NaN targets are to gbmo.train, in the training and
+    the validation file."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(80, 3))
     Y = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0]).astype(float)
     Y[rng.random(Y.shape) < 0.2] = np.nan
-    spellings = ["", "NA", "nan", "NaN"]
-    rows = [[float(v) for v in x] + [spellings[(i + j) % 4] if np.isnan(t) else float(t)
+    spellings = ["", "NA", "nan", "NaN", "N/A", "NULL", "None", "#N/A"]  # pandas' own
+    rows = [[float(v) for v in x] + [spellings[(i + j) % 8] if np.isnan(t) else float(t)
                                      for j, t in enumerate(y)]
             for i, (x, y) in enumerate(zip(X, Y))]
     path = write_csv(tmp_path / "t.csv", ["a", "b", "c", "y1", "y2"], rows)
@@ -729,5 +730,6 @@ def test_error_text_in_a_feature_not_named_categorical_suggests_it(tmp_path, cap
                      [["a", 1.0, 2.0], ["b", 2.0, 3.0], ["a", 0.5, 1.0]])
     line = run_error(["train", "--data", path, "--target", "y", "--output",
                       str(tmp_path / "m.json")], capsys)
-    assert line.endswith("t.csv, line 2, column 'shop': 'a' is not a number; if 'shop' holds "
+    assert line.endswith("t.csv, line 2, column 'shop': 'a' is not a number (missing values "
+                         "are empty cells, NA, NaN, N/A, NULL, None); if 'shop' holds "
                          "category names, give --param categorical_feature=shop")
