@@ -10,9 +10,10 @@ hits both alike.
 X: --density of the values 1, the rest 0; Y = tanh(X W / sqrt(ones a row)) +
 noise, one column per output (LightGBM: one model per output). Each library
 fits 1 round and 1 + --rounds rounds on a Dataset built beforehand: the
-first is its setup (gbmo's row entries, LightGBM's feature bundling and
-more), the difference / --rounds its seconds a later round; best of
---repeats each. 31 leaves, 255 bins, 20 rows a leaf, learning rate 0.1.
+first is its setup (LightGBM's feature bundling and more; gbmo's Dataset
+keeps its row entries from the warm-up's training, so its setup is what a
+further training on the Dataset costs), the difference / --rounds its
+seconds a later round; best of --repeats each. 31 leaves, 255 bins, 20 rows a leaf, learning rate 0.1.
 --csr hands both libraries X as a scipy CSR matrix instead of a numpy array.
 """
 import argparse

@@ -104,6 +104,9 @@ class Dataset:
         """Forgets the binned data, which construct() makes again."""
         self.X_binned = self.bin_mapper = self._binning = None
         self.category_order = None
+        # what the trees' histogram builds read of the binned data, worked out
+        # once for every training on it (grower.GrowerWorkspace.dense_layout)
+        self.dense_layouts = {}
 
     @property
     def n_rows(self):
@@ -331,5 +334,6 @@ class Dataset:
                 thread_count(params["n_threads"]), params["min_data_in_bin"], by_feature
             ).fit(X, () if category_order is None else category_order.features)
         self.X_binned = self.bin_mapper.transform(X)
+        self.dense_layouts = {}
         return self
 

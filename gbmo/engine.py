@@ -537,7 +537,8 @@ class _Trainer:
             booster.trees = list(init_model.trees)  # shared: set_leaf_output copies a tree
         booster.evals_result = {}
         self.features = _active_features(self.bin_mapper)
-        self.workspace = GrowerWorkspace(train_set.n_rows, self.threads.n_threads)
+        self.workspace = GrowerWorkspace(train_set.n_rows, self.threads.n_threads,
+                                         train_set.dense_layouts)
         self.rng = np.random.default_rng(params["seed"])
         # Per-output gains exist when the split columns are the outputs (no ensembler).
         self.importance = OutputImportance(train_set.n_features, n_outputs)

@@ -1190,11 +1190,14 @@ class GrowerWorkspace:
     """Buffers reused by every tree of one training run: the row partition,
     the partition scratch space, the gathered-gradient block and the
     histogram buffers. max_threads: the most threads any tree of the run
-    gets (the thread governor may give a tree fewer)."""
+    gets (the thread governor may give a tree fewer). dense_layouts: where
+    dense_layout keeps what it works out (a Dataset's, for its every run;
+    None: this run's own)."""
 
-    def __init__(self, n_rows, max_threads=1):
+    def __init__(self, n_rows, max_threads=1, dense_layouts=None):
         self.n_rows = n_rows
         self.max_threads = max_threads
+        self._dense_layouts = {} if dense_layouts is None else dense_layouts
         self._pool = None
         self._histogram_block = None
         self._row_chunks = None
@@ -1204,7 +1207,6 @@ class GrowerWorkspace:
         self.right_buffer = np.empty(n_rows, dtype=ROW_DTYPE)
         self._ordered = np.empty(0, dtype=G_H_DTYPE)
         self._column = None
-        self._dense_layout = None
         self._grown_nodes = {}  # kind -> GrownNodes
         self.warned_of_large_histograms = False  # once a run
 
@@ -1213,17 +1215,20 @@ class GrowerWorkspace:
         dense binned data: the bins a histogram build skips per feature (its
         most common, when SKIP_BIN_SHARE of the rows hold it, else -1) and the
         features built row by row (all those, where the slots allow).
-        Computed once per run, as the binned data does not change."""
-        if self._dense_layout is None:
-            n_histogram_bins = bin_mapper.histogram_bins
+        Computed once for the binned data (kept in dense_layouts: a Dataset's
+        serve its every run), under the bounds of this module's settings."""
+        n_histogram_bins = bin_mapper.histogram_bins
+        key = (n_histogram_bins, SKIP_BIN_SHARE, MAX_ROW_WISE_SLOTS)
+        if key not in self._dense_layouts:
             common, share = common_bins(X_binned, n_histogram_bins)
             skipped_bins = np.where(share >= SKIP_BIN_SHARE, common, -1).astype(np.int32)
+            skipped_bins.flags.writeable = False  # shared by the runs
             by_row = ((skipped_bins >= 0)
                       & (X_binned.shape[0] * n_histogram_bins <= MAX_ROW_WISE_SLOTS))
             entries = (RowEntries(X_binned, n_histogram_bins, skipped_bins, by_row,
                                   self.max_threads) if by_row.any() else None)
-            self._dense_layout = n_histogram_bins, skipped_bins, entries
-        return self._dense_layout
+            self._dense_layouts[key] = n_histogram_bins, skipped_bins, entries
+        return self._dense_layouts[key]
 
     def histogram_block(self, shape, n_slots, value_bins):
         """n_slots histograms of shape in one array, for the loop in Cython;

@@ -271,9 +271,11 @@ def test_row_wise_histograms_do_not_depend_on_the_threads(monkeypatch):
 
     one = gbmo.train({"n_threads": 1, "verbosity": -1}, gbmo.Dataset(X, y), 4)
     monkeypatch.setattr(gbmo.thread_governor, "ThreadGovernor", StartsLow)
-    trainer = gbmo.engine._Trainer(resolve_params({"n_threads": 2}), gbmo.Dataset(X, y), [], [])
+    data = gbmo.Dataset(X, y)
+    trainer = gbmo.engine._Trainer(resolve_params({"n_threads": 2}), data, [], [])
     trainer.step(0)
-    assert trainer.workspace._dense_layout[2] is not None  # every feature built by row
+    (_, _, entries), = data.dense_layouts.values()
+    assert entries is not None  # every feature built by row
     two = gbmo.train({"n_threads": 2, "verbosity": -1}, gbmo.Dataset(X, y), 4)
     for a, b in zip(one.trees, two.trees):
         np.testing.assert_array_equal(a.node_feature, b.node_feature)
