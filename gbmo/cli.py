@@ -11,8 +11,9 @@
 
 CSV files have a header row. ``--target`` names the target columns (names or
 0-based indices, comma-separated); every other column is a numeric feature.
-An empty cell, ``NA``, ``NaN``, ``N/A``, ``NULL``, ``None`` (pandas'
-read_csv's missing values, in any case) is a missing value; in a target column it
+An empty cell, ``NA`` or ``NaN`` (in any case), and pandas' read_csv's other
+missing values as it spells them (``N/A``, ``NULL``, ``None``, ``#N/A``, ...)
+are missing values, in a categorical column too; in a target column it
 is a missing label, which objectives that mask them (mse, sigmoid,
 gbmo-losses' quantile, l1, mape and huber) take and others refuse.
 ``predict`` takes the columns named in the model's ``feature_names`` (so a
@@ -52,9 +53,16 @@ from .params import ALIASES, names_no_metric, resolve_params, split_controls
 from .registry import MissingParameterError, PluginLoadError
 from .validation import shortened
 
-# pandas' read_csv missing values (its na_values), read in any case
-_MISSING = {"", "na", "nan", "-nan", "n/a", "#n/a", "#n/a n/a", "#na", "<na>", "null", "none",
-            "1.#ind", "-1.#ind", "1.#qnan", "-1.#qnan"}
+# Missing cells: gbmo's own (empty, NA and NaN in any case) and the rest of
+# pandas' read_csv's na_values, as pandas spells them ("None" is missing, a
+# category "none" is not), in every column, a categorical feature's too
+_MISSING_ANY_CASE = {"", "na", "nan"}
+_MISSING = {"-NaN", "-nan", "N/A", "n/a", "#N/A", "#N/A N/A", "#NA", "<NA>", "NULL", "null",
+            "None", "1.#IND", "-1.#IND", "1.#QNAN", "-1.#QNAN"}
+
+
+def _is_missing(cell):
+    return cell in _MISSING or cell.lower() in _MISSING_ANY_CASE
 
 
 class CLIError(Exception):
@@ -106,7 +114,7 @@ class _Table:
                 continue
             for r, row in enumerate(self.rows):
                 cell = row[col].strip()
-                if cell.lower() in _MISSING:
+                if _is_missing(cell):
                     if missing_refused_by is not None:
                         raise CLIError(
                             f"{self.path}, line {self.lines[r]}, column {self.header[col]!r}: "
@@ -135,7 +143,7 @@ class _Table:
         when every cell is a number of its own, as the column then holds
         integer categories."""
         cells = {row[col].strip() for row in self.rows}
-        named = sorted(cell for cell in cells if cell.lower() not in _MISSING)
+        named = sorted(cell for cell in cells if not _is_missing(cell))
         values = [_number(cell) for cell in named]
         numeric = all(isinstance(value, (int, float)) for value in values)
         return None if numeric and len(set(values)) == len(values) else named
@@ -155,7 +163,7 @@ class _Table:
             code = code_of.get(cell, code_of.get(_number(cell)))
             if code is not None:
                 codes[r] = code
-            elif cell.lower() not in _MISSING:
+            elif not _is_missing(cell):
                 unknown[cell] = None
                 unknown_rows += 1
         if unknown:

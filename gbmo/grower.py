@@ -1177,13 +1177,15 @@ class RowEntries:
         colsample_bytree asks for the same features: working them out cost
         a tenth of the Python around a small tree."""
         key = features.tobytes()
-        if self._split_of[0] != key:
+        # read once: runs on one Dataset share this cache, from several threads maybe
+        kept = self._split_of
+        if kept[0] != key:
             wanted = np.zeros(len(self.by_row), dtype=np.uint8)
             wanted[features] = self.by_row[features]
             column_features = np.ascontiguousarray(features[~self.by_row[features]])
             wanted.flags.writeable = column_features.flags.writeable = False
-            self._split_of = key, (wanted, column_features)
-        return self._split_of[1]
+            kept = self._split_of = key, (wanted, column_features)
+        return kept[1]
 
 
 class GrowerWorkspace:

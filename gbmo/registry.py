@@ -691,10 +691,12 @@ def loss_parameters(loss, name):
     constructor takes none. Refused when an attribute is missing, or when the
     name is a factory's, whose parameters the instance does not show: the
     loaded model would have rebuilt the loss with its defaults, in silence."""
-    registered = LOSSES.get(name)
+    # None for 'custom', a function's record, which keeps its parameters as given
+    registered = LOSSES.get(name) if name in LOSSES else None
     if hasattr(loss, "get_params"):
         params = loss.get_params()
-        foreign = [k for k in params or () if not _takes_keyword(registered, k)]
+        foreign = [k for k in params or ()
+                   if registered is not None and not _takes_keyword(registered, k)]
         if foreign:  # a subclass's own, which the registered class would refuse at load
             raise ValueError(f"objective {name!r}: this {type(loss).__qualname__} instance's "
                              f"get_params() gives {', '.join(map(repr, foreign))}, which the "

@@ -441,6 +441,27 @@ def test_missing_targets_are_missing_labels_for_objectives_that_mask_them(tmp_pa
     assert f"valid {metric} {last:.6g}" in capsys.readouterr().out
 
 
+def test_a_category_spelt_as_pandas_keeps_it_stays_a_category(tmp_path, capsys):
+    """Found by the review of aff7d72: read in any case, pandas' missing
+    spellings took the category "none" for missing, which pandas keeps."""
+    rng = np.random.default_rng(5)
+    names = np.array(["gas", "None", "wood", "none"])
+    codes = rng.integers(0, 4, size=400)
+    x = rng.normal(size=400)
+    y = np.array([0.0, 5.0, 1.0, -5.0])[codes] + 0.1 * x
+    path = write_csv(tmp_path / "t.csv", ["heating", "x", "y"],
+                     [[names[c], float(v), float(t)] for c, v, t in zip(codes, x, y)])
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y", "--output", model, "--rounds", "30",
+                 "--param", "categorical_feature=heating", "learning_rate=0.3"]) == 0
+    capsys.readouterr()
+    booster = gbmo.Booster(model_file=model)
+    assert sorted(booster.pandas_categories[0]) == ["gas", "none", "wood"]  # "None" is missing
+    none = list(booster.pandas_categories[0]).index("none")
+    raw = booster.predict(np.array([[none, 0.0], [np.nan, 0.0]]))  # "none" and a missing cell
+    assert raw[0] < -4 and raw[1] > 4
+
+
 def test_error_ragged_row(tmp_path, capsys):
     path = tmp_path / "t.csv"
     path.write_text("a,b,y\n1,2,3\n4,5\n")

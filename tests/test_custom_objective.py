@@ -202,3 +202,24 @@ def test_a_custom_objective_subclass_of_its_own_transform_saves_by_its_registere
     loaded = gbmo.Booster(model_str=booster.model_to_string())
     assert loaded.params["objective"] == "logistic_for_test"
     np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+
+
+def test_a_custom_objective_subclass_of_its_own_parameters_saves_them():
+    """Found by the review of db96f3b: one with get_params() was refused at
+    saving ('unknown loss custom'), where it saved its parameters before."""
+    from gbmo.losses import CustomObjective
+
+    class Scaled(CustomObjective):
+        def __init__(self, scale=1.0, num_class=None, n_threads=1):
+            super().__init__(lambda y, raw: ((raw - y) * scale, np.ones((len(y), 1))),
+                             num_class, n_threads)
+            self.scale = scale
+
+        def get_params(self):
+            return {"scale": self.scale}
+
+    booster = gbmo.train({"objective": Scaled(2.0), "verbosity": 0}, gbmo.Dataset(X, Y), 3)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    assert loaded.params["objective"] == "custom"
+    assert loaded.params["objective_params"] == {"scale": 2.0}
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))

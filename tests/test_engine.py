@@ -389,6 +389,36 @@ def test_the_histogram_layout_is_worked_out_once_for_a_dataset_s_binned_data(mon
     assert len(made) == 3 and len(data.dense_layouts) == 2
 
 
+def test_a_run_reads_its_own_features_when_another_run_caches_others():
+    """Found by the review: runs on one Dataset share its RowEntries, whose
+    cache of a tree's features split() read twice; another thread's run
+    storing its own features between the reads handed this run theirs. The
+    store of the other run is made to happen at once here."""
+    from gbmo import grower
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(400, 6)) * (rng.random((400, 6)) < 0.2)
+    data = gbmo.Dataset(X, X[:, 0])
+    gbmo.train({"verbosity": 0}, data, 1)
+    (_, _, entries), = data.dense_layouts.values()
+
+    class OthersStoreAtOnce(grower.RowEntries):
+        @property
+        def _split_of(self):
+            return self.__dict__["kept"]
+
+        @_split_of.setter
+        def _split_of(self, value):
+            self.__dict__["kept"] = (b"another run", ("its wanted", "its features"))
+
+    entries.__dict__["kept"] = entries.__dict__.pop("_split_of")
+    entries.__class__ = OthersStoreAtOnce
+    features = np.array([0, 2, 3], dtype=np.int32)
+    wanted, column_features = entries.split(features)
+    np.testing.assert_array_equal(wanted, np.isin(np.arange(6), features) & entries.by_row)
+    np.testing.assert_array_equal(column_features, features[~entries.by_row[features]])
+
+
 def test_histogram_cache_is_bounded_in_bytes_too(monkeypatch):
     """With many outputs one histogram is large: the cache keeps at most
     DENSE_HIST_CACHE_BYTES of them (but the two a split needs), and the trees
