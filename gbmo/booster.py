@@ -299,11 +299,8 @@ def _saved_as_function(loss):
         return False
     if type(loss) is CustomObjective:
         return True
-    try:
-        registered = loss.name in registry.LOSSES and registry.LOSSES.get(loss.name) is type(loss)
-    except registry.PluginError:
-        registered = False
-    return not registered and type(loss).transform is CustomObjective.transform
+    return (not registry.LOSSES.holds(loss.name, type(loss))
+            and type(loss).transform is CustomObjective.transform)
 
 
 def _load_loss(objective, num_class, objective_params):

@@ -15,7 +15,8 @@ from .params import (binned_data_params, check_dataset_params, resolve_params,
                      with_dataset_params)
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
-                         check_features, check_init_score, check_target, check_weight, one_of)
+                         check_features, check_init_score, check_target, check_weight,
+                         listed_names, one_of)
 
 
 class Dataset:
@@ -68,9 +69,7 @@ class Dataset:
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference
             raise TypeError("weight is a Dataset: gbmo's third argument is weight, where "
                             "LightGBM's is reference; give the training set as reference=")
-        if feature_names is not None and not isinstance(feature_names, str) \
-                and hasattr(feature_names, "__iter__"):
-            feature_names = list(feature_names)  # read twice below: a generator's once
+        feature_names = listed_names(feature_names)  # read twice below
         X = as_pandas_table(X)
         X = text_columns_as_categories(X, named_positions(X, categorical_feature, self.params,
                                                           feature_names))

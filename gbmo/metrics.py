@@ -17,6 +17,7 @@ import numpy as np
 
 from ._core._metrics import Element, column_means
 from .parallel import WORK_PER_ELEMENT, map_in_threads, thread_count, threads_for
+from .validation import spelling_known
 
 _EPS = 1e-15
 
@@ -385,14 +386,13 @@ _DEVIANCE_TARGETS = {"poisson": ("counts >= 0", lambda y: y >= 0),
 
 def canonical_metric(name):
     """gbmo's spelling of a metric: an alias of METRIC_ALIASES as gbmo's
-    name (either in any case), the output selection without spaces ("l2[0, 1]" -> "mse[0,1]"), so
-    that one metric is evaluated and recorded once; any other value unchanged."""
+    name (either in any case, see spelling_known), the output selection
+    without spaces ("l2[0, 1]" -> "mse[0,1]"), so that one metric is
+    evaluated and recorded once; any other value unchanged."""
     if not isinstance(name, str):
         return name
     base, outputs = parse_metric(name)
-    if base not in METRIC_ALIASES and base not in METRICS and base.lower() in (
-            *METRIC_ALIASES, *METRICS):
-        base = base.lower()  # LightGBM reads metric names in any case ("L2", "AUC")
+    base = spelling_known(base, METRIC_ALIASES, METRICS)
     base = METRIC_ALIASES.get(base, base)
     if _TWEEDIE_AT.match(str(base)):  # XGBoost's tweedie-nloglik@rho
         base = f"tweedie@{_tweedie_power(base):g}"

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._core import MAX_BINS
 from .parallel import MAX_THREADS, asked_threads
-from .validation import user_stacklevel
+from .validation import spelling_known, user_stacklevel
 
 
 @dataclass(frozen=True)
@@ -377,11 +377,7 @@ def canonical_objective(objective):
         return objective
     from .registry import LOSSES
 
-    if objective not in OBJECTIVE_ALIASES and objective not in LOSSES:
-        # LightGBM reads objective names in any case ("Binary", "REGRESSION")
-        lowered = objective.lower()
-        if lowered in OBJECTIVE_ALIASES or lowered in LOSSES:
-            objective = lowered
+    objective = spelling_known(objective, OBJECTIVE_ALIASES, LOSSES)
     return OBJECTIVE_ALIASES.get(objective, objective)
 
 

@@ -538,6 +538,14 @@ class Registry:
     def __contains__(self, name):
         return isinstance(name, str) and name in self.names()
 
+    def holds(self, name, cls):
+        """Whether name is registered to cls itself (a plugin that fails to
+        load holds nothing)."""
+        try:
+            return name in self and self.get(name) is cls
+        except PluginError:
+            return False
+
     def __iter__(self):
         return iter(self.names())
 
@@ -674,13 +682,7 @@ def saved_loss_name(loss):
 def _registered_name(cls):
     """The name cls is registered under, None for none (a plugin that fails
     to load is passed over)."""
-    for name in LOSSES.names():
-        try:
-            if LOSSES.get(name) is cls:
-                return name
-        except PluginError:
-            continue
-    return None
+    return next((name for name in LOSSES.names() if LOSSES.holds(name, cls)), None)
 
 
 def loss_parameters(loss, name):
@@ -704,14 +706,13 @@ def loss_parameters(loss, name):
                              "could not rebuild it; give the class a name of its own and "
                              "register it")
         return params
-    if isinstance(registered, type) and isinstance(loss, registered):
-        # a subclass's too (see saved_loss_name): the registered class rebuilds it
-        names, missing = _constructor_attributes(loss, registered, ("num_class", "n_threads"))
-    else:
+    if not (isinstance(registered, type) and isinstance(loss, registered)):
         raise ValueError(f"objective {name!r} is made by a factory, and this instance shows "
                          "no parameters (no get_params()), so a saved model would rebuild it "
                          "with the factory's defaults; give the objective by name with "
                          "objective_params, or define get_params() on the loss")
+    # a subclass's too (see saved_loss_name): the registered class rebuilds it
+    names, missing = _constructor_attributes(loss, registered, ("num_class", "n_threads"))
     if missing:
         raise ValueError(f"objective {name!r}: its class takes {', '.join(missing)}, and "
                          f"the instance has no get_params() nor attributes of those names, "
@@ -734,11 +735,7 @@ def saved_ensembler(ensembler):
     ("custom", None), which training again asks to be given anew (a model
     predicts without its ensembler)."""
     name = getattr(ensembler, "name", None)
-    try:
-        registered = name in ENSEMBLERS and ENSEMBLERS.get(name) is type(ensembler)
-    except PluginError:
-        registered = False
-    if not registered:
+    if not ENSEMBLERS.holds(name, type(ensembler)):
         return "custom", None
     if hasattr(ensembler, "get_params"):
         return name, ensembler.get_params()

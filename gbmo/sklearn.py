@@ -64,8 +64,8 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
 from .validation import (as_pandas_table, check_column_order, check_dataframe_columns,
-                         check_init_score, check_weight, is_dataframe, model_frame_values,
-                         numeric_frame, one_of)
+                         check_init_score, check_weight, is_dataframe, listed_names,
+                         model_frame_values, numeric_frame, one_of)
 
 try:
     from sklearn.utils.validation import validate_data as _validate_data
@@ -734,9 +734,7 @@ class _GBMOModel(BaseEstimator):
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
         table = as_pandas_table(X)
-        if not (isinstance(feature_name, str) or feature_name is None) \
-                and hasattr(feature_name, "__iter__"):
-            feature_name = list(feature_name)  # read twice below: a generator's once
+        feature_name = listed_names(feature_name)  # read twice below
         renamed = None if isinstance(feature_name, str) and feature_name == "auto" \
             else feature_name
         X = text_columns_as_categories(table, named_positions(

@@ -28,6 +28,24 @@ def is_category_dtype(dtype):
     return not isinstance(dtype, np.dtype) and str(dtype) == "category"
 
 
+def spelling_known(name, *known):
+    """name, or its lowercase when only that is in one of the collections
+    known: LightGBM reads objective and metric names in any case ("Binary",
+    "L2"), and exact spellings (CatBoost's "MultiClass") match first."""
+    if any(name in names for names in known):
+        return name
+    lowered = name.lower()
+    return lowered if any(lowered in names for names in known) else name
+
+
+def listed_names(names):
+    """Names given as an iterable, as a list (a generator can be read once
+    only); a string ("auto"), None or anything else as it is."""
+    if names is None or isinstance(names, str) or not hasattr(names, "__iter__"):
+        return names
+    return list(names)
+
+
 def column_names(X):
     """A DataFrame's column names as strings, as gbmo names features."""
     return [column if isinstance(column, str) else str(column) for column in X.columns.tolist()]
