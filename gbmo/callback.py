@@ -11,6 +11,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .metric_history import PER_OUTPUT, MetricHistory
+from .validation import user_stacklevel
 
 
 class EvalResult(NamedTuple):
@@ -199,7 +200,7 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
             if env.iteration == env.begin_iteration:
                 warnings.warn("early stopping is off: the training set is the only one "
                               "evaluated (as LightGBM, it never watches it); give a validation "
-                              "set", UserWarning, stacklevel=2)
+                              "set", UserWarning, stacklevel=user_stacklevel())
             return
         if env.iteration == env.begin_iteration and verbose:
             print(f"Training until validation scores don't improve for {stopping_rounds} rounds")

@@ -124,6 +124,8 @@ import os
 import threading
 import warnings
 
+from .validation import user_stacklevel
+
 __all__ = [
     "ENSEMBLERS", "LOSSES", "MissingParameterError", "PluginConflictWarning",
     "PluginContractError", "PluginError", "PluginLoadError", "Registry", "create_ensembler",
@@ -425,7 +427,7 @@ class Registry:
                         f"gbmo could not list the {self.group!r} entry points at once "
                         f"({_describe_cause(err)}); it read them distribution by "
                         f"distribution and {skipped}. Set {DISABLE_ENV}=1 to silence this.",
-                        PluginConflictWarning, stacklevel=3)
+                        PluginConflictWarning, stacklevel=user_stacklevel())
                 for ep in eps:
                     is_gbmo = _normalize(_dist_name(ep)) == _GBMO_DIST
                     if is_gbmo:
@@ -465,7 +467,7 @@ class Registry:
         warnings.warn(
             f"{self.kind} {name!r} is claimed twice: by {winner.source} and by {loser.source}; "
             f"using the one from {winner.source}",
-            PluginConflictWarning, stacklevel=4)
+            PluginConflictWarning, stacklevel=user_stacklevel())
 
     # ------------------------------------------------------------ lookup
     def _entry(self, name):

@@ -65,7 +65,7 @@ from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse
                             split_sparse_params)
 from .validation import (as_pandas_table, check_column_order, check_dataframe_columns,
                          check_init_score, check_weight, is_dataframe, listed_names,
-                         model_frame_values, numeric_frame, one_of)
+                         model_frame_values, numeric_frame, one_of, user_stacklevel)
 
 try:
     from sklearn.utils.validation import validate_data as _validate_data
@@ -1457,7 +1457,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             return False
         warnings.warn("the objective is a function, so class probabilities and labels are "
                       "not known: returning raw scores instead (as LightGBM does)",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
         return True
 
     def _labels(self, proba):

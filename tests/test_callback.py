@@ -328,8 +328,9 @@ def test_early_stopping_never_watches_the_training_set_wherever_it_is_listed():
     named = gbmo.train(PARAMS, train, 500, valid_sets=[valid, train],
                        valid_names=["holdout", "fit"], callbacks=stopping)
     assert named.best_iteration == valid_only.best_iteration
-    with pytest.warns(UserWarning, match="early stopping is off"):
+    with pytest.warns(UserWarning, match="early stopping is off") as record:
         alone = gbmo.train(PARAMS, train, 40, valid_sets=[train], callbacks=stopping)
+    assert record[0].filename == __file__  # the caller's line, not gbmo's
     assert alone.num_trees == 40
 
 

@@ -155,8 +155,9 @@ def test_a_malformed_distribution_hides_its_own_entry_points_only(fake_dist):
     (info / "entry_points.txt").write_text("[console_scripts]\na line without its equals\n")
     reg = Registry("gbmo.losses", "loss")
     with pytest.warns(UserWarning, match="it read them distribution by distribution and skipped "
-                                         "the unreadable distribution 'fake-unrelated'"):
+                                         "the unreadable distribution 'fake-unrelated'") as record:
         names = reg.names()
+    assert record[0].filename == __file__  # the caller's line, not gbmo's
     assert "halfsq_beside_broken" in names and "mse" in names
     assert reg.get("halfsq_beside_broken").__name__ == "HalfSquared"
 
@@ -313,8 +314,9 @@ def test_a_distribution_cannot_silently_replace_a_builtin(fake_dist):
     fake_dist("fake-hijack", {"gbmo.losses": {"mse": f"{module}:HalfSquared"}},
               {module: GOOD_LOSS.format(name="mse")})
     reg = Registry("gbmo.losses", "loss")
-    with pytest.warns(PluginConflictWarning, match=r"'mse' is claimed twice.*fake-hijack"):
+    with pytest.warns(PluginConflictWarning, match=r"'mse' is claimed twice.*fake-hijack") as record:
         reg.names()
+    assert record[0].filename == __file__  # the caller's line, not gbmo's
     assert reg.get("mse") is SquaredError
 
 

@@ -1446,8 +1446,9 @@ def test_a_classifier_with_an_objective_function_predicts_raw_scores_as_lightgbm
     model = GBMOClassifier(objective=logistic, n_estimators=10).fit(X, y)
     raw = model.booster_.predict(X, raw_score=True)
     for method in (model.predict, model.predict_proba):
-        with pytest.warns(UserWarning, match="returning raw scores instead"):
+        with pytest.warns(UserWarning, match="returning raw scores instead") as record:
             np.testing.assert_array_equal(method(X), raw)
+        assert record[0].filename == __file__  # the caller's line, not gbmo's
     for staged in (model.staged_predict, model.staged_predict_proba):
         with pytest.warns(UserWarning, match="returning raw scores instead"):
             np.testing.assert_array_equal(list(staged(X))[-1], raw)
