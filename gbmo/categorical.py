@@ -36,10 +36,17 @@ from .validation import (check_column_order, column_names, is_category_dtype, is
 MAX_CATEGORY = 2**31 - 1
 
 
-def _listed(spec):
+def _by_dtype(spec):
+    """Whether categorical_feature asks for the pandas category columns:
+    LightGBM's "auto", scikit-learn's HistGradientBoosting's "from_dtype"."""
+    return isinstance(spec, str) and spec in ("auto", "from_dtype")
+
+
+def _listed(spec, n_features):
     """The items (indices or names) of a categorical_feature other than
     "auto": None, one index, LightGBM's text forms ("0,3,5" and
-    "name:shop,region") or any iterable."""
+    "name:shop,region"), a mask of booleans, one a feature (scikit-learn's
+    form), or any other iterable."""
     if spec is None:
         return []
     if isinstance(spec, str):
@@ -49,16 +56,24 @@ def _listed(spec):
                 for item in spec.split(",")]
     if isinstance(spec, (int, np.integer)):
         return [spec]
-    return list(spec)
+    items = list(spec)
+    if not items or not all(isinstance(item, (bool, np.bool_)) for item in items):
+        return items
+    if len(items) != n_features:
+        raise ValueError(f"categorical_feature is a mask of {len(items)} booleans; a mask "
+                         f"needs one for each of the {n_features} features (or give the "
+                         "categorical features' indices or names)")
+    return [position for position, categorical in enumerate(items) if categorical]
 
 
 def resolve_categorical_features(spec, n_features, feature_names, pandas_categories):
     """The sorted indices of the categorical features: spec lists indices or
-    feature names; "auto" means the pandas category columns."""
-    if isinstance(spec, str) and spec == "auto":
+    feature names, or is a mask of booleans; "auto" (or "from_dtype") means
+    the pandas category columns."""
+    if _by_dtype(spec):
         return sorted(pandas_categories)
     indices = set()
-    for item in _listed(spec):
+    for item in _listed(spec, n_features):
         if isinstance(item, str):
             if feature_names is None:
                 raise ValueError(f"categorical_feature names {item!r}, but X has no feature "
@@ -73,8 +88,9 @@ def resolve_categorical_features(spec, n_features, feature_names, pandas_categor
                                  f"{n_features} features (indices 0 .. {n_features - 1})")
             indices.add(int(item))
         else:
-            raise TypeError(f"categorical_feature must list feature indices or names, or be "
-                            f"'auto'; got the item {item!r}")
+            raise TypeError(f"categorical_feature must list feature indices or names, be a "
+                            f"mask of booleans, one a feature, or be 'auto'; got the item "
+                            f"{item!r}")
     missing_pandas = sorted(set(pandas_categories) - indices)
     if missing_pandas:
         names = [feature_names[f] for f in missing_pandas]
@@ -289,11 +305,11 @@ def named_positions(X, categorical_feature, params=None, feature_names=None):
     positions, unmatched = [], []
     for given in [categorical_feature] + [params[key] for key in
                                           keys_naming(params, "categorical_feature")]:
-        if isinstance(given, str) and given == "auto":
+        if _by_dtype(given):
             continue
         try:
-            items = _listed(given)
-        except TypeError:  # not a form of categorical_feature: refused later
+            items = _listed(given, len(columns))
+        except (TypeError, ValueError):  # not a form of categorical_feature: refused later
             continue
         positions += [columns.index(item) if isinstance(item, str) else int(item)
                       for item in items

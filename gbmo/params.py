@@ -403,12 +403,13 @@ def _is_loss_object(value):
 
 # Parameters that also take an object instead of a name: a function or a Loss
 # instance for the objective, a function or callable instance for the ensembler.
-def _is_index(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+def _is_index_or_flag(value):
+    """An item of categorical_feature besides names: an index, or a mask's flag."""
+    return isinstance(value, (numbers.Integral, np.bool_))
 
 
 _ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable,
-                  "categorical_feature": _is_index}
+                  "categorical_feature": _is_index_or_flag}
 
 
 def _check_value(name, value, spec, label=None):

@@ -263,10 +263,12 @@ def test_a_text_column_is_named_by_the_feature_names_that_rename_the_columns():
 
 
 @pytest.mark.parametrize("named", ["name:shop", "0", 0, np.int64(0), np.array(["shop"]),
-                                   {"shop"}, pd.Index(["shop"])])
+                                   {"shop"}, pd.Index(["shop"]), [True, False],
+                                   np.array([True, False])])
 def test_a_text_column_is_named_in_every_form_categorical_feature_takes(named):
-    """LightGBM's text forms, one index, numpy arrays, sets and a pandas Index
-    (CatBoost's df.select_dtypes(...).columns) name it as lists do."""
+    """LightGBM's text forms, one index, numpy arrays, sets, a pandas Index
+    (CatBoost's df.select_dtypes(...).columns) and scikit-learn's masks of
+    booleans name it as lists do."""
     X, y = _category_problem(seed=6)
     text = pd.DataFrame({"shop": np.array([f"shop {i}" for i in range(40)])[X[:, 0].astype(int)],
                          "x": X[:, 1]})
@@ -374,12 +376,34 @@ def test_estimators_take_category_columns_and_names():
     ([2], ValueError, r"categorical_feature 2 is out of range; X has 2 features"),
     (["shop"], ValueError, r"categorical_feature names 'shop', but X has no feature names"),
     ([0.5], TypeError, r"parameter 'categorical_feature' must be a string"),
-    ([True], TypeError, r"parameter 'categorical_feature' must be a string"),
+    ([True], ValueError, r"categorical_feature is a mask of 1 booleans; a mask needs one for "
+                         r"each of the 2 features"),
+    ([True, 1], TypeError, r"categorical_feature must list feature indices or names, be a mask "
+                           r"of booleans, one a feature, or be 'auto'; got the item True"),
 ])
 def test_bad_categorical_feature_is_refused_before_training(spec, error, message):
     X, y = _category_problem(n=200)
     with pytest.raises(error, match=message):
         gbmo.train({**QUIET, "categorical_feature": spec}, gbmo.Dataset(X, y), 2)
+
+
+def test_scikit_learn_s_forms_from_dtype_and_a_mask_name_the_features():
+    """HistGradientBoosting's categorical_features: "from_dtype" is LightGBM's
+    "auto" (the category columns), a mask of booleans marks each feature."""
+    from gbmo.sklearn import GBMORegressor
+
+    X, y = _category_problem(n=300)
+    frame = pd.DataFrame({"shop": X[:, 0], "x": X[:, 1],
+                          "c": pd.Categorical(X[:, 0].astype(int) % 3)})
+    assert gbmo.Dataset(frame, y, categorical_feature="from_dtype").categorical_features() == [2]
+    assert gbmo.Dataset(frame, y, categorical_feature=[True, False, True]) \
+        .categorical_features() == [0, 2]
+    by_indices = GBMORegressor(n_estimators=5, **QUIET).fit(frame, y, categorical_feature=[0, 2])
+    for given in ([True, False, True], np.array([True, False, True])):
+        masked = GBMORegressor(n_estimators=5, categorical_features=given, **QUIET).fit(frame, y)
+        np.testing.assert_array_equal(masked.predict(frame), by_indices.predict(frame))
+    by_dtype = GBMORegressor(n_estimators=5, categorical_features="from_dtype", **QUIET)
+    assert by_dtype.fit(frame, y).booster_.category_order.features == [2]
 
 
 def test_lightgbm_s_string_forms_and_unknown_names():
