@@ -34,8 +34,9 @@ from .multitask import EnsemblerContext
 from .objective_results import (HandedArrays, ObjectiveResult, check_objective_result,
                                 check_transformed, is_builtin, loss_gradients, read_only)
 from .parallel import WORK_PER_ELEMENT, threads_for
-from .params import (balanced_bagging, bags, check_penalty, check_sampling, resolve_params,
-                     split_controls, with_dataset_params, check_output_bounds)
+from .params import (balanced_bagging, bags, check_output_bounds, check_penalty, check_sampling,
+                     constraints_at_positions, resolve_params, split_controls,
+                     with_dataset_params)
 from .thread_governor import thread_governor
 from .validation import check_init_score_outputs, check_name_order, user_stacklevel
 
@@ -460,7 +461,9 @@ class _Trainer:
         self.fobj_loss = None
         # a count of every round grown, none twice (a rollback's round too)
         self.rounds_grown = 0
-        self.params = params = {**params, "n_threads": self.threads.current}
+        self.params = params = constraints_at_positions(
+            {**params, "n_threads": self.threads.current}, train_set.feature_names,
+            train_set.n_features)
         self.fevals = fevals
         self.loss = loss = make_loss(params["objective"], _num_class_for(params, init_model),
                                      params["n_threads"], params["objective_params"])

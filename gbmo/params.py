@@ -1,6 +1,7 @@
 """The training parameters: names, aliases, defaults and allowed ranges,
 validated once at the boundary so kernels never see a bad value."""
 import difflib
+import json
 import math
 import numbers
 import re
@@ -11,7 +12,7 @@ import numpy as np
 
 from ._core import MAX_BINS
 from .parallel import MAX_THREADS, asked_threads
-from .validation import spelling_known, user_stacklevel
+from .validation import shortened, spelling_known, user_stacklevel
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,7 @@ ALIASES = {
     "monotone_constraint": "monotone_constraints",
     "mc": "monotone_constraints",
     "monotonic_cst": "monotone_constraints",
+    "interaction_cst": "interaction_constraints",
     "extra_tree": "extra_trees",
     "unbalance": "is_unbalance",
     "max_leaf_output": "max_delta_step",
@@ -408,8 +410,58 @@ def _is_index_or_flag(value):
     return isinstance(value, (numbers.Integral, np.bool_))
 
 
+def _is_feature_name(value):
+    """An item of interaction_constraints besides indices: a feature's name."""
+    return isinstance(value, str) and not isinstance(_number_in_text(value), numbers.Real)
+
+
 _ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable,
-                  "categorical_feature": _is_index_or_flag}
+                  "categorical_feature": _is_index_or_flag,
+                  "interaction_constraints": _is_feature_name}
+
+# Parameters of one value per feature that also take a dict {feature: value}
+# (XGBoost's and scikit-learn's form; a feature left out takes 0).
+_BY_FEATURE = ("monotone_constraints",)
+
+
+def _checked_by_feature(name, value, spec, label):
+    for feature in value:
+        if not isinstance(feature, (str, numbers.Integral)) or isinstance(feature, bool):
+            raise TypeError(f"parameter {label} as a dict maps features (names or indices) to "
+                            f"values; got the key {feature!r}")
+    return {feature: _check_value(name, v, spec, label) for feature, v in value.items()}
+
+
+def constraints_at_positions(params, feature_names, n_features):
+    """params whose monotone_constraints and interaction_constraints name
+    features by position: a dict {feature: value} becomes a list (0 for the
+    features it leaves out), names their positions. Indices are checked
+    where the constraints are read."""
+    def position(feature, what):
+        if not isinstance(feature, str):
+            return feature
+        if feature_names is None:
+            raise ValueError(f"{what} names the feature {feature!r}, but X has no feature names "
+                             "(give a DataFrame, or feature_name, or indices)")
+        if feature not in feature_names:
+            raise ValueError(f"{what} names {feature!r}, which is not a feature name; the names "
+                             f"are {shortened(repr(feature_names), 200)}")
+        return feature_names.index(feature)
+
+    monotone, groups = params["monotone_constraints"], params["interaction_constraints"]
+    if isinstance(monotone, dict):
+        width = next((len(v) for v in monotone.values() if isinstance(v, list)), None)
+        listed = [0 if width is None else [0] * width for _ in range(n_features)]
+        for feature, value in monotone.items():
+            at = position(feature, "monotone_constraints")
+            if not 0 <= at < n_features:
+                raise ValueError(f"monotone_constraints constrains feature {at}, out of range; "
+                                 f"X has {n_features} features (indices 0 .. {n_features - 1})")
+            listed[at] = value
+        monotone = listed
+    if groups is not None:
+        groups = [[position(f, "interaction_constraints") for f in group] for group in groups]
+    return {**params, "monotone_constraints": monotone, "interaction_constraints": groups}
 
 
 def _check_value(name, value, spec, label=None):
@@ -420,6 +472,8 @@ def _check_value(name, value, spec, label=None):
         value = value.tolist()  # a numpy array of values
     if spec.many and isinstance(value, (list, tuple)):
         return [_check_value(name, v, spec, label) for v in value]
+    if name in _BY_FEATURE and isinstance(value, dict):
+        return _checked_by_feature(name, value, spec, label)
     if value is None:
         if spec.allow_none:
             return None
@@ -450,8 +504,7 @@ def _check_value(name, value, spec, label=None):
     if isinstance(value, str):
         value = _number_in_text(value)
     if spec.many and isinstance(value, (str, dict)):
-        raise TypeError(f"parameter {label} takes a list, got {value!r} (XGBoost's string "
-                        "and dict forms are not taken: give the list itself)")
+        raise TypeError(f"parameter {label} takes a list, got {shortened(repr(value), 80)}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"parameter {label} must be a number, got {value!r}")
     # a float inf or NaN is out of range below (an int of any size is finite)
@@ -479,10 +532,26 @@ def _bool_in_text(value):
     return value
 
 
+def _list_in_text(text):
+    """A list given as text: JSON ("[[0, 1], [2, 3]]", XGBoost's form of
+    interaction_constraints), LightGBM's lists between commas ("[0,1],[2,3]")
+    or numbers between commas (_numbers_in_text); other text unchanged."""
+    if text.lstrip().startswith("["):
+        for candidate in (text, f"[{text}]"):
+            try:
+                return json.loads(candidate)
+            except ValueError:
+                pass
+    return _numbers_in_text(text)
+
+
 def _numbers_in_text(text):
-    """LightGBM's text of a list of numbers ("1,0,-1"; "1": one) as the list;
-    other text unchanged."""
-    parts = [_number_in_text(part) for part in text.split(",")]
+    """LightGBM's text of a list of numbers ("1,0,-1"; "1": one), or
+    XGBoost's ("(1,0,-1)"), as the list; other text unchanged."""
+    inner = text.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        inner = inner[1:-1]
+    parts = [_number_in_text(part) for part in inner.split(",")]
     return parts if all(isinstance(part, numbers.Real) for part in parts) else text
 
 
@@ -600,10 +669,12 @@ def _check_monotone_constraints(resolved):
     constraints = resolved["monotone_constraints"]
     if constraints is None:
         return
-    if not isinstance(constraints, list):
+    if not isinstance(constraints, (list, dict)):
         raise ValueError(f"parameter 'monotone_constraints' must be a list with one value per "
-                         f"feature (-1, 0 or 1), got {constraints!r}")
-    if not any(value != 0 for row in constraints
+                         f"feature (-1, 0 or 1), or a dict of features' values, got "
+                         f"{constraints!r}")
+    rows = constraints.values() if isinstance(constraints, dict) else constraints
+    if not any(value != 0 for row in rows
                for value in (row if isinstance(row, list) else [row])):
         resolved["monotone_constraints"] = None
         return
@@ -1019,7 +1090,7 @@ def checked_value(key, value):
     label = repr(name) if key == name else f"{key!r} (gbmo's {name!r})"
     spec = PARAMS[name]
     if spec.many and spec.kind in (int, float) and isinstance(value, str):
-        value = _numbers_in_text(value)  # a list given as text, not one of its numbers
+        value = _list_in_text(value)  # a list given as text, not one of its numbers
     value = _check_value(name, value, spec, label)
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 

@@ -41,7 +41,8 @@ from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (InteractionConstraints, drawn_features, drawn_thresholds, leaf_values,
                      soft_threshold, tree_structure)
 from .params import (balanced_bagging, bags, canonical_objective, check_output_bounds,
-                     check_sampling, keys_naming, max_leaves_of, metric_list,
+                     check_sampling, constraints_at_positions, keys_naming, max_leaves_of,
+                     metric_list,
                      objective_and_written_params, resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
@@ -607,7 +608,9 @@ class SparseOutputTrainer:
         # registered loss that predicts for it
         booster_params = {**resolve_params(params), "objective": loss.name}
         self.threads = thread_governor(booster_params)
-        self.params = params = {**booster_params, "n_threads": self.threads.current}
+        self.params = params = constraints_at_positions(
+            {**booster_params, "n_threads": self.threads.current}, train_set.feature_names,
+            train_set.n_features)
         if params["tree_mode"] != "multi_output" or params["ensembler"] is not None:
             raise ValueError("a sparse Y needs tree_mode='multi_output' and no ensembler")
         if params["growth"] != "bestfirst":

@@ -87,6 +87,32 @@ def test_sparse_x_and_the_estimator_keep_to_the_groups():
         assert all(allowed(path, groups) for tree in trees for path in path_feature_sets(tree))
 
 
+def test_groups_of_feature_names_are_the_groups_of_their_positions():
+    import pandas as pd
+
+    from gbmo.sklearn import GBMORegressor
+
+    rng = np.random.default_rng(4)
+    X, Y = problem(rng, 600)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d", "e"])
+    by_index = gbmo.train({"verbosity": 0, "interaction_constraints": [[0, 1], [2, 3, 4]]},
+                          gbmo.Dataset(frame, Y), 8).predict(frame)
+    for groups in ([["a", "b"], ["c", "d", "e"]], [["a", 1], [2, "d", "e"]]):
+        named = gbmo.train({"verbosity": 0, "interaction_constraints": groups},
+                           gbmo.Dataset(frame, Y), 8)
+        np.testing.assert_array_equal(named.predict(frame), by_index)
+    model = GBMORegressor(n_estimators=8, interaction_cst=[["a", "b"], ["c", "d", "e"]])
+    np.testing.assert_array_equal(model.fit(frame, Y).predict(frame), by_index)
+    with pytest.raises(ValueError, match=r"interaction_constraints names 'z', which is not a "
+                                         r"feature name; the names are \['a', 'b', 'c', 'd', "):
+        gbmo.train({"verbosity": 0, "interaction_constraints": [["a", "z"]]},
+                   gbmo.Dataset(frame, Y), 1)
+    with pytest.raises(ValueError, match="interaction_constraints names the feature 'a', but X "
+                                         "has no feature names"):
+        gbmo.train({"verbosity": 0, "interaction_constraints": [["a", "b"]]},
+                   gbmo.Dataset(X, Y), 1)
+
+
 def test_an_empty_list_means_no_constraints():
     rng = np.random.default_rng(3)
     X, Y = problem(rng, 400)

@@ -284,6 +284,51 @@ def test_the_estimators_take_constraints_as_a_list_or_an_array():
     np.testing.assert_array_equal(violations(as_list.booster_, X, 0, np.array([1, -1])), [0, 0])
 
 
+def test_a_dict_of_features_names_or_indices_grows_the_list_s_model():
+    """XGBoost's and scikit-learn's form: {feature: value}, the features it
+    leaves out free; saved as given, the model loads and predicts the same."""
+    import pandas as pd
+
+    from gbmo.sklearn import GBMORegressor
+
+    rng = np.random.default_rng(11)
+    X, Y = problem(rng, 600)
+    frame = pd.DataFrame(X, columns=["dose", "age", "weight"])
+    listed = gbmo.train({"verbosity": 0, "monotone_constraints": [[1, -1], [0, 0], [0, 0]]},
+                        gbmo.Dataset(frame, Y), 10).predict(frame)
+    for given in ({"dose": [1, -1]}, {0: [1, -1]}, {"dose": [1, -1], "age": [0, 0]}):
+        booster = gbmo.train({"verbosity": 0, "monotone_constraints": given},
+                             gbmo.Dataset(frame, Y), 10)
+        np.testing.assert_array_equal(booster.predict(frame), listed)
+        loaded = gbmo.Booster(model_str=booster.model_to_string())
+        np.testing.assert_array_equal(loaded.predict(frame), listed)
+    one_value = gbmo.train({"verbosity": 0, "monotone_constraints": [1, 0, 0]},
+                           gbmo.Dataset(frame, Y), 10).predict(frame)
+    model = GBMORegressor(n_estimators=10, monotonic_cst={"dose": 1}).fit(frame, Y)
+    np.testing.assert_array_equal(model.predict(frame), one_value)
+
+
+@pytest.mark.parametrize("given, named, error, message", [
+    ({"height": 1}, True, ValueError, r"monotone_constraints names 'height', which is not a "
+                                      r"feature name; the names are \['dose', 'age', 'weight'\]"),
+    ({"dose": 1}, False, ValueError, "monotone_constraints names the feature 'dose', but X has "
+                                     "no feature names"),
+    ({5: 1}, True, ValueError, r"monotone_constraints constrains feature 5, out of range; X "
+                               r"has 3 features \(indices 0 \.\. 2\)"),
+    ({1.5: 1}, True, TypeError, "as a dict maps features .names or indices. to values; got "
+                                "the key 1.5"),
+    ({"dose": 2}, True, ValueError, r"'monotone_constraints' = 2 is out of range"),
+])
+def test_a_dict_naming_what_x_lacks_is_refused_by_name(given, named, error, message):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X, Y = problem(rng, 100)
+    data = pd.DataFrame(X, columns=["dose", "age", "weight"]) if named else X
+    with pytest.raises(error, match=message):
+        gbmo.train({"verbosity": 0, "monotone_constraints": given}, gbmo.Dataset(data, Y), 1)
+
+
 # -- max_delta_step: the same bounds, set at the root -------------------------------
 def test_max_delta_step_bounds_every_leaf_and_scores_the_clipped_values():
     rng = np.random.default_rng(20)

@@ -1572,10 +1572,18 @@ def test_an_eval_metric_returning_a_number_is_minimised_as_xgboost_s():
     assert model.best_iteration_ == int(np.argmin(history)) + 1 < 200
 
 
+def test_xgboost_s_text_forms_of_constraints_are_their_lists():
+    X, y = _noisy_regression()
+    listed = GBMORegressor(n_estimators=5, monotone_constraints=[1, 0, 0, 0, 0],
+                           interaction_constraints=[[0, 1], [2, 3, 4]]).fit(X, y).predict(X)
+    as_text = GBMORegressor(n_estimators=5, monotone_constraints="(1,0,0,0,0)",
+                            interaction_constraints="[[0, 1], [2, 3, 4]]").fit(X, y)
+    np.testing.assert_array_equal(as_text.predict(X), listed)
+
+
 @pytest.mark.parametrize("kwargs, error, message", [
-    ({"monotone_constraints": "(1,0,0,0,0)"}, TypeError,
-     "parameter 'monotone_constraints' takes a list, got '.*XGBoost's string"),
     ({"interaction_constraints": {"f0": 1}}, TypeError, "takes a list"),
+    ({"interaction_constraints": "[[0, 1], [2"}, ValueError, "must be a list of lists"),
     ({"tree_method": "exact"}, ValueError, "'tree_method' = 'exact' is not allowed"),
 ])
 def test_xgboost_s_forms_gbmo_does_not_take_are_refused_by_name(kwargs, error, message):
