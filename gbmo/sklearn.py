@@ -1060,10 +1060,10 @@ class _GBMOModel(BaseEstimator):
         return self.booster_.predict(X, pred_leaf=True, start_iteration=start_iteration,
                                      num_iteration=num_iteration)
 
-    def _staged_raw(self, X):
+    def _staged(self, X, raw_score=False):
         X = self._check_predict_X(X)
         for i in range(1, self.n_estimators_ + 1):
-            yield self.booster_.predict(X, num_iteration=i)
+            yield self.booster_.predict(X, num_iteration=i, raw_score=raw_score)
 
 
 class GBMORegressor(RegressorMixin, _GBMOModel):
@@ -1167,7 +1167,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     def staged_predict(self, X):
         """Yields the predictions after each round, up to n_estimators_
         (the last one equals predict(X))."""
-        for prediction in self._staged_raw(X):
+        for prediction in self._staged(X):
             yield self._format(prediction)
 
     def __sklearn_tags__(self):
@@ -1508,10 +1508,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}
         if any(options.values()):
             X = self._check_predict_X(X)
-            if getattr(self, "_sparse_labels", False) and not pred_leaf:
-                raise ValueError("raw_score and pred_contrib are not available for a sparse "
-                                 "training y: they would be (n, n_labels)-wide arrays; "
-                                 "predict_topk gives each row's best labels' scores")
+            if not pred_leaf:
+                self._refuse_raw_of_sparse_labels()
             return self.booster_.predict(X, num_iteration=num_iteration,
                                          start_iteration=start_iteration,
                                          **{name: True for name, on in options.items() if on})
@@ -1539,16 +1537,35 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                              "predict_topk (each row's best labels and their margins), or "
                              "objective='sigmoid' for probabilities")
 
+    def _refuse_raw_of_sparse_labels(self):
+        if getattr(self, "_sparse_labels", False):
+            raise ValueError("raw scores and pred_contrib are not available for a sparse "
+                             "training y: they would be (n, n_labels)-wide arrays; "
+                             "predict_topk gives each row's best labels' scores")
+
+    def decision_function(self, X, start_iteration=0, num_iteration=None, *,
+                          iteration_range=None, validate_features=False):
+        """The raw scores predict_proba transforms, as predict(X, raw_score=True),
+        as LightGBM's and scikit-learn's classifiers give them."""
+        return self.predict(X, raw_score=True, start_iteration=start_iteration,
+                            num_iteration=num_iteration, iteration_range=iteration_range,
+                            validate_features=validate_features)
+
+    def staged_decision_function(self, X):
+        """Yields decision_function after each round, up to n_estimators_."""
+        self._refuse_raw_of_sparse_labels()
+        yield from self._staged(X, raw_score=True)
+
     def staged_predict_proba(self, X):
         """Yields predict_proba after each round, up to n_estimators_."""
         self._refuse_margins()
-        for prediction in self._staged_raw(X):
+        for prediction in self._staged(X):
             yield self._proba(prediction)
 
     def staged_predict(self, X):
         """Yields predict after each round, up to n_estimators_ (the last one
         equals predict(X))."""
-        for prediction in self._staged_raw(X):
+        for prediction in self._staged(X):
             yield self._predicted(self._proba(prediction))
 
     def _predicted(self, proba):
