@@ -707,6 +707,14 @@ def make_loss(objective, num_class=None, n_threads=1, objective_params=None):
     """A loss instance: a user's function, a Loss instance, or a loss registered
     by name (gbmo's own and any plugin's, see gbmo.registry) built with
     objective_params."""
+    if num_class == 1:
+        # LightGBM's default num_class, which its objectives without classes take
+        loss = make_loss(objective, None, n_threads, objective_params)
+        if isinstance(loss, ClassIndexTarget):
+            raise ValueError(f"num_class=1: objective {loss.name!r} takes class indices and "
+                             "needs at least 2 classes (num_class=1 is LightGBM's default for "
+                             "objectives without classes)")
+        return loss
     if isinstance(objective, Loss):
         objective.n_threads = n_threads
         return with_class_count(objective, num_class)

@@ -55,9 +55,9 @@ PARAMS = {
                                           "class weighs the majority's count over its own"),
     "boost_from_average": Spec(True, bool, doc="start every row from the objective's best "
                                                  "constant score (False: from 0), as LightGBM's"),
-    "num_class": Spec(None, int, 2, 2**31 - 1, allow_none=True,
+    "num_class": Spec(None, int, 1, 2**31 - 1, allow_none=True,
                       doc="number of classes for softmax and multiclassova (default: max "
-                          "label + 1)"),
+                          "label + 1); 1, LightGBM's default, means none for the others"),
     "learning_rate": Spec(0.1, float, 0.0, 1e3, low_open=True, doc="shrinkage of every tree"),
     "boosting": Spec("gbdt", str, choices=("gbdt", "dart", "goss", "rf"),
                      doc="gbdt, or dart: each round drops earlier rounds at random while it "

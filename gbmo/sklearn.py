@@ -1329,8 +1329,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                  for key in keys_naming(params, "num_class")]
         if isinstance(objective, Loss) and getattr(objective, "num_class", None) is not None:
             given.append(("the objective's num_class", objective.num_class))
+        # num_class=1 is LightGBM's default, a binary objective's own
+        binary_default = 1 if n_classes == 2 and not multilabel else None
         for source, num_class in given:
-            if num_class is not None and num_class != n_classes:
+            if num_class not in (None, n_classes, binary_default):
                 raise ValueError(f"{source} = {num_class!r} disagrees with y, which has {what}; "
                                  f"allowed: num_class={n_classes}, or no num_class (y sets it)")
         # a function, or a loss of its own outputs (CustomObjective), is trained as given

@@ -611,3 +611,32 @@ def test_num_class_for_an_objective_of_y_s_columns_is_refused_before_binning(obj
                                          r"outputs are y's columns; num_class=3"):
         gbmo.train({"objective": objective, "num_class": 3}, data, 1)
     assert data.bin_mapper is None
+
+
+@pytest.mark.parametrize("objective", ["mse", "binary", "sigmoid"])
+def test_lightgbm_s_default_num_class_1_is_taken_where_there_are_no_classes(objective):
+    """Copied LightGBM parameters hold num_class=1 for every objective but multiclass."""
+    labels = (y > 0).astype(float)
+    given = gbmo.train({"objective": objective, "num_class": 1, "verbosity": -1},
+                       gbmo.Dataset(X, labels), 3)
+    default = gbmo.train({"objective": objective, "verbosity": -1}, gbmo.Dataset(X, labels), 3)
+    np.testing.assert_array_equal(given.predict(X), default.predict(X))
+
+
+def test_the_classifier_takes_num_class_1_for_two_classes_as_lightgbm_s_binary():
+    from gbmo.sklearn import GBMOClassifier
+
+    labels = (y > 0).astype(int)
+    given = GBMOClassifier(n_estimators=3, num_class=1).fit(X, labels)
+    default = GBMOClassifier(n_estimators=3).fit(X, labels)
+    np.testing.assert_array_equal(given.predict_proba(X), default.predict_proba(X))
+    with pytest.raises(ValueError, match=r"parameter 'num_class' = 1 disagrees with y, which "
+                                         r"has 3 classes"):
+        GBMOClassifier(n_estimators=3, num_class=1).fit(X, np.arange(len(X)) % 3)
+
+
+@pytest.mark.parametrize("objective", ["softmax", "multiclassova"])
+def test_num_class_1_is_refused_for_objectives_of_classes(objective):
+    with pytest.raises(ValueError, match=rf"num_class=1: objective '{objective}' takes class "
+                                         "indices and needs at least 2 classes"):
+        gbmo.train({"objective": objective, "num_class": 1}, gbmo.Dataset(X, (y > 0) * 1), 1)
