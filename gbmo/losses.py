@@ -391,6 +391,22 @@ _XGBOOST_DATA_NAMES = ("dtrain", "data")
 _WEIGHT_NAMES = ("weight", "sample_weight")
 
 
+def weight_parameter(function):
+    """The name of function's parameter for the sample weights, which it is
+    given by (weight, sample_weight): its third parameter so named
+    (LightGBM's (y_true, y_pred, weight)), or a keyword-only one
+    (scikit-learn's metrics, XGBoost's objectives: sample_weight=); None."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for position, parameter in enumerate(parameters):
+        keyword_only = parameter.kind is inspect.Parameter.KEYWORD_ONLY
+        if parameter.name in _WEIGHT_NAMES and (position == 2 or keyword_only):
+            return parameter.name
+    return None
+
+
 def _parameter_names(function):
     try:
         return [p.name for p in inspect.signature(function).parameters.values()]
@@ -420,9 +436,10 @@ class _RowsView:
 
 class CustomObjective(Loss):
     """A user's objective(y_true, raw_pred) -> (grad, hess), as in LightGBM's
-    and XGBoost's estimators: y_true as given (2-D (n, d), or 1-D), raw_pred
-    (n, d); grad (n, d) and hess (n, d) or (n, 1). Sample weights multiply
-    what it returns.
+    and XGBoost's estimators: y_true (n, d) and raw_pred (n, d), both (n,)
+    for one output of a 1-D target (as those libraries hand them); grad and
+    hess (n, d), hess also (n, 1), each (n,) for one output. Sample weights
+    multiply what it returns.
 
     A function whose second parameter is named as LightGBM's or XGBoost's
     train API names it (train_data, train_set, dataset; dtrain, data) is
@@ -432,7 +449,8 @@ class CustomObjective(Loss):
     num_data() and num_row(); the function weighs the rows itself, as there,
     and may return (n,) arrays for one output. One whose third parameter is
     weight or sample_weight, scikit-learn's API form (y_true, y_pred,
-    weight), gets the weights (or None) and weighs the rows itself too.
+    weight), or that takes sample_weight= by keyword only (XGBoost's form),
+    gets the weights (or None) and weighs the rows itself too.
 
     NaN targets reach the function as they are (it decides what they mean). It
     may also return an ObjectiveResult to separate split and update gradients.
@@ -452,7 +470,7 @@ class CustomObjective(Loss):
         second = names[1] if len(names) > 1 else None
         self.reads_a_dataset = second in _LIGHTGBM_DATA_NAMES + _XGBOOST_DATA_NAMES
         self.no_weight = np.empty(0) if second in _XGBOOST_DATA_NAMES else None
-        self.takes_weight = len(names) > 2 and names[2] in _WEIGHT_NAMES
+        self.weight_parameter = weight_parameter(function)
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
@@ -479,12 +497,13 @@ class CustomObjective(Loss):
     def _called(self, y, raw, weight):
         """(the function's result, the weights gbmo still applies to it), the
         function called in the form its parameters name (see the class)."""
+        # one output of a 1-D target is handed 1-D, as LightGBM and XGBoost hand it
+        one_column = raw.shape[1] == 1 and y.ndim == 2 and self.num_class is None
+        y, raw = (y[:, 0], raw[:, 0]) if one_column else (y, raw)
         if self.reads_a_dataset:
-            one_column = raw.shape[1] == 1 and y.ndim == 2 and self.num_class is None
-            rows = _RowsView(y[:, 0] if one_column else y, weight, self.no_weight)
-            return self.function(raw[:, 0] if one_column else raw, rows), None
-        if self.takes_weight:
-            return self.function(y, raw, weight), None
+            return self.function(raw, _RowsView(y, weight, self.no_weight)), None
+        if self.weight_parameter is not None:
+            return self.function(y, raw, **{self.weight_parameter: weight}), None
         return self._called_with_labels(y, raw), weight
 
     def _called_with_labels(self, y, raw):

@@ -57,7 +57,8 @@ from .categorical import (align_dataframe_categories, dataframe_categories, name
                           resolve_categorical_features, text_columns_as_categories)
 from .dataset import Dataset
 from .engine import metric_names, train
-from .losses import ClassIndexTarget, CustomObjective, Loss, make_loss, masks_missing_targets
+from .losses import (ClassIndexTarget, CustomObjective, Loss, make_loss, masks_missing_targets,
+                     weight_parameter)
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
 from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_value, keys_naming,
                      metric_list, names_no_metric, resolve_params)
@@ -299,22 +300,30 @@ def _eval_metrics(eval_metric):
 def _as_feval(function):
     """A scikit-learn style metric function as train's feval(preds, eval_data);
     one that cannot be called as (y_true, y_pred) or (y_true, y_pred, weight)
-    is refused before training. One that returns a number alone (a
-    scikit-learn metric, as XGBoost takes them) is recorded under its
-    function's name, lower being better, as XGBoost minimises it."""
+    is refused before training. The weights go to a keyword-only
+    sample_weight (scikit-learn's metrics, as XGBoost passes them) or a
+    third parameter. One that returns a number alone (a scikit-learn
+    metric, as XGBoost takes them) is recorded under its function's name,
+    lower being better, as XGBoost minimises it."""
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # a builtin without a signature: called with two
         signature = None
-    takes_weight = signature is not None and _binds(signature, 3)
-    if signature is not None and not takes_weight and not _binds(signature, 2):
+    keyword = weight_parameter(function)
+    if signature is not None and keyword is not None \
+            and not _binds(signature, 2, **{keyword: None}):
+        keyword = None  # it needs more than the weights, as a group
+    positional = keyword is None and signature is not None and _binds(signature, 3)
+    if signature is not None and keyword is None and not positional \
+            and not _binds(signature, 2):
         raise TypeError(f"eval_metric {getattr(function, '__qualname__', function)!r} must "
                         "take (y_true, y_pred) or (y_true, y_pred, weight); a group argument, "
                         "as LightGBM's ranking metrics take, is not supported")
 
     def feval(preds, eval_data):
-        weight = (eval_data.get_weight(),) if takes_weight else ()
-        result = function(eval_data.get_label(), preds, *weight)
+        weight = (eval_data.get_weight(),) if positional else ()
+        by_name = {keyword: eval_data.get_weight()} if keyword is not None else {}
+        result = function(eval_data.get_label(), preds, *weight, **by_name)
         if isinstance(result, numbers.Real) and not isinstance(result, bool):
             return getattr(function, "__name__", "eval_metric"), float(result), False
         return result
@@ -323,9 +332,9 @@ def _as_feval(function):
     return feval
 
 
-def _binds(signature, n_positional):
+def _binds(signature, n_positional, **keywords):
     try:
-        signature.bind(*range(n_positional))
+        signature.bind(*range(n_positional), **keywords)
     except TypeError:
         return False
     return True

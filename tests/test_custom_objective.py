@@ -135,8 +135,12 @@ def test_xgboost_s_train_form_and_scikit_learn_s_weighted_form():
         return _logistic(predt, data.get_label())
 
     def weighted_logistic(y_true, y_pred, sample_weight):
+        assert y_true.shape == y_pred.shape == sample_weight.shape  # (n,), as XGBoost's
         grad, hess = _logistic(y_pred, y_true)
-        return grad * sample_weight[:, None], hess * sample_weight[:, None]
+        return grad * sample_weight, hess * sample_weight
+
+    def keyword_weighted_logistic(y_true, y_pred, *, sample_weight=None):
+        return weighted_logistic(y_true, y_pred, sample_weight)
 
     params = {"verbosity": 0, "max_leaves": 8}
     plain = gbmo.train({**params, "objective": xgboost_logistic}, gbmo.Dataset(X, labels), 3)
@@ -144,12 +148,12 @@ def test_xgboost_s_train_form_and_scikit_learn_s_weighted_form():
     np.testing.assert_array_equal(
         plain.predict(X),
         gbmo.train({**params, "objective": logistic}, gbmo.Dataset(X, labels), 3).predict(X))
-    weighted = gbmo.train({**params, "objective": weighted_logistic},
-                          gbmo.Dataset(X, labels, weight=weight), 3)
-    np.testing.assert_array_equal(
-        weighted.predict(X),
-        gbmo.train({**params, "objective": logistic},
-                   gbmo.Dataset(X, labels, weight=weight), 3).predict(X))
+    expected = gbmo.train({**params, "objective": logistic},
+                          gbmo.Dataset(X, labels, weight=weight), 3).predict(X)
+    for objective in (weighted_logistic, keyword_weighted_logistic):
+        weighted = gbmo.train({**params, "objective": objective},
+                              gbmo.Dataset(X, labels, weight=weight), 3)
+        np.testing.assert_array_equal(weighted.predict(X), expected)
 
 
 def test_a_train_form_objective_under_another_name_is_told_how_to_name_it():

@@ -1372,7 +1372,8 @@ def test_the_regressor_trains_an_objective_function_and_several_quantiles():
         return raw - y_true.reshape(raw.shape), np.ones_like(raw)
 
     model = GBMORegressor(n_estimators=3, objective=squared_error).fit(X, y)
-    assert calls == [(600, 1)] * 3 and model.booster_.loss.name == "custom"
+    # a 1-D target's one output is handed 1-D, as LightGBM's and XGBoost's
+    assert calls == [(600,)] * 3 and model.booster_.loss.name == "custom"
     quantiles = GBMORegressor(objective="quantile", alpha=[0.1, 0.9], min_samples_leaf=50,
                               random_state=0).fit(X, y)
     coverage = (y[:, None] <= quantiles.predict(X)).mean(axis=0)
@@ -1524,6 +1525,21 @@ def test_the_default_random_state_gives_the_same_model_every_fit_as_lightgbm():
     drawn = [GBMORegressor(**params, random_state=np.random.RandomState(seed)).fit(X, y)
              for seed in (1, 2)]
     assert not np.array_equal(drawn[0].predict(X), drawn[1].predict(X))
+
+
+def test_a_scikit_learn_metric_gets_the_eval_weights_by_keyword_as_xgboost_passes_them():
+    """mean_absolute_error(y_true, y_pred, *, sample_weight=None): the third
+    positional parameter is LightGBM's form, a keyword-only one XGBoost's."""
+    from sklearn.metrics import mean_absolute_error
+
+    X, y = _noisy_regression(seed=7)
+    weight = np.random.default_rng(7).uniform(0.1, 3.0, size=200)
+    model = GBMORegressor(n_estimators=5, eval_metric=mean_absolute_error).fit(
+        X[:400], y[:400], eval_set=[(X[400:], y[400:])], eval_sample_weight=[weight])
+    expected = mean_absolute_error(y[400:], model.predict(X[400:]), sample_weight=weight)
+    unweighted = mean_absolute_error(y[400:], model.predict(X[400:]))
+    recorded = model.evals_result_["valid_0"]["mean_absolute_error"][-1]
+    assert recorded == pytest.approx(expected, rel=1e-12) and recorded != unweighted
 
 
 def test_lightgbm_s_fit_keywords_and_attributes():
