@@ -785,6 +785,11 @@ def _objectives_taking(key):
     return [name for name in LOSSES.names() if key in _objective_keywords(name)]
 
 
+def _plain(value):
+    """A numpy array or number as the list or number it holds; else value."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+
+
 def _fold_objective_keywords(resolved, unknown):
     """Names that are no parameter of gbmo's but a keyword of the objective's
     (LightGBM's top-level alpha of quantile) become its objective_params, as
@@ -810,7 +815,8 @@ def _fold_objective_keywords(resolved, unknown):
                 f"unknown parameter {key!r}{hint} Known parameters: {', '.join(PARAMS)}"
                 + (f"; and objective {resolved['objective']!r} takes "
                    f"{', '.join(sorted(keywords))}" if keywords else ""))
-        if objective_params.get(key, value) != value:
+        value = _plain(value)  # XGBoost's quantile_alpha=np.array([0.1, 0.9])
+        if _plain(objective_params.get(key, value)) != value:
             raise ValueError(f"parameter {key!r} = {value!r} and objective_params' "
                              f"{objective_params[key]!r} differ; give it once")
         objective_params[key] = value

@@ -699,6 +699,24 @@ def test_xgboost_s_objective_names_train_the_plugins(alias, name, params):
     np.testing.assert_array_equal(aliased.predict(X), named.predict(X))
 
 
+def test_xgboost_s_quantile_alpha_as_a_numpy_array_trains_its_quantiles():
+    """XGBoost documents quantile_alpha=np.array([...]); compared as a list."""
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + rng.normal(size=300)
+    listed = gbmo.train({**FAST, "objective": "quantile", "alpha": [0.1, 0.9]},
+                        gbmo.Dataset(X, y), 3).predict(X)
+    for given in ({"quantile_alpha": np.array([0.1, 0.9])},
+                  {"alpha": np.array([0.1, 0.9]), "objective_params": {"alpha": [0.1, 0.9]}}):
+        booster = gbmo.train({**FAST, "objective": "reg:quantileerror", **given},
+                             gbmo.Dataset(X, y), 3)
+        np.testing.assert_array_equal(booster.predict(X), listed)
+    with pytest.raises(ValueError, match=r"parameter 'alpha' = \[0.1, 0.9\] and objective_params' "
+                                         r"\[0.2, 0.9\] differ; give it once"):
+        gbmo.train({**FAST, "objective": "quantile", "alpha": np.array([0.1, 0.9]),
+                    "objective_params": {"alpha": [0.2, 0.9]}}, gbmo.Dataset(X, y), 1)
+
+
 @pytest.mark.parametrize("catboost, name, params", [
     ("Quantile:alpha=0.9", "quantile", {"alpha": 0.9}),
     ("MultiQuantile:alpha=0.1,0.5,0.9", "quantile", {"alpha": [0.1, 0.5, 0.9]}),
