@@ -757,6 +757,10 @@ _LIGHTGBM_WITHOUT_EFFECT = (
     "two_round_loading", "use_two_round_loading", "precise_float_parser", "snapshot_freq",
     "save_period", "num_grad_quant_bins", "quant_train_renew_leaf", "stochastic_rounding",
     "num_machines", "num_machine")
+# XGBoost settings of what gbmo always does: taken and left unused (gbmo
+# reads a DataFrame's category columns, checks every parameter, and takes NaN
+# as missing, which the `missing` marker may only restate).
+_XGBOOST_WITHOUT_EFFECT = ("enable_categorical", "validate_parameters", "missing")
 # LightGBM switches that change the model when on, with why gbmo has not
 # built them: taken when off
 _LIGHTGBM_SWITCHES_NOT_BUILT = {
@@ -770,11 +774,21 @@ def _drop_settings_without_effect(unknown, keywords):
     unknown, refusing a switch gbmo has not built that is on; but the
     objective's own keywords (a plugin's may share a name with them)."""
     for key in [key for key in unknown if key not in keywords and (
-            key in _LIGHTGBM_WITHOUT_EFFECT or key in _LIGHTGBM_SWITCHES_NOT_BUILT)]:
+            key in _LIGHTGBM_WITHOUT_EFFECT or key in _LIGHTGBM_SWITCHES_NOT_BUILT
+            or key in _XGBOOST_WITHOUT_EFFECT)]:
         value = unknown.pop(key)
         if key in _LIGHTGBM_SWITCHES_NOT_BUILT and str(value).lower() not in ("false", "0"):
             raise ValueError(f"parameter {key!r} = {value!r} is LightGBM's, and gbmo does not "
                              f"take it: {_LIGHTGBM_SWITCHES_NOT_BUILT[key]} (allowed: False)")
+        if key == "missing" and not _is_nan(value):
+            raise ValueError(f"parameter 'missing' = {value!r} is XGBoost's marker of missing "
+                             "values; gbmo's is NaN alone: replace the marker with NaN first "
+                             "(X[X == marker] = np.nan); allowed: missing=np.nan (or leave it "
+                             "out)")
+
+
+def _is_nan(value):
+    return isinstance(value, numbers.Real) and math.isnan(value)
 
 
 def _objectives_taking(key):
@@ -1134,6 +1148,8 @@ def resolve_params(params):
     resolved, unknown, given_as = {}, {}, {}
     for key, value in params.items():
         name = ALIASES.get(key, key)
+        if value is None and not (name in PARAMS and PARAMS[name].allow_none):
+            continue  # not set, as LightGBM drops a None (XGBoost's get_params holds many)
         if name not in PARAMS:
             unknown[key] = value
             continue

@@ -636,10 +636,19 @@ class _GBMOModel(BaseEstimator):
         than the one y decides: always for the regressor."""
         return True
 
+    def _own_default(self, name):
+        """The estimator's own parameter name, its default when None (XGBoost's
+        and LightGBM's "not set", which XGBoost's get_params is full of)."""
+        value = getattr(self, name)
+        if value is None:
+            return inspect.signature(_GBMOModel.__init__).parameters[name].default
+        return value
+
     def _check_own_params(self):
-        n_estimators = _check_int_param("n_estimators", self.n_estimators, 1)
-        Booster.importance_kind(self.importance_type,
-                                f"parameter 'importance_type' = {self.importance_type!r}")
+        n_estimators = _check_int_param("n_estimators", self._own_default("n_estimators"), 1)
+        importance_type = self._own_default("importance_type")
+        Booster.importance_kind(importance_type,
+                                f"parameter 'importance_type' = {importance_type!r}")
         rounds = self.early_stopping_rounds
         if rounds is not None and (isinstance(rounds, bool)
                                    or not isinstance(rounds, numbers.Integral)):
@@ -1007,7 +1016,7 @@ class _GBMOModel(BaseEstimator):
 
     def get_num_boosting_rounds(self):
         """XGBoost's: the rounds fit trains, n_estimators."""
-        return self.n_estimators
+        return self._own_default("n_estimators")
 
     @property
     def n_estimators_(self):
@@ -1033,7 +1042,7 @@ class _GBMOModel(BaseEstimator):
         normalised to sum to 1 (as scikit-learn's ensembles; all zeros when no
         split was made)."""
         check_is_fitted(self)
-        importance = self.booster_.feature_importance(self.importance_type,
+        importance = self.booster_.feature_importance(self._own_default("importance_type"),
                                                       iteration=self.n_estimators_)
         total = importance.sum()
         return importance / total if total > 0 else importance.astype(float)

@@ -419,7 +419,9 @@ def check_init_score(init_score, n_rows):
         raise ValueError(f"init_score must have shape ({n_rows},) or ({n_rows}, n_outputs), "
                          f"got {init_score.shape}" + (
                              f"; LightGBM's flat layout, output by output, is "
-                             f"init_score.reshape({init_score.size // n_rows}, {n_rows}).T"
+                             f"init_score.reshape({init_score.size // n_rows}, {n_rows}).T, "
+                             f"XGBoost's flat base_margin, row by row, "
+                             f"base_margin.reshape({n_rows}, {init_score.size // n_rows})"
                              if flat else ""))
     if not np.all(np.isfinite(init_score)):
         raise ValueError("init_score must be finite")

@@ -748,7 +748,9 @@ def test_lightgbm_messages_for_its_labels_init_scores_and_names():
                    gbmo.Dataset(X, np.linspace(0, 100, 60)), 1)
     classes = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
     with pytest.raises(ValueError, match=r"got \(180,\); LightGBM's flat layout, output by "
-                                         r"output, is init_score.reshape\(3, 60\).T"):
+                                         r"output, is init_score.reshape\(3, 60\).T, XGBoost's "
+                                         r"flat base_margin, row by row, "
+                                         r"base_margin.reshape\(60, 3\)$"):
         gbmo.Dataset(X, classes, init_score=np.zeros(180))
     with pytest.raises(ValueError, match=r"got \(90,\)$"):  # no whole number of outputs
         gbmo.Dataset(X, classes, init_score=np.zeros(90))

@@ -1623,6 +1623,30 @@ def test_an_eval_metric_returning_a_number_is_minimised_as_xgboost_s():
     assert model.best_iteration_ == int(np.argmin(history)) + 1 < 200
 
 
+# what XGBRegressor().get_params() holds besides its objective: None for "not set"
+_XGBOOST_UNSET = {"n_estimators": None, "max_depth": None, "max_leaves": None,
+                  "learning_rate": None, "gamma": None, "subsample": None, "reg_lambda": None,
+                  "colsample_bylevel": None, "importance_type": None, "base_score": None,
+                  "validate_parameters": None, "enable_categorical": False, "missing": np.nan}
+
+
+def test_xgboost_s_unset_parameters_and_settings_of_what_gbmo_does_train_the_defaults():
+    X, y = _noisy_regression()
+    default = GBMORegressor().fit(X, y)
+    given = GBMORegressor(objective="reg:squarederror", **_XGBOOST_UNSET).fit(X, y)
+    np.testing.assert_array_equal(given.predict(X), default.predict(X))
+    assert given.n_estimators_ == 100 and given.get_num_boosting_rounds() == 100
+    np.testing.assert_array_equal(given.feature_importances_, default.feature_importances_)
+    booster = gbmo.train({"learning_rate": None, "enable_categorical": True, "verbosity": -1},
+                         gbmo.Dataset(X, y), 5)
+    np.testing.assert_array_equal(booster.predict(X), gbmo.train(
+        {"verbosity": -1}, gbmo.Dataset(X, y), 5).predict(X))
+    with pytest.raises(ValueError, match=r"parameter 'missing' = -999 is XGBoost's marker of "
+                                         r"missing values; gbmo's is NaN alone: replace the "
+                                         r"marker with NaN first"):
+        GBMORegressor(missing=-999).fit(X, y)
+
+
 def test_xgboost_s_text_forms_of_constraints_are_their_lists():
     X, y = _noisy_regression()
     listed = GBMORegressor(n_estimators=5, monotone_constraints=[1, 0, 0, 0, 0],
