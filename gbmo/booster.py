@@ -500,6 +500,9 @@ class Booster(JSONModel, TrainingRun):
         if isinstance(start_iteration, bool) or not isinstance(start_iteration,
                                                                (int, np.integer)):
             raise ValueError(f"start_iteration must be an integer, got {start_iteration!r}")
+        if num_iteration is not None and (isinstance(num_iteration, bool) or not isinstance(
+                num_iteration, (int, np.integer))):
+            raise ValueError(f"num_iteration must be an integer or None, got {num_iteration!r}")
         start = max(int(start_iteration), 0)
         if start > self.current_iteration():
             raise ValueError(f"start_iteration = {start} is beyond the model's "
@@ -972,6 +975,10 @@ class Booster(JSONModel, TrainingRun):
         importance_type, LightGBM's, is checked and changes nothing: the trees
         keep their splits' gains and counts, so a loaded model gives every
         kind of importance."""
+        if isinstance(num_iteration, (str, os.PathLike)):
+            raise TypeError(f"dump_model returns the model as a dict, as LightGBM's; it takes no "
+                            f"file ({num_iteration!r}), as XGBoost's dump_model(fout) does: "
+                            "give save_model(path), or json.dump(booster.dump_model(), file)")
         self.importance_kind(importance_type)
         first, stop = self._tree_range(start_iteration, -1 if num_iteration is None
                                        else num_iteration)

@@ -9,6 +9,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories,
                           lost_every_category, named_positions, recode,
                           resolve_categorical_features, text_columns_as_categories,
                           warn_no_category_known)
+from .foreign_keywords import DATASET_EQUIVALENTS, refuse_foreign_keywords
 from .missing_values import as_read, reading
 from .parallel import thread_count
 from .params import (binned_data_params, check_dataset_params, resolve_params,
@@ -16,7 +17,21 @@ from .params import (binned_data_params, check_dataset_params, resolve_params,
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
                          check_features, check_init_score, check_target, check_weight,
-                         listed_names, one_of)
+                         listed_names, one_of, refuse_path)
+
+
+def _xgboost_matrix_keywords(keywords):
+    """XGBoost's DMatrix keywords: base_margin, returned (gbmo's init_score);
+    enable_categorical, taken (gbmo reads category columns always); missing,
+    checked as train's parameter (NaN, gbmo's own, taken; another marker
+    refused); any other refused, naming gbmo's way for XGBoost's."""
+    keywords = dict(keywords)
+    base_margin = keywords.pop("base_margin", None)
+    keywords.pop("enable_categorical", None)
+    if "missing" in keywords:
+        check_dataset_params({"missing": keywords.pop("missing")})
+    refuse_foreign_keywords("Dataset", keywords, DATASET_EQUIVALENTS)
+    return base_margin
 
 
 class Dataset:
@@ -52,7 +67,10 @@ class Dataset:
 
     def __init__(self, X=None, Y=None, weight=None, feature_names=None, reference=None,
                  init_score=None, categorical_feature="auto", *, data=None, label=None,
-                 feature_name="auto", free_raw_data=True, group=None, params=None):
+                 feature_name="auto", free_raw_data=True, group=None, params=None,
+                 **other_libraries_keywords):
+        init_score = one_of("init_score", init_score, "base_margin",
+                            _xgboost_matrix_keywords(other_libraries_keywords))
         if group is not None:  # LightGBM's query groups, for its ranking objectives
             raise ValueError("Dataset(group=...) gives LightGBM's query groups for ranking: "
                              "gbmo has no ranking objectives, so it takes no groups")
@@ -64,6 +82,7 @@ class Dataset:
                                 else feature_name)
         if X is None:
             raise ValueError("Dataset needs the features: X (or data, LightGBM's name)")
+        refuse_path(X, "X")
         if Y is None:
             raise ValueError("Dataset needs the target: Y (or label, LightGBM's name)")
         if isinstance(weight, Dataset):  # LightGBM's third argument is reference

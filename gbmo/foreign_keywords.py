@@ -27,10 +27,31 @@ _EQUIVALENTS = {
 }
 
 
-def refuse_foreign_keywords(function, keywords):
+# The estimators' fit and predict: XGBoost's scikit-learn API's keywords
+ESTIMATOR_EQUIVALENTS = {
+    "early_stopping_rounds": "it to the constructor (GBMORegressor(early_stopping_rounds=...)), "
+                             "as XGBoost 2's estimators take it",
+    "feature_weights": "colsample_bytree or colsample_bynode instead: gbmo draws features "
+                       "uniformly, without weights",
+    "base_margin": "predict(X, output_margin=True) + base_margin, then the objective's link "
+                   "(fit takes base_margin, as init_score)",
+}
+
+
+# Dataset: XGBoost's DMatrix keywords gbmo spells otherwise or has not
+DATASET_EQUIVALENTS = {
+    "feature_types": "categorical_feature=[...] (the categorical features' indices or names), "
+                     "or a DataFrame's category columns",
+    "nthread": "the threads to train (params={'n_threads': ...})",
+    "silent": "params={'verbosity': -1}",
+}
+
+
+def refuse_foreign_keywords(function, keywords, equivalents=_EQUIVALENTS):
     """Raises a TypeError for keywords (a dict) that `function` (its name)
-    does not take, naming gbmo's way for those another library takes."""
+    does not take, naming gbmo's way (from equivalents) for those another
+    library takes."""
     if keywords:
         raise TypeError(f"{function}() " + "; ".join(
-            f"takes no {key!r}: give {_EQUIVALENTS[key]}" if key in _EQUIVALENTS
+            f"takes no {key!r}: give {equivalents[key]}" if key in equivalents
             else f"got an unexpected keyword argument {key!r}" for key in keywords))

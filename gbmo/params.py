@@ -718,6 +718,9 @@ _NOT_TAKEN = {
     **dict.fromkeys(("linear_tree", "linear_trees"),
                     ("LightGBM", "gbmo's leaves hold constants, not linear models")),
     "group": ("LightGBM", "gbmo has no ranking objectives"),
+    "callbacks": ("XGBoost 2", "give them to fit(callbacks=[...]) or train(callbacks=[...]), "
+                               "as LightGBM takes them (gbmo's callbacks are LightGBM's: "
+                               "gbmo.early_stopping, gbmo.log_evaluation, ...)"),
     "gamma": ("XGBoost", "it is XGBoost's min_split_loss, which gbmo takes under that name "
                          "(halved: gbmo's gain is half XGBoost's); in gbmo, gamma is focal "
                          "loss's own parameter"),

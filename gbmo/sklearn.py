@@ -57,6 +57,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories, name
                           resolve_categorical_features, text_columns_as_categories)
 from .dataset import Dataset
 from .engine import metric_names, train
+from .foreign_keywords import ESTIMATOR_EQUIVALENTS, refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, Loss, make_loss, masks_missing_targets,
                      weight_parameter)
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
@@ -636,6 +637,12 @@ class _GBMOModel(BaseEstimator):
         than the one y decides: always for the regressor."""
         return True
 
+    def _refuse_other_keywords(self, method, keywords):
+        """TypeError for keywords method does not take, naming gbmo's way for
+        XGBoost's (base_margin at predict, ...)."""
+        refuse_foreign_keywords(f"{type(self).__name__}.{method}", keywords,
+                                ESTIMATOR_EQUIVALENTS)
+
     def _own_default(self, name):
         """The estimator's own parameter name, its default when None (XGBoost's
         and LightGBM's "not set", which XGBoost's get_params is full of)."""
@@ -688,7 +695,7 @@ class _GBMOModel(BaseEstimator):
             feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None,
             verbose=False, *, eval_X=None, eval_y=None, sample_weight_eval_set=None,
             base_margin=None, base_margin_eval_set=None, xgb_model=None,
-            eval_class_weight=None):
+            eval_class_weight=None, **other_libraries_keywords):
         """Trains the model. The arguments are LightGBM's, in its order, and
         XGBoost's and CatBoost's verbose (True: log every round's metrics; a
         number n: every n rounds).
@@ -727,6 +734,7 @@ class _GBMOModel(BaseEstimator):
         times its eval_sample_weight; the training class_weight weighs the
         training rows only, as in LightGBM.
         """
+        self._refuse_other_keywords("fit", other_libraries_keywords)
         eval_sample_weight = one_of("eval_sample_weight", eval_sample_weight,
                                     "sample_weight_eval_set", sample_weight_eval_set)
         init_score = one_of("init_score", init_score, "base_margin", base_margin)
@@ -1160,7 +1168,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
 
     def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
                 pred_leaf=False, pred_contrib=False, *, output_margin=False,
-                iteration_range=None, validate_features=False):
+                iteration_range=None, validate_features=False, **other_libraries_keywords):
         """Predictions (n,) for a 1-D training target, else (n, d), with the
         trees of n_estimators_ rounds, or of num_iteration rounds from round
         start_iteration (see Booster.predict). raw_score, pred_leaf: as
@@ -1170,6 +1178,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         iteration_range are XGBoost's (see booster.xgboost_rounds). validate_features
         is LightGBM's: a DataFrame's columns are checked against fit's names
         whatever it says (scikit-learn's check)."""
+        self._refuse_other_keywords("predict", other_libraries_keywords)
         raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         X = self._check_predict_X(X)
@@ -1491,13 +1500,14 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
 
     def predict_proba(self, X, raw_score=False, start_iteration=0, num_iteration=None,
                       pred_leaf=False, pred_contrib=False, *, iteration_range=None,
-                      validate_features=False):
+                      validate_features=False, **other_libraries_keywords):
         """Class probabilities (n, n_classes); (n, d) probabilities of 1 for
         multi-label; with the trees of n_estimators_ rounds, or of num_iteration
         rounds from round start_iteration (see Booster.predict). raw_score,
         pred_leaf, pred_contrib: as predict's, as LightGBM's predict_proba;
         iteration_range: XGBoost's (see booster.xgboost_rounds); validate_features as
         predict's."""
+        self._refuse_other_keywords("predict_proba", other_libraries_keywords)
         raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, False, iteration_range)
         if raw_score or pred_leaf or pred_contrib:
@@ -1511,7 +1521,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
 
     def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
                 pred_leaf=False, pred_contrib=False, *, output_margin=False,
-                iteration_range=None, validate_features=False):
+                iteration_range=None, validate_features=False, **other_libraries_keywords):
         """Labels from classes_ (n,); the 0/1 matrix (n, d) for multi-label
         (CSR for a sparse training y, computed in blocks of rows); with the
         trees of n_estimators_ rounds, or of num_iteration rounds from round
@@ -1523,6 +1533,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         n_classes). raw_score and pred_contrib not for a sparse training y.
         output_margin and iteration_range are XGBoost's (see
         booster.xgboost_rounds); validate_features as the regressor's predict's."""
+        self._refuse_other_keywords("predict", other_libraries_keywords)
         raw_score, start_iteration, num_iteration = xgboost_rounds(
             raw_score, start_iteration, num_iteration, output_margin, iteration_range)
         options = {"raw_score": raw_score, "pred_leaf": pred_leaf, "pred_contrib": pred_contrib}

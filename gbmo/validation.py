@@ -285,6 +285,14 @@ def user_stacklevel():
     return level
 
 
+def refuse_path(X, name):
+    """LightGBM's Dataset reads files; gbmo's takes what they hold."""
+    if isinstance(X, (str, os.PathLike)):
+        raise TypeError(f"{name} is a path ({str(X)!r}): gbmo takes arrays, not files; load the "
+                        "file first (numpy.loadtxt, pandas.read_csv) or train from a CSV file "
+                        "on the command line (gbmo train)")
+
+
 def _check_not_empty(X, name, allow_no_rows):
     """Refuses X without features, or without rows unless allow_no_rows (a
     prediction of no rows is empty, as LightGBM's; training needs rows)."""
@@ -334,10 +342,7 @@ def check_features(X, name="X", allow_no_rows=False):
         raise ValueError(f"{name} is a pandas Series, where a table of rows is taken: give one "
                          "row as a one-row DataFrame (df.iloc[[i]]), one feature as a column "
                          "(series.to_frame())")
-    if isinstance(X, (str, os.PathLike)):  # LightGBM's Dataset reads files
-        raise TypeError(f"{name} is a path ({str(X)!r}): gbmo takes arrays, not files; load the "
-                        "file first (numpy.loadtxt, pandas.read_csv) or train from a CSV file "
-                        "on the command line (gbmo train)")
+    refuse_path(X, name)
     if is_scipy_sparse(X):
         return check_sparse_features(X, name, allow_no_rows), None
     if is_dataframe(X):

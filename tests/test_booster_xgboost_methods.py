@@ -130,3 +130,18 @@ def test_set_param_sets_predict_s_threads_on_any_booster_and_names_itself_otherw
     assert model.params["n_threads"] == 1  # nothing set when a value is refused
     with pytest.raises(ValueError, match="thread count is given more than once"):
         model.set_param({"nthread": 1, "n_jobs": 2})
+
+
+def test_xgboost_s_dump_model_to_a_file_and_rounds_that_are_no_integers_are_named(booster,
+                                                                                tmp_path):
+    for fout in ("dump.txt", tmp_path / "dump.txt"):
+        with pytest.raises(TypeError, match="dump_model returns the model as a dict, as "
+                                            "LightGBM's; it takes no file .*give "
+                                            r"save_model\(path\)"):
+            booster.dump_model(fout)
+    for rounds in ("2", 2.0, True):
+        with pytest.raises(ValueError, match=f"num_iteration must be an integer or None, got "
+                                             f"{rounds!r}"):
+            booster.predict(X, num_iteration=rounds)
+    np.testing.assert_array_equal(booster.predict(X, num_iteration=np.int64(2)),
+                                  booster.predict(X, num_iteration=2))

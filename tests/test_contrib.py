@@ -252,7 +252,7 @@ def test_a_classifier_with_a_sparse_y_refuses_wide_outputs_by_name_and_gives_lea
     Y = sp.csr_matrix(labels.astype(float))
     classifier = GBMOClassifier(n_estimators=2, max_leaves=4).fit(X, Y)
     for option in ("pred_contrib", "raw_score"):
-        with pytest.raises(ValueError, match="raw_score and pred_contrib are not "
+        with pytest.raises(ValueError, match="raw scores and pred_contrib are not "
                                              "available for a sparse training y"):
             classifier.predict(X, **{option: True})
     leaves = classifier.predict(X, pred_leaf=True)

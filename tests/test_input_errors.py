@@ -602,6 +602,26 @@ def test_a_table_whose_to_pandas_cannot_run_names_what_to_install():
         _train().predict(_TableWithoutItsReader())
 
 
+def test_xgboost_s_matrix_keywords_are_taken_or_answered_with_gbmo_s_way():
+    """DMatrix(X, label, base_margin=, enable_categorical=, missing=) ported to a Dataset."""
+    offset = np.linspace(-1, 1, len(X))
+    ported = gbmo.Dataset(X, y, base_margin=offset, enable_categorical=True, missing=np.nan)
+    np.testing.assert_array_equal(
+        gbmo.train({"verbosity": -1}, ported, 3).predict(X),
+        gbmo.train({"verbosity": -1}, gbmo.Dataset(X, y, init_score=offset), 3).predict(X))
+    with pytest.raises(ValueError, match="parameter 'missing' = -999 is XGBoost's marker"):
+        gbmo.Dataset(X, y, missing=-999)
+    with pytest.raises(TypeError, match=r"Dataset\(\) takes no 'feature_types': give "
+                                        r"categorical_feature="):
+        gbmo.Dataset(X, y, feature_types=["c"] * X.shape[1])
+    with pytest.raises(ValueError, match="give init_score once: as init_score or as base_margin"):
+        gbmo.Dataset(X, y, init_score=offset, base_margin=offset)
+    # LightGBM's Dataset(path) without a label: the path is named, not the missing label
+    with pytest.raises(TypeError, match=r"X is a path \('train.csv'\): gbmo takes arrays, not "
+                                        r"files"):
+        gbmo.Dataset("train.csv")
+
+
 @pytest.mark.parametrize("objective", ["mse", "sigmoid"])
 def test_num_class_for_an_objective_of_y_s_columns_is_refused_before_binning(objective):
     """It was dropped without a word; LightGBM refuses it ("Number of classes

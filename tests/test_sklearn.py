@@ -1647,6 +1647,30 @@ def test_xgboost_s_unset_parameters_and_settings_of_what_gbmo_does_train_the_def
         GBMORegressor(missing=-999).fit(X, y)
 
 
+def test_xgboost_s_fit_predict_and_constructor_keywords_are_answered_with_gbmo_s_way():
+    X, y = _noisy_regression()
+    model = GBMORegressor(n_estimators=3).fit(X, y)
+    classifier = GBMOClassifier(n_estimators=3).fit(X, y > 0)
+    refused = [
+        (lambda: model.fit(X, y, early_stopping_rounds=3), "GBMORegressor.fit.. takes no "
+         "'early_stopping_rounds': give it to the constructor"),
+        (lambda: classifier.fit(X, y > 0, feature_weights=np.ones(5)), "GBMOClassifier.fit.. "
+         "takes no 'feature_weights': give colsample_bytree or colsample_bynode instead"),
+        (lambda: model.predict(X, base_margin=np.zeros(600)), "GBMORegressor.predict.. takes "
+         r"no 'base_margin': give predict\(X, output_margin=True\) \+ base_margin"),
+        (lambda: classifier.predict_proba(X, base_margin=0), "predict_proba.. takes no "
+         "'base_margin'"),
+        (lambda: classifier.predict(X, nthread=2), "GBMOClassifier.predict.. got an "
+         "unexpected keyword argument 'nthread'"),
+    ]
+    for call, message in refused:
+        with pytest.raises(TypeError, match=message):
+            call()
+    with pytest.raises(ValueError, match=r"parameter 'callbacks' is XGBoost 2's, and gbmo does "
+                                         r"not take it: give them to fit\(callbacks=\[...\]\)"):
+        GBMORegressor(callbacks=[gbmo.log_evaluation(1)]).fit(X, y)
+
+
 def test_xgboost_s_text_forms_of_constraints_are_their_lists():
     X, y = _noisy_regression()
     listed = GBMORegressor(n_estimators=5, monotone_constraints=[1, 0, 0, 0, 0],
