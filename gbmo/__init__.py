@@ -11,8 +11,7 @@ from .losses import Loss, MultiTaskLoss
 from .multitask import EnsemblerContext
 from .objective_results import ObjectiveResult
 from .registry import PluginContractError, PluginLoadError, register_ensembler, register_loss
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 # Names whose modules need optional packages (scikit-learn, matplotlib): imported
 # on first use, so that gbmo imports without them and LightGBM's top-level

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from . import registry
+from ._version import __version__
 from ._core import NODE_DTYPE, WALK_NODE_DTYPE
 from ._core._contrib import tree_shap
 from ._core._predict import predict_leaf_raw, predict_raw
@@ -32,8 +33,12 @@ from .validation import (as_pandas_table, check_features, column_names, is_dataf
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 4
 # Version 2 models may read X otherwise than as given (use_missing=False,
-# zero_as_missing): only those are written as 2, so that a gbmo that reads
-# version 1 only refuses them rather than predicting from X as given.
+# zero_as_missing), or are random forests or have categorical features, which
+# every reader of version 2 knows: only those are written as 2, so that a gbmo
+# that reads version 1 only refuses them rather than predicting from X as
+# given, adding a forest's trees instead of averaging them, or reading a
+# categorical split as a threshold. A file's version is the highest its
+# model needs.
 # Version 3 models were trained on a sparse Y (field sparse_output): only
 # those are written as 3, so that a gbmo that reads up to 2 refuses them
 # rather than taking them for models of their prediction's loss (mse for
@@ -264,10 +269,23 @@ def json_value(value):
                     "JSON; give numbers, strings, lists or dicts")
 
 
-def read_model_file(path):
+def checked_path(path, name):
+    """path, refused unless it names a file: open() takes an integer as a
+    file descriptor, which it would write into or read, then close."""
+    if isinstance(path, (bytes, bytearray)):
+        raise TypeError(f"{name} is {type(path).__name__}: give a file's path (str or "
+                        "os.PathLike), or a model's text as model_str (XGBoost's "
+                        "load_model(bytearray) reads a model's bytes)")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file's path (str or os.PathLike), got "
+                        f"{type(path).__name__} {path!r}")
+    return path
+
+
+def read_model_file(path, name="model_file"):
     """A model file's text, or a ModelFormatError for a binary file (it
     raised UnicodeDecodeError)."""
-    with open(path, "rb") as f:
+    with open(checked_path(path, name), "rb") as f:
         content = f.read()
     try:
         return content.decode("utf-8")
@@ -303,7 +321,26 @@ def _saved_as_function(loss):
             and type(loss).transform is CustomObjective.transform)
 
 
-def _load_loss(objective, num_class, objective_params):
+def _distribution_record(objective):
+    """A model file's note of the plugin distribution that registers its
+    objective ({"name", "version"}), which loading names when it is missing;
+    None for gbmo's own objectives and functions."""
+    found = registry.LOSSES.distribution(objective)
+    return None if found is None else {"name": found[0], "version": found[1]}
+
+
+def _install_hint(distribution):
+    """What an unknown objective's message adds from the file's note of its
+    distribution (ignored when it is not the note dump_model writes)."""
+    if not isinstance(distribution, dict) or not isinstance(distribution.get("name"), str):
+        return ""
+    version = distribution.get("version")
+    written = f" {version}" if isinstance(version, str) else ""
+    return (f"; the model was saved with it from the distribution "
+            f"{distribution['name']!r}{written}: pip install {distribution['name']}")
+
+
+def _load_loss(objective, num_class, objective_params, distribution=None):
     """The loss a model file names: only registered names are looked up, nothing
     in the file is imported or run (its parameters are plain JSON values). A
     plugin that fails to import says so itself. Its thread count is this
@@ -324,7 +361,7 @@ def _load_loss(objective, num_class, objective_params):
             f"{registry.LOSSES.discovery_note()}: it is neither one of gbmo's nor of an "
             "installed plugin's; install the package that provided it (or register it with "
             "gbmo.registry.register_loss) before loading: the model needs its transform to "
-            "predict")
+            f"predict{_install_hint(distribution)}")
     try:
         return make_loss(objective, num_class, thread_count(None), objective_params)
     except PluginError:
@@ -391,6 +428,7 @@ class JSONModel:
     def save_model(self, filename, num_iteration=None, start_iteration=0,
                    importance_type="split"):
         """Writes model_to_string to filename (see dump_model for the rounds kept)."""
+        checked_path(filename, "filename")
         text = self.model_to_string(num_iteration, start_iteration, importance_type)
         with open(filename, "w", encoding="utf-8") as f:
             f.write(text)
@@ -993,10 +1031,10 @@ class Booster(JSONModel, TrainingRun):
         saved_params = self._saved_params()
         return {
             "format": MODEL_FORMAT,
-            "version": (3 if self.sparse_loss is not None
-                        else 4 if any(tree.node_bin.max() > 255 for tree in written)
-                        else 1 if reads_as_given(self.params) else 2),
+            "version": self._format_version(written),
+            "written_by": f"gbmo {__version__}",
             "objective": saved_params["objective"],
+            "objective_distribution": _distribution_record(saved_params["objective"]),
             "sparse_output": None if self.sparse_loss is None else self.sparse_loss.get_params(),
             "num_class": getattr(self.loss, "num_class", None),
             # The thread count belongs to the machine that predicts, not the model.
@@ -1015,6 +1053,19 @@ class Booster(JSONModel, TrainingRun):
                                   else self.output_importance.to_dict()),
             "trees": [tree.to_dict() for tree in written],
         }
+
+    def _format_version(self, written):
+        """The oldest format version whose readers read every field this model's
+        file needs (see MODEL_VERSION)."""
+        needs = [1]
+        if not reads_as_given(self.params) or self.params.get("boosting") == "rf" \
+                or self.category_order is not None:
+            needs.append(2)
+        if self.sparse_loss is not None:
+            needs.append(3)
+        if any(tree.node_bin.max() > 255 for tree in written):
+            needs.append(4)
+        return max(needs)
 
     def _saved_params(self):
         """The parameters as JSON values: objects given for the objective or the
@@ -1088,7 +1139,8 @@ class Booster(JSONModel, TrainingRun):
             # earlier files left num_class null where the labels counted the classes
             loss = with_class_count(_load_loss(
                 data["objective"] if sparse_loss is None else sparse_loss.predicted_by,
-                data.get("num_class"), params.get("objective_params")), n_outputs)
+                data.get("num_class"), params.get("objective_params"),
+                data.get("objective_distribution")), n_outputs)
             init_score = np.asarray(data["init_score"], dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
                 raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite "

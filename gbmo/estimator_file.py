@@ -17,7 +17,8 @@ import json
 
 import numpy as np
 
-from .booster import Booster, ModelFormatError, json_value, parse_model_json
+from .booster import (Booster, ModelFormatError, checked_path, json_value, parse_model_json,
+                      read_model_file)
 from .metric_history import MetricHistory
 
 FIELD = "estimator"
@@ -93,7 +94,7 @@ def save(estimator, filename):
     model = booster.dump_model()
     model[FIELD] = state
     text = json.dumps(model, default=json_value)
-    with open(filename, "w", encoding="utf-8") as f:
+    with open(checked_path(filename, "fname"), "w", encoding="utf-8") as f:
         f.write(text)
 
 
@@ -119,11 +120,10 @@ def load(estimator, filename):
     """The estimator, its parameters and fitted state those of the file save
     wrote; a file of another estimator class, of a Booster alone, or missing
     an attribute fit always makes, is refused before anything changes."""
-    with open(filename, encoding="utf-8") as f:
-        model = parse_model_json(f.read())
+    model = parse_model_json(read_model_file(filename, "fname"))
+    booster = Booster._from_dict(model)  # another library's file is named as one
     kind = type(estimator).__name__
     state = _state(model, filename, kind)
-    booster = Booster._from_dict(model)
     try:
         params, fitted = _decoded(state["params"]), _decoded(state["fitted"])
         records = {name: {set_name: MetricHistory(history)

@@ -551,6 +551,18 @@ class Registry:
     def __iter__(self):
         return iter(self.names())
 
+    def distribution(self, name):
+        """(name, version) of the installed distribution whose entry point
+        registers name; None for gbmo's own, code registrations and unknown
+        names. Imports nothing."""
+        with self._lock:
+            if name in self._explicit:
+                return None
+            entry = self._discover().get(name)
+        if entry is None or entry.builtin or entry.ep is None or _dist_name(entry.ep) is None:
+            return None
+        return _dist_name(entry.ep), getattr(entry.ep.dist, "version", None)
+
     def sources(self):
         """name -> where it comes from (the winning source), imports nothing."""
         with self._lock:

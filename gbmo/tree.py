@@ -274,7 +274,8 @@ class TreeFields:
             _reject(internal & ((children <= node) | (children >= tree_size)), tree_of,
                     lambda i: f"field {name!r} has a child index that is not after its parent "
                               f"or not below {tree_size[i]} (a cycle or a dangling pointer)")
-        _reject(is_leaf & (right >= 0), tree_of, "field 'node_right' names a child of a leaf")
+        _reject(is_leaf & (right >= 0), tree_of, "field 'node_right' names a child of a leaf "
+                                                 "(a node whose node_left is negative)")
         parents = np.bincount(np.concatenate([left[internal], right[internal]])
                               + np.tile(root[internal], 2), minlength=len(node))
         _reject(parents != (node > 0), tree_of, "fields 'node_left'/'node_right' do not give "
@@ -294,8 +295,11 @@ class TreeFields:
         first_leaf = np.cumsum(n_leaves) - n_leaves
         named = np.bincount(values[is_leaf] + first_leaf[tree_of[is_leaf]],
                             minlength=len(tree_of_leaf))
+        leaf_nodes = np.bincount(tree_of[is_leaf], minlength=len(n_leaves))
         _reject(named == 0, tree_of_leaf,
-                "field 'node_value' does not name every leaf exactly once")
+                lambda i: f"field 'node_value' does not name every leaf exactly once "
+                          f"('leaf_values' has {n_leaves[tree_of_leaf[i]]} rows, the tree "
+                          f"{leaf_nodes[tree_of_leaf[i]]} leaf nodes)")
 
     def _validate_category_sets(self, is_leaf, n_nodes):
         sets = [(t, node, ranks) for t, tree_sets in self.categories_left.items()
@@ -413,6 +417,11 @@ def _as_numbers(entries, name, dtype, ndim):
     try:
         values = np.asarray(entries, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
+        lengths = sorted({len(row) for row in entries if isinstance(row, list)}) \
+            if ndim == 2 and isinstance(entries, list) else []
+        if len(lengths) > 1:
+            raise TreeFormatError(f"field {name!r} has rows of lengths {lengths}, where every "
+                                  "row (one a leaf) has the same length") from None
         raise TreeFormatError(f"field {name!r} must be a list of numbers") from None
     if values.ndim != ndim and values.size:
         raise TreeFormatError(f"field {name!r} must be a {ndim}-D list of numbers")

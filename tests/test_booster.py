@@ -122,6 +122,73 @@ def test_a_binary_file_is_not_a_gbmo_model(tmp_path):
             load()
 
 
+def test_a_path_is_a_string_or_path_like_never_a_file_descriptor(trained, tmp_path):
+    """open() writes to and closes an integer's file descriptor: a model id
+    given by mistake wrote the model into another open file."""
+    from gbmo.sklearn import GBMORegressor
+
+    booster, X = trained
+    log = tmp_path / "app.log"
+    with open(log, "w") as f:
+        for call in (lambda: booster.save_model(f.fileno()),
+                     lambda: gbmo.Booster(model_file=f.fileno())):
+            with pytest.raises(TypeError, match=r"must be a file's path \(str or os.PathLike\), "
+                                                "got int"):
+                call()
+        f.write("still open")
+    assert log.read_text() == "still open"
+    with pytest.raises(TypeError, match="model_file is bytearray: give a file's path"):
+        gbmo.Booster(model_file=bytearray(booster.model_to_string(), "utf-8"))
+    estimator = GBMORegressor(n_estimators=2).fit(X, X[:, 0])
+    with pytest.raises(TypeError, match="fname must be a file's path"):
+        estimator.save_model(3)
+
+
+def test_the_estimators_name_a_binary_or_another_library_s_file(tmp_path):
+    from gbmo.sklearn import GBMORegressor
+
+    binary, xgboost = tmp_path / "model.ubj", tmp_path / "xgb.json"
+    binary.write_bytes(bytes(range(256)))
+    xgboost.write_text(json.dumps({"learner": {}, "version": [2, 1, 0]}))
+    with pytest.raises(gbmo.ModelFormatError, match="is not a gbmo model: not UTF-8 text"):
+        GBMORegressor().load_model(binary)
+    with pytest.raises(gbmo.ModelFormatError, match="this is an XGBoost model file"):
+        GBMORegressor().load_model(xgboost)
+
+
+def test_the_format_version_is_the_highest_a_model_needs_and_the_writer_is_named():
+    """A reader of version 1 predated random forests and categorical splits:
+    such models are version 2 so that it refuses them rather than adding a
+    forest's trees or reading a set as a threshold."""
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + (X[:, 1] > 0)
+    frame = pd.DataFrame({"c": pd.Categorical(rng.integers(0, 4, 300)), "x": X[:, 1]})
+    cases = [({}, X, 1), ({"boosting": "rf", "subsample": 0.6}, X, 2), ({}, frame, 2),
+             ({"max_bins": 1000}, X, 4), ({"max_bins": 1000, "zero_as_missing": True}, X, 4)]
+    for params, data, version in cases:
+        saved = gbmo.train({"verbosity": -1, **params}, gbmo.Dataset(data, y), 3).dump_model()
+        assert saved["version"] == version, params
+        assert saved["written_by"] == f"gbmo {gbmo.__version__}"
+
+
+def test_a_plugin_objective_s_distribution_is_recorded_and_named_when_missing(trained):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    quantile = gbmo.train({"verbosity": -1, "objective": "quantile"},
+                          gbmo.Dataset(X, X[:, 0]), 2).dump_model()
+    assert quantile["objective_distribution"]["name"] == "gbmo-losses"
+    assert _model(trained)["objective_distribution"] is None  # gbmo's own softmax
+    quantile["objective"] = "my_quantile"
+    quantile["objective_distribution"] = {"name": "my-losses", "version": "1.2"}
+    assert "the model was saved with it from the distribution 'my-losses' 1.2: pip install " \
+           "my-losses" in _load_error(quantile)
+    quantile["objective_distribution"] = "not the note"  # ignored, as before the note
+    assert _load_error(quantile).endswith("the model needs its transform to predict")
+
+
 def test_an_edited_output_count_names_the_outputs(trained):
     data = _model(trained)
     data["n_outputs"] += 2
@@ -445,7 +512,16 @@ _CORRUPTIONS = [
     ("dense leaves", 2, _set("node_value", lambda t: _leaves(t)[-1], 6),
      "tree 2: field 'node_value' has a leaf index outside [0, 6)"),
     ("dense leaves", 4, _leaf_named_twice,
-     "tree 4: field 'node_value' does not name every leaf exactly once"),
+     "tree 4: field 'node_value' does not name every leaf exactly once ('leaf_values' has 6 "
+     "rows, the tree 6 leaf nodes)"),
+    ("dense leaves", 2, lambda t: t["leaf_values"].append([0.5] * 3),
+     "tree 2: field 'node_value' does not name every leaf exactly once ('leaf_values' has 7 "
+     "rows, the tree 6 leaf nodes)"),
+    ("dense leaves", 1, lambda t: t["leaf_values"][2].append(0.5),
+     "tree 1: field 'leaf_values' has rows of lengths [3, 4], where every row (one a leaf) "
+     "has the same length"),
+    ("dense leaves", 0, _set("node_left", lambda t: 0, -5),
+     "tree 0: field 'node_right' names a child of a leaf (a node whose node_left is negative)"),
     ("dense leaves", 1, lambda t: t["node_gain"].append(0.0),
      "tree 1: field 'node_gain' has 12 entries, expected 11"),
     ("dense leaves", 3, lambda t: t.__setitem__("leaf_values", [r[:2] for r in t["leaf_values"]]),
