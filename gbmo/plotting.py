@@ -18,6 +18,7 @@ from .booster import Booster
 from .introspection import categories_left, depths_and_parents
 from .metric_history import PER_OUTPUT
 from .metrics import parse_metric
+from .validation import one_of
 
 _LINESTYLES = ("-", "--", ":", "-.")
 
@@ -140,12 +141,12 @@ def _cv_means_and_spreads(history):
     return means, spreads
 
 
-def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, ax=None, xlim=None,
+def plot_metric(booster, metric=None, dataset_names=None, ax=None, xlim=None,
                 ylim=None, title="Metric during training", xlabel="Iterations", ylabel=None,
                 figsize=None, dpi=None, grid=True, per_output=False):
     """One curve per data set of `metric` against the boosting round (1, 2, ...).
 
-    booster_or_evals_result: a Booster, a fitted estimator or an evals_result
+    booster: a Booster, a fitted estimator or an evals_result
     dict ({data set: {metric: [per round], "<metric>_per_output": [[per
     output] per round]}}); or what gbmo.cv returns ({"valid rmse-mean":
     [...], "valid rmse-stdv": [...]}), whose means are drawn with a band of
@@ -154,8 +155,8 @@ def plot_metric(booster_or_evals_result, metric=None, dataset_names=None, ax=Non
     one curve per output (a color per output, a line style per data set).
     ylabel defaults to the metric's name. The arguments before per_output are
     LightGBM's, in its order."""
-    evals_result = (booster_or_evals_result if isinstance(booster_or_evals_result, dict)
-                    else _as_booster(booster_or_evals_result, "plot_metric",
+    evals_result = (booster if isinstance(booster, dict)
+                    else _as_booster(booster, "plot_metric",
                                      "a gbmo.Booster, a fitted gbmo estimator or an "
                                      "evals_result dict").evals_result)
     evals_result, spreads = _cv_means_and_spreads(evals_result)
@@ -198,7 +199,7 @@ def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
                     title="Feature importance", xlabel="Feature importance", ylabel="Features",
                     importance_type="auto", max_num_features=None, ignore_zero=True,
                     figsize=None, dpi=None, grid=True, precision=3, per_output=False,
-                    output=None, stacked=False, feature_names=None, **kwargs):
+                    output=None, stacked=False, feature_names=None, show_values=True, **kwargs):
     """Horizontal bars of `booster.feature_importance(importance_type)`, the
     most important feature on top, limited to the max_num_features most
     important; features with zero importance are left out unless ignore_zero
@@ -212,8 +213,9 @@ def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
     over outputs;
     output=j draws output j's column alone. Values are written at the bar
     ends with `precision` significant digits (a stack's total at its end;
-    grouped bars carry none; precision=None writes none). height is the
-    height of a feature's bar, or of its group of bars."""
+    grouped bars carry none; precision=None, or XGBoost's show_values=False,
+    writes none). height is the height of a feature's bar, or of its group
+    of bars."""
     if max_num_features is not None and max_num_features < 1:
         raise ValueError(f"max_num_features must be None or >= 1, got {max_num_features!r}")
     if importance_type == "auto":
@@ -248,7 +250,8 @@ def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
                        label=None if series_labels is None else series_labels[series], **style)
         if stacked:
             left = left + values
-        if precision is not None and (n_series == 1 or stacked and series == n_series - 1):
+        if show_values and precision is not None \
+                and (n_series == 1 or stacked and series == n_series - 1):
             ax.bar_label(bars, labels=[_format(v, precision) for v in
                                        (left if stacked else values)], padding=3)
     ax.set_yticks(positions, [names[f] for f in shown])
@@ -408,9 +411,9 @@ def _example_path(booster, tree_index, tree, example_case):
     return path
 
 
-def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, show_info=None,
+def plot_tree(booster, ax=None, tree_index=None, figsize=None, dpi=None, show_info=None,
               precision=3, orientation="vertical", example_case=None, feature_names=None,
-              max_outputs=8):
+              max_outputs=8, *, tree_idx=None, num_trees=None):
     """Draws tree `tree_index` (an index into booster.trees) with matplotlib alone.
 
     Internal nodes are boxes with "feature <= threshold" (or "feature in {...}",
@@ -423,7 +426,10 @@ def plot_tree(booster, ax=None, tree_index=0, figsize=None, dpi=None, show_info=
     order: show_info lists what else the nodes show, of TREE_INFO (None:
     split_gain, internal_count and leaf_count); orientation "vertical" (the
     root on top, the default) or "horizontal" (the root on the left,
-    LightGBM's default); example_case, one row, is drawn as its path in red."""
+    LightGBM's default); example_case, one row, is drawn as its path in red.
+    tree_idx and num_trees are XGBoost's names of tree_index (default 0)."""
+    tree_index = one_of("tree_index", tree_index, "tree_idx",
+                        one_of("tree_idx", tree_idx, "num_trees", num_trees)) or 0
     booster = _as_booster(booster, "plot_tree")
     if not 0 <= tree_index < booster.num_trees:
         raise IndexError(f"tree_index {tree_index!r} is out of range: the model has "

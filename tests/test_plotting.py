@@ -419,6 +419,25 @@ def test_tree_example_case_path_is_drawn_red(booster):
         plot_tree(booster, example_case=X[:2])
 
 
+def test_the_peers_keywords_name_the_same_plots(booster):
+    """LightGBM's plot_metric(booster=...); XGBoost's plot_importance(show_values=)
+    and plot_tree(tree_idx= / num_trees=)."""
+    import matplotlib.pyplot as plt
+
+    keyword = plot_metric(booster=booster)
+    np.testing.assert_allclose(keyword.get_lines()[0].get_ydata(),
+                               booster.evals_result["training"]["rmse"])
+    assert plot_importance(booster, importance_type="gain").texts
+    assert not plot_importance(booster, importance_type="gain", show_values=False).texts
+    by_index = plot_tree(booster, tree_index=2)
+    for given in ({"tree_idx": 2}, {"num_trees": 2}):
+        drawn = plot_tree(booster, **given)
+        assert [t.get_text() for t in drawn.texts] == [t.get_text() for t in by_index.texts]
+    with pytest.raises(ValueError, match="give tree_index once: as tree_index or as tree_idx"):
+        plot_tree(booster, tree_index=1, tree_idx=2)
+    plt.close("all")
+
+
 def test_create_tree_digraph_points_to_plot_tree(booster):
     with pytest.raises(NotImplementedError, match="plot_tree"):
         gbmo.create_tree_digraph(booster, tree_index=0)
