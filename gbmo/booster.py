@@ -15,6 +15,7 @@ from ._core._sparse import predict_leaf_raw_csr, predict_raw_csr
 from .categorical import (CategoryOrder, align_dataframe_categories,
                           pandas_categories_from_dict)
 from .dataset import Dataset
+from .foreign_keywords import METHOD_EQUIVALENTS, refuse_foreign_keywords
 from .importance import OutputImportance
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
@@ -58,6 +59,9 @@ def _threads_keyword(n_threads, kwargs):
     predict takes num_threads among its **kwargs); other keywords refused."""
     names = keys_naming(kwargs, "n_threads")
     others = [key for key in kwargs if key not in names]
+    if any(key in METHOD_EQUIVALENTS for key in others):
+        refuse_foreign_keywords("predict", {key: kwargs[key] for key in others},
+                                METHOD_EQUIVALENTS)
     if others:
         raise TypeError(f"predict got unexpected keyword arguments {', '.join(others)}; it "
                         "takes X (data), start_iteration, num_iteration, raw_score, pred_leaf, "

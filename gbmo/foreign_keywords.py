@@ -27,14 +27,19 @@ _EQUIVALENTS = {
 }
 
 
-# The estimators' fit and predict: XGBoost's scikit-learn API's keywords
-ESTIMATOR_EQUIVALENTS = {
+# fit and predict (the estimators', the Booster's predict): XGBoost's keywords
+METHOD_EQUIVALENTS = {
     "early_stopping_rounds": "it to the constructor (GBMORegressor(early_stopping_rounds=...)), "
                              "as XGBoost 2's estimators take it",
     "feature_weights": "colsample_bytree or colsample_bynode instead: gbmo draws features "
                        "uniformly, without weights",
     "base_margin": "predict(X, output_margin=True) + base_margin, then the objective's link "
-                   "(fit takes base_margin, as init_score)",
+                   "(fit and Dataset take base_margin, as init_score)",
+    "pred_contribs": "pred_contrib=True, whose array for several outputs is (n, features + 1, "
+                     "outputs): XGBoost's (n, outputs, features + 1) is its .transpose(0, 2, 1)",
+    "approx_contribs": "pred_contrib=True: gbmo's SHAP values are always exact (TreeSHAP)",
+    "pred_interactions": "pred_contrib=True: gbmo computes SHAP values, not their pairwise "
+                         "interactions",
 }
 
 

@@ -269,6 +269,7 @@ ALIASES = {
     "bagging_freq": "subsample_freq",
     "feature_fraction": "colsample_bytree",
     "feature_fraction_bynode": "colsample_bynode",
+    "max_features": "colsample_bynode",  # scikit-learn's HistGradientBoosting's
     "monotone_constraint": "monotone_constraints",
     "mc": "monotone_constraints",
     "monotonic_cst": "monotone_constraints",
@@ -330,7 +331,7 @@ OBJECTIVE_ALIASES = {
     "reg:absoluteerror": "l1", "reg:quantileerror": "quantile", "count:poisson": "poisson",
     "reg:tweedie": "tweedie", "reg:gamma": "gamma",
     # gbmo-losses' l1 and mape (plugins: refused as unknown without them)
-    "regression_l1": "l1", "mae": "l1", "mean_absolute_error": "l1",
+    "regression_l1": "l1", "mae": "l1", "mean_absolute_error": "l1", "absolute_error": "l1",
     "mean_absolute_percentage_error": "mape",
     # LightGBM's cross-entropy takes labels anywhere in [0, 1], as sigmoid does
     "cross_entropy": "sigmoid", "xentropy": "sigmoid",

@@ -57,7 +57,7 @@ from .categorical import (align_dataframe_categories, dataframe_categories, name
                           resolve_categorical_features, text_columns_as_categories)
 from .dataset import Dataset
 from .engine import metric_names, train
-from .foreign_keywords import ESTIMATOR_EQUIVALENTS, refuse_foreign_keywords
+from .foreign_keywords import METHOD_EQUIVALENTS, refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, Loss, make_loss, masks_missing_targets,
                      weight_parameter)
 from .metrics import SPARSE_OUTPUT_METRICS, canonical_metric, is_known, unknown_metric_message
@@ -641,7 +641,7 @@ class _GBMOModel(BaseEstimator):
         """TypeError for keywords method does not take, naming gbmo's way for
         XGBoost's (base_margin at predict, ...)."""
         refuse_foreign_keywords(f"{type(self).__name__}.{method}", keywords,
-                                ESTIMATOR_EQUIVALENTS)
+                                METHOD_EQUIVALENTS)
 
     def _own_default(self, name):
         """The estimator's own parameter name, its default when None (XGBoost's

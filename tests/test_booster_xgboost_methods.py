@@ -132,6 +132,16 @@ def test_set_param_sets_predict_s_threads_on_any_booster_and_names_itself_otherw
         model.set_param({"nthread": 1, "n_jobs": 2})
 
 
+def test_xgboost_s_contribution_keywords_name_gbmo_s_layout(booster):
+    with pytest.raises(TypeError, match=r"predict\(\) takes no 'pred_contribs': give "
+                                        r"pred_contrib=True, whose array for several outputs is "
+                                        r"\(n, features \+ 1, outputs\): XGBoost's .* is its "
+                                        r"\.transpose\(0, 2, 1\)"):
+        booster.predict(X, pred_contribs=True)
+    with pytest.raises(TypeError, match="takes no 'pred_interactions': give pred_contrib=True"):
+        booster.predict(X, pred_interactions=True)
+
+
 def test_xgboost_s_dump_model_to_a_file_and_rounds_that_are_no_integers_are_named(booster,
                                                                                 tmp_path):
     for fout in ("dump.txt", tmp_path / "dump.txt"):

@@ -415,6 +415,9 @@ def test_an_object_column_of_numbers_is_taken_as_numbers():
     ("cat_column", "categorical_feature", [1]),
     # XGBoost's booster
     ("booster", "boosting", "dart"),
+    # scikit-learn's HistGradientBoosting's
+    ("max_features", "colsample_bynode", 0.5), ("interaction_cst", "interaction_constraints",
+                                                [[0, 1]]),
 ])
 def test_lightgbm_parameter_names_set_gbmo_s(alias, name, value):
     from gbmo.params import resolve_params

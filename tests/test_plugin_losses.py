@@ -686,6 +686,7 @@ def test_fair_and_poisson_s_safeguard_grow_lightgbm_s_trees(objective, params):
 
 @pytest.mark.parametrize("alias, name, params", [
     ("reg:absoluteerror", "l1", {}), ("reg:quantileerror", "quantile", {"quantile_alpha": 0.7}),
+    ("absolute_error", "l1", {}),  # scikit-learn's HistGradientBoostingRegressor's loss
     ("count:poisson", "poisson", {}), ("reg:tweedie", "tweedie", {}), ("reg:gamma", "gamma", {}),
 ])
 def test_xgboost_s_objective_names_train_the_plugins(alias, name, params):
