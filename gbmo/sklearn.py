@@ -1022,6 +1022,25 @@ class _GBMOModel(BaseEstimator):
         check_is_fitted(self)
         return self.n_features_in_
 
+    @property
+    def n_trees_per_iteration_(self):
+        """scikit-learn's HistGradientBoosting's: the trees a round grows, one
+        vector-leaf tree (tree_mode="single_output": one per output)."""
+        check_is_fitted(self)
+        return self.booster_.trees_per_round
+
+    @property
+    def is_categorical_(self):
+        """scikit-learn's HistGradientBoosting's: a boolean mask of the
+        categorical features, None when there are none."""
+        check_is_fitted(self)
+        order = self.booster_.category_order
+        if order is None:
+            return None
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[order.features] = True
+        return mask
+
     def get_num_boosting_rounds(self):
         """XGBoost's: the rounds fit trains, n_estimators."""
         return self._own_default("n_estimators")

@@ -404,6 +404,12 @@ def test_scikit_learn_s_forms_from_dtype_and_a_mask_name_the_features():
         np.testing.assert_array_equal(masked.predict(frame), by_indices.predict(frame))
     by_dtype = GBMORegressor(n_estimators=5, categorical_features="from_dtype", **QUIET)
     assert by_dtype.fit(frame, y).booster_.category_order.features == [2]
+    # and its attributes: the mask, the trees a round
+    np.testing.assert_array_equal(by_dtype.is_categorical_, [False, False, True])
+    assert GBMORegressor(n_estimators=2).fit(X, y).is_categorical_ is None
+    assert by_dtype.n_trees_per_iteration_ == 1
+    per_output = GBMORegressor(n_estimators=2, tree_mode="single_output", **QUIET)
+    assert per_output.fit(X, np.c_[y, -y]).n_trees_per_iteration_ == 2
 
 
 def test_lightgbm_s_string_forms_and_unknown_names():
