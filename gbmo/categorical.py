@@ -139,6 +139,13 @@ class CategoryOrder:
         self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
         self.ranks = [np.asarray(r, dtype=np.float64) for r in ranks]
 
+    def same_as(self, other):
+        """Whether other (a CategoryOrder or None) ranks the same categories
+        of the same features alike, so that data binned by either is the same."""
+        return other is not None and self.features == other.features and all(
+            np.array_equal(a, b) for a, b in zip(self.categories + self.ranks,
+                                                  other.categories + other.ranks))
+
     @classmethod
     def fit(cls, X, features, grad, hess, cat_smooth):
         """The order of each feature's categories by the projection of their

@@ -334,11 +334,16 @@ class Dataset:
         features as their ranks in category_order; bins again only when a
         binning parameter or the order changed."""
         by_feature = params["max_bins_by_feature"]
-        binning = (params["max_bins"], params["bin_subsample"], params["seed"],
-                   params["min_data_in_bin"], None if by_feature is None else tuple(by_feature),
-                   reading(params))
-        if (self.X_binned is not None and self._binning == binning
-                and self.category_order is category_order):
+        # the seed draws the rows the edges come from only when the training set
+        # has more than bin_subsample: a search over seeds keeps the bins otherwise
+        edges_from = self if self.reference is None else self.reference
+        sampled = edges_from.n_rows > params["bin_subsample"]
+        binning = (params["max_bins"], params["bin_subsample"],
+                   params["seed"] if sampled else None, params["min_data_in_bin"],
+                   None if by_feature is None else tuple(by_feature), reading(params))
+        same_order = (category_order is None if self.category_order is None
+                      else self.category_order.same_as(category_order))
+        if self.X_binned is not None and self._binning == binning and same_order:
             return self
         self._binning = binning
         self.category_order = category_order

@@ -389,6 +389,43 @@ def test_the_histogram_layout_is_worked_out_once_for_a_dataset_s_binned_data(mon
     assert len(made) == 3 and len(data.dense_layouts) == 2
 
 
+def test_runs_that_bin_alike_keep_the_dataset_s_bins():
+    """A seed draws the binning's rows only when there are more than
+    bin_subsample, and a categorical order equal to the last one encodes
+    alike: seed averaging and searches kept binning again before."""
+    import pandas as pd
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(600, 4))
+    y = X[:, 0] + (X[:, 1] > 0)
+    params = {"verbosity": 0, "max_leaves": 7, "subsample": 0.7}
+    data = gbmo.Dataset(X, y)
+    gbmo.train({**params, "seed": 1}, data, 2)
+    binned = data.X_binned
+    by_seed = gbmo.train({**params, "seed": 2}, data, 3)
+    assert data.X_binned is binned  # 600 rows, all of them read for the edges
+    np.testing.assert_array_equal(by_seed.predict(X), gbmo.train(
+        {**params, "seed": 2}, gbmo.Dataset(X, y), 3).predict(X))
+    sampled = {**params, "bin_subsample": 300}
+    gbmo.train({**sampled, "seed": 1}, data, 1)
+    binned = data.X_binned
+    gbmo.train({**sampled, "seed": 2}, data, 1)
+    assert data.X_binned is not binned  # other rows drawn for the edges
+    codes = rng.integers(0, 5, 600)
+    frame = pd.DataFrame({"c": pd.Categorical(codes), "x": X[:, 1]})
+    categorical = gbmo.Dataset(frame, codes + X[:, 1])
+    gbmo.train(params, categorical, 2)
+    binned = categorical.X_binned
+    gbmo.train({**params, "learning_rate": 0.2}, categorical, 2)  # the same start: one order
+    assert categorical.X_binned is binned
+
+    def ascent(y_true, raw):  # the gradients reversed: the categories in reverse order
+        return y_true - raw, np.ones_like(raw)
+
+    gbmo.train({**params, "objective": ascent}, categorical, 1)
+    assert categorical.X_binned is not binned
+
+
 def test_a_run_reads_its_own_features_when_another_run_caches_others():
     """Found by the review: runs on one Dataset share its RowEntries, whose
     cache of a tree's features split() read twice; another thread's run
