@@ -25,8 +25,8 @@ from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .foreign_keywords import refuse_foreign_keywords
-from .losses import (ClassIndexTarget, CustomObjective, make_loss, quantile_levels,
-                     with_class_count)
+from .losses import (ClassIndexTarget, CustomObjective, handed_as_target, make_loss,
+                     quantile_levels, with_class_count)
 from .metric_history import PER_OUTPUT, MetricHistory
 from .metrics import check_metric_fits, evaluate, higher_is_better, tweedie_metric
 from .missing_values import check_readable, reading
@@ -478,7 +478,7 @@ class _Trainer:
             valid_sets = [recoded[id(d)] for d in valid_sets]
         self.train_set = train_set
         # read-only: the loss, ensembler and metrics read it all run long
-        self.y = y = read_only(loss.prepare_target(train_set.Y))
+        self.y = y = read_only(handed_as_target(loss, train_set.Y).prepare_target(train_set.Y))
         self.handed = HandedArrays(y, train_set.weight)
         n_outputs = loss.n_outputs(y)
         check_output_bounds(params, n_outputs, self.ensembler)
@@ -625,8 +625,9 @@ class _Trainer:
         comes back (building one reads its signature)."""
         kept = self.fobj_loss
         if kept is None or kept.function is not function:
-            kept = self.fobj_loss = CustomObjective(
-                function, getattr(self.loss, "num_class", None), self.params["n_threads"])
+            kept = self.fobj_loss = handed_as_target(CustomObjective(
+                function, getattr(self.loss, "num_class", None), self.params["n_threads"]),
+                self.train_set.Y)
         kept.n_threads = self.params["n_threads"]
         return kept
 

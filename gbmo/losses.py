@@ -471,6 +471,7 @@ class CustomObjective(Loss):
         self.reads_a_dataset = second in _LIGHTGBM_DATA_NAMES + _XGBOOST_DATA_NAMES
         self.no_weight = np.empty(0) if second in _XGBOOST_DATA_NAMES else None
         self.weight_parameter = weight_parameter(function)
+        self.one_dimensional_target = False  # told by handed_as_target
 
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
@@ -491,15 +492,22 @@ class CustomObjective(Loss):
         # XGBoost hand theirs: a function may write into them (preds -= labels)
         result, weight = self._called(y, raw, weight)
         if isinstance(result, ObjectiveResult):
+            if self._one_column(y, raw):  # its arrays may be (n,), as its inputs were
+                result = ObjectiveResult(*(np.reshape(a, (-1, 1)) if np.ndim(a) == 1 else a
+                                           for a in result))
             return self._weighted_result(result, raw.shape, weight)
         return check_gradient_pair(result, *raw.shape, "the custom objective", weight)
+
+    def _one_column(self, y, raw):
+        return (self.one_dimensional_target and raw.shape[1] == 1 and y.ndim == 2
+                and self.num_class is None)
 
     def _called(self, y, raw, weight):
         """(the function's result, the weights gbmo still applies to it), the
         function called in the form its parameters name (see the class)."""
         # one output of a 1-D target is handed 1-D, as LightGBM and XGBoost hand it
-        one_column = raw.shape[1] == 1 and y.ndim == 2 and self.num_class is None
-        y, raw = (y[:, 0], raw[:, 0]) if one_column else (y, raw)
+        if self._one_column(y, raw):
+            y, raw = y[:, 0], raw[:, 0]
         if self.reads_a_dataset:
             return self.function(raw, _RowsView(y, weight, self.no_weight)), None
         if self.weight_parameter is not None:
@@ -530,6 +538,15 @@ class CustomObjective(Loss):
         column = weight[:, None].astype(G_H_DTYPE)
         return check_objective_result(tuple(a * column for a in result), *shape,
                                       "the custom objective (times the sample weights)")
+
+
+def handed_as_target(loss, target):
+    """loss, a CustomObjective told whether target (as given, before
+    prepare_target) is 1-D, so that its one output is handed 1-D; any other
+    loss as it is."""
+    if isinstance(loss, CustomObjective):
+        loss.one_dimensional_target = np.ndim(target) == 1
+    return loss
 
 
 def _task_spec(task, position):

@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 
 from .dataset import Dataset
-from .losses import losses_renewing_leaves
+from .losses import handed_as_target, losses_renewing_leaves
 from .objective_results import HandedArrays, ObjectiveResult, loss_gradients
 from .validation import check_init_score, check_init_score_outputs, check_weight
 
@@ -70,7 +70,7 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     # every tree, past best_iteration too; checks the features
     leaves = booster.predict_leaf(data, num_iteration=booster.current_iteration())
     n_rows, n_outputs = leaves.shape[0], booster.n_outputs
-    y = loss.prepare_target(label)
+    y = handed_as_target(loss, label).prepare_target(label)
     if len(y) != n_rows or loss.n_outputs(y) != n_outputs:
         raise ValueError(f"label must give {n_outputs} output(s) for each of the {n_rows} rows "
                          f"of data; got {np.shape(label)}")

@@ -156,6 +156,33 @@ def test_xgboost_s_train_form_and_scikit_learn_s_weighted_form():
         np.testing.assert_array_equal(weighted.predict(X), expected)
 
 
+def test_one_output_is_handed_1_d_for_a_1_d_target_only():
+    """As LightGBM and XGBoost hand it: (n,) arrays for a 1-D target, which an
+    ObjectiveResult may return too; a 2-D (n, 1) target keeps its columns."""
+    from gbmo import ObjectiveResult
+
+    target = X[:, 0] + 0.1 * rng.normal(size=len(X))
+    seen = []
+
+    def squared(y_true, raw):
+        seen.append((y_true.shape, raw.shape))
+        return raw - y_true, np.ones_like(raw)
+
+    def separated(y_true, raw):
+        grad = raw - y_true
+        return ObjectiveResult(grad, np.ones_like(grad), grad, np.ones_like(grad))
+
+    params = {"verbosity": 0, "max_leaves": 8}
+    one_d = gbmo.train({**params, "objective": squared}, gbmo.Dataset(X, target), 3)
+    assert seen[-1] == ((len(X),), (len(X),))
+    np.testing.assert_array_equal(gbmo.train({**params, "objective": separated},
+                                             gbmo.Dataset(X, target), 3).predict(X),
+                                  one_d.predict(X))
+    column = gbmo.train({**params, "objective": squared}, gbmo.Dataset(X, target[:, None]), 3)
+    assert seen[-1] == ((len(X), 1), (len(X), 1))
+    np.testing.assert_array_equal(column.predict(X)[:, 0], one_d.predict(X))
+
+
 def test_a_train_form_objective_under_another_name_is_told_how_to_name_it():
     def reads_a_dataset(preds, td):
         return _logistic(preds, td.get_label())
