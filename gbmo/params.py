@@ -404,21 +404,22 @@ def _is_loss_object(value):
     return callable(value) or isinstance(value, Loss)
 
 
-# Parameters that also take an object instead of a name: a function or a Loss
-# instance for the objective, a function or callable instance for the ensembler.
 def _is_index_or_flag(value):
     """An item of categorical_feature besides names: an index, or a mask's flag."""
     return isinstance(value, (numbers.Integral, np.bool_))
 
 
-def _is_feature_name(value):
-    """An item of interaction_constraints besides indices: a feature's name."""
-    return isinstance(value, str) and not isinstance(_number_in_text(value), numbers.Real)
+def _is_text(value):
+    """An item of interaction_constraints besides indices: a feature's name, or
+    an index as text (LightGBM's), told apart once the names are known."""
+    return isinstance(value, str)
 
 
+# Values a parameter takes besides its kind: a function or a Loss instance for
+# the objective, a function or callable instance for the ensembler, ...
 _ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable,
                   "categorical_feature": _is_index_or_flag,
-                  "interaction_constraints": _is_feature_name}
+                  "interaction_constraints": _is_text}
 
 # Parameters of one value per feature that also take a dict {feature: value}
 # (XGBoost's and scikit-learn's form; a feature left out takes 0).
@@ -436,21 +437,30 @@ def _checked_by_feature(name, value, spec, label):
 def constraints_at_positions(params, feature_names, n_features):
     """params whose monotone_constraints and interaction_constraints name
     features by position: a dict {feature: value} becomes a list (0 for the
-    features it leaves out), names their positions. Indices are checked
-    where the constraints are read."""
+    features it leaves out), names their positions; text that names no
+    feature but is an integer is that index, as LightGBM reads numbers given
+    as text. Indices are checked where the constraints are read."""
     def position(feature, what):
         if not isinstance(feature, str):
             return feature
+        if feature_names is not None and feature in feature_names:
+            return feature_names.index(feature)
+        index = _number_in_text(feature)
+        if isinstance(index, numbers.Integral):
+            return _check_value("interaction_constraints", index,
+                                PARAMS["interaction_constraints"], repr(what))
         if feature_names is None:
             raise ValueError(f"{what} names the feature {feature!r}, but X has no feature names "
                              "(give a DataFrame, or feature_name, or indices)")
-        if feature not in feature_names:
-            raise ValueError(f"{what} names {feature!r}, which is not a feature name; the names "
-                             f"are {shortened(repr(feature_names), 200)}")
-        return feature_names.index(feature)
+        raise ValueError(f"{what} names {feature!r}, which is not a feature name; the names "
+                         f"are {shortened(repr(feature_names), 200)}")
 
     monotone, groups = params["monotone_constraints"], params["interaction_constraints"]
     if isinstance(monotone, dict):
+        if len({isinstance(v, list) for v in monotone.values()}) > 1:
+            raise ValueError(f"monotone_constraints as a dict gives every feature one value, or "
+                             f"every feature a list of one per output, not both; got "
+                             f"{shortened(repr(monotone), 120)}")
         width = next((len(v) for v in monotone.values() if isinstance(v, list)), None)
         listed = [0 if width is None else [0] * width for _ in range(n_features)]
         for feature, value in monotone.items():
@@ -1233,7 +1243,7 @@ def resolve_params(params):
                                or not all(isinstance(group, list) for group in groups)
                                or any(isinstance(f, list) for group in groups for f in group)):
         raise ValueError("parameter 'interaction_constraints' must be a list of lists of "
-                         f"feature indices, e.g. [[0, 1], [2, 3, 4]]; got {groups!r}")
+                         f"feature indices or names, e.g. [[0, 1], [2, 3, 4]]; got {groups!r}")
     check_sampling(resolved)
     if resolved["ensembler_params"] and resolved["ensembler"] is None:
         raise ValueError("parameter 'ensembler_params' is given without an 'ensembler'")

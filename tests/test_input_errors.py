@@ -181,7 +181,12 @@ def test_numbers_given_as_text_are_read_as_lightgbm_reads_them():
                              "interaction_constraints": [["0", "1"], ["2"]]})
     assert listed["monotone_constraints"] == [1, 0, -1]
     assert listed["max_bins_by_feature"] == [3, 20, 40]
-    assert listed["interaction_constraints"] == [[0, 1], [2]]
+    # text in groups may name features, so it is read as an index when the run
+    # knows the names: none is "0", "1" or "2" here
+    from gbmo.params import constraints_at_positions
+
+    assert constraints_at_positions(listed, ["a", "b", "c"], 3)["interaction_constraints"] == [
+        [0, 1], [2]]
     assert resolve_params({"monotone_constraints": "1,0,-1"})["monotone_constraints"] == [
         1, 0, -1]
     assert resolve_params({"monotone_constraints": "1"})["monotone_constraints"] == [1]

@@ -113,6 +113,22 @@ def test_groups_of_feature_names_are_the_groups_of_their_positions():
                    gbmo.Dataset(X, Y), 1)
 
 
+def test_text_is_a_feature_s_name_before_it_is_an_index():
+    """Columns named "2", "0", ...: a group's "2" is that column, not position
+    2; text naming no column is an index, as LightGBM reads numbers as text."""
+    rng = np.random.default_rng(5)
+    X, Y = problem(rng, 600)
+    names = ["2", "0", "1", "x", "y"]
+    by_name = gbmo.train({"verbosity": 0, "interaction_constraints": [["2", "0"], ["x", "4"]]},
+                         gbmo.Dataset(X, Y, feature_name=names), 8)
+    by_index = gbmo.train({"verbosity": 0, "interaction_constraints": [[0, 1], [3, 4]]},
+                          gbmo.Dataset(X, Y, feature_name=names), 8)
+    np.testing.assert_array_equal(by_name.predict(X), by_index.predict(X))
+    with pytest.raises(ValueError, match=r"'interaction_constraints' = -1 is out of range"):
+        gbmo.train({"verbosity": 0, "interaction_constraints": [["-1", "x"]]},
+                   gbmo.Dataset(X, Y, feature_name=names), 1)
+
+
 def test_an_empty_list_means_no_constraints():
     rng = np.random.default_rng(3)
     X, Y = problem(rng, 400)

@@ -318,6 +318,8 @@ def test_a_dict_of_features_names_or_indices_grows_the_list_s_model():
     ({1.5: 1}, True, TypeError, "as a dict maps features .names or indices. to values; got "
                                 "the key 1.5"),
     ({"dose": 2}, True, ValueError, r"'monotone_constraints' = 2 is out of range"),
+    ({"dose": 1, "age": [0, 1]}, True, ValueError, r"monotone_constraints as a dict gives every "
+                                                   r"feature one value, or every feature a list"),
 ])
 def test_a_dict_naming_what_x_lacks_is_refused_by_name(given, named, error, message):
     import pandas as pd
