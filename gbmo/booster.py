@@ -276,7 +276,7 @@ def json_value(value):
 def checked_path(path, name):
     """path, refused unless it names a file: open() takes an integer as a
     file descriptor, which it would write into or read, then close."""
-    if isinstance(path, (bytes, bytearray)):
+    if isinstance(path, (bytes, bytearray)) and name == "model_file":
         raise TypeError(f"{name} is {type(path).__name__}: give a file's path (str or "
                         "os.PathLike), or a model's text as model_str (XGBoost's "
                         "load_model(bytearray) reads a model's bytes)")
@@ -921,8 +921,7 @@ class Booster(JSONModel, TrainingRun):
     def load_model(self, fname):
         """XGBoost's: this Booster now holds the model saved in the file
         fname (model_from_string of its text); returns self."""
-        with open(fname, encoding="utf-8") as f:
-            return self.model_from_string(f.read())
+        return self.model_from_string(read_model_file(fname, "fname"))
 
     def trees_to_dataframe(self):
         """Every node of every tree as a row of a pandas DataFrame (see

@@ -29,7 +29,7 @@ _EQUIVALENTS = {
 
 # fit and predict (the estimators', the Booster's predict): XGBoost's keywords
 METHOD_EQUIVALENTS = {
-    "early_stopping_rounds": "it to the constructor (GBMORegressor(early_stopping_rounds=...)), "
+    "early_stopping_rounds": "it to the estimator's constructor (early_stopping_rounds=...), "
                              "as XGBoost 2's estimators take it",
     "feature_weights": "colsample_bytree or colsample_bynode instead: gbmo draws features "
                        "uniformly, without weights",

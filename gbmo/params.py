@@ -729,6 +729,10 @@ _NOT_TAKEN = {
     **dict.fromkeys(("linear_tree", "linear_trees"),
                     ("LightGBM", "gbmo's leaves hold constants, not linear models")),
     "group": ("LightGBM", "gbmo has no ranking objectives"),
+    "feature_types": ("XGBoost", "give categorical_feature (indices or names), or a "
+                                 "DataFrame's category columns"),
+    "feature_weights": ("XGBoost", "gbmo draws features uniformly: colsample_bytree or "
+                                   "colsample_bynode"),
     "callbacks": ("XGBoost 2", "give them to fit(callbacks=[...]) or train(callbacks=[...]), "
                                "as LightGBM takes them (gbmo's callbacks are LightGBM's: "
                                "gbmo.early_stopping, gbmo.log_evaluation, ...)"),
@@ -799,6 +803,16 @@ def _drop_settings_without_effect(unknown, keywords):
                              "values; gbmo's is NaN alone: replace the marker with NaN first "
                              "(X[X == marker] = np.nan); allowed: missing=np.nan (or leave it "
                              "out)")
+
+
+def _drops_none(name):
+    """Whether a None under name (canonical or not) means "not set": for
+    gbmo's parameters that take no None and other libraries' that gbmo
+    answers, not for a misspelt name, which is refused as unknown."""
+    if name in PARAMS:
+        return not PARAMS[name].allow_none
+    return name in _NOT_TAKEN or name in _XGBOOST_WITHOUT_EFFECT \
+        or name in _LIGHTGBM_WITHOUT_EFFECT or name in _LIGHTGBM_SWITCHES_NOT_BUILT
 
 
 def _is_nan(value):
@@ -1162,7 +1176,7 @@ def resolve_params(params):
     resolved, unknown, given_as = {}, {}, {}
     for key, value in params.items():
         name = ALIASES.get(key, key)
-        if value is None and not (name in PARAMS and PARAMS[name].allow_none):
+        if value is None and _drops_none(name):
             continue  # not set, as LightGBM drops a None (XGBoost's get_params holds many)
         if name not in PARAMS:
             unknown[key] = value

@@ -219,7 +219,9 @@ def plot_importance(booster, ax=None, height=0.6, xlim=None, ylim=None,
     if max_num_features is not None and max_num_features < 1:
         raise ValueError(f"max_num_features must be None or >= 1, got {max_num_features!r}")
     if importance_type == "auto":
-        importance_type = getattr(booster, "importance_type", "split")
+        # a fitted estimator's own (its default when None), else a Booster's split counts
+        own = getattr(booster, "_own_default", None)
+        importance_type = "split" if own is None else own("importance_type")
     booster = _as_booster(booster, "plot_importance")
     if stacked and per_output and output is None \
             and booster.importance_kind(importance_type) != "gain":

@@ -139,6 +139,14 @@ def test_a_path_is_a_string_or_path_like_never_a_file_descriptor(trained, tmp_pa
     assert log.read_text() == "still open"
     with pytest.raises(TypeError, match="model_file is bytearray: give a file's path"):
         gbmo.Booster(model_file=bytearray(booster.model_to_string(), "utf-8"))
+    with pytest.raises(TypeError, match="fname must be a file's path .* got bytes"):
+        booster.load_model(b"model.json")
+    with pytest.raises(TypeError, match="filename must be a file's path .* got bytes"):
+        booster.save_model(b"model.json")
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(gbmo.ModelFormatError, match="is not a gbmo model: not UTF-8 text"):
+        booster.load_model(binary)  # XGBoost's method
     estimator = GBMORegressor(n_estimators=2).fit(X, X[:, 0])
     with pytest.raises(TypeError, match="fname must be a file's path"):
         estimator.save_model(3)

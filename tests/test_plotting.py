@@ -280,6 +280,18 @@ def test_a_fitted_estimator_is_accepted(tmp_path):
     assert len(plot_metric(model).get_lines()) == 1
 
 
+def test_importance_auto_of_an_estimator_without_a_type_is_its_default():
+    """XGBoost's get_params() gives importance_type=None: the estimator's default."""
+    from gbmo.sklearn import GBMORegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    model = GBMORegressor(n_estimators=5, importance_type=None).fit(X, X[:, 0])
+    ax = plot_importance(model)
+    gain = model.booster_.feature_importance("gain")
+    np.testing.assert_allclose(sorted(_bar_widths(ax)), sorted(gain[gain > 0]))
+
+
 def test_importance_auto_is_lightgbm_s_split_count_or_the_estimator_s_own(booster):
     sklearn_api = pytest.importorskip("gbmo.sklearn")
     np.testing.assert_array_equal(np.sort(_bar_widths(plot_importance(booster))),

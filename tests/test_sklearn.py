@@ -1641,6 +1641,9 @@ def test_xgboost_s_unset_parameters_and_settings_of_what_gbmo_does_train_the_def
                          gbmo.Dataset(X, y), 5)
     np.testing.assert_array_equal(booster.predict(X), gbmo.train(
         {"verbosity": -1}, gbmo.Dataset(X, y), 5).predict(X))
+    with pytest.raises(ValueError, match="unknown parameter 'lerning_rate'; did you mean "
+                                         "learning_rate"):  # a misspelt None is no "not set"
+        gbmo.train({"lerning_rate": None}, gbmo.Dataset(X, y), 1)
     with pytest.raises(ValueError, match=r"parameter 'missing' = -999 is XGBoost's marker of "
                                          r"missing values; gbmo's is NaN alone: replace the "
                                          r"marker with NaN first"):
@@ -1653,7 +1656,7 @@ def test_xgboost_s_fit_predict_and_constructor_keywords_are_answered_with_gbmo_s
     classifier = GBMOClassifier(n_estimators=3).fit(X, y > 0)
     refused = [
         (lambda: model.fit(X, y, early_stopping_rounds=3), "GBMORegressor.fit.. takes no "
-         "'early_stopping_rounds': give it to the constructor"),
+         "'early_stopping_rounds': give it to the estimator's constructor"),
         (lambda: classifier.fit(X, y > 0, feature_weights=np.ones(5)), "GBMOClassifier.fit.. "
          "takes no 'feature_weights': give colsample_bytree or colsample_bynode instead"),
         (lambda: model.predict(X, base_margin=np.zeros(600)), "GBMORegressor.predict.. takes "
