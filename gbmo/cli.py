@@ -49,7 +49,7 @@ from .engine import train as _train
 from .losses import make_loss, masks_missing_targets, quantile_levels
 from .metrics import evaluate
 from .parallel import MAX_THREADS
-from .params import ALIASES, names_no_metric, resolve_params, split_controls
+from .params import ALIASES, list_in_text, names_no_metric, resolve_params, split_controls
 from .registry import MissingParameterError, PluginLoadError
 from .validation import shortened
 
@@ -254,13 +254,11 @@ def _parse_value(text):
             raise CLIError(f"cannot read {shortened(text)!r} as a JSON object, e.g. "
                            f'{{"delta": 2}}: {err}') from None
     if text.startswith("["):
-        for candidate in (text, f"[{text}]"):
-            try:
-                return json.loads(candidate)
-            except ValueError:
-                pass
-        raise CLIError(f"cannot read {text!r} as a list (JSON, e.g. [1,0,-1], or LightGBM's "
-                       "lists between commas, e.g. [0,1],[2,3])")
+        listed = list_in_text(text)
+        if isinstance(listed, str):
+            raise CLIError(f"cannot read {text!r} as a list (JSON, e.g. [1,0,-1], or LightGBM's "
+                           "lists between commas, e.g. [0,1],[2,3])")
+        return listed
     if "," in text:
         numbers = [_number(part.strip()) for part in text.split(",")]
         if all(isinstance(number, (int, float)) for number in numbers):

@@ -543,7 +543,7 @@ def _bool_in_text(value):
     return value
 
 
-def _list_in_text(text):
+def list_in_text(text):
     """A list given as text: JSON ("[[0, 1], [2, 3]]", XGBoost's form of
     interaction_constraints), LightGBM's lists between commas ("[0,1],[2,3]")
     or numbers between commas (_numbers_in_text); other text unchanged."""
@@ -788,9 +788,10 @@ _LIGHTGBM_SWITCHES_NOT_BUILT = {
 
 
 def _drop_settings_without_effect(unknown, keywords):
-    """Takes LightGBM's settings without effect on gbmo's model out of
-    unknown, refusing a switch gbmo has not built that is on; but the
-    objective's own keywords (a plugin's may share a name with them)."""
+    """Takes LightGBM's and XGBoost's settings without effect on gbmo's model
+    out of unknown, refusing a switch gbmo has not built that is on and a
+    missing-value marker other than NaN; but the objective's own keywords (a
+    plugin's may share a name with them)."""
     for key in [key for key in unknown if key not in keywords and (
             key in _LIGHTGBM_WITHOUT_EFFECT or key in _LIGHTGBM_SWITCHES_NOT_BUILT
             or key in _XGBOOST_WITHOUT_EFFECT)]:
@@ -1138,7 +1139,7 @@ def checked_value(key, value):
     label = repr(name) if key == name else f"{key!r} (gbmo's {name!r})"
     spec = PARAMS[name]
     if spec.many and spec.kind in (int, float) and isinstance(value, str):
-        value = _list_in_text(value)  # a list given as text, not one of its numbers
+        value = list_in_text(value)  # a list given as text, not one of its numbers
     value = _check_value(name, value, spec, label)
     return name, value / 2 if key in _TWICE_GBMO_GAIN else value
 
