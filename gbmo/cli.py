@@ -416,12 +416,16 @@ def _cmd_train(args):
         booster.save_model(args.output)
     except OSError as err:
         raise CLIError(f"{args.output}: cannot write: {err.strerror or err}") from None
-    summary = (f"trained {booster.num_trees} rounds on {X.shape[0]} rows x {X.shape[1]} features, "
-               f"{booster.n_outputs} output(s), objective {booster.loss.name}, in {seconds:.2f} s")
+    best = booster.best_iteration
+    summary = (f"trained {booster.current_iteration()} rounds on {X.shape[0]} rows x "
+               f"{X.shape[1]} features, {booster.n_outputs} output(s), objective "
+               f"{booster.loss.name}, in {seconds:.2f} s" + (
+                   f"; the model predicts with the best round, {best}" if best else ""))
     for name, metrics in booster.evals_result.items():
         for metric, values in metrics.items():
             if values and not metric.endswith("_per_output"):
-                summary += f"; {name} {metric} {values[-1]:.6g}"
+                # the score of the round the saved model predicts with
+                summary += f"; {name} {metric} {values[best - 1 if best else -1]:.6g}"
     print(summary)
     print(f"model saved to {args.output}")
     return 0

@@ -47,7 +47,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import assert_all_finite
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
+from sklearn.utils.validation import (check_array, check_consistent_length, check_is_fitted,
                                       check_random_state, column_or_1d)
 
 from . import estimator_file, registry
@@ -331,6 +331,13 @@ def _as_feval(function):
 
     feval.__qualname__ = getattr(function, "__qualname__", repr(function))
     return feval
+
+
+def _missing_as_nan(y):
+    """An eval_set target as float64, pandas' NA (nullable and Arrow columns)
+    NaN, a missing label, as fit reads the training target."""
+    return check_array(y, ensure_all_finite="allow-nan", ensure_2d=False, dtype=np.float64,
+                       ensure_min_samples=0, input_name="eval_set y")
 
 
 def _binds(signature, n_positional, **keywords):
@@ -1172,7 +1179,7 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         return y, {"objective": "mse"}, None
 
     def _encode_eval_target(self, y, n_rows):
-        y = np.asarray(y, dtype=np.float64)
+        y = _missing_as_nan(y)
         expected = (n_rows,) if self._y_is_1d else (n_rows, self.n_outputs_)
         if y.shape != expected and not (self._y_is_1d and y.shape == (n_rows, 1)):
             raise ValueError(f"eval_set y must have shape {expected}, got {y.shape}")
@@ -1472,8 +1479,8 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             return check_sparse_labels(y, n_rows, name="eval_set y")
         if hasattr(y, "toarray"):
             y = y.toarray()
-        y = np.asarray(y)
         if self._multilabel:
+            y = _missing_as_nan(y)
             if y.shape != (n_rows, self.n_classes_) \
                     or not (np.isin(y, (0, 1)) | _missing_labels(y)).all():
                 raise ValueError(
@@ -1481,7 +1488,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
                     "NaN for a missing label"
                 )
             return y.astype(np.float64)
-        y = column_or_1d(y)
+        y = column_or_1d(np.asarray(y))
         if y.shape != (n_rows,):
             raise ValueError(f"eval_set y must have shape ({n_rows},), got {y.shape}")
         unseen = ~np.isin(y, self.classes_)

@@ -343,6 +343,29 @@ def test_list_parameters_in_lightgbm_s_config_forms(regression_csv, tmp_path):
     assert params["metric"] == ["mse", "mae"]
 
 
+def test_train_reports_the_score_of_the_round_the_model_predicts_with(regression_csv, tmp_path,
+                                                                       capsys):
+    """After early stopping, the best round's score (the last round's was
+    printed, which no prediction of the saved model reproduces)."""
+    path, X, Y = regression_csv
+    rows = [[float(-y[0])] + ["" if np.isnan(v) else float(v) for v in x] + [float(-y[1])]
+            for x, y in zip(X, Y)]  # targets turned over: training worsens it from round 1
+    valid = write_csv(tmp_path / "valid.csv", ["y1", "a", "b", "c", "y2"], rows)
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--valid", valid, "--output",
+                 model, "--rounds", "30", "--param", "early_stopping_round=3",
+                 "--param", "min_samples_leaf=5"]) == 0
+    out = capsys.readouterr().out
+    booster = gbmo.Booster(model_file=model)
+    best = booster.best_iteration
+    assert 0 < best < booster.current_iteration()
+    assert f"the model predicts with the best round, {best}" in out
+    reported = float(out.split("valid rmse ")[1].split()[0].rstrip(";"))
+    # the saved model's own validation score: the outputs' RMSEs averaged
+    expected = np.mean(np.sqrt(np.mean((booster.predict(X) + Y) ** 2, axis=0)))
+    assert reported == pytest.approx(expected, rel=1e-5)
+
+
 @pytest.mark.parametrize("no_metric", ["metric=None", "metric=none", "metric=null",
                                        "metric=na", "metric=custom", "eval_metric=None"])
 def test_lightgbm_s_no_metric_names_turn_the_metrics_off(regression_csv, tmp_path, capsys,

@@ -208,6 +208,26 @@ def test_missing_labels_train_as_gbmo_train_trains_them():
     assert all(seen_missing) and seen_missing
 
 
+def test_an_eval_set_target_of_pandas_nullable_columns_reads_na_as_a_missing_label():
+    """As fit reads the training target: pd.NA in Float64, Int64 or boolean
+    columns failed in float() (a forecast's horizons past a series' end)."""
+    pd = pytest.importorskip("pandas")
+    X, Y = _multi_output_regression(300)
+    Y[::4, 0] = np.nan
+    nullable = pd.DataFrame(Y).astype("Float64")
+    model = GBMORegressor(n_estimators=5).fit(X[:200], Y[:200],
+                                              eval_set=[(X[200:], nullable.iloc[200:])])
+    expected = GBMORegressor(n_estimators=5).fit(X[:200], Y[:200],
+                                                 eval_set=[(X[200:], Y[200:])])
+    assert model.evals_result_["valid_0"]["rmse"] == expected.evals_result_["valid_0"]["rmse"]
+    labels = (X[:, :2] > 0).astype(float)
+    labels[::5, 1] = np.nan
+    flags = pd.DataFrame(labels).astype("boolean")
+    classifier = GBMOClassifier(n_estimators=5).fit(X[:200], labels[:200],
+                                                    eval_set=[(X[200:], flags.iloc[200:])])
+    assert np.isfinite(classifier.evals_result_["valid_0"]["logloss"]).all()
+
+
 def test_missing_labels_are_refused_by_name_where_the_objective_does_not_take_them(
         no_training):
     X, Y = _multi_output_regression(100)
