@@ -324,7 +324,17 @@ def _as_feval(function):
     def feval(preds, eval_data):
         weight = (eval_data.get_weight(),) if positional else ()
         by_name = {keyword: eval_data.get_weight()} if keyword is not None else {}
-        result = function(eval_data.get_label(), preds, *weight, **by_name)
+        labels = eval_data.get_label()
+        try:
+            result = function(labels, preds, *weight, **by_name)
+        except ValueError as err:
+            values = labels.data if sp.issparse(labels) else np.asarray(labels, dtype=np.float64)
+            if not np.isnan(values).any():
+                raise
+            raise ValueError(f"eval_metric {feval.__qualname__!r} failed on a y_true that holds "
+                             f"missing labels (NaN), which gbmo trains with ({err}); give a "
+                             "metric that skips them, or gbmo's own metric names (rmse, mae, "
+                             "...), which do") from err
         if isinstance(result, numbers.Real) and not isinstance(result, bool):
             return getattr(function, "__name__", "eval_metric"), float(result), False
         return result
@@ -1222,6 +1232,21 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
         (the last one equals predict(X))."""
         for prediction in self._staged(X):
             yield self._format(prediction)
+
+    def score(self, X, y, sample_weight=None):
+        """scikit-learn's R², averaged uniformly over the outputs; refused for a
+        model of several quantile levels, whose predictions are a column per
+        target and level, not one per target column."""
+        check_is_fitted(self)
+        levels = getattr(self.booster_.loss, "alphas", None)
+        if levels is not None and np.size(levels) > 1:
+            raise ValueError(f"score compares one prediction per target column with R², and "
+                             f"this model predicts {np.size(levels)} quantile levels "
+                             f"({', '.join(map(str, np.ravel(levels)))}) for each: score "
+                             "each level with a quantile loss (scikit-learn's "
+                             "mean_pinball_loss(y, p, alpha=level)), p a level's slice of "
+                             "predict(X).reshape(n, targets, levels)")
+        return super().score(X, y, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -208,6 +208,18 @@ def test_missing_labels_train_as_gbmo_train_trains_them():
     assert all(seen_missing) and seen_missing
 
 
+def test_a_metric_function_that_fails_on_missing_labels_is_told_why():
+    from sklearn.metrics import mean_absolute_error
+
+    X, Y = _multi_output_regression(300)
+    Y[::5, 1] = np.nan
+    with pytest.raises(ValueError, match="eval_metric 'mean_absolute_error' failed on a y_true "
+                                         r"that holds missing labels \(NaN\), which gbmo trains "
+                                         r"with \(Input contains NaN"):
+        GBMORegressor(n_estimators=3).fit(X[:200], Y[:200], eval_set=[(X[200:], Y[200:])],
+                                          eval_metric=mean_absolute_error)
+
+
 def test_an_eval_set_target_of_pandas_nullable_columns_reads_na_as_a_missing_label():
     """As fit reads the training target: pd.NA in Float64, Int64 or boolean
     columns failed in float() (a forecast's horizons past a series' end)."""
@@ -1381,6 +1393,20 @@ def test_the_regressor_trains_the_objective_it_is_given(given):
         gbmo.Dataset(X, y), SMALL["n_estimators"])
     assert model.booster_.loss.name == "huber"
     np.testing.assert_allclose(model.predict(X), booster.predict(X))
+
+
+def test_score_of_several_quantile_levels_is_refused_naming_them():
+    """R² compares a prediction per target column; a model of three levels
+    failed on scikit-learn's shape check (1 != 3), so did cross_val_score."""
+    from sklearn.metrics import r2_score
+
+    X, y = _noisy_regression()
+    model = GBMORegressor(objective="quantile", alpha=[0.1, 0.5, 0.9], n_estimators=3).fit(X, y)
+    with pytest.raises(ValueError, match=r"this model predicts 3 quantile levels \(0.1, 0.5, "
+                                         r"0.9\) for each: score each level with a quantile loss"):
+        model.score(X, y)
+    one_level = GBMORegressor(objective="quantile", alpha=0.5, n_estimators=3).fit(X, y)
+    assert one_level.score(X, y) == pytest.approx(r2_score(y, one_level.predict(X)))
 
 
 def test_the_regressor_trains_an_objective_function_and_several_quantiles():
