@@ -483,6 +483,39 @@ def test_min_data_in_bin_gives_sparse_x_the_edges_of_the_dense_array(min_data_in
     np.testing.assert_array_equal(from_sparse.n_bins_non_missing_, dense.n_bins_non_missing_)
 
 
+@pytest.mark.parametrize("max_bins, min_data_in_bin, n_threads", [(255, 1, 1), (15, 1, 2),
+                                                                 (31, 7, 2), (4, 3, 1)])
+def test_dense_columns_copied_in_blocks_and_mostly_zero_get_each_column_s_own_edges(
+        max_bins, min_data_in_bin, n_threads):
+    """Every column against the one-column sort of _feature_edges, across
+    block boundaries (70 features) and zero shares around the half where the
+    sort of the other values takes over; with NaN, infinities, -0.0 and ties."""
+    from gbmo.binning import _EDGE_BLOCK, _feature_edges
+
+    rng = np.random.default_rng(max_bins + min_data_in_bin)
+    n_rows, n_features = 301, 2 * _EDGE_BLOCK + 6
+    zero_share = np.linspace(0.0, 1.0, n_features)
+    scale = 10.0 ** rng.integers(0, 3, n_features)  # ties: 1, 2 or 3 digits a column
+    values = np.round(rng.normal(size=(n_rows, n_features)) * scale) / scale
+    X = np.where(rng.random((n_rows, n_features)) < zero_share, 0.0, values)
+    X[rng.random(X.shape) < 0.03] = np.nan
+    X[::50, 5] = np.inf
+    X[1::50, 5] = -np.inf
+    X[::3, 7] = -0.0
+    X[:, 9] = 0.0
+    mapper = BinMapper(max_bins=max_bins, min_data_in_bin=min_data_in_bin,
+                       n_threads=n_threads).fit(X)
+    for f in range(n_features):
+        expected = _feature_edges(np.ascontiguousarray(X[:, f]), max_bins, min_data_in_bin)
+        np.testing.assert_array_equal(mapper.edges_[f, :len(expected)], expected)
+        assert mapper.n_bins_non_missing_[f] == len(expected) + 1
+    np.testing.assert_array_equal(mapper.has_missing_, np.isnan(X).any(axis=0))
+    np.testing.assert_array_equal(BinMapper(max_bins=max_bins, min_data_in_bin=min_data_in_bin)
+                                  .fit(np.asfortranarray(X.astype(np.float32))).edges_,
+                                  BinMapper(max_bins=max_bins, min_data_in_bin=min_data_in_bin)
+                                  .fit(X.astype(np.float32)).edges_)
+
+
 def split_thresholds(model, feature):
     """The set of thresholds of model's splits on feature."""
     return {threshold for tree in model.dump_model()["trees"]
