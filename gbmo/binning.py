@@ -28,6 +28,8 @@ SPARSE_MAX_DENSITY = 0.1
 # float64 of a row are four cache lines (blocks of 8-32 columns took
 # 0.095-0.099 s of 100,000 x 300, of 64 0.21, of 128 0.36).
 _EDGE_BLOCK = 32
+# Rows of such a block copied at once (256-2048 alike, 4096 slower)
+_TILE_ROWS = 1024
 
 
 def _distinct_value_edges(distinct):
@@ -85,6 +87,17 @@ def _feature_edges(column, max_bins, min_data_in_bin=1):
         edges = _quantile_edges(ordered, max_bins)
     return _merged_edges(edges, lambda e: np.searchsorted(ordered, e, side="right"),
                          min_data_in_bin)
+
+
+def _columns(X, start, width):
+    """Columns start .. start + width of X as contiguous rows of X_DTYPE,
+    copied a tile of rows at a time: a tile's cache lines stay in cache
+    while each of its columns is read out (numpy's transposing copy of the
+    whole height took 0.44 s of 100,000 x 1,000, by tiles 0.19-0.23)."""
+    columns = np.empty((min(width, X.shape[1] - start), X.shape[0]), dtype=X_DTYPE)
+    for row in range(0, X.shape[0], _TILE_ROWS):
+        columns[:, row:row + _TILE_ROWS] = X[row:row + _TILE_ROWS, start:start + width].T
+    return columns
 
 
 def _column_edges(column, max_bins, min_data_in_bin):
@@ -361,7 +374,7 @@ class BinMapper:
         width = max(_EDGE_BLOCK // 4, min(_EDGE_BLOCK, -(-X.shape[1] // (4 * self.n_threads))))
 
         def edges_of_block(start):
-            block = np.ascontiguousarray(X[:, start:start + width].T, dtype=X_DTYPE)
+            block = _columns(X, start, width)
             return [(_column_edges(column, self._max_bins(f), self._min_data_in_bin(f)),
                       bool(np.isnan(column).any()))
                      for f, column in enumerate(block, start)]
