@@ -252,25 +252,28 @@ class Dataset:
         return binned_data_params(self.params)
 
     def create_valid(self, X=None, Y=None, weight=None, init_score=None, *, data=None,
-                     label=None):
+                     label=None, group=None, params=None):
         """A validation Dataset binned as this one (its bin edges, categories
         and feature names), as LightGBM's create_valid; data and label are
-        LightGBM's names for X and Y."""
+        LightGBM's names for X and Y, params its own (checked as a
+        Dataset's)."""
         return Dataset(X, one_of("Y", Y, "label", label), weight, data=data,
                        feature_names=self.feature_names, reference=self,
-                       init_score=init_score, categorical_feature=self.categorical_feature)
+                       init_score=init_score, categorical_feature=self.categorical_feature,
+                       group=group, params=params)
 
-    def subset(self, rows, reference=None):
+    def subset(self, used_indices, params=None, *, reference=None):
         """The Dataset of these rows (indices), with this one's feature names,
-        categorical features, params and pandas categories; reference as in
-        create_valid."""
+        categorical features, params (updated by params, as LightGBM's) and
+        pandas categories; reference as in create_valid."""
         def take(values):
-            return None if values is None else values[rows]
+            return None if values is None else values[used_indices]
 
-        subset = Dataset(self.X[rows], self.Y[rows], take(self.weight),
+        subset = Dataset(self.X[used_indices], self.Y[used_indices], take(self.weight),
                          feature_names=self.feature_names, reference=reference,
                          init_score=take(self.init_score),
-                         categorical_feature=self.categorical_features(), params=self.params)
+                         categorical_feature=self.categorical_features(),
+                         params={**self.params, **(params or {})})
         subset.pandas_categories = self.pandas_categories
         return subset
 

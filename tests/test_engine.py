@@ -1371,6 +1371,13 @@ def test_dataset_params_train_beneath_train_s_as_lightgbm_s():
     assert gbmo.Dataset(X, y, params={"max_bin": 15, "num_iterations": 2}).construct() \
         .feature_num_bin(0) == 15
     assert data.subset(np.arange(100)).get_params() == data.get_params()
+    # LightGBM's keywords: subset(used_indices, params), create_valid(params=)
+    part = data.subset(used_indices=np.arange(100), params={"max_bin": 7})
+    assert part.num_data() == 100 and part.construct().feature_num_bin(0) == 7
+    assert data.create_valid(X[:50], y[:50], params={"max_bin": 15}).get_params() == {
+        "max_bin": 15}
+    with pytest.raises(ValueError, match="gives LightGBM's query groups"):
+        data.create_valid(X[:50], y[:50], group=[25, 25])
     folds = gbmo.cv({"max_leaves": 5, "num_iterations": 3}, data, nfold=2,
                     return_cvbooster=True)["cvbooster"]
     assert all(booster.params["max_bins"] == 15 for booster in folds.boosters)
