@@ -36,7 +36,7 @@ from .validation import (check_column_order, column_names, is_category_dtype, is
 MAX_CATEGORY = 2**31 - 1
 
 
-def _by_dtype(spec):
+def by_dtype(spec):
     """Whether categorical_feature asks for the pandas category columns:
     LightGBM's "auto", scikit-learn's HistGradientBoosting's "from_dtype"."""
     return isinstance(spec, str) and spec in ("auto", "from_dtype")
@@ -70,7 +70,7 @@ def resolve_categorical_features(spec, n_features, feature_names, pandas_categor
     """The sorted indices of the categorical features: spec lists indices or
     feature names, or is a mask of booleans; "auto" (or "from_dtype") means
     the pandas category columns."""
-    if _by_dtype(spec):
+    if by_dtype(spec):
         return sorted(pandas_categories)
     indices = set()
     for item in _listed(spec, n_features):
@@ -312,7 +312,7 @@ def named_positions(X, categorical_feature, params=None, feature_names=None):
     positions, unmatched = [], []
     for given in [categorical_feature] + [params[key] for key in
                                           keys_naming(params, "categorical_feature")]:
-        if _by_dtype(given):
+        if by_dtype(given):
             continue
         try:
             items = _listed(given, len(columns))
@@ -419,8 +419,10 @@ def lost_every_category(given, missing, categories, trained):
     another type (text against numbers) than the training's: every row
     then takes the missing values' branch, which, silently, looks like a
     model that ignores the feature. New categories of the training's type
-    are not counted: a batch of them is a normal input."""
-    return given.any() and missing[given].all() and _numeric(categories) != _numeric(trained)
+    are not counted: a batch of them is a normal input; nor are categories
+    where training had none (a column all missing there), of no type."""
+    return (len(trained) > 0 and given.any() and missing[given].all()
+            and _numeric(categories) != _numeric(trained))
 
 
 def warn_no_category_known(name, column, given, trained):

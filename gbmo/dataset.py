@@ -5,7 +5,7 @@ import copy
 import numpy as np
 
 from .binning import BinMapper
-from .categorical import (align_dataframe_categories, dataframe_categories,
+from .categorical import (align_dataframe_categories, by_dtype, dataframe_categories,
                           lost_every_category, named_positions, recode,
                           resolve_categorical_features, text_columns_as_categories,
                           warn_no_category_known)
@@ -20,18 +20,20 @@ from .validation import (as_pandas_table, check_distinct_names, check_feature_in
                          listed_names, one_of, refuse_path)
 
 
-def _xgboost_matrix_keywords(keywords):
-    """XGBoost's DMatrix keywords: base_margin, returned (gbmo's init_score);
-    enable_categorical, taken (gbmo reads category columns always); missing,
-    checked as train's parameter (NaN, gbmo's own, taken; another marker
-    refused); any other refused, naming gbmo's way for XGBoost's."""
+def _other_libraries_keywords(keywords):
+    """(base_margin, cat_features) of XGBoost's DMatrix and CatBoost's Pool
+    keywords, gbmo's init_score and categorical_feature; enable_categorical,
+    taken (gbmo reads category columns always); missing, checked as train's
+    parameter (NaN, gbmo's own, taken; another marker refused); any other
+    refused, naming gbmo's way for it."""
     keywords = dict(keywords)
     base_margin = keywords.pop("base_margin", None)
+    cat_features = keywords.pop("cat_features", None)
     keywords.pop("enable_categorical", None)
     if "missing" in keywords:
         check_dataset_params({"missing": keywords.pop("missing")})
     refuse_foreign_keywords("Dataset", keywords, DATASET_EQUIVALENTS)
-    return base_margin
+    return base_margin, cat_features
 
 
 class Dataset:
@@ -69,8 +71,13 @@ class Dataset:
                  init_score=None, categorical_feature="auto", *, data=None, label=None,
                  feature_name="auto", free_raw_data=True, group=None, params=None,
                  **other_libraries_keywords):
-        init_score = one_of("init_score", init_score, "base_margin",
-                            _xgboost_matrix_keywords(other_libraries_keywords))
+        base_margin, cat_features = _other_libraries_keywords(other_libraries_keywords)
+        init_score = one_of("init_score", init_score, "base_margin", base_margin)
+        if cat_features is not None:
+            categorical_feature = one_of(
+                "categorical_feature",
+                None if by_dtype(categorical_feature) else categorical_feature,
+                "cat_features", cat_features)
         if group is not None:  # LightGBM's query groups, for its ranking objectives
             raise ValueError("Dataset(group=...) gives LightGBM's query groups for ranking: "
                              "gbmo has no ranking objectives, so it takes no groups")

@@ -40,6 +40,12 @@ METHOD_EQUIVALENTS = {
     "approx_contribs": "pred_contrib=True: gbmo's SHAP values are always exact (TreeSHAP)",
     "pred_interactions": "pred_contrib=True: gbmo computes SHAP values, not their pairwise "
                          "interactions",
+    # CatBoost's
+    "cat_features": "cat_features to the constructor (or fit(categorical_feature=...))",
+    "use_best_model": "nothing: after early stopping the estimators predict with the best "
+                      "round already",
+    "prediction_type": "predict_proba(X) for 'Probability', predict(X) for 'Class', "
+                       "predict(X, raw_score=True) for 'RawFormulaVal'",
 }
 
 

@@ -415,6 +415,14 @@ def _is_text(value):
     return isinstance(value, str)
 
 
+# What the refusal of a value names as allowed, for parameters that also take
+# objects (_ALLOW_OBJECTS)
+_OBJECT_FORMS = {
+    "objective": "a name, a function (y_true, raw_pred) -> (grad, hess) or a gbmo.Loss "
+                 "instance",
+    "ensembler": "a name or a callable ensembler (see gbmo.multitask)",
+}
+
 # Values a parameter takes besides its kind: a function or a Loss instance for
 # the objective, a function or callable instance for the ensembler, ...
 _ALLOW_OBJECTS = {"objective": _is_loss_object, "ensembler": callable,
@@ -506,7 +514,8 @@ def _check_value(name, value, spec, label=None):
         return dict(value)
     if spec.kind is str:
         if not isinstance(value, str):
-            raise TypeError(f"parameter {label} must be a string, got {value!r}")
+            raise TypeError(f"parameter {label} must be "
+                            f"{_OBJECT_FORMS.get(name, 'a string')}, got {value!r}")
         if spec.choices is not None and value not in spec.choices:
             raise ValueError(
                 f"parameter {label} = {value!r} is not allowed; allowed: {', '.join(spec.choices)}"
@@ -733,6 +742,9 @@ _NOT_TAKEN = {
                                  "DataFrame's category columns"),
     "feature_weights": ("XGBoost", "gbmo draws features uniformly: colsample_bytree or "
                                    "colsample_bynode"),
+    **dict.fromkeys(("class_weights", "auto_class_weights"),
+                    ("CatBoost", "GBMOClassifier's class_weight takes a dict {label: weight} "
+                                 "or 'balanced', as scikit-learn's and LightGBM's")),
     "callbacks": ("XGBoost 2", "give them to fit(callbacks=[...]) or train(callbacks=[...]), "
                                "as LightGBM takes them (gbmo's callbacks are LightGBM's: "
                                "gbmo.early_stopping, gbmo.log_evaluation, ...)"),

@@ -53,8 +53,9 @@ from sklearn.utils.validation import (check_array, check_consistent_length, chec
 from . import estimator_file, registry
 from .booster import Booster, xgboost_rounds
 from .callback import checked_min_delta, early_stopping, log_evaluation, stops_early
-from .categorical import (align_dataframe_categories, dataframe_categories, named_positions,
-                          resolve_categorical_features, text_columns_as_categories)
+from .categorical import (align_dataframe_categories, by_dtype, dataframe_categories,
+                          named_positions, resolve_categorical_features,
+                          text_columns_as_categories)
 from .dataset import Dataset
 from .engine import metric_names, train
 from .foreign_keywords import METHOD_EQUIVALENTS, refuse_foreign_keywords
@@ -67,7 +68,8 @@ from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse
                             split_sparse_params)
 from .validation import (as_pandas_table, check_column_order, check_dataframe_columns,
                          check_init_score, check_weight, is_dataframe, listed_names,
-                         model_frame_values, numeric_frame, one_of, user_stacklevel)
+                         model_frame_values, numeric_frame, one_of, user_stacklevel,
+                         TEXT_CATEGORIES_HINT)
 
 try:
     from sklearn.utils.validation import validate_data as _validate_data
@@ -170,7 +172,8 @@ def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     except (TypeError, ValueError) as err:
         raise type(err)(f"{name} must be numeric (int, float or bool values, NaN for missing); "
                         f"{name} of dtype {dtype} has a value that is not a number: {err}. "
-                        "Convert or encode such columns as numbers first") from None
+                        f"Convert or encode such columns as numbers first{TEXT_CATEGORIES_HINT}"
+                        ) from None
     return X
 
 
@@ -384,9 +387,18 @@ def _constructor_defaults():
             if parameter.default is not parameter.empty}
 
 
+def _refuse_dataset(name):
+    raise TypeError(f"{name} is a gbmo.Dataset, where the estimators take arrays or DataFrames "
+                    "(X, y), as scikit-learn's (CatBoost's take a Pool there): give its X and "
+                    "y, or train the Dataset with gbmo.train")
+
+
 def _eval_pairs(eval_set, eval_X, eval_y):
     """eval_set, or the (X, y) pairs of LightGBM's eval_X / eval_y: a matrix
     and its target, or tuples of them."""
+    if isinstance(eval_set, Dataset) or isinstance(eval_set, (list, tuple)) and any(
+            isinstance(pair, Dataset) for pair in eval_set):
+        _refuse_dataset("eval_set")
     if eval_X is None and eval_y is None:
         return eval_set
     if eval_set is not None:
@@ -707,7 +719,7 @@ class _GBMOModel(BaseEstimator):
                              "early_stopping_rounds=N too")
 
     # -- fit ----------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
+    def fit(self, X, y=None, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
             eval_sample_weight=None, eval_init_score=None, eval_metric=None,
             feature_name="auto", categorical_feature="auto", callbacks=None, init_model=None,
             verbose=False, *, eval_X=None, eval_y=None, sample_weight_eval_set=None,
@@ -752,6 +764,8 @@ class _GBMOModel(BaseEstimator):
         training rows only, as in LightGBM.
         """
         self._refuse_other_keywords("fit", other_libraries_keywords)
+        if isinstance(X, Dataset):
+            _refuse_dataset("X")
         eval_sample_weight = one_of("eval_sample_weight", eval_sample_weight,
                                     "sample_weight_eval_set", sample_weight_eval_set)
         init_score = one_of("init_score", init_score, "base_margin", base_margin)
@@ -776,6 +790,12 @@ class _GBMOModel(BaseEstimator):
                              "boosting='dart': every round rescales the rounds it drops, so "
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
+        given_as = [key for key in keys_naming(self.get_params(deep=False), "categorical_feature")
+                    if self.get_params(deep=False)[key] is not None]
+        if given_as and not by_dtype(categorical_feature):
+            raise ValueError(f"the categorical features are given twice: as the parameter "
+                             f"{given_as[0]!r} and as fit(categorical_feature=...); give them "
+                             "once")
         table = as_pandas_table(X)
         feature_name = listed_names(feature_name)  # read twice below
         renamed = None if isinstance(feature_name, str) and feature_name == "auto" \
@@ -1322,7 +1342,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             assert_all_finite(y, input_name="y")
         return X, y
 
-    def fit(self, X, y, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
+    def fit(self, X, y=None, sample_weight=None, init_score=None, eval_set=None, eval_names=None,
             eval_sample_weight=None, eval_class_weight=None, eval_init_score=None,
             eval_metric=None, feature_name="auto", categorical_feature="auto", callbacks=None,
             init_model=None, verbose=False, **keywords):

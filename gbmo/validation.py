@@ -285,6 +285,11 @@ def user_stacklevel():
     return level
 
 
+# How an array of text reaches categorical features, for its refusals
+TEXT_CATEGORIES_HINT = ("; text is read as categories only in a pandas DataFrame's columns "
+                        "named in categorical_feature (cat_features): give X as a DataFrame")
+
+
 def refuse_path(X, name):
     """LightGBM's Dataset reads files; gbmo's takes what they hold."""
     if isinstance(X, (str, os.PathLike)):
@@ -363,8 +368,8 @@ def check_features(X, name="X", allow_no_rows=False):
     if X.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} has dtype {X.dtype}; {name} must be numeric: gbmo takes numeric (int, "
-            "float, bool) data only" + (" (convert the strings or objects to numbers first)"
-                                        if X.dtype.kind in "OUS" else "")
+            "float, bool) data only" + (" (convert the strings or objects to numbers first"
+                                        f"{TEXT_CATEGORIES_HINT})" if X.dtype.kind in "OUS" else "")
         )
     if X.ndim != 2:
         one_dimension = ("; for one row, give it as a (1, n_features) array "

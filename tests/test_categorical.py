@@ -412,6 +412,33 @@ def test_scikit_learn_s_forms_from_dtype_and_a_mask_name_the_features():
     assert per_output.fit(X, np.c_[y, -y]).n_trees_per_iteration_ == 2
 
 
+def test_catboost_s_pool_keyword_cat_features_names_a_dataset_s_categories():
+    X, y = _category_problem(n=300)
+    frame = pd.DataFrame({"shop": np.array(["a", "b", "c"])[X[:, 0].astype(int) % 3],
+                          "x": X[:, 1]})
+    assert gbmo.Dataset(frame, y, cat_features=["shop"]).categorical_features() == [0]
+    with pytest.raises(ValueError, match="give categorical_feature once: as categorical_feature "
+                                         "or as cat_features"):
+        gbmo.Dataset(frame, y, categorical_feature=["shop"], cat_features=["shop"])
+
+
+def test_a_column_all_missing_in_training_warns_of_no_lost_categories():
+    """Training had no category there: the predicted categories are new, not
+    of another type (the warning read "( ; here: 'a', of another type)")."""
+    from gbmo.sklearn import GBMORegressor
+
+    X, y = _category_problem(n=300)
+    frame = pd.DataFrame({"shop": np.array(["a", "b", "c"])[X[:, 0].astype(int) % 3],
+                          "x": X[:, 1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = GBMORegressor(n_estimators=3, cat_features=["shop"]).fit(
+            frame.assign(shop=None), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(frame)
+
+
 def test_lightgbm_s_string_forms_and_unknown_names():
     X, y = _category_problem(n=300)
     frame = pd.DataFrame({"shop": X[:, 0], "x": X[:, 1]})

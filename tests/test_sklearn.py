@@ -1720,6 +1720,41 @@ def test_xgboost_s_fit_predict_and_constructor_keywords_are_answered_with_gbmo_s
         GBMORegressor(callbacks=[gbmo.log_evaluation(1)]).fit(X, y)
 
 
+def test_catboost_s_habits_are_answered_with_gbmo_s_way():
+    """Pool-like Datasets, CatBoost's keywords and parameters, an object as
+    loss_function, cat_features given twice, text in a numpy array."""
+    pd = pytest.importorskip("pandas")
+    X, y = _noisy_regression()
+    labels = (y > 0).astype(int)
+    model = GBMORegressor(n_estimators=2).fit(X, y)
+    refused = [
+        (lambda: GBMORegressor().fit(gbmo.Dataset(X, y)), TypeError,
+         "X is a gbmo.Dataset, where the estimators take arrays or DataFrames"),
+        (lambda: GBMORegressor().fit(X, y, eval_set=gbmo.Dataset(X, y)), TypeError,
+         "eval_set is a gbmo.Dataset"),
+        (lambda: GBMORegressor().fit(X, y, cat_features=[0]), TypeError,
+         "takes no 'cat_features': give cat_features to the constructor"),
+        (lambda: model.predict(X, prediction_type="Class"), TypeError,
+         "takes no 'prediction_type': give predict_proba"),
+        (lambda: GBMOClassifier(class_weights={0: 1, 1: 2}).fit(X, labels), ValueError,
+         "'class_weights' is CatBoost's.*class_weight takes a dict"),
+        (lambda: GBMORegressor(loss_function=object()).fit(X, y), TypeError,
+         r"'loss_function' \(gbmo's 'objective'\) must be a name, a function \(y_true, "
+         r"raw_pred\) -> \(grad, hess\) or a gbmo.Loss instance"),
+        (lambda: GBMORegressor(cat_features=[1]).fit(
+            np.array([[1.0, "a"], [2.0, "b"]] * 50, dtype=object), np.arange(100.0)),
+         ValueError, "text is read as categories only in a pandas DataFrame's columns"),
+    ]
+    for call, error, message in refused:
+        with pytest.raises(error, match=message):
+            call()
+    frame = pd.DataFrame({"city": np.array(["a", "b", "c"])[np.arange(600) % 3],
+                          "shop": np.array(["x", "y"])[np.arange(600) % 2], "x": X[:, 0]})
+    with pytest.raises(ValueError, match="the categorical features are given twice: as the "
+                                         "parameter 'cat_features' and as fit"):
+        GBMORegressor(cat_features=["city"]).fit(frame, y, categorical_feature=["shop"])
+
+
 def test_xgboost_s_text_forms_of_constraints_are_their_lists():
     X, y = _noisy_regression()
     listed = GBMORegressor(n_estimators=5, monotone_constraints=[1, 0, 0, 0, 0],
