@@ -921,9 +921,10 @@ class _GBMOModel(BaseEstimator):
         train_set.pandas_categories = pandas_categories
         valid_sets = [train_set if data is None else train_set.create_valid(*data)
                       for data in valid_data]
-        all_callbacks = list(callbacks or [])
-        if log_period:
-            all_callbacks.append(log_evaluation(log_period))
+        # fit's verbose alone logs rounds, as XGBoost's and CatBoost's fit: the
+        # constructor's verbose is LightGBM's verbosity (gbmo.train logs every
+        # round above 0 unless a log_evaluation is given, as this one, even at 0)
+        all_callbacks = list(callbacks or []) + [log_evaluation(log_period)]
         if rounds is not None:
             # verbosity or an alias of it (LightGBM's and XGBoost's verbose)
             all_callbacks.append(early_stopping(

@@ -1654,6 +1654,10 @@ def test_xgboost_s_and_catboost_s_estimator_arguments(capsys):
         GBMORegressor(n_estimators=5, lambda_l2=3.0, n_threads=1).fit(X, Y).predict(X))
     with pytest.raises(ValueError, match="verbose must be True, False or a number"):
         plain.fit(X, Y, verbose="yes")
+    # fit's verbose alone logs rounds: the constructor's is LightGBM's verbosity
+    capsys.readouterr()
+    GBMORegressor(n_estimators=3, verbose=True).fit(X, Y, eval_set=[(X, Y)], verbose=False)
+    assert capsys.readouterr().out == ""
 
 
 def test_an_eval_metric_returning_a_number_is_minimised_as_xgboost_s():
