@@ -420,7 +420,7 @@ def _is_text(value):
 _OBJECT_FORMS = {
     "objective": "a name, a function (y_true, raw_pred) -> (grad, hess) or a gbmo.Loss "
                  "instance",
-    "ensembler": "a name or a callable ensembler (see gbmo.multitask)",
+    "ensembler": "a registered name or a function (grad, hess, context) -> 4 arrays",
 }
 
 # Values a parameter takes besides its kind: a function or a Loss instance for

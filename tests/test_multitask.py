@@ -273,7 +273,7 @@ def test_ensembler_output_errors(returned, message):
      "needs split='dense'"),
     ({"ensembler": "mtgbm", "tree_mode": "single_output"}, ValueError, "tree_mode='multi_output'"),
     ({"ensembler_params": {"k": 2}}, ValueError, "without an 'ensembler'"),
-    ({"ensembler": 3}, TypeError, "'ensembler' must be a string"),
+    ({"ensembler": 3}, TypeError, "'ensembler' must be a registered name or a function \\(grad, hess, context\\)"),
     ({"ensembler": "sketch_topk", "ensembler_params": {"k": 0}}, ValueError,
      "k must be an integer >= 1"),
     ({"ensembler": "sketch_topk", "ensembler_params": {"q": 2}}, TypeError,
