@@ -473,6 +473,15 @@ class CustomObjective(Loss):
         self.weight_parameter = weight_parameter(function)
         self.one_dimensional_target = False  # told by handed_as_target
 
+    def __setstate__(self, state):
+        # an instance pickled before e4c31a0 holds a weight flag and no target shape
+        if "takes_weight" in state:
+            state = dict(state)
+            takes_weight = state.pop("takes_weight")
+            state["weight_parameter"] = (weight_parameter(state.get("function"))
+                                         if takes_weight else None)
+        vars(self).update({"one_dimensional_target": False, **state})
+
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
         _require_finite(y, self.name, allow_missing=True)

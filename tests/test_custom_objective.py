@@ -183,6 +183,28 @@ def test_one_output_is_handed_1_d_for_a_1_d_target_only():
     np.testing.assert_array_equal(column.predict(X)[:, 0], one_d.predict(X))
 
 
+def test_an_objective_pickled_with_a_weight_flag_still_gets_its_weights():
+    """Instances pickled before the weights' parameter was named held
+    takes_weight, and no target shape."""
+    import pickle
+
+    from gbmo.losses import CustomObjective
+
+    def weighted(y_true, raw, sample_weight):
+        return (raw - y_true) * sample_weight, sample_weight
+
+    state = {key: value for key, value in vars(CustomObjective(weighted)).items()
+             if key not in ("weight_parameter", "one_dimensional_target")}
+    old = CustomObjective.__new__(CustomObjective)
+    old.__setstate__({**state, "takes_weight": True})
+    assert old.weight_parameter == "sample_weight" and not old.one_dimensional_target
+    unweighted = CustomObjective.__new__(CustomObjective)
+    unweighted.__setstate__({**state, "takes_weight": False})
+    assert unweighted.weight_parameter is None
+    again = pickle.loads(pickle.dumps(CustomObjective(weighted)))
+    assert again.weight_parameter == "sample_weight"
+
+
 def test_a_train_form_objective_under_another_name_is_told_how_to_name_it():
     def reads_a_dataset(preds, td):
         return _logistic(preds, td.get_label())
