@@ -183,15 +183,16 @@ def test_one_output_is_handed_1_d_for_a_1_d_target_only():
     np.testing.assert_array_equal(column.predict(X)[:, 0], one_d.predict(X))
 
 
+def weighted(y_true, raw, sample_weight):  # module level: pickled by name
+    return (raw - y_true) * sample_weight, sample_weight
+
+
 def test_an_objective_pickled_with_a_weight_flag_still_gets_its_weights():
     """Instances pickled before the weights' parameter was named held
     takes_weight, and no target shape."""
     import pickle
 
     from gbmo.losses import CustomObjective
-
-    def weighted(y_true, raw, sample_weight):
-        return (raw - y_true) * sample_weight, sample_weight
 
     state = {key: value for key, value in vars(CustomObjective(weighted)).items()
              if key not in ("weight_parameter", "one_dimensional_target")}
