@@ -790,8 +790,8 @@ class _GBMOModel(BaseEstimator):
                              "boosting='dart': every round rescales the rounds it drops, so "
                              "the model of a best round is not kept; set "
                              "early_stopping_rounds=None")
-        given_as = [key for key in keys_naming(self.get_params(deep=False), "categorical_feature")
-                    if self.get_params(deep=False)[key] is not None]
+        own = self.get_params(deep=False)
+        given_as = [key for key in keys_naming(own, "categorical_feature") if own[key] is not None]
         if given_as and not by_dtype(categorical_feature):
             raise ValueError(f"the categorical features are given twice: as the parameter "
                              f"{given_as[0]!r} and as fit(categorical_feature=...); give them "
