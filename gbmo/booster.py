@@ -29,7 +29,7 @@ from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, TreeFormatError, trees_from_dicts
 from .validation import (as_pandas_table, check_features, column_names, is_dataframe,
-                         is_pandas, model_frame_values, one_of, shortened)
+                         is_own_copy, is_pandas, model_frame_values, one_of, shortened)
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 4
@@ -593,6 +593,7 @@ class Booster(JSONModel, TrainingRun):
             raise TypeError("predict takes the rows' features (an array, a DataFrame or a scipy "
                             "sparse matrix), not a Dataset: pass its X (dataset.X); LightGBM "
                             "refuses a Dataset too")
+        given = X
         # a model of category columns recodes them, and refuses numbers in their place
         values = None if self.pandas_categories else model_frame_values(X, self.feature_names)
         if values is None:
@@ -607,8 +608,10 @@ class Booster(JSONModel, TrainingRun):
                 f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
             )
         if self.category_order is not None:
-            return as_read(self.category_order.encode(X), self.params,
-                           self.category_order.features)
+            # a copy made here (a DataFrame's values) is recoded where it lies: a
+            # second copy of X doubled a large frame's prediction memory
+            return as_read(self.category_order.encode(X, in_place=is_own_copy(X, given)),
+                           self.params, self.category_order.features)
         return as_read(X.tocsr() if hasattr(X, "tocsr") else X, self.params)
 
     def _n_threads(self, n_threads):

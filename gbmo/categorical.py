@@ -180,11 +180,13 @@ class CategoryOrder:
             ranks.append(rank)
         return cls(features, categories, ranks)
 
-    def encode(self, X):
+    def encode(self, X, in_place=False):
         """A copy of X whose categorical columns hold the categories' ranks (NaN
-        where missing or unseen in training)."""
+        where missing or unseen in training); X itself, so changed, when
+        in_place (a float array the caller owns)."""
         refuse_sparse(X, self.features)
-        out = np.array(X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
+        out = X if in_place else np.array(
+            X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
         for f, categories, ranks in zip(self.features, self.categories, self.ranks):
             values = category_values(X[:, f], f)
             if not len(categories):  # training saw none: every value is missing

@@ -290,6 +290,21 @@ TEXT_CATEGORIES_HINT = ("; text is read as categories only in a pandas DataFrame
                         "named in categorical_feature (cat_features): give X as a DataFrame")
 
 
+def is_own_copy(X, given):
+    """Whether X, made from given (an array or a DataFrame), is a writable float
+    array that shares no memory with it: a conversion's copy, which its maker
+    may change in place."""
+    if X is given or not isinstance(X, np.ndarray) or not X.flags.writeable \
+            or X.dtype not in (np.float32, np.float64):
+        return False
+    if is_dataframe(given):
+        sources = [given.iloc[:, i].to_numpy() for i, dtype in enumerate(given.dtypes)
+                   if isinstance(dtype, np.dtype)]
+    else:
+        sources = [given] if isinstance(given, np.ndarray) else []
+    return not any(np.may_share_memory(X, source) for source in sources)
+
+
 def refuse_path(X, name):
     """LightGBM's Dataset reads files; gbmo's takes what they hold."""
     if isinstance(X, (str, os.PathLike)):

@@ -439,6 +439,31 @@ def test_a_column_all_missing_in_training_warns_of_no_lost_categories():
         model.predict(frame)
 
 
+def test_prediction_recodes_its_own_copy_in_place_and_never_the_caller_s_data():
+    """A DataFrame's values, copied to floats for prediction, take the ranks
+    where they lie (a second copy doubled a large frame's memory); the
+    caller's frame and arrays stay as they were."""
+    import tracemalloc
+
+    X, y = _category_problem(n=4000)
+    frame = pd.DataFrame({"c": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    frame = frame.assign(**{f"z{i}": X[:, 1] * i for i in range(30)})
+    booster = gbmo.train(QUIET, gbmo.Dataset(frame, y), 5)
+    codes = frame.assign(c=frame["c"].cat.codes.astype(float)).to_numpy()
+    expected = booster.predict(codes.copy())
+    given = frame.copy()
+    tracemalloc.start()
+    np.testing.assert_array_equal(booster.predict(frame), expected)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    pd.testing.assert_frame_equal(frame, given)
+    assert peak < 1.6 * codes.nbytes  # one float copy of X (and the output), not two
+    for array in (codes, codes.astype(np.float32), codes.astype(np.int64)):
+        before = array.copy()
+        booster.predict(array)
+        np.testing.assert_array_equal(array, before)
+
+
 def test_lightgbm_s_string_forms_and_unknown_names():
     X, y = _category_problem(n=300)
     frame = pd.DataFrame({"shop": X[:, 0], "x": X[:, 1]})
