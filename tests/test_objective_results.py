@@ -291,3 +291,19 @@ def test_a_feval_may_write_into_its_predictions_as_in_lightgbm():
     plain = gbmo.train({**QUIET, "metric": "rmse"}, gbmo.Dataset(X, Y), 5, valid_sets=[valid])
     assert booster.evals_result["valid_0"]["rmse"] == plain.evals_result["valid_0"]["rmse"]
     assert max(abs(v) for v in booster.evals_result["valid_0"]["clipped_mean"]) <= 0.1
+
+
+@pytest.mark.parametrize("where", [0, 2**20 - 1, 2**20, 3 * 2**20 + 5, -1])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_large_gradient_s_one_bad_value_is_found_in_any_block(where, bad):
+    """Large arrays are checked a block of rows at a time (no mask of every
+    value); the first, a boundary and the last value count alike."""
+    from gbmo.objective_results import NonFiniteGradients, check_gradient_pair
+
+    n_rows, width = 3 * 2**18 + 7, 5  # about 3.75 blocks of 2^20 values
+    grad = np.ones((n_rows, width), dtype=np.float32)
+    hess = np.ones_like(grad)
+    check_gradient_pair((grad, hess), n_rows, width, "the loss")
+    grad.reshape(-1)[where] = bad
+    with pytest.raises(NonFiniteGradients, match="grad that is not all finite"):
+        check_gradient_pair((grad, hess), n_rows, width, "the loss")
