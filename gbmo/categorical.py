@@ -131,6 +131,24 @@ def _principal_direction(values, weights):
     return direction if direction[np.argmax(np.abs(direction))] > 0 else -direction
 
 
+# A feature whose categories (integers >= 0, sorted) end below this many slots
+# a category, plus as many, is ranked through a table indexed by category: a
+# binary search of each value took 12 ms a column of 200,000 rows.
+_RANK_TABLE_SLOTS = 16
+
+
+def _ranks_by_table(values, categories, ranks):
+    """values' ranks (NaN for missing values and categories not in training),
+    read from a table of every category up to the largest, plus one slot of
+    NaN where every other value points."""
+    top = int(categories[-1])
+    table = np.full(top + 2, np.nan)
+    table[categories.astype(np.int64)] = ranks
+    with np.errstate(invalid="ignore"):  # NaN compares false: the NaN slot
+        inside = (values >= 0) & (values <= top)
+    return table[np.where(inside, values, top + 1).astype(np.int64)]
+
+
 class CategoryOrder:
     """The categories of each categorical feature and their ranks."""
 
@@ -191,10 +209,12 @@ class CategoryOrder:
             values = category_values(X[:, f], f)
             if not len(categories):  # training saw none: every value is missing
                 out[:, f] = np.nan
-                continue
-            position = np.minimum(np.searchsorted(categories, values), len(categories) - 1)
-            known = categories[position] == values  # False for NaN
-            out[:, f] = np.where(known, ranks[position], np.nan)
+            elif categories[-1] < _RANK_TABLE_SLOTS * len(categories) + _RANK_TABLE_SLOTS:
+                out[:, f] = _ranks_by_table(values, categories, ranks)
+            else:
+                position = np.minimum(np.searchsorted(categories, values), len(categories) - 1)
+                known = categories[position] == values  # False for NaN
+                out[:, f] = np.where(known, ranks[position], np.nan)
         return out
 
     def to_dict(self):

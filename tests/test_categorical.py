@@ -464,6 +464,24 @@ def test_prediction_recodes_its_own_copy_in_place_and_never_the_caller_s_data():
         np.testing.assert_array_equal(array, before)
 
 
+@pytest.mark.parametrize("largest", [7, 300, 2**31 - 1])
+def test_encoded_ranks_equal_a_lookup_of_each_value(largest):
+    """Small categories are ranked through a table, large ones by binary
+    search: both against a dict of the training's categories."""
+    rng = np.random.default_rng(largest % 97)
+    categories = np.unique(np.r_[rng.integers(0, largest, 40), largest]).astype(float)
+    ranks = rng.permutation(len(categories)).astype(float)
+    order = CategoryOrder([1], [categories], [ranks])
+    column = np.r_[rng.choice(categories, 300), rng.integers(0, largest, 100),
+                   [np.nan, -1.0, -5.0, float(min(largest + 1, 2**31 - 1)), 0.0, float(largest)]]
+    X = np.c_[rng.normal(size=len(column)), column]
+    lookup = dict(zip(categories.tolist(), ranks.tolist()))
+    expected = [lookup.get(v, np.nan) if v >= 0 else np.nan for v in column]
+    encoded = order.encode(X)
+    np.testing.assert_array_equal(encoded[:, 1], expected)
+    np.testing.assert_array_equal(encoded[:, 0], X[:, 0])
+
+
 def test_lightgbm_s_string_forms_and_unknown_names():
     X, y = _category_problem(n=300)
     frame = pd.DataFrame({"shop": X[:, 0], "x": X[:, 1]})
