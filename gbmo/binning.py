@@ -103,12 +103,13 @@ def _columns(X, start, width):
 def _column_edges(column, max_bins, min_data_in_bin):
     """_feature_edges of a dense column, by _sparse_feature_edges' sort of the
     values other than 0 when zeros are at least half of them (the same
-    edges; on mostly-zero columns the smaller sort is faster, elsewhere the
-    mask costs more than it saves)."""
-    nonzero = column[column != 0]
-    if 2 * nonzero.size > column.size:
+    edges; on mostly-zero columns the smaller sort is faster). Values are
+    counted first, so a column of few zeros takes no copy of its values."""
+    nonzero = column != 0
+    n_zeros = column.size - np.count_nonzero(nonzero)
+    if 2 * n_zeros < column.size:
         return _feature_edges(column, max_bins, min_data_in_bin)
-    return _sparse_feature_edges(nonzero, column.size - nonzero.size, max_bins, min_data_in_bin)
+    return _sparse_feature_edges(column[nonzero], n_zeros, max_bins, min_data_in_bin)
 
 
 def _sparse_feature_edges(values, n_zeros, max_bins, min_data_in_bin=1):

@@ -273,12 +273,14 @@ def json_value(value):
                     "JSON; give numbers, strings, lists or dicts")
 
 
-def checked_path(path, name):
+def checked_path(path, name, text_way=None):
     """path, refused unless it names a file: open() takes an integer as a
-    file descriptor, which it would write into or read, then close."""
-    if isinstance(path, (bytes, bytearray)) and name == "model_file":
+    file descriptor, which it would write into or read, then close. Bytes
+    are refused pointing to text_way, the argument that takes a model's
+    text, when there is one."""
+    if isinstance(path, (bytes, bytearray)) and text_way is not None:
         raise TypeError(f"{name} is {type(path).__name__}: give a file's path (str or "
-                        "os.PathLike), or a model's text as model_str (XGBoost's "
+                        f"os.PathLike), or a model's text as {text_way} (XGBoost's "
                         "load_model(bytearray) reads a model's bytes)")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{name} must be a file's path (str or os.PathLike), got "
@@ -286,10 +288,10 @@ def checked_path(path, name):
     return path
 
 
-def read_model_file(path, name="model_file"):
+def read_model_file(path, name="model_file", text_way="model_str"):
     """A model file's text, or a ModelFormatError for a binary file (it
-    raised UnicodeDecodeError)."""
-    with open(checked_path(path, name), "rb") as f:
+    raised UnicodeDecodeError); name and text_way as checked_path's."""
+    with open(checked_path(path, name, text_way), "rb") as f:
         content = f.read()
     try:
         return content.decode("utf-8")
@@ -924,7 +926,7 @@ class Booster(JSONModel, TrainingRun):
     def load_model(self, fname):
         """XGBoost's: this Booster now holds the model saved in the file
         fname (model_from_string of its text); returns self."""
-        return self.model_from_string(read_model_file(fname, "fname"))
+        return self.model_from_string(read_model_file(fname, "fname", text_way=None))
 
     def trees_to_dataframe(self):
         """Every node of every tree as a row of a pandas DataFrame (see

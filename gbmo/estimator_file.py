@@ -120,7 +120,7 @@ def load(estimator, filename):
     """The estimator, its parameters and fitted state those of the file save
     wrote; a file of another estimator class, of a Booster alone, or missing
     an attribute fit always makes, is refused before anything changes."""
-    model = parse_model_json(read_model_file(filename, "fname"))
+    model = parse_model_json(read_model_file(filename, "fname", text_way=None))
     booster = Booster._from_dict(model)  # another library's file is named as one
     kind = type(estimator).__name__
     state = _state(model, filename, kind)

@@ -801,7 +801,7 @@ class _GBMOModel(BaseEstimator):
         renamed = None if isinstance(feature_name, str) and feature_name == "auto" \
             else feature_name
         X = text_columns_as_categories(table, named_positions(
-            table, categorical_feature, self.get_params(deep=False), renamed))
+            table, categorical_feature, own, renamed))
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
         X, y = self._validate_X_y(X, y)
