@@ -126,8 +126,11 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
        **other_libraries_keywords):
     """Cross-validates params on train_set (a Dataset).
 
-    Each fold bins its own training rows (no information from its validation
-    rows) and is evaluated on its validation rows every round. nfold folds are
+    As LightGBM's cv, train_set is binned once and each fold takes its rows
+    of the binned data (Dataset.subset): bin edges from every row's features,
+    none from a target (categorical features are ranked by each fold's
+    training rows), so further cv calls on train_set bin nothing. Each fold
+    is evaluated on its validation rows every round. nfold folds are
     drawn with `seed` (shuffled unless shuffle=False), stratified by class by
     default for softmax, multiclassova and sigmoid with 1-D labels; `folds` may give the
     (train rows, validation rows) pairs instead, or an object with a
@@ -214,6 +217,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
             callbacks.check_params(fold_params)
             if not sparse_labels:
                 fold_params = _params_counting_classes(fold_params, train_set, init_model)
+        else:  # a fold too small to train on
+            _check_arguments(fold_train, 0, [fold_valid], None)
         sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
         trainers.append(
             SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)

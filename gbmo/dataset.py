@@ -17,7 +17,7 @@ from .params import (binned_data_params, check_dataset_params, resolve_params,
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
                          check_features, check_init_score, check_target, check_weight,
-                         listed_names, one_of, refuse_path)
+                         is_scipy_sparse, listed_names, one_of, refuse_path)
 
 
 def _other_libraries_keywords(keywords):
@@ -116,14 +116,40 @@ class Dataset:
         self.feature_names = names
         if feature_names is not None:
             self.set_feature_name(feature_names)
-        self.reference = reference
-        if reference is not None and self.X.shape[1] != reference.X.shape[1]:
-            raise ValueError(
-                f"validation X has {self.X.shape[1]} features, training X has {reference.X.shape[1]}"
-            )
+        self._rows_of = None  # a subset's (source Dataset, row indices): see subset
+        self._refer_to(reference)
         self.categorical_feature = categorical_feature
         self.categorical_features()  # errors in the choice surface here, not in training
         self._drop_binned()
+
+    def _refer_to(self, reference):
+        """reference (None, or a Dataset of as many features) as the Dataset
+        whose bin edges this one takes."""
+        if reference is not None and self.n_features != reference.n_features:
+            raise ValueError(f"validation X has {self.n_features} features, training X has "
+                             f"{reference.n_features}")
+        self.reference = reference
+
+    @property
+    def X(self):
+        """The features: (n, p) numpy, or scipy CSR / CSC (a subset's rows of
+        its source, copied when first read: training on binned rows never
+        reads them)."""
+        if self._X is None:
+            source, rows = self._rows_of
+            self._X = source.X[rows]
+        return self._X
+
+    @X.setter
+    def X(self, features):
+        self._X = features
+
+    @property
+    def sparse_features(self):
+        """Whether X is a scipy sparse matrix (a subset's source's X is)."""
+        if self._X is None:
+            return self._rows_of[0].sparse_features
+        return is_scipy_sparse(self._X)
 
     def _drop_binned(self):
         """Forgets the binned data, which construct() makes again."""
@@ -136,12 +162,12 @@ class Dataset:
     @property
     def n_rows(self):
         """The number of rows (samples)."""
-        return self.X.shape[0]
+        return len(self._rows_of[1]) if self._X is None else self._X.shape[0]
 
     @property
     def n_features(self):
         """The number of features (columns of X)."""
-        return self.X.shape[1]
+        return self._rows_of[0].n_features if self._X is None else self._X.shape[1]
 
     def get_label(self):
         """The target as given: (n,) or (n, d) (or the sparse label matrix)."""
@@ -272,17 +298,45 @@ class Dataset:
     def subset(self, used_indices, params=None, *, reference=None):
         """The Dataset of these rows (indices), with this one's feature names,
         categorical features, params (updated by params, as LightGBM's) and
-        pandas categories; reference as in create_valid."""
-        def take(values):
-            return None if values is None else values[used_indices]
+        pandas categories. As LightGBM's subset, it is binned with this
+        Dataset's bin edges (reference, by default this Dataset; else as in
+        create_valid), and while this Dataset is binned with the same edges
+        the subset takes its rows of the binned data instead of binning X
+        again: cv's folds and a search over them bin the data once. Its X is
+        copied out of this one's only when read.
+        used_indices: row indices (or a boolean mask of every row)."""
+        try:
+            rows = np.arange(self.n_rows)[np.asarray(used_indices)]
+        except IndexError as error:
+            raise IndexError(f"used_indices must index the Dataset's {self.n_rows} rows: "
+                             f"{error}") from None
+        if rows.ndim != 1:
+            raise ValueError("used_indices must be a 1-D array of row indices or a boolean "
+                             f"mask of the {self.n_rows} rows, got shape {rows.shape}")
 
-        subset = Dataset(self.X[used_indices], self.Y[used_indices], take(self.weight),
-                         feature_names=self.feature_names, reference=reference,
-                         init_score=take(self.init_score),
-                         categorical_feature=self.categorical_features(),
-                         params={**self.params, **(params or {})})
-        subset.pandas_categories = self.pandas_categories
+        def take(values):
+            return None if values is None else values[rows]
+
+        subset = copy.copy(self)
+        subset.X, subset._rows_of = None, (self, rows)
+        subset.params = check_dataset_params({**self.params, **(params or {})})
+        subset._refer_to(self if reference is None else reference)
+        subset.categorical_feature = self.categorical_features()
+        subset.set_label(self.Y[rows]).set_weight(take(self.weight))
+        subset.set_init_score(take(self.init_score))
+        subset._drop_binned()
         return subset
+
+    def _binned_rows(self, read_X):
+        """The bins of X (read_X() as binning reads it) by bin_mapper: a
+        subset's rows of its source's binned data when the source is binned
+        by the same mapper (dense bins: a sparse X's layout is worked out
+        anew), else X's own."""
+        if self._rows_of is not None:
+            source, rows = self._rows_of
+            if source.bin_mapper is self.bin_mapper and isinstance(source.X_binned, np.ndarray):
+                return np.take(source.X_binned, rows, axis=1)  # C-ordered, as the kernels read
+        return self.bin_mapper.transform(read_X())
 
     def in_categories(self, pandas_categories):
         """This Dataset with pandas_categories ({column index: categories}, a
@@ -305,6 +359,8 @@ class Dataset:
                                        if self.feature_names is not None else index,
                                        own, categories)
         recoded.pandas_categories = dict(pandas_categories)
+        if changed:  # its X is no longer its source's rows
+            recoded._rows_of = None
         recoded._drop_binned()
         return recoded
 
@@ -357,16 +413,20 @@ class Dataset:
             return self
         self._binning = binning
         self.category_order = category_order
-        X = as_read(self.X if category_order is None else category_order.encode(self.X), params,
-                    () if category_order is None else category_order.features)
+        features = () if category_order is None else category_order.features
+
+        def read_X():
+            return as_read(self.X if category_order is None else category_order.encode(self.X),
+                           params, features)
+
         if self.reference is not None:
             self.bin_mapper = self.reference.bin_with(params, category_order).bin_mapper
         else:
             self.bin_mapper = BinMapper(
                 params["max_bins"], params["bin_subsample"], params["seed"],
                 thread_count(params["n_threads"]), params["min_data_in_bin"], by_feature
-            ).fit(X, () if category_order is None else category_order.features)
-        self.X_binned = self.bin_mapper.transform(X)
+            ).fit(read_X(), features)
+        self.X_binned = self._binned_rows(read_X)
         self.dense_layouts = {}
         return self
 

@@ -423,6 +423,9 @@ def _category_bins(order, bin_mapper):
 def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
     if not isinstance(train_set, Dataset):
         raise TypeError(f"train_set must be a gbmo.Dataset, got {type(train_set).__name__}")
+    if train_set.n_rows < 2:
+        raise ValueError(f"the training set has {train_set.n_rows} row; training needs at "
+                         "least 2 rows")
     if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, (int, np.integer)) \
             or num_boost_round < 0:
         raise ValueError(f"num_boost_round must be an integer >= 0, got {num_boost_round!r}")
@@ -496,7 +499,7 @@ class _Trainer:
                                               train_set.n_features)
         check_bins_by_feature(params["max_bins_by_feature"], train_set.n_features)
         for dataset in [train_set, *valid_sets]:
-            check_readable(dataset.X, params)
+            check_readable(dataset.sparse_features, params)
         self.single_output = params["tree_mode"] == "single_output"
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:

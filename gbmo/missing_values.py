@@ -25,9 +25,10 @@ def reads_as_given(params):
     return reading(params) == (True, False)
 
 
-def check_readable(X, params):
-    """A scipy sparse X cannot hold its absent zeros as missing values."""
-    if is_scipy_sparse(X) and reading(params)[1]:
+def check_readable(sparse, params):
+    """A scipy sparse X (sparse: whether X is one) cannot hold its absent
+    zeros as missing values."""
+    if sparse and reading(params)[1]:
         raise ValueError("zero_as_missing=True needs a dense X: a scipy sparse matrix's absent "
                          "entries are zeros, which would all become missing values; pass "
                          "X.toarray(), or mark the missing entries NaN and keep "
@@ -39,7 +40,7 @@ def as_read(X, params, categorical=()):
     reads it: X itself when it reads it as given, else a copy."""
     if reads_as_given(params):
         return X
-    check_readable(X, params)
+    check_readable(is_scipy_sparse(X), params)
     numeric = np.ones(X.shape[1], dtype=bool)
     numeric[list(categorical)] = False
     if is_scipy_sparse(X):  # use_missing=False: a stored NaN is read as 0

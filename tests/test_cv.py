@@ -30,19 +30,56 @@ def test_stratified_folds_keep_the_class_mix():
         assert np.all(np.abs(fold_counts - counts / 5) <= 1)
 
 
-def test_mean_and_stdv_equal_training_each_fold_alone():
-    folds = _fold_indices(Y[:, 0], 3, False, True, 7)
-    result = gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 12, folds=folds)
-    assert set(result) == {"valid rmse-mean", "valid rmse-stdv"}
+def _fold_curves(folds, features, params, categorical_feature="auto"):
+    """Each fold trained alone on the whole X's bin edges (its training
+    set made with the whole set as reference), its validation curve."""
+    whole = gbmo.Dataset(features, Y, categorical_feature=categorical_feature)
     curves = []
     for train_rows, valid_rows in folds:
-        train = gbmo.Dataset(X[train_rows], Y[train_rows])
-        valid = train.create_valid(X[valid_rows], Y[valid_rows])
-        booster = gbmo.train(PARAMS, train, 12, valid_sets=[valid])
+        train = gbmo.Dataset(features[train_rows], Y[train_rows], reference=whole,
+                             categorical_feature=categorical_feature)
+        valid = train.create_valid(features[valid_rows], Y[valid_rows])
+        booster = gbmo.train(params, train, 12, valid_sets=[valid])
         curves.append(booster.evals_result["valid_0"]["rmse"])
-    curves = np.array(curves)
+    return np.array(curves)
+
+
+@pytest.mark.parametrize("kind", ["dense", "categorical", "csr"])
+def test_mean_and_stdv_equal_training_each_fold_alone_on_the_whole_sets_bins(kind):
+    # as LightGBM's cv: the folds take the rows of the Dataset binned once
+    # (dense X: its binned rows; CSR X: binned again by its edges); a
+    # categorical feature's order still comes from each fold's training rows
+    import scipy.sparse
+
+    features, params, categorical = X, PARAMS, "auto"
+    if kind == "categorical":
+        features = np.c_[X, RNG.integers(0, 6, size=600)]
+        params, categorical = {**PARAMS, "min_data_per_group": 5}, [5]
+    elif kind == "csr":
+        features = scipy.sparse.csr_matrix(np.where(np.abs(X) > 1, X, 0))
+    folds = _fold_indices(Y[:, 0], 3, False, True, 7)
+    result = gbmo.cv(params, gbmo.Dataset(features, Y, categorical_feature=categorical), 12,
+                     folds=folds)
+    assert set(result) == {"valid rmse-mean", "valid rmse-stdv"}
+    curves = _fold_curves(folds, features, params, categorical)
     np.testing.assert_allclose(result["valid rmse-mean"], curves.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(result["valid rmse-stdv"], curves.std(axis=0), rtol=1e-9)
+
+
+def test_cv_fits_the_bin_edges_once_for_every_fold_and_call(monkeypatch):
+    from gbmo.binning import BinMapper
+
+    fits = []
+    fit = BinMapper.fit
+    monkeypatch.setattr(BinMapper, "fit", lambda self, *args: fits.append(1) or fit(self, *args))
+    data = gbmo.Dataset(X, Y)
+    gbmo.cv(PARAMS, data, 3, nfold=5)
+    assert len(fits) == 1
+    gbmo.cv({**PARAMS, "learning_rate": 0.3}, data, 3, nfold=4, seed=5)
+    gbmo.train(PARAMS, data, 3)
+    assert len(fits) == 1
+    gbmo.cv({**PARAMS, "max_bins": 31}, data, 3, nfold=5)  # other edges: binned again, once
+    assert len(fits) == 2
 
 
 def test_seeded_nfold_is_reproducible_and_takes_scikit_learn_splitters():

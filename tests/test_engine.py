@@ -1067,9 +1067,11 @@ def test_cv_init_model_and_fpreproc_are_each_fold_s_start_and_preparation():
 
     boosters = gbmo.cv(params, gbmo.Dataset(X, y), 2, folds=folds, init_model=start,
                        fpreproc=prepare, return_boosters=True)["boosters"]
+    whole = gbmo.Dataset(X, y)  # whose bin edges the folds take
     for booster, (rows, _) in zip(boosters, folds):
         alone = gbmo.train({**params, "learning_rate": 0.3},
-                           gbmo.Dataset(X[rows], y[rows], weight=weights[:len(rows)]), 2,
+                           gbmo.Dataset(X[rows], y[rows], weight=weights[:len(rows)],
+                                        reference=whole), 2,
                            init_model=start)
         assert booster.num_trees == 5
         np.testing.assert_array_equal(booster.predict(X), alone.predict(X))
@@ -1341,6 +1343,41 @@ def test_a_constant_hessian_column_becomes_a_count_of_rows():
         columns, value = gbmo.engine._split_hessian(np.asarray(hess))
         assert value == 1.0 and columns.dtype == np.float32
         np.testing.assert_array_equal(columns, np.asarray(hess, dtype=np.float32))
+
+
+def test_a_subset_is_binned_with_its_source_s_edges_as_lightgbm_s():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 4))
+    y = X[:, 0] + 0.1 * rng.normal(size=400)
+    whole = gbmo.Dataset(X, y, weight=np.linspace(1, 2, 400))
+    rows = np.flatnonzero(X[:, 1] > 0)
+    params = {"verbosity": 0, "max_leaves": 7, "max_bins": 31}
+    binned_first = whole.construct(params).subset(rows)  # takes whole's binned rows
+    by_mask = whole.subset(X[:, 1] > 0)
+    alone = gbmo.Dataset(X[rows], y[rows], weight=whole.get_weight()[rows], reference=whole)
+    expected = gbmo.train(params, alone, 5).predict(X)
+    # another reference's edges: the rows' own X binned by them
+    other = gbmo.Dataset(X[:100], y[:100])
+    by_other = whole.subset(rows, reference=other)
+    other_alone = gbmo.Dataset(X[rows], y[rows], weight=whole.get_weight()[rows],
+                               reference=other)
+    np.testing.assert_array_equal(gbmo.train(params, by_other, 5).predict(X),
+                                  gbmo.train(params, other_alone, 5).predict(X))
+    assert not np.array_equal(gbmo.train(params, other_alone, 5).predict(X), expected)
+    for part in (binned_first, by_mask):
+        np.testing.assert_array_equal(gbmo.train(params, part, 5).predict(X), expected)
+        np.testing.assert_array_equal(part.get_data(), X[rows])
+        np.testing.assert_array_equal(part.get_label(), y[rows])
+        assert part.num_data() == len(rows) and part.num_feature() == 4
+    with pytest.raises(ValueError, match="the training set has 1 row; training needs at least 2"):
+        gbmo.train(params, whole.subset([5]), 1)
+    with pytest.raises(ValueError, match="the training set has 1 row"):
+        gbmo.cv(params, whole.subset([5, 6]), 1, nfold=2)
+    with pytest.raises(IndexError, match="used_indices must index the Dataset's 400 rows"):
+        whole.subset([400])
+    with pytest.raises(ValueError, match="used_indices must be a 1-D array of row indices or a "
+                                         "boolean mask of the 400 rows, got shape \\(2, 2\\)"):
+        whole.subset(np.zeros((2, 2), dtype=int))
 
 
 def test_dataset_params_train_beneath_train_s_as_lightgbm_s():

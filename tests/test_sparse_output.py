@@ -874,8 +874,9 @@ def test_cv_with_a_sparse_y_equals_training_each_fold_alone():
     assert set(result) == {"valid precision@1-mean", "valid precision@1-stdv",
                            "valid ndcg@3-mean", "valid ndcg@3-stdv"}
     curves = []
+    whole = gbmo.Dataset(X, sp.csr_matrix(Y))  # whose bin edges the folds take
     for train_rows, valid_rows in folds:
-        train = gbmo.Dataset(X[train_rows], sp.csr_matrix(Y[train_rows]))
+        train = gbmo.Dataset(X[train_rows], sp.csr_matrix(Y[train_rows]), reference=whole)
         valid = train.create_valid(X[valid_rows], sp.csr_matrix(Y[valid_rows]))
         curves.append(gbmo.train(params, train, 6, valid_sets=[valid])
                       .evals_result["valid_0"]["ndcg@3"])
