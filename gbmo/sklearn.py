@@ -100,7 +100,7 @@ def _refused_control(alias):
 # The estimators' parameters that are not gbmo.train's: every other one is
 # passed to it under its own name.
 _ESTIMATOR_ONLY = ("n_estimators", "early_stopping_rounds", "validation_fraction",
-                   "random_state", "importance_type", "class_weight",
+                   "random_state", "importance_type", "class_weight", "warm_start",
                    "eval_metric")  # XGBoost's, in the constructor: fit's eval_metric
 # parameters checked only once y has set the objective
 _NEED_THE_OBJECTIVE = ("scale_pos_weight", "is_unbalance")
@@ -469,6 +469,7 @@ class _GBMOModel(BaseEstimator):
         importance_type="gain",
         class_weight=None,
         metric=None,
+        warm_start=False,
         **kwargs,
     ):
         self.n_estimators = n_estimators
@@ -518,6 +519,7 @@ class _GBMOModel(BaseEstimator):
         self.verbosity = verbosity
         self.importance_type = importance_type
         self.class_weight = class_weight
+        self.warm_start = warm_start
         self.metric = metric
         # the names of gbmo.train's other parameters and LightGBM's names, as
         # LightGBM's estimators take them; their values are attributes (see get_params)
@@ -698,6 +700,9 @@ class _GBMOModel(BaseEstimator):
             raise ValueError(
                 f"parameter 'validation_fraction' must be a number in (0, 1), got {fraction!r}"
             )
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise ValueError(f"parameter 'warm_start' must be True or False, got "
+                             f"{self.warm_start!r}")
         _check_class_weight(self.class_weight)
         self._check_stopping_options(rounds)
         return n_estimators, rounds, float(fraction)
@@ -774,6 +779,10 @@ class _GBMOModel(BaseEstimator):
         init_model = one_of("init_model", init_model, "xgb_model", xgb_model)
         eval_set = _eval_pairs(eval_set, eval_X, eval_y)
         n_estimators, rounds, fraction = self._check_own_params()
+        if self.warm_start and self.__sklearn_is_fitted__():
+            init_model, n_estimators = self._warm_start(init_model, n_estimators)
+            if n_estimators == 0:
+                return self
         # XGBoost's eval_metric in the constructor replaces the objective's
         # metric (its functions join fit's, which LightGBM adds beside it)
         own_names, own_functions = _eval_metrics(self._other_param("eval_metric"))
@@ -808,7 +817,8 @@ class _GBMOModel(BaseEstimator):
         sample_weight = check_weight(sample_weight, X.shape[0], "sample_weight")
         init_score = check_init_score(init_score, X.shape[0])
         if isinstance(init_model, _GBMOModel):
-            self._check_continued_classes(init_model, y)
+            self._check_continued_classes(init_model, y, "warm_start=True's fitted model"
+                                          if init_model is self else "init_model")
             init_model = init_model.booster_
         rng, seed = self._random()
         # errors before any work on y, but for what needs the objective y decides
@@ -942,6 +952,20 @@ class _GBMOModel(BaseEstimator):
         self.best_score_ = booster.best_score
         return self
 
+    def _warm_start(self, init_model, n_estimators):
+        """(the model to continue, the rounds to add) of a fit with
+        warm_start=True on a fitted estimator, as scikit-learn's gradient
+        boosting: the fitted rounds continue up to n_estimators in all."""
+        if init_model is not None:
+            raise ValueError("warm_start=True continues the fitted model, so fit takes no "
+                             "init_model (or xgb_model) then; give one or the other")
+        done = self.booster_.current_iteration()
+        if n_estimators < done:
+            raise ValueError(f"n_estimators={n_estimators} must be at least n_iter_={done} "
+                             "(the fitted rounds) when warm_start=True; allowed: a larger "
+                             "n_estimators, or warm_start=False to fit anew")
+        return self, n_estimators - done
+
     def _check_hold_out(self, n_rows, fraction, labels):
         """Refuses, before training, a hold-out of validation_fraction of the
         n_rows (stratified by labels, the rows' class indices, or None) that
@@ -985,15 +1009,15 @@ class _GBMOModel(BaseEstimator):
         check_consistent_length(X, y)
         return X, y
 
-    def _check_continued_classes(self, init_model, y):
-        """A classifier continues only a model of the same classes: its outputs
-        are theirs, in order."""
+    def _check_continued_classes(self, init_model, y, name):
+        """A classifier continues only a model (name: what the user gave as
+        it) of the same classes: its outputs are theirs, in order."""
         classes = getattr(init_model, "classes_", None)
         if classes is None or np.ndim(y) != 1:  # a regressor, or multi-label (n_outputs is checked)
             return
         ours = np.unique(np.asarray(y))
         if not np.array_equal(ours, classes):
-            raise ValueError(f"init_model was fitted on the classes {classes.tolist()}, y has "
+            raise ValueError(f"{name} was fitted on the classes {classes.tolist()}, y has "
                              f"{ours.tolist()}; a continued classifier keeps its classes")
 
     def save_model(self, fname):
@@ -1172,7 +1196,9 @@ class GBMORegressor(RegressorMixin, _GBMOModel):
     early_stopping_rounds, validation_fraction, n_threads, adaptive_threads, random_state
     (seed), verbosity, importance_type (of feature_importances_),
     class_weight (GBMOClassifier's; here only None), metric (the metrics
-    recorded, as gbmo.train's; eval_metric adds to them), and as keyword
+    recorded, as gbmo.train's; eval_metric adds to them), warm_start
+    (scikit-learn's: a fit of a fitted estimator continues its rounds up to
+    n_estimators in all), and as keyword
     arguments any other of gbmo.train's parameters or their aliases
     (LightGBM's num_leaves, reg_lambda, n_jobs, ...; see get_params).
     Missing values (NaN) and +-inf in X are taken, as gbmo.train takes them;

@@ -1993,3 +1993,50 @@ def test_eval_class_weight_needs_an_eval_set_of_single_labels():
                                          "single-label targets"):
         GBMOClassifier(n_estimators=2, verbose=-1).fit(
             X, multi_label, eval_set=[(X, multi_label[::-1])], eval_class_weight="balanced")
+
+
+def test_warm_start_continues_the_fitted_rounds_up_to_n_estimators():
+    """scikit-learn's gradient boosting's warm_start: a fit of a fitted
+    estimator adds rounds up to n_estimators in all, the model then being
+    the one a single fit of that many rounds gives."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(400, 4))
+    y = X[:, 0] + X[:, 1] ** 2 + 0.1 * rng.normal(size=400)
+    classes = np.digitize(X[:, 0], [-0.5, 0.5])
+    for make, target in ((GBMORegressor, y), (GBMOClassifier, classes)):
+        warm = make(n_estimators=6, max_leaves=7, warm_start=True).fit(X, target)
+        first = warm.booster_
+        warm.set_params(n_estimators=15).fit(X, target)
+        once = make(n_estimators=15, max_leaves=7).fit(X, target)
+        assert warm.n_iter_ == 15 and warm.booster_.num_trees() == once.booster_.num_trees()
+        expected = once.predict_proba(X) if make is GBMOClassifier else once.predict(X)
+        got = warm.predict_proba(X) if make is GBMOClassifier else warm.predict(X)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+        assert first.num_trees() < warm.booster_.num_trees()
+        fitted = warm.booster_
+        assert warm.fit(X, target).booster_ is fitted  # as many rounds: none added
+        cold = make(n_estimators=6, max_leaves=7).fit(X, target)
+        assert cold.set_params(n_estimators=9).fit(X, target).n_iter_ == 9  # fit anew
+    assert "warm_start" in GBMORegressor().get_params()
+    assert clone(GBMORegressor(warm_start=True)).warm_start is True
+
+
+def test_warm_start_refusals_name_what_is_allowed():
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    warm = GBMOClassifier(n_estimators=5, warm_start=True).fit(X, y)
+    with pytest.raises(ValueError, match="n_estimators=3 must be at least n_iter_=5 \\(the "
+                                         "fitted rounds\\) when warm_start=True; allowed: a "
+                                         "larger n_estimators, or warm_start=False"):
+        warm.set_params(n_estimators=3).fit(X, y)
+    with pytest.raises(ValueError, match="warm_start=True continues the fitted model, so fit "
+                                         "takes no init_model"):
+        warm.set_params(n_estimators=8).fit(X, y, init_model=warm.booster_)
+    with pytest.raises(ValueError, match="warm_start=True's fitted model was fitted on the "
+                                         "classes \\[0, 1\\], y has \\[0, 2\\]"):
+        warm.fit(X, 2 * y)
+    assert warm.n_iter_ == 5  # nothing of the refused fits was kept
+    with pytest.raises(ValueError, match="parameter 'warm_start' must be True or False, got "
+                                         "'yes'"):
+        GBMORegressor(warm_start="yes").fit(X, X[:, 0])
