@@ -901,6 +901,40 @@ class Booster(JSONModel, TrainingRun):
         twin.params = copy.deepcopy(self.params)
         return twin
 
+    def __getitem__(self, rounds):
+        """XGBoost's slicing: booster[first:stop] (with a step too) or
+        booster[i] is a new Booster of those rounds (trees_per_round trees a
+        round), which predicts with all of them, as a part saved with
+        save_model(num_iteration=, start_iteration=): no best_iteration,
+        evaluation records or per-output importance of the whole. Iterating
+        over a Booster gives its rounds one by one, as XGBoost's."""
+        self._check_has_model()
+        n_rounds = self.current_iteration()
+        if isinstance(rounds, slice):
+            step = rounds.step
+            if step is not None and (isinstance(step, bool)
+                                     or not isinstance(step, numbers.Integral) or step < 1):
+                raise ValueError(f"a Booster's slice takes a step of 1 or more, got {step!r}")
+            picked = range(n_rounds)[rounds]
+            if not picked:
+                raise ValueError(f"the slice {rounds.start}:{rounds.stop} holds none of the "
+                                 f"model's {n_rounds} rounds")
+        elif isinstance(rounds, numbers.Integral) and not isinstance(rounds, bool):
+            if not -n_rounds <= rounds < n_rounds:
+                raise IndexError(f"round {rounds} is not one of the model's {n_rounds}; "
+                                 f"allowed: {-n_rounds} to {n_rounds - 1}")
+            picked = [range(n_rounds)[rounds]]
+        else:
+            raise TypeError(f"a Booster is indexed by its rounds: an integer or a slice, got "
+                            f"{type(rounds).__name__}")
+        part = self.copy()
+        per_round = self.trees_per_round
+        part.trees = [tree for r in picked for tree in part.trees[r * per_round:(r + 1) * per_round]]
+        part.best_iteration, part.best_score, part.evals_result = 0, {}, {}
+        part.output_importance = None
+        part._forget_packing()
+        return part
+
     def attributes(self):
         """XGBoost's: the attributes set_attr set, as a dict."""
         return dict(self._attributes)

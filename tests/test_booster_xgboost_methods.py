@@ -155,3 +155,51 @@ def test_xgboost_s_dump_model_to_a_file_and_rounds_that_are_no_integers_are_name
             booster.predict(X, num_iteration=rounds)
     np.testing.assert_array_equal(booster.predict(X, num_iteration=np.int64(2)),
                                   booster.predict(X, num_iteration=2))
+
+
+def _round_contributions(model):
+    """Each round's addition to the raw scores of X, from predict's prefixes."""
+    prefixes = [np.broadcast_to(model.init_score, (len(X), model.n_outputs))]
+    prefixes += [model.predict(X, num_iteration=k, raw_score=True).reshape(len(X), -1)
+                 for k in range(1, model.current_iteration() + 1)]
+    return np.diff(np.stack(prefixes), axis=0)
+
+
+@pytest.mark.parametrize("params", [{}, {"tree_mode": "single_output"},
+                                    {"boosting": "rf", "subsample": 0.7}])
+def test_a_slice_is_a_booster_of_those_rounds_as_xgboost_s(params):
+    model = gbmo.train({"verbosity": 0, "max_leaves": 6, **params}, gbmo.Dataset(X, Y), 8)
+    part = model[2:6]
+    assert part.current_iteration() == 4 and part.num_trees() == 4 * model.trees_per_round
+    np.testing.assert_allclose(part.predict(X, raw_score=True),
+                               model.predict(X, start_iteration=2, num_iteration=4,
+                                             raw_score=True), rtol=1e-12, atol=1e-12)
+    rounds = list(model)  # iterating gives the rounds, as XGBoost's
+    assert len(rounds) == 8 and all(r.current_iteration() == 1 for r in rounds)
+    if params.get("boosting") != "rf":  # a forest's rounds are averaged, not added
+        contributions = _round_contributions(model)
+        np.testing.assert_allclose(model[1::3].predict(X, raw_score=True),
+                                   model.init_score + contributions[[1, 4, 7]].sum(axis=0),
+                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(model[-1].predict(X, raw_score=True),
+                                   model.init_score + contributions[7], rtol=1e-10, atol=1e-10)
+
+
+def test_a_slice_keeps_no_best_round_and_refuses_what_holds_no_round(booster):
+    stopped = gbmo.train({"verbosity": 0, "max_leaves": 6}, gbmo.Dataset(X, Y), 6)
+    stopped.best_iteration = 3
+    part = stopped[0:5]
+    assert part.best_iteration == 0 and part.evals_result == {}
+    np.testing.assert_array_equal(part.predict(X), stopped.predict(X, num_iteration=5))
+    reloaded = gbmo.Booster(model_str=part.model_to_string())
+    np.testing.assert_array_equal(reloaded.predict(X), part.predict(X))
+    assert stopped.current_iteration() == 6  # the sliced model is untouched
+    cases = [(slice(4, 2), ValueError, "the slice 4:2 holds none of the model's 6 rounds"),
+             (slice(0, 4, 0), ValueError, "a Booster's slice takes a step of 1 or more, got 0"),
+             (slice(0, 4, -1), ValueError, "step of 1 or more, got -1"),
+             (6, IndexError, "round 6 is not one of the model's 6; allowed: -6 to 5"),
+             ("1", TypeError, "indexed by its rounds: an integer or a slice, got str"),
+             (True, TypeError, "an integer or a slice, got bool")]
+    for rounds, error, message in cases:
+        with pytest.raises(error, match=message):
+            booster[rounds]
