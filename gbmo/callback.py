@@ -11,6 +11,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .metric_history import PER_OUTPUT, MetricHistory
+from .training_callback import TrainingCallbackRounds, is_training_callback
 from .validation import user_stacklevel
 
 
@@ -377,11 +378,16 @@ class RoundCallbacks:
 
     def __init__(self, callbacks, params):
         for callback in callbacks or []:
-            if not callable(callback):
+            if not callable(callback) and not is_training_callback(callback):
                 raise TypeError(f"callbacks must be callables taking a CallbackEnv (gbmo's own, "
-                                f"or written as LightGBM's), got {type(callback).__module__}."
+                                f"or written as LightGBM's) or XGBoost TrainingCallback "
+                                f"objects, got {type(callback).__module__}."
                                 f"{type(callback).__qualname__}")
-        callbacks = sorted((_as_gbmo_callback(c) for c in callbacks or []),
+        # XGBoost's, after gbmo's and LightGBM's each round, in their order
+        self.training_callbacks = [TrainingCallbackRounds(c) for c in callbacks or []
+                                   if is_training_callback(c)]
+        callbacks = sorted((_as_gbmo_callback(c) for c in callbacks or []
+                            if not is_training_callback(c)),
                            key=lambda c: getattr(c, "order", 0))
         self.stops_early = any(stops_early(c) for c in callbacks)
         self.check_params(params)
@@ -391,6 +397,7 @@ class RoundCallbacks:
             callbacks.insert(0, log_evaluation(1))
         self.before = [c for c in callbacks if getattr(c, "before_iteration", False)]
         self.after = [c for c in callbacks if not getattr(c, "before_iteration", False)]
+        self.any_before = bool(self.before or self.training_callbacks)
         # the parameters reset_parameter callbacks set every round
         self.resets = frozenset().union(*(getattr(c, "resets", ()) for c in self.before))
 
@@ -403,12 +410,18 @@ class RoundCallbacks:
                              "the number of rounds by cv instead")
 
     def before_round(self, env):
+        """None, or the rounds of the model (those done) when an XGBoost
+        callback ends training before this round."""
         for callback in self.before:
             callback(env)
+        if any([rounds.before_round(env) for rounds in self.training_callbacks]):
+            return env.iteration
+        return None
 
     def after_round(self, env):
         """None, or the rounds of the best model when a callback raises
-        EarlyStopException (its 0-based best round + 1)."""
+        EarlyStopException (its 0-based best round + 1), or of every round
+        done when an XGBoost callback ends training."""
         try:
             for callback in self.after:
                 callback(env)
@@ -416,10 +429,12 @@ class RoundCallbacks:
             if not ends_training(stop):
                 raise
             return int(stop.best_iteration) + 1
+        if any([rounds.after_round(env) for rounds in self.training_callbacks]):
+            return env.iteration + 1
         return None
 
     def close(self):
-        for callback in self.before + self.after:
+        for callback in self.before + self.after + self.training_callbacks:
             close = getattr(callback, "close", None)
             if callable(close):
                 close()

@@ -287,10 +287,12 @@ def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, traini
     do."""
     history = CVHistory()
     for iteration in range(num_boost_round):
-        if callbacks.before:
+        if callbacks.any_before:
             before = {name: params[name] for name in RESETTABLE}
-            callbacks.before_round(CallbackEnv(fold_models, params, done + iteration, done,
-                                               done + num_boost_round, []))
+            best_rounds = callbacks.before_round(CallbackEnv(
+                fold_models, params, done + iteration, done, done + num_boost_round, []))
+            if best_rounds is not None:
+                return _stopped(history, fold_models, best_rounds, done)
             # each fold's own copy of the parameters takes what the callbacks set:
             # reset_parameter's, and what another callback changed
             changed = {name: params[name] for name in RESETTABLE
@@ -313,10 +315,14 @@ def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, traini
             fold_models, params, done + iteration, done, done + num_boost_round, results,
             training_set_name))
         if best_rounds is not None:
-            history = CVHistory({key: values[:best_rounds - done]
-                                 for key, values in history.items()})
-            for booster in fold_models.boosters:
-                booster.best_iteration = best_rounds
-            fold_models.best_iteration = best_rounds
-            break
+            return _stopped(history, fold_models, best_rounds, done)
     return history
+
+
+def _stopped(history, fold_models, best_rounds, done):
+    """The history of a run a callback ended, up to the model's best_rounds
+    (counting a continued model's done), which the folds take."""
+    for booster in fold_models.boosters:
+        booster.best_iteration = best_rounds
+    fold_models.best_iteration = best_rounds
+    return CVHistory({key: values[:best_rounds - done] for key, values in history.items()})

@@ -1050,10 +1050,13 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         booster._trainer, booster._driven_by_train = trainer, True
     try:
         for iteration in range(num_boost_round):
-            if callbacks.before:
-                callbacks.before_round(CallbackEnv(
+            if callbacks.any_before:
+                best_rounds = callbacks.before_round(CallbackEnv(
                     booster, trainer.params, done + iteration, done, done + num_boost_round, [],
                     training_set_name))
+                if best_rounds is not None:
+                    booster.best_iteration = best_rounds
+                    break
             results = trainer.step(iteration)
             best_rounds = callbacks.after_round(CallbackEnv(
                 booster, trainer.params, done + iteration, done, done + num_boost_round, results,

@@ -633,3 +633,84 @@ def test_other_exceptions_of_a_callback_are_raised():
     train, valid, _, _ = _noisy_regression()
     with pytest.raises(EarlyStopException, match="not a stop"):
         gbmo.train(PARAMS, train, 5, valid_sets=[valid], callbacks=[callback])
+
+
+class _TrainingCallback:
+    """An XGBoost TrainingCallback written as one (xgboost is not needed):
+    records its calls, ends training after round stop_after (epoch) or
+    before round stop_before, and sets the learning rate after each round."""
+
+    def __init__(self, stop_after=None, stop_before=None, rates=None):
+        self.calls, self.logs = [], []
+        self.stop_after, self.stop_before, self.rates = stop_after, stop_before, rates
+
+    def before_training(self, model):
+        self.calls.append(("before_training", model.num_boosted_rounds()))
+        return model
+
+    def before_iteration(self, model, epoch, evals_log):
+        self.calls.append(("before", epoch))
+        return epoch == self.stop_before
+
+    def after_iteration(self, model, epoch, evals_log):
+        self.calls.append(("after", epoch))
+        self.logs.append({data: {metric: list(values) for metric, values in metrics.items()}
+                          for data, metrics in evals_log.items()})
+        if self.rates is not None:
+            model.set_param("learning_rate", self.rates[epoch])
+        return epoch == self.stop_after
+
+    def after_training(self, model):
+        self.calls.append(("after_training", model.num_boosted_rounds()))
+        return model
+
+
+def test_an_xgboost_training_callback_runs_its_hooks_around_the_rounds():
+    train, valid, X_valid, _ = _noisy_regression()
+    callback = _TrainingCallback(stop_after=3)
+    booster = gbmo.train(PARAMS, train, 50, valid_sets=[valid], callbacks=[callback])
+    assert callback.calls == [("before_training", 0), ("before", 0), ("after", 0),
+                              ("before", 1), ("after", 1), ("before", 2), ("after", 2),
+                              ("before", 3), ("after", 3), ("after_training", 4)]
+    # evals_log: XGBoost's {data: {metric: [a value a round]}}, the run's so far
+    rmse = booster.evals_result["valid_0"]["rmse"]
+    assert [log["valid_0"]["rmse"] for log in callback.logs] == [rmse[:k] for k in range(1, 5)]
+    # ending training keeps every round done, as XGBoost's
+    assert booster.current_iteration() == 4
+    np.testing.assert_array_equal(booster.predict(X_valid),
+                                  gbmo.train(PARAMS, train, 4).predict(X_valid))
+    before = _TrainingCallback(stop_before=2)
+    assert gbmo.train(PARAMS, train, 50, callbacks=[before]).current_iteration() == 2
+    assert before.calls[-2:] == [("before", 2), ("after_training", 2)]
+    # epochs count this run's rounds, as XGBoost's, after a continued model's
+    continued = _TrainingCallback(stop_after=1)
+    start = gbmo.train(PARAMS, train, 3)
+    assert gbmo.train(PARAMS, train, 50, init_model=start,
+                      callbacks=[continued]).current_iteration() == 5
+    assert continued.calls[0] == ("before_training", 3) and continued.calls[-1] == (
+        "after_training", 5)
+
+
+def test_an_xgboost_training_callback_s_set_param_schedules_the_rounds_as_reset_parameter():
+    train, valid, X_valid, _ = _noisy_regression()
+    rates = [0.5, 0.2, 0.1, 0.05, 0.05]
+    scheduled = gbmo.train(PARAMS, train, 5, callbacks=[_TrainingCallback(rates=rates)])
+    # set after round e, the rate is round e + 1's (XGBoost's LearningRateScheduler)
+    expected = gbmo.train(PARAMS, train, 5, callbacks=[gbmo.reset_parameter(
+        learning_rate=[PARAMS["learning_rate"]] + rates[:4])])
+    np.testing.assert_array_equal(scheduled.predict(X_valid), expected.predict(X_valid))
+
+
+def test_an_xgboost_training_callback_in_cv_sees_the_folds_means_and_stops_them():
+    train = _noisy_regression()[0]
+    callback = _TrainingCallback(stop_after=2)
+    result = gbmo.cv(PARAMS, train, 30, nfold=3, callbacks=[callback], return_cvbooster=True)
+    assert len(result["valid rmse-mean"]) == 3
+    assert result["cvbooster"].best_iteration == 3
+    assert callback.calls[0] == ("before_training", 0)
+    assert callback.calls[-1] == ("after_training", 3)
+    assert callback.logs[-1]["valid"]["rmse"] == list(zip(result["valid rmse-mean"],
+                                                          result["valid rmse-stdv"]))
+    with pytest.raises(TypeError, match="callbacks must be callables taking a CallbackEnv .*or "
+                                        "XGBoost TrainingCallback objects, got builtins.int"):
+        gbmo.train(PARAMS, train, 1, callbacks=[3])
