@@ -128,9 +128,11 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
 
     As LightGBM's cv, train_set is binned once and each fold takes its rows
     of the binned data (Dataset.subset): bin edges from every row's features,
-    none from a target (categorical features are ranked by each fold's
-    training rows), so further cv calls on train_set bin nothing. Each fold
-    is evaluated on its validation rows every round. nfold folds are
+    none from a target, so further cv calls on train_set bin nothing. With
+    categorical features, whose categories are ranked by each fold's
+    training rows, each fold bins its own training rows instead (and its
+    validation rows with their edges). Each fold is evaluated on its
+    validation rows every round. nfold folds are
     drawn with `seed` (shuffled unless shuffle=False), stratified by class by
     default for softmax, multiclassova and sigmoid with 1-D labels; `folds` may give the
     (train rows, validation rows) pairs instead, or an object with a
@@ -205,10 +207,13 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         params = _params_counting_classes(params, train_set, init_model)
     callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
     names = ["train", "valid"] if eval_train_metric else ["valid"]
+    # categorical features are ranked by each fold's targets, which bins the
+    # fold apart: on the whole set's edges it would bin the whole set again
+    edges = None if train_set.categorical_features(params["categorical_feature"]) else train_set
     trainers = []
     for train_rows, valid_rows in pairs:
-        fold_train = train_set.subset(train_rows)
-        fold_valid = train_set.subset(valid_rows, reference=fold_train)
+        fold_train = train_set._rows_subset(train_rows, None, edges)
+        fold_valid = train_set._rows_subset(valid_rows, None, fold_train)
         fold_raw, fold_params = raw_params, params
         if fpreproc is not None:
             fold_train, fold_valid, fold_raw = _prepared_fold(fpreproc, fold_train, fold_valid,

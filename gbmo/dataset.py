@@ -116,7 +116,6 @@ class Dataset:
         self.feature_names = names
         if feature_names is not None:
             self.set_feature_name(feature_names)
-        self._rows_of = None  # a subset's (source Dataset, row indices): see subset
         self._refer_to(reference)
         self.categorical_feature = categorical_feature
         self.categorical_features()  # errors in the choice surface here, not in training
@@ -142,13 +141,14 @@ class Dataset:
 
     @X.setter
     def X(self, features):
-        self._X = features
+        # features of its own: a subset no longer takes its source's binned rows
+        self._X, self._rows_of = features, None
 
     @property
-    def sparse_features(self):
+    def is_sparse(self):
         """Whether X is a scipy sparse matrix (a subset's source's X is)."""
         if self._X is None:
-            return self._rows_of[0].sparse_features
+            return self._rows_of[0].is_sparse
         return is_scipy_sparse(self._X)
 
     def _drop_binned(self):
@@ -305,8 +305,18 @@ class Dataset:
         again: cv's folds and a search over them bin the data once. Its X is
         copied out of this one's only when read.
         used_indices: row indices (or a boolean mask of every row)."""
+        subset = self._rows_subset(used_indices, params, self if reference is None else reference)
+        return subset if reference is None else subset.in_categories(reference.pandas_categories)
+
+    def _rows_subset(self, used_indices, params, reference):
+        """subset's Dataset of these rows, binned with reference's edges
+        (None: its own, fitted to these rows), its category codes as this
+        Dataset's."""
+        indices = np.asarray(used_indices)
+        if indices.size == 0:
+            raise ValueError("used_indices selects no row; a subset needs rows")
         try:
-            rows = np.arange(self.n_rows)[np.asarray(used_indices)]
+            rows = np.arange(self.n_rows)[indices]
         except IndexError as error:
             raise IndexError(f"used_indices must index the Dataset's {self.n_rows} rows: "
                              f"{error}") from None
@@ -318,9 +328,9 @@ class Dataset:
             return None if values is None else values[rows]
 
         subset = copy.copy(self)
-        subset.X, subset._rows_of = None, (self, rows)
+        subset._X, subset._rows_of = None, (self, rows)
         subset.params = check_dataset_params({**self.params, **(params or {})})
-        subset._refer_to(self if reference is None else reference)
+        subset._refer_to(reference)
         subset.categorical_feature = self.categorical_features()
         subset.set_label(self.Y[rows]).set_weight(take(self.weight))
         subset.set_init_score(take(self.init_score))
@@ -330,9 +340,10 @@ class Dataset:
     def _binned_rows(self, read_X):
         """The bins of X (read_X() as binning reads it) by bin_mapper: a
         subset's rows of its source's binned data when the source is binned
-        by the same mapper (dense bins: a sparse X's layout is worked out
-        anew), else X's own."""
-        if self._rows_of is not None:
+        by the same mapper and the subset's X was never handed out, which
+        could have been edited (dense bins: a sparse X's layout is worked
+        out anew), else X's own."""
+        if self._rows_of is not None and self._X is None:
             source, rows = self._rows_of
             if source.bin_mapper is self.bin_mapper and isinstance(source.X_binned, np.ndarray):
                 return np.take(source.X_binned, rows, axis=1)  # C-ordered, as the kernels read
@@ -349,7 +360,8 @@ class Dataset:
         if not changed and self.pandas_categories == pandas_categories:
             return self
         recoded = copy.copy(self)
-        recoded.X = self.X.copy() if changed else self.X
+        if changed:
+            recoded.X = self.X.copy()
         for index, categories in changed.items():
             own = self.pandas_categories[index]
             recoded.X[:, index] = recode(self.X[:, index], own, categories)
@@ -359,8 +371,6 @@ class Dataset:
                                        if self.feature_names is not None else index,
                                        own, categories)
         recoded.pandas_categories = dict(pandas_categories)
-        if changed:  # its X is no longer its source's rows
-            recoded._rows_of = None
         recoded._drop_binned()
         return recoded
 

@@ -499,7 +499,7 @@ class _Trainer:
                                               train_set.n_features)
         check_bins_by_feature(params["max_bins_by_feature"], train_set.n_features)
         for dataset in [train_set, *valid_sets]:
-            check_readable(dataset.sparse_features, params)
+            check_readable(dataset.is_sparse, params)
         self.single_output = params["tree_mode"] == "single_output"
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:

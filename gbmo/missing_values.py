@@ -25,10 +25,10 @@ def reads_as_given(params):
     return reading(params) == (True, False)
 
 
-def check_readable(sparse, params):
-    """A scipy sparse X (sparse: whether X is one) cannot hold its absent
+def check_readable(is_sparse, params):
+    """A scipy sparse X (is_sparse: whether X is one) cannot hold its absent
     zeros as missing values."""
-    if sparse and reading(params)[1]:
+    if is_sparse and reading(params)[1]:
         raise ValueError("zero_as_missing=True needs a dense X: a scipy sparse matrix's absent "
                          "entries are zeros, which would all become missing values; pass "
                          "X.toarray(), or mark the missing entries NaN and keep "

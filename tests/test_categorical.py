@@ -1072,3 +1072,21 @@ def test_the_warning_for_categories_of_another_type_covers_every_way_in():
         with pytest.raises(ValueError, match=r"X's columns are the model's features in another "
                                              r"order \(x, d, c\)"):
             on_both.predict(both[["x", "d", "c"]])
+
+
+def test_a_subset_made_with_another_reference_is_recoded_to_its_categories():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(31)
+    codes = rng.integers(0, 4, size=300)
+    y = codes.astype(float) + 0.05 * rng.normal(size=300)
+    names = ["a", "b", "c", "d"]
+    frame = pd.DataFrame({"c": pd.Categorical.from_codes(codes, names)})
+    reversed_frame = pd.DataFrame({"c": pd.Categorical(frame["c"], categories=names[::-1])})
+    training = gbmo.Dataset(frame, y)
+    params = {"verbosity": 0, "min_samples_leaf": 5, "max_leaves": 8}
+    rows = np.arange(0, 300, 3)
+    as_subset = gbmo.Dataset(reversed_frame, y).subset(rows, reference=training)
+    as_valid = training.create_valid(reversed_frame.iloc[rows], y[rows])
+    booster = gbmo.train(params, training, 10, valid_sets=[as_subset, as_valid])
+    assert booster.evals_result["valid_0"]["rmse"] == booster.evals_result["valid_1"]["rmse"]
+    assert booster.evals_result["valid_0"]["rmse"][-1] < 0.5

@@ -32,8 +32,9 @@ def test_stratified_folds_keep_the_class_mix():
 
 def _fold_curves(folds, features, params, categorical_feature="auto"):
     """Each fold trained alone on the whole X's bin edges (its training
-    set made with the whole set as reference), its validation curve."""
-    whole = gbmo.Dataset(features, Y, categorical_feature=categorical_feature)
+    set made with the whole set as reference), its validation curve; with
+    categorical features, on its own rows' edges."""
+    whole = None if categorical_feature != "auto" else gbmo.Dataset(features, Y)
     curves = []
     for train_rows, valid_rows in folds:
         train = gbmo.Dataset(features[train_rows], Y[train_rows], reference=whole,
@@ -47,8 +48,9 @@ def _fold_curves(folds, features, params, categorical_feature="auto"):
 @pytest.mark.parametrize("kind", ["dense", "categorical", "csr"])
 def test_mean_and_stdv_equal_training_each_fold_alone_on_the_whole_sets_bins(kind):
     # as LightGBM's cv: the folds take the rows of the Dataset binned once
-    # (dense X: its binned rows; CSR X: binned again by its edges); a
-    # categorical feature's order still comes from each fold's training rows
+    # (dense X: its binned rows; CSR X: binned again by its edges); with a
+    # categorical feature, ranked by each fold's training rows, a fold bins
+    # its own rows
     import scipy.sparse
 
     features, params, categorical = X, PARAMS, "auto"
@@ -80,6 +82,10 @@ def test_cv_fits_the_bin_edges_once_for_every_fold_and_call(monkeypatch):
     assert len(fits) == 1
     gbmo.cv({**PARAMS, "max_bins": 31}, data, 3, nfold=5)  # other edges: binned again, once
     assert len(fits) == 2
+    categorical = gbmo.Dataset(np.c_[X, RNG.integers(0, 4, size=600)], Y,
+                               categorical_feature=[5])
+    gbmo.cv(PARAMS, categorical, 3, nfold=4)  # each fold on its own rows, the whole set never
+    assert len(fits) == 6 and categorical.bin_mapper is None
 
 
 def test_seeded_nfold_is_reproducible_and_takes_scikit_learn_splitters():
