@@ -409,11 +409,17 @@ class RoundCallbacks:
                              "rounds it drops, so the model of a best round is not kept; pick "
                              "the number of rounds by cv instead")
 
+    def start(self, model):
+        """Before the first round: XGBoost callbacks' before_training."""
+        for rounds in self.training_callbacks:
+            rounds.start(model)
+
     def before_round(self, env):
         """None, or the rounds of the model (those done) when an XGBoost
         callback ends training before this round."""
         for callback in self.before:
             callback(env)
+        # a list, not a generator: every callback's hook runs, as in XGBoost
         if any([rounds.before_round(env) for rounds in self.training_callbacks]):
             return env.iteration
         return None
@@ -421,20 +427,29 @@ class RoundCallbacks:
     def after_round(self, env):
         """None, or the rounds of the best model when a callback raises
         EarlyStopException (its 0-based best round + 1), or of every round
-        done when an XGBoost callback ends training."""
+        done when an XGBoost callback ends training. XGBoost callbacks see
+        every round, the one early stopping ends too."""
+        best_rounds = None
         try:
             for callback in self.after:
                 callback(env)
         except Exception as stop:  # noqa: BLE001 (any but an early stop is raised again)
             if not ends_training(stop):
                 raise
-            return int(stop.best_iteration) + 1
-        if any([rounds.after_round(env) for rounds in self.training_callbacks]):
-            return env.iteration + 1
-        return None
+            best_rounds = int(stop.best_iteration) + 1
+        if any([rounds.after_round(env) for rounds in self.training_callbacks]) \
+                and best_rounds is None:
+            best_rounds = env.iteration + 1
+        return best_rounds
+
+    def finish(self):
+        """After the last round, when no error ended training: XGBoost
+        callbacks' after_training."""
+        for rounds in self.training_callbacks:
+            rounds.finish()
 
     def close(self):
-        for callback in self.before + self.after + self.training_callbacks:
+        for callback in self.before + self.after:
             close = getattr(callback, "close", None)
             if callable(close):
                 close()

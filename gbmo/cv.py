@@ -234,15 +234,23 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         # one-leaf rounds speaks for them all (it came once per fold)
         for trainer in trainers[1:]:
             trainer.warned_of_single_leaves = True
+        # callbacks may use each fold's run (set_param, reset_parameter,
+        # eval_valid), as train's use its one
+        for trainer in trainers:
+            trainer.booster._trainer, trainer.booster._driven_by_train = trainer, True
     # the callbacks' env.model, as in LightGBM
     fold_models = CVBooster([trainer.booster for trainer in trainers])
 
     try:
+        callbacks.start(fold_models)
         history = _run_folds(trainers, fold_models, params, num_boost_round, callbacks,
                              "train" if eval_train_metric else None,
                              0 if init_model is None else init_model.current_iteration())
+        callbacks.finish()
     finally:
         callbacks.close()
+        for booster in fold_models.boosters:
+            booster._trainer, booster._driven_by_train = None, False
     if return_boosters:
         history["boosters"] = fold_models.boosters
     if return_cvbooster:
@@ -294,10 +302,10 @@ def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, traini
     for iteration in range(num_boost_round):
         if callbacks.any_before:
             before = {name: params[name] for name in RESETTABLE}
-            best_rounds = callbacks.before_round(CallbackEnv(
+            rounds_done = callbacks.before_round(CallbackEnv(
                 fold_models, params, done + iteration, done, done + num_boost_round, []))
-            if best_rounds is not None:
-                return _stopped(history, fold_models, best_rounds, done)
+            if rounds_done is not None:
+                return _stopped(history, fold_models, rounds_done, done)
             # each fold's own copy of the parameters takes what the callbacks set:
             # reset_parameter's, and what another callback changed
             changed = {name: params[name] for name in RESETTABLE

@@ -1049,21 +1049,20 @@ def train(params, train_set, num_boost_round=100, valid_sets=None, valid_names=N
         # callbacks may use the run (env.model.add_valid, eval_train), as LightGBM's
         booster._trainer, booster._driven_by_train = trainer, True
     try:
+        callbacks.start(booster)
         for iteration in range(num_boost_round):
-            if callbacks.any_before:
-                best_rounds = callbacks.before_round(CallbackEnv(
-                    booster, trainer.params, done + iteration, done, done + num_boost_round, [],
-                    training_set_name))
-                if best_rounds is not None:
-                    booster.best_iteration = best_rounds
-                    break
-            results = trainer.step(iteration)
-            best_rounds = callbacks.after_round(CallbackEnv(
-                booster, trainer.params, done + iteration, done, done + num_boost_round, results,
-                training_set_name))
-            if best_rounds is not None:
-                booster.best_iteration = best_rounds
+            def env(results):
+                return CallbackEnv(booster, trainer.params, done + iteration, done,
+                                   done + num_boost_round, results, training_set_name)
+
+            # the rounds the model keeps when a callback ends training
+            kept_rounds = callbacks.before_round(env([])) if callbacks.any_before else None
+            if kept_rounds is None:
+                kept_rounds = callbacks.after_round(env(trainer.step(iteration)))
+            if kept_rounds is not None:
+                booster.best_iteration = kept_rounds
                 break
+        callbacks.finish()
     finally:
         callbacks.close()
         booster._driven_by_train = False

@@ -745,7 +745,8 @@ class _GBMOModel(BaseEstimator):
         sample_weight). feature_name: the features' names ("auto": a
         DataFrame's columns, else f0, f1, ...). eval_metric's
         metrics come first, as in LightGBM. callbacks: gbmo callbacks
-        (plain callables receiving a `gbmo.callback.CallbackEnv`).
+        (plain callables receiving a `gbmo.callback.CallbackEnv`), LightGBM's
+        and XGBoost's TrainingCallback objects (see gbmo.training_callback).
         init_score / eval_init_score (a list, one per eval_set pair): each
         row's starting raw scores (see gbmo.Dataset). init_model: a Booster,
         a model file's path or a fitted gbmo estimator to continue (see

@@ -6,7 +6,8 @@ as one (xgboost itself is not imported).
 Their hooks are called as XGBoost calls them: before_training(model) before
 the first round, before_iteration(model, epoch, evals_log) before each round
 and after_iteration(model, epoch, evals_log) after it, after_training(model)
-when training ends; True from before_iteration or after_iteration ends
+when training ends without an error; True from before_iteration or
+after_iteration ends
 training there, keeping every round trained, as in XGBoost. model is the
 gbmo Booster (in cv, the folds as XGBoost's cv hands them: the first
 fold's rounds and attributes, set_param and set_attr on every fold); epoch
@@ -36,20 +37,27 @@ class TrainingCallbackRounds:
     """One TrainingCallback's hooks around a run's rounds, with its evals_log."""
 
     def __init__(self, callback):
+        if getattr(callback, "save_best", False) is True:
+            raise ValueError("XGBoost's EarlyStopping(save_best=True) hands back a model cut at "
+                             "its best round, which gbmo does not take; give save_best=False, "
+                             "or gbmo.early_stopping(rounds), whose booster predicts with its "
+                             "best round")
         self.callback = callback
         self.evals_log = {}
-        self.model = None  # the run's, once a round has begun
+        self.model = None
 
     def _hook(self, name):
         hook = getattr(self.callback, name, None)
         return hook if callable(hook) else None
 
+    def start(self, model):
+        """before_training, with the run's model (cv's CVBooster: its folds)."""
+        self.model = _FoldsAsOne(model) if hasattr(model, "boosters") else model
+        if self._hook("before_training"):
+            self.callback.before_training(self.model)
+
     def before_round(self, env):
         """Whether the callback ends training before this round."""
-        if self.model is None:
-            self.model = _FoldsAsOne(env.model) if hasattr(env.model, "boosters") else env.model
-            if self._hook("before_training"):
-                self.callback.before_training(self.model)
         hook = self._hook("before_iteration")
         return bool(hook and hook(self.model, _epoch(env), self.evals_log))
 
@@ -62,8 +70,9 @@ class TrainingCallbackRounds:
                 (value, entry[4]) if len(entry) > 4 else value)
         return bool(self.callback.after_iteration(self.model, _epoch(env), self.evals_log))
 
-    def close(self):
-        if self.model is not None and self._hook("after_training"):
+    def finish(self):
+        """after_training, once training has ended without an error."""
+        if self._hook("after_training"):
             self.callback.after_training(self.model)
 
 
@@ -87,4 +96,6 @@ class _FoldsAsOne:
         return self._folds.best_iteration
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # copy and pickle ask before _folds is set
+            raise AttributeError(name)
         return getattr(self._folds, name)

@@ -1,4 +1,6 @@
 """Callbacks: early stopping, evaluation logging and recording."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -646,6 +648,7 @@ class _TrainingCallback:
 
     def before_training(self, model):
         self.calls.append(("before_training", model.num_boosted_rounds()))
+        self.model = model
         return model
 
     def before_iteration(self, model, epoch, evals_log):
@@ -711,6 +714,50 @@ def test_an_xgboost_training_callback_in_cv_sees_the_folds_means_and_stops_them(
     assert callback.calls[-1] == ("after_training", 3)
     assert callback.logs[-1]["valid"]["rmse"] == list(zip(result["valid rmse-mean"],
                                                           result["valid rmse-stdv"]))
+    assert copy.copy(callback.model).num_boosted_rounds() == 3  # the folds as one, copied
     with pytest.raises(TypeError, match="callbacks must be callables taking a CallbackEnv .*or "
                                         "XGBoost TrainingCallback objects, got builtins.int"):
         gbmo.train(PARAMS, train, 1, callbacks=[3])
+
+
+def test_an_xgboost_training_callback_s_set_param_reaches_every_fold_in_cv():
+    train = _noisy_regression()[0]
+    rates = [0.5, 0.2, 0.1, 0.05, 0.05]
+    scheduled = gbmo.cv(PARAMS, train, 5, nfold=3, callbacks=[_TrainingCallback(rates=rates)])
+    expected = gbmo.cv(PARAMS, train, 5, nfold=3, callbacks=[gbmo.reset_parameter(
+        learning_rate=[PARAMS["learning_rate"]] + rates[:4])])
+    assert scheduled == expected
+
+
+class _Failing(_TrainingCallback):
+    def after_iteration(self, model, epoch, evals_log):
+        super().after_iteration(model, epoch, evals_log)
+        raise RuntimeError("the callback's own error")
+
+
+def test_after_training_runs_when_training_ends_without_an_error_as_xgboost_s():
+    train, valid, _, _ = _noisy_regression()
+    failing = _Failing()
+    with pytest.raises(RuntimeError, match="the callback's own error"):
+        gbmo.train(PARAMS, train, 5, callbacks=[failing])
+    assert failing.calls == [("before_training", 0), ("before", 0), ("after", 0)]
+    idle = _TrainingCallback()
+    gbmo.train(PARAMS, train, 0, callbacks=[idle])
+    assert idle.calls == [("before_training", 0), ("after_training", 0)]
+    # the round early stopping ends is seen too
+    watching = _TrainingCallback()
+    booster = gbmo.train(PARAMS, train, 500, valid_sets=[valid], callbacks=[
+        watching, gbmo.early_stopping(3, verbose=False)])
+    assert watching.calls[-2:] == [("after", booster.current_iteration() - 1),
+                                   ("after_training", booster.current_iteration())]
+    assert booster.best_iteration == booster.current_iteration() - 3
+
+
+def test_an_early_stopping_that_hands_back_its_best_model_is_refused_by_name():
+    class SaveBest(_TrainingCallback):
+        save_best = True
+
+    with pytest.raises(ValueError, match="XGBoost's EarlyStopping\\(save_best=True\\) hands back "
+                                         "a model cut at its best round, which gbmo does not "
+                                         "take; give save_best=False, or gbmo.early_stopping"):
+        gbmo.train(PARAMS, _noisy_regression()[0], 5, callbacks=[SaveBest()])
