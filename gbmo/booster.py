@@ -927,11 +927,21 @@ class Booster(JSONModel, TrainingRun):
         else:
             raise TypeError(f"a Booster is indexed by its rounds: an integer or a slice, got "
                             f"{type(rounds).__name__}")
-        part = self.copy()
+        # the trees are shared, as a continued model shares its init_model's
+        # (set_leaf_output copies a tree): copy() would write out and read
+        # back the whole model, a slice at a time
+        part = Booster.__new__(Booster)
+        part.__dict__.update(self.__dict__)
         per_round = self.trees_per_round
-        part.trees = [tree for r in picked for tree in part.trees[r * per_round:(r + 1) * per_round]]
+        part.trees = [tree for r in picked for tree in self.trees[r * per_round:(r + 1) * per_round]]
+        part.params = copy.deepcopy(self.params)
+        part.pandas_categories = dict(self.pandas_categories)
+        # XGBoost's slices keep the user's attributes, not early stopping's
+        part._attributes = {key: value for key, value in self._attributes.items()
+                            if key not in ("best_iteration", "best_score")}
         part.best_iteration, part.best_score, part.evals_result = 0, {}, {}
-        part.output_importance = None
+        part.output_importance = part._trainer = None
+        part._driven_by_train = False
         part._forget_packing()
         return part
 

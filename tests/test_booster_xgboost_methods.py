@@ -188,12 +188,16 @@ def test_a_slice_is_a_booster_of_those_rounds_as_xgboost_s(params):
 def test_a_slice_keeps_no_best_round_and_refuses_what_holds_no_round(booster):
     stopped = gbmo.train({"verbosity": 0, "max_leaves": 6}, gbmo.Dataset(X, Y), 6)
     stopped.best_iteration = 3
+    stopped.set_attr(best_iteration="2", best_score="0.5", mine="kept")
     part = stopped[0:5]
     assert part.best_iteration == 0 and part.evals_result == {}
+    assert part.attributes() == {"mine": "kept"}  # as XGBoost's slices
     np.testing.assert_array_equal(part.predict(X), stopped.predict(X, num_iteration=5))
     reloaded = gbmo.Booster(model_str=part.model_to_string())
     np.testing.assert_array_equal(reloaded.predict(X), part.predict(X))
     assert stopped.current_iteration() == 6  # the sliced model is untouched
+    part.set_leaf_output(0, 0, [9.0, 9.0])  # the part's trees are its own to change
+    assert stopped.get_leaf_output(0, 0).tolist() != [9.0, 9.0]
     cases = [(slice(4, 2), ValueError, "the slice 4:2 holds none of the model's 6 rounds"),
              (slice(0, 4, 0), ValueError, "a Booster's slice takes a step of 1 or more, got 0"),
              (slice(0, 4, -1), ValueError, "step of 1 or more, got -1"),
