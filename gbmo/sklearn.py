@@ -780,10 +780,9 @@ class _GBMOModel(BaseEstimator):
         init_model = one_of("init_model", init_model, "xgb_model", xgb_model)
         eval_set = _eval_pairs(eval_set, eval_X, eval_y)
         n_estimators, rounds, fraction = self._check_own_params()
-        if self.warm_start and self.__sklearn_is_fitted__():
+        warm = self.warm_start and self.__sklearn_is_fitted__()
+        if warm:
             init_model, n_estimators = self._warm_start(init_model, n_estimators)
-            if n_estimators == 0:
-                return self
         # XGBoost's eval_metric in the constructor replaces the objective's
         # metric (its functions join fit's, which LightGBM adds beside it)
         own_names, own_functions = _eval_metrics(self._other_param("eval_metric"))
@@ -814,6 +813,10 @@ class _GBMOModel(BaseEstimator):
             table, categorical_feature, own, renamed))
         pandas_categories = dataframe_categories(X)
         X = _numeric_X(X, pandas_categories, len(X.columns) if is_dataframe(X) else 0)
+        if warm and n_estimators == 0:  # no round to add: X and y checked against the model
+            check_consistent_length(_validate_data(self, X, reset=False, **_X_CHECKS), y)
+            self._check_continued_classes(self, y, "warm_start=True's fitted model")
+            return self
         X, y = self._validate_X_y(X, y)
         sample_weight = check_weight(sample_weight, X.shape[0], "sample_weight")
         init_score = check_init_score(init_score, X.shape[0])
@@ -960,6 +963,10 @@ class _GBMOModel(BaseEstimator):
         if init_model is not None:
             raise ValueError("warm_start=True continues the fitted model, so fit takes no "
                              "init_model (or xgb_model) then; give one or the other")
+        if self.booster_.sparse_loss is not None:
+            raise ValueError("warm_start=True does not continue a model fitted on a sparse y "
+                             "yet (gbmo.train takes no init_model for one); give "
+                             "warm_start=False to fit anew")
         done = self.booster_.current_iteration()
         if n_estimators < done:
             raise ValueError(f"n_estimators={n_estimators} must be at least n_iter_={done} "

@@ -1998,7 +1998,8 @@ def test_eval_class_weight_needs_an_eval_set_of_single_labels():
 def test_warm_start_continues_the_fitted_rounds_up_to_n_estimators():
     """scikit-learn's gradient boosting's warm_start: a fit of a fitted
     estimator adds rounds up to n_estimators in all, the model then being
-    the one a single fit of that many rounds gives."""
+    (without row or feature sampling, whose draws a continued run makes
+    anew) the one a single fit of that many rounds gives."""
     rng = np.random.default_rng(12)
     X = rng.normal(size=(400, 4))
     y = X[:, 0] + X[:, 1] ** 2 + 0.1 * rng.normal(size=400)
@@ -2036,7 +2037,22 @@ def test_warm_start_refusals_name_what_is_allowed():
     with pytest.raises(ValueError, match="warm_start=True's fitted model was fitted on the "
                                          "classes \\[0, 1\\], y has \\[0, 2\\]"):
         warm.fit(X, 2 * y)
-    assert warm.n_iter_ == 5  # nothing of the refused fits was kept
+    # as many rounds as fitted: none to add, X and y still checked against the model
+    with pytest.raises(ValueError, match="X has 2 features, but GBMOClassifier is expecting 3"):
+        warm.set_params(n_estimators=5).fit(X[:, :2], y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        warm.fit(X, y[:50])
+    with pytest.raises(ValueError, match="warm_start=True's fitted model was fitted on the "
+                                         "classes"):
+        warm.fit(X, 2 * y)
+    assert warm.n_iter_ == 5 and warm.n_features_in_ == 3  # nothing of the refused fits kept
+    import scipy.sparse as sp
+
+    labels = sp.csr_matrix((X[:, :2] > 0).astype(float))
+    sparse = GBMOClassifier(n_estimators=2, warm_start=True, top_k=1).fit(X, labels)
+    with pytest.raises(ValueError, match="warm_start=True does not continue a model fitted on "
+                                         "a sparse y yet"):
+        sparse.set_params(n_estimators=4).fit(X, labels)
     with pytest.raises(ValueError, match="parameter 'warm_start' must be True or False, got "
                                          "'yes'"):
         GBMORegressor(warm_start="yes").fit(X, X[:, 0])
