@@ -303,7 +303,8 @@ class Dataset:
         create_valid), and while this Dataset is binned with the same edges
         the subset takes its rows of the binned data instead of binning X
         again: cv's folds and a search over them bin the data once. Its X is
-        copied out of this one's only when read.
+        copied out of this one's only when read, so it holds this Dataset
+        (and a pickle of it holds it too), as LightGBM's subset its parent.
         used_indices: row indices (or a boolean mask of every row)."""
         subset = self._rows_subset(used_indices, params, self if reference is None else reference)
         return subset if reference is None else subset.in_categories(reference.pandas_categories)
