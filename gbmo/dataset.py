@@ -144,6 +144,12 @@ class Dataset:
         # features of its own: a subset no longer takes its source's binned rows
         self._X, self._rows_of = features, None
 
+    def __setstate__(self, state):
+        if "X" in state:  # pickled by a gbmo of before lazy subsets: X itself
+            state = {**state, "_X": state["X"], "_rows_of": None}
+            del state["X"]
+        self.__dict__.update(state)
+
     @property
     def is_sparse(self):
         """Whether X is a scipy sparse matrix (a subset's source's X is)."""

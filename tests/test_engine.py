@@ -1,4 +1,5 @@
 """Learning on data where the answer is known, determinism and thread independence."""
+import pickle
 import warnings
 
 import numpy as np
@@ -1517,3 +1518,19 @@ def test_single_leaves_are_not_warned_of_at_verbosity_minus_one_or_when_trees_sp
     _, silenced = _single_leaf_warnings({"verbosity": -1, "min_samples_leaf": 5000}, X, X[:, 0])
     _, splitting = _single_leaf_warnings({"verbosity": 0}, X, X[:, 0] + rng.normal(size=3000))
     assert silenced == splitting == []
+
+
+def test_a_dataset_pickled_before_lazy_subsets_loads():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(100, 3))
+    data = gbmo.Dataset(X, X[:, 0])
+    state = dict(data.__dict__)  # what an earlier gbmo pickled: X as an attribute
+    state["X"] = state.pop("_X")
+    del state["_rows_of"]
+    restored = gbmo.Dataset.__new__(gbmo.Dataset)
+    restored.__setstate__(state)
+    assert restored.num_data() == 100 and restored.get_data() is X
+    np.testing.assert_array_equal(gbmo.train({"verbosity": 0}, restored, 3).predict(X),
+                                  gbmo.train({"verbosity": 0}, data, 3).predict(X))
+    part = pickle.loads(pickle.dumps(data.subset(np.arange(10))))
+    np.testing.assert_array_equal(part.get_data(), X[:10])
