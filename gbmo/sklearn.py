@@ -700,7 +700,7 @@ class _GBMOModel(BaseEstimator):
             raise ValueError(
                 f"parameter 'validation_fraction' must be a number in (0, 1), got {fraction!r}"
             )
-        if not isinstance(self.warm_start, (bool, np.bool_)):
+        if not isinstance(self._own_default("warm_start"), (bool, np.bool_)):
             raise ValueError(f"parameter 'warm_start' must be True or False, got "
                              f"{self.warm_start!r}")
         _check_class_weight(self.class_weight)
@@ -780,7 +780,7 @@ class _GBMOModel(BaseEstimator):
         init_model = one_of("init_model", init_model, "xgb_model", xgb_model)
         eval_set = _eval_pairs(eval_set, eval_X, eval_y)
         n_estimators, rounds, fraction = self._check_own_params()
-        warm = self.warm_start and self.__sklearn_is_fitted__()
+        warm = self._own_default("warm_start") and self.__sklearn_is_fitted__()
         if warm:
             init_model, n_estimators = self._warm_start(init_model, n_estimators)
         # XGBoost's eval_metric in the constructor replaces the objective's

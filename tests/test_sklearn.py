@@ -2019,6 +2019,7 @@ def test_warm_start_continues_the_fitted_rounds_up_to_n_estimators():
         cold = make(n_estimators=6, max_leaves=7).fit(X, target)
         assert cold.set_params(n_estimators=9).fit(X, target).n_iter_ == 9  # fit anew
     assert "warm_start" in GBMORegressor().get_params()
+    assert GBMORegressor(warm_start=None).fit(X, y).n_iter_ == 100  # None: not set
     assert clone(GBMORegressor(warm_start=True)).warm_start is True
 
 
