@@ -183,6 +183,7 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
     best = {}  # (data name, metric) -> (score, higher is better; iteration; value)
     metric_delta = {}  # metric -> its min_delta
     logged = {}  # iteration -> its results as log_evaluation prints them, for best rounds
+    unscored = set()  # (data name, metric) warned of a NaN value
 
     def _report(headline, iteration):
         if verbose:
@@ -192,6 +193,7 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
         if env.iteration == env.begin_iteration:
             best.clear()
             logged.clear()
+            unscored.clear()
         results = env.evaluation_result_list
         if not results:
             raise ValueError("early stopping needs at least one validation set (valid_sets) and "
@@ -211,6 +213,14 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
             watched = [r for r in watched if r[1] == results[0][1]]
         for data, metric, value, higher_is_better, *_ in watched:
             if value != value:  # NaN: no output had a value this round, nothing to keep
+                if (data, metric) not in unscored:
+                    unscored.add((data, metric))
+                    warnings.warn(
+                        f"early stopping: {data}'s {metric} is NaN in round "
+                        f"{env.iteration + 1} (a metric of no value there: an auc of labels "
+                        "of one class, or no observed label), so that round does not count "
+                        "for it; watch another metric or validation set if it stays NaN",
+                        UserWarning, stacklevel=user_stacklevel())
                 continue
             score = value if higher_is_better else -value
             if (data, metric) not in best or score > best[data, metric][0] + metric_delta[metric]:

@@ -2,6 +2,7 @@
 stopping and other callbacks see the metric averaged over folds every round
 (as LightGBM's cv does)."""
 import numbers
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .losses import ClassIndexTarget, make_loss
 from .metric_history import CVHistory
 from .params import (RESETTABLE, keys_naming, resolve_params, split_controls,
                      with_dataset_params)
+from .validation import user_stacklevel
 
 _CLASS_OBJECTIVES = ("softmax", "sigmoid", "multiclassova")
 
@@ -299,6 +301,7 @@ def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, traini
     best_iteration count after a continued model's `done` rounds, as train's
     do."""
     history = CVHistory()
+    unscored = set()  # (data, metric) whose NaN in some fold was warned of
     for iteration in range(num_boost_round):
         if callbacks.any_before:
             before = {name: params[name] for name in RESETTABLE}
@@ -320,6 +323,14 @@ def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, traini
         results = []
         for position, (data, metric, _, higher_is_better) in enumerate(per_fold[0]):
             values = np.array([fold[position][2] for fold in per_fold])
+            nan_folds = np.flatnonzero(np.isnan(values))
+            if nan_folds.size and (data, metric) not in unscored:
+                unscored.add((data, metric))
+                warnings.warn(f"cv: {data} {metric} is NaN in round {iteration + 1} on fold(s) "
+                              f"{nan_folds.tolist()} of 0 to {len(values) - 1} (a metric of no "
+                              "value there: an auc of labels of one class, or no observed "
+                              "label), and so is the folds' mean; stratified folds or another "
+                              "metric avoid it", UserWarning, stacklevel=user_stacklevel())
             history.setdefault(f"{data} {metric}-mean", []).append(float(values.mean()))
             history.setdefault(f"{data} {metric}-stdv", []).append(float(values.std()))
             results.append(EvalResult(data, metric, float(values.mean()), higher_is_better,

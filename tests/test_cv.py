@@ -150,3 +150,20 @@ def test_cv_metrics_replace_the_metric_under_any_of_its_names():
     for params in ({"metric": "mae"}, {"eval_metric": "mae"}):
         results = gbmo.cv({**params, "verbosity": 0}, data, 2, nfold=3, metrics="rmse")
         assert [key for key in results if key.endswith("-mean")] == ["valid rmse-mean"]
+
+
+def test_a_metric_of_no_value_on_some_folds_is_named_with_them():
+    rng = np.random.default_rng(44)
+    features = rng.normal(size=(300, 3))
+    labels = (np.arange(300) < 40).astype(float)  # the positives in the first fold only
+    folds = [(np.flatnonzero(np.arange(300) // 100 != k), np.flatnonzero(np.arange(300) // 100 == k))
+             for k in range(3)]
+    with pytest.warns(UserWarning) as caught:
+        result = gbmo.cv({"objective": "binary", "metric": "auc", "verbosity": 0}, gbmo.Dataset(
+            features, labels), 3, folds=folds, callbacks=[gbmo.early_stopping(2, verbose=False)])
+    messages = [str(w.message) for w in caught]
+    assert any("cv: valid auc is NaN in round 1 on fold(s) [1, 2] of 0 to 2" in m
+               for m in messages)
+    assert any("early stopping: valid's auc is NaN in round 1" in m for m in messages)
+    assert caught[0].filename == __file__
+    assert np.isnan(result["valid auc-mean"]).all()
