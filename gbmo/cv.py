@@ -131,9 +131,10 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     As LightGBM's cv, train_set is binned once and each fold takes its rows
     of the binned data (Dataset.subset): bin edges from every row's features,
     none from a target, so further cv calls on train_set bin nothing. With
-    categorical features, whose categories are ranked by each fold's
-    training rows, each fold bins its own training rows instead (and its
-    validation rows with their edges). Each fold is evaluated on its
+    categorical features (train_set's, params' or fpreproc's), whose
+    categories are ranked by each fold's training rows, each fold bins its
+    own training rows instead (and its validation rows with their edges),
+    unless init_model is given, whose ranking every fold takes. Each fold is evaluated on its
     validation rows every round. nfold folds are
     drawn with `seed` (shuffled unless shuffle=False), stratified by class by
     default for softmax, multiclassova and sigmoid with 1-D labels; `folds` may give the
@@ -209,12 +210,9 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         params = _params_counting_classes(params, train_set, init_model)
     callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
     names = ["train", "valid"] if eval_train_metric else ["valid"]
-    # categorical features are ranked by each fold's targets, which bins the
-    # fold apart: on the whole set's edges it would bin the whole set again
-    edges = None if train_set.categorical_features(params["categorical_feature"]) else train_set
     trainers = []
     for train_rows, valid_rows in pairs:
-        fold_train = train_set._rows_subset(train_rows, None, edges)
+        fold_train = train_set._rows_subset(train_rows, None, train_set)
         fold_valid = train_set._rows_subset(valid_rows, None, fold_train)
         fold_raw, fold_params = raw_params, params
         if fpreproc is not None:
@@ -226,6 +224,12 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
                 fold_params = _params_counting_classes(fold_params, train_set, init_model)
         else:  # a fold too small to train on
             _check_arguments(fold_train, 0, [fold_valid], None)
+        if fold_train.reference is train_set and init_model is None \
+                and fold_train.categorical_features(fold_params["categorical_feature"]):
+            # its categories are ranked by its own targets: on the whole set's
+            # edges that would bin the whole set again, so it bins its own rows
+            fold_train._refer_to(None)
+            fold_train._drop_binned()
         sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
         trainers.append(
             SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)

@@ -137,6 +137,8 @@ class Dataset:
         if self._X is None:
             source, rows = self._rows_of
             self._X = source.X[rows]
+            if isinstance(self._X, np.ndarray):  # the binned rows are the source's
+                self._X.flags.writeable = False
         return self._X
 
     @X.setter
@@ -309,8 +311,9 @@ class Dataset:
         create_valid), and while this Dataset is binned with the same edges
         the subset takes its rows of the binned data instead of binning X
         again: cv's folds and a search over them bin the data once. Its X is
-        copied out of this one's only when read, so it holds this Dataset
-        (and a pickle of it holds it too), as LightGBM's subset its parent.
+        copied out of this one's only when read, and read-only (set its X to
+        give it other features), so it holds this Dataset (and a pickle of it
+        holds it too), as LightGBM's subset its parent.
         used_indices: row indices (or a boolean mask of every row)."""
         subset = self._rows_subset(used_indices, params, self if reference is None else reference)
         return subset if reference is None else subset.in_categories(reference.pandas_categories)
@@ -347,10 +350,9 @@ class Dataset:
     def _binned_rows(self, read_X):
         """The bins of X (read_X() as binning reads it) by bin_mapper: a
         subset's rows of its source's binned data when the source is binned
-        by the same mapper and the subset's X was never handed out, which
-        could have been edited (dense bins: a sparse X's layout is worked
-        out anew), else X's own."""
-        if self._rows_of is not None and self._X is None:
+        by the same mapper (dense bins: a sparse X's layout is worked out
+        anew), else X's own."""
+        if self._rows_of is not None:
             source, rows = self._rows_of
             if source.bin_mapper is self.bin_mapper and isinstance(source.X_binned, np.ndarray):
                 return np.take(source.X_binned, rows, axis=1)  # C-ordered, as the kernels read

@@ -71,21 +71,33 @@ def test_mean_and_stdv_equal_training_each_fold_alone_on_the_whole_sets_bins(kin
 def test_cv_fits_the_bin_edges_once_for_every_fold_and_call(monkeypatch):
     from gbmo.binning import BinMapper
 
-    fits = []
-    fit = BinMapper.fit
+    fits, transforms = [], []
+    fit, transform = BinMapper.fit, BinMapper.transform
     monkeypatch.setattr(BinMapper, "fit", lambda self, *args: fits.append(1) or fit(self, *args))
+    monkeypatch.setattr(BinMapper, "transform",
+                        lambda self, *args: transforms.append(1) or transform(self, *args))
     data = gbmo.Dataset(X, Y)
     gbmo.cv(PARAMS, data, 3, nfold=5)
-    assert len(fits) == 1
-    gbmo.cv({**PARAMS, "learning_rate": 0.3}, data, 3, nfold=4, seed=5)
-    gbmo.train(PARAMS, data, 3)
-    assert len(fits) == 1
+    assert len(fits) == 1 and len(transforms) == 1
+    start = gbmo.train(PARAMS, data, 3)
+    # a continued model predicts the folds' X, which binning still does not read again
+    gbmo.cv({**PARAMS, "learning_rate": 0.3}, data, 3, nfold=4, seed=5, init_model=start)
+    assert len(fits) == 1 and len(transforms) == 1
     gbmo.cv({**PARAMS, "max_bins": 31}, data, 3, nfold=5)  # other edges: binned again, once
     assert len(fits) == 2
-    categorical = gbmo.Dataset(np.c_[X, RNG.integers(0, 4, size=600)], Y,
-                               categorical_feature=[5])
+    features = np.c_[X, RNG.integers(0, 4, size=600)]
+    categorical = gbmo.Dataset(features, Y, categorical_feature=[5])
     gbmo.cv(PARAMS, categorical, 3, nfold=4)  # each fold on its own rows, the whole set never
     assert len(fits) == 6 and categorical.bin_mapper is None
+    # categorical given by fpreproc: the same; a continued model's category
+    # order is the model's, which the folds share, and so the whole set's edges
+    plain = gbmo.Dataset(features, Y)
+    gbmo.cv(PARAMS, plain, 3, nfold=4, fpreproc=lambda train, valid, params: (
+        train.set_categorical_feature([5]), valid, params))
+    assert len(fits) == 10 and plain.bin_mapper is None
+    start = gbmo.train(PARAMS, categorical, 3)
+    gbmo.cv(PARAMS, categorical, 3, nfold=4, init_model=start)
+    assert len(fits) == 11  # the model's run; its bins of the whole set serve every fold
 
 
 def test_seeded_nfold_is_reproducible_and_takes_scikit_learn_splitters():
