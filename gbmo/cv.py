@@ -1,6 +1,7 @@
 """cv(): k-fold cross-validation with the folds trained in lockstep, so early
 stopping and other callbacks see the metric averaged over folds every round
 (as LightGBM's cv does)."""
+import contextlib
 import numbers
 import warnings
 
@@ -203,7 +204,14 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
         pairs = _fold_indices(y, int(nfold), stratified, shuffle, seed)
     else:
         if hasattr(folds, "split"):
-            folds = list(folds.split(train_set.X, y))
+            try:
+                folds = list(folds.split(train_set.X, y))
+            except ValueError as error:
+                if "groups" not in str(error):
+                    raise
+                raise ValueError(f"{error} (cv calls folds.split(X, y), without groups): give "
+                                 "folds=list(splitter.split(X, y, groups)), the (train rows, "
+                                 "validation rows) pairs") from None
         pairs = _check_folds(folds, n_rows)
 
     if not sparse_labels:
@@ -211,30 +219,32 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     callbacks = RoundCallbacks(callbacks, params)  # refusals before any binning
     names = ["train", "valid"] if eval_train_metric else ["valid"]
     trainers = []
-    for train_rows, valid_rows in pairs:
-        fold_train = train_set._rows_subset(train_rows, None, train_set)
-        fold_valid = train_set._rows_subset(valid_rows, None, fold_train)
-        fold_raw, fold_params = raw_params, params
-        if fpreproc is not None:
-            fold_train, fold_valid, fold_raw = _prepared_fold(fpreproc, fold_train, fold_valid,
-                                                              raw_params)
-            fold_params = resolve_params(_without_sparse_output_params(fold_raw, fold_train))
-            callbacks.check_params(fold_params)
-            if not sparse_labels:
-                fold_params = _params_counting_classes(fold_params, train_set, init_model)
-        else:  # a fold too small to train on
-            _check_arguments(fold_train, 0, [fold_valid], None)
-        if fold_train.reference is train_set and init_model is None \
-                and fold_train.categorical_features(fold_params["categorical_feature"]):
-            # its categories are ranked by its own targets: on the whole set's
-            # edges that would bin the whole set again, so it bins its own rows
-            fold_train._refer_to(None)
-            fold_train._drop_binned()
-        sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
-        trainers.append(
-            SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)
-            if sparse_labels
-            else _Trainer(fold_params, fold_train, sets, names, init_model, fevals=fevals))
+    for fold, (train_rows, valid_rows) in enumerate(pairs):
+        with _naming_fold(fold, len(pairs)):
+            fold_train = train_set._rows_subset(train_rows, None, train_set)
+            fold_valid = train_set._rows_subset(valid_rows, None, fold_train)
+            fold_raw, fold_params = raw_params, params
+            if fpreproc is not None:
+                fold_train, fold_valid, fold_raw = _prepared_fold(fpreproc, fold_train,
+                                                                  fold_valid, raw_params)
+                fold_params = resolve_params(_without_sparse_output_params(fold_raw,
+                                                                           fold_train))
+                callbacks.check_params(fold_params)
+                if not sparse_labels:
+                    fold_params = _params_counting_classes(fold_params, train_set, init_model)
+            else:  # a fold too small to train on
+                _check_arguments(fold_train, 0, [fold_valid], None)
+            if fold_train.reference is train_set and init_model is None \
+                    and fold_train.categorical_features(fold_params["categorical_feature"]):
+                # its categories are ranked by its own targets: on the whole set's
+                # edges that would bin the whole set again, so it bins its own rows
+                fold_train._refer_to(None)
+                fold_train._drop_binned()
+            sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
+            trainers.append(
+                SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)
+                if sparse_labels
+                else _Trainer(fold_params, fold_train, sets, names, init_model, fevals=fevals))
     if not sparse_labels:
         # the folds share their parameters: the first fold's warning of
         # one-leaf rounds speaks for them all (it came once per fold)
@@ -264,14 +274,27 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     return history
 
 
+@contextlib.contextmanager
+def _naming_fold(fold, n_folds):
+    """A fold's refusal (ValueError, TypeError) names the fold: data split by
+    a splitter of the user's can fail on one fold alone."""
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        if type(error) not in (ValueError, TypeError):  # a subclass may take other arguments
+            raise
+        raise type(error)(f"cv fold {fold} (of folds 0 to {n_folds - 1}): {error}") from None
+
+
 def _prepared_fold(fpreproc, fold_train, fold_valid, raw_params):
     """fpreproc's (fold_train, fold_valid, params), checked as train checks
     its arguments: Datasets of as many features, a dict without the run's
     controls (rounds, early stopping), which are cv's."""
     prepared = fpreproc(fold_train, fold_valid, dict(raw_params))
     if not isinstance(prepared, tuple) or len(prepared) != 3:
-        raise TypeError(f"fpreproc must return (fold_train, fold_valid, params), got "
-                        f"{type(prepared).__name__}")
+        got = (f"a tuple of {len(prepared)}" if isinstance(prepared, tuple)
+               else type(prepared).__name__)
+        raise TypeError(f"fpreproc must return (fold_train, fold_valid, params), got {got}")
     fold_train, fold_valid, fold_raw = prepared
     if not isinstance(fold_valid, Dataset):
         raise TypeError(f"fpreproc's fold_valid must be a gbmo.Dataset, got "

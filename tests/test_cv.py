@@ -179,3 +179,19 @@ def test_a_metric_of_no_value_on_some_folds_is_named_with_them():
     assert any("early stopping: valid's auc is NaN in round 1" in m for m in messages)
     assert caught[0].filename == __file__
     assert np.isnan(result["valid auc-mean"]).all()
+
+
+def test_a_fold_s_refusal_names_the_fold_and_a_splitter_s_groups_are_asked_for():
+    from sklearn.model_selection import GroupKFold
+
+    folds = [(np.arange(10, 600), np.arange(10)), (np.array([3]), np.arange(300, 600))]
+    with pytest.raises(ValueError, match="cv fold 1 \\(of folds 0 to 1\\): the training set "
+                                         "has 1 row; training needs at least 2 rows"):
+        gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 2, folds=folds)
+    with pytest.raises(TypeError, match="cv fold 0 \\(of folds 0 to 2\\): fpreproc must return "
+                                        "\\(fold_train, fold_valid, params\\), got a tuple of 2"):
+        gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 2, nfold=3,
+                fpreproc=lambda train, valid, params: (train, valid))
+    with pytest.raises(ValueError, match="cv calls folds.split\\(X, y\\), without groups\\): "
+                                         "give folds=list\\(splitter.split\\(X, y, groups\\)\\)"):
+        gbmo.cv(PARAMS, gbmo.Dataset(X, Y), 2, folds=GroupKFold(3))
