@@ -7,6 +7,8 @@ keep only those rows and bins, the others a dense row each, so the binned
 data never takes n_rows x n_features bins.
 """
 
+import copy
+
 import numpy as np
 
 from ._core import X_DTYPE, binned_dtype
@@ -418,10 +420,35 @@ class BinMapper:
         the zero bin are stored sparsely."""
         if is_scipy_sparse(X):
             return self._transform_sparse(X, max_sparse_density)
-        out = np.empty((X.shape[1], X.shape[0]), dtype=binned_dtype(self.missing_bin))
-        threads = threads_for(self.n_threads, X.size)
-        map_to_bins(X, self.edges_, self.n_edges_, self.missing_bin, out, threads)
+        return self.transform_features(X, np.arange(X.shape[1]))
+
+    def transform_features(self, columns, features):
+        """The bins (len(features), n_rows) of dense columns, the values of
+        features (indices) in their order."""
+        out = np.empty((columns.shape[1], columns.shape[0]), dtype=binned_dtype(self.missing_bin))
+        map_to_bins(columns, np.ascontiguousarray(self.edges_[features]),
+                    np.ascontiguousarray(self.n_edges_[features]), self.missing_bin, out,
+                    threads_for(self.n_threads, columns.size))
         return out
+
+    def with_features_of(self, features, other):
+        """A copy whose features' (indices) edges are other's, a BinMapper
+        fitted to those features' columns alone, in their order; its
+        shared_from names this mapper and those features."""
+        mapper = copy.copy(self)
+        mapper.shared_from = (self, list(features))
+        edges = np.full((len(self.edges_), max(self.edges_.shape[1], other.edges_.shape[1])),
+                        np.inf, dtype=X_DTYPE)
+        edges[:, :self.edges_.shape[1]] = self.edges_
+        edges[features] = np.inf
+        edges[features, :other.edges_.shape[1]] = other.edges_
+        mapper.edges_ = edges
+        mapper.n_bins_non_missing_ = self.n_bins_non_missing_.copy()
+        mapper.n_bins_non_missing_[features] = other.n_bins_non_missing_
+        mapper.n_edges_ = np.ascontiguousarray(mapper.n_bins_non_missing_ - 1, dtype=np.int32)
+        mapper.has_missing_ = self.has_missing_.copy()
+        mapper.has_missing_[features] = other.has_missing_
+        return mapper
 
     def _transform_sparse(self, X, max_sparse_density):
         if max_sparse_density is None:

@@ -217,6 +217,12 @@ class CategoryOrder:
                 out[:, f] = np.where(known, ranks[position], np.nan)
         return out
 
+    def encode_columns(self, columns):
+        """encode of columns (n, len(features)), its features' columns alone
+        in their order: their ranks."""
+        return CategoryOrder(range(len(self.features)), self.categories,
+                             self.ranks).encode(columns)
+
     def to_dict(self):
         return {"features": self.features,
                 "categories": [c.tolist() for c in self.categories],

@@ -131,11 +131,10 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
 
     As LightGBM's cv, train_set is binned once and each fold takes its rows
     of the binned data (Dataset.subset): bin edges from every row's features,
-    none from a target, so further cv calls on train_set bin nothing. With
-    categorical features (train_set's, params' or fpreproc's), whose
-    categories are ranked by each fold's training rows, each fold bins its
-    own training rows instead (and its validation rows with their edges),
-    unless init_model is given, whose ranking every fold takes. Each fold is evaluated on its
+    none from a target, so further cv calls on train_set bin nothing but
+    the categorical features (train_set's, params' or fpreproc's), whose
+    categories each fold ranks by its own training rows (or init_model's
+    ranking) and bins itself. Each fold is evaluated on its
     validation rows every round. nfold folds are
     drawn with `seed` (shuffled unless shuffle=False), stratified by class by
     default for softmax, multiclassova and sigmoid with 1-D labels; `folds` may give the
@@ -234,12 +233,6 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
                     fold_params = _params_counting_classes(fold_params, train_set, init_model)
             else:  # a fold too small to train on
                 _check_arguments(fold_train, 0, [fold_valid], None)
-            if fold_train.reference is train_set and init_model is None \
-                    and fold_train.categorical_features(fold_params["categorical_feature"]):
-                # its categories are ranked by its own targets: on the whole set's
-                # edges that would bin the whole set again, so it bins its own rows
-                fold_train._refer_to(None)
-                fold_train._drop_binned()
             sets = [fold_train, fold_valid] if eval_train_metric else [fold_valid]
             trainers.append(
                 SparseOutputTrainer(fold_raw, fold_train, sets, names, fevals)

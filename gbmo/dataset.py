@@ -347,15 +347,26 @@ class Dataset:
         subset._drop_binned()
         return subset
 
-    def _binned_rows(self, read_X):
-        """The bins of X (read_X() as binning reads it) by bin_mapper: a
-        subset's rows of its source's binned data when the source is binned
-        by the same mapper (dense bins: a sparse X's layout is worked out
-        anew), else X's own."""
+    def _binned_rows(self, read_X, category_order):
+        """The bins of X (read_X() as binning reads it, its categorical
+        features ranked by category_order) by bin_mapper: a subset's rows of
+        its source's binned data when the source is binned by the same
+        mapper, or by the one whose edges it shares but for some categorical
+        features, whose bins are then made here (dense bins: a sparse X's
+        layout is worked out anew); else X's own."""
         if self._rows_of is not None:
             source, rows = self._rows_of
-            if source.bin_mapper is self.bin_mapper and isinstance(source.X_binned, np.ndarray):
-                return np.take(source.X_binned, rows, axis=1)  # C-ordered, as the kernels read
+            base, features = getattr(self.bin_mapper, "shared_from", (None, None))
+            if isinstance(source.X_binned, np.ndarray) and (
+                    source.bin_mapper is self.bin_mapper or (
+                        base is source.bin_mapper and category_order is not None
+                        and category_order.features == features)):
+                X_binned = np.take(source.X_binned, rows, axis=1)  # C-ordered, as kernels read
+                if source.bin_mapper is not self.bin_mapper:
+                    X_binned[features] = self.bin_mapper.transform_features(
+                        category_order.encode_columns(self._feature_columns(features)),
+                        features)
+                return X_binned
         return self.bin_mapper.transform(read_X())
 
     def in_categories(self, pandas_categories):
@@ -414,15 +425,20 @@ class Dataset:
         return self.bin_with(resolve_params(with_dataset_params(params, self)
                                             if params else binned_data_params(self.params)))
 
-    def bin_with(self, params, category_order=None):
+    def bin_with(self, params, category_order=None, training=False):
         """construct with train's resolved parameters, the categorical
         features as their ranks in category_order; bins again only when a
-        binning parameter or the order changed."""
+        binning parameter or the order changed. A training set (training)
+        with a reference and categorical features takes the reference's
+        edges but for those features, whose ranks are its own run's (see
+        _bins_with_own_categories)."""
         by_feature = params["max_bins_by_feature"]
         # the seed draws the rows the edges come from only when the training set
         # has more than bin_subsample: a search over seeds keeps the bins otherwise
         edges_from = self if self.reference is None else self.reference
         sampled = edges_from.n_rows > params["bin_subsample"]
+        own_categories = bool(training and self.reference is not None and category_order
+                              and category_order.features)
         binning = (params["max_bins"], params["bin_subsample"],
                    params["seed"] if sampled else None, params["min_data_in_bin"],
                    None if by_feature is None else tuple(by_feature), reading(params))
@@ -438,14 +454,44 @@ class Dataset:
             return as_read(self.X if category_order is None else category_order.encode(self.X),
                            params, features)
 
+        def new_mapper(max_bins_by_feature):
+            return BinMapper(params["max_bins"], params["bin_subsample"], params["seed"],
+                             thread_count(params["n_threads"]), params["min_data_in_bin"],
+                             max_bins_by_feature)
+
+        self.dense_layouts = {}
+        if own_categories:
+            self.bin_mapper, self.X_binned = self._bins_with_own_categories(
+                params, category_order, new_mapper, read_X)
+            return self
         if self.reference is not None:
             self.bin_mapper = self.reference.bin_with(params, category_order).bin_mapper
         else:
-            self.bin_mapper = BinMapper(
-                params["max_bins"], params["bin_subsample"], params["seed"],
-                thread_count(params["n_threads"]), params["min_data_in_bin"], by_feature
-            ).fit(read_X(), features)
-        self.X_binned = self._binned_rows(read_X)
-        self.dense_layouts = {}
+            self.bin_mapper = new_mapper(by_feature).fit(read_X(), features)
+        self.X_binned = self._binned_rows(read_X, category_order)
         return self
+
+    def _bins_with_own_categories(self, params, category_order, new_mapper, read_X):
+        """(bin mapper, binned data) of a training set with a reference whose
+        categorical features are ranked by its own run (a cv fold's): the
+        reference's edges for the other features, the same under any
+        ranking, so that the reference keeps its bins (binning it again with
+        each fold's ranks was most of a categorical cv's time), and its own
+        rows' edges of its categorical features' ranks."""
+        reference = self.reference.bin_with(params, self.reference.category_order)
+        features = category_order.features
+        ranks = category_order.encode_columns(self._feature_columns(features))
+        by_feature = params["max_bins_by_feature"]
+        own = new_mapper(None if by_feature is None else [by_feature[f] for f in features]
+                         ).fit(ranks, range(len(features)))
+        self.bin_mapper = reference.bin_mapper.with_features_of(features, own)
+        return self.bin_mapper, self._binned_rows(read_X, category_order)
+
+    def _feature_columns(self, features):
+        """X[:, features], read out of a subset's source without copying the
+        rest of its X."""
+        if self._X is None:
+            source, rows = self._rows_of
+            return source._feature_columns(features)[rows]
+        return self._X[:, features]
 

@@ -522,7 +522,7 @@ class _Trainer:
                                        "the training set")
         self.category_order = _category_order(params, train_set, init_model, self.monotone,
                                               loss, self.handed, raw)
-        train_set.bin_with(params, self.category_order)
+        train_set.bin_with(params, self.category_order, training=True)
         self.bin_mapper = train_set.bin_mapper
         self.category_bins = _category_bins(self.category_order, self.bin_mapper)
 

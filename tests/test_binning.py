@@ -615,3 +615,23 @@ def test_max_bin_by_feature_errors(value, message):
     X = np.arange(40.0).reshape(20, 2)
     with pytest.raises(ValueError, match=message):
         gbmo.train({"verbosity": 0, "max_bin_by_feature": value}, gbmo.Dataset(X, X[:, 0]), 1)
+
+
+def test_a_mapper_with_another_s_features_bins_them_by_its_edges():
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(500, 4))
+    X[rng.random(500) < 0.1, 2] = np.nan
+    mapper = BinMapper(max_bins=31).fit(X)
+    # the third feature's edges from other rows: a fold's own
+    other = BinMapper(max_bins=31).fit(np.ascontiguousarray(X[:120, [2]] * 3.0))
+    merged = mapper.with_features_of([2], other)
+    binned = merged.transform(X)
+    np.testing.assert_array_equal(binned[[0, 1, 3]], mapper.transform(X)[[0, 1, 3]])
+    np.testing.assert_array_equal(binned[2], other.transform(np.ascontiguousarray(X[:, [2]]))[0])
+    np.testing.assert_array_equal(merged.transform_features(np.ascontiguousarray(X[:, [2, 0]]),
+                                                            [2, 0]), binned[[2, 0]])
+    assert merged.n_bins_non_missing_[2] == other.n_bins_non_missing_[0]
+    assert merged.has_missing_[2] and merged.shared_from == (mapper, [2])
+    assert not np.array_equal(merged.edges_[2], mapper.edges_[2])
+    np.testing.assert_array_equal(mapper.transform(X)[2], BinMapper(max_bins=31).fit(X).transform(
+        X)[2])  # the mapper itself unchanged

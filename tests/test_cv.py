@@ -32,9 +32,8 @@ def test_stratified_folds_keep_the_class_mix():
 
 def _fold_curves(folds, features, params, categorical_feature="auto"):
     """Each fold trained alone on the whole X's bin edges (its training
-    set made with the whole set as reference), its validation curve; with
-    categorical features, on its own rows' edges."""
-    whole = None if categorical_feature != "auto" else gbmo.Dataset(features, Y)
+    set made with the whole set as reference), its validation curve."""
+    whole = gbmo.Dataset(features, Y, categorical_feature=categorical_feature)
     curves = []
     for train_rows, valid_rows in folds:
         train = gbmo.Dataset(features[train_rows], Y[train_rows], reference=whole,
@@ -48,9 +47,9 @@ def _fold_curves(folds, features, params, categorical_feature="auto"):
 @pytest.mark.parametrize("kind", ["dense", "categorical", "csr"])
 def test_mean_and_stdv_equal_training_each_fold_alone_on_the_whole_sets_bins(kind):
     # as LightGBM's cv: the folds take the rows of the Dataset binned once
-    # (dense X: its binned rows; CSR X: binned again by its edges); with a
-    # categorical feature, ranked by each fold's training rows, a fold bins
-    # its own rows
+    # (dense X: its binned rows; CSR X: binned again by its edges); a
+    # categorical feature, ranked by each fold's training rows, is binned by
+    # the fold, as a training set made with a reference bins it
     import scipy.sparse
 
     features, params, categorical = X, PARAMS, "auto"
@@ -71,9 +70,10 @@ def test_mean_and_stdv_equal_training_each_fold_alone_on_the_whole_sets_bins(kin
 def test_cv_fits_the_bin_edges_once_for_every_fold_and_call(monkeypatch):
     from gbmo.binning import BinMapper
 
-    fits, transforms = [], []
+    fits, transforms = [], []  # fits: the width of X each fitted
     fit, transform = BinMapper.fit, BinMapper.transform
-    monkeypatch.setattr(BinMapper, "fit", lambda self, *args: fits.append(1) or fit(self, *args))
+    monkeypatch.setattr(BinMapper, "fit",
+                        lambda self, X, *args: fits.append(X.shape[1]) or fit(self, X, *args))
     monkeypatch.setattr(BinMapper, "transform",
                         lambda self, *args: transforms.append(1) or transform(self, *args))
     data = gbmo.Dataset(X, Y)
@@ -85,19 +85,20 @@ def test_cv_fits_the_bin_edges_once_for_every_fold_and_call(monkeypatch):
     assert len(fits) == 1 and len(transforms) == 1
     gbmo.cv({**PARAMS, "max_bins": 31}, data, 3, nfold=5)  # other edges: binned again, once
     assert len(fits) == 2
+    # categorical features: the whole set once, and each fold its own ranks'
+    # column, again each call (their ranks come from the fold's targets);
+    # given by fpreproc, the same
     features = np.c_[X, RNG.integers(0, 4, size=600)]
     categorical = gbmo.Dataset(features, Y, categorical_feature=[5])
-    gbmo.cv(PARAMS, categorical, 3, nfold=4)  # each fold on its own rows, the whole set never
-    assert len(fits) == 6 and categorical.bin_mapper is None
-    # categorical given by fpreproc: the same; a continued model's category
-    # order is the model's, which the folds share, and so the whole set's edges
-    plain = gbmo.Dataset(features, Y)
-    gbmo.cv(PARAMS, plain, 3, nfold=4, fpreproc=lambda train, valid, params: (
-        train.set_categorical_feature([5]), valid, params))
-    assert len(fits) == 10 and plain.bin_mapper is None
-    start = gbmo.train(PARAMS, categorical, 3)
-    gbmo.cv(PARAMS, categorical, 3, nfold=4, init_model=start)
-    assert len(fits) == 11  # the model's run; its bins of the whole set serve every fold
+    del fits[:]
+    gbmo.cv(PARAMS, categorical, 3, nfold=4)
+    gbmo.cv({**PARAMS, "learning_rate": 0.2}, categorical, 3, nfold=4)
+    assert fits == [6] + [1] * 8
+    del fits[:]
+    gbmo.cv(PARAMS, gbmo.Dataset(features, Y), 3, nfold=4,
+            fpreproc=lambda train, valid, params: (train.set_categorical_feature([5]), valid,
+                                                   params))
+    assert fits == [6] + [1] * 4
 
 
 def test_seeded_nfold_is_reproducible_and_takes_scikit_learn_splitters():
