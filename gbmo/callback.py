@@ -217,9 +217,10 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
                     unscored.add((data, metric))
                     warnings.warn(
                         f"early stopping: {data}'s {metric} is NaN in round "
-                        f"{env.iteration + 1} (a metric of no value there: an auc of labels "
-                        "of one class, or no observed label), so that round does not count "
-                        "for it; watch another metric or validation set if it stays NaN",
+                        f"{env.iteration + 1} (a metric of no value there, such as an auc of "
+                        "labels of one class, or of no observed label), so that round does "
+                        "not count for it; watch another metric or validation set if it "
+                        "stays NaN",
                         UserWarning, stacklevel=user_stacklevel())
                 continue
             score = value if higher_is_better else -value

@@ -348,9 +348,10 @@ def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, traini
                 unscored.add((data, metric))
                 warnings.warn(f"cv: {data} {metric} is NaN in round {iteration + 1} on fold(s) "
                               f"{nan_folds.tolist()} of 0 to {len(values) - 1} (a metric of no "
-                              "value there: an auc of labels of one class, or no observed "
-                              "label), and so is the folds' mean; stratified folds or another "
-                              "metric avoid it", UserWarning, stacklevel=user_stacklevel())
+                              "value there, such as an auc of labels of one class, or of no "
+                              "observed label), and so is the folds' mean; stratified folds or "
+                              "another metric may avoid it", UserWarning,
+                              stacklevel=user_stacklevel())
             history.setdefault(f"{data} {metric}-mean", []).append(float(values.mean()))
             history.setdefault(f"{data} {metric}-stdv", []).append(float(values.std()))
             results.append(EvalResult(data, metric, float(values.mean()), higher_is_better,

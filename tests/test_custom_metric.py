@@ -119,10 +119,11 @@ def test_rounds_without_a_value_do_not_end_early_stopping():
         rounds.append(len(rounds))
         return "late", (np.nan if len(rounds) <= 6 else float(len(rounds))), True
 
-    booster = gbmo.train({"verbosity": 0, "metric": "rmse"}, data, 30,
-                         valid_sets=[data.create_valid(X, Y)], feval=late,
-                         callbacks=[gbmo.early_stopping(5, first_metric_only=False,
-                                                        verbose=False)])
+    with pytest.warns(UserWarning, match="early stopping: valid_0's late is NaN in round 1"):
+        booster = gbmo.train({"verbosity": 0, "metric": "rmse"}, data, 30,
+                             valid_sets=[data.create_valid(X, Y)], feval=late,
+                             callbacks=[gbmo.early_stopping(5, first_metric_only=False,
+                                                            verbose=False)])
     late_values = booster.evals_result["valid_0"]["late"]
     assert np.isnan(late_values[:6]).all() and len(late_values) > 6 + 5
 
