@@ -431,7 +431,7 @@ class Dataset:
         binning parameter or the order changed. A training set (training)
         with a reference and categorical features takes the reference's
         edges but for those features, whose ranks are its own run's (see
-        _bins_with_own_categories)."""
+        _mapper_with_own_categories)."""
         by_feature = params["max_bins_by_feature"]
         # the seed draws the rows the edges come from only when the training set
         # has more than bin_subsample: a search over seeds keeps the bins otherwise
@@ -459,20 +459,19 @@ class Dataset:
                              thread_count(params["n_threads"]), params["min_data_in_bin"],
                              max_bins_by_feature)
 
-        self.dense_layouts = {}
         if own_categories:
-            self.bin_mapper, self.X_binned = self._bins_with_own_categories(
-                params, category_order, new_mapper, read_X)
-            return self
-        if self.reference is not None:
+            self.bin_mapper = self._mapper_with_own_categories(params, category_order,
+                                                               new_mapper)
+        elif self.reference is not None:
             self.bin_mapper = self.reference.bin_with(params, category_order).bin_mapper
         else:
             self.bin_mapper = new_mapper(by_feature).fit(read_X(), features)
         self.X_binned = self._binned_rows(read_X, category_order)
+        self.dense_layouts = {}
         return self
 
-    def _bins_with_own_categories(self, params, category_order, new_mapper, read_X):
-        """(bin mapper, binned data) of a training set with a reference whose
+    def _mapper_with_own_categories(self, params, category_order, new_mapper):
+        """The bin mapper of a training set with a reference whose
         categorical features are ranked by its own run (a cv fold's): the
         reference's edges for the other features, the same under any
         ranking, so that the reference keeps its bins (binning it again with
@@ -484,8 +483,7 @@ class Dataset:
         by_feature = params["max_bins_by_feature"]
         own = new_mapper(None if by_feature is None else [by_feature[f] for f in features]
                          ).fit(ranks, range(len(features)))
-        self.bin_mapper = reference.bin_mapper.with_features_of(features, own)
-        return self.bin_mapper, self._binned_rows(read_X, category_order)
+        return reference.bin_mapper.with_features_of(features, own)
 
     def _feature_columns(self, features):
         """X[:, features], read out of a subset's source without copying the
