@@ -134,8 +134,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     none from a target, so further cv calls on train_set bin nothing but
     the categorical features (train_set's, params' or fpreproc's), whose
     categories each fold ranks by its own training rows (or init_model's
-    ranking) and bins itself. Each fold is evaluated on its
-    validation rows every round. nfold folds are
+    ranking) and bins itself. Each fold is evaluated on its validation rows
+    every round. nfold folds are
     drawn with `seed` (shuffled unless shuffle=False), stratified by class by
     default for softmax, multiclassova and sigmoid with 1-D labels; `folds` may give the
     (train rows, validation rows) pairs instead, or an object with a

@@ -7,14 +7,13 @@ Their hooks are called as XGBoost calls them: before_training(model) before
 the first round, before_iteration(model, epoch, evals_log) before each round
 and after_iteration(model, epoch, evals_log) after it, after_training(model)
 when training ends without an error; True from before_iteration or
-after_iteration ends
-training there, keeping every round trained, as in XGBoost. model is the
-gbmo Booster (in cv, the folds as XGBoost's cv hands them: the first
-fold's rounds and attributes, set_param and set_attr on every fold); epoch
-the 0-based round of this run (as XGBoost's, not counting a continued
-model's rounds); evals_log XGBoost's {data name:
-{metric name: [one value a round]}} of gbmo's names ("valid_0", "rmse"),
-in cv the folds' (mean, standard deviation) pairs. A run a callback ends
+after_iteration ends training there, keeping every round trained, as in
+XGBoost. model is the gbmo Booster (in cv, the folds as XGBoost's cv hands
+them: the first fold's rounds and attributes, set_param and set_attr on
+every fold); epoch the 0-based round of this run (as XGBoost's, not
+counting a continued model's rounds); evals_log XGBoost's {data name:
+{metric name: [one value a round]}} of gbmo's names ("valid_0", "rmse"), in
+cv the folds' (mean, standard deviation) pairs. A run a callback ends
 keeps best_iteration at its last round (XGBoost's EarlyStopping keeps its
 best round in the attributes: booster.attr("best_iteration")), and what
 after_training returns is not taken: the run's model is the Booster it was
