@@ -933,7 +933,8 @@ class Booster(JSONModel, TrainingRun):
         part = Booster.__new__(Booster)
         part.__dict__.update(self.__dict__)
         per_round = self.trees_per_round
-        part.trees = [tree for r in picked for tree in self.trees[r * per_round:(r + 1) * per_round]]
+        part.trees = [tree for r in picked
+                      for tree in self.trees[r * per_round:(r + 1) * per_round]]
         part.params = copy.deepcopy(self.params)
         part.pandas_categories = dict(self.pandas_categories)
         # XGBoost's slices keep the user's attributes, not early stopping's

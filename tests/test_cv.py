@@ -169,8 +169,8 @@ def test_a_metric_of_no_value_on_some_folds_is_named_with_them():
     rng = np.random.default_rng(44)
     features = rng.normal(size=(300, 3))
     labels = (np.arange(300) < 40).astype(float)  # the positives in the first fold only
-    folds = [(np.flatnonzero(np.arange(300) // 100 != k), np.flatnonzero(np.arange(300) // 100 == k))
-             for k in range(3)]
+    third = np.arange(300) // 100
+    folds = [(np.flatnonzero(third != k), np.flatnonzero(third == k)) for k in range(3)]
     with pytest.warns(UserWarning) as caught:
         result = gbmo.cv({"objective": "binary", "metric": "auc", "verbosity": 0}, gbmo.Dataset(
             features, labels), 3, folds=folds, callbacks=[gbmo.early_stopping(2, verbose=False)])
