@@ -276,7 +276,8 @@ def _naming_fold(fold, n_folds):
     except (ValueError, TypeError) as error:
         if type(error) not in (ValueError, TypeError):  # a subclass may take other arguments
             raise
-        raise type(error)(f"cv fold {fold} (of folds 0 to {n_folds - 1}): {error}") from None
+        # chained: the user's own code (fpreproc, an objective) stays in the traceback
+        raise type(error)(f"cv fold {fold} (of folds 0 to {n_folds - 1}): {error}") from error
 
 
 def _prepared_fold(fpreproc, fold_train, fold_valid, raw_params):
@@ -349,8 +350,9 @@ def _run_folds(trainers, fold_models, params, num_boost_round, callbacks, traini
                 warnings.warn(f"cv: {data} {metric} is NaN in round {iteration + 1} on fold(s) "
                               f"{nan_folds.tolist()} of 0 to {len(values) - 1} (a metric of no "
                               "value there, such as an auc of labels of one class, or of no "
-                              "observed label), and so is the folds' mean; stratified folds or "
-                              "another metric may avoid it", UserWarning,
+                              "observed label), and so is the folds' mean; another metric, or "
+                              "folds whose validation rows give it a value, may avoid it",
+                              UserWarning,
                               stacklevel=user_stacklevel())
             history.setdefault(f"{data} {metric}-mean", []).append(float(values.mean()))
             history.setdefault(f"{data} {metric}-stdv", []).append(float(values.std()))

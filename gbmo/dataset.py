@@ -148,7 +148,7 @@ class Dataset:
 
     def __setstate__(self, state):
         if "X" in state:  # pickled by a gbmo of before lazy subsets: X itself
-            state = {**state, "_X": state["X"], "_rows_of": None}
+            state = {**state, "_X": state["X"], "_rows_of": None, "_own_categories": False}
             del state["X"]
         self.__dict__.update(state)
 
@@ -163,6 +163,7 @@ class Dataset:
         """Forgets the binned data, which construct() makes again."""
         self.X_binned = self.bin_mapper = self._binning = None
         self.category_order = None
+        self._own_categories = False  # binned as a training set on its own categories' edges
         # what the trees' histogram builds read of the binned data, worked out
         # once for every training on it (grower.GrowerWorkspace.dense_layout)
         self.dense_layouts = {}
@@ -425,29 +426,34 @@ class Dataset:
         return self.bin_with(resolve_params(with_dataset_params(params, self)
                                             if params else binned_data_params(self.params)))
 
-    def bin_with(self, params, category_order=None, training=False):
+    def bin_with(self, params, category_order=None, training=False, as_reference=False):
         """construct with train's resolved parameters, the categorical
         features as their ranks in category_order; bins again only when a
-        binning parameter or the order changed. A training set (training)
-        with a reference and categorical features takes the reference's
-        edges but for those features, whose ranks are its own run's (see
-        _mapper_with_own_categories)."""
+        binning parameter, the order or the role changed. A training set
+        (training) with a reference and categorical features takes the
+        reference's edges but for those features, whose ranks are its own
+        run's (see _mapper_with_own_categories); as a validation set it takes
+        them all. as_reference: for a Dataset that takes this one's edges,
+        which takes this one's bins of either role."""
         by_feature = params["max_bins_by_feature"]
-        # the seed draws the rows the edges come from only when the training set
-        # has more than bin_subsample: a search over seeds keeps the bins otherwise
-        edges_from = self if self.reference is None else self.reference
-        sampled = edges_from.n_rows > params["bin_subsample"]
         own_categories = bool(training and self.reference is not None and category_order
                               and category_order.features)
+        # the seed draws the rows the edges come from only when they are more
+        # than bin_subsample: a search over seeds keeps the bins otherwise
+        edges_from = self if self.reference is None else self.reference
+        sampled = edges_from.n_rows > params["bin_subsample"] or (
+            own_categories and self.n_rows > params["bin_subsample"])
         binning = (params["max_bins"], params["bin_subsample"],
                    params["seed"] if sampled else None, params["min_data_in_bin"],
                    None if by_feature is None else tuple(by_feature), reading(params))
         same_order = (category_order is None if self.category_order is None
                       else self.category_order.same_as(category_order))
-        if self.X_binned is not None and self._binning == binning and same_order:
+        if self.X_binned is not None and self._binning == binning and same_order and (
+                as_reference or self._own_categories == own_categories):
             return self
         self._binning = binning
         self.category_order = category_order
+        self._own_categories = own_categories
         features = () if category_order is None else category_order.features
 
         def read_X():
@@ -463,7 +469,8 @@ class Dataset:
             self.bin_mapper = self._mapper_with_own_categories(params, category_order,
                                                                new_mapper)
         elif self.reference is not None:
-            self.bin_mapper = self.reference.bin_with(params, category_order).bin_mapper
+            self.bin_mapper = self.reference.bin_with(params, category_order,
+                                                      as_reference=True).bin_mapper
         else:
             self.bin_mapper = new_mapper(by_feature).fit(read_X(), features)
         self.X_binned = self._binned_rows(read_X, category_order)
@@ -477,8 +484,12 @@ class Dataset:
         ranking, so that the reference keeps its bins (binning it again with
         each fold's ranks was most of a categorical cv's time), and its own
         rows' edges of its categorical features' ranks."""
-        reference = self.reference.bin_with(params, self.reference.category_order)
         features = category_order.features
+        # its bins as they are, unless they rank a feature this run reads as a number
+        order = self.reference.category_order
+        if order is not None and not set(order.features) <= set(features):
+            order = None
+        reference = self.reference.bin_with(params, order, as_reference=True)
         ranks = category_order.encode_columns(self._feature_columns(features))
         by_feature = params["max_bins_by_feature"]
         own = new_mapper(None if by_feature is None else [by_feature[f] for f in features]

@@ -1090,3 +1090,64 @@ def test_a_subset_made_with_another_reference_is_recoded_to_its_categories():
     booster = gbmo.train(params, training, 10, valid_sets=[as_subset, as_valid])
     assert booster.evals_result["valid_0"]["rmse"] == booster.evals_result["valid_1"]["rmse"]
     assert booster.evals_result["valid_0"]["rmse"][-1] < 0.5
+
+
+def _ranked_problem(n=3000, seed=6):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 30, n),
+                         rng.integers(0, 5, n)]).astype(float)
+    y = (rng.permutation(30) / 3.0)[X[:, 1].astype(int)] + X[:, 2] + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+_RANKED = {"num_leaves": 15, "verbosity": -1, "min_data_per_group": 5, "max_bins": 8}
+
+
+def test_a_training_set_s_bins_do_not_depend_on_what_its_reference_or_itself_did_before():
+    X, y = _ranked_problem()
+    rows = np.flatnonzero(X[:, 1] < 12)
+    # cv after the whole set was trained with a column ranked that cv reads as a number
+    used = gbmo.Dataset(X, y)
+    gbmo.train({**_RANKED, "categorical_feature": [1, 2]}, used, 3)
+    fold_cv = {**_RANKED, "categorical_feature": [2]}
+    assert gbmo.cv(fold_cv, used, 5, nfold=3) == gbmo.cv(fold_cv, gbmo.Dataset(X, y), 5, nfold=3)
+    # 40 categories of well-apart effects in 8 bins: the part's own edges of
+    # its ranks (mostly low categories) are not the whole set's
+    rng = np.random.default_rng(4)
+    categories = rng.integers(0, 40, 6000).astype(float)
+    X = np.column_stack([rng.normal(size=6000), categories])
+    y = categories + 0.01 * rng.normal(size=6000)
+    rows = np.flatnonzero((categories < 10) | (rng.random(6000) < 0.2))
+    params = {**_RANKED, "categorical_feature": [1], "cat_smooth": 1e-9}
+
+    def sets():
+        whole = gbmo.Dataset(X, y, categorical_feature=[1])
+        return whole, gbmo.Dataset(X[rows], y[rows], reference=whole, categorical_feature=[1])
+
+    # trained on (its own categories' edges), then a validation set: the training's edges
+    whole, part = sets()
+    gbmo.train(params, part, 3)
+    watched = gbmo.train(params, whole, 5, valid_sets=[part]).evals_result["valid_0"]["rmse"]
+    fresh_whole, fresh_part = sets()
+    fresh = gbmo.train(params, fresh_whole, 5, valid_sets=[fresh_part])
+    assert watched == fresh.evals_result["valid_0"]["rmse"]
+    assert watched[-1] == pytest.approx(np.sqrt(np.mean((fresh.predict(X[rows]) - y[rows]) ** 2)))
+    # a validation set, then trained on: its own categories' edges again
+    whole, part = sets()
+    gbmo.train(params, whole, 2, valid_sets=[part])
+    np.testing.assert_array_equal(gbmo.train(params, part, 5).predict(X),
+                                  gbmo.train(params, sets()[1], 5).predict(X))
+
+
+def test_a_training_set_above_bin_subsample_draws_its_categories_edges_with_the_seed():
+    X, y = _ranked_problem(n=4000, seed=7)
+    params = {**_RANKED, "categorical_feature": [1], "bin_subsample": 1000}
+
+    def part():
+        reference = gbmo.Dataset(X[:800], y[:800], categorical_feature=[1])
+        return gbmo.Dataset(X, y, reference=reference, categorical_feature=[1])
+
+    reused = part()
+    gbmo.train({**params, "seed": 1}, reused, 3)
+    np.testing.assert_array_equal(gbmo.train({**params, "seed": 2}, reused, 5).predict(X),
+                                  gbmo.train({**params, "seed": 2}, part(), 5).predict(X))
