@@ -64,7 +64,10 @@ class Dataset:
     which changes nothing (the raw X stays referenced until binned), and
     group, which is refused (gbmo has no ranking objectives). A validation set made
     with reference= or create_valid, or given to train without either,
-    takes the training set's bin edges.
+    takes the training set's bin edges; a training set made with
+    reference= (or by subset) takes its reference's too, but for its
+    categorical features, whose categories its run ranks, binned on its own
+    rows.
     """
 
     def __init__(self, X=None, Y=None, weight=None, feature_names=None, reference=None,
