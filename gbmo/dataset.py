@@ -443,7 +443,9 @@ class Dataset:
                               and category_order.features)
         # the seed draws the rows the edges come from only when they are more
         # than bin_subsample: a search over seeds keeps the bins otherwise
-        edges_from = self if self.reference is None else self.reference
+        edges_from = self
+        while edges_from.reference is not None:  # whose rows the edges come from
+            edges_from = edges_from.reference
         sampled = edges_from.n_rows > params["bin_subsample"] or (
             own_categories and self.n_rows > params["bin_subsample"])
         binning = (params["max_bins"], params["bin_subsample"],
@@ -452,7 +454,12 @@ class Dataset:
         same_order = (category_order is None if self.category_order is None
                       else self.category_order.same_as(category_order))
         if self.X_binned is not None and self._binning == binning and same_order and (
-                as_reference or self._own_categories == own_categories):
+                as_reference or self._own_categories == own_categories) and (
+                self.reference is None or self._own_categories
+                # bins of the reference's edges: of its edges now, which it may
+                # have fitted again since (as a training set of its own)
+                or self.reference.bin_with(params, category_order,
+                                           as_reference=True).bin_mapper is self.bin_mapper):
             return self
         self._binning = binning
         self.category_order = category_order

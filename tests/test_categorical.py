@@ -1151,3 +1151,33 @@ def test_a_training_set_above_bin_subsample_draws_its_categories_edges_with_the_
     gbmo.train({**params, "seed": 1}, reused, 3)
     np.testing.assert_array_equal(gbmo.train({**params, "seed": 2}, reused, 5).predict(X),
                                   gbmo.train({**params, "seed": 2}, part(), 5).predict(X))
+
+
+def test_bins_follow_the_edges_their_reference_chain_has_now():
+    X, y = _ranked_problem(n=1000, seed=9)
+    # a subset of a subset: the seed draws the edges from the whole set's 1,000 rows
+    params = {**_RANKED, "bin_subsample": 400}
+
+    def leaf():
+        return gbmo.Dataset(X, y).subset(np.arange(300)).subset(np.arange(200))
+
+    reused = leaf()
+    gbmo.train({**params, "seed": 0}, reused, 2)
+    np.testing.assert_array_equal(gbmo.train({**params, "seed": 2}, reused, 2).predict(X),
+                                  gbmo.train({**params, "seed": 2}, leaf(), 2).predict(X))
+    # a validation set of a training set that bins again between two runs
+    params = {**_RANKED, "categorical_feature": [1]}
+
+    def sets():
+        whole = gbmo.Dataset(X, y, categorical_feature=[1])
+        part = gbmo.Dataset(X[:300], y[:300], reference=whole, categorical_feature=[1])
+        return part, gbmo.Dataset(X[300:], y[300:], reference=part, categorical_feature=[1])
+
+    part, valid = sets()
+    gbmo.train({**params, "max_bins": 255}, part, 1, valid_sets=[valid])
+    gbmo.train(params, valid.subset(np.arange(200)), 1)  # bins valid and part as references
+    used = gbmo.train(params, part, 3, valid_sets=[valid])
+    fresh = gbmo.train(params, *sets()[:1], 3, valid_sets=[sets()[1]])
+    assert used.evals_result["valid_0"]["rmse"][-1] == pytest.approx(
+        np.sqrt(np.mean((used.predict(X[300:]) - y[300:]) ** 2)), rel=1e-12)
+    np.testing.assert_array_equal(used.predict(X), fresh.predict(X))
