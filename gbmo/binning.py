@@ -304,6 +304,10 @@ class BinMapper:
     the first.
     """
 
+    # (mapper, features) of one made by with_features_of: the mapper whose
+    # edges it has but for those features'
+    shared_from = (None, None)
+
     def __init__(self, max_bins=255, subsample=200_000, seed=0, n_threads=1, min_data_in_bin=1,
                  max_bins_by_feature=None):
         self.max_bins = max_bins

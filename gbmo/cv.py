@@ -220,8 +220,8 @@ def cv(params, train_set, num_boost_round=100, nfold=5, stratified=None, shuffle
     trainers = []
     for fold, (train_rows, valid_rows) in enumerate(pairs):
         with _naming_fold(fold, len(pairs)):
-            fold_train = train_set._rows_subset(train_rows, None, train_set)
-            fold_valid = train_set._rows_subset(valid_rows, None, fold_train)
+            fold_train = train_set.subset(train_rows)
+            fold_valid = train_set.subset(valid_rows, reference=fold_train)
             fold_raw, fold_params = raw_params, params
             if fpreproc is not None:
                 fold_train, fold_valid, fold_raw = _prepared_fold(fpreproc, fold_train,

@@ -319,13 +319,6 @@ class Dataset:
         give it other features), so it holds this Dataset (and a pickle of it
         holds it too), as LightGBM's subset its parent.
         used_indices: row indices (or a boolean mask of every row)."""
-        subset = self._rows_subset(used_indices, params, self if reference is None else reference)
-        return subset if reference is None else subset.in_categories(reference.pandas_categories)
-
-    def _rows_subset(self, used_indices, params, reference):
-        """subset's Dataset of these rows, binned with reference's edges
-        (None: its own, fitted to these rows), its category codes as this
-        Dataset's."""
         indices = np.asarray(used_indices)
         if indices.size == 0:
             raise ValueError("used_indices selects no row; a subset needs rows")
@@ -344,12 +337,12 @@ class Dataset:
         subset = copy.copy(self)
         subset._X, subset._rows_of = None, (self, rows)
         subset.params = check_dataset_params({**self.params, **(params or {})})
-        subset._refer_to(reference)
+        subset._refer_to(self if reference is None else reference)
         subset.categorical_feature = self.categorical_features()
         subset.set_label(self.Y[rows]).set_weight(take(self.weight))
         subset.set_init_score(take(self.init_score))
         subset._drop_binned()
-        return subset
+        return subset if reference is None else subset.in_categories(reference.pandas_categories)
 
     def _binned_rows(self, read_X, category_order):
         """The bins of X (read_X() as binning reads it, its categorical
@@ -360,7 +353,7 @@ class Dataset:
         layout is worked out anew); else X's own."""
         if self._rows_of is not None:
             source, rows = self._rows_of
-            base, features = getattr(self.bin_mapper, "shared_from", (None, None))
+            base, features = self.bin_mapper.shared_from
             if isinstance(source.X_binned, np.ndarray) and (
                     source.bin_mapper is self.bin_mapper or (
                         base is source.bin_mapper and category_order is not None
@@ -451,15 +444,7 @@ class Dataset:
         binning = (params["max_bins"], params["bin_subsample"],
                    params["seed"] if sampled else None, params["min_data_in_bin"],
                    None if by_feature is None else tuple(by_feature), reading(params))
-        same_order = (category_order is None if self.category_order is None
-                      else self.category_order.same_as(category_order))
-        if self.X_binned is not None and self._binning == binning and same_order and (
-                as_reference or self._own_categories == own_categories) and (
-                self.reference is None or self._own_categories
-                # bins of the reference's edges: of its edges now, which it may
-                # have fitted again since (as a training set of its own)
-                or self.reference.bin_with(params, category_order,
-                                           as_reference=True).bin_mapper is self.bin_mapper):
+        if self._still_binned(params, binning, category_order, own_categories, as_reference):
             return self
         self._binning = binning
         self.category_order = category_order
@@ -486,6 +471,20 @@ class Dataset:
         self.X_binned = self._binned_rows(read_X, category_order)
         self.dense_layouts = {}
         return self
+
+    def _still_binned(self, params, binning, category_order, own_categories, as_reference):
+        """Whether the bins kept are those bin_with would make now: of the
+        same parameters, ranking and role (any role as_reference), and, when
+        made by the reference's edges, by the edges it has now (it may have
+        fitted them again since, as a training set of its own)."""
+        same_order = (category_order is None if self.category_order is None
+                      else self.category_order.same_as(category_order))
+        if self.X_binned is None or self._binning != binning or not same_order \
+                or not (as_reference or self._own_categories == own_categories):
+            return False
+        return (self.reference is None or self._own_categories
+                or self.reference.bin_with(params, category_order,
+                                           as_reference=True).bin_mapper is self.bin_mapper)
 
     def _mapper_with_own_categories(self, params, category_order, new_mapper):
         """The bin mapper of a training set with a reference whose
