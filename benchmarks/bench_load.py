@@ -7,8 +7,9 @@ Trains, in one process, a one-output gbmo model, a multi-output gbmo model
 model, each of --trees trees of --leaves leaves on 3,000 rows x 10 features,
 then times for each (median of --repeats): save_model to a file, loading the
 file (Booster(model_file=...)), the first one-row prediction after loading
-(gbmo packs its trees then), and for gbmo the JSON parse of the file's text
-alone (json.loads, the floor of loading a JSON model). The ratios are
+(gbmo packed its trees for prediction at the load since format version 5,
+and before at this first prediction), and for gbmo the JSON parse of the
+file's text alone (json.loads, the floor of loading a JSON model). The ratios are
 gbmo / LightGBM for the same number of trees and leaves; the multi-output
 model's trees hold --outputs values a leaf where LightGBM's hold one.
 """

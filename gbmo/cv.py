@@ -96,7 +96,15 @@ class CVBooster(JSONModel):
 
     def dump_model(self, num_iteration=None, start_iteration=0, importance_type="split"):
         """{"boosters": [each fold's dump_model], "best_iteration": ...}."""
-        return {"boosters": [booster.dump_model(num_iteration, start_iteration, importance_type)
+        return self._folds_record("dump_model", num_iteration, start_iteration, importance_type)
+
+    def _model_record(self, num_iteration=None, start_iteration=0, importance_type="split"):
+        """What save_model writes: dump_model's dict of each fold's _model_record."""
+        return self._folds_record("_model_record", num_iteration, start_iteration,
+                                  importance_type)
+
+    def _folds_record(self, fold_record, *arguments):
+        return {"boosters": [getattr(booster, fold_record)(*arguments)
                              for booster in self.boosters],
                 "best_iteration": self.best_iteration}
 

@@ -91,7 +91,7 @@ def save(estimator, filename):
              "fitted": {key: _encoded(value, key) for key, value in fitted.items()},
              "records": {name: _encoded(getattr(booster, name), name)
                          for name in _RECORDS.values()}}
-    model = booster.dump_model()
+    model = booster._model_record()
     model[FIELD] = state
     text = json.dumps(model, default=json_value)
     with open(checked_path(filename, "fname"), "w", encoding="utf-8") as f:

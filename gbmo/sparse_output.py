@@ -492,8 +492,8 @@ def predict_topk(booster, X, k, raw_score=False, num_iteration=None, n_threads=N
     labels = np.empty((leaves.shape[0], k), dtype=np.int32)
     scores = np.empty((leaves.shape[0], k), dtype=np.float64)
     if trees:
-        forest = LeafArrays.of_trees(trees)
-        offsets = np.cumsum([0] + [t.n_leaves for t in trees[:-1]]).astype(np.int64)
+        packed = booster._forest(0, len(trees))
+        forest, offsets = packed.leaves, packed.leaf_offsets.astype(np.int64)
         values, outputs = forest.values, forest.outputs
     else:
         forest = LeafArrays(np.zeros(1, np.int64), None, np.zeros(0), np.zeros(0, np.int32))

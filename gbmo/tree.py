@@ -16,10 +16,14 @@ tree per output): leaf_values is (n_leaves, k) and leaf_outputs (n_leaves, k)
 names the outputs they hold, in increasing order; the other outputs are 0.
 
 TreeFields: the fields of several trees, each concatenated over the trees,
-which a model file's trees are read into and checked in at once.
+which a model file's trees are read into and checked in at once. A model
+file keeps them so (its "forest", see TreeFields.columns): one list a field
+parses in half the time of a list a tree and field, and pickles hold the
+arrays themselves.
 """
 import contextlib
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +41,10 @@ _NODE_ARRAYS = {
     "node_gain": np.float64,
     "node_count": np.int64,
 }
+
+# each tree's counts in a model file's "forest", which its other fields add up to
+_TREE_COUNTS = ("tree_nodes", "tree_leaves", "leaf_widths")
+_FOREST_FIELDS = (*_TREE_COUNTS, *_NODE_ARRAYS, "leaf_values", "sparse_trees", "leaf_outputs")
 
 
 class TreeFormatError(ValueError):
@@ -59,26 +67,20 @@ class LeafArrays:
         return self.value_start, self.output_start, self.values, outputs
 
     @classmethod
-    def of_trees(cls, trees):
-        """The leaves of trees, in order, laid out for the whole forest in a
-        few numpy calls: arrays made per tree and joined took two thirds of
-        packing 5,000 small trees (the first prediction after a load)."""
-        shapes = np.array([tree.leaf_values.shape for tree in trees],
-                          dtype=np.int64).reshape(-1, 2)
-        sparse = np.repeat([tree.leaf_outputs is not None for tree in trees], shapes[:, 0])
+    def of_fields(cls, fields):
+        """The leaves of a TreeFields' trees, in order, laid out for the whole
+        forest in a few numpy calls: arrays made per tree and joined took two
+        thirds of packing 5,000 small trees (the first prediction after a load)."""
+        shapes = fields.leaf_shapes
+        sparse = np.repeat(fields.sparse, shapes[:, 0])
         widths = np.repeat(shapes[:, 1], shapes[:, 0])  # each leaf's count of values
         value_start = np.zeros(len(widths) + 1, dtype=np.int64)
         np.cumsum(widths, out=value_start[1:])
         # a sparse leaf's outputs sit where its values do among the sparse leaves'
         sparse_widths = np.where(sparse, widths, 0)
         output_start = np.where(sparse, np.cumsum(sparse_widths) - sparse_widths, -1)
-        return cls(
-            value_start, output_start.astype(np.int64),
-            np.concatenate([tree.leaf_values.ravel() for tree in trees]
-                           + [np.zeros(0, dtype=np.float64)]),
-            np.concatenate([tree.leaf_outputs.ravel() for tree in trees
-                            if tree.leaf_outputs is not None] + [np.zeros(0, dtype=np.int32)]),
-        )
+        return cls(value_start, output_start.astype(np.int64), fields.leaf_values,
+                   fields.leaf_outputs)
 
 
 class Tree:
@@ -97,9 +99,20 @@ class Tree:
         # binned data of the tree's own training run reads them (not saved)
         self.binned_sets = {}
 
+    @classmethod
+    def of_views(cls, leaf_values, leaf_outputs, categories_left, node_arrays):
+        """A Tree of arrays already of its fields' dtypes, contiguous, and of
+        category sets keyed by int (TreeFields.trees' views of a loaded
+        file's columns), without __init__'s conversions, which took 40% of
+        making 5,000 Trees."""
+        tree = cls.__new__(cls)
+        tree.__dict__.update(node_arrays, leaf_values=leaf_values, leaf_outputs=leaf_outputs,
+                             categories_left=categories_left, binned_sets={})
+        return tree
+
     def leaf_arrays(self):
-        """This tree's LeafArrays, as LeafArrays.of_trees([self]) lays them out
-        in a fifth of its time (2 against 10 us): training adds its trees to
+        """This tree's LeafArrays, as LeafArrays.of_fields lays out a TreeFields
+        of it alone, in a fraction of the time: training adds its trees to
         the sets it scores one at a time."""
         n_leaves, width = self.leaf_values.shape
         value_start = np.arange(n_leaves + 1, dtype=np.int64) * width
@@ -143,12 +156,23 @@ class Tree:
         return out
 
 
-def trees_from_dicts(trees, n_features, n_outputs):
-    """The Trees of a model file's list of tree objects, every tree checked by
-    TreeFields.validate; a TreeFormatError names the tree."""
-    fields = TreeFields.read(trees)
+def fields_of_model(model, n_features, n_outputs):
+    """The TreeFields of a parsed model file: its "forest" of columns (what
+    TreeFields.columns gives; save_model's since format version 5), or its
+    "trees", a list of one object a tree (dump_model's, and files before
+    version 5). Every tree is checked by TreeFields.validate; a
+    TreeFormatError names the tree or the field."""
+    if "forest" in model:
+        if "trees" in model:
+            raise TreeFormatError("a model holds its trees in 'forest' or in 'trees', not both")
+        fields = TreeFields.read_columns(model["forest"])
+    else:
+        trees = model["trees"]
+        if not isinstance(trees, list):
+            raise TreeFormatError("field 'trees' must be a list")
+        fields = TreeFields.read(trees)
     fields.validate(n_features, n_outputs)
-    return fields.trees()
+    return fields
 
 
 @dataclass
@@ -177,11 +201,15 @@ class TreeFields:
                     raise TreeFormatError(f"tree {t}: field {name!r} has shape {values.shape}, "
                                           "expected (n_leaves, width)")
         sparse = np.array([tree.leaf_outputs is not None for tree in trees], dtype=bool)
+        node_arrays, node_counts = {}, {}
+        for name, dtype in _NODE_ARRAYS.items():
+            arrays = [getattr(tree, name) for tree in trees]
+            node_arrays[name] = np.concatenate(arrays + [np.zeros(0, dtype)])
+            node_counts[name] = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
         return cls(
-            {name: np.concatenate([getattr(tree, name) for tree in trees]) for name in _NODE_ARRAYS},
-            {name: np.array([len(getattr(tree, name)) for tree in trees], dtype=np.int64)
-             for name in _NODE_ARRAYS},
-            np.concatenate([tree.leaf_values.ravel() for tree in trees]),
+            node_arrays, node_counts,
+            np.concatenate([tree.leaf_values.ravel() for tree in trees]
+                           + [np.zeros(0, dtype=np.float64)]),
             np.array([tree.leaf_values.shape for tree in trees], dtype=np.int64).reshape(-1, 2),
             sparse,
             np.concatenate([tree.leaf_outputs.ravel() for tree in trees if tree.leaf_outputs
@@ -215,6 +243,73 @@ class TreeFields:
         return cls(node_arrays, node_counts, leaf_values, leaf_shapes, sparse, leaf_outputs,
                    output_shapes, categories_left)
 
+    def columns(self):
+        """The fields as a model file's "forest" holds them: each one's entries
+        of every tree in order (leaf_values and leaf_outputs raveled), each
+        tree's counts of nodes, leaves and values a leaf, the numbers of the
+        trees with sparse leaves, and the category sets by tree and node."""
+        forest = {"tree_nodes": self.node_counts["node_left"],
+                  "tree_leaves": self.leaf_shapes[:, 0], "leaf_widths": self.leaf_shapes[:, 1],
+                  **self.node_arrays, "leaf_values": self.leaf_values,
+                  "sparse_trees": np.flatnonzero(self.sparse), "leaf_outputs": self.leaf_outputs}
+        if self.categories_left:
+            forest["categories_left"] = {
+                str(t): {str(node): ranks for node, ranks in sets.items()}
+                for t, sets in self.categories_left.items()}
+        return forest
+
+    @classmethod
+    def read_columns(cls, forest):
+        """The fields of a model file's "forest" (what columns gives, as parsed
+        JSON lists or as arrays), checked to add up to whole trees; validate
+        checks the trees."""
+        if not isinstance(forest, dict):
+            raise TreeFormatError(f"field 'forest' must be an object, got "
+                                  f"{type(forest).__name__}")
+        missing = [name for name in _FOREST_FIELDS if name not in forest]
+        if missing:
+            raise TreeFormatError(f"field 'forest' is missing {missing}")
+        counts = {name: _as_numbers(forest[name], name, np.int64, 1) for name in _TREE_COUNTS}
+        n_trees = len(counts["tree_nodes"])
+        node_arrays = {name: _as_numbers(forest[name], name, dtype, 1)
+                       for name, dtype in _NODE_ARRAYS.items()}
+        leaf_values = _as_numbers(forest["leaf_values"], "leaf_values", np.float64, 1)
+        sparse_trees = _as_numbers(forest["sparse_trees"], "sparse_trees", np.int64, 1)
+        leaf_outputs = _as_numbers(forest["leaf_outputs"], "leaf_outputs", np.int32, 1)
+        # bounded by the entries before they are summed or multiplied, so that
+        # no count a file gives overflows
+        bounds = {"tree_nodes": len(node_arrays["node_left"]),
+                  "tree_leaves": len(node_arrays["node_left"]), "leaf_widths": len(leaf_values)}
+        for name, values in counts.items():
+            if len(values) != n_trees or np.any((values < 0) | (values > bounds[name])):
+                raise TreeFormatError(f"field {name!r} must hold {n_trees} counts (one a tree, "
+                                      f"as 'tree_nodes') in [0, {bounds[name]}]")
+        leaf_shapes = np.column_stack([counts["tree_leaves"], counts["leaf_widths"]])
+        sparse = np.zeros(n_trees, dtype=bool)
+        if np.any((sparse_trees < 0) | (sparse_trees >= n_trees)) \
+                or np.any(_not_above_previous(sparse_trees)):
+            raise TreeFormatError(f"field 'sparse_trees' must list trees in [0, {n_trees}) in "
+                                  "increasing order")
+        sparse[sparse_trees] = True
+        output_shapes = np.where(sparse[:, None], leaf_shapes, 0)
+        for name, values, expected in (
+                *((name, values, counts["tree_nodes"].sum()) for name, values in node_arrays.items()),
+                ("leaf_values", leaf_values, leaf_shapes.prod(axis=1).sum()),
+                ("leaf_outputs", leaf_outputs, output_shapes.prod(axis=1).sum())):
+            if len(values) != expected:
+                raise TreeFormatError(f"field {name!r} has {len(values)} entries, where the "
+                                      f"trees' counts ('tree_nodes', 'tree_leaves', "
+                                      f"'leaf_widths', 'sparse_trees') add up to {expected}")
+        categories_left = forest.get("categories_left", {})
+        if not isinstance(categories_left, dict) or not all(
+                _is_index(tree, n_trees) for tree in categories_left):
+            raise TreeFormatError(f"field 'categories_left' must map tree numbers in "
+                                  f"[0, {n_trees}) to their category sets")
+        return cls(node_arrays, {name: counts["tree_nodes"] for name in _NODE_ARRAYS},
+                   leaf_values, leaf_shapes, sparse, leaf_outputs, output_shapes,
+                   {int(tree): _read_category_sets(sets, int(tree))
+                    for tree, sets in categories_left.items()})
+
     def trees(self):
         """A Tree for each tree, its arrays views of these fields'."""
         node_arrays = {name: _pieces(values, self.node_counts[name])
@@ -222,12 +317,13 @@ class TreeFields:
         leaf_values = _pieces(self.leaf_values, self.leaf_shapes.prod(axis=1))
         leaf_outputs = iter(_pieces(self.leaf_outputs,
                                     self.output_shapes[self.sparse].prod(axis=1)))
-        return [Tree(leaf_values[t].reshape(shape),
-                     next(leaf_outputs).reshape(output_shape) if sparse else None,
-                     self.categories_left.get(t),
-                     **{name: pieces[t] for name, pieces in node_arrays.items()})
-                for t, (shape, output_shape, sparse) in enumerate(zip(
-                    self.leaf_shapes.tolist(), self.output_shapes.tolist(), self.sparse))]
+        names = list(node_arrays)
+        return [Tree.of_views(leaf_values[t].reshape(shape),
+                              next(leaf_outputs).reshape(output_shape) if sparse else None,
+                              self.categories_left.get(t, {}), dict(zip(names, tree_arrays)))
+                for t, (shape, output_shape, sparse, tree_arrays) in enumerate(zip(
+                    self.leaf_shapes.tolist(), self.output_shapes.tolist(), self.sparse,
+                    zip(*node_arrays.values())))]
 
     def validate(self, n_features, n_outputs):
         """Raises TreeFormatError naming the tree and the field when a tree's
@@ -324,6 +420,12 @@ class TreeFields:
                                           "internal node's increasing ranks (integers >= 0)")
 
 
+def _is_index(text, size):
+    """Whether text is a number in [0, size) written as str(number) writes it."""
+    return isinstance(text, str) and text.isascii() and text.isdigit() \
+        and text == str(int(text)) and int(text) < size
+
+
 def _reject(wrong, tree_of, message):
     """Raises TreeFormatError for the first entry that wrong marks, naming its
     tree (tree_of[entry], or the entry itself where tree_of is None) and
@@ -397,13 +499,19 @@ def _read_concatenated(trees, numbers, name, dtype, ndim):
 def _read_category_sets(sets, number):
     with _naming_tree(number):
         if not isinstance(sets, dict) or not all(
-                isinstance(node, str) and node.isdigit() and node == str(int(node))
-                and isinstance(ranks, list)
-                and all(isinstance(r, int) and not isinstance(r, bool) for r in ranks)
+                _is_index(node, math.inf) and _is_ranks(ranks)
                 for node, ranks in sets.items()):
             raise TreeFormatError("field 'categories_left' must map node indices to lists "
                                   "of integer ranks")
         return {int(node): _read_field(sets, node, np.int64) for node in sets}
+
+
+def _is_ranks(ranks):
+    """Whether ranks is a list of integers (JSON's) or an integer array (a pickle's)."""
+    if isinstance(ranks, np.ndarray):
+        return ranks.dtype.kind in "iu"
+    return isinstance(ranks, list) and all(
+        isinstance(r, int) and not isinstance(r, bool) for r in ranks)
 
 
 def _read_field(data, name, dtype, ndim=1):

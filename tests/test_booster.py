@@ -8,6 +8,8 @@ import pytest
 
 import gbmo
 
+pytest.register_assert_rewrite("model_layout")
+from model_layout import as_forest, listed  # noqa: E402
 
 @pytest.fixture(scope="module")
 def trained():
@@ -39,6 +41,21 @@ def test_pickle_round_trip(trained):
     np.testing.assert_array_equal(clone.predict(X), booster.predict(X))
 
 
+def test_a_pickle_holds_the_trees_arrays_and_one_of_an_earlier_gbmo_loads(trained):
+    """A pickle keeps the forest's columns as numpy arrays (no JSON text to
+    write and parse); an earlier gbmo's pickle, which held the model's text,
+    loads as it did."""
+    booster, X = trained
+    state = booster.__getstate__()
+    forest = state["model"]["forest"]
+    assert all(isinstance(forest[name], np.ndarray) for name in _TREE_FIELDS)
+    assert forest["node_left"].dtype == np.int32 and forest["node_threshold"].dtype == np.float64
+    earlier = gbmo.Booster.__new__(gbmo.Booster)
+    earlier.__setstate__({**state, "model": json.dumps(booster.dump_model())})
+    np.testing.assert_array_equal(earlier.predict(X), booster.predict(X))
+    assert earlier.model_to_string() == booster.model_to_string()
+
+
 def test_pickle_keeps_the_records_and_the_best_score():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 3))
@@ -63,7 +80,8 @@ def test_model_file_does_not_carry_thread_count(trained):
 
 
 def _model(trained):
-    return json.loads(trained[0].model_to_string())
+    """The model's JSON with a list of trees (dump_model's)."""
+    return listed(trained[0])
 
 
 def _load_error(data):
@@ -85,9 +103,8 @@ def test_trees_cut_below_the_best_round_or_mid_round_are_refused(trained):
     data["trees"] = data["trees"][:9]
     assert "holds 9 trees, which is not whole rounds of 1 trees up to its best_iteration 10" \
         in _load_error(data)
-    rounds = json.loads(gbmo.train({"verbosity": 0, "tree_mode": "single_output"},
-                                   gbmo.Dataset(trained[1], trained[1][:, :2]), 3)
-                        .model_to_string())
+    rounds = listed(gbmo.train({"verbosity": 0, "tree_mode": "single_output"},
+                               gbmo.Dataset(trained[1], trained[1][:, :2]), 3))
     rounds["trees"] = rounds["trees"][:5]
     assert "holds 5 trees, which is not whole rounds of 2 trees" in _load_error(rounds)
 
@@ -385,7 +402,8 @@ def test_saving_takes_lightgbm_s_importance_type_which_changes_nothing(trained, 
     assert booster.model_to_string(importance_type="gain") == text
     booster.save_model(tmp_path / "m.json", importance_type="gain")
     assert (tmp_path / "m.json").read_text() == text
-    assert booster.dump_model(importance_type="split") == json.loads(text)
+    assert as_forest(json.loads(json.dumps(booster.dump_model(importance_type="split")))) \
+        == json.loads(text)
     with pytest.raises(ValueError, match="importance_type 'cover' is not allowed; allowed: "
                                          "split, gain, average_gain"):
         booster.save_model(tmp_path / "other.json", importance_type="cover")
@@ -465,8 +483,9 @@ def test_each_kind_of_model_loads_bit_identical(kind, three_outputs):
 
 @pytest.fixture(scope="module")
 def five_trees(three_outputs):
-    """The JSON of 5-tree models: dense leaves, and sparse leaves (2 of 3 outputs)."""
-    return {kind: json.loads(_trained_kind(kind, three_outputs, 5).model_to_string())
+    """The JSON of 5-tree models with a list of trees (dump_model's): dense
+    leaves, and sparse leaves (2 of 3 outputs)."""
+    return {kind: listed(_trained_kind(kind, three_outputs, 5))
             for kind in ("dense leaves", "sparse leaves")}
 
 
@@ -555,13 +574,96 @@ _CORRUPTIONS = [
 ]
 
 
+_COUNTS_ADD_UP = ("where the trees' counts ('tree_nodes', 'tree_leaves', 'leaf_widths', "
+                  "'sparse_trees') add up to")
+# a saved file's forest says so where a tree's fields do not add up to its counts
+_FOREST_MESSAGES = {
+    "tree 1: field 'leaf_values' has rows of lengths [3, 4], where every row (one a leaf) "
+    "has the same length": f"field 'leaf_values' has 91 entries, {_COUNTS_ADD_UP} 90",
+    "tree 1: field 'node_gain' has 12 entries, expected 11":
+        f"field 'node_gain' has 56 entries, {_COUNTS_ADD_UP} 55",
+    "tree 3: field 'node_left' must hold integers in": "field 'node_left' must hold integers in",
+    "tree 4: tree is missing the field 'node_bin'":
+        f"field 'node_bin' has 44 entries, {_COUNTS_ADD_UP} 55",
+    "tree 1: fields 'leaf_outputs' (5, 2) and 'leaf_values' (6, 2) must have one shape":
+        f"field 'leaf_outputs' has 58 entries, {_COUNTS_ADD_UP} 60",
+}
+
+
+@pytest.mark.parametrize("layout", ["list of trees", "forest"])
 @pytest.mark.parametrize("kind, tree, change, message", _CORRUPTIONS,
                          ids=[message.split(": ", 1)[1][:50] for *_, message in _CORRUPTIONS])
-def test_a_corrupt_tree_among_five_is_named(five_trees, kind, tree, change, message):
+def test_a_corrupt_tree_among_five_is_named(five_trees, layout, kind, tree, change, message):
+    """The same broken tree in a list of trees and in a saved file's forest:
+    the forest names the tree too, but where its fields do not add up."""
     data = copy.deepcopy(five_trees[kind])
     assert len(data["trees"]) == 5 and len(data["trees"][tree]["node_left"]) == 11
     change(data["trees"][tree])
+    if layout == "forest":
+        data = as_forest(data)
+        message = _FOREST_MESSAGES.get(message, message)
     assert f"model has an invalid tree: {message}" in _load_error(data)
+
+
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+def test_a_saved_forest_is_the_list_of_trees_laid_out_in_columns(kind, three_outputs):
+    """save_model's file against the same model's dump_model laid out by hand:
+    every field but the trees the same, the forest the hand-made one; both
+    load to the same predictions."""
+    X, _ = three_outputs
+    booster = _trained_kind(kind, three_outputs, 4)
+    saved = json.loads(booster.model_to_string())
+    as_listed = listed(booster)
+    assert saved["version"] == 5 and as_listed["version"] < 5
+    assert saved == as_forest(as_listed)
+    for text in (booster.model_to_string(), json.dumps(as_listed)):
+        np.testing.assert_array_equal(gbmo.Booster(model_str=text).predict(X, raw_score=True),
+                                      booster.predict(X, raw_score=True))
+
+
+def _forest_file(five_trees, change):
+    data = as_forest(five_trees["sparse leaves"])
+    change(data["forest"])
+    return data
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda forest: forest.pop("tree_leaves"), "field 'forest' is missing ['tree_leaves']"),
+    (lambda forest: forest["tree_nodes"].pop(),
+     "field 'tree_leaves' must hold 4 counts (one a tree, as 'tree_nodes') in [0, 55]"),
+    (lambda forest: forest["leaf_widths"].append(2),
+     "field 'leaf_widths' must hold 5 counts (one a tree, as 'tree_nodes') in [0, 60]"),
+    (lambda forest: forest["tree_leaves"].__setitem__(0, -1),
+     "field 'tree_leaves' must hold 5 counts (one a tree, as 'tree_nodes') in [0, 55]"),
+    # counts that would overflow int64 when summed
+    (lambda forest: forest.__setitem__("tree_nodes", [2**62] * 4 + [11]),
+     "field 'tree_nodes' must hold 5 counts (one a tree, as 'tree_nodes') in [0, 55]"),
+    (lambda forest: forest["tree_nodes"].__setitem__(0, 12),
+     f"field 'node_feature' has 55 entries, {_COUNTS_ADD_UP} 56"),
+    (lambda forest: forest.__setitem__("sparse_trees", [0, 2, 1, 3, 4]),
+     "field 'sparse_trees' must list trees in [0, 5) in increasing order"),
+    (lambda forest: forest.__setitem__("sparse_trees", [0, 1, 2, 3, 5]),
+     "field 'sparse_trees' must list trees in [0, 5) in increasing order"),
+    (lambda forest: forest.__setitem__("sparse_trees", [0, 1, 2, 3]),
+     f"field 'leaf_outputs' has 60 entries, {_COUNTS_ADD_UP} 48"),
+    (lambda forest: forest.__setitem__("categories_left", {"5": {"0": [1]}}),
+     "field 'categories_left' must map tree numbers in [0, 5) to their category sets"),
+    (lambda forest: forest.__setitem__("categories_left", {"01": {"0": [1]}}),
+     "field 'categories_left' must map tree numbers in [0, 5) to their category sets"),
+    (lambda forest: forest.__setitem__("categories_left", [1]),
+     "field 'categories_left' must map tree numbers in [0, 5) to their category sets"),
+    (lambda forest: forest["leaf_outputs"].__setitem__(0, "a"),
+     "field 'leaf_outputs' must be a list of numbers"),
+], ids=lambda value: value.split(" must")[0] if isinstance(value, str) else None)
+def test_a_forest_whose_fields_do_not_add_up_to_its_trees_is_refused(five_trees, change, message):
+    assert f"model has an invalid tree: {message}" in _load_error(_forest_file(five_trees, change))
+
+
+def test_a_forest_that_is_no_object_or_beside_a_list_of_trees_is_refused(five_trees):
+    data = as_forest(five_trees["dense leaves"])
+    assert "field 'forest' must be an object, got list" in _load_error({**data, "forest": []})
+    data["trees"] = five_trees["dense leaves"]["trees"]
+    assert "a model holds its trees in 'forest' or in 'trees', not both" in _load_error(data)
 
 
 def test_the_first_tree_that_breaks_a_rule_is_named(five_trees):

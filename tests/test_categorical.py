@@ -12,6 +12,9 @@ import gbmo
 from gbmo.booster import ModelFormatError
 from gbmo.categorical import CategoryOrder
 
+pytest.register_assert_rewrite("model_layout")
+from model_layout import in_layout, listed  # noqa: E402
+
 pd = pytest.importorskip("pandas")
 
 QUIET = {"verbosity": 0}
@@ -890,23 +893,25 @@ def test_categorical_splits_predict_alike_in_every_walk(missing):
     np.testing.assert_allclose(by_leaves, raw, atol=1e-9)
 
 
+@pytest.mark.parametrize("layout", ["forest", "list of trees"])
 @pytest.mark.parametrize("value", [{"1": [3, 1]}, {"1": [-1]}, {"0": "x"}, [1]])
-def test_malformed_category_sets_in_a_model_file_are_refused(value):
+def test_malformed_category_sets_in_a_model_file_are_refused(value, layout):
     import json
 
     X, y = _category_problem(n=600, n_categories=6, seed=26)
     model = gbmo.train({**QUIET, "categorical_feature": [0], "min_samples_leaf": 5},
                        gbmo.Dataset(X, y), 3)
-    data = json.loads(model.model_to_string())
+    data = listed(model)
     tree = next(t for t in data["trees"] if "categories_left" in t)
     tree["categories_left"] = value
-    with pytest.raises(ModelFormatError):
-        gbmo.Booster(model_str=json.dumps(data))
+    with pytest.raises(ModelFormatError, match="categories_left"):
+        gbmo.Booster(model_str=json.dumps(in_layout(data, layout)))
 
 
+@pytest.mark.parametrize("layout", ["forest", "list of trees"])
 @pytest.mark.parametrize("change", ["numeric node", "rank beyond", "key 01", "bool rank",
                                     "no categorical field"])
-def test_a_set_on_the_wrong_node_or_ranks_is_refused_at_load(change):
+def test_a_set_on_the_wrong_node_or_ranks_is_refused_at_load(change, layout):
     """Found by review: such files loaded, then the walk read raw values as
     ranks (a crash for negative values)."""
     import json
@@ -914,7 +919,7 @@ def test_a_set_on_the_wrong_node_or_ranks_is_refused_at_load(change):
     X, y = _category_problem(n=600, n_categories=6, seed=27)
     model = gbmo.train({**QUIET, "categorical_feature": [0], "min_samples_leaf": 5},
                        gbmo.Dataset(X, y), 3)
-    data = json.loads(model.model_to_string())
+    data = listed(model)
     tree = next(t for t in data["trees"] if "categories_left" in t)
     node = next(iter(tree["categories_left"]))
     numeric = next(str(i) for i, f in enumerate(tree["node_feature"])
@@ -931,7 +936,7 @@ def test_a_set_on_the_wrong_node_or_ranks_is_refused_at_load(change):
     else:
         del data["categorical"]
     with pytest.raises(ModelFormatError):
-        gbmo.Booster(model_str=json.dumps(data))
+        gbmo.Booster(model_str=json.dumps(in_layout(data, layout)))
 
 
 def test_extra_trees_draw_any_prefix_of_a_node_s_few_categories():

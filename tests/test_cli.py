@@ -181,7 +181,7 @@ def test_train_predict_round_trip_multi_output(regression_csv, tmp_path, capsys)
     with open(model) as f:
         saved = json.load(f)
     assert saved["feature_names"] == ["a", "b", "c"]
-    assert saved["n_outputs"] == 2 and len(saved["trees"]) == 20
+    assert saved["n_outputs"] == 2 and len(saved["forest"]["tree_nodes"]) == 20
     assert saved["params"]["max_leaves"] == 7
     assert saved["params"]["learning_rate"] == 0.2
 

@@ -645,7 +645,9 @@ def mutate_model(data, mutations):
 
 
 def _base_models():
-    """A few small trained models covering dense, sparse and per-output trees."""
+    """A few small trained models covering dense, sparse and per-output trees,
+    each as save_model writes it (a forest of columns) and then as
+    dump_model's list of trees (N_MODELS of each)."""
     rng = np.random.default_rng(7)
     X = rng.normal(size=(80, 3))
     X[::7, 1] = np.nan
@@ -659,10 +661,12 @@ def _base_models():
                    gbmo.Dataset(X, (X[:, 0] > 0).astype(int) + (X[:, 2] > 1)), 2),
         gbmo.train({**common, "objective": "sigmoid"}, gbmo.Dataset(X, X[:, 0] > 0), 2),
     ]
-    return [json.loads(m.model_to_string()) for m in models], X
+    return ([json.loads(m.model_to_string()) for m in models]
+            + [json.loads(json.dumps(m.dump_model())) for m in models]), X
 
 
 _BASE = None
+N_MODELS = 5
 
 
 def base_models():
@@ -712,7 +716,7 @@ def test_fit_predict_save_load_predict(case):
 
 
 @settings(max_examples=LOADER_EXAMPLES, **COMMON_SETTINGS)
-@given(model_index=st.integers(0, 4), mutations=loader_mutations())
+@given(model_index=st.integers(0, 2 * N_MODELS - 1), mutations=loader_mutations())
 def test_mutated_model_file_loads_or_raises_model_format_error(model_index, mutations):
     models, X = base_models()
     data = mutate_model(models[model_index], mutations)
@@ -725,7 +729,7 @@ def test_mutated_model_file_loads_or_raises_model_format_error(model_index, muta
 
 
 @settings(max_examples=max(10, LOADER_EXAMPLES // 4), **COMMON_SETTINGS)
-@given(model_index=st.integers(0, 4), cut=st.floats(0.0, 1.0),
+@given(model_index=st.integers(0, 2 * N_MODELS - 1), cut=st.floats(0.0, 1.0),
        flip=st.integers(0, 2**16), char=st.sampled_from(list('0123456789-.,[]{}":eEaN ')))
 def test_corrupted_model_text_loads_or_raises_model_format_error(model_index, cut, flip, char):
     models, X = base_models()
@@ -753,19 +757,22 @@ _OUT_OF_RANGE += [("init_score", float("inf")), ("leaf_values", float("inf")),
                   ("node_left", float("inf"))]
 
 
+@pytest.mark.parametrize("layout", ["forest", "list of trees"])
 @pytest.mark.parametrize("field, value", _OUT_OF_RANGE,
                          ids=[f"{f}-{'10e400' if v is _BIG else v}" for f, v in _OUT_OF_RANGE])
-def test_number_out_of_range_is_a_model_format_error(field, value):
+def test_number_out_of_range_is_a_model_format_error(field, value, layout):
     """An integer literal too large for a float (OverflowError in numpy / int())
     or an infinite count must be reported as ModelFormatError."""
     models, X = base_models()
-    data = copy.deepcopy(models[0])
+    data = copy.deepcopy(models[0 if layout == "forest" else N_MODELS])
     if field == "init_score":
         data["init_score"] = [value] * len(data["init_score"])
-    elif field == "leaf_values":
-        data["trees"][0]["leaf_values"][0][0] = value
     elif field in data:
         data[field] = value
+    elif layout == "forest":
+        data["forest"][field][0] = value
+    elif field == "leaf_values":
+        data["trees"][0]["leaf_values"][0][0] = value
     else:
         data["trees"][0][field][0] = value
     with pytest.raises(gbmo.ModelFormatError):

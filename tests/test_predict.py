@@ -169,7 +169,7 @@ def test_predict_raw_matches_traversal(seed, d, numbering):
         trees = [depth_first(tree) for tree in trees]
         assert any(np.any(t.node_right[t.node_left >= 0] != t.node_left[t.node_left >= 0] + 1)
                    for t in trees)
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     X = make_X(rng, 120, 5)
     init_score = rng.normal(size=d)
     expected = reference_predict_raw(trees, X, np.tile(init_score, (120, 1)))
@@ -228,7 +228,7 @@ def test_rows_in_partial_blocks_are_predicted(n_rows):
     and a last block cut anywhere, on trees of different depths."""
     rng = np.random.default_rng(n_rows)
     trees = forest_of(rng, 5, 4, 2, max_depth=6)
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     X = make_X(rng, n_rows, 4)
     for n_threads in (1, 2, 3):
         np.testing.assert_allclose(kernel_raw(forest, X, np.zeros(2), n_threads),
@@ -243,7 +243,7 @@ def test_a_deep_unbalanced_tree_sends_every_row_to_its_leaf():
     stops walking only when none of its rows moved."""
     rng = np.random.default_rng(8)
     trees = [chain_tree(40, 3, rng), *forest_of(rng, 2, 2, 3)]
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     np.testing.assert_array_equal(forest.tree_depth, [reference_depth(t) for t in trees])
     assert forest.tree_depth[0] == 41
     X = np.column_stack([rng.choice([-1.0, 1.0], p=[0.9, 0.1], size=200),
@@ -262,7 +262,7 @@ def test_predict_raw_dtypes_and_memory_layouts(layout):
     rng = np.random.default_rng(3)
     d, n_features = 3, 6
     trees = forest_of(rng, 5, n_features, d)
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     big = make_X(rng, 150, 2 * n_features)
     dtype = np.float32 if layout.endswith("32") else np.float64
     big = big.astype(dtype)  # the grid values are exact in float32
@@ -298,7 +298,7 @@ def test_float32_values_compared_in_double():
                 node_bin=[0, 0, 0], node_missing_left=[1, 0, 0], node_left=[1, -1, -1],
                 node_right=[2, -1, -1], node_value=[-1, 0, 1], node_gain=[0, 0, 0],
                 node_count=[0, 0, 0])
-    forest = _PackedForest([tree])
+    forest = _PackedForest.of_trees([tree])
     X32 = np.array([[x32], [np.nextafter(x32, np.float32(0))], [np.nan]], dtype=np.float32)
     out = kernel_raw(forest, X32, np.zeros(1))
     np.testing.assert_array_equal(out, reference_predict_raw([tree], X32.astype(np.float64)))
@@ -310,7 +310,7 @@ def test_a_single_leaf_forest_adds_its_leaf_to_every_row():
     stump = Tree(np.array([[1.5, -2.0]]), node_feature=[0], node_threshold=[0.0], node_bin=[0],
                  node_missing_left=[0], node_left=[-1], node_right=[-1], node_value=[0],
                  node_gain=[0.0], node_count=[0])
-    forest = _PackedForest([stump])
+    forest = _PackedForest.of_trees([stump])
     X = make_X(rng, 7, 3)
     out = kernel_raw(forest, X, np.ones(2))
     np.testing.assert_array_equal(out, np.tile([2.5, -1.0], (7, 1)))
@@ -326,7 +326,7 @@ def test_a_single_leaf_forest_adds_its_leaf_to_every_row():
 def test_predict_raw_refuses_an_init_score_or_out_of_the_wrong_size():
     """The kernel writes out's rows from init_score with bounds checks off."""
     rng = np.random.default_rng(4)
-    forest = _PackedForest(forest_of(rng, 2, 3, 4))
+    forest = _PackedForest.of_trees(forest_of(rng, 2, 3, 4))
     X = make_X(rng, 5, 3)
     arguments = (*forest.tree_arguments(X), *forest.leaves.kernel_arguments())
     with pytest.raises(ValueError, match="init_score of 1"):
@@ -344,7 +344,7 @@ def test_blocks_with_and_without_missing_values_walk_alike(missing_rows, dtype, 
     left and right, infinities: the leaves and values of a plain traversal."""
     rng = np.random.default_rng(9)
     trees = forest_of(rng, 8, 6, 3)
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     X = make_X(rng, 100, 6, nan_fraction=0.0)  # grid values and infinities
     rows = {"none": [], "one_block": [20, 21, 30], "scattered": [0, 37, 99],
             "all": range(100)}[missing_rows]
@@ -364,7 +364,7 @@ def test_blocks_with_and_without_missing_values_walk_alike(missing_rows, dtype, 
 def test_predict_leaf_raw_matches_traversal(dtype, order):
     rng = np.random.default_rng(5)
     trees = forest_of(rng, 4, 5, 2)
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     X = np.asarray(make_X(rng, 90, 5).astype(dtype), order=order)
     expected = reference_leaf_indices(trees, X.astype(np.float64))
     for n_threads in (1, 2):
@@ -394,7 +394,7 @@ def test_predict_binned_matches_traversal(missing_bin, n_threads, numbering):
     trees.append(Tree(rng.normal(size=(1, d)), node_feature=[0], node_threshold=[0.0],
                       node_bin=[0], node_missing_left=[0], node_left=[-1], node_right=[-1],
                       node_value=[0], node_gain=[0.0], node_count=[n_rows]))
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     X_binned = rng.integers(0, missing_bin + 1,
                             size=(n_features, n_rows)).astype(binned_dtype(missing_bin))
     X_binned[:, ::5] = missing_bin
@@ -425,7 +425,7 @@ def test_binned_and_raw_prediction_agree_through_bin_thresholds():
             tree.node_bin[node] = t
             tree.node_threshold[node] = mapper.bin_threshold(f, t)
         trees.append(tree)
-    forest = _PackedForest(trees)
+    forest = _PackedForest.of_trees(trees)
     X_binned = mapper.transform(X)
     binned_out = np.zeros((300, d))
     predict_binned(X_binned, mapper.missing_bin, forest.tree_roots, forest.node_feature,

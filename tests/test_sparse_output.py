@@ -582,7 +582,7 @@ def test_a_sparse_y_model_names_its_objective_in_memory_in_its_file_and_loaded(
                          gbmo.Dataset(X, sp.csr_matrix(Y)), 3,
                          callbacks=[lambda env: seen.append(env.params["objective"])])
     assert seen == [objective] * 3
-    saved = json.loads(booster.model_to_string())
+    saved = booster.dump_model()
     assert (saved["version"], saved["objective"], saved["params"]["objective"],
             saved["sparse_output"]) == (3, objective, objective, sparse_output)
     booster.save_model(tmp_path / "model.json")
@@ -603,7 +603,7 @@ def test_a_sparse_y_model_saved_without_its_objective_loads_as_before():
 
     X, Y = make_multilabel(seed=6)
     booster = gbmo.train(BASE_PARAMS, gbmo.Dataset(X, sp.csr_matrix(Y)), 3)
-    earlier = json.loads(booster.model_to_string())
+    earlier = json.loads(json.dumps(booster.dump_model()))
     del earlier["sparse_output"]
     earlier.update(version=1, objective="mse")
     earlier["params"]["objective"] = "mse"

@@ -65,7 +65,7 @@ def test_trees_made_again_from_their_fields_are_the_same(grown):
 
 
 def test_a_forest_s_leaves_are_each_tree_s_leaves_laid_end_to_end():
-    """LeafArrays.of_trees against each tree's own leaf_arrays, offsets
+    """LeafArrays.of_fields against each tree's own leaf_arrays, offsets
     shifted by hand, with dense and sparse trees of several widths mixed."""
     from gbmo.tree import LeafArrays
 
@@ -78,7 +78,7 @@ def test_a_forest_s_leaves_are_each_tree_s_leaves_laid_end_to_end():
     one = gbmo.train({"verbosity": 0, "max_leaves": 3, "tree_mode": "single_output"},
                      gbmo.Dataset(X, Y), 1).trees
     trees = [dense[0], sparse[0], one[1], dense[1], sparse[1], one[2]]
-    forest = LeafArrays.of_trees(trees)
+    forest = LeafArrays.of_fields(TreeFields.of_trees(trees))
     values, outputs, value_start, output_start = [], [], [0], []
     for tree in trees:
         own = tree.leaf_arrays()
@@ -93,5 +93,5 @@ def test_a_forest_s_leaves_are_each_tree_s_leaves_laid_end_to_end():
     np.testing.assert_array_equal(forest.outputs, np.concatenate(outputs))
     assert forest.value_start.dtype == forest.output_start.dtype == np.int64
     assert forest.values.dtype == np.float64 and forest.outputs.dtype == np.int32
-    empty = LeafArrays.of_trees([])
+    empty = LeafArrays.of_fields(TreeFields.of_trees([]))
     assert empty.value_start.tolist() == [0] and empty.values.size == empty.outputs.size == 0

@@ -7,6 +7,9 @@ import pytest
 import gbmo
 from gbmo.tree import Tree
 
+pytest.register_assert_rewrite("model_layout")
+from model_layout import in_layout, listed  # noqa: E402
+
 rng = np.random.default_rng(0)
 X = rng.normal(size=(1500, 6))
 X[::9, 3] = np.nan
@@ -82,14 +85,17 @@ def test_sparse_leaves_predict_like_their_dense_equivalent(tmp_path):
     ([[0, 3]], r"\[0, 3\)"),
     ([[0]], "one shape"),
 ])
-def test_bad_leaf_outputs_are_rejected(outputs, message):
+@pytest.mark.parametrize("layout", ["forest", "list of trees"])
+def test_bad_leaf_outputs_are_rejected(outputs, message, layout):
     booster = gbmo.train({**PARAMS, "max_leaves": 2}, gbmo.Dataset(X, Y), 1)
-    data = json.loads(booster.model_to_string())
+    data = listed(booster)
     tree = data["trees"][0]
     tree["leaf_outputs"] = outputs * len(tree["leaf_values"])
     tree["leaf_values"] = [[0.1, 0.2]] * len(tree["leaf_values"])
+    if layout == "forest" and message == "one shape":
+        message = "field 'leaf_outputs' has 2 entries, where the trees' counts"
     with pytest.raises(gbmo.ModelFormatError, match=message):
-        gbmo.Booster(model_str=json.dumps(data))
+        gbmo.Booster(model_str=json.dumps(in_layout(data, layout)))
 
 
 def test_tree_mode_is_validated():
