@@ -535,8 +535,10 @@ def _as_numbers(entries, name, dtype, ndim):
         raise TreeFormatError(f"field {name!r} must be a {ndim}-D list of numbers")
     if np.dtype(dtype).kind in "iu" and values.size:
         info = np.iinfo(dtype)
+        # against info.max + 1, which a float holds exactly where it rounds
+        # int64's maximum up to 2**63 (which then cast to -2**63)
         if not np.all(np.isfinite(values)) or np.any(values != np.round(values)) \
-                or values.min() < info.min or values.max() > info.max:
+                or values.min() < info.min or values.max() >= info.max + 1:
             raise TreeFormatError(
                 f"field {name!r} must hold integers in [{info.min}, {info.max}]"
             )

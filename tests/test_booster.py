@@ -2,6 +2,7 @@
 import copy
 import json
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import gbmo
 
 pytest.register_assert_rewrite("model_layout")
-from model_layout import as_forest, listed  # noqa: E402
+from model_layout import as_forest, in_layout, listed  # noqa: E402
 
 @pytest.fixture(scope="module")
 def trained():
@@ -664,6 +665,19 @@ def test_a_forest_that_is_no_object_or_beside_a_list_of_trees_is_refused(five_tr
     assert "field 'forest' must be an object, got list" in _load_error({**data, "forest": []})
     data["trees"] = five_trees["dense leaves"]["trees"]
     assert "a model holds its trees in 'forest' or in 'trees', not both" in _load_error(data)
+
+
+@pytest.mark.parametrize("layout", ["forest", "list of trees"])
+def test_an_integer_one_above_int64_is_refused_not_wrapped(five_trees, layout):
+    """Found by the loader fuzz: 2**63 read as a float equals int64's maximum
+    as a float, passed the range check and was cast to -2**63 (with numpy's
+    RuntimeWarning)."""
+    data = copy.deepcopy(five_trees["dense leaves"])
+    data["trees"][2]["node_count"][0] = 2**63
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "field 'node_count' must hold integers in [-9223372036854775808, " \
+            "9223372036854775807]" in _load_error(in_layout(data, layout))
 
 
 def test_the_first_tree_that_breaks_a_rule_is_named(five_trees):
