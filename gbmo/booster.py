@@ -27,7 +27,7 @@ from .parallel import (MAX_THREADS, WORK_PER_ELEMENT, asked_threads, caller_thre
 from .params import GBMO_LOSSES_OBJECTIVES, checked_value, keys_naming, plugin_objective_missing
 from .registry import PluginError
 from .training_run import TrainingRun
-from .tree import LeafArrays, TreeFields, TreeFormatError, fields_of_model
+from .tree import LeafArrays, TreeFields, TreeFormatError, trees_of_model
 from .validation import (as_pandas_table, check_features, column_names, is_dataframe,
                          is_own_copy, is_pandas, model_frame_values, one_of, shortened)
 
@@ -106,11 +106,9 @@ class ModelFormatError(ValueError):
 class _PackedForest:
     """The node arrays of a TreeFields' trees, with child and leaf indices
     offset, in the form the prediction kernels take; part(first, stop) gives
-    trees first..stop of it without packing them again. fields are kept:
-    save_model writes them."""
+    trees first..stop of it without packing them again."""
 
     def __init__(self, fields):
-        self.fields = fields
         node_offsets = np.zeros(len(fields.leaf_shapes) + 1, dtype=np.int64)
         np.cumsum(fields.node_counts["node_left"], out=node_offsets[1:])
         leaf_offsets = np.zeros_like(node_offsets)
@@ -1132,13 +1130,10 @@ class Booster(JSONModel, TrainingRun):
             "output_importance": (None if self.output_importance is None or not whole
                                   else self.output_importance.to_dict()),
         }
-        if not as_forest:
+        if as_forest:
+            record["forest"] = TreeFields.of_trees(written).columns()
+        else:
             record["trees"] = [tree.to_dict() for tree in written]
-            return record
-        # the whole model's fields are its packing's (a loaded model's, as read)
-        fields = (self._forest(first, stop).fields if (first, stop) == (0, len(self.trees))
-                  else TreeFields.of_trees(written))
-        record["forest"] = fields.columns()
         return record
 
     def _format_version(self, written):
@@ -1232,8 +1227,7 @@ class Booster(JSONModel, TrainingRun):
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
                 raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite "
                                        f"numbers, one per output (n_outputs = {n_outputs})")
-            fields = fields_of_model(data, n_features, n_outputs)
-            trees = fields.trees()
+            trees = trees_of_model(data, n_features, n_outputs)
             # The thread count belongs to the machine that predicts, never to a file.
             params = {k: v for k, v in params.items() if k != "n_threads"}
             feature_names = data.get("feature_names")
@@ -1278,7 +1272,6 @@ class Booster(JSONModel, TrainingRun):
         self._start(params, loss, n_features, n_outputs, init_score, feature_names,
                     trees_per_round, one_dimensional_target, sparse_loss)
         self.trees = trees
-        self._packed = _PackedForest(fields), trees
         self.best_iteration = best_iteration or 0
         self.output_importance = importance
         self.category_order = category_order
@@ -1311,7 +1304,10 @@ class Booster(JSONModel, TrainingRun):
         model = state["model"]
         if isinstance(model, dict):
             self.__init__()
-            self._load_dict(model)
+            # copy.copy hands over the original's own record: its parameters'
+            # and names' lists stay the original's (the forest's are read anew)
+            self._load_dict({key: value if key == "forest" else copy.deepcopy(value)
+                             for key, value in model.items()})
         else:  # an earlier gbmo pickled the model's text
             self.__init__(model_str=model)
         # an earlier gbmo pickled plain dicts, which LightGBM's metric names miss

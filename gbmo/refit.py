@@ -96,5 +96,4 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
                                            per_round > 1)[0] * params["learning_rate"]
             tree.leaf_values = decay_rate * tree.leaf_values + (1.0 - decay_rate) * values
             raw += tree.dense_leaf_values(n_outputs)[leaf]
-    refitted._forget_packing()  # packed as loaded, before the new values
     return refitted

@@ -156,8 +156,8 @@ class Tree:
         return out
 
 
-def fields_of_model(model, n_features, n_outputs):
-    """The TreeFields of a parsed model file: its "forest" of columns (what
+def trees_of_model(model, n_features, n_outputs):
+    """The Trees of a parsed model file: its "forest" of columns (what
     TreeFields.columns gives; save_model's since format version 5), or its
     "trees", a list of one object a tree (dump_model's, and files before
     version 5). Every tree is checked by TreeFields.validate; a
@@ -172,7 +172,7 @@ def fields_of_model(model, n_features, n_outputs):
             raise TreeFormatError("field 'trees' must be a list")
         fields = TreeFields.read(trees)
     fields.validate(n_features, n_outputs)
-    return fields
+    return fields.trees()
 
 
 @dataclass
@@ -276,15 +276,22 @@ class TreeFields:
         leaf_values = _as_numbers(forest["leaf_values"], "leaf_values", np.float64, 1)
         sparse_trees = _as_numbers(forest["sparse_trees"], "sparse_trees", np.int64, 1)
         leaf_outputs = _as_numbers(forest["leaf_outputs"], "leaf_outputs", np.int32, 1)
-        # bounded by the entries before they are summed or multiplied, so that
-        # no count a file gives overflows
+        # bounded by the entries before they are summed or multiplied, and a
+        # tree's leaves by its nodes, so that no sum of counts overflows
+        # (numpy's repeat of such counts wrote past its buffer)
         bounds = {"tree_nodes": len(node_arrays["node_left"]),
                   "tree_leaves": len(node_arrays["node_left"]), "leaf_widths": len(leaf_values)}
         for name, values in counts.items():
             if len(values) != n_trees or np.any((values < 0) | (values > bounds[name])):
                 raise TreeFormatError(f"field {name!r} must hold {n_trees} counts (one a tree, "
                                       f"as 'tree_nodes') in [0, {bounds[name]}]")
-        leaf_shapes = np.column_stack([counts["tree_leaves"], counts["leaf_widths"]])
+        tree_nodes, tree_leaves, leaf_widths = (counts[name] for name in _TREE_COUNTS)
+        # a list of trees cannot hold leaves of no values either
+        _reject((tree_leaves > tree_nodes) | ((tree_leaves > 0) & (leaf_widths == 0)), None,
+                lambda t: f"fields 'tree_leaves' and 'leaf_widths' give {tree_leaves[t]} "
+                          f"leaves of {leaf_widths[t]} values to a tree of {tree_nodes[t]} "
+                          "nodes: at most one a node, of at least one value")
+        leaf_shapes = np.column_stack([tree_leaves, leaf_widths])
         sparse = np.zeros(n_trees, dtype=bool)
         if np.any((sparse_trees < 0) | (sparse_trees >= n_trees)) \
                 or np.any(_not_above_previous(sparse_trees)):
@@ -293,7 +300,7 @@ class TreeFields:
         sparse[sparse_trees] = True
         output_shapes = np.where(sparse[:, None], leaf_shapes, 0)
         for name, values, expected in (
-                *((name, values, counts["tree_nodes"].sum()) for name, values in node_arrays.items()),
+                *((name, values, tree_nodes.sum()) for name, values in node_arrays.items()),
                 ("leaf_values", leaf_values, leaf_shapes.prod(axis=1).sum()),
                 ("leaf_outputs", leaf_outputs, output_shapes.prod(axis=1).sum())):
             if len(values) != expected:
@@ -305,7 +312,7 @@ class TreeFields:
                 _is_index(tree, n_trees) for tree in categories_left):
             raise TreeFormatError(f"field 'categories_left' must map tree numbers in "
                                   f"[0, {n_trees}) to their category sets")
-        return cls(node_arrays, {name: counts["tree_nodes"] for name in _NODE_ARRAYS},
+        return cls(node_arrays, {name: tree_nodes for name in _NODE_ARRAYS},
                    leaf_values, leaf_shapes, sparse, leaf_outputs, output_shapes,
                    {int(tree): _read_category_sets(sets, int(tree))
                     for tree, sets in categories_left.items()})

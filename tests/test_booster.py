@@ -42,6 +42,38 @@ def test_pickle_round_trip(trained):
     np.testing.assert_array_equal(clone.predict(X), booster.predict(X))
 
 
+def test_a_tree_changed_after_a_load_is_what_predict_and_save_read(trained):
+    """Found by review: the load packed the trees for prediction as read, and
+    saving wrote that packing's arrays, so a tree's values assigned after
+    the load were neither predicted nor saved."""
+    booster, X = trained
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    loaded.trees[0].leaf_values = loaded.trees[0].leaf_values + 1.0
+    truth = gbmo.Booster(model_str=json.dumps(loaded.dump_model())).predict(X, raw_score=True)
+    assert not np.allclose(truth, booster.predict(X, raw_score=True))
+    np.testing.assert_array_equal(loaded.predict(X, raw_score=True), truth)
+    predicted = gbmo.Booster(model_str=booster.model_to_string())
+    predicted.predict(X)
+    predicted.trees[0].leaf_values = predicted.trees[0].leaf_values + 1.0
+    for again in (gbmo.Booster(model_str=predicted.model_to_string()),
+                  pickle.loads(pickle.dumps(predicted))):
+        np.testing.assert_array_equal(again.predict(X, raw_score=True), truth)
+
+
+def test_a_shallow_copy_shares_no_list_with_the_original():
+    """Found by review: copy.copy handed the original's record to the copy,
+    whose feature names and parameters' lists were then the original's."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    booster = gbmo.train({"verbosity": -1, "monotone_constraints": [1, 0, 0]},
+                         gbmo.Dataset(X, X[:, 0], feature_names=["a", "b", "c"]), 2)
+    twin = copy.copy(booster)
+    twin.feature_names[0] = "z"
+    twin.params["monotone_constraints"][1] = -1
+    assert booster.feature_names == ["a", "b", "c"]
+    assert booster.params["monotone_constraints"] == [1, 0, 0]
+
+
 def test_a_pickle_holds_the_trees_arrays_and_one_of_an_earlier_gbmo_loads(trained):
     """A pickle keeps the forest's columns as numpy arrays (no JSON text to
     write and parse); an earlier gbmo's pickle, which held the model's text,
@@ -655,6 +687,14 @@ def _forest_file(five_trees, change):
      "field 'categories_left' must map tree numbers in [0, 5) to their category sets"),
     (lambda forest: forest["leaf_outputs"].__setitem__(0, "a"),
      "field 'leaf_outputs' must be a list of numbers"),
+    # more leaves than nodes, or leaves of no values, which a list of trees
+    # cannot hold either (found by review: such counts summed past int64 made
+    # numpy write past its buffer, and 786 KB of them took 5.5 GB to refuse)
+    (lambda forest: forest["tree_leaves"].__setitem__(3, 12),
+     "tree 3: fields 'tree_leaves' and 'leaf_widths' give 12 leaves of 2 values to a tree of "
+     "11 nodes: at most one a node, of at least one value"),
+    (lambda forest: forest["leaf_widths"].__setitem__(1, 0),
+     "tree 1: fields 'tree_leaves' and 'leaf_widths' give 6 leaves of 0 values"),
 ], ids=lambda value: value.split(" must")[0] if isinstance(value, str) else None)
 def test_a_forest_whose_fields_do_not_add_up_to_its_trees_is_refused(five_trees, change, message):
     assert f"model has an invalid tree: {message}" in _load_error(_forest_file(five_trees, change))

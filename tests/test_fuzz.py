@@ -661,6 +661,7 @@ def _base_models():
                    gbmo.Dataset(X, (X[:, 0] > 0).astype(int) + (X[:, 2] > 1)), 2),
         gbmo.train({**common, "objective": "sigmoid"}, gbmo.Dataset(X, X[:, 0] > 0), 2),
     ]
+    assert len(models) == N_MODELS  # the loader fuzz draws model indices up front
     return ([json.loads(m.model_to_string()) for m in models]
             + [json.loads(json.dumps(m.dump_model())) for m in models]), X
 
