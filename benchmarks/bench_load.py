@@ -7,15 +7,17 @@ Trains, in one process, a one-output gbmo model, a multi-output gbmo model
 model, each of --trees trees of --leaves leaves on 3,000 rows x 10 features,
 then times for each (median of --repeats): save_model to a file, loading the
 file (Booster(model_file=...)), the first one-row prediction after loading
-(gbmo packed its trees for prediction at the load since format version 5,
-and before at this first prediction), and for gbmo the JSON parse of the
-file's text alone (json.loads, the floor of loading a JSON model). The ratios are
+(gbmo packs its trees then), a pickle's round trip (pickle.loads of
+pickle.dumps, as joblib and multiprocessing copy a model; LightGBM's
+pickles its model's text), and for gbmo the JSON parse of the file's text
+alone (json.loads, the floor of loading a JSON model). The ratios are
 gbmo / LightGBM for the same number of trees and leaves; the multi-output
 model's trees hold --outputs values a leaf where LightGBM's hold one.
 """
 import argparse
 import json
 import os
+import pickle
 import statistics
 import tempfile
 import time
@@ -46,6 +48,7 @@ def first_prediction(load, row):
 def timings(model, load, path, row, repeats):
     result = {"save": median_seconds(lambda: model.save_model(path), repeats),
               "load": median_seconds(load, repeats),
+              "pickle": median_seconds(lambda: pickle.loads(pickle.dumps(model)), repeats),
               "first predict": statistics.median(first_prediction(load, row)
                                                  for _ in range(repeats))}
     result["MB"] = os.path.getsize(path) / 1e6
@@ -86,7 +89,7 @@ def main():
             results.setdefault(name, {}).update(timings(model, load, path, X[:1], args.repeats))
     print(f"{args.trees} trees of {args.leaves} leaves, 3,000 x 10, median of {args.repeats}; "
           f"load average {os.getloadavg()[0]:.1f}")
-    columns = ("save", "load", "json parse", "first predict", "MB", "trees")
+    columns = ("save", "load", "pickle", "json parse", "first predict", "MB", "trees")
     print(f"{'':16}" + "".join(f"{c:>15}" for c in columns))
     for name, values in results.items():
         print(f"{name:16}" + "".join(f"{values[c]:15.4g}" if c in values else f"{'':15}"
