@@ -190,13 +190,26 @@ def check_column_order(X, feature_names, name="X"):
 
 
 def check_name_order(columns, feature_names, name="X"):
-    """check_column_order of columns' names (None: no names)."""
+    """check_column_order of columns' names (None: no names): refused too
+    when some are renamed, added or left out, if a name of the model's
+    stands at another position (a review found a reordered frame with one
+    column renamed read by position)."""
     if columns is None or feature_names is None:
         return
     if list(columns) != list(feature_names) and sorted(columns) == sorted(feature_names):
         raise ValueError(f"{name}'s columns are the model's features in another order "
                          f"({', '.join(columns)}); give them in the model's order: "
                          f"{', '.join(feature_names)}")
+    position = {feature: i for i, feature in enumerate(feature_names)}
+    moved = [f"{column!r} at {i} (the model's {position[column]})"
+             for i, column in enumerate(columns) if position.get(column, i) != i]
+    if moved:
+        listed = ", ".join(moved[:_NAMED_COLUMNS])
+        if len(moved) > _NAMED_COLUMNS:
+            listed += f" and {len(moved) - _NAMED_COLUMNS} more"
+        raise ValueError(f"{name}'s columns hold the model's features at other positions: "
+                         f"{listed}; columns are read by position, so give the model's "
+                         f"features in its order: {shortened(', '.join(feature_names), 300)}")
 
 
 def numeric_frame(X):

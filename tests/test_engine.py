@@ -1013,6 +1013,16 @@ def test_validate_features_checks_a_dataframe_s_columns_by_name():
                                              r"order \(b, a, c\); give them in the model's "
                                              r"order: a, b, c"):
             model.predict(X[["b", "a", "c"]], **kind)
+    # and so are they where another column is renamed too (found by a deployment
+    # audit: read by position, 1.9 off, as LightGBM reads them; XGBoost refuses)
+    swapped_and_renamed = X[["b", "a", "c"]].rename(columns={"c": "z"})
+    with pytest.raises(ValueError, match=r"X's columns hold the model's features at other "
+                                         r"positions: 'b' at 0 \(the model's 1\), 'a' at 1 "
+                                         r"\(the model's 0\); columns are read by position, "
+                                         r"so give the model's features in its order: a, b, c"):
+        model.predict(swapped_and_renamed)
+    with pytest.raises(ValueError, match="'c' at 1 \\(the model's 2\\)"):
+        model.predict(X[["a", "c"]].assign(d=1.0))
 
 
 def test_a_validation_set_with_the_model_s_columns_in_another_order_is_refused():
