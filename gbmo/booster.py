@@ -3,6 +3,7 @@ import copy
 import json
 import numbers
 import os
+import warnings
 
 import numpy as np
 
@@ -480,6 +481,8 @@ class Booster(JSONModel, TrainingRun):
             model_str = read_model_file(model_file)
         if model_str is not None:
             self._load(model_str)
+            if params:
+                self._take_thread_count(params)
         else:
             self.params = dict(params or {})
         self._trainer = None
@@ -979,6 +982,22 @@ class Booster(JSONModel, TrainingRun):
         if threads:
             self.params["n_threads"] = n_threads
         return self
+
+    def _take_thread_count(self, params):
+        """Of params given with a model to load, the thread count (which a
+        model file never holds), as set_param takes it; the others are
+        refused by warning, as LightGBM ignores params beside a model file
+        (gbmo ignored even the thread count, silently)."""
+        threads = keys_naming(params, "n_threads")
+        if threads:
+            self.set_param({key: params[key] for key in threads})
+        others = sorted(str(key) for key in params if key not in threads)
+        if others:
+            warnings.warn(f"Booster(params, model_file / model_str) takes only the thread count "
+                          f"(n_threads or an alias) from params; the model's own parameters "
+                          f"stand, so {', '.join(others)} are ignored (set_param sets a thread "
+                          "count later, and training on from the model takes init_model)",
+                          UserWarning, stacklevel=3)
 
     def load_model(self, fname):
         """XGBoost's: this Booster now holds the model saved in the file

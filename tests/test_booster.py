@@ -36,6 +36,27 @@ def test_json_round_trip_is_bit_identical(trained, tmp_path):
     assert loaded.model_to_string() == booster.model_to_string()
 
 
+def test_params_beside_a_model_file_give_it_the_thread_count_and_warn_of_the_rest(trained,
+                                                                                 tmp_path):
+    """Found by a deployment audit: Booster(params, model_file) dropped params,
+    the thread count too, without a word (LightGBM warns it ignores them)."""
+    booster, X = trained
+    booster.save_model(tmp_path / "model.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        served = gbmo.Booster(params={"num_threads": 1}, model_file=tmp_path / "model.json")
+    assert served.params["n_threads"] == 1
+    np.testing.assert_array_equal(served.predict(X), booster.predict(X))
+    with pytest.warns(UserWarning, match=r"takes only the thread count \(n_threads or an alias\) "
+                                         r"from params; the model's own parameters stand, so "
+                                         r"learning_rate, max_leaves are ignored"):
+        loaded = gbmo.Booster(params={"max_leaves": 3, "n_jobs": 2, "learning_rate": 0.5},
+                              model_str=booster.model_to_string())
+    assert loaded.params["n_threads"] == 2 and loaded.params["max_leaves"] == 8
+    with pytest.raises(TypeError, match="parameter 'n_threads' must be a number, got 'many'"):
+        gbmo.Booster(params={"n_threads": "many"}, model_str=booster.model_to_string())
+
+
 def test_pickle_round_trip(trained):
     booster, X = trained
     clone = pickle.loads(pickle.dumps(booster))
