@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from .booster import (Booster, JSONModel, ModelFormatError, _model_text, parse_model_json,
-                      read_model_file)
+from .booster import (MODEL_FORMAT, Booster, JSONModel, ModelFormatError, _model_text,
+                      parse_model_json, read_model_file)
 from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
 from .custom_metric import check_fevals
 from .dataset import Dataset
@@ -65,17 +65,17 @@ class CVBooster(JSONModel):
     booster and gives the list of their results: cvbooster.predict(X) is one
     prediction per fold (num_trees() too). save_model / model_to_string /
     dump_model keep every fold in one JSON document, which
-    CVBooster(model_file=...) or CVBooster(model_str=...) loads."""
+    CVBooster(model_file=...) or CVBooster(model_str=...) loads, or
+    CVBooster().model_from_string (LightGBM's idiom: a CVBooster of no
+    folds, best_iteration 0, until then)."""
 
     def __init__(self, boosters=None, model_file=None, model_str=None):
         if model_file is not None:
             model_str = read_model_file(model_file)
         if model_str is not None:
             boosters = _fold_boosters(model_str)
-        if not boosters:
-            raise ValueError("CVBooster needs boosters, a model_file or a model_str")
-        self.boosters = boosters if isinstance(boosters, list) else list(boosters)
-        self.best_iteration = self.boosters[0].best_iteration
+        self.boosters = list(boosters or [])
+        self.best_iteration = self.boosters[0].best_iteration if self.boosters else 0
 
     def __iter__(self):
         return iter(self.boosters)
@@ -127,7 +127,11 @@ def _fold_boosters(model_str):
     document = parse_model_json(model_str)
     if not isinstance(document, dict) or not isinstance(document.get("boosters"), list) \
             or not document["boosters"]:
-        raise ModelFormatError("not a gbmo CVBooster: it needs a 'boosters' list of models")
+        one_booster = (" (this is one Booster's model: load it with gbmo.Booster(model_file=...) "
+                       "or Booster(model_str=...))"
+                       if isinstance(document, dict) and document.get("format") == MODEL_FORMAT else "")
+        raise ModelFormatError(f"not a gbmo CVBooster: it needs a 'boosters' list of models"
+                               f"{one_booster}")
     return [Booster._from_dict(model) for model in document["boosters"]]
 
 

@@ -973,6 +973,16 @@ def test_the_cvbooster_loads_another_document_in_place():
     with pytest.raises(TypeError, match="model_str must be a model's text"):
         run.model_from_string(other.model_to_string().encode())
     assert run.num_trees() == [5, 5]
+    # LightGBM's idiom, which gbmo refused (found by a deployment audit): an
+    # empty CVBooster, then the folds
+    empty = gbmo.CVBooster()
+    assert empty.boosters == [] and empty.best_iteration == 0 and empty.predict(X) == []
+    assert empty.model_from_string(other.model_to_string()).num_trees() == [5, 5]
+    with pytest.raises(gbmo.ModelFormatError, match=r"not a gbmo CVBooster: it needs a "
+                                                    r"'boosters' list of models \(this is one "
+                                                    r"Booster's model: load it with "
+                                                    r"gbmo.Booster\(model_file=...\)"):
+        gbmo.CVBooster(model_str=other.boosters[0].model_to_string())
 
 
 def test_lightgbm_s_data_keyword_for_the_features():
