@@ -105,12 +105,17 @@ def refuse_sparse(X, features):
                         "DataFrame); this X is scipy sparse")
 
 
-def category_values(column, feature):
+def category_values(column, feature, any_integer=False):
     """column's values as integer categories (float64), NaN for missing
-    (negative or NaN); raises when a value is not an integer."""
+    (negative or NaN); raises when a value is not an integer, or is one
+    beyond MAX_CATEGORY unless any_integer: encoding with a fitted order
+    reads those as unseen, as no training holds them (a deployment audit
+    found one hashed id of 3e9 refusing a whole batch to predict, where an
+    unseen 11 was missing; LightGBM reads both as unseen)."""
     column = np.asarray(column, dtype=np.float64)
     present = ~np.isnan(column)
-    bad = present & ~((column == np.floor(column)) & (np.abs(column) <= MAX_CATEGORY))
+    integer = np.isfinite(column) & (column == np.floor(column))
+    bad = present & ~(integer & (any_integer | (np.abs(column) <= MAX_CATEGORY)))
     if bad.any():
         raise ValueError(f"categorical feature {feature} has the value "
                          f"{column[bad][0].item()!r}; "
@@ -206,7 +211,7 @@ class CategoryOrder:
         out = X if in_place else np.array(
             X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
         for f, categories, ranks in zip(self.features, self.categories, self.ranks):
-            values = category_values(X[:, f], f)
+            values = category_values(X[:, f], f, any_integer=True)
             if not len(categories):  # training saw none: every value is missing
                 out[:, f] = np.nan
             elif categories[-1] < _RANK_TABLE_SLOTS * len(categories) + _RANK_TABLE_SLOTS:
