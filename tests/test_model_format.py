@@ -99,11 +99,17 @@ def _raw_scores(model, rows):
     return np.array(scores)
 
 
-def _transform(model, raw):
-    if model["objective"] == "softmax":
+def _transform(model, raw, objective=None):
+    objective = objective or model["objective"]
+    if objective == "multitask":
+        out = np.empty_like(raw)
+        for task, outputs, _ in model["params"]["objective_params"]["tasks"]:
+            out[:, outputs] = _transform(model, raw[:, outputs], task)
+        return out
+    if objective == "softmax":
         exps = np.exp(raw - raw.max(axis=1, keepdims=True))
         return exps / exps.sum(axis=1, keepdims=True)
-    if model["objective"] in ("sigmoid", "multiclassova"):
+    if objective in ("sigmoid", "multiclassova"):
         return 1.0 / (1.0 + np.exp(-raw))
     return raw
 
@@ -131,6 +137,8 @@ KINDS = {
     "softmax": ({}, "softmax"),
     "multiclassova": ({"categorical_feature": [3]}, "multiclassova"),
     "sigmoid, 3 labels": ({}, "sigmoid"),
+    "multitask": ({"objective_params": {"tasks": [("mse", [0, 2]), ("sigmoid", [1])]}},
+                  "multitask"),
 }
 
 
@@ -140,7 +148,8 @@ def test_a_reader_of_readme_s_description_predicts_as_gbmo(kind):
     params, objective = KINDS[kind]
     target = {"mse": Y, "softmax": np.digitize(Y[:, 0], [0.0, 1.0]),
               "multiclassova": np.digitize(Y[:, 0], [0.0, 1.0]),
-              "sigmoid": (Y > 0).astype(float)}[objective]
+              "sigmoid": (Y > 0).astype(float),
+              "multitask": np.c_[Y[:, 0], Y[:, 1] > 0, Y[:, 2]]}[objective]
     booster = gbmo.train({"verbosity": -1, "objective": objective, "max_leaves": 6, **params},
                          gbmo.Dataset(X, target), 6)
     model = json.loads(booster.model_to_string())
