@@ -300,16 +300,31 @@ def checked_path(path, name, text_way=None):
     return path
 
 
+# the first bytes of files taken for a model's, and what to read them with
+_BINARY_FILES = (
+    (b"\x80", "a pickle (of a Booster or an estimator?): read it with pickle.load or "
+              "joblib.load"),
+    (b"\x1f\x8b", "gzip-compressed: decompress it, or read a joblib file with joblib.load"),
+    *((magic, "zlib-compressed (joblib's compress=): read it with joblib.load")
+      for magic in (b"ZF", b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")),
+    (b"BZh", "bz2-compressed: decompress it, or read a joblib file with joblib.load"),
+    (b"\xfd7zXZ", "xz-compressed: decompress it, or read a joblib file with joblib.load"),
+    (b"{U", "XGBoost's binary JSON (UBJSON), which gbmo cannot load"),
+)
+
+
 def read_model_file(path, name="model_file", text_way="model_str"):
     """A model file's text, or a ModelFormatError for a binary file (it
     raised UnicodeDecodeError); name and text_way as checked_path's."""
     with open(checked_path(path, name, text_way), "rb") as f:
         content = f.read()
     try:
-        return content.decode("utf-8")
+        return content.decode("utf-8-sig")  # an editor's byte order mark is no part of it
     except UnicodeDecodeError:
+        kind = next((kind for magic, kind in _BINARY_FILES if content.startswith(magic)), None)
+        hint = f"; it is {kind}" if kind else ""
         raise ModelFormatError(f"{os.fspath(path)!r} is not a gbmo model: not UTF-8 text, where "
-                               "a saved model is JSON") from None
+                               f"a saved model is JSON{hint}") from None
 
 
 def parse_model_json(text):
@@ -324,6 +339,10 @@ def parse_model_json(text):
             raise ModelFormatError("this is a LightGBM model file (its text format); gbmo "
                                    "reads the JSON models it saves, and cannot load "
                                    "LightGBM's") from None
+        if isinstance(text, str) and "{" not in text and len(text) < 4096 \
+                and os.path.isfile(text):
+            raise ModelFormatError(f"the model's text {text!r} is a file's path: give it as "
+                                   "model_file= (model_str takes the text itself)") from None
         raise ModelFormatError(f"model is not valid JSON (corrupt or truncated?): {err}") from None
 
 
@@ -592,15 +611,21 @@ class Booster(JSONModel, TrainingRun):
     def _check_feature_names(self, X):
         if not is_dataframe(X) or self.feature_names is None:
             return
+        if column_names(X) != list(self.feature_names):
+            raise ValueError("validate_features: X's columns are not the model's features in "
+                             f"order{self._names_missing_and_unknown(X)}; the model's: "
+                             f"{', '.join(self.feature_names)}")
+
+    def _names_missing_and_unknown(self, X):
+        """"; missing: ...; not the model's: ..." of a DataFrame X's column names
+        against the model's feature names ("" where either has none)."""
+        if not is_dataframe(X) or self.feature_names is None:
+            return ""
         columns = column_names(X)
-        if columns != list(self.feature_names):
-            missing = [name for name in self.feature_names if name not in columns]
-            unknown = [name for name in columns if name not in self.feature_names]
-            raise ValueError(
-                "validate_features: X's columns are not the model's features in order"
-                + (f"; missing: {', '.join(missing)}" if missing else "")
-                + (f"; not the model's: {', '.join(unknown)}" if unknown else "")
-                + f"; the model's: {', '.join(self.feature_names)}")
+        missing = [name for name in self.feature_names if name not in columns]
+        unknown = [name for name in columns if name not in self.feature_names]
+        return ((f"; missing: {shortened(', '.join(missing), 300)}" if missing else "")
+                + (f"; not the model's: {shortened(', '.join(unknown), 300)}" if unknown else ""))
 
     def _check_X(self, X):
         """X as a dense array, or scipy sparse X as canonical CSR, which the
@@ -621,9 +646,8 @@ class Booster(JSONModel, TrainingRun):
         else:
             X = values
         if X.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
-            )
+            raise ValueError(f"X has {X.shape[1]} features, but the model was trained on "
+                             f"{self.n_features}{self._names_missing_and_unknown(given)}")
         if self.category_order is not None:
             # a copy made here (a DataFrame's values) is recoded where it lies: a
             # second copy of X doubled a large frame's prediction memory

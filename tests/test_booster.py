@@ -193,6 +193,48 @@ def test_a_binary_file_is_not_a_gbmo_model(tmp_path):
             load()
 
 
+def test_a_pickle_or_a_compressed_file_is_named_and_a_byte_order_mark_is_read(trained,
+                                                                            tmp_path):
+    """Found by a deployment audit: a pickle, a joblib or gzip file given as a
+    model file were only "not UTF-8 text"; a file an editor saved with a byte
+    order mark was refused; a path given as model_str was "not valid JSON"."""
+    import gzip
+
+    joblib = pytest.importorskip("joblib")
+    booster, X = trained
+    files = {"pickle": tmp_path / "model.pkl", "joblib": tmp_path / "model.joblib",
+             "gzip": tmp_path / "model.json.gz"}
+    files["pickle"].write_bytes(pickle.dumps(booster))
+    joblib.dump(booster, files["joblib"], compress=3)
+    files["gzip"].write_bytes(gzip.compress(booster.model_to_string().encode()))
+    for kind, message in (("pickle", "it is a pickle .*: read it with pickle.load or joblib.load"),
+                          ("joblib", r"it is zlib-compressed \(joblib's compress=\): read it "
+                                     "with joblib.load"),
+                          ("gzip", "it is gzip-compressed: decompress it")):
+        with pytest.raises(gbmo.ModelFormatError, match="not UTF-8 text, where a saved model is "
+                                                         f"JSON; {message}"):
+            gbmo.Booster(model_file=files[kind])
+    marked = tmp_path / "model.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + booster.model_to_string().encode())
+    np.testing.assert_array_equal(gbmo.Booster(model_file=marked).predict(X), booster.predict(X))
+    with pytest.raises(gbmo.ModelFormatError, match="is a file's path: give it as model_file="):
+        gbmo.Booster(model_str=str(marked))
+
+
+def test_a_frame_of_another_width_is_told_its_missing_and_unknown_columns():
+    """Found by a deployment audit: "X has 2 features, but the model was
+    trained on 3" without the names the model knows."""
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.random.default_rng(17).normal(size=(100, 3)), columns=["a", "b", "c"])
+    model = gbmo.train({"verbosity": 0}, gbmo.Dataset(X, X["a"].to_numpy()), 2)
+    with pytest.raises(ValueError, match="X has 2 features, but the model was trained on 3; "
+                                         "missing: c$"):
+        model.predict(X[["a", "b"]])
+    with pytest.raises(ValueError, match="X has 4 features, but the model was trained on 3; "
+                                         "not the model's: d$"):
+        model.predict(X.assign(d=1.0))
+
+
 def test_a_path_is_a_string_or_path_like_never_a_file_descriptor(trained, tmp_path):
     """open() writes to and closes an integer's file descriptor: a model id
     given by mistake wrote the model into another open file."""
