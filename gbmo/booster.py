@@ -1276,9 +1276,10 @@ class Booster(JSONModel, TrainingRun):
             feature_names = data.get("feature_names")
             if feature_names is not None and (
                     not isinstance(feature_names, list) or len(feature_names) != n_features
-                    or not all(isinstance(name, str) for name in feature_names)):
+                    or not all(isinstance(name, str) for name in feature_names)
+                    or len(set(feature_names)) != n_features):
                 raise ModelFormatError(f"model field 'feature_names' must be null or a list of "
-                                       f"{n_features} names (n_features), got "
+                                       f"{n_features} distinct names (n_features), got "
                                        f"{shortened(repr(feature_names), 60)}")
             one_dimensional_target = data.get("one_dimensional_target", False)
             if not isinstance(one_dimensional_target, bool) or (

@@ -388,6 +388,8 @@ class TreeFields:
                 f"field 'node_feature' has an index outside [0, {n_features})")
         _reject(internal & np.isnan(self.node_arrays["node_threshold"]), tree_of,
                 "field 'node_threshold' contains NaN")
+        _reject(internal & (self.node_arrays["node_missing_left"] > 1), tree_of,
+                "field 'node_missing_left' holds a value other than 0 and 1")
         self._validate_category_sets(is_leaf, n_nodes)
         values = self.node_arrays["node_value"]
         n_leaves = self.leaf_shapes[:, 0]
@@ -528,9 +530,14 @@ def _read_field(data, name, dtype, ndim=1):
 
 
 def _as_numbers(entries, name, dtype, ndim):
-    """A JSON list as an array of dtype, refusing values the dtype cannot hold."""
+    """A JSON list as an array of dtype, refusing values the dtype cannot hold,
+    and text where numbers belong (numpy read "0.5" as 0.5: a deployment
+    audit), or only true and false."""
     try:
-        values = np.asarray(entries, dtype=np.float64)
+        values = np.asarray(entries)
+        if values.size and values.dtype.kind not in "iuf":
+            raise TypeError
+        values = values.astype(np.float64, copy=False)
     except (TypeError, ValueError, OverflowError):
         lengths = sorted({len(row) for row in entries if isinstance(row, list)}) \
             if ndim == 2 and isinstance(entries, list) else []

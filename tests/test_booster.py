@@ -174,15 +174,17 @@ def test_newer_version(trained):
 
 
 @pytest.mark.parametrize("names, shown", [(["a"], "['a']"), ("abc", "'abc'"),
-                                           ([1] * 5, "[1, 1, 1, 1, 1]")])
+                                           ([1] * 5, "[1, 1, 1, 1, 1]"),
+                                           (["a", "b", "a", "c", "d"], "['a', 'b', 'a', 'c', 'd']")])
 def test_feature_names_of_another_count_or_kind_are_refused(trained, names, shown):
     """One name for five features loaded, and trees_to_dataframe then failed
-    with an IndexError (a production audit)."""
+    with an IndexError (a production audit); a name twice loaded too (a
+    deployment audit), where a DataFrame's columns must differ."""
     data = _model(trained)
     data["feature_names"] = names
     message = _load_error(data)
-    assert f"model field 'feature_names' must be null or a list of {data['n_features']} names " \
-           f"(n_features), got {shown}" in message
+    assert f"model field 'feature_names' must be null or a list of {data['n_features']} " \
+           f"distinct names (n_features), got {shown}" in message
 
 
 def test_a_binary_file_is_not_a_gbmo_model(tmp_path):
@@ -781,6 +783,27 @@ def test_an_integer_one_above_int64_is_refused_not_wrapped(five_trees, layout):
         warnings.simplefilter("error")
         assert "field 'node_count' must hold integers in [-9223372036854775808, " \
             "9223372036854775807]" in _load_error(in_layout(data, layout))
+
+
+@pytest.mark.parametrize("layout", ["forest", "list of trees"])
+@pytest.mark.parametrize("field, value, message", [
+    ("node_threshold", "0.5", "field 'node_threshold' must be a list of numbers"),
+    ("leaf_values", "1e-3", "field 'leaf_values' must be a list of numbers"),
+    ("node_missing_left", 2, "tree 2: field 'node_missing_left' holds a value other than 0 and 1"),
+])
+def test_hand_edits_that_numpy_would_read_are_refused(five_trees, layout, field, value,
+                                                      message):
+    """Found by a deployment audit: text where numbers belong loaded as
+    numbers, and a missing-value direction of 2 went right. (true among
+    numbers still loads as 1: telling it apart would cost a look at every
+    entry.)"""
+    data = copy.deepcopy(five_trees["dense leaves"])
+    tree = data["trees"][2]
+    if field == "leaf_values":
+        tree["leaf_values"] = [[value] * len(row) for row in tree["leaf_values"]]
+    else:
+        tree[field] = [value] * len(tree[field])
+    assert message in _load_error(in_layout(data, layout))
 
 
 def test_the_first_tree_that_breaks_a_rule_is_named(five_trees):
