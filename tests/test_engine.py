@@ -571,6 +571,23 @@ def test_lightgbm_s_positional_reference_is_refused_by_name():
         gbmo.Dataset(X, X[:, 0], train)
 
 
+def test_lightgbm_s_save_binary_is_refused_with_what_keeps_the_bins(tmp_path):
+    import pickle
+
+    X = np.random.default_rng(3).normal(size=(300, 4))
+    data = gbmo.Dataset(X, X[:, 0]).construct()
+    with pytest.raises(NotImplementedError, match=r"gbmo writes no binary Dataset file "
+                                                  r"\(LightGBM's save_binary\).* or pickle the "
+                                                  "Dataset, which keeps its bins"):
+        data.save_binary(tmp_path / "train.bin")
+    assert not (tmp_path / "train.bin").exists()
+    kept = pickle.loads(pickle.dumps(data))
+    binned = kept.X_binned
+    np.testing.assert_array_equal(binned, data.X_binned)
+    gbmo.train({"verbosity": -1}, kept, 2)
+    assert kept.X_binned is binned  # trained on the pickled bins, not binned again
+
+
 def test_a_lightgbm_model_file_is_refused_by_name(tmp_path):
     path = tmp_path / "model.txt"
     path.write_text("tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\n")
