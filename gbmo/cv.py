@@ -127,9 +127,9 @@ def _fold_boosters(model_str):
     document = parse_model_json(model_str)
     if not isinstance(document, dict) or not isinstance(document.get("boosters"), list) \
             or not document["boosters"]:
+        is_booster = isinstance(document, dict) and document.get("format") == MODEL_FORMAT
         one_booster = (" (this is one Booster's model: load it with gbmo.Booster(model_file=...) "
-                       "or Booster(model_str=...))"
-                       if isinstance(document, dict) and document.get("format") == MODEL_FORMAT else "")
+                       "or Booster(model_str=...))" if is_booster else "")
         raise ModelFormatError(f"not a gbmo CVBooster: it needs a 'boosters' list of models"
                                f"{one_booster}")
     return [Booster._from_dict(model) for model in document["boosters"]]

@@ -535,7 +535,7 @@ def _as_numbers(entries, name, dtype, ndim):
     audit), or only true and false."""
     try:
         values = np.asarray(entries)
-        if values.size and values.dtype.kind not in "iuf":
+        if values.size and values.dtype.kind not in "iuf":  # text, objects, true / false
             raise TypeError
         values = values.astype(np.float64, copy=False)
     except (TypeError, ValueError, OverflowError):

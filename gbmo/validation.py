@@ -192,8 +192,8 @@ def check_column_order(X, feature_names, name="X"):
 def check_name_order(columns, feature_names, name="X"):
     """check_column_order of columns' names (None: no names): refused too
     when some are renamed, added or left out, if a name of the model's
-    stands at another position (a review found a reordered frame with one
-    column renamed read by position)."""
+    stands at another position (a deployment audit found a reordered frame
+    with one column renamed read by position)."""
     if columns is None or feature_names is None:
         return
     if list(columns) != list(feature_names) and sorted(columns) == sorted(feature_names):

@@ -173,9 +173,9 @@ def test_newer_version(trained):
     assert "newer" in _load_error(data)
 
 
-@pytest.mark.parametrize("names, shown", [(["a"], "['a']"), ("abc", "'abc'"),
-                                           ([1] * 5, "[1, 1, 1, 1, 1]"),
-                                           (["a", "b", "a", "c", "d"], "['a', 'b', 'a', 'c', 'd']")])
+@pytest.mark.parametrize("names, shown", [
+    (["a"], "['a']"), ("abc", "'abc'"), ([1] * 5, "[1, 1, 1, 1, 1]"),
+    (["a", "b", "a", "c", "d"], "['a', 'b', 'a', 'c', 'd']")])
 def test_feature_names_of_another_count_or_kind_are_refused(trained, names, shown):
     """One name for five features loaded, and trees_to_dataframe then failed
     with an IndexError (a production audit); a name twice loaded too (a
