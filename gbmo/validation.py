@@ -191,15 +191,20 @@ def check_column_order(X, feature_names, name="X"):
 
 def check_name_order(columns, feature_names, name="X"):
     """check_column_order of columns' names (None: no names): refused too
-    when some are renamed, added or left out, if a name of the model's
-    stands at another position (a deployment audit found a reordered frame
-    with one column renamed read by position)."""
+    when some are renamed, if a name of the model's stands at another
+    position (a deployment audit found a reordered frame with one column
+    renamed read by position). Not where a library made the model's names
+    (pandas' integer labels, polars' column_0, ...), which a frame of other
+    columns shares by chance, nor where the counts differ, which the width
+    check names."""
     if columns is None or feature_names is None:
         return
     if list(columns) != list(feature_names) and sorted(columns) == sorted(feature_names):
         raise ValueError(f"{name}'s columns are the model's features in another order "
                          f"({', '.join(columns)}); give them in the model's order: "
                          f"{', '.join(feature_names)}")
+    if len(columns) != len(feature_names) or _generated_names(feature_names):
+        return
     position = {feature: i for i, feature in enumerate(feature_names)}
     moved = [f"{column!r} at {i} (the model's {position[column]})"
              for i, column in enumerate(columns) if position.get(column, i) != i]
@@ -210,6 +215,13 @@ def check_name_order(columns, feature_names, name="X"):
         raise ValueError(f"{name}'s columns hold the model's features at other positions: "
                          f"{listed}; columns are read by position, so give the model's "
                          f"features in its order: {shortened(', '.join(feature_names), 300)}")
+
+
+def _generated_names(names):
+    """Whether names are those a library gives unnamed columns: integer
+    labels (a DataFrame of an array) or polars' column_0, column_1, ..."""
+    return all(name.isdigit() or (name.startswith("column_") and name[7:].isdigit())
+               for name in names)
 
 
 def numeric_frame(X):

@@ -1050,6 +1050,17 @@ def test_validate_features_checks_a_dataframe_s_columns_by_name():
         model.predict(swapped_and_renamed)
     with pytest.raises(ValueError, match="'c' at 1 \\(the model's 2\\)"):
         model.predict(X[["a", "c"]].assign(d=1.0))
+    # names a library made (a frame of an array's integer labels) say nothing of the
+    # features: read by position, as before (found by review: a frame of other columns
+    # shares them by chance), and so is a frame of another width, which the width
+    # error names
+    picked = pd.DataFrame(np.c_[X.to_numpy(), X.to_numpy()[:, :2]])[[4, 0, 1]]
+    by_labels = gbmo.train({"verbosity": 0}, gbmo.Dataset(picked, X["a"].to_numpy()), 2)
+    np.testing.assert_array_equal(by_labels.predict(pd.DataFrame(picked.to_numpy())),
+                                  by_labels.predict(picked.to_numpy()))
+    with pytest.raises(ValueError, match="X has 4 features, but the model was trained on 3; "
+                                         "not the model's: id$"):
+        model.predict(X.assign(id=1.0)[["id", "a", "b", "c"]])
 
 
 def test_a_validation_set_with_the_model_s_columns_in_another_order_is_refused():

@@ -58,6 +58,8 @@ def _raw_scores(model, rows):
     forest = model["forest"]
     n_outputs, per_round = model["n_outputs"], model["trees_per_round"]
     n_trees = len(forest["tree_nodes"])
+    if model["best_iteration"] is not None:
+        n_trees = model["best_iteration"] * per_round
     sparse = set(forest["sparse_trees"])
     scores = []
     for row in rows:
@@ -158,6 +160,22 @@ def test_a_reader_of_readme_s_description_predicts_as_gbmo(kind):
     np.testing.assert_allclose(_raw_scores(model, rows), expected, rtol=0, atol=1e-12)
     np.testing.assert_allclose(_transform(model, _raw_scores(model, rows)),
                                booster.predict(X[:60]).reshape(60, -1), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("boosting", ["gbdt", "rf"])
+def test_a_reader_stops_at_the_best_round_as_predict_does(boosting):
+    """Found by review: README's reader added every tree, where predict stops
+    at best_iteration's."""
+    X, Y = _problem()
+    params = {"verbosity": -1, "max_leaves": 6, "learning_rate": 0.5, "boosting": boosting,
+              "tree_mode": "single_output", "bagging_fraction": 0.7, "bagging_freq": 1}
+    booster = gbmo.train(params, gbmo.Dataset(X[:300], Y[:300]), 60,
+                         valid_sets=[gbmo.Dataset(X[300:], Y[300:])],
+                         callbacks=[gbmo.early_stopping(2, verbose=False)])
+    model = json.loads(booster.model_to_string())
+    assert 0 < model["best_iteration"] * 3 < len(model["forest"]["tree_nodes"])
+    np.testing.assert_allclose(_raw_scores(model, X[:60].tolist()),
+                               booster.predict(X[:60], raw_score=True), rtol=0, atol=1e-12)
 
 
 def test_a_reader_takes_pandas_categories_by_their_position_in_the_file():
