@@ -15,7 +15,7 @@ from ._core._predict import add_leaf_values
 from .binning import check_bins_by_feature, predict_binned
 from .booster import Booster
 from .callback import CallbackEnv, EvalResult, RoundCallbacks, controlled_run
-from .categorical import CategoryOrder, refuse_sparse
+from .categorical import CategoryOrder, category_values, refuse_sparse
 from .custom_metric import check_fevals, custom_results
 from .dart import rounds_to_drop
 from . import sparse_output
@@ -399,6 +399,11 @@ def _category_order(params, train_set, init_model, monotone, loss, handed, raw):
             raise ValueError(f"init_model has the categorical features "
                              f"{order.features if order is not None else []}, this run "
                              f"{features}; continue with the model's")
+        # refused as a run of its own refuses them (encoding reads them as unseen);
+        # a sparse X is refused by the encoding
+        if features and not train_set.is_sparse:
+            for f, column in zip(features, train_set._feature_columns(features).T):
+                category_values(column, f)
         return order
     if not features:
         return None

@@ -513,6 +513,10 @@ def test_categories_that_are_not_integers_are_refused(value):
                                          r"categories must be integers"):
         gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(bad, y), 2)
     booster = gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(X, y), 2)
+    # continuing the model refuses them as a run of its own does (found by review)
+    with pytest.raises(ValueError, match=rf"categorical feature 0 has the value {value!r}"):
+        gbmo.train({**QUIET, "categorical_feature": [0]}, gbmo.Dataset(bad, y), 2,
+                   init_model=booster)
     if value == 2.0**40:
         # an integer too large for any training is a category it did not see,
         # as an unseen 11 is: missing (a deployment audit found a hashed id
