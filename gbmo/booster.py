@@ -268,7 +268,11 @@ def _check_index(name, value, stop):
 
 
 def _model_text(model_str):
-    """model_str, checked to be text (model_from_string's argument)."""
+    """model_str, checked to be text (model_from_string's and Booster's
+    argument)."""
+    if isinstance(model_str, os.PathLike):
+        raise TypeError(f"model_str is a path ({os.fspath(model_str)!r}): give it as "
+                        "model_file= (model_str takes the text itself)")
     if not isinstance(model_str, str):
         raise TypeError(f"model_str must be a model's text (a str, as model_to_string "
                         f"gives it), got {type(model_str).__name__}")
@@ -330,6 +334,8 @@ def read_model_file(path, name="model_file", text_way="model_str"):
 def parse_model_json(text):
     """A saved model's JSON text parsed, or a ModelFormatError that says what
     the text is instead."""
+    if isinstance(text, str) and text.startswith("\ufeff"):
+        text = text[1:]  # a byte order mark read into the text is no part of it
     try:
         return json.loads(text)
     except RecursionError:
@@ -499,7 +505,7 @@ class Booster(JSONModel, TrainingRun):
         if model_file is not None:
             model_str = read_model_file(model_file)
         if model_str is not None:
-            self._load(model_str)
+            self._load(_model_text(model_str))
             if params:
                 self._take_thread_count(params)
         else:
@@ -1015,13 +1021,15 @@ class Booster(JSONModel, TrainingRun):
         threads = keys_naming(params, "n_threads")
         if threads:
             self.set_param({key: params[key] for key in threads})
-        others = sorted(str(key) for key in params if key not in threads)
+        # the verbosity, which LightGBM users pass to silence it, changes nothing here
+        quiet = keys_naming(params, "verbosity")
+        others = sorted(str(key) for key in params if key not in threads + quiet)
         if others:
             warnings.warn(f"Booster(params, model_file / model_str) takes only the thread count "
                           f"(n_threads or an alias) from params; the model's own parameters "
-                          f"stand, so {', '.join(others)} are ignored (set_param sets a thread "
-                          "count later, and training on from the model takes init_model)",
-                          UserWarning, stacklevel=3)
+                          f"stand, so {', '.join(others)} {'is' if len(others) == 1 else 'are'} "
+                          "ignored (set_param sets a thread count later, and training on from "
+                          "the model takes init_model)", UserWarning, stacklevel=3)
 
     def load_model(self, fname):
         """XGBoost's: this Booster now holds the model saved in the file

@@ -44,7 +44,8 @@ def test_params_beside_a_model_file_give_it_the_thread_count_and_warn_of_the_res
     booster.save_model(tmp_path / "model.json")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        served = gbmo.Booster(params={"num_threads": 1}, model_file=tmp_path / "model.json")
+        served = gbmo.Booster(params={"num_threads": 1, "verbose": -1},
+                              model_file=tmp_path / "model.json")
     assert served.params["n_threads"] == 1
     np.testing.assert_array_equal(served.predict(X), booster.predict(X))
     with pytest.warns(UserWarning, match=r"takes only the thread count \(n_threads or an alias\) "
@@ -221,6 +222,12 @@ def test_a_pickle_or_a_compressed_file_is_named_and_a_byte_order_mark_is_read(tr
     np.testing.assert_array_equal(gbmo.Booster(model_file=marked).predict(X), booster.predict(X))
     with pytest.raises(gbmo.ModelFormatError, match="is a file's path: give it as model_file="):
         gbmo.Booster(model_str=str(marked))
+    with pytest.raises(TypeError, match=r"model_str is a path \(.*\): give it as model_file="):
+        gbmo.Booster(model_str=marked)
+    # a byte order mark read into the text (open() without utf-8-sig keeps it)
+    with open(marked, encoding="utf-8") as f:
+        np.testing.assert_array_equal(gbmo.Booster(model_str=f.read()).predict(X),
+                                      booster.predict(X))
 
 
 def test_a_frame_of_another_width_is_told_its_missing_and_unknown_columns():
