@@ -45,6 +45,9 @@ _NODE_ARRAYS = {
 # each tree's counts in a model file's "forest", which its other fields add up to
 _TREE_COUNTS = ("tree_nodes", "tree_leaves", "leaf_widths")
 _FOREST_FIELDS = (*_TREE_COUNTS, *_NODE_ARRAYS, "leaf_values", "sparse_trees", "leaf_outputs")
+# a Tree's attributes, as Tree.of_views takes them (binned_sets: see Tree.__init__)
+_VIEWED_ATTRIBUTES = (*_NODE_ARRAYS, "leaf_values", "leaf_outputs", "categories_left",
+                      "binned_sets")
 
 
 class TreeFormatError(ValueError):
@@ -100,14 +103,13 @@ class Tree:
         self.binned_sets = {}
 
     @classmethod
-    def of_views(cls, leaf_values, leaf_outputs, categories_left, node_arrays):
-        """A Tree of arrays already of its fields' dtypes, contiguous, and of
-        category sets keyed by int (TreeFields.trees' views of a loaded
-        file's columns), without __init__'s conversions, which took 40% of
-        making 5,000 Trees."""
+    def of_views(cls, attributes):
+        """A Tree of its attributes in _VIEWED_ATTRIBUTES' order: arrays already
+        of its fields' dtypes, contiguous, and category sets keyed by int
+        (TreeFields.trees' views of a loaded file's columns), without
+        __init__'s conversions, which took 60% of making 5,000 Trees."""
         tree = cls.__new__(cls)
-        tree.__dict__.update(node_arrays, leaf_values=leaf_values, leaf_outputs=leaf_outputs,
-                             categories_left=categories_left, binned_sets={})
+        tree.__dict__ = dict(zip(_VIEWED_ATTRIBUTES, attributes))
         return tree
 
     def leaf_arrays(self):
@@ -324,13 +326,12 @@ class TreeFields:
         leaf_values = _pieces(self.leaf_values, self.leaf_shapes.prod(axis=1))
         leaf_outputs = iter(_pieces(self.leaf_outputs,
                                     self.output_shapes[self.sparse].prod(axis=1)))
-        names = list(node_arrays)
-        return [Tree.of_views(leaf_values[t].reshape(shape),
-                              next(leaf_outputs).reshape(output_shape) if sparse else None,
-                              self.categories_left.get(t, {}), dict(zip(names, tree_arrays)))
+        return [Tree.of_views((*tree_arrays, leaf_values[t].reshape(shape),
+                               next(leaf_outputs).reshape(output_shape) if sparse else None,
+                               self.categories_left.get(t, {}), {}))
                 for t, (shape, output_shape, sparse, tree_arrays) in enumerate(zip(
                     self.leaf_shapes.tolist(), self.output_shapes.tolist(), self.sparse,
-                    zip(*node_arrays.values())))]
+                    zip(*(node_arrays[name] for name in _NODE_ARRAYS))))]
 
     def validate(self, n_features, n_outputs):
         """Raises TreeFormatError naming the tree and the field when a tree's

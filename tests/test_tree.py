@@ -58,6 +58,7 @@ def test_several_trees_checked_at_once_name_the_first_broken_one(grown):
 
 def test_trees_made_again_from_their_fields_are_the_same(grown):
     for tree, again in zip(grown, TreeFields.of_trees(grown).trees(), strict=True):
+        assert vars(again).keys() == vars(tree).keys()  # Tree.of_views sets what __init__ does
         for name in ("node_left", "node_right", "node_feature", "node_threshold", "node_value",
                      "leaf_values"):
             np.testing.assert_array_equal(getattr(again, name), getattr(tree, name))
