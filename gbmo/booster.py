@@ -323,7 +323,7 @@ def read_model_file(path, name="model_file", text_way="model_str"):
     with open(checked_path(path, name, text_way), "rb") as f:
         content = f.read()
     try:
-        return content.decode("utf-8-sig")  # an editor's byte order mark is no part of it
+        return content.decode("utf-8")  # a byte order mark: parse_model_json skips it
     except UnicodeDecodeError:
         kind = next((kind for magic, kind in _BINARY_FILES if content.startswith(magic)), None)
         hint = f"; it is {kind}" if kind else ""
@@ -1228,7 +1228,7 @@ class Booster(JSONModel, TrainingRun):
         gives), as LightGBM's method; returns self. A text that is no model
         raises ModelFormatError and leaves the Booster as it was."""
         self._check_not_driven("model_from_string")
-        loaded = Booster(model_str=_model_text(model_str))
+        loaded = Booster(model_str=_model_text(model_str))  # None would make an empty Booster
         vars(self).clear()
         vars(self).update(vars(loaded))
         return self
