@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 
 KERNELS = ["_binning", "_histogram", "_split", "_partition", "_predict", "_losses",
            "_leaf_values", "_sparse", "_projection", "_sparse_output", "_contrib", "_grow",
-           "_openmp", "_tree_arrays", "_metrics", "_hessian"]
+           "_openmp", "_tree_arrays", "_metrics", "_hessian", "_linear"]
 
 OPENMP_PROBE = r"""
 #include <omp.h>

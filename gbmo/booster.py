@@ -18,6 +18,7 @@ from .categorical import (CategoryOrder, align_dataframe_categories,
 from .dataset import Dataset
 from .foreign_keywords import METHOD_EQUIVALENTS, refuse_foreign_keywords
 from .importance import OutputImportance
+from .linear_leaves import add_linear_predictions, linear_kernel_arguments
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
 from .losses import LOADABLE_ONLY, CustomObjective, make_loss, with_class_count
@@ -33,7 +34,7 @@ from .validation import (as_pandas_table, check_features, column_names, is_dataf
                          is_own_copy, is_pandas, model_frame_values, one_of, shortened)
 
 MODEL_FORMAT = "gbmo"
-MODEL_VERSION = 5
+MODEL_VERSION = 6
 FOREST_VERSION = 5
 # Version 2 models may read X otherwise than as given (use_missing=False,
 # zero_as_missing), or are random forests or have categorical features, which
@@ -53,6 +54,12 @@ FOREST_VERSION = 5
 # gbmo.tree.TreeFields.columns) instead of a list of trees: every file
 # save_model writes (FOREST_VERSION, above every other need). dump_model's
 # dict keeps the list, and the oldest version that reads the rest of it.
+# Version 6 models have linear leaves (linear_tree, gbmo.linear_leaves): only
+# those are written as 6, so that a gbmo that reads up to 5 says it is older
+# rather than predicting with the leaves' constant values alone.
+# rows a prediction walks at a time for linear leaves, times its trees: the
+# leaf indices it keeps (16 MiB)
+LINEAR_LEAF_CELLS = 2**22
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
 # pred_contrib walks recursively, a level a frame on an OpenMP thread's stack, and keeps
@@ -141,6 +148,10 @@ class _PackedForest:
         self.node_bin = concat("node_bin")
         self.node_cover = concat("node_count").astype(np.float64)
         self.leaves = LeafArrays.of_fields(fields)
+        # add_linear_parts' arguments of the whole packing (None: no linear leaves)
+        self.linear_arguments = (
+            linear_kernel_arguments(fields.linear_leaves, fields.leaf_shapes[:, 0], self.leaves)
+            if fields.linear_leaves else None)
         self._category_sets(fields.categories_left, node_offsets)
         self._walk_layout(node_offsets)
 
@@ -259,6 +270,22 @@ class _PackedForest:
                     self.node_threshold, self.node_missing_left, self.node_left, self.node_right,
                     self.node_value)
         return X, self.walk_roots, self.tree_depth, self.walk_nodes, self.walk_leaf
+
+
+def _add_linear_parts(X, forest, out, n_threads):
+    """out += the linear leaves' part of the prediction of X's rows (dense
+    or CSR), beyond the constant values predict_raw added: the rows' leaves
+    found again, LINEAR_LEAF_CELLS at a time."""
+    step = max(1, LINEAR_LEAF_CELLS // forest.n_trees)
+    for first in range(0, X.shape[0], step):
+        rows = X[first:first + step]
+        if hasattr(rows, "toarray"):
+            rows = rows.toarray()
+        leaves = np.empty((rows.shape[0], forest.n_trees), dtype=NODE_DTYPE)
+        predict_leaf_raw(*forest.tree_arguments(rows), leaves, n_threads,
+                         **forest.categorical_arguments())
+        add_linear_predictions(rows, leaves, forest.linear_arguments, 1.0,
+                               out[first:first + step], n_threads)
 
 
 def _check_index(name, value, stop):
@@ -722,6 +749,11 @@ class Booster(JSONModel, TrainingRun):
         if pred_leaf:
             return self.predict_leaf(X, num_iteration, n_threads, start_iteration)
         first, stop = self._tree_range(start_iteration, num_iteration)
+        if pred_contrib and any(tree.linear_leaves is not None for tree in self.trees[first:stop]):
+            raise ValueError("pred_contrib does not explain linear leaves (linear_tree=True): "
+                             "TreeSHAP takes a leaf's value as a constant, where these add "
+                             "their features' values times coefficients (LightGBM refuses "
+                             "them too); ask for the predictions, or train without linear_tree")
         X = self._check_X(X)
         if pred_contrib:
             out = self._contributions(X, first, stop, n_threads)
@@ -737,6 +769,8 @@ class Booster(JSONModel, TrainingRun):
             kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(),
                    self.init_score if share == 1.0 else np.zeros_like(self.init_score),
                    out, threads, **forest.categorical_arguments())
+            if forest.linear_arguments is not None:
+                _add_linear_parts(X, forest, out, threads)
             if share != 1.0:  # a random forest's mean of its trees, then its start
                 out *= share
                 out += self.init_score
@@ -1160,7 +1194,7 @@ class Booster(JSONModel, TrainingRun):
         written = self.trees[first:stop]
         record = {
             "format": MODEL_FORMAT,
-            "version": FOREST_VERSION if as_forest else self._format_version(written),
+            "version": self._format_version(written, as_forest),
             "written_by": f"gbmo {__version__}",
             "objective": saved_params["objective"],
             "objective_distribution": _distribution_record(saved_params["objective"]),
@@ -1187,10 +1221,10 @@ class Booster(JSONModel, TrainingRun):
             record["trees"] = [tree.to_dict() for tree in written]
         return record
 
-    def _format_version(self, written):
+    def _format_version(self, written, as_forest):
         """The oldest format version whose readers read every field this model's
         file needs (see MODEL_VERSION)."""
-        needs = [1]
+        needs = [FOREST_VERSION if as_forest else 1]
         if not reads_as_given(self.params) or self.params.get("boosting") == "rf" \
                 or self.category_order is not None:
             needs.append(2)
@@ -1198,6 +1232,8 @@ class Booster(JSONModel, TrainingRun):
             needs.append(3)
         if any(tree.node_bin.max() > 255 for tree in written):
             needs.append(4)
+        if any(tree.linear_leaves is not None for tree in written):
+            needs.append(6)
         return max(needs)
 
     def _saved_params(self):

@@ -24,6 +24,8 @@ from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
+from .linear_leaves import (add_linear_predictions, check_linear_X, fit_linear_leaves,
+                            linear_values, tree_linear_arguments)
 from .foreign_keywords import refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, handed_as_target, make_loss,
                      quantile_levels, with_class_count)
@@ -250,8 +252,10 @@ class _EvalSet:
     training set shares the loop's raw scores, a validation set adds one tree
     a round."""
 
-    def __init__(self, name, dataset, y, raw, given=None, start=None):
+    def __init__(self, name, dataset, y, raw, params, given=None, start=None):
         self.name, self.dataset, self.y, self.raw = name, dataset, y, raw
+        self.params = params  # how the model reads X (the values linear leaves take)
+        self._linear_X = None
         # a random forest's raw scores before its first tree (see _Trainer._average_in)
         self.start = start
         # kept: another run may bin the Dataset again while this one goes on
@@ -261,10 +265,21 @@ class _EvalSet:
 
     def add_tree(self, tree, missing_bin, n_threads, scale=1.0, out=None):
         """out (by default raw) += scale * tree's prediction of every row."""
+        out = self.raw if out is None else out
         value_start, output_start, values, outputs = tree.leaf_arrays().kernel_arguments()
         _walk_binned(self.X_binned, missing_bin, tree,
                      (value_start, output_start, values if scale == 1.0 else values * scale,
-                      outputs), self.raw if out is None else out, n_threads)
+                      outputs), out, n_threads)
+        if tree.linear_leaves is not None:
+            leaf = leaf_of_rows(self.X_binned, missing_bin, tree, n_threads)
+            add_linear_predictions(self.linear_values(), leaf[:, None],
+                                   tree_linear_arguments(tree), scale, out, n_threads)
+
+    def linear_values(self):
+        """The rows' values as the model reads them, which linear leaves take."""
+        if self._linear_X is None:
+            self._linear_X = linear_values(self.dataset.X, self.params)
+        return self._linear_X
 
 
 def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
@@ -505,6 +520,7 @@ class _Trainer:
         check_bins_by_feature(params["max_bins_by_feature"], train_set.n_features)
         for dataset in [train_set, *valid_sets]:
             check_readable(dataset.is_sparse, params)
+            check_linear_X(dataset.is_sparse, params)
         self.single_output = params["tree_mode"] == "single_output"
         trees_per_round = n_outputs if self.single_output else 1
         if init_model is not None:
@@ -534,8 +550,12 @@ class _Trainer:
         # a random forest fits every tree to the start's gradients, and its
         # raw scores are the start's plus the mean of its rounds
         self.forest = params["boosting"] == "rf"
-        self.training_set = _EvalSet("training", train_set, y, raw,
+        self.training_set = _EvalSet("training", train_set, y, raw, params,
                                      start=raw.copy() if self.forest else None)
+        # the features whose values linear leaves may take
+        self.numeric_features = np.ones(train_set.n_features, dtype=bool)
+        if self.category_order is not None:
+            self.numeric_features[list(self.category_order.features)] = False
         self.eval_sets = []
         self.n_outputs, self.init_score, self.init_model = n_outputs, init_score, init_model
         self.booster = booster = Booster() if booster is None else booster
@@ -576,12 +596,13 @@ class _Trainer:
         n_outputs, init_score, init_model = self.n_outputs, self.init_score, self.init_model
         if valid is train_set:
             self.training_set.name = name  # eval_train's name for it, as LightGBM's
-            self._keep_evaluating(_EvalSet(name, valid, self.y, self.raw,
+            self._keep_evaluating(_EvalSet(name, valid, self.y, self.raw, params,
                                            start=self.training_set.start))
             return
         # a Dataset without reference= was never aligned with the training's columns
         check_name_order(valid.feature_names, train_set.feature_names,
                          f"validation set {name!r}: X")
+        check_linear_X(valid.is_sparse, params)
         if train_set.init_score is not None and valid.init_score is None:
             raise ValueError(f"validation set {name!r} has no init_score while the training "
                              "set has one: give its rows' offsets too "
@@ -600,7 +621,7 @@ class _Trainer:
         for metric in self.metric_names:
             check_metric_fits(metric, valid_y, n_outputs, self.quantile_levels)
         eval_set = _EvalSet(name, valid, valid_y, _starting_raw(
-            valid, init_score, n_outputs, init_model, f"validation set {name!r}"), given)
+            valid, init_score, n_outputs, init_model, f"validation set {name!r}"), params, given)
         if self.forest:
             eval_set.start = eval_set.raw.copy()
         trees = self.booster.trees[self.first_new_tree:]  # added after some rounds
@@ -693,8 +714,10 @@ class _Trainer:
             new_trees = [self._renew_leaves(tree, output, exact, shrinkage)
                          for output, (tree, _, _, _) in enumerate(new_trees)]
         for tree, leaf_start, leaf_stop, rows in new_trees:
-            if self.row_sample is not None and not renew and not self.forest:
-                self.training_set.add_tree(tree, missing_bin, n_threads)  # rows out of it too
+            if not self.forest and ((self.row_sample is not None and not renew)
+                                    or tree.linear_leaves is not None):
+                # rows out of the bag too; linear leaves read every row's values
+                self.training_set.add_tree(tree, missing_bin, n_threads)
             elif not self.forest:  # a forest's trees join the mean in _average_in below
                 add_leaf_values(rows, leaf_start, leaf_stop,
                                 np.ascontiguousarray(tree.leaf_values),
@@ -841,7 +864,7 @@ class _Trainer:
         score (the training rows' from their predictions, dropped_raw)."""
         self.add_to_eval_sets(trees, -1.0 / (k + 1))
         for tree in trees:
-            tree.leaf_values *= k / (k + 1)
+            tree.scale(k / (k + 1))
         dropped_raw *= k / (k + 1)
         self.raw += dropped_raw
         self.booster._forget_packing()  # packed before the scaling
@@ -919,6 +942,12 @@ class _Trainer:
                                                           workspace.rows, leaf_start, leaf_stop,
                                                           grower.leaf_bounds)
         tree.leaf_values *= shrinkage
+        if params["linear_tree"] and self.booster.trees:
+            # the model's first round keeps constant leaves, as LightGBM's
+            tree.linear_leaves = fit_linear_leaves(
+                tree, self.training_set.linear_values(), workspace.rows, leaf_start, leaf_stop,
+                grad, hess, hess_constant, self.numeric_features, params["linear_lambda"],
+                shrinkage, params["n_threads"])
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
         # Raw scores change only after the round: every tree of a round sees

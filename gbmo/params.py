@@ -159,6 +159,12 @@ PARAMS = {
                         doc="pulls a node of n rows toward its parent's values by "
                             "path_smooth / (n + path_smooth), LightGBM's path smoothing; "
                             "0: none"),
+    "linear_tree": Spec(False, bool,
+                        doc="leaves hold linear models of the numeric features split on along "
+                            "their path (LightGBM's linear trees), one per output"),
+    "linear_lambda": Spec(0.0, float, 0.0, 1e300,
+                          doc="linear_tree: L2 penalty on the leaves' coefficients (not their "
+                              "intercepts)"),
     "monotone_constraints": Spec(None, int, -1, 1, allow_none=True, many=True,
                                  doc="per feature: 1 (every output non-decreasing in it), "
                                      "-1 (non-increasing) or 0 (free); or per feature a "
@@ -275,6 +281,7 @@ ALIASES = {
     "monotonic_cst": "monotone_constraints",
     "interaction_cst": "interaction_constraints",
     "extra_tree": "extra_trees",
+    "linear_trees": "linear_tree",
     "unbalance": "is_unbalance",
     "max_leaf_output": "max_delta_step",
     "max_tree_output": "max_delta_step",
@@ -708,6 +715,28 @@ def _check_monotone_constraints(resolved):
             f"score_function={resolved['score_function']!r}")
 
 
+def _check_linear_tree(resolved):
+    """linear_tree fits each leaf's model to the gradients the tree was grown
+    on, for every output of a dense leaf."""
+    if not resolved["linear_tree"]:
+        return
+    refused = {"split": resolved["split"] != "dense",
+               "ensembler": resolved["ensembler"] is not None,
+               "score_function": resolved["score_function"] != "NewtonL2",
+               "monotone_constraints": resolved["monotone_constraints"] is not None,
+               "max_delta_step": resolved["max_delta_step"] > 0,
+               "path_smooth": resolved["path_smooth"] > 0,
+               "data_sample_strategy": resolved["data_sample_strategy"] == "goss"}
+    given = ", ".join(f"{name}={resolved[name]!r}" for name, wrong in refused.items() if wrong)
+    if given:
+        raise ValueError(
+            f"linear_tree=True is not taken with {given}: "
+            "a leaf's linear model is one Newton step on the gradients its tree was grown "
+            "on, for every output of a dense leaf, unbounded; allowed with it: split='dense', "
+            "no ensembler, score_function='NewtonL2', no monotone_constraints, "
+            "max_delta_step or path_smooth, and bagging rather than GOSS")
+
+
 def _leaves_from_other_gradients(resolved):
     """Whether the leaves are set from other gradients than the splits'
     (an ensembler's update gradients, or the hessians under
@@ -735,8 +764,6 @@ _NOT_TAKEN = {
     **dict.fromkeys(("bagging_seed", "feature_fraction_seed", "data_random_seed", "drop_seed",
                      "extra_seed", "objective_seed"),
                     ("LightGBM", "gbmo draws every random choice from one seed: give seed")),
-    **dict.fromkeys(("linear_tree", "linear_trees"),
-                    ("LightGBM", "gbmo's leaves hold constants, not linear models")),
     "group": ("LightGBM", "gbmo has no ranking objectives"),
     "feature_types": ("XGBoost", "give categorical_feature (indices or names), or a "
                                  "DataFrame's category columns"),
@@ -990,7 +1017,7 @@ def check_resettable(key, caller):
 # from a Dataset: the parameters of the binned data
 DATASET_PARAMS = ("max_bins", "max_bins_by_feature", "min_data_in_bin", "bin_subsample",
                   "categorical_feature", "use_missing", "zero_as_missing",
-                  "feature_pre_filter", "verbosity")
+                  "feature_pre_filter", "verbosity", "linear_tree")
 
 
 def check_dataset_params(params):
@@ -1248,6 +1275,7 @@ def resolve_params(params):
             "level's one split is chosen by its dense gain summed over the level's nodes"
         )
     _check_monotone_constraints(resolved)
+    _check_linear_tree(resolved)
     by_feature = resolved["max_bins_by_feature"]
     if by_feature is not None and (not isinstance(by_feature, list) or not all(
             isinstance(bins, numbers.Integral) for bins in by_feature)):

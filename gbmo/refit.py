@@ -53,6 +53,11 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     if params["ensembler"] is not None:
         raise ValueError("refit sets leaves from the objective's gradients; this model's "
                          "leaves came from an ensembler's, which refit cannot take")
+    if any(tree.linear_leaves is not None for tree in booster.trees):
+        raise ValueError("refit sets constant leaf values; this model's linear leaves "
+                         "(linear_tree=True) would keep coefficients fit to other rows, so "
+                         "refit does not take it (train again, or continue training with "
+                         "init_model)")
     if params["boosting"] in ("dart", "rf"):
         raise ValueError("refit cannot refit DART's trees, each round of which rescaled "
                          "earlier ones, nor a random forest's, which fit the start score's "

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import BIN_INDEX_DTYPE, NODE_DTYPE, X_DTYPE
+from .linear_leaves import LinearLeaves
 
 _NODE_ARRAYS = {
     "node_feature": np.int32,
@@ -47,7 +48,11 @@ _TREE_COUNTS = ("tree_nodes", "tree_leaves", "leaf_widths")
 _FOREST_FIELDS = (*_TREE_COUNTS, *_NODE_ARRAYS, "leaf_values", "sparse_trees", "leaf_outputs")
 # a Tree's attributes, as Tree.of_views takes them (binned_sets: see Tree.__init__)
 _VIEWED_ATTRIBUTES = (*_NODE_ARRAYS, "leaf_values", "leaf_outputs", "categories_left",
-                      "binned_sets")
+                      "linear_leaves", "binned_sets")
+# a model file's fields of linear leaves (gbmo.linear_leaves), in a "forest"
+# the trees' in order, for the trees listed in linear_trees
+_LINEAR_FIELDS = ("leaf_feature_counts", "leaf_features", "leaf_coefficients",
+                  "leaf_intercepts")
 
 
 class TreeFormatError(ValueError):
@@ -87,7 +92,8 @@ class LeafArrays:
 
 
 class Tree:
-    def __init__(self, leaf_values, leaf_outputs=None, categories_left=None, **node_arrays):
+    def __init__(self, leaf_values, leaf_outputs=None, categories_left=None, linear_leaves=None,
+                 **node_arrays):
         missing = set(_NODE_ARRAYS) - set(node_arrays)
         if missing:
             raise TreeFormatError(f"tree is missing the field(s) {sorted(missing)}")
@@ -98,6 +104,7 @@ class Tree:
                              else np.ascontiguousarray(leaf_outputs, dtype=np.int32))
         self.categories_left = {int(node): np.asarray(ranks, dtype=np.int64)
                                 for node, ranks in (categories_left or {}).items()}
+        self.linear_leaves = linear_leaves  # a LinearLeaves, or None: constant leaves
         # predict_binned's keywords for the categorical splits' sets, as the
         # binned data of the tree's own training run reads them (not saved)
         self.binned_sets = {}
@@ -134,6 +141,12 @@ class Tree:
         np.put_along_axis(dense, self.leaf_outputs.astype(np.intp), self.leaf_values, axis=1)
         return dense
 
+    def scale(self, factor):
+        """Multiplies the tree's predictions by factor."""
+        self.leaf_values *= factor
+        if self.linear_leaves is not None:
+            self.linear_leaves.scale(factor)
+
     @property
     def n_nodes(self):
         return len(self.node_left)
@@ -155,6 +168,8 @@ class Tree:
         if self.categories_left:
             out["categories_left"] = {str(node): ranks.tolist()
                                       for node, ranks in self.categories_left.items()}
+        if self.linear_leaves is not None:
+            out.update(self.linear_leaves.to_dict())
         return out
 
 
@@ -193,6 +208,7 @@ class TreeFields:
     leaf_outputs: np.ndarray
     output_shapes: np.ndarray
     categories_left: dict  # {tree: its categories_left} of the trees with categorical splits
+    linear_leaves: dict  # {tree: its LinearLeaves} of the trees with linear leaves
 
     @classmethod
     def of_trees(cls, trees):
@@ -218,7 +234,9 @@ class TreeFields:
                             is not None] + [np.zeros(0, dtype=np.int32)]),
             np.array([(0, 0) if tree.leaf_outputs is None else tree.leaf_outputs.shape
                       for tree in trees], dtype=np.int64).reshape(-1, 2),
-            {t: tree.categories_left for t, tree in enumerate(trees) if tree.categories_left})
+            {t: tree.categories_left for t, tree in enumerate(trees) if tree.categories_left},
+            {t: tree.linear_leaves for t, tree in enumerate(trees)
+             if tree.linear_leaves is not None})
 
     @classmethod
     def read(cls, trees):
@@ -242,8 +260,15 @@ class TreeFields:
         output_shapes[sparse] = shapes
         categories_left = {t: _read_category_sets(data["categories_left"], t)
                            for t, data in enumerate(trees) if data.get("categories_left")}
+        linear_leaves = {}
+        for t, data in enumerate(trees):
+            if any(name in data for name in _LINEAR_FIELDS):
+                with _naming_tree(t):
+                    linear_leaves[t] = _linear_leaves(
+                        *(_read_field(data, name, dtype, ndim)
+                          for name, dtype, ndim in _LINEAR_DTYPES), leaf_shapes[t, 1])
         return cls(node_arrays, node_counts, leaf_values, leaf_shapes, sparse, leaf_outputs,
-                   output_shapes, categories_left)
+                   output_shapes, categories_left, linear_leaves)
 
     def columns(self):
         """The fields as a model file's "forest" holds them: each one's entries
@@ -258,6 +283,13 @@ class TreeFields:
             forest["categories_left"] = {
                 str(t): {str(node): ranks for node, ranks in sets.items()}
                 for t, sets in self.categories_left.items()}
+        if self.linear_leaves:
+            linear = list(self.linear_leaves.values())
+            forest["linear_trees"] = np.array(list(self.linear_leaves), dtype=np.int64)
+            for name, attribute in zip(_LINEAR_FIELDS, ("feature_counts", "features",
+                                                        "coefficients", "intercepts")):
+                forest[name] = np.concatenate([getattr(leaves, attribute).ravel()
+                                               for leaves in linear])
         return forest
 
     @classmethod
@@ -317,7 +349,8 @@ class TreeFields:
         return cls(node_arrays, {name: tree_nodes for name in _NODE_ARRAYS},
                    leaf_values, leaf_shapes, sparse, leaf_outputs, output_shapes,
                    {int(tree): _read_category_sets(sets, int(tree))
-                    for tree, sets in categories_left.items()})
+                    for tree, sets in categories_left.items()},
+                   _read_linear_columns(forest, leaf_shapes))
 
     def trees(self):
         """A Tree for each tree, its arrays views of these fields'."""
@@ -328,7 +361,7 @@ class TreeFields:
                                     self.output_shapes[self.sparse].prod(axis=1)))
         return [Tree.of_views((*tree_arrays, leaf_values[t].reshape(shape),
                                next(leaf_outputs).reshape(output_shape) if sparse else None,
-                               self.categories_left.get(t, {}), {}))
+                               self.categories_left.get(t, {}), self.linear_leaves.get(t), {}))
                 for t, (shape, output_shape, sparse, tree_arrays) in enumerate(zip(
                     self.leaf_shapes.tolist(), self.output_shapes.tolist(), self.sparse,
                     zip(*(node_arrays[name] for name in _NODE_ARRAYS))))]
@@ -348,6 +381,9 @@ class TreeFields:
         _reject(~np.isfinite(self.leaf_values), tree_of_value,
                 "field 'leaf_values' contains NaN or infinite values")
         self._validate_nodes(n_features, n_nodes)
+        for t, leaves in self.linear_leaves.items():
+            with _naming_tree(t):
+                _validate_linear_leaves(leaves, self.leaf_shapes[t], n_features)
 
     def _validate_leaves(self, n_outputs):
         width = self.leaf_shapes[:, 1]
@@ -428,6 +464,76 @@ class TreeFields:
         wrong[np.flatnonzero(one_dimensional)[set_of_rank[wrong_rank]]] = True
         _reject(wrong, tree_of, lambda s: f"field 'categories_left' of node {nodes[s]} must be an "
                                           "internal node's increasing ranks (integers >= 0)")
+
+
+# the linear leaves' fields: (name, dtype, dimensions in a tree's own object)
+_LINEAR_DTYPES = tuple(zip(_LINEAR_FIELDS, (np.int32, np.int32, np.float64, np.float64),
+                           (1, 1, 2, 2)))
+
+
+def _linear_leaves(feature_counts, features, coefficients, intercepts, width):
+    """A LinearLeaves of its read fields (an empty 2-D list reads as (0, 0))."""
+    return LinearLeaves(feature_counts, features,
+                        coefficients.reshape(-1, width) if coefficients.size == 0 else coefficients,
+                        intercepts.reshape(-1, width) if intercepts.size == 0 else intercepts)
+
+
+def _read_linear_columns(forest, leaf_shapes):
+    """{tree: LinearLeaves} of a "forest"'s linear fields (none without
+    linear_trees), checked to add up to the listed trees' leaves."""
+    if "linear_trees" not in forest:
+        return {}
+    missing = [name for name in _LINEAR_FIELDS if name not in forest]
+    if missing:
+        raise TreeFormatError(f"field 'forest' lists linear_trees but is missing {missing}")
+    n_trees = len(leaf_shapes)
+    trees = _as_numbers(forest["linear_trees"], "linear_trees", np.int64, 1)
+    if np.any((trees < 0) | (trees >= n_trees)) or np.any(_not_above_previous(trees)):
+        raise TreeFormatError(f"field 'linear_trees' must list trees in [0, {n_trees}) in "
+                              "increasing order")
+    columns = {name: _as_numbers(forest[name], name, dtype, 1)
+               for name, dtype, _ in _LINEAR_DTYPES}
+    counts = columns["leaf_feature_counts"]
+    n_leaves, widths = leaf_shapes[trees, 0], leaf_shapes[trees, 1]
+    # bounded before they are summed, so that no sum overflows
+    if len(counts) != n_leaves.sum() or np.any(
+            (counts < 0) | (counts > len(columns["leaf_features"]))):
+        raise TreeFormatError(f"field 'leaf_feature_counts' must hold a count in [0, "
+                              f"{len(columns['leaf_features'])}] for each of the "
+                              f"{n_leaves.sum()} leaves of the linear trees")
+    running = np.concatenate([[0], np.cumsum(counts)])
+    leaf_stop = np.cumsum(n_leaves)
+    features_of = running[leaf_stop] - running[leaf_stop - n_leaves]
+    for name, sizes in (("leaf_features", features_of),
+                        ("leaf_coefficients", features_of * widths),
+                        ("leaf_intercepts", n_leaves * widths)):
+        if len(columns[name]) != sizes.sum():
+            raise TreeFormatError(f"field {name!r} has {len(columns[name])} entries, where the "
+                                  f"linear trees' counts add up to {sizes.sum()}")
+    pieces = {name: _pieces(columns[name], sizes) for name, sizes in (
+        ("leaf_feature_counts", n_leaves), ("leaf_features", features_of),
+        ("leaf_coefficients", features_of * widths), ("leaf_intercepts", n_leaves * widths))}
+    return {int(t): _linear_leaves(*(pieces[name][i] for name in _LINEAR_FIELDS[:2]),
+                                   pieces["leaf_coefficients"][i].reshape(-1, width),
+                                   pieces["leaf_intercepts"][i].reshape(-1, width), width)
+            for i, (t, width) in enumerate(zip(trees.tolist(), widths.tolist()))}
+
+
+def _validate_linear_leaves(leaves, leaf_shape, n_features):
+    n_leaves, width = (int(size) for size in leaf_shape)
+    counts, features = leaves.feature_counts, leaves.features
+    if counts.shape != (n_leaves,) or np.any(counts < 0) or counts.sum() != len(features):
+        raise TreeFormatError(f"field 'leaf_feature_counts' must hold a count >= 0 for each "
+                              f"of the {n_leaves} leaves, adding up to the "
+                              f"{len(features)} of 'leaf_features'")
+    if np.any((features < 0) | (features >= n_features)):
+        raise TreeFormatError(f"field 'leaf_features' has an index outside [0, {n_features})")
+    for name, values, shape in (("leaf_coefficients", leaves.coefficients, (len(features), width)),
+                                ("leaf_intercepts", leaves.intercepts, (n_leaves, width))):
+        if values.shape != shape:
+            raise TreeFormatError(f"field {name!r} has shape {values.shape}, expected {shape}")
+        if not np.all(np.isfinite(values)):
+            raise TreeFormatError(f"field {name!r} contains NaN or infinite values")
 
 
 def _is_index(text, size):

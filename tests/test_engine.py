@@ -738,7 +738,6 @@ def test_boost_from_average_false_starts_every_row_from_zero():
 @pytest.mark.parametrize("name, whose, reason", [
     ("bagging_seed", "LightGBM", "one seed: give seed"),
     ("group", "LightGBM", "no ranking objectives"),
-    ("linear_tree", "LightGBM", "leaves hold constants"),
     ("gamma", "XGBoost", "XGBoost's min_split_loss, which gbmo takes under that name"),
     ("colsample_bylevel", "XGBoost", "per tree .* and per node"),
     ("base_score", "XGBoost", "boost_from_average.*init_score"),
@@ -1480,9 +1479,11 @@ def test_dataset_params_train_beneath_train_s_as_lightgbm_s():
         gbmo.Dataset(X, y, params=3)
     with pytest.raises(ValueError, match="'max_bin' \\(gbmo's 'max_bins'\\) = 1 is out of range"):
         gbmo.Dataset(X, y, params={"max_bin": 1})
-    with pytest.raises(ValueError, match="'linear_tree' is LightGBM's, and gbmo does not take "
-                                         "it: gbmo's leaves hold constants"):
-        gbmo.Dataset(X, y, params={"linear_tree": True})
+    # LightGBM keeps a Dataset's raw values for linear_tree, set among its params
+    linear = gbmo.Dataset(X, y, params={"linear_tree": True})
+    assert gbmo.train({"num_leaves": 5}, linear, 2).trees[-1].linear_leaves is not None
+    assert gbmo.train({"num_leaves": 5, "linear_tree": False}, linear,
+                      2).trees[-1].linear_leaves is None
 
 
 def test_xgboost_s_train_and_cv_keywords_name_gbmo_s_way():

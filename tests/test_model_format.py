@@ -61,11 +61,14 @@ def _raw_scores(model, rows):
     if model["best_iteration"] is not None:
         n_trees = model["best_iteration"] * per_round
     sparse = set(forest["sparse_trees"])
+    linear = set(forest.get("linear_trees", []))
     scores = []
     for row in rows:
         x = _read_x(model, row)
         sums = [0.0] * n_outputs
         node_start = value_start = output_start = 0
+        # where the next linear tree's leaves, features, coefficients, intercepts start
+        count_start = feature_start = coefficient_start = intercept_start = 0
         for tree in range(n_trees):
             sets = forest.get("categories_left", {}).get(str(tree), {})
             node = 0
@@ -88,6 +91,22 @@ def _raw_scores(model, rows):
                                                  output_start + (leaf + 1) * width]
             else:
                 outputs = range(n_outputs)
+            if tree in linear:
+                counts = forest["leaf_feature_counts"][count_start:
+                                                      count_start + forest["tree_leaves"][tree]]
+                first_feature = feature_start + sum(counts[:leaf])
+                features = forest["leaf_features"][first_feature:first_feature + counts[leaf]]
+                first_coefficient = coefficient_start + sum(counts[:leaf]) * width
+                if features and not any(math.isnan(x[f]) for f in features):
+                    values = forest["leaf_intercepts"][intercept_start + leaf * width:
+                                                       intercept_start + (leaf + 1) * width]
+                    values = [value + sum(
+                        forest["leaf_coefficients"][first_coefficient + a * width + k] * x[f]
+                        for a, f in enumerate(features)) for k, value in enumerate(values)]
+                count_start += len(counts)
+                feature_start += sum(counts)
+                coefficient_start += sum(counts) * width
+                intercept_start += len(counts) * width
             for output, value in zip(outputs, values):
                 sums[output] += value
             node_start += forest["tree_nodes"][tree]
@@ -141,6 +160,11 @@ KINDS = {
     "sigmoid, 3 labels": ({}, "sigmoid"),
     "multitask": ({"objective_params": {"tasks": [("mse", [0, 2]), ("sigmoid", [1])]}},
                   "multitask"),
+    "linear leaves": ({"linear_tree": True}, "mse"),
+    "linear, one tree per output, categorical, zero_as_missing": (
+        {"linear_tree": True, "tree_mode": "single_output", "categorical_feature": [3],
+         "zero_as_missing": True}, "mse"),
+    "linear softmax": ({"linear_tree": True, "linear_lambda": 0.5}, "softmax"),
 }
 
 
