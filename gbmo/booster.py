@@ -150,7 +150,8 @@ class _PackedForest:
         self.leaves = LeafArrays.of_fields(fields)
         # add_linear_parts' arguments of the whole packing (None: no linear leaves)
         self.linear_arguments = (
-            linear_kernel_arguments(fields.linear_leaves, fields.leaf_shapes[:, 0], self.leaves)
+            linear_kernel_arguments(fields.linear_leaves, fields.leaf_shapes[:, 0], self.leaves,
+                                    constants_added=True)
             if fields.linear_leaves else None)
         self._category_sets(fields.categories_left, node_offsets)
         self._walk_layout(node_offsets)

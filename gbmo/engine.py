@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ._core import G_H_DTYPE, ROW_DTYPE
+from ._core import G_H_DTYPE, NODE_DTYPE, ROW_DTYPE
 from ._core._hessian import is_constant_column
 from ._core._leaf_values import leaf_gradient_sums
 from ._core._predict import add_leaf_values
@@ -25,7 +25,7 @@ from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .linear_leaves import (add_linear_predictions, check_linear_X, fit_linear_leaves,
-                            linear_values, tree_linear_arguments)
+                            linear_values, tree_prediction_arguments)
 from .foreign_keywords import refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, handed_as_target, make_loss,
                      quantile_levels, with_class_count)
@@ -263,17 +263,21 @@ class _EvalSet:
         # the Dataset as the caller gave it (dataset may be its rebinned copy)
         self.given = dataset if given is None else given
 
-    def add_tree(self, tree, missing_bin, n_threads, scale=1.0, out=None):
-        """out (by default raw) += scale * tree's prediction of every row."""
+    def add_tree(self, tree, missing_bin, n_threads, scale=1.0, out=None, leaf=None):
+        """out (by default raw) += scale * tree's prediction of every row. leaf:
+        each row's leaf when known (the training rows' partition), for linear
+        leaves, which take the leaves' rows rather than a walk's sums."""
         out = self.raw if out is None else out
+        if tree.linear_leaves is not None:
+            if leaf is None:
+                leaf = leaf_of_rows(self.X_binned, missing_bin, tree, n_threads)
+            add_linear_predictions(self.linear_values(), leaf[:, None],
+                                   tree_prediction_arguments(tree), scale, out, n_threads)
+            return
         value_start, output_start, values, outputs = tree.leaf_arrays().kernel_arguments()
         _walk_binned(self.X_binned, missing_bin, tree,
                      (value_start, output_start, values if scale == 1.0 else values * scale,
                       outputs), out, n_threads)
-        if tree.linear_leaves is not None:
-            leaf = leaf_of_rows(self.X_binned, missing_bin, tree, n_threads)
-            add_linear_predictions(self.linear_values(), leaf[:, None],
-                                   tree_linear_arguments(tree), scale, out, n_threads)
 
     def linear_values(self):
         """The rows' values as the model reads them, which linear leaves take."""
@@ -290,6 +294,15 @@ def _walk_binned(X_binned, missing_bin, tree, leaves, out, n_threads):
                    tree.node_value, *leaves, out,
                    threads_for(n_threads, out.size * WORK_PER_ELEMENT),
                    **tree.binned_sets)
+
+
+def _leaf_of_partition(rows, leaf_start, leaf_stop):
+    """Each row's leaf, from rows grouped by leaf (every row of the data)."""
+    leaf = np.empty(len(rows), dtype=NODE_DTYPE)
+    for number, (start, stop) in enumerate(zip(np.asarray(leaf_start).tolist(),
+                                               np.asarray(leaf_stop).tolist())):
+        leaf[rows[start:stop]] = number
+    return leaf
 
 
 def leaf_of_rows(X_binned, missing_bin, tree, n_threads):
@@ -714,10 +727,14 @@ class _Trainer:
             new_trees = [self._renew_leaves(tree, output, exact, shrinkage)
                          for output, (tree, _, _, _) in enumerate(new_trees)]
         for tree, leaf_start, leaf_stop, rows in new_trees:
-            if not self.forest and ((self.row_sample is not None and not renew)
-                                    or tree.linear_leaves is not None):
-                # rows out of the bag too; linear leaves read every row's values
-                self.training_set.add_tree(tree, missing_bin, n_threads)
+            in_bag = self.row_sample is not None and not renew
+            if not self.forest and tree.linear_leaves is not None:
+                # every row's leaf: the partition's, or a walk's for rows out of the bag
+                self.training_set.add_tree(
+                    tree, missing_bin, n_threads,
+                    leaf=None if in_bag else _leaf_of_partition(rows, leaf_start, leaf_stop))
+            elif not self.forest and in_bag:
+                self.training_set.add_tree(tree, missing_bin, n_threads)  # rows out of it too
             elif not self.forest:  # a forest's trees join the mean in _average_in below
                 add_leaf_values(rows, leaf_start, leaf_stop,
                                 np.ascontiguousarray(tree.leaf_values),

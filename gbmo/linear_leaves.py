@@ -19,6 +19,7 @@ import numpy as np
 from ._core import NODE_DTYPE
 from ._core._linear import add_linear_parts, leaf_normal_equations
 from .missing_values import as_read
+from .parallel import WORK_PER_ELEMENT, threads_for
 
 
 @dataclass
@@ -101,81 +102,96 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
         leaf_normal_equations(X, rows, np.asarray(leaf_start, dtype=np.intp),
                               np.asarray(leaf_stop, dtype=np.intp), feature_start, features,
                               grad, hess, ZHZ, Zg, np.zeros((len(counts), size)), n_used,
-                              n_threads)
-    coefficients, intercepts = [], tree.leaf_values.copy()
-    for leaf, p in enumerate(counts):
-        beta = None
-        if p and n_used[leaf] > p:
-            beta = _solved(ZHZ[leaf, :, :p + 1, :p + 1] * hess_constant, Zg[leaf, :, :p + 1],
-                           linear_lambda)
-        if beta is None:
-            counts[leaf] = 0
-            continue
-        coefficients.append(beta[:p] * shrinkage)
-        intercepts[leaf] = beta[p] * shrinkage
-    kept = np.repeat(counts > 0, np.diff(feature_start))
+                              threads_for(n_threads, len(rows) * size * (size + width)))
+    coefficients = np.zeros((len(features), width))
+    intercepts = tree.leaf_values.copy()
+    fitted = (counts > 0) & (n_used > counts)
+    for p in np.unique(counts[fitted]).tolist():
+        leaves = np.flatnonzero(fitted & (counts == p))
+        solved = _solved(ZHZ[leaves, :, :p + 1, :p + 1] * hess_constant, Zg[leaves, :, :p + 1],
+                         linear_lambda) * shrinkage
+        finite = np.all(np.isfinite(solved), axis=(1, 2))
+        fitted[leaves[~finite]] = False
+        leaves, solved = leaves[finite], solved[finite]
+        coefficients[feature_start[leaves][:, None] + np.arange(p)] = solved[:, :p]
+        intercepts[leaves] = solved[:, p]
+    counts[~fitted] = 0
+    kept = np.repeat(fitted, np.diff(feature_start))
     return LinearLeaves(counts, np.ascontiguousarray(features[kept]),
-                        np.concatenate(coefficients + [np.zeros((0, width))]), intercepts)
+                        np.ascontiguousarray(coefficients[kept]), intercepts)
 
 
 def _solved(upper, Zg, linear_lambda):
-    """beta (p + 1, width) of the normal equations whose matrices' upper
-    triangles are upper (m, p + 1, p + 1), m 1 (shared) or width, and whose
-    right-hand sides are -Zg (width, p + 1); None when they have no finite
-    solution. A singular system (features equal on the leaf's rows, with no
-    penalty) takes its least-squares solution of least norm."""
-    matrices = upper + np.swapaxes(np.triu(upper, 1), 1, 2)
-    p = matrices.shape[1] - 1
-    matrices[:, np.arange(p), np.arange(p)] += linear_lambda
-    rhs = -Zg
+    """beta (leaves, p + 1, width) of leaves' normal equations whose matrices'
+    upper triangles are upper (leaves, m, p + 1, p + 1), m 1 (shared) or
+    width, and whose right-hand sides are -Zg (leaves, width, p + 1). Solved
+    together, a call for all (numpy's cost per call was most of a small
+    tree's fit). A singular system (a feature constant on a leaf's rows, as
+    a path that split it on both sides of a gap leaves it, with no penalty)
+    takes its least-squares solution of least norm, as every system of its
+    call then does."""
+    matrices = upper + np.swapaxes(np.triu(upper, 1), -1, -2)
+    p = matrices.shape[-1] - 1
+    matrices[..., np.arange(p), np.arange(p)] += linear_lambda
+    if matrices.shape[1] == 1:  # one matrix for every output: (leaves, p + 1, width)
+        matrices, rhs = matrices[:, 0], -np.swapaxes(Zg, 1, 2)
+    else:  # a matrix an output: each a column
+        rhs = -Zg[..., None]
     try:
-        if len(matrices) == 1:
-            beta = np.linalg.solve(matrices[0], rhs.T)
-        else:
-            beta = np.linalg.solve(matrices, rhs[:, :, None])[:, :, 0].T
+        beta = np.linalg.solve(matrices, rhs)
     except np.linalg.LinAlgError:
-        beta = np.column_stack([
-            np.linalg.lstsq(matrices[min(j, len(matrices) - 1)], rhs[j], rcond=None)[0]
-            for j in range(len(rhs))])
-    return beta if np.all(np.isfinite(beta)) else None
+        beta = np.linalg.pinv(matrices) @ rhs
+    if rhs.ndim == 4:
+        beta = np.swapaxes(beta[..., 0], 1, 2)
+    return beta
 
 
-def linear_kernel_arguments(linear_leaves, n_leaves, leaves):
-    """add_linear_parts' arguments for trees of n_leaves leaves each (a
-    packed forest's, or one tree's), laid out flat as leaves (LeafArrays),
+def linear_kernel_arguments(linear_leaves, n_leaves, leaves, constants_added):
+    """add_linear_parts' arrays and fallback for trees of n_leaves leaves each
+    (a packed forest's, or one tree's), laid out flat as leaves (LeafArrays),
     of which those in linear_leaves ({tree: LinearLeaves}) have linear
     leaves: each leaf's feature range, the features, each leaf's coefficient
-    offset, the coefficients, and, where the values are, each leaf's
-    intercepts less its constant values (0 in the other trees)."""
+    offset, the coefficients, and, where the values are, the intercepts;
+    with constants_added (a prediction whose walk added the constant values)
+    the intercepts less the constant values and no fallback, else the
+    constant values as the fallback."""
     first_leaf = np.cumsum(n_leaves) - n_leaves
     counts = np.zeros(int(np.sum(n_leaves)), dtype=np.int64)
-    shift = np.zeros(len(leaves.values))
+    intercepts = np.zeros(len(leaves.values))
     linear = sorted(linear_leaves.items())
     for t, tree_leaves in linear:
         first = first_leaf[t]
         counts[first:first + n_leaves[t]] = tree_leaves.feature_counts
         value_span = slice(leaves.value_start[first], leaves.value_start[first + n_leaves[t]])
-        shift[value_span] = tree_leaves.intercepts.ravel() - leaves.values[value_span]
+        intercepts[value_span] = tree_leaves.intercepts.ravel()
+        if constants_added:
+            intercepts[value_span] -= leaves.values[value_span]
     feature_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=feature_start[1:])
     coefficient_start = np.zeros(len(counts), dtype=np.int64)
     np.cumsum((counts * np.diff(leaves.value_start))[:-1], out=coefficient_start[1:])
-    return (feature_start,
-            np.concatenate([leaves.features for _, leaves in linear]
-                           + [np.zeros(0, dtype=np.int32)]),
-            coefficient_start,
-            np.concatenate([leaves.coefficients.ravel() for _, leaves in linear] + [np.zeros(0)]),
-            leaves.value_start, leaves.output_start, shift, leaves.kernel_arguments()[3])
+    arrays = (feature_start,
+              np.concatenate([leaves.features for _, leaves in linear]
+                             + [np.zeros(0, dtype=np.int32)]),
+              coefficient_start,
+              np.concatenate([leaves.coefficients.ravel() for _, leaves in linear]
+                             + [np.zeros(0)]),
+              leaves.value_start, leaves.output_start, intercepts, leaves.kernel_arguments()[3])
+    return arrays, None if constants_added else leaves.values
 
 
-def tree_linear_arguments(tree):
-    """linear_kernel_arguments of one tree with linear leaves."""
-    return linear_kernel_arguments({0: tree.linear_leaves}, [tree.n_leaves], tree.leaf_arrays())
+def tree_prediction_arguments(tree):
+    """linear_kernel_arguments of one tree with linear leaves, for its whole
+    prediction (the constant values as the fallback)."""
+    return linear_kernel_arguments({0: tree.linear_leaves}, [tree.n_leaves], tree.leaf_arrays(),
+                                   constants_added=False)
 
 
 def add_linear_predictions(X, leaf, arguments, scale, out, n_threads):
-    """out += scale * the linear leaves' part of the prediction (beyond the
-    constant values) of the rows of X, each in the leaves leaf (n, n_trees)
-    of the flat leaves that arguments (linear_kernel_arguments) describe."""
-    add_linear_parts(X, np.ascontiguousarray(leaf, dtype=NODE_DTYPE), *arguments, scale, out,
-                     n_threads)
+    """out += scale * the prediction of linear leaves (beyond the constant
+    values when arguments say the walk added them) of the rows of X, each
+    in the leaves leaf (n, n_trees) of the flat leaves that arguments
+    (linear_kernel_arguments) describe."""
+    arrays, fallback = arguments
+    add_linear_parts(X, np.ascontiguousarray(leaf, dtype=NODE_DTYPE), *arrays, scale, out,
+                     threads_for(n_threads, leaf.size * WORK_PER_ELEMENT), fallback)

@@ -94,9 +94,11 @@ def test_leaf_normal_equations_refuse_arrays_that_do_not_fit():
                               np.array([0, 1]), np.array([0], np.int32), grad, grad, **args)
 
 
-def test_add_linear_parts_matches_a_row_by_row_sum():
+@pytest.mark.parametrize("with_fallback", [False, True])
+def test_add_linear_parts_matches_a_row_by_row_sum(with_fallback):
     """Dense leaves of d values and sparse ones of k named outputs; a row
-    missing a leaf's feature, and a leaf of no features, add nothing."""
+    missing a leaf's feature, and a leaf of no features, add the fallback's
+    values, or nothing without one."""
     rng = np.random.default_rng(3)
     n, n_features, d = 40, 5, 4
     widths = [d, 2, d, 1, d]
@@ -113,7 +115,8 @@ def test_add_linear_parts_matches_a_row_by_row_sum():
             outputs += names
     features = [rng.choice(n_features, c, replace=False).astype(np.int32) for c in counts]
     coefficients = [rng.normal(size=(c, w)) for c, w in zip(counts, widths)]
-    shift = rng.normal(size=value_start[-1])
+    intercepts = rng.normal(size=value_start[-1])
+    fallback = rng.normal(size=value_start[-1]) if with_fallback else None
     coefficient_start = np.concatenate([[0], np.cumsum([c * w for c, w in zip(counts, widths)])
                                         [:-1]]).astype(np.int64)
     leaf = rng.integers(0, len(widths), size=(n, 3)).astype(np.int32)
@@ -122,16 +125,20 @@ def test_add_linear_parts_matches_a_row_by_row_sum():
     for i in range(n):
         for leaf_index in leaf[i]:
             values = X[i, features[leaf_index]]
+            span = slice(value_start[leaf_index], value_start[leaf_index + 1])
             if counts[leaf_index] == 0 or np.isnan(values).any():
-                continue
-            part = shift[value_start[leaf_index]:value_start[leaf_index + 1]] \
-                + values @ coefficients[leaf_index]
+                if fallback is None:
+                    continue
+                part = fallback[span]
+            else:
+                part = intercepts[span] + values @ coefficients[leaf_index]
             columns = listed[leaf_index] if listed[leaf_index] is not None else range(d)
             expected[i, list(columns)] += 0.5 * part
     add_linear_parts(X, leaf, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
                      np.concatenate(features), coefficient_start,
                      np.concatenate([c.ravel() for c in coefficients]), value_start,
-                     output_start, shift, np.array(outputs, dtype=np.int32), 0.5, out, 2)
+                     output_start, intercepts, np.array(outputs, dtype=np.int32), 0.5, out, 2,
+                     fallback)
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
 
 
@@ -139,7 +146,7 @@ def test_add_linear_parts_refuses_indices_outside_its_arrays():
     X, out = np.zeros((2, 2)), np.zeros((2, 1))
     base = dict(feature_start=np.array([0, 1]), features=np.array([0], np.int32),
                 coefficient_start=np.array([0]), coefficients=np.zeros(1),
-                value_start=np.array([0, 1]), output_start=np.array([-1]), shift=np.zeros(1),
+                value_start=np.array([0, 1]), output_start=np.array([-1]), intercepts=np.zeros(1),
                 outputs=np.zeros(1, np.int32), scale=1.0, out=out, n_threads=1)
     with pytest.raises(ValueError, match="leaf 1 is not one of the 1"):
         add_linear_parts(X, np.array([[0], [1]], np.int32), **base)

@@ -49,10 +49,13 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
     cdef Py_ssize_t l, s, a, c, j, p, m
     cdef ROW_t row
-    cdef double x, h, g
+    cdef double x, h, g, hz
     cdef double* z
+    cdef double* sums      # the leaf's ZHZ, then its Zg: plain offsets, not 4-D indexing
+    cdef const int* leaf_features
     cdef const char* values
     cdef bint complete
+    cdef bint shared = hess_width <= 1 or width == 1
     if leaf_stop.shape[0] != n_leaves or feature_start.shape[0] != n_leaves + 1 \
             or ZHZ.shape[0] != n_leaves or Zg.shape[0] != n_leaves \
             or n_used.shape[0] != n_leaves or row_scratch.shape[0] != n_leaves:
@@ -84,6 +87,7 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
     for l in prange(n_leaves, nogil=True, schedule="dynamic", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
         p = feature_start[l + 1] - feature_start[l]
+        leaf_features = &features[feature_start[l]] if p else NULL
         z = &row_scratch[l, 0]
         z[p] = 1.0
         for s in range(leaf_start[l], leaf_stop[l]):
@@ -91,7 +95,7 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
             values = (<const char*> &X[0, 0]) + row * row_stride
             complete = True
             for a in range(p):
-                x = (<const X_IN_t*> (values + features[feature_start[l] + a] * feature_stride))[0]
+                x = (<const X_IN_t*> (values + leaf_features[a] * feature_stride))[0]
                 if x != x:
                     complete = False
                     break
@@ -99,21 +103,21 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
             if not complete:
                 continue
             n_used[l] += 1
+            sums = &Zg[l, 0, 0]
             for j in range(width):
                 g = grad[row, j]
                 for a in range(p + 1):
-                    Zg[l, j, a] += g * z[a]
-            if hess_width <= 1 or width == 1:
-                h = 1.0 if hess_width == 0 else hess[row, 0]
+                    sums[j * size + a] += g * z[a]
+            sums = &ZHZ[l, 0, 0, 0]
+            for j in range(1 if shared else width):
+                if hess_width == 0:
+                    h = 1.0
+                else:
+                    h = hess[row, 0 if shared else j]
                 for a in range(p + 1):
+                    hz = h * z[a]
                     for c in range(a, p + 1):
-                        ZHZ[l, 0, a, c] += h * z[a] * z[c]
-            else:
-                for j in range(width):
-                    h = hess[row, j]
-                    for a in range(p + 1):
-                        for c in range(a, p + 1):
-                            ZHZ[l, j, a, c] += h * z[a] * z[c]
+                        sums[(j * size + a) * size + c] += hz * z[c]
 
 
 def add_linear_parts(const X_IN_t[:, :] X,
@@ -124,19 +128,22 @@ def add_linear_parts(const X_IN_t[:, :] X,
                      const double[::1] coefficients,
                      const long long[::1] value_start,
                      const long long[::1] output_start,
-                     const double[::1] shift,
+                     const double[::1] intercepts,
                      const int[::1] outputs,
                      double scale,
                      double[:, ::1] out,
-                     int n_threads):
-    """out[i] += scale * (shift + coefficients times X[i]'s values) of each
-    leaf leaf[i, t] (a leaf index into the flat leaves, as LeafArrays lays
-    them out: value_start, output_start and outputs; shift holds, where values
-    would, each leaf's intercept less its constant value). Leaf l's p
-    features are features[feature_start[l]:feature_start[l + 1]], its
-    coefficients a (p, width) block at coefficient_start[l]. A row missing any
-    of its leaf's features, and a leaf without features, add nothing: the
-    constant value stands."""
+                     int n_threads,
+                     const double[::1] fallback=None):
+    """out[i] += scale * (intercepts + coefficients times X[i]'s values) of
+    each leaf leaf[i, t], a leaf index into the flat leaves as LeafArrays lays
+    them out (value_start, output_start and outputs; intercepts are where its
+    values would be). Leaf l's p features are features[feature_start[l]:
+    feature_start[l + 1]], its coefficients a (p, width) block at
+    coefficient_start[l]. A row missing any of its leaf's features, and any
+    row of a leaf without features, adds fallback's values of the leaf (the
+    constant values) instead, or nothing without fallback (a prediction
+    whose walk added the constant values already, and whose intercepts are
+    then the intercepts less them)."""
     cdef Py_ssize_t n = X.shape[0], n_trees = leaf.shape[1], d = out.shape[1]
     cdef Py_ssize_t n_leaves = value_start.shape[0] - 1
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
@@ -145,11 +152,14 @@ def add_linear_parts(const X_IN_t[:, :] X,
     cdef double x, total
     cdef const char* values
     cdef bint complete
+    cdef bint falls_back = fallback is not None
     if leaf.shape[0] != n or out.shape[0] != n:
         raise ValueError(f"leaf and out need X's {n} rows; got {leaf.shape[0]} and "
                          f"{out.shape[0]}")
     if feature_start.shape[0] != n_leaves + 1 or coefficient_start.shape[0] != n_leaves \
-            or output_start.shape[0] != n_leaves or shift.shape[0] != value_start[n_leaves]:
+            or output_start.shape[0] != n_leaves \
+            or intercepts.shape[0] != value_start[n_leaves] \
+            or (falls_back and fallback.shape[0] != value_start[n_leaves]):
         raise ValueError(f"every per-leaf array needs the {n_leaves} leaves")
     for l in range(n_leaves):
         p = feature_start[l + 1] - feature_start[l]
@@ -180,23 +190,25 @@ def add_linear_parts(const X_IN_t[:, :] X,
             l = leaf[i, t]
             first_feature = feature_start[l]
             p = feature_start[l + 1] - first_feature
-            if p == 0:
-                continue
-            complete = True
+            complete = p > 0
             for a in range(p):
                 x = (<const X_IN_t*> (values + features[first_feature + a] * feature_stride))[0]
                 if x != x:
                     complete = False
                     break
-            if not complete:
+            if not complete and not falls_back:
                 continue
             first_value = value_start[l]
             width = value_start[l + 1] - first_value
             first_coefficient = coefficient_start[l]
             listed = output_start[l]
             for k in range(width):
-                total = shift[first_value + k]
-                for a in range(p):
-                    x = (<const X_IN_t*> (values + features[first_feature + a] * feature_stride))[0]
-                    total = total + coefficients[first_coefficient + a * width + k] * x
+                if complete:
+                    total = intercepts[first_value + k]
+                    for a in range(p):
+                        x = (<const X_IN_t*> (values + features[first_feature + a]
+                                              * feature_stride))[0]
+                        total = total + coefficients[first_coefficient + a * width + k] * x
+                else:
+                    total = fallback[first_value + k]
                 out[i, k if listed < 0 else outputs[listed + k]] += scale * total
