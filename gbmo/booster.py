@@ -18,7 +18,7 @@ from .categorical import (CategoryOrder, align_dataframe_categories,
 from .dataset import Dataset
 from .foreign_keywords import METHOD_EQUIVALENTS, refuse_foreign_keywords
 from .importance import OutputImportance
-from .linear_leaves import add_linear_predictions, linear_kernel_arguments
+from .linear_leaves import linear_kernel_arguments
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
 from .metric_history import MetricHistory
 from .losses import LOADABLE_ONLY, CustomObjective, make_loss, with_class_count
@@ -57,9 +57,9 @@ FOREST_VERSION = 5
 # Version 6 models have linear leaves (linear_tree, gbmo.linear_leaves): only
 # those are written as 6, so that a gbmo that reads up to 5 says it is older
 # rather than predicting with the leaves' constant values alone.
-# rows a prediction walks at a time for linear leaves, times its trees: the
-# leaf indices it keeps (16 MiB)
-LINEAR_LEAF_CELLS = 2**22
+# rows of CSR X densified at a time for a forest with linear leaves (which the
+# CSR walk does not add), times its features (32 MiB)
+LINEAR_DENSIFIED_VALUES = 2**22
 # values of CSR X densified at once for pred_contrib (32 MiB)
 DENSIFIED_VALUES = 2**22
 # pred_contrib walks recursively, a level a frame on an OpenMP thread's stack, and keeps
@@ -148,10 +148,9 @@ class _PackedForest:
         self.node_bin = concat("node_bin")
         self.node_cover = concat("node_count").astype(np.float64)
         self.leaves = LeafArrays.of_fields(fields)
-        # add_linear_parts' arguments of the whole packing (None: no linear leaves)
+        # the arrays of linear.pxd's LinearLeaves for the whole packing (None: no linear leaves)
         self.linear_arguments = (
-            linear_kernel_arguments(fields.linear_leaves, fields.leaf_shapes[:, 0], self.leaves,
-                                    constants_added=True)
+            linear_kernel_arguments(fields.linear_leaves, fields.leaf_shapes[:, 0], self.leaves)
             if fields.linear_leaves else None)
         self._category_sets(fields.categories_left, node_offsets)
         self._walk_layout(node_offsets)
@@ -184,6 +183,13 @@ class _PackedForest:
         if self.category_words is None:
             return {}
         return {"category_words": self.category_words}
+
+    def linear_keywords(self):
+        """predict_raw's keywords for linear leaves (none without)."""
+        if self.linear_arguments is None:
+            return {}
+        return dict(zip(("linear_feature_start", "linear_features", "linear_coefficient_start",
+                         "linear_coefficients", "linear_shift"), self.linear_arguments))
 
     def expected_value(self, n_outputs):
         """The sum over trees of each tree's mean leaf (an n_outputs vector) as
@@ -273,20 +279,15 @@ class _PackedForest:
         return X, self.walk_roots, self.tree_depth, self.walk_nodes, self.walk_leaf
 
 
-def _add_linear_parts(X, forest, out, n_threads):
-    """out += the linear leaves' part of the prediction of X's rows (dense
-    or CSR), beyond the constant values predict_raw added: the rows' leaves
-    found again, LINEAR_LEAF_CELLS at a time."""
-    step = max(1, LINEAR_LEAF_CELLS // forest.n_trees)
+def _predict_dense_parts(X, forest, start, out, n_threads):
+    """predict_raw of CSR X's rows densified LINEAR_DENSIFIED_VALUES at a
+    time: the dense walk adds linear leaves, the CSR walk does not."""
+    step = max(1, LINEAR_DENSIFIED_VALUES // max(1, X.shape[1]))
     for first in range(0, X.shape[0], step):
-        rows = X[first:first + step]
-        if hasattr(rows, "toarray"):
-            rows = rows.toarray()
-        leaves = np.empty((rows.shape[0], forest.n_trees), dtype=NODE_DTYPE)
-        predict_leaf_raw(*forest.tree_arguments(rows), leaves, n_threads,
-                         **forest.categorical_arguments())
-        add_linear_predictions(rows, leaves, forest.linear_arguments, 1.0,
-                               out[first:first + step], n_threads)
+        rows = X[first:first + step].toarray()
+        predict_raw(*forest.tree_arguments(rows), *forest.leaves.kernel_arguments(), start,
+                    out[first:first + step], n_threads, **forest.categorical_arguments(),
+                    **forest.linear_keywords())
 
 
 def _check_index(name, value, stop):
@@ -765,13 +766,14 @@ class Booster(JSONModel, TrainingRun):
             out = np.empty((X.shape[0], self.n_outputs))
             forest = self._forest(first, stop)
             threads = self._walk_threads(n_threads, X, first, stop)
-            kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
             share = self._tree_share(first, stop)
-            kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(),
-                   self.init_score if share == 1.0 else np.zeros_like(self.init_score),
-                   out, threads, **forest.categorical_arguments())
-            if forest.linear_arguments is not None:
-                _add_linear_parts(X, forest, out, threads)
+            start = self.init_score if share == 1.0 else np.zeros_like(self.init_score)
+            if forest.linear_arguments is not None and hasattr(X, "tocsr"):
+                _predict_dense_parts(X, forest, start, out, threads)
+            else:
+                kernel = predict_raw_csr if hasattr(X, "tocsr") else predict_raw
+                kernel(*forest.tree_arguments(X), *forest.leaves.kernel_arguments(), start,
+                       out, threads, **forest.categorical_arguments(), **forest.linear_keywords())
             if share != 1.0:  # a random forest's mean of its trees, then its start
                 out *= share
                 out += self.init_score

@@ -24,8 +24,8 @@ from .goss import amplified, goss_sample, goss_warmup_rounds
 from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
-from .linear_leaves import (add_linear_predictions, check_linear_X, fit_linear_leaves,
-                            linear_values, tree_prediction_arguments)
+from .linear_leaves import (add_tree_predictions, check_linear_X, fit_linear_leaves,
+                            linear_values)
 from .foreign_keywords import refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, handed_as_target, make_loss,
                      quantile_levels, with_class_count)
@@ -271,8 +271,7 @@ class _EvalSet:
         if tree.linear_leaves is not None:
             if leaf is None:
                 leaf = leaf_of_rows(self.X_binned, missing_bin, tree, n_threads)
-            add_linear_predictions(self.linear_values(), leaf[:, None],
-                                   tree_prediction_arguments(tree), scale, out, n_threads)
+            add_tree_predictions(self.linear_values(), leaf, tree, scale, out, n_threads)
             return
         value_start, output_start, values, outputs = tree.leaf_arrays().kernel_arguments()
         _walk_binned(self.X_binned, missing_bin, tree,

@@ -1,11 +1,12 @@
 """Linear leaves (linear_tree=True), as LightGBM's linear trees with a vector
 of outputs: a leaf predicts an intercept plus coefficients times the raw
 values of the numeric features its path splits on, one set of coefficients
-per output; a row missing (NaN) one of those features gets the leaf's
-constant value instead.
+per output; a row missing (NaN) one of those features, or holding an
+infinite value there, gets the leaf's constant value instead.
 
 Each leaf's model is one Newton step of the loss on the leaf's training rows
-(Zhang et al.'s linear trees, LightGBM's Eq. 3): for output j,
+(LightGBM's, after Eq. 3 of Friedberg et al.'s local linear forests): for
+output j,
 (Z' H_j Z + linear_lambda I') beta_j = -Z' g_j, Z the rows' feature values
 and a column of ones, H_j their hessians, I' the identity without the
 intercept's entry (the intercept is not penalised). When the outputs share a
@@ -146,52 +147,40 @@ def _solved(upper, Zg, linear_lambda):
     return beta
 
 
-def linear_kernel_arguments(linear_leaves, n_leaves, leaves, constants_added):
-    """add_linear_parts' arrays and fallback for trees of n_leaves leaves each
-    (a packed forest's, or one tree's), laid out flat as leaves (LeafArrays),
-    of which those in linear_leaves ({tree: LinearLeaves}) have linear
-    leaves: each leaf's feature range, the features, each leaf's coefficient
-    offset, the coefficients, and, where the values are, the intercepts;
-    with constants_added (a prediction whose walk added the constant values)
-    the intercepts less the constant values and no fallback, else the
-    constant values as the fallback."""
+def linear_kernel_arguments(linear_leaves, n_leaves, leaves):
+    """The arrays of linear.pxd's LinearLeaves for trees of n_leaves leaves
+    each (a packed forest's, or one tree's), laid out flat as leaves
+    (LeafArrays), of which those in linear_leaves ({tree: LinearLeaves}) have
+    linear leaves: each leaf's feature range, the features, each leaf's
+    coefficient offset, the coefficients, and, where the values are, the
+    intercepts less the constant values (0 in the other trees)."""
     first_leaf = np.cumsum(n_leaves) - n_leaves
     counts = np.zeros(int(np.sum(n_leaves)), dtype=np.int64)
-    intercepts = np.zeros(len(leaves.values))
+    shift = np.zeros(len(leaves.values))
     linear = sorted(linear_leaves.items())
     for t, tree_leaves in linear:
         first = first_leaf[t]
         counts[first:first + n_leaves[t]] = tree_leaves.feature_counts
         value_span = slice(leaves.value_start[first], leaves.value_start[first + n_leaves[t]])
-        intercepts[value_span] = tree_leaves.intercepts.ravel()
-        if constants_added:
-            intercepts[value_span] -= leaves.values[value_span]
+        shift[value_span] = tree_leaves.intercepts.ravel() - leaves.values[value_span]
     feature_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=feature_start[1:])
     coefficient_start = np.zeros(len(counts), dtype=np.int64)
     np.cumsum((counts * np.diff(leaves.value_start))[:-1], out=coefficient_start[1:])
-    arrays = (feature_start,
-              np.concatenate([leaves.features for _, leaves in linear]
-                             + [np.zeros(0, dtype=np.int32)]),
-              coefficient_start,
-              np.concatenate([leaves.coefficients.ravel() for _, leaves in linear]
-                             + [np.zeros(0)]),
-              leaves.value_start, leaves.output_start, intercepts, leaves.kernel_arguments()[3])
-    return arrays, None if constants_added else leaves.values
+    return (feature_start,
+            np.concatenate([leaves.features for _, leaves in linear]
+                           + [np.zeros(0, dtype=np.int32)]),
+            coefficient_start,
+            np.concatenate([leaves.coefficients.ravel() for _, leaves in linear]
+                           + [np.zeros(0)]),
+            shift)
 
 
-def tree_prediction_arguments(tree):
-    """linear_kernel_arguments of one tree with linear leaves, for its whole
-    prediction (the constant values as the fallback)."""
-    return linear_kernel_arguments({0: tree.linear_leaves}, [tree.n_leaves], tree.leaf_arrays(),
-                                   constants_added=False)
-
-
-def add_linear_predictions(X, leaf, arguments, scale, out, n_threads):
-    """out += scale * the prediction of linear leaves (beyond the constant
-    values when arguments say the walk added them) of the rows of X, each
-    in the leaves leaf (n, n_trees) of the flat leaves that arguments
-    (linear_kernel_arguments) describe."""
-    arrays, fallback = arguments
-    add_linear_parts(X, np.ascontiguousarray(leaf, dtype=NODE_DTYPE), *arrays, scale, out,
-                     threads_for(n_threads, leaf.size * WORK_PER_ELEMENT), fallback)
+def add_tree_predictions(X, leaf, tree, scale, out, n_threads):
+    """out += scale * the predictions of a tree with linear leaves for the
+    rows of X, each in the leaf leaf (n,), as predict sums them."""
+    leaves = tree.leaf_arrays()
+    add_linear_parts(X, np.ascontiguousarray(leaf, dtype=NODE_DTYPE),
+                     *leaves.kernel_arguments(),
+                     *linear_kernel_arguments({0: tree.linear_leaves}, [tree.n_leaves], leaves),
+                     scale, out, threads_for(n_threads, len(leaf) * WORK_PER_ELEMENT))

@@ -326,6 +326,15 @@ def training_cases(draw):
         params["interaction_constraints"] = [
             sorted(set(rng.integers(0, p, size=rng.integers(1, p + 1)).tolist()))
             for _ in range(draw(st.integers(1, 3)))]
+    # linear leaves take the gradients of a dense, unbounded leaf and a dense X
+    linear_allowed = (split == "dense" and bounds_allowed and objective != "sparse_labels"
+                      and "monotone_constraints" not in params
+                      and params.get("max_delta_step", 0.0) == 0.0
+                      and params.get("path_smooth", 0.0) == 0.0
+                      and params.get("data_sample_strategy") != "goss")
+    if linear_allowed and draw(st.integers(0, 3)) == 0:
+        params["linear_tree"] = True
+        params["linear_lambda"] = draw(st.sampled_from([0.0, 0.0, 1e-3, 10.0]))
     if categorical:
         params["categorical_feature"] = [column]
         params["cat_smooth"] = draw(st.sampled_from([0.0, 10.0]))
@@ -348,7 +357,7 @@ def training_cases(draw):
         params.pop("ensembler_params", None)
     # scipy sparse X (implicit entries are 0): the same model as the dense array
     sparse_format = None
-    if dtype in ("float64", "float32") and not categorical:
+    if dtype in ("float64", "float32") and not categorical and not params.get("linear_tree"):
         sparse_format = draw(st.sampled_from([None, None, None, "csr", "csc"]))
         if sparse_format is not None:
             import scipy.sparse as sp
@@ -446,6 +455,18 @@ def check_interactions(booster, groups):
             stack += [(tree.node_left[node], path), (tree.node_right[node], path)]
 
 
+def _check_contributions(booster, X, raw, n_outputs, shape):
+    contributions = booster.predict(X, pred_contrib=True)
+    assert contributions.shape == (X.shape[0], X.shape[1] + 1, *shape[1:])
+    # The two sums add the trees' values in different orders: their rounding
+    # scales with the largest values added (huge leaves cancel when lambda_l2 is
+    # 0 and hessians vanish), not with the result.
+    magnitude = max(1.0, float(np.abs(raw).max()), sum(
+        float(np.abs(tree.dense_leaf_values(n_outputs)).max()) for tree in booster.trees))
+    np.testing.assert_allclose(contributions.sum(axis=1), raw, rtol=1e-9, atol=1e-9 * magnitude,
+                               err_msg="feature contributions do not sum to the raw scores")
+
+
 def check_train_save_load(case):
     """The training property: see the module docstring."""
     with forced_parallel(case.get("force_parallel", False)):
@@ -506,15 +527,8 @@ def _check_train_save_load(case):
     check_tree_invariants(booster, X, n, bagged)
     check_monotone(booster, X, params.get("monotone_constraints"), n_outputs)
     check_interactions(booster, params.get("interaction_constraints"))
-    contributions = booster.predict(X, pred_contrib=True)
-    assert contributions.shape == (n, X.shape[1] + 1, *shape[1:])
-    # The two sums add the trees' values in different orders: their rounding
-    # scales with the largest values added (huge leaves cancel when lambda_l2 is
-    # 0 and hessians vanish), not with the result.
-    magnitude = max(1.0, float(np.abs(raw).max()), sum(
-        float(np.abs(tree.dense_leaf_values(n_outputs)).max()) for tree in booster.trees))
-    np.testing.assert_allclose(contributions.sum(axis=1), raw, rtol=1e-9, atol=1e-9 * magnitude,
-                               err_msg="feature contributions do not sum to the raw scores")
+    if not params.get("linear_tree"):  # TreeSHAP takes constant leaves (test_linear_tree.py)
+        _check_contributions(booster, X, raw, n_outputs, shape)
 
     text = booster.model_to_string()
     loaded = gbmo.Booster(model_str=text)
@@ -645,7 +659,7 @@ def mutate_model(data, mutations):
 
 
 def _base_models():
-    """A few small trained models covering dense, sparse and per-output trees,
+    """A few small trained models covering dense, sparse, per-output and linear trees,
     each as save_model writes it (a forest of columns) and then as
     dump_model's list of trees (N_MODELS of each)."""
     rng = np.random.default_rng(7)
@@ -660,6 +674,8 @@ def _base_models():
         gbmo.train({**common, "objective": "softmax"},
                    gbmo.Dataset(X, (X[:, 0] > 0).astype(int) + (X[:, 2] > 1)), 2),
         gbmo.train({**common, "objective": "sigmoid"}, gbmo.Dataset(X, X[:, 0] > 0), 2),
+        gbmo.train({**common, "linear_tree": True, "tree_mode": "single_output"},
+                   gbmo.Dataset(X, Y[:, :2]), 3),
     ]
     assert len(models) == N_MODELS  # the loader fuzz draws model indices up front
     return ([json.loads(m.model_to_string()) for m in models]
@@ -667,7 +683,7 @@ def _base_models():
 
 
 _BASE = None
-N_MODELS = 5
+N_MODELS = 6
 
 
 def base_models():

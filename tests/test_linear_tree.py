@@ -45,6 +45,7 @@ def test_leaf_normal_equations_match_numpy_sums(hess_kind, dtype, order):
     width = 1 if hess_kind == "one output" else 3
     X = rng.normal(size=(n, n_features))
     X[rng.random(X.shape) < 0.05] = np.nan
+    X[rng.random(X.shape) < 0.02] = -np.inf
     X = np.asarray(X, dtype=dtype, order=order)
     rows, leaf_start, leaf_stop, by_leaf, feature_start, features = _leaves_and_features(
         rng, n, n_features, n_leaves, p_max)
@@ -63,7 +64,7 @@ def test_leaf_normal_equations_match_numpy_sums(hess_kind, dtype, order):
         in_leaf = rows[leaf_start[leaf]:leaf_stop[leaf]]
         Z = np.column_stack([X[in_leaf][:, by_leaf[leaf]].astype(np.float64),
                              np.ones(len(in_leaf))])
-        complete = ~np.isnan(Z).any(axis=1)
+        complete = np.isfinite(Z).all(axis=1)
         Z, used = Z[complete], in_leaf[complete]
         assert n_used[leaf] == len(used)
         np.testing.assert_allclose(Zg[leaf, :, :p + 1], (grad[used].T.astype(float) @ Z),
@@ -94,18 +95,19 @@ def test_leaf_normal_equations_refuse_arrays_that_do_not_fit():
                               np.array([0, 1]), np.array([0], np.int32), grad, grad, **args)
 
 
-@pytest.mark.parametrize("with_fallback", [False, True])
-def test_add_linear_parts_matches_a_row_by_row_sum(with_fallback):
-    """Dense leaves of d values and sparse ones of k named outputs; a row
-    missing a leaf's feature, and a leaf of no features, add the fallback's
-    values, or nothing without one."""
+def test_add_linear_parts_matches_a_row_by_row_sum():
+    """Dense leaves of d values and sparse ones of k named outputs: every row
+    adds its leaf's values, then, with none of the leaf's features missing,
+    its shift plus coefficients times the values; a leaf of no features adds
+    its values alone."""
     rng = np.random.default_rng(3)
-    n, n_features, d = 40, 5, 4
+    n, n_features, d = 60, 5, 4
     widths = [d, 2, d, 1, d]
     listed = [None, [0, 3], None, [2], None]
     counts = [2, 1, 0, 3, 1]
     X = rng.normal(size=(n, n_features))
     X[rng.random(X.shape) < 0.1] = np.nan
+    X[rng.random(X.shape) < 0.05] = np.inf
     value_start = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     output_start = np.full(len(widths), -1, dtype=np.int64)
     outputs = []
@@ -115,46 +117,42 @@ def test_add_linear_parts_matches_a_row_by_row_sum(with_fallback):
             outputs += names
     features = [rng.choice(n_features, c, replace=False).astype(np.int32) for c in counts]
     coefficients = [rng.normal(size=(c, w)) for c, w in zip(counts, widths)]
-    intercepts = rng.normal(size=value_start[-1])
-    fallback = rng.normal(size=value_start[-1]) if with_fallback else None
+    values, shift = rng.normal(size=value_start[-1]), rng.normal(size=value_start[-1])
     coefficient_start = np.concatenate([[0], np.cumsum([c * w for c, w in zip(counts, widths)])
                                         [:-1]]).astype(np.int64)
-    leaf = rng.integers(0, len(widths), size=(n, 3)).astype(np.int32)
+    leaf = rng.integers(0, len(widths), size=n).astype(np.int32)
     out = rng.normal(size=(n, d))
     expected = out.copy()
-    for i in range(n):
-        for leaf_index in leaf[i]:
-            values = X[i, features[leaf_index]]
-            span = slice(value_start[leaf_index], value_start[leaf_index + 1])
-            if counts[leaf_index] == 0 or np.isnan(values).any():
-                if fallback is None:
-                    continue
-                part = fallback[span]
-            else:
-                part = intercepts[span] + values @ coefficients[leaf_index]
-            columns = listed[leaf_index] if listed[leaf_index] is not None else range(d)
-            expected[i, list(columns)] += 0.5 * part
-    add_linear_parts(X, leaf, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+    for i, leaf_index in enumerate(leaf):
+        span = slice(value_start[leaf_index], value_start[leaf_index + 1])
+        part = values[span]
+        row_values = X[i, features[leaf_index]]
+        if counts[leaf_index] and np.isfinite(row_values).all():
+            part = part + shift[span] + row_values @ coefficients[leaf_index]
+        columns = listed[leaf_index] if listed[leaf_index] is not None else range(d)
+        expected[i, list(columns)] += 0.5 * part
+    add_linear_parts(X, leaf, value_start, output_start, values, np.array(outputs, np.int32),
+                     np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
                      np.concatenate(features), coefficient_start,
-                     np.concatenate([c.ravel() for c in coefficients]), value_start,
-                     output_start, intercepts, np.array(outputs, dtype=np.int32), 0.5, out, 2,
-                     fallback)
+                     np.concatenate([c.ravel() for c in coefficients]), shift, 0.5, out, 2)
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
 
 
 def test_add_linear_parts_refuses_indices_outside_its_arrays():
     X, out = np.zeros((2, 2)), np.zeros((2, 1))
-    base = dict(feature_start=np.array([0, 1]), features=np.array([0], np.int32),
-                coefficient_start=np.array([0]), coefficients=np.zeros(1),
-                value_start=np.array([0, 1]), output_start=np.array([-1]), intercepts=np.zeros(1),
-                outputs=np.zeros(1, np.int32), scale=1.0, out=out, n_threads=1)
+    base = dict(value_start=np.array([0, 1]), output_start=np.array([-1]), values=np.zeros(1),
+                outputs=np.zeros(1, np.int32), feature_start=np.array([0, 1]),
+                features=np.array([0], np.int32), coefficient_start=np.array([0]),
+                coefficients=np.zeros(1), shift=np.zeros(1), scale=1.0, out=out, n_threads=1)
     with pytest.raises(ValueError, match="leaf 1 is not one of the 1"):
-        add_linear_parts(X, np.array([[0], [1]], np.int32), **base)
+        add_linear_parts(X, np.array([0, 1], np.int32), **base)
     with pytest.raises(ValueError, match="feature 5 is not one of X's 2"):
-        add_linear_parts(X, np.zeros((2, 1), np.int32),
+        add_linear_parts(X, np.zeros(2, np.int32),
                          **{**base, "features": np.array([5], np.int32)})
     with pytest.raises(ValueError, match="leaf 0's features, coefficients or outputs fall"):
-        add_linear_parts(X, np.zeros((2, 1), np.int32), **{**base, "coefficients": np.zeros(0)})
+        add_linear_parts(X, np.zeros(2, np.int32), **{**base, "coefficients": np.zeros(0)})
+    with pytest.raises(ValueError, match="values must hold the leaves' 1 values"):
+        add_linear_parts(X, np.zeros(2, np.int32), **{**base, "values": np.zeros(2)})
 
 
 # -- the fit ------------------------------------------------------------------------------
@@ -183,6 +181,7 @@ def test_a_round_s_leaves_solve_the_newton_normal_equations(objective, linear_la
     target = Y if objective == "mse" else (Y > np.median(Y, axis=0)).astype(float)
     Xm = X.copy()
     Xm[::13, 1] = np.nan
+    Xm[5::17, 2] = np.inf  # out of the fit, as NaN
     learning_rate = 0.3
     booster = gbmo.train({**PARAMS, "objective": objective, "linear_lambda": linear_lambda,
                           "learning_rate": learning_rate}, gbmo.Dataset(Xm, target), 2)
@@ -204,7 +203,7 @@ def test_a_round_s_leaves_solve_the_newton_normal_equations(objective, linear_la
         assert features.tolist() == path
         rows = np.flatnonzero(leaf_of_row == leaf)
         Z = np.column_stack([Xm[rows][:, path], np.ones(len(rows))])
-        complete = ~np.isnan(Z).any(axis=1)
+        complete = np.isfinite(Z).all(axis=1)
         Z, rows = Z[complete], rows[complete]
         for j in range(grad.shape[1]):
             penalty = linear_lambda * np.diag([1.0] * len(path) + [0.0])
@@ -255,7 +254,7 @@ def _predicted_by_hand(booster, X, first=0, stop=None):
             if linear is not None and linear.feature_counts[leaf] > 0:
                 start = linear.feature_counts[:leaf].sum()
                 features = linear.features[start:start + linear.feature_counts[leaf]]
-                if not np.isnan(X[i, features]).any():
+                if np.isfinite(X[i, features]).all():
                     part = linear.intercepts[leaf] + X[i, features] @ linear.coefficients[
                         start:start + len(features)]
                     if tree.leaf_outputs is None:
@@ -269,9 +268,11 @@ def _predicted_by_hand(booster, X, first=0, stop=None):
 
 @pytest.mark.parametrize("mode", ["multi_output", "single_output"])
 def test_predict_adds_each_leaf_s_model_and_a_missing_feature_falls_back_to_the_constant(mode):
+    """A missing or infinite value of a leaf's feature: the leaf's constant."""
     booster = gbmo.train({**PARAMS, "tree_mode": mode}, gbmo.Dataset(X, Y), 6)
     probe = X[:200].copy()
     probe[rng.random(probe.shape) < 0.15] = np.nan
+    probe[rng.random(probe.shape) < 0.05] = np.inf
     np.testing.assert_allclose(booster.predict(probe), _predicted_by_hand(booster, probe),
                                rtol=1e-10, atol=1e-10)
     per_round = booster.trees_per_round
@@ -327,6 +328,28 @@ def test_the_scores_training_keeps_are_what_predict_gives(extra):
         else:
             value = -np.mean(np.log(predicted[np.arange(len(predicted)), target[rows]]))
         assert recorded == pytest.approx(value, rel=1e-9)
+
+
+@pytest.mark.parametrize("extra", [{}, {"subsample": 0.5, "subsample_freq": 1},
+                                   {"tree_mode": "single_output"}, {"weights": True}])
+def test_the_training_scores_are_predict_s_to_the_last_bit(extra):
+    """The training loop adds a linear tree's values and then its lines in
+    the order predict's walk adds them, as it does constant leaves."""
+    params = dict(extra)
+    weights = params.pop("weights", False)
+    Xm = X.copy()
+    Xm[::7, 2] = np.nan
+    captured = []
+
+    def capture(predictions, dataset):
+        captured.append(np.array(predictions))
+        return "none", 0.0, False
+
+    train = gbmo.Dataset(Xm, Y, weight=rng.uniform(0.5, 2, size=N) if weights else None)
+    booster = gbmo.train({**PARAMS, **params, "metric": "None"}, train, 6, valid_sets=[train],
+                         feval=capture)
+    assert any(tree.linear_leaves is not None for tree in booster.trees)
+    np.testing.assert_array_equal(captured[-1], booster.predict(Xm))
 
 
 def test_continued_training_and_rollback_keep_the_scores_predict_gives():

@@ -97,7 +97,7 @@ def _raw_scores(model, rows):
                 first_feature = feature_start + sum(counts[:leaf])
                 features = forest["leaf_features"][first_feature:first_feature + counts[leaf]]
                 first_coefficient = coefficient_start + sum(counts[:leaf]) * width
-                if features and not any(math.isnan(x[f]) for f in features):
+                if features and all(math.isfinite(x[f]) for f in features):
                     values = forest["leaf_intercepts"][intercept_start + leaf * width:
                                                        intercept_start + (leaf + 1) * width]
                     values = [value + sum(

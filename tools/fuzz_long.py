@@ -91,10 +91,10 @@ def _build(fz, args):
     tests = {
         "train": (args.examples, given(case=fz.training_cases())(train_property)),
         "loader": (args.loader_examples,
-                   given(model_index=st.integers(0, 4),
+                   given(model_index=st.integers(0, 2 * fz.N_MODELS - 1),
                          mutations=fz.loader_mutations())(loader_property)),
         "text": (args.text_examples,
-                 given(model_index=st.integers(0, 4), cut=st.floats(0.0, 1.0),
+                 given(model_index=st.integers(0, 2 * fz.N_MODELS - 1), cut=st.floats(0.0, 1.0),
                        flip=st.integers(0, 2**16),
                        char=st.sampled_from(list('0123456789-.,[]{}":eEaN ')))(text_property)),
     }

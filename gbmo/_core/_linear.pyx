@@ -5,18 +5,17 @@ path, as LightGBM's linear trees, with a vector of outputs.
 A leaf's model is fit by one Newton step on its rows, the normal equations
 (Z' H_j Z + lambda) beta_j = -Z' g_j for each output j, where a row of Z is
 the leaf's feature values then 1. leaf_normal_equations sums them; numpy
-solves the small systems. A row missing (NaN) any of its leaf's features
-takes no part in the fit and is predicted by the leaf's constant value
-instead; add_linear_parts adds, for the others, the linear prediction less
-that constant value (which the tree's walk has added already).
+solves the small systems. A row missing (NaN) any of its leaf's features,
+or holding an infinite value there, takes no part in the fit and is
+predicted by the leaf's constant value instead; add_linear_parts adds a
+tree's predictions to the training scores as predict_raw's walk adds them
+(linear.pxd).
 """
 from cython.parallel cimport prange
 
 from .common cimport G_H_t, NODE_t, ROW_t
-
-ctypedef fused X_IN_t:
-    float
-    double
+from .leaves cimport add_scaled_leaf
+from .linear cimport LinearLeaves, X_IN_t, add_linear_part, linear_leaves_of
 
 
 def leaf_normal_equations(const X_IN_t[:, :] X,
@@ -36,7 +35,7 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
     features features[feature_start[l]:feature_start[l + 1]]) and each
     output j of grad's w: ZHZ[l, j, :p + 1, :p + 1] += h z z' (the upper
     triangle only) and Zg[l, j, :p + 1] += g_j z over the rows with none of
-    the features missing, z their values then 1; n_used[l] counts them.
+    the features missing or infinite, z their values then 1; n_used[l] counts them.
     hess: (n, w), a hessian per output; (n, 1), one for every output; or
     (n, 0), a constant that the caller multiplies in (ZHZ then holds the
     sums of z z' alone). ZHZ's second axis is w, or 1 when the outputs share
@@ -96,7 +95,7 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
             complete = True
             for a in range(p):
                 x = (<const X_IN_t*> (values + leaf_features[a] * feature_stride))[0]
-                if x != x:
+                if x - x != 0.0:  # NaN or infinite: the row's prediction is the constant
                     complete = False
                     break
                 z[a] = x
@@ -121,94 +120,45 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
 
 
 def add_linear_parts(const X_IN_t[:, :] X,
-                     const NODE_t[:, ::1] leaf,
+                     const NODE_t[::1] leaf,
+                     const long long[::1] value_start,
+                     const long long[::1] output_start,
+                     const double[::1] values,
+                     const int[::1] outputs,
                      const long long[::1] feature_start,
                      const int[::1] features,
                      const long long[::1] coefficient_start,
                      const double[::1] coefficients,
-                     const long long[::1] value_start,
-                     const long long[::1] output_start,
-                     const double[::1] intercepts,
-                     const int[::1] outputs,
+                     const double[::1] shift,
                      double scale,
                      double[:, ::1] out,
-                     int n_threads,
-                     const double[::1] fallback=None):
-    """out[i] += scale * (intercepts + coefficients times X[i]'s values) of
-    each leaf leaf[i, t], a leaf index into the flat leaves as LeafArrays lays
-    them out (value_start, output_start and outputs; intercepts are where its
-    values would be). Leaf l's p features are features[feature_start[l]:
-    feature_start[l + 1]], its coefficients a (p, width) block at
-    coefficient_start[l]. A row missing any of its leaf's features, and any
-    row of a leaf without features, adds fallback's values of the leaf (the
-    constant values) instead, or nothing without fallback (a prediction
-    whose walk added the constant values already, and whose intercepts are
-    then the intercepts less them)."""
-    cdef Py_ssize_t n = X.shape[0], n_trees = leaf.shape[1], d = out.shape[1]
+                     int n_threads):
+    """out[i] += scale * the prediction of leaf leaf[i] of a tree whose leaves
+    are laid out as LeafArrays lays them out (value_start, output_start,
+    values, outputs) with linear leaves (linear.pxd's LinearLeaves of the
+    other arrays): the leaf's values, then its linear part, in the order the
+    dense-X walk of predict_raw adds them (the same sums, to the last bit)."""
+    cdef Py_ssize_t n = X.shape[0], d = out.shape[1]
     cdef Py_ssize_t n_leaves = value_start.shape[0] - 1
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
-    cdef Py_ssize_t i, t, a, k, l, p, width, m
-    cdef long long first_feature, first_value, first_coefficient, listed
-    cdef double x, total
-    cdef const char* values
-    cdef bint complete
-    cdef bint falls_back = fallback is not None
+    cdef Py_ssize_t i
+    cdef LinearLeaves linear = linear_leaves_of(feature_start, features, coefficient_start,
+                                                coefficients, shift, value_start, output_start,
+                                                outputs, X.shape[1], d)
     if leaf.shape[0] != n or out.shape[0] != n:
         raise ValueError(f"leaf and out need X's {n} rows; got {leaf.shape[0]} and "
                          f"{out.shape[0]}")
-    if feature_start.shape[0] != n_leaves + 1 or coefficient_start.shape[0] != n_leaves \
-            or output_start.shape[0] != n_leaves \
-            or intercepts.shape[0] != value_start[n_leaves] \
-            or (falls_back and fallback.shape[0] != value_start[n_leaves]):
-        raise ValueError(f"every per-leaf array needs the {n_leaves} leaves")
-    for l in range(n_leaves):
-        p = feature_start[l + 1] - feature_start[l]
-        width = value_start[l + 1] - value_start[l]
-        if p < 0 or feature_start[l + 1] > features.shape[0] or width < 0 \
-                or coefficient_start[l] < 0 \
-                or coefficient_start[l] + p * width > coefficients.shape[0] \
-                or (output_start[l] < 0 and width != d) \
-                or (output_start[l] >= 0 and output_start[l] + width > outputs.shape[0]):
-            raise ValueError(f"leaf {l}'s features, coefficients or outputs fall outside "
-                             "their arrays")
-    for m in range(features.shape[0]):
-        if not 0 <= features[m] < X.shape[1]:
-            raise ValueError(f"feature {features[m]} is not one of X's {X.shape[1]}")
-    for m in range(outputs.shape[0]):
-        if not 0 <= outputs[m] < d:
-            raise ValueError(f"output {outputs[m]} is not one of out's {d}")
+    if values.shape[0] != value_start[n_leaves]:
+        raise ValueError(f"values must hold the leaves' {value_start[n_leaves]} values")
     for i in range(n):
-        for t in range(n_trees):
-            if not 0 <= leaf[i, t] < n_leaves:
-                raise ValueError(f"leaf {leaf[i, t]} is not one of the {n_leaves}")
+        if not 0 <= leaf[i] < n_leaves:
+            raise ValueError(f"leaf {leaf[i]} is not one of the {n_leaves}")
     if n == 0:
         return
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads,
                     use_threads_if=n_threads > 1):
-        values = (<const char*> &X[0, 0]) + i * row_stride
-        for t in range(n_trees):
-            l = leaf[i, t]
-            first_feature = feature_start[l]
-            p = feature_start[l + 1] - first_feature
-            complete = p > 0
-            for a in range(p):
-                x = (<const X_IN_t*> (values + features[first_feature + a] * feature_stride))[0]
-                if x != x:
-                    complete = False
-                    break
-            if not complete and not falls_back:
-                continue
-            first_value = value_start[l]
-            width = value_start[l + 1] - first_value
-            first_coefficient = coefficient_start[l]
-            listed = output_start[l]
-            for k in range(width):
-                if complete:
-                    total = intercepts[first_value + k]
-                    for a in range(p):
-                        x = (<const X_IN_t*> (values + features[first_feature + a]
-                                              * feature_stride))[0]
-                        total = total + coefficients[first_coefficient + a * width + k] * x
-                else:
-                    total = fallback[first_value + k]
-                out[i, k if listed < 0 else outputs[listed + k]] += scale * total
+        add_scaled_leaf(&out[i, 0], d, leaf[i], scale, &value_start[0], &output_start[0],
+                        &values[0], &outputs[0])
+        add_linear_part(&out[i, 0], <const X_IN_t*> ((<const char*> &X[0, 0]) + i * row_stride),
+                        feature_stride, leaf[i], &linear, &value_start[0], &output_start[0],
+                        &outputs[0], scale)

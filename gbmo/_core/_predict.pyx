@@ -19,10 +19,7 @@ from libc.stdlib cimport free, malloc
 from .common cimport (BIN_INDEX_t, NODE_t, ROW_t, X_BINNED_t, X_t, flag_index, in_category_set,
                       is_bin_of, uint8_t, uint16_t)
 from .leaves cimport add_leaf, check_prediction_shapes, start_row
-
-ctypedef fused X_IN_t:
-    float
-    double
+from .linear cimport LinearLeaves, X_IN_t, add_linear_part, linear_leaves_of
 
 cdef enum:
     # Rows that walk a tree together: enough independent walks to hide each
@@ -153,8 +150,10 @@ cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ss
                         Py_ssize_t feature_stride, Py_ssize_t n_features, const Trees* trees,
                         const long long* value_start, const long long* output_start,
                         const double* values, const int* outputs, const double* init_score,
-                        double* out, Py_ssize_t d, bint categorical) noexcept nogil:
-    """out's n_rows rows (d apart) = init_score + their leaves' values.
+                        double* out, Py_ssize_t d, bint categorical,
+                        const LinearLeaves* linear) noexcept nogil:
+    """out's n_rows rows (d apart) = init_score + their leaves' predictions:
+    the values, and a linear leaf's part right after them (linear.pxd).
     categorical as in reach_leaves."""
     # on this thread's stack: a shared buffer's rows would share cache lines
     cdef NODE_t node[BLOCK_ROWS]
@@ -169,6 +168,12 @@ cdef inline void predict_block(const X_IN_t* first_row, Py_ssize_t n_rows, Py_ss
         for r in range(n_rows):
             add_leaf(out + r * d, d, trees.leaf[node[r]], value_start, output_start, values,
                      outputs)
+        if linear.feature_start != NULL:  # a loop of its own: a test a row cost 5% (A/B)
+            for r in range(n_rows):
+                add_linear_part(out + r * d, <const X_IN_t*> ((<const char*> first_row)
+                                                              + r * row_stride),
+                                feature_stride, trees.leaf[node[r]], linear, value_start,
+                                output_start, outputs, 1.0)
 
 
 cdef inline void leaves_of_block(const X_IN_t* first_row, Py_ssize_t n_rows,
@@ -209,16 +214,25 @@ def predict_raw(const X_IN_t[:, :] X,
                 const double[::1] init_score,
                 double[:, ::1] out,
                 int n_threads,
-                const unsigned long long[::1] category_words=None):
+                const unsigned long long[::1] category_words=None,
+                const long long[::1] linear_feature_start=None,
+                const int[::1] linear_features=None,
+                const long long[::1] linear_coefficient_start=None,
+                const double[::1] linear_coefficients=None,
+                const double[::1] linear_shift=None):
     """out[i] = init_score + the sum over trees of the leaf row i reaches. X may
     have any strides. out may be uninitialised: each row is started here, so
     that it is written while in cache rather than in a pass of its own.
-    The trees come as _PackedForest.tree_arguments gives them."""
+    The trees come as _PackedForest.tree_arguments gives them; linear_*, the
+    arrays of linear.pxd's LinearLeaves, for a forest with linear leaves."""
     cdef Py_ssize_t n = X.shape[0]
     cdef Py_ssize_t d = out.shape[1]
     cdef Py_ssize_t row_stride = X.strides[0], feature_stride = X.strides[1]
     cdef Py_ssize_t block, first
     cdef Trees trees = trees_of(tree_roots, tree_depth, walk_nodes, node_value, category_words)
+    cdef LinearLeaves linear = linear_leaves_of(
+        linear_feature_start, linear_features, linear_coefficient_start, linear_coefficients,
+        linear_shift, value_start, output_start, outputs, X.shape[1], d)
     check_prediction_shapes(n, init_score.shape[0], out.shape[0], d)
     if n == 0:
         return
@@ -233,14 +247,14 @@ def predict_raw(const X_IN_t[:, :] X,
             first = block * block_rows
             predict_block(&X[first, 0], min(block_rows, n - first), row_stride, feature_stride,
                           X.shape[1], &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
-                          &init_score[0], &out[first, 0], d, False)
+                          &init_score[0], &out[first, 0], d, False, &linear)
     else:
         for block in prange((n + block_rows - 1) // block_rows, nogil=True, schedule="static",
                             num_threads=n_threads, use_threads_if=n_threads > 1):
             first = block * block_rows
             predict_block(&X[first, 0], min(block_rows, n - first), row_stride, feature_stride,
                           X.shape[1], &trees, &value_start[0], &output_start[0], &values[0], &outputs[0],
-                          &init_score[0], &out[first, 0], d, True)
+                          &init_score[0], &out[first, 0], d, True, &linear)
 
 
 def predict_leaf_raw(const X_IN_t[:, :] X,
