@@ -1132,8 +1132,9 @@ class Booster(JSONModel, TrainingRun):
         model with one output, else n_outputs finite numbers), as LightGBM's
         method; returns self. A leaf that holds only some outputs (sparse
         leaves, single-output trees) takes new values for those, and the
-        others must stay 0. Training scores already computed are not changed,
-        as in LightGBM."""
+        others must stay 0. A linear leaf (linear_tree) keeps its line: value
+        is its constant value, which rows missing one of its features get.
+        Training scores already computed are not changed, as in LightGBM."""
         tree, leaf = self._leaf(tree_id, leaf_id)
         value = np.asarray(value, dtype=np.float64).reshape(-1)
         if value.shape != (self.n_outputs,) or not np.all(np.isfinite(value)):

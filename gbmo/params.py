@@ -727,6 +727,11 @@ def _check_linear_tree(resolved):
                "max_delta_step": resolved["max_delta_step"] > 0,
                "path_smooth": resolved["path_smooth"] > 0,
                "data_sample_strategy": resolved["data_sample_strategy"] == "goss"}
+    if resolved["objective"] == "l1":
+        raise ValueError("linear_tree=True is not taken with objective 'l1' (LightGBM's "
+                         "regression_l1, mae), as LightGBM refuses it: its gradients are the "
+                         "residuals' signs, of no curvature, which a leaf's line cannot be fit "
+                         "to; try objective 'huber' or 'quantile', or constant leaves")
     given = ", ".join(f"{name}={resolved[name]!r}" for name, wrong in refused.items() if wrong)
     if given:
         raise ValueError(

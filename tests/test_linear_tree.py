@@ -287,6 +287,27 @@ def test_predict_adds_each_leaf_s_model_and_a_missing_feature_falls_back_to_the_
                                   booster.predict(probe.astype(np.float32).astype(np.float64)))
 
 
+def test_set_leaf_output_sets_the_constant_that_rows_missing_a_feature_get():
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 3)
+    tree = booster.trees[2]
+    linear = tree.linear_leaves
+    # a leaf of the tree's missing side for one of its features (NaN rows walk there)
+    found = [(leaf, feature)
+             for leaf, start in enumerate(np.cumsum(linear.feature_counts) - linear.feature_counts)
+             for feature in linear.features[start:start + linear.feature_counts[leaf]]
+             if np.any(booster.predict_leaf(np.where(np.arange(5) == feature, np.nan, X))[:, 2]
+                       == leaf)]
+    leaf, feature = found[0]
+    missing = np.where(np.arange(5) == feature, np.nan, X)
+    missing = missing[booster.predict_leaf(missing)[:, 2] == leaf]
+    rows = X[booster.predict_leaf(X)[:, 2] == leaf]
+    before, before_missing = booster.predict(rows), booster.predict(missing)
+    booster.set_leaf_output(2, leaf, tree.leaf_values[leaf] + 1.0)
+    # the lines stand (up to rounding: the walk adds the new value, then the line less it)
+    np.testing.assert_allclose(booster.predict(rows), before, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(booster.predict(missing), before_missing + 1.0, rtol=1e-12)
+
+
 def test_single_output_trees_equal_separate_linear_models_per_column():
     so = gbmo.train({**PARAMS, "tree_mode": "single_output"}, gbmo.Dataset(X, Y), 5)
     for j in range(Y.shape[1]):
@@ -455,6 +476,11 @@ def test_leaf_arrays_of_a_loaded_forest_are_those_of_its_trees():
 def test_parameters_linear_leaves_cannot_keep_are_refused(extra, named):
     with pytest.raises(ValueError, match=f"linear_tree=True is not taken with {named}"):
         gbmo.train({**PARAMS, **extra}, gbmo.Dataset(X, Y), 2)
+
+
+def test_the_l1_objective_is_refused_as_lightgbm_refuses_it():
+    with pytest.raises(ValueError, match="linear_tree=True is not taken with objective 'l1'"):
+        gbmo.train({**PARAMS, "objective": "regression_l1"}, gbmo.Dataset(X, Y[:, 0]), 2)
 
 
 def test_linear_leaves_need_a_dense_X_and_refuse_contributions_and_refit():
