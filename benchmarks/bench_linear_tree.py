@@ -18,7 +18,9 @@ LightGBM's linear trees of the same run are the figures to read.
 
 --timing ROWS times a round instead: `rounds` rounds of 31 leaves on
 piecewise's kind of data with ROWS rows, 20 features and `outputs` outputs,
-no early stopping, each method timed once after a warm-up fit of 2 rounds.
+no early stopping, each method timed once after a warm-up fit of 2 rounds;
+then the prediction of the training rows by the fitted model(s), the second
+of two calls.
 """
 import argparse
 import sys
@@ -109,31 +111,39 @@ def timing(args):
     X, Y, _, _ = piecewise(0, int(args.timing / 0.7) + 1, 20, args.outputs)
     print(f"{len(X)} rows x 20 features x {args.outputs} outputs, {args.rounds} rounds of 31 "
           "leaves")
-    print(f"{'method':<17}{'s / round':>10}{'time / lightgbm linear':>24}")
-    seconds = {}
+    print(f"{'method':<17}{'s / round':>10}{'/ lightgbm linear':>19}"
+          f"{'predict s':>11}{'/ lightgbm linear':>19}")
+    seconds, predict_seconds = {}, {}
     for method in METHODS:
         linear = method.endswith("linear")
         if method.startswith("gbmo"):
             def fit(rounds):
-                gbmo.train({**COMMON, "linear_tree": linear, "max_leaves": 31,
-                            "n_threads": args.threads, "verbosity": -1},
-                           gbmo.Dataset(X, Y), rounds)
+                booster = gbmo.train({**COMMON, "linear_tree": linear, "max_leaves": 31,
+                                      "n_threads": args.threads, "verbosity": -1},
+                                     gbmo.Dataset(X, Y), rounds)
+                return lambda: booster.predict(X)
         else:
             def fit(rounds):
-                for j in range(Y.shape[1]):
-                    lightgbm.train({"learning_rate": 0.1, "max_bin": 255, "num_leaves": 31,
-                                    "min_data_in_leaf": 20, "linear_tree": linear,
-                                    "num_threads": args.threads, "verbose": -1},
-                                   lightgbm.Dataset(X, Y[:, j], params={"linear_tree": linear,
-                                                                        "verbose": -1}),
-                                   rounds)
+                models = [lightgbm.train(
+                    {"learning_rate": 0.1, "max_bin": 255, "num_leaves": 31,
+                     "min_data_in_leaf": 20, "linear_tree": linear,
+                     "num_threads": args.threads, "verbose": -1},
+                    lightgbm.Dataset(X, Y[:, j], params={"linear_tree": linear, "verbose": -1}),
+                    rounds) for j in range(Y.shape[1])]
+                return lambda: [model.predict(X) for model in models]
         fit(2)
         start = time.perf_counter()
-        fit(args.rounds)
+        predict = fit(args.rounds)
         seconds[method] = (time.perf_counter() - start) / args.rounds
+        predict()
+        start = time.perf_counter()
+        predict()
+        predict_seconds[method] = time.perf_counter() - start
     for method in METHODS:
         print(f"{method:<17}{seconds[method]:>10.4f}"
-              f"{seconds[method] / seconds['lightgbm linear']:>24.2f}")
+              f"{seconds[method] / seconds['lightgbm linear']:>19.2f}"
+              f"{predict_seconds[method]:>11.3f}"
+              f"{predict_seconds[method] / predict_seconds['lightgbm linear']:>19.2f}")
 
 
 def main():

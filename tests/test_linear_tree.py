@@ -101,13 +101,14 @@ def test_add_linear_parts_matches_a_row_by_row_sum():
     its shift plus coefficients times the values; a leaf of no features adds
     its values alone."""
     rng = np.random.default_rng(3)
-    n, n_features, d = 60, 5, 4
-    widths = [d, 2, d, 1, d]
-    listed = [None, [0, 3], None, [2], None]
-    counts = [2, 1, 0, 3, 1]
+    n, n_features, d = 60, 80, 4
+    widths = [d, 2, d, 1, d, 2]
+    listed = [None, [0, 3], None, [2], None, [1, 2]]
+    # the last leaves read more features than linear.pxd gathers (64)
+    counts = [2, 1, 0, 3, 70, 66]
     X = rng.normal(size=(n, n_features))
-    X[rng.random(X.shape) < 0.1] = np.nan
-    X[rng.random(X.shape) < 0.05] = np.inf
+    X[:, :5][rng.random((n, 5)) < 0.1] = np.nan  # the wide leaves' rows are mostly whole
+    X[:, :5][rng.random((n, 5)) < 0.05] = np.inf
     value_start = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     output_start = np.full(len(widths), -1, dtype=np.int64)
     outputs = []

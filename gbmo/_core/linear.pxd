@@ -8,6 +8,12 @@ ctypedef fused X_IN_t:
     float
     double
 
+cdef enum:
+    # a leaf's first features whose values add_linear_part reads once into
+    # a local array (a path rarely splits on more); any further ones are read
+    # again for each output
+    GATHERED_FEATURES = 64
+
 
 cdef struct LinearLeaves:
     # leaf l's p features are features[feature_start[l]:feature_start[l + 1]],
@@ -36,10 +42,13 @@ cdef inline void add_linear_part(double* out_row, const X_IN_t* x_row, Py_ssize_
     cdef long long first_value, first_coefficient, listed
     cdef Py_ssize_t a, k, width
     cdef double x, total
+    cdef double gathered[GATHERED_FEATURES]
     for a in range(p):
         x = (<const X_IN_t*> (row + linear.features[first_feature + a] * feature_stride))[0]
         if x - x != 0.0:  # NaN or infinite
             return
+        if a < GATHERED_FEATURES:
+            gathered[a] = x
     if p == 0:
         return
     first_value = value_start[leaf]
@@ -49,7 +58,11 @@ cdef inline void add_linear_part(double* out_row, const X_IN_t* x_row, Py_ssize_
     for k in range(width):
         total = linear.shift[first_value + k]
         for a in range(p):
-            x = (<const X_IN_t*> (row + linear.features[first_feature + a] * feature_stride))[0]
+            if a < GATHERED_FEATURES:
+                x = gathered[a]
+            else:
+                x = (<const X_IN_t*> (row + linear.features[first_feature + a]
+                                      * feature_stride))[0]
             total = total + linear.coefficients[first_coefficient + a * width + k] * x
         out_row[k if listed < 0 else outputs[listed + k]] += scale * total
 
