@@ -1093,7 +1093,8 @@ class Booster(JSONModel, TrainingRun):
         """The least raw score predict can give, per output ((n_outputs,); a
         float for a 1-D target with one output): the start score plus the
         least leaf value of each tree predict uses (a random forest's: their
-        mean). As LightGBM's, whose trees hold its start score."""
+        mean). As LightGBM's, whose trees hold its start score; -inf for an
+        output a linear leaf's line moves (LightGBM leaves the lines out)."""
         return raw_score_bound(self, self._predicted_trees(), np.min)
 
     def upper_bound(self):

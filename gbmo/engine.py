@@ -959,11 +959,15 @@ class _Trainer:
                                                           grower.leaf_bounds)
         tree.leaf_values *= shrinkage
         if params["linear_tree"] and self.booster.trees:
-            # the model's first round keeps constant leaves, as LightGBM's
+            # the model's first round keeps constant leaves, as LightGBM's; the
+            # lines take the gradients that set the leaves (an objective's
+            # update gradients, when it gives them apart from the split's)
+            fit_grad, (fit_hess, fit_constant) = ((grad, (hess, hess_constant)) if update is None
+                                                  else (update[0], _split_hessian(update[1])))
             tree.linear_leaves = fit_linear_leaves(
                 tree, self.training_set.linear_values(), workspace.rows, leaf_start, leaf_stop,
-                grad, hess, hess_constant, self.numeric_features, params["linear_lambda"],
-                shrinkage, params["n_threads"])
+                np.ascontiguousarray(fit_grad, dtype=G_H_DTYPE), fit_hess, fit_constant,
+                self.numeric_features, params["linear_lambda"], shrinkage, params["n_threads"])
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
         # Raw scores change only after the round: every tree of a round sees

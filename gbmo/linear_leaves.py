@@ -22,6 +22,12 @@ from ._core._linear import add_linear_parts, leaf_normal_equations
 from .missing_values import as_read
 from .parallel import WORK_PER_ELEMENT, threads_for
 
+# the least eigenvalue of a leaf's system, scaled to a unit diagonal, over its
+# largest, whose direction a line keeps, and the least variance of a feature
+# on a leaf's rows over its mean square that gives it a slope (see _solved)
+SINGULAR = 1e-12
+CONSTANT = 1e-10
+
 
 @dataclass
 class LinearLeaves:
@@ -39,6 +45,18 @@ class LinearLeaves:
         """Multiplies the leaves' predictions by factor (as a tree's values are)."""
         self.coefficients *= factor
         self.intercepts *= factor
+
+    def sloped_outputs(self, tree, n_outputs):
+        """(n_outputs,) bool: the outputs a line of tree (whose leaves these
+        are) moves, a coefficient of theirs not 0."""
+        sloped = np.zeros(n_outputs, dtype=bool)
+        moved = self.coefficients != 0  # (features, width)
+        if tree.leaf_outputs is None:
+            sloped |= moved.any(axis=0)
+        else:
+            leaf_of_feature = np.repeat(np.arange(tree.n_leaves), self.feature_counts)
+            sloped[tree.leaf_outputs[leaf_of_feature][moved]] = True
+        return sloped
 
     def to_dict(self):
         return {"leaf_feature_counts": self.feature_counts.tolist(),
@@ -87,7 +105,7 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
     grad (n, width), hess (n, width), (n, 1) or, with hess_constant, (n, 0).
     A leaf keeps only its constant value when its path has no numeric
     feature, when fewer of its rows than its features + 1 have all of them,
-    or when its system has no finite solution."""
+    or when its solution overflows; None when no leaf has a line."""
     width = tree.leaf_values.shape[1]
     by_leaf = path_features(tree, numeric)
     counts = np.array([len(features) for features in by_leaf], dtype=np.int32)
@@ -109,13 +127,16 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
     fitted = (counts > 0) & (n_used > counts)
     for p in np.unique(counts[fitted]).tolist():
         leaves = np.flatnonzero(fitted & (counts == p))
-        solved = _solved(ZHZ[leaves, :, :p + 1, :p + 1] * hess_constant, Zg[leaves, :, :p + 1],
+        upper = ZHZ[leaves, :, :p + 1, :p + 1] * hess_constant
+        solved = _solved(upper[:, 0] if shared else upper, Zg[leaves, :, :p + 1],
                          linear_lambda) * shrinkage
         finite = np.all(np.isfinite(solved), axis=(1, 2))
         fitted[leaves[~finite]] = False
         leaves, solved = leaves[finite], solved[finite]
         coefficients[feature_start[leaves][:, None] + np.arange(p)] = solved[:, :p]
         intercepts[leaves] = solved[:, p]
+    if not fitted.any():
+        return None
     counts[~fitted] = 0
     kept = np.repeat(fitted, np.diff(feature_start))
     return LinearLeaves(counts, np.ascontiguousarray(features[kept]),
@@ -124,27 +145,42 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
 
 def _solved(upper, Zg, linear_lambda):
     """beta (leaves, p + 1, width) of leaves' normal equations whose matrices'
-    upper triangles are upper (leaves, m, p + 1, p + 1), m 1 (shared) or
-    width, and whose right-hand sides are -Zg (leaves, width, p + 1). Solved
-    together, a call for all (numpy's cost per call was most of a small
-    tree's fit). A singular system (a feature constant on a leaf's rows, as
-    a path that split it on both sides of a gap leaves it, with no penalty)
-    takes its least-squares solution of least norm, as every system of its
-    call then does."""
+    upper triangles are upper, (leaves, p + 1, p + 1) when every output
+    shares one or (leaves, width, p + 1, p + 1), and whose right-hand sides
+    are -Zg (leaves, width, p + 1); the intercept comes last. The slopes are
+    solved on the features centred on the leaf's (hessian-weighted) means,
+    which takes the intercept out (its Schur complement), and each centred
+    matrix is scaled to a unit diagonal: a feature constant on the leaf's rows
+    then gets slope 0 and the intercept its level, features of other scales
+    (an income beside a rate) keep exact slopes, and of directions that the
+    rows do not determine (collinear features, rows of hessian 0) below
+    SINGULAR of the largest, the least-squares solution of least norm keeps
+    none. A system of no hessian at all gives NaN. Solved together, a call
+    for all: numpy's cost per call was most of a small tree's fit."""
     matrices = upper + np.swapaxes(np.triu(upper, 1), -1, -2)
+    if matrices.ndim == 3:
+        matrices = matrices[:, None]  # one matrix for every output
     p = matrices.shape[-1] - 1
-    matrices[..., np.arange(p), np.arange(p)] += linear_lambda
-    if matrices.shape[1] == 1:  # one matrix for every output: (leaves, p + 1, width)
-        matrices, rhs = matrices[:, 0], -np.swapaxes(Zg, 1, 2)
-    else:  # a matrix an output: each a column
-        rhs = -Zg[..., None]
-    try:
-        beta = np.linalg.solve(matrices, rhs)
-    except np.linalg.LinAlgError:
-        beta = np.linalg.pinv(matrices) @ rhs
-    if rhs.ndim == 4:
-        beta = np.swapaxes(beta[..., 0], 1, 2)
-    return beta
+    cross, hessian = matrices[..., :p, p], matrices[..., p, p]  # (leaves, m, p), (leaves, m)
+    weighted = np.where(hessian > 0, hessian, 1.0)
+    centred = (matrices[..., :p, :p]
+               - cross[..., :, None] * cross[..., None, :] / weighted[..., None, None])
+    # a feature whose spread about its mean is within the sums' rounding of
+    # its mean square is constant on the leaf's rows: no slope
+    constant = (np.diagonal(centred, axis1=-2, axis2=-1)
+                <= CONSTANT * np.diagonal(matrices[..., :p, :p], axis1=-2, axis2=-1))
+    centred[constant[..., :, None] | constant[..., None, :]] = 0.0
+    centred[..., np.arange(p), np.arange(p)] += linear_lambda
+    diagonal = np.diagonal(centred, axis1=-2, axis2=-1)
+    unit = np.where(diagonal > 0, 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0)), 1.0)
+    scaling = unit[..., :, None] * unit[..., None, :]
+    inverses = np.linalg.pinv(centred * scaling, rcond=SINGULAR, hermitian=True) * scaling
+    slope_sums, level_sums = Zg[..., :p], Zg[..., p]  # (leaves, width, p), (leaves, width)
+    centred_sums = np.where(constant, 0.0, cross * (level_sums / weighted)[..., None] - slope_sums)
+    slopes = (inverses @ centred_sums[..., None])[..., 0]
+    intercepts = np.where(hessian > 0, (-level_sums - np.sum(cross * slopes, axis=-1))
+                          / weighted, np.nan)
+    return np.swapaxes(np.concatenate([slopes, intercepts[..., None]], axis=-1), 1, 2)
 
 
 def linear_kernel_arguments(linear_leaves, n_leaves, leaves):

@@ -716,8 +716,8 @@ def _check_monotone_constraints(resolved):
 
 
 def _check_linear_tree(resolved):
-    """linear_tree fits each leaf's model to the gradients the tree was grown
-    on, for every output of a dense leaf."""
+    """linear_tree fits each leaf's line to its rows' gradients, for every
+    output of a dense leaf."""
     if not resolved["linear_tree"]:
         return
     refused = {"split": resolved["split"] != "dense",
@@ -727,17 +727,20 @@ def _check_linear_tree(resolved):
                "max_delta_step": resolved["max_delta_step"] > 0,
                "path_smooth": resolved["path_smooth"] > 0,
                "data_sample_strategy": resolved["data_sample_strategy"] == "goss"}
+    also = {"data_sample_strategy": " (or boosting='goss')"}
     if resolved["objective"] == "l1":
         raise ValueError("linear_tree=True is not taken with objective 'l1' (LightGBM's "
                          "regression_l1, mae), as LightGBM refuses it: its gradients are the "
                          "residuals' signs, of no curvature, which a leaf's line cannot be fit "
                          "to; try objective 'huber' or 'quantile', or constant leaves")
-    given = ", ".join(f"{name}={resolved[name]!r}" for name, wrong in refused.items() if wrong)
+    given = ", ".join(f"{name}={resolved[name]!r}{also.get(name, '')}"
+                      for name, wrong in refused.items() if wrong)
     if given:
         raise ValueError(
             f"linear_tree=True is not taken with {given}: "
-            "a leaf's linear model is one Newton step on the gradients its tree was grown "
-            "on, for every output of a dense leaf, unbounded; allowed with it: split='dense', "
+            "a leaf's line is one Newton step on its rows' gradients (all of them, not "
+            "GOSS's sample), for every output of a dense leaf, unbounded; allowed with it: "
+            "split='dense', "
             "no ensembler, score_function='NewtonL2', no monotone_constraints, "
             "max_delta_step or path_smooth, and bagging rather than GOSS")
 

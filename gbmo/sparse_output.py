@@ -41,8 +41,8 @@ from .goss import goss_sample_by_size, goss_warmup_rounds
 from .grower import (InteractionConstraints, drawn_features, drawn_thresholds, leaf_values,
                      soft_threshold, tree_structure)
 from .params import (balanced_bagging, bags, canonical_objective, check_output_bounds,
-                     check_sampling, constraints_at_positions, keys_naming, max_leaves_of,
-                     metric_list,
+                     check_sampling, checked_value, constraints_at_positions, keys_naming,
+                     max_leaves_of, metric_list,
                      objective_and_written_params, resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
@@ -565,6 +565,9 @@ def split_sparse_params(params):
     # before the shared validation too, whose demands of a forest do not apply
     if any(params[key] in ("rf", "random_forest") for key in keys_naming(params, "boosting")):
         raise ValueError("a sparse Y does not take boosting='rf' yet")
+    if any(checked_value(key, params[key])[1] for key in keys_naming(params, "linear_tree")):
+        raise ValueError("a sparse Y does not take linear_tree: its leaves keep top_k labels "
+                         "each (split='sparse'), where a leaf's lines need every output")
     given = _pop_one(params, "objective", "squared_hinge")
     if objective_and_written_params(given)[1]:
         raise ValueError(f"objective {given!r}: a sparse Y's objectives take no parameters "

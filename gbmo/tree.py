@@ -472,16 +472,23 @@ _LINEAR_DTYPES = tuple(zip(_LINEAR_FIELDS, (np.int32, np.int32, np.float64, np.f
 
 
 def _linear_leaves(feature_counts, features, coefficients, intercepts, width):
-    """A LinearLeaves of its read fields (an empty 2-D list reads as (0, 0))."""
+    """A LinearLeaves of its read fields: a forest's raveled columns, or a
+    list's rows (an empty 2-D list reads as (0, 0)), as rows of width."""
+    if width == 0:
+        raise TreeFormatError("a tree with linear leaves needs leaves of at least one value")
     return LinearLeaves(feature_counts, features,
-                        coefficients.reshape(-1, width) if coefficients.size == 0 else coefficients,
-                        intercepts.reshape(-1, width) if intercepts.size == 0 else intercepts)
+                        *(values.reshape(-1, width) if values.ndim == 1 or values.size == 0
+                          else values for values in (coefficients, intercepts)))
 
 
 def _read_linear_columns(forest, leaf_shapes):
     """{tree: LinearLeaves} of a "forest"'s linear fields (none without
     linear_trees), checked to add up to the listed trees' leaves."""
     if "linear_trees" not in forest:
+        given = [name for name in _LINEAR_FIELDS if name in forest]
+        if given:
+            raise TreeFormatError(f"field 'forest' holds the linear leaves' {given} but no "
+                                  "'linear_trees', which says whose they are")
         return {}
     missing = [name for name in _LINEAR_FIELDS if name not in forest]
     if missing:
@@ -513,10 +520,11 @@ def _read_linear_columns(forest, leaf_shapes):
     pieces = {name: _pieces(columns[name], sizes) for name, sizes in (
         ("leaf_feature_counts", n_leaves), ("leaf_features", features_of),
         ("leaf_coefficients", features_of * widths), ("leaf_intercepts", n_leaves * widths))}
-    return {int(t): _linear_leaves(*(pieces[name][i] for name in _LINEAR_FIELDS[:2]),
-                                   pieces["leaf_coefficients"][i].reshape(-1, width),
-                                   pieces["leaf_intercepts"][i].reshape(-1, width), width)
-            for i, (t, width) in enumerate(zip(trees.tolist(), widths.tolist()))}
+    linear = {}
+    for i, (t, width) in enumerate(zip(trees.tolist(), widths.tolist())):
+        with _naming_tree(t):
+            linear[t] = _linear_leaves(*(pieces[name][i] for name in _LINEAR_FIELDS), width)
+    return linear
 
 
 def _validate_linear_leaves(leaves, leaf_shape, n_features):

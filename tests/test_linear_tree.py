@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import gbmo
 from gbmo._core._linear import add_linear_parts, leaf_normal_equations
-from gbmo.tree import LeafArrays
+from gbmo.linear_leaves import _solved
 
 rng = np.random.default_rng(7)
 N = 1200
@@ -174,23 +174,28 @@ def _path_features(tree, numeric):
     return [found[leaf] for leaf in range(tree.n_leaves)]
 
 
-@pytest.mark.parametrize("objective,linear_lambda", [("mse", 0.0), ("mse", 3.0),
-                                                     ("sigmoid", 0.5)])
-def test_a_round_s_leaves_solve_the_newton_normal_equations(objective, linear_lambda):
+@pytest.mark.parametrize("objective,linear_lambda,weighted", [
+    ("mse", 0.0, False), ("mse", 3.0, False), ("mse", 0.0, True), ("sigmoid", 0.5, False),
+    ("sigmoid", 0.0, True)])
+def test_a_round_s_leaves_solve_the_newton_normal_equations(objective, linear_lambda, weighted):
     """Round 2's linear leaves against each leaf's system built from the rows
     of its leaf, the gradients at round 1's scores, and solved by numpy."""
     target = Y if objective == "mse" else (Y > np.median(Y, axis=0)).astype(float)
     Xm = X.copy()
     Xm[::13, 1] = np.nan
     Xm[5::17, 2] = np.inf  # out of the fit, as NaN
+    # a fifth of the rows of weight 0: no part in the sums
+    weight = (np.random.default_rng(2).uniform(0.2, 3.0, size=N)
+              * (np.arange(N) % 5 > 0)) if weighted else None
     learning_rate = 0.3
     booster = gbmo.train({**PARAMS, "objective": objective, "linear_lambda": linear_lambda,
-                          "learning_rate": learning_rate}, gbmo.Dataset(Xm, target), 2)
+                          "learning_rate": learning_rate},
+                         gbmo.Dataset(Xm, target, weight=weight), 2)
     assert booster.trees[0].linear_leaves is None  # the first round stays constant
     tree = booster.trees[1]
     raw = booster.predict(Xm, num_iteration=1, raw_score=True)
     grad, hess = (np.asarray(a, dtype=np.float64) for a in booster.loss.gradients(
-        target, raw, None))
+        target, raw, weight))
     hess = np.broadcast_to(hess, grad.shape)
     leaf_of_row = booster.predict_leaf(Xm)[:, 1]
     linear = tree.linear_leaves
@@ -216,6 +221,89 @@ def test_a_round_s_leaves_solve_the_newton_normal_equations(objective, linear_la
                                        rtol=1e-6, atol=1e-9)
         fitted += 1
     assert fitted >= 3
+
+
+def test_the_lines_take_the_gradients_that_set_the_leaves():
+    """Found by review: an objective's own update gradients set the leaves,
+    and the lines were fit to its split gradients (twice the step here)."""
+    def plain(y, raw):
+        return raw - y, 2.0 * np.ones_like(raw)
+
+    def apart(y, raw):
+        return gbmo.ObjectiveResult(raw - y, np.ones_like(raw), raw - y, 2.0 * np.ones_like(raw))
+
+    # without lambda_l2 the split gains scale alike, so both grow the same trees
+    params = {**PARAMS, "lambda_l2": 0.0}
+    same = [gbmo.train({**params, "objective": objective}, gbmo.Dataset(X, Y), 4)
+            for objective in (plain, apart)]
+    np.testing.assert_array_equal(same[0].predict_leaf(X), same[1].predict_leaf(X))
+    np.testing.assert_allclose(same[1].predict(X), same[0].predict(X), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("per_output", [False, True])
+def test_a_constant_feature_gets_no_slope_and_other_scales_stay_exact(per_output):
+    """Found by review: a feature constant on a leaf's rows left a system that
+    rounding kept from being singular, and np.linalg.solve gave it a slope
+    set by the rounding (16x the least-norm one). Now it gets none, and
+    features of far other scales keep the slopes numpy's solve finds."""
+    rng = np.random.default_rng(5)
+    n = 1000
+    z = np.column_stack([np.full(n, 0.1), rng.normal(size=n) * 1e6 + 3e6,
+                         rng.normal(size=n) * 1e-3, np.ones(n)])
+    g = rng.normal(size=(n, 2))
+    h = rng.uniform(0.5, 2.0, size=(n, 2)) if per_output else np.ones((n, 1))
+    upper = np.stack([np.triu((z * h[:, [j]]).T @ z) for j in range(h.shape[1])], axis=0)
+    upper = upper[None] if per_output else upper
+    beta = _solved(upper, (g.T @ z)[None], 0.0)[0]
+    for j in range(2):
+        hj = h[:, j if per_output else 0]
+        kept = z[:, 1:]  # the constant feature left out: its slope is 0
+        expected = np.linalg.solve((kept * hj[:, None]).T @ kept, -kept.T @ g[:, j])
+        assert beta[0, j] == 0.0
+        np.testing.assert_allclose(beta[1:, j], expected, rtol=1e-7)
+    if per_output:
+        return
+    # end to end: a leaf whose path splits x0 on both sides of 0.2 holds x0 = 0.2 alone
+    Xs = np.column_stack([rng.choice([0.1, 0.2, 0.3], size=N), rng.normal(size=N)])
+    ys = 3 * np.sin(8 * Xs[:, 0]) + Xs[:, 1] + 0.01 * rng.normal(size=N)
+    booster = gbmo.train({**PARAMS, "max_leaves": 8}, gbmo.Dataset(Xs, ys), 4)
+    leaves, checked = booster.predict_leaf(Xs), 0
+    for t, tree in enumerate(booster.trees[1:], start=1):
+        linear = tree.linear_leaves
+        starts = np.cumsum(linear.feature_counts) - linear.feature_counts
+        for leaf in range(tree.n_leaves):
+            rows = Xs[leaves[:, t] == leaf]
+            features = list(linear.features[starts[leaf]:starts[leaf]
+                                            + linear.feature_counts[leaf]])
+            if len(rows) and np.ptp(rows[:, 0]) == 0 and 0 in features:
+                assert linear.coefficients[starts[leaf] + features.index(0), 0] == 0.0
+                checked += 1
+    assert checked > 0
+
+
+def test_rows_of_weight_0_take_no_part_and_trees_without_lines_stay_constant():
+    weight = np.where(X[:, 1] > 0.5, 1.0, 0.0)  # most leaves' rows weigh nothing
+    booster = gbmo.train({**PARAMS, "min_samples_leaf": 5}, gbmo.Dataset(X, Y, weight=weight),
+                         5)
+    assert np.all(np.isfinite(booster.predict(X)))
+    assert any(tree.linear_leaves is not None for tree in booster.trees)
+    # a tree of one leaf has no line: the model stays a constant one
+    stump = gbmo.train({**PARAMS, "min_samples_leaf": N}, gbmo.Dataset(X, Y), 3)
+    assert all(tree.linear_leaves is None for tree in stump.trees)
+    assert json.loads(stump.model_to_string())["version"] == 5
+    assert stump.predict(X[:3], pred_contrib=True).shape == (3, 6, 3)
+
+
+def test_bounds_are_infinite_in_the_outputs_a_line_moves():
+    """Found by review: lower_bound and upper_bound took the constants alone."""
+    target = np.column_stack([Y[:, 0], np.ones(N)])
+    for mode in ("multi_output", "single_output"):
+        booster = gbmo.train({**PARAMS, "tree_mode": mode}, gbmo.Dataset(X, target), 4)
+        np.testing.assert_array_equal(booster.lower_bound(), [-np.inf, 1.0])
+        np.testing.assert_array_equal(booster.upper_bound(), [np.inf, 1.0])
+        assert np.all(booster.predict(X * 50)[:, 0] <= booster.upper_bound()[0])
+    constant = gbmo.train({**PARAMS, "linear_tree": False}, gbmo.Dataset(X, target), 4)
+    assert np.all(np.isfinite(constant.lower_bound()))
 
 
 def test_categorical_features_stay_out_of_the_leaves_models():
@@ -375,16 +463,18 @@ def test_the_training_scores_are_predict_s_to_the_last_bit(extra):
 
 
 def test_continued_training_and_rollback_keep_the_scores_predict_gives():
-    first = gbmo.train(PARAMS, gbmo.Dataset(X[:900], Y[:900]), 4)
     valid = gbmo.Dataset(X[900:], Y[900:])
-    booster = gbmo.Booster(PARAMS, gbmo.Dataset(X[:900], Y[:900]))
-    booster = gbmo.train(PARAMS, gbmo.Dataset(X[:900], Y[:900]), 3, init_model=first,
-                         valid_sets=[valid], keep_training_booster=True)
-    assert all(tree.linear_leaves is not None for tree in booster.trees[1:])
-    booster.update()
-    booster.rollback_one_iter()
-    rmse = np.mean(np.sqrt(np.mean((booster.predict(X[900:]) - Y[900:]) ** 2, axis=0)))
-    assert booster.eval_valid()[0][2] == pytest.approx(rmse, rel=1e-9)
+    for first_linear in (True, False):  # linear into linear, constant into linear
+        first = gbmo.train({**PARAMS, "linear_tree": first_linear},
+                           gbmo.Dataset(X[:900], Y[:900]), 4)
+        booster = gbmo.train(PARAMS, gbmo.Dataset(X[:900], Y[:900]), 3, init_model=first,
+                             valid_sets=[valid], keep_training_booster=True)
+        # the continued rounds are not the model's first: all linear
+        assert all(tree.linear_leaves is not None for tree in booster.trees[4:])
+        booster.update()
+        booster.rollback_one_iter()
+        rmse = np.mean(np.sqrt(np.mean((booster.predict(X[900:]) - Y[900:]) ** 2, axis=0)))
+        assert booster.eval_valid()[0][2] == pytest.approx(rmse, rel=1e-9)
 
 
 def test_cv_folds_train_linear_leaves_on_their_own_rows():
@@ -422,6 +512,9 @@ def test_linear_models_round_trip_through_every_file_form(tmp_path):
     (lambda f: f.update(linear_trees=[1, 9]), "field 'linear_trees' must list trees in"),
     (lambda f: f.update(linear_trees=[2, 1]), "field 'linear_trees' must list trees in"),
     (lambda f: f.pop("leaf_intercepts"), "lists linear_trees but is missing \\['leaf_intercepts'"),
+    (lambda f: f.pop("linear_trees"), "holds the linear leaves' .* but no 'linear_trees'"),
+    (lambda f: [f[name].append(0) for name in ("tree_nodes", "tree_leaves", "leaf_widths")]
+     + [f["linear_trees"].append(3)], "tree 3: a tree with linear leaves needs leaves of at least one"),
     (lambda f: f["leaf_feature_counts"].pop(), "field 'leaf_feature_counts' must hold a count"),
     (lambda f: f["leaf_feature_counts"].__setitem__(0, -1),
      "field 'leaf_feature_counts' must hold a count"),
@@ -461,7 +554,10 @@ def test_leaf_arrays_of_a_loaded_forest_are_those_of_its_trees():
             for name in ("feature_counts", "features", "coefficients", "intercepts"):
                 np.testing.assert_array_equal(getattr(mine.linear_leaves, name),
                                               getattr(theirs.linear_leaves, name))
-    assert isinstance(booster._forest(0, 3).leaves, LeafArrays)
+    # and so are the kernels' flat arrays of them
+    for mine, theirs in zip(booster._forest(0, 3).linear_arguments,
+                            loaded._forest(0, 3).linear_arguments):
+        np.testing.assert_array_equal(mine, theirs)
 
 
 # -- refusals ---------------------------------------------------------------------------
