@@ -18,8 +18,8 @@ from .categorical import (CategoryOrder, align_dataframe_categories,
 from .dataset import Dataset
 from .foreign_keywords import METHOD_EQUIVALENTS, refuse_foreign_keywords
 from .importance import OutputImportance
-from .linear_leaves import linear_kernel_arguments
 from .introspection import raw_score_bound, split_value_histogram, trees_to_dataframe
+from .linear_leaves import linear_kernel_arguments
 from .metric_history import MetricHistory
 from .losses import LOADABLE_ONLY, CustomObjective, make_loss, with_class_count
 from .missing_values import as_read, reads_as_given

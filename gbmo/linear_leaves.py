@@ -6,12 +6,12 @@ infinite value there, gets the leaf's constant value instead.
 
 Each leaf's model is one Newton step of the loss on the leaf's training rows
 (LightGBM's, after Eq. 3 of Friedberg et al.'s local linear forests): for
-output j,
-(Z' H_j Z + linear_lambda I') beta_j = -Z' g_j, Z the rows' feature values
-and a column of ones, H_j their hessians, I' the identity without the
-intercept's entry (the intercept is not penalised). When the outputs share a
-hessian (mse, weights) every output's system has one matrix. The kernels are
-in _core/_linear.pyx.
+output j, (Z' H_j Z + linear_lambda I') beta_j = -Z' g_j, Z the rows'
+feature values and a column of ones, H_j their hessians, I' the identity
+without the intercept's entry (the intercept is not penalised). When the
+outputs share a hessian (mse, weights) every output's system has one
+matrix. The sums are the kernels' (_core/_linear.pyx); numpy solves the
+small systems, on the features centred on the leaf's means (_solved).
 """
 from dataclasses import dataclass
 
@@ -101,8 +101,9 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
                       numeric, linear_lambda, shrinkage, n_threads):
     """The LinearLeaves of a grown tree (its leaf_values already shrunk) from
     its training rows (rows grouped by leaf, as the grower leaves them), their
-    raw values X (as the model reads X), and the gradients it was grown on:
-    grad (n, width), hess (n, width), (n, 1) or, with hess_constant, (n, 0).
+    raw values X (as the model reads X), and the gradients that set its
+    leaves: grad (n, width), hess (n, width), (n, 1) or, with hess_constant,
+    (n, 0).
     A leaf keeps only its constant value when its path has no numeric
     feature, when fewer of its rows than its features + 1 have all of them,
     or when its solution overflows; None when no leaf has a line."""

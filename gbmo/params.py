@@ -737,12 +737,11 @@ def _check_linear_tree(resolved):
                       for name, wrong in refused.items() if wrong)
     if given:
         raise ValueError(
-            f"linear_tree=True is not taken with {given}: "
-            "a leaf's line is one Newton step on its rows' gradients (all of them, not "
-            "GOSS's sample), for every output of a dense leaf, unbounded; allowed with it: "
-            "split='dense', "
-            "no ensembler, score_function='NewtonL2', no monotone_constraints, "
-            "max_delta_step or path_smooth, and bagging rather than GOSS")
+            f"linear_tree=True is not taken with {given}: a leaf's line is one Newton step "
+            "on all its rows' gradients, for every output of a dense leaf, unbounded; "
+            "allowed with it: split='dense', no ensembler, score_function='NewtonL2', no "
+            "monotone_constraints, max_delta_step or path_smooth, and bagging rather than "
+            "GOSS")
 
 
 def _leaves_from_other_gradients(resolved):

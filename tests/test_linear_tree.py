@@ -154,6 +154,10 @@ def test_add_linear_parts_refuses_indices_outside_its_arrays():
         add_linear_parts(X, np.zeros(2, np.int32), **{**base, "coefficients": np.zeros(0)})
     with pytest.raises(ValueError, match="values must hold the leaves' 1 values"):
         add_linear_parts(X, np.zeros(2, np.int32), **{**base, "values": np.zeros(2)})
+    with pytest.raises(ValueError, match="value_start must not decrease from 0"):
+        add_linear_parts(X, np.zeros(2, np.int32), **{**base, "value_start": np.array([-1, 0])})
+    with pytest.raises(TypeError):  # found by review: None crashed the interpreter
+        add_linear_parts(X, np.zeros(2, np.int32), **{**base, "feature_start": None})
 
 
 # -- the fit ------------------------------------------------------------------------------

@@ -35,7 +35,8 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
     features features[feature_start[l]:feature_start[l + 1]]) and each
     output j of grad's w: ZHZ[l, j, :p + 1, :p + 1] += h z z' (the upper
     triangle only) and Zg[l, j, :p + 1] += g_j z over the rows with none of
-    the features missing or infinite, z their values then 1; n_used[l] counts them.
+    the features missing or infinite, z their values then 1; n_used[l]
+    counts them.
     hess: (n, w), a hessian per output; (n, 1), one for every output; or
     (n, 0), a constant that the caller multiplies in (ZHZ then holds the
     sums of z z' alone). ZHZ's second axis is w, or 1 when the outputs share

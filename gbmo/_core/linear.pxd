@@ -86,6 +86,9 @@ cdef inline LinearLeaves linear_leaves_of(const long long[::1] feature_start,
     linear.feature_start = NULL
     if feature_start is None:
         return linear
+    for l in range(n_leaves + 1):
+        if value_start[l] < (0 if l == 0 else value_start[l - 1]):
+            raise ValueError(f"value_start must not decrease from 0 (leaf {l})")
     if feature_start.shape[0] != n_leaves + 1 or coefficient_start.shape[0] != n_leaves \
             or output_start.shape[0] != n_leaves or shift.shape[0] != value_start[n_leaves]:
         raise ValueError(f"every linear leaf array needs the {n_leaves} leaves")
