@@ -87,11 +87,16 @@ def raw_score_bound(booster, trees, pick):
     """The start score plus, for each of trees (the model's first ones), pick
     (np.min or np.max) of its leaves' values, per output, times its share
     (a random forest's mean): a tree adds 0 to the outputs a leaf holds none
-    of, so those count as 0. An output that a linear leaf's line moves has
-    no bound (-inf or inf): the line follows its features' values."""
+    of, so those count as 0. A linear leaf gives its intercepts as well (its
+    values are for rows missing a feature), and an output that a line moves
+    has no bound (-inf or inf): the line follows its features' values."""
     bound = np.zeros_like(booster.init_score)
     for tree in trees:
-        bound += pick(tree.dense_leaf_values(booster.n_outputs), axis=0)
+        values = tree.dense_leaf_values(booster.n_outputs)
+        if tree.linear_leaves is not None:
+            values = np.vstack([values, tree.linear_leaves.dense_intercepts(tree,
+                                                                            booster.n_outputs)])
+        bound += pick(values, axis=0)
         if tree.linear_leaves is not None:
             sloped = tree.linear_leaves.sloped_outputs(tree, booster.n_outputs)
             bound[sloped] = -np.inf if pick is np.min else np.inf

@@ -58,6 +58,15 @@ class LinearLeaves:
             sloped[tree.leaf_outputs[leaf_of_feature][moved]] = True
         return sloped
 
+    def dense_intercepts(self, tree, n_outputs):
+        """(n_leaves, n_outputs) intercepts, 0 where a leaf of tree holds no
+        value (as Tree.dense_leaf_values lays out its values)."""
+        if tree.leaf_outputs is None:
+            return self.intercepts
+        dense = np.zeros((tree.n_leaves, n_outputs))
+        np.put_along_axis(dense, tree.leaf_outputs.astype(np.intp), self.intercepts, axis=1)
+        return dense
+
     def to_dict(self):
         return {"leaf_feature_counts": self.feature_counts.tolist(),
                 "leaf_features": self.features.tolist(),
@@ -106,7 +115,8 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
     (n, 0).
     A leaf keeps only its constant value when its path has no numeric
     feature, when fewer of its rows than its features + 1 have all of them,
-    or when its solution overflows; None when no leaf has a line."""
+    when every slope comes out 0, or when its sums or solution overflow;
+    None when no leaf has a line."""
     width = tree.leaf_values.shape[1]
     by_leaf = path_features(tree, numeric)
     counts = np.array([len(features) for features in by_leaf], dtype=np.int32)
@@ -118,11 +128,12 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
     ZHZ = np.zeros((len(counts), 1 if shared else width, size, size))
     Zg = np.zeros((len(counts), width, size))
     n_used = np.zeros(len(counts), dtype=np.int64)
+    origins = np.zeros((len(counts), size))
     if size > 1:
         leaf_normal_equations(X, rows, np.asarray(leaf_start, dtype=np.intp),
                               np.asarray(leaf_stop, dtype=np.intp), feature_start, features,
-                              grad, hess, ZHZ, Zg, np.zeros((len(counts), size)), n_used,
-                              threads_for(n_threads, len(rows) * size * (size + width)))
+                              grad, hess, ZHZ, Zg, np.zeros((len(counts), size)), origins,
+                              n_used, threads_for(n_threads, len(rows) * size * (size + width)))
     coefficients = np.zeros((len(features), width))
     intercepts = tree.leaf_values.copy()
     fitted = (counts > 0) & (n_used > counts)
@@ -131,9 +142,13 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
         upper = ZHZ[leaves, :, :p + 1, :p + 1] * hess_constant
         solved = _solved(upper[:, 0] if shared else upper, Zg[leaves, :, :p + 1],
                          linear_lambda) * shrinkage
-        finite = np.all(np.isfinite(solved), axis=(1, 2))
-        fitted[leaves[~finite]] = False
-        leaves, solved = leaves[finite], solved[finite]
+        # the sums were about each leaf's origin: the intercept at 0 is moved back
+        solved[:, p] -= np.einsum("lf,lfw->lw", origins[leaves, :p], solved[:, :p])
+        # a leaf of no slope keeps its constant values (lambda_l2's and lambda_l1's
+        # pull, a loss's own leaf values), which an intercept would replace
+        kept = np.all(np.isfinite(solved), axis=(1, 2)) & np.any(solved[:, :p] != 0, axis=(1, 2))
+        fitted[leaves[~kept]] = False
+        leaves, solved = leaves[kept], solved[kept]
         coefficients[feature_start[leaves][:, None] + np.arange(p)] = solved[:, :p]
         intercepts[leaves] = solved[:, p]
     if not fitted.any():
@@ -161,6 +176,9 @@ def _solved(upper, Zg, linear_lambda):
     matrices = upper + np.swapaxes(np.triu(upper, 1), -1, -2)
     if matrices.ndim == 3:
         matrices = matrices[:, None]  # one matrix for every output
+    # sums that overflowed (values near the float range) make no line
+    overflowed = ~np.all(np.isfinite(matrices), axis=(-2, -1))
+    matrices = np.where(overflowed[..., None, None], 0.0, matrices)
     p = matrices.shape[-1] - 1
     cross, hessian = matrices[..., :p, p], matrices[..., p, p]  # (leaves, m, p), (leaves, m)
     weighted = np.where(hessian > 0, hessian, 1.0)
@@ -179,8 +197,8 @@ def _solved(upper, Zg, linear_lambda):
     slope_sums, level_sums = Zg[..., :p], Zg[..., p]  # (leaves, width, p), (leaves, width)
     centred_sums = np.where(constant, 0.0, cross * (level_sums / weighted)[..., None] - slope_sums)
     slopes = (inverses @ centred_sums[..., None])[..., 0]
-    intercepts = np.where(hessian > 0, (-level_sums - np.sum(cross * slopes, axis=-1))
-                          / weighted, np.nan)
+    intercepts = np.where((hessian > 0) & ~overflowed,
+                          (-level_sums - np.sum(cross * slopes, axis=-1)) / weighted, np.nan)
     return np.swapaxes(np.concatenate([slopes, intercepts[..., None]], axis=-1), 1, 2)
 
 

@@ -57,8 +57,9 @@ def test_leaf_normal_equations_match_numpy_sums(hess_kind, dtype, order):
     ZHZ = np.zeros((n_leaves, matrices, size, size))
     Zg = np.zeros((n_leaves, width, size))
     n_used = np.zeros(n_leaves, dtype=np.int64)
+    origins = np.zeros((n_leaves, size))
     leaf_normal_equations(X, rows, leaf_start, leaf_stop, feature_start, features, grad, hess,
-                          ZHZ, Zg, np.zeros((n_leaves, size)), n_used, 2)
+                          ZHZ, Zg, np.zeros((n_leaves, size)), origins, n_used, 2)
     for leaf in range(n_leaves):
         p = len(by_leaf[leaf])
         in_leaf = rows[leaf_start[leaf]:leaf_stop[leaf]]
@@ -67,6 +68,10 @@ def test_leaf_normal_equations_match_numpy_sums(hess_kind, dtype, order):
         complete = np.isfinite(Z).all(axis=1)
         Z, used = Z[complete], in_leaf[complete]
         assert n_used[leaf] == len(used)
+        # the sums are about the leaf's first whole row, in its order
+        origin = Z[0, :p] if len(Z) else np.zeros(p)
+        np.testing.assert_array_equal(origins[leaf, :p], origin)
+        Z[:, :p] -= origin
         np.testing.assert_allclose(Zg[leaf, :, :p + 1], (grad[used].T.astype(float) @ Z),
                                    rtol=1e-10, atol=1e-10)
         for m in range(matrices):
@@ -83,7 +88,7 @@ def test_leaf_normal_equations_refuse_arrays_that_do_not_fit():
     start, stop = np.array([0], dtype=np.intp), np.array([4], dtype=np.intp)
     grad = np.zeros((4, 1), dtype=np.float32)
     args = dict(ZHZ=np.zeros((1, 1, 2, 2)), Zg=np.zeros((1, 1, 2)), row_scratch=np.zeros((1, 2)),
-                n_used=np.zeros(1, dtype=np.int64), n_threads=1)
+                origins=np.zeros((1, 2)), n_used=np.zeros(1, dtype=np.int64), n_threads=1)
     with pytest.raises(ValueError, match="feature 2 is not one of X's 2"):
         leaf_normal_equations(X, rows, start, stop, np.array([0, 1]), np.array([2], np.int32),
                               grad, grad, **args)
@@ -308,6 +313,50 @@ def test_bounds_are_infinite_in_the_outputs_a_line_moves():
         assert np.all(booster.predict(X * 50)[:, 0] <= booster.upper_bound()[0])
     constant = gbmo.train({**PARAMS, "linear_tree": False}, gbmo.Dataset(X, target), 4)
     assert np.all(np.isfinite(constant.lower_bound()))
+    # found by the second review: a leaf's intercepts are among its predictions
+    # too, in an output no line moves
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y[:, :2]), 3)
+    for tree in booster.trees[1:]:
+        tree.linear_leaves.coefficients[:, 1] = 0.0
+        tree.linear_leaves.intercepts[:, 1] += 10.0
+    booster._forget_packing()
+    assert np.isfinite(booster.upper_bound()[1])
+    assert booster.predict(X)[:, 1].max() <= booster.upper_bound()[1]
+
+
+def test_sums_of_large_values_keep_their_spread_and_overflow_makes_no_line():
+    """Found by the second review: raw sums of timestamps (1.7e9 apart by
+    hours) rounded their spread away, so no leaf kept a slope; values whose
+    squares overflow crashed the fit (numpy's eigh of NaN)."""
+    t = np.random.default_rng(9).uniform(0, 86400, size=2000)
+    target = np.sin(t / 86400 * 6)
+    fits = {}
+    for offset in (0.0, 1.7e9):
+        booster = gbmo.train({**PARAMS, "learning_rate": 0.3}, gbmo.Dataset(
+            (t + offset)[:, None], target), 20)
+        lines = sum(int((tree.linear_leaves.feature_counts > 0).sum())
+                    for tree in booster.trees[1:] if tree.linear_leaves is not None)
+        fits[offset] = lines, np.sqrt(np.mean((booster.predict((t + offset)[:, None])
+                                               - target) ** 2))
+    assert fits[1.7e9][0] >= 0.9 * fits[0.0][0] > 0, fits
+    assert fits[1.7e9][1] <= 1.05 * fits[0.0][1], fits
+    huge = X.copy()
+    huge[:, 1] *= 1e200
+    booster = gbmo.train(PARAMS, gbmo.Dataset(huge, Y), 4)
+    assert np.all(np.isfinite(booster.predict(huge)))
+
+
+def test_a_leaf_whose_slopes_are_all_0_keeps_its_constant_values():
+    """Found by the second review: a binary feature is constant within each
+    leaf, so every slope is 0, and the intercepts (no lambda_l2) replaced
+    the leaves' values: linear_tree moved predictions by 0.18."""
+    binary = np.random.default_rng(0).integers(0, 2, size=(1000, 1)).astype(float)
+    target = 5 * binary[:, 0] + 0.1 * np.random.default_rng(1).normal(size=1000)
+    params = {"verbosity": -1, "lambda_l2": 100.0}
+    linear = gbmo.train({**params, "linear_tree": True}, gbmo.Dataset(binary, target), 10)
+    constant = gbmo.train(params, gbmo.Dataset(binary, target), 10)
+    assert all(tree.linear_leaves is None for tree in linear.trees)
+    np.testing.assert_array_equal(linear.predict(binary), constant.predict(binary))
 
 
 def test_categorical_features_stay_out_of_the_leaves_models():

@@ -29,6 +29,7 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
                           double[:, :, :, ::1] ZHZ,
                           double[:, :, ::1] Zg,
                           double[:, ::1] row_scratch,
+                          double[:, ::1] origins,
                           long long[::1] n_used,
                           int n_threads):
     """For each leaf l (its rows rows[leaf_start[l]:leaf_stop[l]], its p
@@ -41,8 +42,12 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
     (n, 0), a constant that the caller multiplies in (ZHZ then holds the
     sums of z z' alone). ZHZ's second axis is w, or 1 when the outputs share
     a hessian. row_scratch: (n_leaves, p_max + 1), a row's z per leaf, so
-    that threads working on other leaves never share one. The sums are
-    added to what the arrays hold."""
+    that threads working on other leaves never share one. z holds the
+    values less the leaf's first whole row's, which origins (n_leaves,
+    p_max + 1) receives: sums about a point among the rows keep a feature's
+    spread where raw sums of large values (timestamps) would round it away
+    (the intercept is moved back by the caller). The sums are added to what
+    the arrays hold."""
     cdef Py_ssize_t n_leaves = leaf_start.shape[0]
     cdef Py_ssize_t width = grad.shape[1], hess_width = hess.shape[1]
     cdef Py_ssize_t size = ZHZ.shape[2]
@@ -67,8 +72,10 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
             or (hess_width and hess.shape[0] != X.shape[0]):
         raise ValueError(f"grad ({grad.shape[0]}, {width}) and hess ({hess.shape[0]}, "
                          f"{hess_width}) do not fit X's {X.shape[0]} rows or the sums' shapes")
-    if ZHZ.shape[3] != size or Zg.shape[2] != size or row_scratch.shape[1] != size:
-        raise ValueError(f"the sums and the scratch need {size} entries a row of z")
+    if ZHZ.shape[3] != size or Zg.shape[2] != size or row_scratch.shape[1] != size \
+            or origins.shape[0] != n_leaves or origins.shape[1] != size:
+        raise ValueError(f"the sums, the scratch and the origins need {size} entries a row "
+                         "of z")
     for l in range(n_leaves):
         if not 0 <= leaf_start[l] <= leaf_stop[l] <= rows.shape[0]:
             raise ValueError(f"leaf {l}'s rows [{leaf_start[l]}, {leaf_stop[l]}) are not a "
@@ -102,6 +109,11 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
                 z[a] = x
             if not complete:
                 continue
+            if n_used[l] == 0:
+                for a in range(p):
+                    origins[l, a] = z[a]
+            for a in range(p):
+                z[a] = z[a] - origins[l, a]
             n_used[l] += 1
             sums = &Zg[l, 0, 0]
             for j in range(width):
