@@ -573,7 +573,6 @@ def test_a_sparse_y_model_names_its_objective_in_memory_in_its_file_and_loaded(
     """Its trees' objective, not the registered loss that predicts for it
     (mse, the identity, for the squared hinge), which params named: refit
     and init_model took the model for one of that loss."""
-    import json
     import pickle
 
     X, Y = make_multilabel(seed=6)
