@@ -25,7 +25,7 @@ from .sparse_output import is_sparse_labels
 from .grower import GrowerWorkspace, InteractionConstraints, TreeGrower, leaf_values
 from .importance import OutputImportance
 from .linear_leaves import (add_tree_predictions, check_linear_X, fit_linear_leaves,
-                            linear_values)
+                            linear_values, path_features)
 from .foreign_keywords import refuse_foreign_keywords
 from .losses import (ClassIndexTarget, CustomObjective, handed_as_target, make_loss,
                      quantile_levels, with_class_count)
@@ -967,7 +967,8 @@ class _Trainer:
             tree.linear_leaves = fit_linear_leaves(
                 tree, self.training_set.linear_values(), workspace.rows, leaf_start, leaf_stop,
                 np.ascontiguousarray(fit_grad, dtype=G_H_DTYPE), fit_hess, fit_constant,
-                self.numeric_features, params["linear_lambda"], shrinkage, params["n_threads"])
+                path_features(tree, self.numeric_features), params["linear_lambda"], shrinkage,
+                params["n_threads"])
         if self.single_output:
             tree.leaf_outputs = np.full((tree.n_leaves, 1), output, dtype=np.int32)
         # Raw scores change only after the round: every tree of a round sees

@@ -107,18 +107,18 @@ def path_features(tree, numeric):
 
 
 def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_constant,
-                      numeric, linear_lambda, shrinkage, n_threads):
+                      by_leaf, linear_lambda, shrinkage, n_threads):
     """The LinearLeaves of a grown tree (its leaf_values already shrunk) from
     its training rows (rows grouped by leaf, as the grower leaves them), their
     raw values X (as the model reads X), and the gradients that set its
     leaves: grad (n, width), hess (n, width), (n, 1) or, with hess_constant,
-    (n, 0).
+    (n, 0); by_leaf: each leaf's features (path_features', or a refit's
+    existing ones).
     A leaf keeps only its constant value when its path has no numeric
     feature, when fewer of its rows than its features + 1 have all of them,
     when every slope comes out 0, or when its sums or solution overflow;
     None when no leaf has a line."""
     width = tree.leaf_values.shape[1]
-    by_leaf = path_features(tree, numeric)
     counts = np.array([len(features) for features in by_leaf], dtype=np.int32)
     feature_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=feature_start[1:])
@@ -157,6 +157,30 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
     kept = np.repeat(fitted, np.diff(feature_start))
     return LinearLeaves(counts, np.ascontiguousarray(features[kept]),
                         np.ascontiguousarray(coefficients[kept]), intercepts)
+
+
+def leaf_features(linear_leaves):
+    """Each leaf's features, a list of arrays by leaf."""
+    stops = np.cumsum(linear_leaves.feature_counts)
+    return np.split(linear_leaves.features, stops[:-1])
+
+
+def refitted_linear_leaves(tree, fitted, decay_rate):
+    """tree's linear leaves with decay_rate of each line kept and 1 -
+    decay_rate of fitted's taken (a LinearLeaves of the same features, as
+    fit_linear_leaves gives them, or None), as refit blends leaf values; a
+    leaf that fitted gives no line (too few whole rows, no slope) keeps its
+    own."""
+    old = tree.linear_leaves
+    coefficients, intercepts = old.coefficients.copy(), old.intercepts.copy()
+    if fitted is not None:
+        refit_leaves = fitted.feature_counts > 0
+        refit_rows = np.repeat(refit_leaves, old.feature_counts)
+        coefficients[refit_rows] = (decay_rate * coefficients[refit_rows]
+                                    + (1.0 - decay_rate) * fitted.coefficients)
+        intercepts[refit_leaves] = (decay_rate * intercepts[refit_leaves]
+                                    + (1.0 - decay_rate) * fitted.intercepts[refit_leaves])
+    return LinearLeaves(old.feature_counts.copy(), old.features.copy(), coefficients, intercepts)
 
 
 def _solved(upper, Zg, linear_lambda):

@@ -7,7 +7,10 @@ far give each leaf the value a tree grown there would have set, -T(G) /
 leaf keeps decay_rate of its old value and takes 1 - decay_rate of that.
 A leaf no row of the new data reaches gets 0 as its new value, as in
 LightGBM. decay_rate = 1 keeps the model; decay_rate = 0 on the training
-data gives back a model trained without row sampling.
+data gives back a model trained without row sampling. A linear leaf's line
+(linear_tree) keeps its features and is blended likewise with the line the
+new rows fit there (as LightGBM refits its linear trees); a leaf whose new
+rows fit no line (too few whole rows) keeps its own.
 
 A model trained on a sparse Y refits with the sparse path's gradients of
 its own objective (the squared hinge, or the sigmoid restricted at
@@ -25,7 +28,10 @@ import numbers
 
 import numpy as np
 
+from ._core import G_H_DTYPE
 from .dataset import Dataset
+from .linear_leaves import (add_tree_predictions, fit_linear_leaves, leaf_features,
+                            refitted_linear_leaves)
 from .losses import handed_as_target, losses_renewing_leaves
 from .objective_results import HandedArrays, ObjectiveResult, loss_gradients
 from .validation import check_init_score, check_init_score_outputs, check_weight
@@ -34,13 +40,14 @@ from .validation import check_init_score, check_init_score_outputs, check_weight
 def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     """A new Booster: booster's trees with their leaves refit (see the module)."""
     from .booster import Booster
-    from .engine import _per_tree_gradients, leaf_values_from_rows
+    from .engine import _per_tree_gradients, _split_hessian, leaf_values_from_rows
     from .params import PARAMS, with_default_lambda_l2
     from .parallel import thread_count
 
     params = with_default_lambda_l2({name: booster.params.get(name, PARAMS[name].default)
                                      for name in ("learning_rate", "lambda_l2", "lambda_l1",
-                                                  "max_delta_step", "boosting", "ensembler")})
+                                                  "max_delta_step", "boosting", "ensembler",
+                                                  "linear_lambda")})
     if isinstance(decay_rate, bool) or not isinstance(decay_rate, numbers.Real) \
             or not 0.0 <= decay_rate <= 1.0:
         raise ValueError(f"decay_rate must be a number in [0, 1], got {decay_rate!r}")
@@ -53,11 +60,6 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
     if params["ensembler"] is not None:
         raise ValueError("refit sets leaves from the objective's gradients; this model's "
                          "leaves came from an ensembler's, which refit cannot take")
-    if any(tree.linear_leaves is not None for tree in booster.trees):
-        raise ValueError("refit sets constant leaf values; this model's linear leaves "
-                         "(linear_tree=True) would keep coefficients fit to other rows, so "
-                         "refit does not take it (train again, or continue training with "
-                         "init_model)")
     if params["boosting"] in ("dart", "rf"):
         raise ValueError("refit cannot refit DART's trees, each round of which rescaled "
                          "earlier ones, nor a random forest's, which fit the start score's "
@@ -86,6 +88,9 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
         check_init_score_outputs(init_score, n_outputs, "refit")
         raw += init_score
     refitted = Booster(model_str=booster.model_to_string())
+    if any(tree.linear_leaves is not None for tree in refitted.trees):
+        X = booster._check_X(data)  # as the model reads it; the lines read dense rows
+        X = X.toarray() if hasattr(X, "toarray") else X
     handed = HandedArrays(y, weight)
     n_threads = thread_count(None)
     per_round = booster.trees_per_round
@@ -97,8 +102,19 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
         for output, (tree, gradients) in enumerate(zip(trees, _per_tree_gradients(
                 grad, hess, per_round > 1))):
             leaf = leaves[:, first + output]
-            values = leaf_values_from_rows(gradients, leaf, tree, params, n_threads,
-                                           per_round > 1)[0] * params["learning_rate"]
-            tree.leaf_values = decay_rate * tree.leaf_values + (1.0 - decay_rate) * values
-            raw += tree.dense_leaf_values(n_outputs)[leaf]
+            values, grouped = leaf_values_from_rows(gradients, leaf, tree, params, n_threads,
+                                                    per_round > 1)
+            tree.leaf_values = (decay_rate * tree.leaf_values
+                                + (1.0 - decay_rate) * params["learning_rate"] * values)
+            if tree.linear_leaves is None:
+                raw += tree.dense_leaf_values(n_outputs)[leaf]
+                continue
+            # the lines keep their features and take the new rows' slopes alike
+            tree_grad, (tree_hess, hess_constant) = gradients[0], _split_hessian(gradients[1])
+            fitted = fit_linear_leaves(
+                tree, X, *grouped, np.ascontiguousarray(tree_grad, dtype=G_H_DTYPE),
+                tree_hess, hess_constant, leaf_features(tree.linear_leaves),
+                params["linear_lambda"], params["learning_rate"], n_threads)
+            tree.linear_leaves = refitted_linear_leaves(tree, fitted, decay_rate)
+            add_tree_predictions(X, leaf, tree, 1.0, raw, n_threads)
     return refitted

@@ -539,6 +539,49 @@ def test_cv_folds_train_linear_leaves_on_their_own_rows():
     assert results[True]["valid rmse-mean"][-1] < 0.7 * results[False]["valid rmse-mean"][-1]
 
 
+# -- refit ---------------------------------------------------------------------------
+def test_refit_keeps_the_model_at_decay_1_and_fits_new_lines_at_decay_0():
+    """As values: decay_rate of each old line kept; at 0, each leaf's line is
+    the one the new rows' gradients fit, its features kept (round 2's
+    against numpy's solve, the refit model's round 1 setting the scores)."""
+    booster = gbmo.train({**PARAMS, "learning_rate": 0.3}, gbmo.Dataset(X[:900], Y[:900]), 3)
+    np.testing.assert_array_equal(booster.refit(X[900:], Y[900:], decay_rate=1.0).predict(X),
+                                  booster.predict(X))
+    new_X, new_Y = X[900:], 2.0 * Y[900:]
+    refitted = booster.refit(sp.csr_matrix(new_X), new_Y, decay_rate=0.0)
+    tree, old = refitted.trees[1], booster.trees[1].linear_leaves
+    np.testing.assert_array_equal(tree.linear_leaves.features, old.features)
+    raw = refitted.predict(new_X, num_iteration=1, raw_score=True)
+    grad = raw - new_Y  # mse: hessian 1
+    leaf_of_row = booster.predict_leaf(new_X)[:, 1]
+    starts = np.cumsum(old.feature_counts) - old.feature_counts
+    checked = 0
+    for leaf in range(tree.n_leaves):
+        features = old.features[starts[leaf]:starts[leaf] + old.feature_counts[leaf]]
+        rows = np.flatnonzero(leaf_of_row == leaf)
+        if len(features) == 0 or len(rows) <= len(features) + 5:
+            continue
+        Z = np.column_stack([new_X[rows][:, features], np.ones(len(rows))])
+        beta = np.linalg.solve(Z.T @ Z, -Z.T @ grad[rows]) * 0.3
+        np.testing.assert_allclose(tree.linear_leaves.coefficients[
+            starts[leaf]:starts[leaf] + len(features)], beta[:-1], rtol=1e-5, atol=1e-8)
+        np.testing.assert_allclose(tree.linear_leaves.intercepts[leaf], beta[-1], rtol=1e-5,
+                                   atol=1e-8)
+        checked += 1
+    assert checked >= 2
+
+
+def test_refit_follows_a_drifted_target():
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X[:600], Y[:600]), 30)
+    drifted = 1.5 * Y
+
+    def error(model):
+        return np.sqrt(np.mean((model.predict(X[900:]) - drifted[900:]) ** 2))
+
+    refitted = booster.refit(X[600:900], drifted[600:900], decay_rate=0.5)
+    assert error(refitted) < 0.8 * error(booster)
+
+
 # -- files ------------------------------------------------------------------------------
 def test_linear_models_round_trip_through_every_file_form(tmp_path):
     booster = gbmo.train({**PARAMS, "tree_mode": "single_output"}, gbmo.Dataset(X, Y), 4)
@@ -633,7 +676,7 @@ def test_the_l1_objective_is_refused_as_lightgbm_refuses_it():
         gbmo.train({**PARAMS, "objective": "regression_l1"}, gbmo.Dataset(X, Y[:, 0]), 2)
 
 
-def test_linear_leaves_need_a_dense_X_and_refuse_contributions_and_refit():
+def test_linear_leaves_need_a_dense_X_and_refuse_contributions():
     sparse = sp.csr_matrix(X)
     with pytest.raises(ValueError, match="linear_tree=True needs a dense X"):
         gbmo.train(PARAMS, gbmo.Dataset(sparse, Y), 2)
@@ -646,8 +689,6 @@ def test_linear_leaves_need_a_dense_X_and_refuse_contributions_and_refit():
         booster.predict(X, pred_contrib=True)
     # the first round's constant leaves are explained
     assert booster.predict(X[:5], pred_contrib=True, num_iteration=1).shape == (5, 6, 3)
-    with pytest.raises(ValueError, match="refit sets constant leaf values; this model's linear"):
-        booster.refit(X, Y)
 
 
 def test_the_estimators_take_linear_tree():
