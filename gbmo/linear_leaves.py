@@ -137,20 +137,23 @@ def fit_linear_leaves(tree, X, rows, leaf_start, leaf_stop, grad, hess, hess_con
     coefficients = np.zeros((len(features), width))
     intercepts = tree.leaf_values.copy()
     fitted = (counts > 0) & (n_used > counts)
-    for p in np.unique(counts[fitted]).tolist():
-        leaves = np.flatnonzero(fitted & (counts == p))
-        upper = ZHZ[leaves, :, :p + 1, :p + 1] * hess_constant
-        solved = _solved(upper[:, 0] if shared else upper, Zg[leaves, :, :p + 1],
-                         linear_lambda) * shrinkage
-        # the sums were about each leaf's origin: the intercept at 0 is moved back
-        solved[:, p] -= np.einsum("lf,lfw->lw", origins[leaves, :p], solved[:, :p])
-        # a leaf of no slope keeps its constant values (lambda_l2's and lambda_l1's
-        # pull, a loss's own leaf values), which an intercept would replace
-        kept = np.all(np.isfinite(solved), axis=(1, 2)) & np.any(solved[:, :p] != 0, axis=(1, 2))
-        fitted[leaves[~kept]] = False
-        leaves, solved = leaves[kept], solved[kept]
-        coefficients[feature_start[leaves][:, None] + np.arange(p)] = solved[:, :p]
-        intercepts[leaves] = solved[:, p]
+    leaves = np.flatnonzero(fitted)
+    # every leaf's system in one call: a leaf of fewer features has zero rows
+    # beyond them, which _solved gives slope 0 as it would a constant feature
+    # (a call per leaf size was most of a small tree's fit)
+    upper = ZHZ[leaves] * hess_constant
+    solved = _solved(upper[:, 0] if shared else upper, Zg[leaves], linear_lambda) * shrinkage
+    slopes = solved[:, :-1]
+    # the sums were about each leaf's origin: the intercept at 0 is moved back
+    solved[:, -1] -= np.einsum("lf,lfw->lw", origins[leaves, :-1], slopes)
+    # a leaf of no slope keeps its constant values (lambda_l2's and lambda_l1's
+    # pull, a loss's own leaf values), which an intercept would replace
+    kept = np.all(np.isfinite(solved), axis=(1, 2)) & np.any(slopes != 0, axis=(1, 2))
+    fitted[leaves[~kept]] = False
+    leaves, slopes, solved = leaves[kept], slopes[kept], solved[kept]
+    used = np.arange(size - 1) < counts[leaves][:, None]  # (leaves, size - 1)
+    coefficients[(feature_start[leaves][:, None] + np.arange(size - 1))[used]] = slopes[used]
+    intercepts[leaves] = solved[:, -1]
     if not fitted.any():
         return None
     counts[~fitted] = 0

@@ -34,10 +34,11 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
                           int n_threads):
     """For each leaf l (its rows rows[leaf_start[l]:leaf_stop[l]], its p
     features features[feature_start[l]:feature_start[l + 1]]) and each
-    output j of grad's w: ZHZ[l, j, :p + 1, :p + 1] += h z z' (the upper
-    triangle only) and Zg[l, j, :p + 1] += g_j z over the rows with none of
-    the features missing or infinite, z their values then 1; n_used[l]
-    counts them.
+    output j of grad's w: ZHZ[l, j] += h z z' (the upper triangle only) and
+    Zg[l, j] += g_j z over the rows with none of the features missing or
+    infinite, z (of size p_max + 1) their values at 0 .. p - 1, 1 last (the
+    intercept's, at p_max, so that every leaf's system has one layout, its
+    unused entries 0); n_used[l] counts them.
     hess: (n, w), a hessian per output; (n, 1), one for every output; or
     (n, 0), a constant that the caller multiplies in (ZHZ then holds the
     sums of z z' alone). ZHZ's second axis is w, or 1 when the outputs share
@@ -96,7 +97,7 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
         p = feature_start[l + 1] - feature_start[l]
         leaf_features = &features[feature_start[l]] if p else NULL
         z = &row_scratch[l, 0]
-        z[p] = 1.0
+        z[p] = 1.0  # z[a] for a = p stands for the intercept's entry, at size - 1
         for s in range(leaf_start[l], leaf_stop[l]):
             row = rows[s]
             values = (<const char*> &X[0, 0]) + row * row_stride
@@ -119,7 +120,7 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
             for j in range(width):
                 g = grad[row, j]
                 for a in range(p + 1):
-                    sums[j * size + a] += g * z[a]
+                    sums[j * size + (a if a < p else size - 1)] += g * z[a]
             sums = &ZHZ[l, 0, 0, 0]
             for j in range(1 if shared else width):
                 if hess_width == 0:
@@ -129,7 +130,8 @@ def leaf_normal_equations(const X_IN_t[:, :] X,
                 for a in range(p + 1):
                     hz = h * z[a]
                     for c in range(a, p + 1):
-                        sums[(j * size + a) * size + c] += hz * z[c]
+                        sums[(j * size + (a if a < p else size - 1)) * size
+                             + (c if c < p else size - 1)] += hz * z[c]
 
 
 def add_linear_parts(const X_IN_t[:, :] X not None,
