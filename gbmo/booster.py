@@ -57,10 +57,8 @@ FOREST_VERSION = 5
 # Version 6 models have linear leaves (linear_tree, gbmo.linear_leaves): only
 # those are written as 6, so that a gbmo that reads up to 5 says it is older
 # rather than predicting with the leaves' constant values alone.
-# rows of CSR X densified at a time for a forest with linear leaves (which the
-# CSR walk does not add), times its features (32 MiB)
-LINEAR_DENSIFIED_VALUES = 2**22
-# values of CSR X densified at once for pred_contrib (32 MiB)
+# values of CSR X densified at once for pred_contrib, and for a forest with
+# linear leaves, which the CSR walk does not add (32 MiB)
 DENSIFIED_VALUES = 2**22
 # pred_contrib walks recursively, a level a frame on an OpenMP thread's stack, and keeps
 # (depth + 2)(depth + 3) / 2 path steps of 32 bytes a thread (17 MB at 1024)
@@ -280,9 +278,9 @@ class _PackedForest:
 
 
 def _predict_dense_parts(X, forest, start, out, n_threads):
-    """predict_raw of CSR X's rows densified LINEAR_DENSIFIED_VALUES at a
-    time: the dense walk adds linear leaves, the CSR walk does not."""
-    step = max(1, LINEAR_DENSIFIED_VALUES // max(1, X.shape[1]))
+    """predict_raw of CSR X's rows densified DENSIFIED_VALUES at a time: the
+    dense walk adds linear leaves, the CSR walk does not."""
+    step = max(1, DENSIFIED_VALUES // max(1, X.shape[1]))
     for first in range(0, X.shape[0], step):
         rows = X[first:first + step].toarray()
         predict_raw(*forest.tree_arguments(rows), *forest.leaves.kernel_arguments(), start,
