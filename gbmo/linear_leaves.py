@@ -168,21 +168,27 @@ def leaf_features(linear_leaves):
     return np.split(linear_leaves.features, stops[:-1])
 
 
-def refitted_linear_leaves(tree, fitted, decay_rate):
+def refitted_linear_leaves(tree, fitted, decay_rate, new_values):
     """tree's linear leaves with decay_rate of each line kept and 1 -
     decay_rate of fitted's taken (a LinearLeaves of the same features, as
-    fit_linear_leaves gives them, or None), as refit blends leaf values; a
-    leaf that fitted gives no line (too few whole rows, no slope) keeps its
-    own."""
+    fit_linear_leaves gives them, or None), as refit blends leaf values
+    (tree's leaf_values are the blended ones already). A leaf that fitted
+    gives no line (no new row reaches it, too few whole rows, no slope)
+    blends toward the new rows' constant, new_values (shrunk, not blended):
+    its intercept as a value, its slopes toward 0 (LightGBM sets them to 0
+    there). A leaf of no features keeps its constant values as intercepts."""
     old = tree.linear_leaves
-    coefficients, intercepts = old.coefficients.copy(), old.intercepts.copy()
+    refit_leaves = (np.zeros(tree.n_leaves, dtype=bool) if fitted is None
+                    else fitted.feature_counts > 0)
+    refit_rows = np.repeat(refit_leaves, old.feature_counts)
+    coefficients = decay_rate * old.coefficients
+    intercepts = decay_rate * old.intercepts + (1.0 - decay_rate) * new_values
     if fitted is not None:
-        refit_leaves = fitted.feature_counts > 0
-        refit_rows = np.repeat(refit_leaves, old.feature_counts)
-        coefficients[refit_rows] = (decay_rate * coefficients[refit_rows]
-                                    + (1.0 - decay_rate) * fitted.coefficients)
-        intercepts[refit_leaves] = (decay_rate * intercepts[refit_leaves]
+        coefficients[refit_rows] += (1.0 - decay_rate) * fitted.coefficients
+        intercepts[refit_leaves] = (decay_rate * old.intercepts[refit_leaves]
                                     + (1.0 - decay_rate) * fitted.intercepts[refit_leaves])
+    featureless = old.feature_counts == 0
+    intercepts[featureless] = tree.leaf_values[featureless]
     return LinearLeaves(old.feature_counts.copy(), old.features.copy(), coefficients, intercepts)
 
 

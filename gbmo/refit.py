@@ -9,8 +9,10 @@ A leaf no row of the new data reaches gets 0 as its new value, as in
 LightGBM. decay_rate = 1 keeps the model; decay_rate = 0 on the training
 data gives back a model trained without row sampling. A linear leaf's line
 (linear_tree) keeps its features and is blended likewise with the line the
-new rows fit there (as LightGBM refits its linear trees); a leaf whose new
-rows fit no line (too few whole rows) keeps its own.
+new rows fit there (as LightGBM refits its linear trees); where they fit
+none (no row reaches the leaf, too few whole rows, no slope), its intercept
+is blended with the leaf's new value and its slopes decay toward 0
+(LightGBM sets them to 0).
 
 A model trained on a sparse Y refits with the sparse path's gradients of
 its own objective (the squared hinge, or the sigmoid restricted at
@@ -104,8 +106,8 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
             leaf = leaves[:, first + output]
             values, grouped = leaf_values_from_rows(gradients, leaf, tree, params, n_threads,
                                                     per_round > 1)
-            tree.leaf_values = (decay_rate * tree.leaf_values
-                                + (1.0 - decay_rate) * params["learning_rate"] * values)
+            values *= params["learning_rate"]
+            tree.leaf_values = decay_rate * tree.leaf_values + (1.0 - decay_rate) * values
             if tree.linear_leaves is None:
                 raw += tree.dense_leaf_values(n_outputs)[leaf]
                 continue
@@ -115,6 +117,6 @@ def refit(booster, data, label, decay_rate=0.9, weight=None, init_score=None):
                 tree, X, *grouped, np.ascontiguousarray(tree_grad, dtype=G_H_DTYPE),
                 tree_hess, hess_constant, leaf_features(tree.linear_leaves),
                 params["linear_lambda"], params["learning_rate"], n_threads)
-            tree.linear_leaves = refitted_linear_leaves(tree, fitted, decay_rate)
+            tree.linear_leaves = refitted_linear_leaves(tree, fitted, decay_rate, values)
             add_tree_predictions(X, leaf, tree, 1.0, raw, n_threads)
     return refitted

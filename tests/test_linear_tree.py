@@ -572,6 +572,27 @@ def test_refit_keeps_the_model_at_decay_1_and_fits_new_lines_at_decay_0():
     assert checked >= 2
 
 
+def test_refit_blends_a_line_its_new_rows_cannot_fit_toward_their_constant():
+    """Found by review: a leaf no new row reached kept its whole line at
+    decay 0 while its value went to 0 (LightGBM sets such slopes to 0)."""
+    booster = gbmo.train(PARAMS, gbmo.Dataset(X, Y), 3)
+    some = X[:, 0] > 0.3  # leaves of the other side get no row
+    refitted = booster.refit(X[some], Y[some], decay_rate=0.0)
+    unreached = ~np.isin(booster.predict_leaf(X)[:, 1], booster.predict_leaf(X[some])[:, 1])
+    assert unreached.any()
+    tree_1 = (refitted.predict(X[unreached], start_iteration=1, num_iteration=1, raw_score=True)
+              - refitted.init_score)
+    np.testing.assert_allclose(tree_1, 0.0, atol=1e-12)
+    half = booster.refit(X[some], Y[some], decay_rate=0.5).trees[1].linear_leaves
+    old = booster.trees[1].linear_leaves
+    leaf = int(np.flatnonzero(np.isin(np.arange(booster.trees[1].n_leaves),
+                                      booster.predict_leaf(X[unreached])[:, 1])
+                              & (old.feature_counts > 0))[0])
+    rows = slice(old.feature_counts[:leaf].sum(), old.feature_counts[:leaf + 1].sum())
+    np.testing.assert_allclose(half.coefficients[rows], 0.5 * old.coefficients[rows])
+    np.testing.assert_allclose(half.intercepts[leaf], 0.5 * old.intercepts[leaf])
+
+
 def test_refit_follows_a_drifted_target():
     booster = gbmo.train(PARAMS, gbmo.Dataset(X[:600], Y[:600]), 30)
     drifted = 1.5 * Y
