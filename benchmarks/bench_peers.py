@@ -30,6 +30,9 @@ y = tanh(X[:, :20] W) + noise; (b) classification, 50 features, 10 classes.
   each candidate split's score as CatBoost adds it (fading with the rounds).
 - gbmo_symmetric_noise (not run by default): gbmo_symmetric with
   random_strength=1, CatBoost's default noise on its own tree shape.
+- gbmo_linear, gbmo_linear_single and lightgbm_linear (not run by default):
+  linear leaves (linear_tree=True); gbmo_linear_single in one tree per
+  output, as LightGBM's.
 - gbmo_ova and lightgbm_ova (not run by default, classification only): the
   multiclassova objective, a sigmoid per class; gbmo in one vector-leaf
   tree a round, LightGBM in a tree per class.
@@ -201,6 +204,23 @@ def fit_lightgbm_ova(case, data, max_rounds, patience, threads):
                         {"objective": "multiclassova"})
 
 
+def fit_gbmo_linear(case, data, max_rounds, patience, threads):
+    """gbmo with linear leaves (linear_tree=True)."""
+    return fit_gbmo(case, data, max_rounds, patience, threads, {"linear_tree": True})
+
+
+def fit_gbmo_linear_single(case, data, max_rounds, patience, threads):
+    """gbmo's linear leaves in one tree per output (tree_mode='single_output'),
+    LightGBM's shape."""
+    return fit_gbmo(case, data, max_rounds, patience, threads,
+                    {"linear_tree": True, "tree_mode": "single_output"})
+
+
+def fit_lightgbm_linear(case, data, max_rounds, patience, threads):
+    """LightGBM with its linear trees (linear_tree=True)."""
+    return fit_lightgbm(case, data, max_rounds, patience, threads, {"linear_tree": True})
+
+
 def fit_lightgbm_goss(case, data, max_rounds, patience, threads):
     """LightGBM with its gradient-based one-side sampling, the same rates."""
     return fit_lightgbm(case, data, max_rounds, patience, threads,
@@ -212,7 +232,9 @@ FITTERS = {"gbmo": fit_gbmo, "gbmo_symmetric": fit_gbmo_symmetric, "gbmo_goss": 
            "catboost": fit_catboost, "sklearn": fit_sklearn,
            "catboost_lossguide": fit_catboost_lossguide, "gbmo_ova": fit_gbmo_ova,
            "lightgbm_ova": fit_lightgbm_ova, "gbmo_l2": fit_gbmo_l2,
-           "gbmo_noise": fit_gbmo_noise, "gbmo_symmetric_noise": fit_gbmo_symmetric_noise}
+           "gbmo_noise": fit_gbmo_noise, "gbmo_symmetric_noise": fit_gbmo_symmetric_noise,
+           "gbmo_linear": fit_gbmo_linear, "gbmo_linear_single": fit_gbmo_linear_single,
+           "lightgbm_linear": fit_lightgbm_linear}
 DEFAULT_LIBRARIES = "gbmo,gbmo_symmetric,lightgbm,xgboost,catboost,sklearn"
 
 
