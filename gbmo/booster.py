@@ -277,14 +277,22 @@ class _PackedForest:
         return X, self.walk_roots, self.tree_depth, self.walk_nodes, self.walk_leaf
 
 
-def _predict_dense_parts(X, forest, start, out, n_threads):
-    """predict_raw of CSR X's rows densified DENSIFIED_VALUES at a time: the
-    dense walk adds linear leaves, the CSR walk does not."""
-    step = max(1, DENSIFIED_VALUES // max(1, X.shape[1]))
+def _dense_blocks(X):
+    """(rows, X's rows there, dense) over X: CSR X densified DENSIFIED_VALUES
+    values at a time, which bounds the copy; dense X at once."""
+    step = (max(1, DENSIFIED_VALUES // max(1, X.shape[1])) if hasattr(X, "tocsr")
+            else max(1, X.shape[0]))
     for first in range(0, X.shape[0], step):
-        rows = X[first:first + step].toarray()
-        predict_raw(*forest.tree_arguments(rows), *forest.leaves.kernel_arguments(), start,
-                    out[first:first + step], n_threads, **forest.categorical_arguments(),
+        rows = X[first:first + step]
+        yield slice(first, first + step), rows.toarray() if hasattr(rows, "tocsr") else rows
+
+
+def _predict_dense_parts(X, forest, start, out, n_threads):
+    """predict_raw of CSR X's rows in dense blocks: the dense walk adds
+    linear leaves, the CSR walk does not."""
+    for rows, values in _dense_blocks(X):
+        predict_raw(*forest.tree_arguments(values), *forest.leaves.kernel_arguments(), start,
+                    out[rows], n_threads, **forest.categorical_arguments(),
                     **forest.linear_keywords())
 
 
@@ -805,14 +813,9 @@ class Booster(JSONModel, TrainingRun):
                      forest.node_right, forest.node_value, forest.node_cover,
                      *forest.leaves.kernel_arguments())
         threads = self._walk_threads(n_threads, X, first, stop, work_per_walk=64)
-        # CSR X is densified a block of rows at a time, which bounds the copy
-        block = (max(1, DENSIFIED_VALUES // max(1, X.shape[1])) if hasattr(X, "tocsr")
-                 else max(1, X.shape[0]))
-        for start in range(0, X.shape[0], block):
-            rows = X[start:start + block]
-            rows = rows.toarray() if hasattr(rows, "tocsr") else rows
-            tree_shap(np.ascontiguousarray(rows, dtype=np.float64), *arguments,
-                      out[start:start + block], threads,
+        for rows, values in _dense_blocks(X):
+            tree_shap(np.ascontiguousarray(values, dtype=np.float64), *arguments, out[rows],
+                      threads,
                       **({} if forest.category_words is None else
                          {"category_offset": forest.category_offset,
                           "category_words": forest.category_words}))

@@ -962,8 +962,10 @@ class _Trainer:
             # the model's first round keeps constant leaves, as LightGBM's; the
             # lines take the gradients that set the leaves (an objective's
             # update gradients, when it gives them apart from the split's)
-            fit_grad, (fit_hess, fit_constant) = ((grad, (hess, hess_constant)) if update is None
-                                                  else (update[0], _split_hessian(update[1])))
+            if update is None:
+                fit_grad, fit_hess, fit_constant = grad, hess, hess_constant
+            else:
+                fit_grad, (fit_hess, fit_constant) = update[0], _split_hessian(update[1])
             tree.linear_leaves = fit_linear_leaves(
                 tree, self.training_set.linear_values(), workspace.rows, leaf_start, leaf_stop,
                 np.ascontiguousarray(fit_grad, dtype=G_H_DTYPE), fit_hess, fit_constant,

@@ -94,8 +94,8 @@ def raw_score_bound(booster, trees, pick):
     for tree in trees:
         values = tree.dense_leaf_values(booster.n_outputs)
         if tree.linear_leaves is not None:
-            values = np.vstack([values, tree.linear_leaves.dense_intercepts(tree,
-                                                                            booster.n_outputs)])
+            values = np.vstack([values, tree.dense_leaf_values(booster.n_outputs,
+                                                               tree.linear_leaves.intercepts)])
         bound += pick(values, axis=0)
         if tree.linear_leaves is not None:
             sloped = tree.linear_leaves.sloped_outputs(tree, booster.n_outputs)

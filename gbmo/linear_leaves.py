@@ -58,15 +58,6 @@ class LinearLeaves:
             sloped[tree.leaf_outputs[leaf_of_feature][moved]] = True
         return sloped
 
-    def dense_intercepts(self, tree, n_outputs):
-        """(n_leaves, n_outputs) intercepts, 0 where a leaf of tree holds no
-        value (as Tree.dense_leaf_values lays out its values)."""
-        if tree.leaf_outputs is None:
-            return self.intercepts
-        dense = np.zeros((tree.n_leaves, n_outputs))
-        np.put_along_axis(dense, tree.leaf_outputs.astype(np.intp), self.intercepts, axis=1)
-        return dense
-
     def to_dict(self):
         return {"leaf_feature_counts": self.feature_counts.tolist(),
                 "leaf_features": self.features.tolist(),
@@ -256,10 +247,10 @@ def linear_kernel_arguments(linear_leaves, n_leaves, leaves):
     coefficient_start = np.zeros(len(counts), dtype=np.int64)
     np.cumsum((counts * np.diff(leaves.value_start))[:-1], out=coefficient_start[1:])
     return (feature_start,
-            np.concatenate([leaves.features for _, leaves in linear]
+            np.concatenate([tree_leaves.features for _, tree_leaves in linear]
                            + [np.zeros(0, dtype=np.int32)]),
             coefficient_start,
-            np.concatenate([leaves.coefficients.ravel() for _, leaves in linear]
+            np.concatenate([tree_leaves.coefficients.ravel() for _, tree_leaves in linear]
                            + [np.zeros(0)]),
             shift)
 

@@ -133,12 +133,15 @@ class Tree:
             outputs = self.leaf_outputs.ravel()
         return LeafArrays(value_start, output_start, self.leaf_values.ravel(), outputs)
 
-    def dense_leaf_values(self, n_outputs):
-        """(n_leaves, n_outputs) leaf values, zeros where a sparse leaf holds nothing."""
+    def dense_leaf_values(self, n_outputs, values=None):
+        """(n_leaves, n_outputs) leaf values, zeros where a sparse leaf holds
+        nothing; values: others laid out as leaf_values (a linear leaf's
+        intercepts) instead."""
+        values = self.leaf_values if values is None else values
         if self.leaf_outputs is None:
-            return self.leaf_values
+            return values
         dense = np.zeros((self.n_leaves, n_outputs))
-        np.put_along_axis(dense, self.leaf_outputs.astype(np.intp), self.leaf_values, axis=1)
+        np.put_along_axis(dense, self.leaf_outputs.astype(np.intp), values, axis=1)
         return dense
 
     def scale(self, factor):
