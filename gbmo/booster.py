@@ -1157,6 +1157,26 @@ class Booster(JSONModel, TrainingRun):
         return self
 
     # -- persistence --------------------------------------------------------
+    def to_onnx(self, path=None, num_iteration=None, start_iteration=0, raw_score=False):
+        """The model as an ONNX graph (an onnx.ModelProto; also written to path
+        when given), for ONNX runtimes where gbmo is not installed: input "X",
+        (n, n_features) float64, as predict takes a numpy X (category
+        columns as their integer codes); output "predictions" (or
+        "raw_scores" with raw_score=True), float32, predict's shape and
+        values to float32's precision. The rounds are predict's
+        (num_iteration, start_iteration). Needs the onnx package; refuses
+        linear leaves, and an objective whose transform has no ONNX form
+        unless raw_score (see gbmo.onnx_export)."""
+        from .onnx_export import booster_to_onnx
+
+        if path is not None:
+            checked_path(path, "path")
+        model = booster_to_onnx(self, num_iteration, start_iteration, raw_score)
+        if path is not None:
+            with open(path, "wb") as file:
+                file.write(model.SerializeToString())
+        return model
+
     def dump_model(self, num_iteration=None, start_iteration=0, importance_type="split"):
         """The model as a JSON-ready dict, its trees a list of one object a tree
         ("trees": their node and leaf fields), which Booster(model_str=...)

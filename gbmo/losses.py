@@ -47,6 +47,10 @@ class Loss:
     # True when a NaN target at (i, j) means "label missing": it then gets zero
     # gradient and hessian and the row still trains the other outputs.
     masks_missing_targets = False
+    # the ONNX form of transform (Booster.to_onnx): "identity", "sigmoid",
+    # "softmax" (over the outputs) or "exp"; a class that overrides transform
+    # says it again (gbmo.onnx_export.declared_transform), or has none
+    onnx_transform = "identity"
 
     def __init__(self, n_threads=1):
         # training sets it before every round (the thread governor may change
@@ -224,6 +228,7 @@ class SoftmaxCrossEntropy(ClassIndexTarget, Loss):
     Diagonal hessian p (1 - p), as in GBDT-MO section III-A."""
 
     name = "softmax"
+    onnx_transform = "softmax"
     builtin = True
     default_metric = "logloss"
 
@@ -266,6 +271,7 @@ class SigmoidCrossEntropy(Loss):
     in LightGBM."""
 
     name = "sigmoid"
+    onnx_transform = "sigmoid"
     builtin = True
     default_metric = "logloss"
     masks_missing_targets = True

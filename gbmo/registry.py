@@ -84,7 +84,11 @@ by :func:`create_loss`. What the methods receive and return:
   contiguous float32; or a :class:`gbmo.ObjectiveResult`. A wrong shape,
   kind, count or an inf / NaN is refused at that round, naming the loss.
 * ``transform(raw)``: a numeric array of raw's shape (raw, a copy, may be
-  written into).
+  written into). Optional: ``onnx_transform``, how ``Booster.to_onnx``
+  writes it: ``"identity"``, ``"sigmoid"``, ``"softmax"`` (across the
+  outputs) or ``"exp"``, or None when none of them is it; a class that
+  overrides ``transform`` says it again, or its models export raw scores
+  only (:func:`gbmo.onnx_export.declared_transform`).
 * ``default_metric``: a metric gbmo has (``gbmo.metrics``); a plugin cannot add
   metrics, a user can (``feval``).
 * Parameters: a saved model records the objective's name and rebuilds the

@@ -39,5 +39,7 @@ class LogLinkLoss(RealValuedLoss):
         mean = np.average(y, axis=0, weights=weight)
         return np.log(np.maximum(mean, _MIN_MEAN))
 
+    onnx_transform = "exp"  # gbmo's Booster.to_onnx
+
     def transform(self, raw):
         return np.exp(raw)

@@ -101,5 +101,7 @@ class Focal(Loss):
         return float(-np.sum(y * q ** self.gamma * log_expit(raw)
                              + (1 - y) * p ** self.gamma * log_expit(-raw)))
 
+    onnx_transform = "sigmoid"  # gbmo's Booster.to_onnx
+
     def transform(self, raw):
         return expit(raw)

@@ -79,6 +79,11 @@ class Quantile(Loss):
         # models saved before non_crossing existed keep their files
         return {"alpha": self.alpha, **({"non_crossing": True} if self.non_crossing else {})}
 
+    @property
+    def onnx_transform(self):
+        """gbmo's Booster.to_onnx: the sort of non_crossing has no ONNX form here."""
+        return None if self.non_crossing else "identity"
+
     def transform(self, raw):
         if not self.non_crossing:
             return raw

@@ -1,0 +1,248 @@
+"""Booster.to_onnx: the exported graph, run by onnxruntime, predicts what
+predict does (to float32's precision, the ONNX operator's output type) for
+every tree shape, objective and way of reading X; rows on a split's
+threshold take the same side (the thresholds stay doubles); what it cannot
+export is refused by name."""
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime
+import pandas as pd
+import pytest
+import scipy.sparse
+
+import gbmo
+from gbmo.losses import SquaredError
+from gbmo.onnx_export import declared_transform
+
+FAST = {"verbosity": -1, "max_leaves": 8, "learning_rate": 0.3, "n_threads": 2}
+CATEGORICAL = 5
+
+
+def _data(rng, n):
+    """Five numeric features with missing values and exact zeros, then a
+    categorical one of codes 0 .. 11, and missing."""
+    X = rng.normal(size=(n, 6))
+    X[:, CATEGORICAL] = rng.integers(0, 12, n)
+    X[rng.random(X.shape) < 0.08] = np.nan
+    X[rng.random(X.shape) < 0.05] = 0.0
+    return X
+
+
+def _targets(X):
+    x = np.nan_to_num(X, nan=1.0)  # a missing category goes with category 1
+    return np.column_stack([x[:, 0] + (x[:, CATEGORICAL] % 3), 2 * x[:, 1] - x[:, 4],
+                            np.sin(x[:, 2]) + np.isnan(X[:, 3])])
+
+
+def _test_rows(rng):
+    """Rows the model never saw: more missing values, categories negative,
+    unseen (12 .. 14) and missing."""
+    X = _data(rng, 400)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, CATEGORICAL] = rng.integers(-2, 15, len(X))
+    X[:10, CATEGORICAL] = np.nan
+    return X
+
+
+def _run(model, X):
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    return session.run(None, {"X": X})[0]
+
+
+def _assert_like_predict(booster, X, **keywords):
+    model = booster.to_onnx(**keywords)
+    onnx.checker.check_model(model, full_check=True)
+    got = _run(model, X)
+    want = booster.predict(X, raw_score=keywords.get("raw_score", False),
+                           num_iteration=keywords.get("num_iteration"),
+                           start_iteration=keywords.get("start_iteration", 0))
+    assert got.dtype == np.float32 and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def _train(params, Y, rounds=15, seed=0):
+    """A model of params on _data's rows and Y(X), its last feature
+    categorical but with a sparse Y (which takes none)."""
+    rng = np.random.default_rng(seed)
+    X = _data(rng, 2000)
+    Y = Y(X)
+    categorical = [] if scipy.sparse.issparse(Y) else [CATEGORICAL]
+    return gbmo.train({**FAST, **params}, gbmo.Dataset(X, Y, categorical_feature=categorical),
+                      rounds)
+
+
+@pytest.mark.parametrize("params, Y", [
+    ({"objective": "mse"}, _targets),
+    ({"objective": "mse"}, lambda X: _targets(X)[:, 0]),
+    ({"objective": "softmax"}, lambda X: (_targets(X)[:, :2] > 0) @ [1, 2]),
+    ({"objective": "multiclassova"}, lambda X: (_targets(X)[:, :2] > 0) @ [1, 2]),
+    ({"objective": "sigmoid"}, lambda X: (_targets(X) > 0).astype(float)),
+    ({"objective": "sigmoid"}, lambda X: (_targets(X)[:, 0] > 0).astype(float)),
+    ({"objective": "mse", "tree_mode": "single_output"}, _targets),
+    ({"objective": "mse", "split": "sparse", "top_k": 2}, _targets),
+    ({"objective": "mse", "split": "sparse_restricted", "top_k": 1}, _targets),
+    ({"objective": "mse", "growth": "depthwise", "max_depth": 3}, _targets),
+    ({"objective": "mse", "growth": "symmetric", "max_depth": 3}, _targets),
+    ({"objective": "mse", "boosting": "rf", "subsample": 0.5, "subsample_freq": 1}, _targets),
+    ({"objective": "mse", "boosting": "dart", "drop_rate": 0.5}, _targets),
+    ({"objective": "mse", "zero_as_missing": True}, _targets),
+    ({"objective": "mse", "use_missing": False}, _targets),
+    ({"objective": "multitask", "objective_params": {
+        "tasks": [["sigmoid", [1]], ["mse", [0, 2]]]}},
+     lambda X: np.column_stack([_targets(X)[:, 0], _targets(X)[:, 1] > 0, _targets(X)[:, 2]])),
+    ({"objective": "poisson"}, lambda X: np.exp(np.clip(_targets(X), -3, 3)).round()),
+    ({"objective": "focal"}, lambda X: (_targets(X) > 0).astype(float)),
+    ({"objective": "quantile", "objective_params": {"alpha": [0.2, 0.8]}},
+     lambda X: _targets(X)[:, 0]),
+    ({"objective": "squared_hinge", "top_k": 2},
+     lambda X: scipy.sparse.csr_matrix(np.column_stack([_targets(X) > 0.5] * 4))),
+    ({"objective": "sigmoid", "top_k": 2},
+     lambda X: scipy.sparse.csr_matrix(np.column_stack([_targets(X) > 0.5] * 4))),
+])
+def test_onnx_predicts_as_predict(params, Y):
+    booster = _train(params, Y)
+    X = _test_rows(np.random.default_rng(1))
+    _assert_like_predict(booster, X)
+    _assert_like_predict(booster, X, raw_score=True)
+
+
+def test_categorical_splits_of_either_missing_side_and_either_kind():
+    """A categorical split's chain of equality tests has two orientations, by
+    the side missing values take; symmetric trees split a categorical
+    feature's ranks at a threshold instead of by a set. These models have
+    all four, and ONNX predicts as predict does on them."""
+    kinds = set()
+    for params, rounds in (({}, 30), ({"growth": "symmetric", "max_depth": 3}, 15)):
+        booster = _train(params, _targets, rounds=rounds)
+        _assert_like_predict(booster, _test_rows(np.random.default_rng(2)), raw_score=True)
+        kinds |= {(node in tree.categories_left, bool(tree.node_missing_left[node]))
+                  for tree in booster.trees for node in np.flatnonzero(tree.node_left >= 0)
+                  if tree.node_feature[node] == CATEGORICAL}
+    assert kinds == {(True, False), (True, True), (False, False), (False, True)}
+
+
+def test_a_categorical_split_that_sends_every_category_to_its_missing_side():
+    """No category leads away from the missing side: the ONNX test must then
+    send every value there (a set edited so, as a file may hold it)."""
+    booster = _train({}, _targets)
+    tree, node = next((tree, node) for tree in booster.trees for node in tree.categories_left)
+    tree.categories_left[node] = np.arange(12)
+    tree.node_missing_left[node] = 1
+    booster._forget_packing()
+    _assert_like_predict(booster, _test_rows(np.random.default_rng(8)), raw_score=True)
+
+
+def test_a_row_on_a_threshold_takes_predict_s_side():
+    """Rows at a split's threshold and one double above it: a float32
+    comparison would send both the same way."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, size=(1000, 1)) / 3.0  # thresholds that float32 rounds
+    booster = gbmo.train({**FAST, "max_leaves": 4}, gbmo.Dataset(X, (X[:, 0] > 0.17) * 10.0), 1)
+    thresholds = booster.trees[0].node_threshold[booster.trees[0].node_left >= 0]
+    assert np.all(thresholds.astype(np.float32) != thresholds)
+    rows = np.concatenate([thresholds, np.nextafter(thresholds, np.inf)])[:, None]
+    predicted = booster.predict(rows)
+    assert len(set(predicted.tolist())) > 1  # the two sides differ
+    np.testing.assert_allclose(_run(booster.to_onnx(), rows), predicted, rtol=1e-6, atol=1e-6)
+
+
+def test_rounds_are_predict_s():
+    booster = _train({"objective": "mse"}, _targets, rounds=10)
+    X = _test_rows(np.random.default_rng(4))
+    _assert_like_predict(booster, X, num_iteration=4)
+    _assert_like_predict(booster, X, start_iteration=3, num_iteration=5)
+    _assert_like_predict(booster, X, start_iteration=10)  # no tree: the start score alone
+    assert not np.allclose(_run(booster.to_onnx(num_iteration=4), X), booster.predict(X),
+                           atol=1e-3)
+
+
+def test_best_iteration_is_the_default_as_in_predict():
+    rng = np.random.default_rng(5)
+    X = _data(rng, 2000)
+    Y = _targets(X) + rng.normal(scale=2.0, size=(2000, 3))
+    train = gbmo.Dataset(X[:1500], Y[:1500], categorical_feature=[CATEGORICAL])
+    booster = gbmo.train({**FAST, "learning_rate": 1.0}, train, 200,
+                         valid_sets=[train.create_valid(X[1500:], Y[1500:])],
+                         callbacks=[gbmo.early_stopping(3, verbose=False)])
+    assert booster.best_iteration < booster.current_iteration()
+    X_test = _test_rows(rng)
+    np.testing.assert_allclose(_run(booster.to_onnx(), X_test), booster.predict(X_test),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_a_loaded_model_and_a_pandas_category_column(tmp_path):
+    """A model read from its file keeps how it reads X (zero_as_missing
+    here); a DataFrame's category column is given to ONNX as its codes."""
+    rng = np.random.default_rng(6)
+    X = _data(rng, 1500)
+    frame = pd.DataFrame(X[:, :CATEGORICAL], columns=[f"x{i}" for i in range(CATEGORICAL)])
+    frame["shop"] = pd.Categorical.from_codes(np.nan_to_num(X[:, CATEGORICAL], nan=-1).astype(int),
+                                              [f"shop{i}" for i in range(12)])
+    booster = gbmo.train({**FAST, "zero_as_missing": True}, gbmo.Dataset(frame, _targets(X)), 10)
+    loaded = gbmo.Booster(model_str=booster.model_to_string())
+    path = tmp_path / "model.onnx"
+    loaded.to_onnx(path)
+    session = onnxruntime.InferenceSession(str(path))
+    test = frame.iloc[:300]
+    codes = np.column_stack([test.iloc[:, :CATEGORICAL].to_numpy(),
+                             test["shop"].cat.codes.to_numpy()]).astype(np.float64)
+    np.testing.assert_allclose(session.run(None, {"X": codes})[0], booster.predict(test),
+                               rtol=1e-6, atol=1e-6)
+
+
+class _Cubed(SquaredError):
+    """A loss of its own transform that says nothing of ONNX."""
+
+    name = "mse"
+
+    def transform(self, raw):
+        return raw ** 3
+
+
+class _Declared(_Cubed):
+    onnx_transform = "identity"  # wrong, but said below the transform's class: believed
+
+
+def test_declared_transform_believes_only_a_declaration_below_the_transform():
+    assert declared_transform(SquaredError()) == "identity"
+    assert declared_transform(_Cubed()) is None
+    assert declared_transform(_Declared()) == "identity"
+    loss = _Cubed()
+    loss.onnx_transform = "exp"  # an instance's own says it too
+    assert declared_transform(loss) == "exp"
+
+
+def test_refusals():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(500, 3))
+    Y = X @ rng.normal(size=(3, 2))
+    linear = gbmo.train({**FAST, "linear_tree": True}, gbmo.Dataset(X, Y), 3)
+    with pytest.raises(ValueError, match="does not export linear leaves"):
+        linear.to_onnx()
+    own = gbmo.train({**FAST, "objective": _Cubed()}, gbmo.Dataset(X, Y), 3)
+    with pytest.raises(ValueError, match=r"objective 'mse' does not say how its predictions "
+                                         r"transform.*raw_score=True"):
+        own.to_onnx()
+    np.testing.assert_allclose(_run(own.to_onnx(raw_score=True), X),
+                               own.predict(X, raw_score=True), rtol=1e-6, atol=1e-6)
+    crossing = gbmo.train({**FAST, "objective": "quantile",
+                           "objective_params": {"alpha": [0.2, 0.8], "non_crossing": True}},
+                          gbmo.Dataset(X, Y[:, 0]), 3)
+    with pytest.raises(ValueError, match="objective 'quantile' does not say"):
+        crossing.to_onnx()
+    plain = gbmo.train(FAST, gbmo.Dataset(X, Y), 3)
+    with pytest.raises(TypeError, match="path must be a file's path"):
+        plain.to_onnx(3)
+    with pytest.raises(ValueError, match="start_iteration = 9 is beyond"):
+        plain.to_onnx(start_iteration=9)
+    with pytest.raises(ValueError, match="this Booster holds no model"):
+        gbmo.Booster().to_onnx()
+
+
+def test_without_onnx_the_export_names_the_package(monkeypatch):
+    booster = gbmo.train(FAST, gbmo.Dataset(np.eye(4), np.arange(4.0)), 1)
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(ImportError, match=r"to_onnx needs the onnx package.*pip install onnx"):
+        booster.to_onnx()
