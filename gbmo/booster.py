@@ -1167,15 +1167,9 @@ class Booster(JSONModel, TrainingRun):
         (num_iteration, start_iteration). Needs the onnx package; refuses
         linear leaves, and an objective whose transform has no ONNX form
         unless raw_score (see gbmo.onnx_export)."""
-        from .onnx_export import booster_to_onnx
+        from .onnx_export import export
 
-        if path is not None:
-            checked_path(path, "path")
-        model = booster_to_onnx(self, num_iteration, start_iteration, raw_score)
-        if path is not None:
-            with open(path, "wb") as file:
-                file.write(model.SerializeToString())
-        return model
+        return export(self, path, num_iteration, start_iteration, raw_score)
 
     def dump_model(self, num_iteration=None, start_iteration=0, importance_type="split"):
         """The model as a JSON-ready dict, its trees a list of one object a tree

@@ -507,6 +507,22 @@ def _cmd_predict(args):
     return 0
 
 
+def _cmd_onnx(args):
+    booster = _load_model(args.model)
+    try:
+        model = _guard("export failed", booster.to_onnx, args.output, raw_score=args.raw)
+    except ImportError as err:
+        raise CLIError(str(err)) from None
+    except OSError as err:
+        raise CLIError(f"{args.output}: cannot write: {err.strerror or err}") from None
+    output = model.graph.output[0]
+    shape = "".join(f", {dim.dim_value}" for dim in output.type.tensor_type.shape.dim[1:])
+    print(f"wrote {args.output}: input X, float64 (n, {booster.n_features}), columns "
+          f"{', '.join(booster.feature_name())}; output {output.name}, float32 "
+          f"(n{shape or ','})")
+    return 0
+
+
 def _split(n, seed=0, train_fraction=0.7):
     order = np.random.default_rng(seed).permutation(n)
     n_train = int(round(train_fraction * n))
@@ -709,6 +725,17 @@ def _build_parser():
                          help="OpenMP threads (default: the model's n_threads; -1 or 0: all "
                               "cores; -2: all but one)")
     predict.set_defaults(func=_cmd_predict)
+
+    onnx = commands.add_parser(
+        "onnx", help="write a saved model as an ONNX graph, for ONNX runtimes",
+        description="Write a saved model as an ONNX graph (Booster.to_onnx), which "
+                    "onnxruntime and other ONNX-ML runtimes predict with where gbmo is not "
+                    "installed. Needs the onnx package.")
+    onnx.add_argument("--model", required=True, metavar="MODEL", help="model file (JSON)")
+    onnx.add_argument("--output", required=True, metavar="ONNX", help="ONNX file to write")
+    onnx.add_argument("--raw", action="store_true",
+                      help="the graph gives raw scores (before the softmax / sigmoid)")
+    onnx.set_defaults(func=_cmd_onnx)
     return parser
 
 

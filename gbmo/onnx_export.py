@@ -19,6 +19,7 @@ onnx (the package) is needed to export, not to train or predict.
 import numpy as np
 
 from ._version import __version__
+from .booster import checked_path
 from .losses import MultiTaskLoss
 from .missing_values import ZERO_THRESHOLD, reading
 
@@ -235,8 +236,22 @@ class _CategorySets:
         return categories[left], categories[~left]
 
 
-def booster_to_onnx(booster, num_iteration=None, start_iteration=0, raw_score=False):
-    """Booster.to_onnx's graph (an onnx ModelProto)."""
+def export(booster, path=None, num_iteration=None, start_iteration=0, raw_score=False,
+           probabilities=False):
+    """Booster.to_onnx's graph (an onnx ModelProto), also written to path
+    when given. probabilities: predict_proba's output, named so, for a
+    classifier: two columns (1 - p, p) where the booster predicts p alone."""
+    if path is not None:
+        checked_path(path, "path")
+    model = _graph(booster, num_iteration, start_iteration, raw_score,
+                   probabilities and not raw_score)
+    if path is not None:
+        with open(path, "wb") as file:
+            file.write(model.SerializeToString())
+    return model
+
+
+def _graph(booster, num_iteration, start_iteration, raw_score, probabilities):
     first, stop = booster._tree_range(start_iteration, num_iteration)
     trees = booster.trees[first:stop]
     if any(tree.linear_leaves is not None for tree in trees):
@@ -273,11 +288,18 @@ def booster_to_onnx(booster, num_iteration=None, start_iteration=0, raw_score=Fa
                                                     [len(targets["weights"])],
                                                     targets["weights"]))
     out = raw if transforms is None else _transformed(graph, raw, transforms, d)
-    if booster.one_dimensional_target:  # predict's (n,)
+    one_column = booster.one_dimensional_target
+    if one_column and probabilities:  # predict_proba's (1 - p, p)
+        one = graph.constant("one", np.ones((1, 1), dtype=np.float32))
+        out = graph.add("Concat", [graph.add("Sub", [one, out], "other_class"), out],
+                        "probabilities", axis=1)
+        one_column, d = False, 2
+    elif one_column:  # predict's (n,)
         out = graph.add("Squeeze", [out, graph.constant("axis", np.array([1], dtype=np.int64))],
                         "prediction")
-    graph.nodes[-1].output[0] = "raw_scores" if raw_score else "predictions"
-    shape = [None] if booster.one_dimensional_target else [None, d]
+    graph.nodes[-1].output[0] = ("raw_scores" if raw_score else
+                                 "probabilities" if probabilities else "predictions")
+    shape = [None] if one_column else [None, d]
     return helper.make_model(
         helper.make_graph(graph.nodes, "gbmo",
                           [helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE,

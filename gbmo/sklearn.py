@@ -1175,6 +1175,20 @@ class _GBMOModel(BaseEstimator):
         return self.booster_.predict(X, pred_leaf=True, start_iteration=start_iteration,
                                      num_iteration=num_iteration)
 
+    def to_onnx(self, path=None, num_iteration=None, start_iteration=0, raw_score=False):
+        """The fitted model as an ONNX graph (see Booster.to_onnx), also
+        written to path when given: its output is predict's for a regressor,
+        predict_proba's for a classifier ("probabilities"; the labels are
+        classes_ at its argmax), the booster's raw scores with raw_score."""
+        from .onnx_export import export
+
+        check_is_fitted(self)
+        return export(self.booster_, path, num_iteration, start_iteration, raw_score,
+                      probabilities=self._predicts_probabilities())
+
+    def _predicts_probabilities(self):
+        return False
+
     def _staged(self, X, raw_score=False):
         X = self._check_predict_X(X)
         for i in range(1, self.n_estimators_ + 1):
@@ -1583,6 +1597,9 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         if raw.ndim == 1:  # one output, for two classes
             return np.column_stack([1.0 - raw, raw])
         return raw
+
+    def _predicts_probabilities(self):
+        return not isinstance(self.booster_.loss, CustomObjective)
 
     def _custom_objective(self):
         """A function as the objective gives raw scores, which are no

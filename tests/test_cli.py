@@ -777,3 +777,25 @@ def test_error_text_in_a_feature_not_named_categorical_suggests_it(tmp_path, cap
     assert line.endswith("t.csv, line 2, column 'shop': 'a' is not a number (missing values "
                          "are empty cells, NA, NaN, N/A, NULL, None); if 'shop' holds "
                          "category names, give --param categorical_feature=shop")
+
+
+def test_onnx_writes_the_model_s_graph(regression_csv, tmp_path, capsys, monkeypatch):
+    import onnxruntime
+
+    path, X, _ = regression_csv
+    model, graph = str(tmp_path / "model.json"), str(tmp_path / "model.onnx")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--output", model,
+                 "--rounds", "5", "--param", "min_samples_leaf=3"]) == 0
+    capsys.readouterr()
+    assert main(["onnx", "--model", model, "--output", graph]) == 0
+    assert capsys.readouterr().out == (f"wrote {graph}: input X, float64 (n, 3), columns a, b, c; "
+                                       "output predictions, float32 (n, 2)\n")
+    predicted = onnxruntime.InferenceSession(graph).run(None, {"X": X})[0]
+    np.testing.assert_allclose(predicted, gbmo.Booster(model_file=model).predict(X), rtol=1e-6,
+                               atol=1e-6)
+    missing = str(tmp_path / "no" / "such" / "dir.onnx")
+    assert run_error(["onnx", "--model", model, "--output", missing], capsys) == (
+        f"gbmo: error: {missing}: cannot write: No such file or directory")
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    assert "to_onnx needs the onnx package" in run_error(
+        ["onnx", "--model", model, "--output", graph], capsys)

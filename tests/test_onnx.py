@@ -11,6 +11,7 @@ import onnxruntime
 import pandas as pd
 import pytest
 import scipy.sparse
+from sklearn.exceptions import NotFittedError
 
 import gbmo
 from gbmo.losses import SquaredError
@@ -246,3 +247,36 @@ def test_without_onnx_the_export_names_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match=r"to_onnx needs the onnx package.*pip install onnx"):
         booster.to_onnx()
+
+
+@pytest.mark.parametrize("labels", [
+    np.array(["no", "yes"]), np.array(["a", "b", "c"]), None])
+def test_estimators_export_predict_and_predict_proba(labels):
+    """A classifier's graph gives predict_proba (two columns for two
+    classes), a regressor's predict; labels are classes_ at the argmax."""
+    rng = np.random.default_rng(9)
+    X = _data(rng, 1500)
+    X_test = _test_rows(rng)
+    if labels is None:
+        model = gbmo.GBMORegressor(n_estimators=10, verbosity=-1).fit(X, _targets(X))
+        np.testing.assert_allclose(_run(model.to_onnx(), X_test), model.predict(X_test),
+                                   rtol=1e-6, atol=1e-6)
+        return
+    y = labels[((_targets(X)[:, :2] > 0) @ [1, 1]) % len(labels)]
+    model = gbmo.GBMOClassifier(n_estimators=10, verbosity=-1).fit(X, y)
+    onnx_model = model.to_onnx()
+    assert [output.name for output in onnx_model.graph.output] == ["probabilities"]
+    probabilities = _run(onnx_model, X_test)
+    np.testing.assert_allclose(probabilities, model.predict_proba(X_test), rtol=1e-6, atol=1e-6)
+    top_two = np.sort(probabilities, axis=1)[:, -2:]
+    clear = top_two[:, 1] - top_two[:, 0] > 1e-5  # float32 may break a near tie
+    assert clear.mean() > 0.9
+    np.testing.assert_array_equal(model.classes_[np.argmax(probabilities, axis=1)][clear],
+                                  model.predict(X_test)[clear])
+    np.testing.assert_allclose(_run(model.to_onnx(raw_score=True), X_test),
+                               model.predict(X_test, raw_score=True), rtol=1e-6, atol=1e-6)
+
+
+def test_an_unfitted_estimator_is_refused():
+    with pytest.raises(NotFittedError):
+        gbmo.GBMORegressor().to_onnx()
