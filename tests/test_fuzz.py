@@ -35,6 +35,7 @@ import math
 import os
 
 import numpy as np
+import onnxruntime
 import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
@@ -467,6 +468,16 @@ def _check_contributions(booster, X, raw, n_outputs, shape):
                                err_msg="feature contributions do not sum to the raw scores")
 
 
+def _check_onnx(booster, X, raw):
+    """The exported graph's raw scores are predict's, to float32's precision
+    (the ONNX operator's output type; tests/test_onnx.py checks the rest)."""
+    dense = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    session = onnxruntime.InferenceSession(booster.to_onnx(raw_score=True).SerializeToString())
+    np.testing.assert_allclose(session.run(None, {"X": dense})[0], raw, rtol=1e-6,
+                               atol=1e-6 * max(1.0, float(np.abs(raw).max())),
+                               err_msg="the ONNX graph's raw scores differ from predict's")
+
+
 def check_train_save_load(case):
     """The training property: see the module docstring."""
     with forced_parallel(case.get("force_parallel", False)):
@@ -527,8 +538,9 @@ def _check_train_save_load(case):
     check_tree_invariants(booster, X, n, bagged)
     check_monotone(booster, X, params.get("monotone_constraints"), n_outputs)
     check_interactions(booster, params.get("interaction_constraints"))
-    if not params.get("linear_tree"):  # TreeSHAP takes constant leaves (test_linear_tree.py)
+    if not params.get("linear_tree"):  # TreeSHAP and ONNX take constant leaves
         _check_contributions(booster, X, raw, n_outputs, shape)
+        _check_onnx(booster, X, raw)
 
     text = booster.model_to_string()
     loaded = gbmo.Booster(model_str=text)
