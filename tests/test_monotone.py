@@ -479,3 +479,23 @@ def test_a_negligible_path_smooth_changes_neither_residual_leaves_nor_plain_ones
         smoothed = gbmo.train({**params, "path_smooth": path_smooth}, gbmo.Dataset(X, y),
                               30).predict(X)
         np.testing.assert_allclose(smoothed, unsmoothed, rtol=1e-6, atol=1e-6)
+
+
+def test_lightgbm_s_monotone_method_names_take_the_basic_method_alone():
+    """LightGBM users' monotone_constraints_method='basic' and
+    monotone_penalty=0 (its defaults) run; the methods and the penalty gbmo
+    has not are refused by name."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=300)
+    base = {"monotone_constraints": [1, 0], "verbosity": -1}
+    plain = gbmo.train(base, gbmo.Dataset(X, y), 5)
+    named = gbmo.train({**base, "mc_method": "basic", "monotone_penalty": 0},
+                       gbmo.Dataset(X, y), 5)
+    np.testing.assert_array_equal(named.predict(X), plain.predict(X))
+    with pytest.raises(ValueError, match=r"'intermediate' is not allowed; allowed: basic "
+                                         r"\(gbmo bounds leaves by LightGBM's basic method"):
+        gbmo.train({**base, "monotone_constraints_method": "intermediate"}, gbmo.Dataset(X, y), 1)
+    with pytest.raises(ValueError, match=r"'monotone_penalty' = 2.0 is out of range; allowed: "
+                                         r"\[0.0, 0.0\] \(gbmo does not penalise"):
+        gbmo.train({**base, "monotone_penalty": 2.0}, gbmo.Dataset(X, y), 1)
