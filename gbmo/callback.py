@@ -125,12 +125,16 @@ def record_evaluation(eval_result):
     """Fills the dict eval_result[data name][metric name] with one value per
     round, and for a multi-output metric [metric + "_per_output"] with the
     outputs' values, as the booster's evals_result; in cv, as LightGBM's,
-    [metric + "-mean"] and [metric + "-stdv"]."""
+    [metric + "-mean"] and [metric + "-stdv"]. Each run it serves starts
+    the dict again, as LightGBM's does (a callback list reused across train,
+    cv or fit calls)."""
     if not isinstance(eval_result, dict):
         raise TypeError("record_evaluation takes a dict")
     eval_result.clear()
 
     def _callback(env):
+        if env.iteration == env.begin_iteration:
+            eval_result.clear()
         for entry in env.evaluation_result_list:
             data, metric, value = entry[:3]
             history = eval_result.setdefault(data, MetricHistory())

@@ -575,6 +575,26 @@ def test_record_evaluation_keeps_the_per_output_values_as_evals_result():
     assert set(recorded["valid"]) == {"rmse-mean", "rmse-stdv"}
 
 
+def test_a_reused_record_evaluation_starts_again_with_each_run():
+    """One callback list serving several runs (a search's fit parameter)
+    records each run alone, as LightGBM's: not the last run's values with
+    this one's after them, nor its sets' names."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=300)
+    train = gbmo.Dataset(X[:200], y[:200])
+    valid = train.create_valid(X[200:], y[200:])
+    recorded = {}
+    callbacks = [gbmo.record_evaluation(recorded)]
+    gbmo.train({"verbosity": 0}, train, 5, valid_sets=[train], callbacks=callbacks)
+    booster = gbmo.train({"verbosity": 0}, train, 7, valid_sets=[valid], callbacks=callbacks)
+    assert recorded == booster.evals_result and len(recorded["valid_0"]["rmse"]) == 7
+    for _ in range(2):
+        results = gbmo.cv({"verbosity": 0}, train, 4, nfold=2, callbacks=callbacks)
+    assert recorded["valid"]["rmse-mean"] == results["valid rmse-mean"]
+    assert len(recorded["valid"]["rmse-mean"]) == 4
+
+
 def _lightgbm_style_early_stopping(patience):
     """A stand-in for lightgbm.early_stopping (LightGBM is not a test
     dependency): an _EarlyStoppingCallback of a module 'lightgbm.callback'
