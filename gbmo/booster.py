@@ -30,8 +30,9 @@ from .params import GBMO_LOSSES_OBJECTIVES, checked_value, keys_naming, plugin_o
 from .registry import PluginError
 from .training_run import TrainingRun
 from .tree import LeafArrays, TreeFields, TreeFormatError, trees_of_model
-from .validation import (as_pandas_table, check_features, column_names, is_dataframe,
-                         is_own_copy, is_pandas, model_frame_values, one_of, shortened)
+from .validation import (as_pandas_table, check_column_count, check_features, column_names,
+                         is_dataframe, is_own_copy, is_pandas, model_frame_values,
+                         names_missing_and_unknown, one_of, shortened)
 
 MODEL_FORMAT = "gbmo"
 MODEL_VERSION = 6
@@ -654,19 +655,9 @@ class Booster(JSONModel, TrainingRun):
             return
         if column_names(X) != list(self.feature_names):
             raise ValueError("validate_features: X's columns are not the model's features in "
-                             f"order{self._names_missing_and_unknown(X)}; the model's: "
+                             f"order{names_missing_and_unknown(X, self.feature_names)}; the "
+                             "model's: "
                              f"{', '.join(self.feature_names)}")
-
-    def _names_missing_and_unknown(self, X):
-        """"; missing: ...; not the model's: ..." of a DataFrame X's column names
-        against the model's feature names ("" where either has none)."""
-        if not is_dataframe(X) or self.feature_names is None:
-            return ""
-        columns = column_names(X)
-        missing = [name for name in self.feature_names if name not in columns]
-        unknown = [name for name in columns if name not in self.feature_names]
-        return ((f"; missing: {shortened(', '.join(missing), 300)}" if missing else "")
-                + (f"; not the model's: {shortened(', '.join(unknown), 300)}" if unknown else ""))
 
     def _check_X(self, X):
         """X as a dense array, or scipy sparse X as canonical CSR, which the
@@ -677,6 +668,7 @@ class Booster(JSONModel, TrainingRun):
                             "sparse matrix), not a Dataset: pass its X (dataset.X); LightGBM "
                             "refuses a Dataset too")
         given = X
+        check_column_count(X, self.n_features, self.feature_names)
         # a model of category columns recodes them, and refuses numbers in their place
         values = None if self.pandas_categories else model_frame_values(X, self.feature_names)
         if values is None:
@@ -688,7 +680,7 @@ class Booster(JSONModel, TrainingRun):
             X = values
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the model was trained on "
-                             f"{self.n_features}{self._names_missing_and_unknown(given)}")
+                             f"{self.n_features}")
         if self.category_order is not None:
             # a copy made here (a DataFrame's values) is recoded where it lies: a
             # second copy of X doubled a large frame's prediction memory

@@ -66,7 +66,8 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
                      metric_list, names_no_metric, resolve_params)
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
-from .validation import (as_pandas_table, check_column_order, check_dataframe_columns,
+from .validation import (as_pandas_table, check_column_count, check_column_order,
+                         check_dataframe_columns,
                          check_init_score, check_weight, is_dataframe, listed_names,
                          model_frame_values, numeric_frame, one_of, user_stacklevel,
                          TEXT_CATEGORIES_HINT)
@@ -150,6 +151,8 @@ def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     X = as_pandas_table(X, name)
     # before the text columns are read by position, which a reordered frame misplaces
     check_column_order(X, feature_names, name)
+    if pandas_categories:  # else scikit-learn's check names a missing column
+        check_column_count(X, n_features, feature_names, name)
     X = text_columns_as_categories(X, pandas_categories)
     check_dataframe_columns(X, name)
     if is_dataframe(X):

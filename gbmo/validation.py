@@ -189,6 +189,28 @@ def check_column_order(X, feature_names, name="X"):
         check_name_order(column_names(X), feature_names, name)
 
 
+def check_column_count(X, n_features, feature_names, name="X"):
+    """Raises a ValueError when the DataFrame X has not the model's
+    n_features columns, naming the model's features (feature_names, None
+    when unknown) it lacks and the columns it has besides: before its text
+    columns are read, whose refusal would hide a missing column."""
+    if is_dataframe(X) and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features, but the model was trained on "
+                         f"{n_features}{names_missing_and_unknown(X, feature_names)}")
+
+
+def names_missing_and_unknown(X, feature_names):
+    """"; missing: ...; not the model's: ..." of a DataFrame X's column names
+    against the model's feature_names ("" where either has none)."""
+    if not is_dataframe(X) or feature_names is None:
+        return ""
+    columns = column_names(X)
+    missing = [name for name in feature_names if name not in columns]
+    unknown = [name for name in columns if name not in feature_names]
+    return ((f"; missing: {shortened(', '.join(missing), 300)}" if missing else "")
+            + (f"; not the model's: {shortened(', '.join(unknown), 300)}" if unknown else ""))
+
+
 def check_name_order(columns, feature_names, name="X"):
     """check_column_order of columns' names (None: no names): refused too
     when some are renamed, if a name of the model's stands at another

@@ -244,6 +244,24 @@ def test_a_frame_of_another_width_is_told_its_missing_and_unknown_columns():
         model.predict(X.assign(d=1.0))
 
 
+def test_a_missing_column_is_named_before_a_text_column_is_read():
+    """Found by a user review: with a text categorical column, a frame
+    lacking another column was refused for its text column ("non-numeric
+    column 's' ... name it in categorical_feature"), which was named
+    already; the booster and the estimator now name the missing one."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(18)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),
+                      "s": rng.choice(list("xyz"), 200)})
+    y = X["a"].to_numpy() + (X["s"] == "x")
+    model = gbmo.train({"verbosity": -1}, gbmo.Dataset(X, y, categorical_feature=["s"]), 2)
+    estimator = gbmo.GBMORegressor(n_estimators=2, cat_features=["s"]).fit(X, y)
+    for predict in (model.predict, estimator.predict):
+        with pytest.raises(ValueError, match="X has 2 features, but the model was trained on "
+                                             "3; missing: b$"):
+            predict(X.drop(columns="b"))
+
+
 def test_a_path_is_a_string_or_path_like_never_a_file_descriptor(trained, tmp_path):
     """open() writes to and closes an integer's file descriptor: a model id
     given by mistake wrote the model into another open file."""

@@ -769,7 +769,7 @@ def test_a_frame_without_the_model_s_columns_gets_the_column_count_error():
     with pytest.raises(ValueError, match=r"2 feature names for 1 features"):
         gbmo.Dataset(frame, y).create_valid(frame[["x"]], y)
     model = GBMORegressor(n_estimators=2, verbosity=0).fit(frame, y)
-    with pytest.raises(ValueError, match="feature names should match"):  # scikit-learn's
+    with pytest.raises(ValueError, match=message + "; missing: c$"):
         model.predict(frame[["x"]])
 
 
