@@ -17,7 +17,7 @@ from .params import (binned_data_params, check_dataset_params, resolve_params,
 from .sparse_output import check_sparse_labels, is_sparse_labels
 from .validation import (as_pandas_table, check_distinct_names, check_feature_index,
                          check_features, check_init_score, check_target, check_weight,
-                         is_scipy_sparse, listed_names, one_of, refuse_path)
+                         is_scipy_sparse, listed_names, one_of, refuse_path, target_names)
 
 
 def _other_libraries_keywords(keywords):
@@ -271,6 +271,7 @@ class Dataset:
             self.Y = check_sparse_labels(label, self.n_rows)
         else:
             self.Y = check_target(label, self.n_rows)
+        self.label_names = target_names(label)
         # A model trained on a 1-D target with one output predicts (n,), as
         # LightGBM, XGBoost and scikit-learn do, so that prediction - y stays (n,).
         self.one_dimensional_target = not is_sparse_labels(label) and np.ndim(label) == 1

@@ -614,6 +614,8 @@ class _Trainer:
         # a Dataset without reference= was never aligned with the training's columns
         check_name_order(valid.feature_names, train_set.feature_names,
                          f"validation set {name!r}: X")
+        check_name_order(valid.label_names, train_set.label_names,
+                         f"validation set {name!r}: Y", kind="targets")
         check_linear_X(valid.is_sparse, params)
         if train_set.init_score is not None and valid.init_score is None:
             raise ValueError(f"validation set {name!r} has no init_score while the training "

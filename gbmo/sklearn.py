@@ -67,7 +67,7 @@ from .params import (ALIASES, CONTROL_ALIASES, canonical_objective, checked_valu
 from .sparse_output import (POSITIVE_RAW_SCORE, check_sparse_labels, make_sparse_loss,
                             split_sparse_params)
 from .validation import (as_pandas_table, check_column_count, check_column_order,
-                         check_dataframe_columns,
+                         check_dataframe_columns, check_name_order, target_names,
                          check_init_score, check_weight, is_dataframe, listed_names,
                          model_frame_values, numeric_frame, one_of, user_stacklevel,
                          TEXT_CATEGORIES_HINT)
@@ -900,6 +900,8 @@ class _GBMOModel(BaseEstimator):
                 X_valid = _numeric_X(pair[0], pandas_categories, X.shape[1], feature_names,
                                      f"eval_set[{i}] X")
                 X_valid = _validate_data(self, X_valid, reset=False, **_X_CHECKS)
+                check_name_order(target_names(pair[1]), target_names(given_y),
+                                 f"eval_set[{i}] y", kind="targets")
                 valid_y = self._encode_eval_target(pair[1], X_valid.shape[0])
                 valid_weight = check_weight(valid_weight, X_valid.shape[0],
                                             f"eval_sample_weight[{i}]")

@@ -51,6 +51,13 @@ def column_names(X):
     return [column if isinstance(column, str) else str(column) for column in X.columns.tolist()]
 
 
+def target_names(y):
+    """A table target's column names (pandas' or polars'), else None: a
+    validation target's columns are matched by position, as X's, and their
+    names let a reordered one be refused (check_name_order)."""
+    return [str(column) for column in list(y.columns)] if is_dataframe(y) else None
+
+
 def model_frame_values(X, feature_names):
     """The values of a DataFrame X whose columns are a model's feature_names
     (a list) in order, each of a numpy number or bool dtype, as check_features
@@ -211,8 +218,9 @@ def names_missing_and_unknown(X, feature_names):
             + (f"; not the model's: {shortened(', '.join(unknown), 300)}" if unknown else ""))
 
 
-def check_name_order(columns, feature_names, name="X"):
-    """check_column_order of columns' names (None: no names): refused too
+def check_name_order(columns, feature_names, name="X", kind="features"):
+    """check_column_order of columns' names (None: no names), kind naming
+    what they are (a target's columns: "targets"): refused too
     when some are renamed, if a name of the model's stands at another
     position (a deployment audit found a reordered frame with one column
     renamed read by position). Not where a library made the model's names
@@ -222,7 +230,7 @@ def check_name_order(columns, feature_names, name="X"):
     if columns is None or feature_names is None:
         return
     if list(columns) != list(feature_names) and sorted(columns) == sorted(feature_names):
-        raise ValueError(f"{name}'s columns are the model's features in another order "
+        raise ValueError(f"{name}'s columns are the model's {kind} in another order "
                          f"({', '.join(columns)}); give them in the model's order: "
                          f"{', '.join(feature_names)}")
     if len(columns) != len(feature_names) or _generated_names(feature_names):
@@ -234,9 +242,9 @@ def check_name_order(columns, feature_names, name="X"):
         listed = ", ".join(moved[:_NAMED_COLUMNS])
         if len(moved) > _NAMED_COLUMNS:
             listed += f" and {len(moved) - _NAMED_COLUMNS} more"
-        raise ValueError(f"{name}'s columns hold the model's features at other positions: "
+        raise ValueError(f"{name}'s columns hold the model's {kind} at other positions: "
                          f"{listed}; columns are read by position, so give the model's "
-                         f"features in its order: {shortened(', '.join(feature_names), 300)}")
+                         f"{kind} in its order: {shortened(', '.join(feature_names), 300)}")
 
 
 def _generated_names(names):

@@ -1020,6 +1020,31 @@ def test_lightgbm_s_data_keyword_for_the_features():
         model.predict(X, data=X)
 
 
+def test_a_validation_target_of_the_training_s_columns_in_another_order_is_refused():
+    """Found by a user review: a validation Y of the same named targets in
+    another order was read by position, and early stopping watched each
+    output's predictions against another's targets. As X's, a target's
+    columns in another order are refused; other names are read by position."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(19)
+    X = rng.normal(size=(300, 3))
+    Y = pd.DataFrame({"p": X[:, 0], "q": 10 + X[:, 1]})
+    train = gbmo.Dataset(X[:200], Y[:200])
+    swapped = Y[200:][["q", "p"]]
+    message = r"Y's columns are the model's targets in another order \(q, p\); give them in " \
+              r"the model's order: p, q"
+    with pytest.raises(ValueError, match=r"validation set 'valid_0': " + message):
+        gbmo.train({"verbosity": -1}, train, 3, valid_sets=[train.create_valid(X[200:], swapped)])
+    with pytest.raises(ValueError, match=r"eval_set\[0\] y's columns are the model's targets"):
+        gbmo.GBMORegressor(n_estimators=3).fit(X[:200], Y[:200], eval_set=[(X[200:], swapped)])
+    renamed = Y[200:].rename(columns={"p": "a", "q": "b"})
+    by_position = gbmo.train({"verbosity": -1}, train, 3,
+                             valid_sets=[train.create_valid(X[200:], renamed)])
+    same = gbmo.train({"verbosity": -1}, train, 3,
+                      valid_sets=[train.create_valid(X[200:], Y[200:].to_numpy())])
+    assert by_position.evals_result == same.evals_result
+
+
 def test_validate_features_checks_a_dataframe_s_columns_by_name():
     pd = pytest.importorskip("pandas")
     X = pd.DataFrame(np.random.default_rng(17).normal(size=(100, 3)), columns=["a", "b", "c"])
