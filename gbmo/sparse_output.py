@@ -46,7 +46,7 @@ from .params import (balanced_bagging, bags, canonical_objective, check_output_b
                      objective_and_written_params, resolve_params)
 from .thread_governor import thread_governor
 from .tree import LeafArrays, Tree
-from .validation import check_name_order, is_scipy_sparse
+from .validation import check_name_order, check_sparse_structure, is_scipy_sparse
 
 SPARSE_OBJECTIVES = ("squared_hinge", "sigmoid")
 # a label is predicted where its raw score is above this (F1, the estimators'
@@ -75,6 +75,8 @@ def check_sparse_labels(Y, n_rows, name="Y"):
         raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows}")
     if Y.shape[1] == 0:
         raise ValueError(f"{name} has no labels: shape {Y.shape}")
+    if Y.format in ("csr", "csc"):
+        check_sparse_structure(Y, name)
     Y = _scipy_sparse().csr_matrix(Y, dtype=np.float64, copy=True)
     Y.sum_duplicates()
     Y.eliminate_zeros()

@@ -385,6 +385,7 @@ def check_sparse_features(X, name="X", allow_no_rows=False):
         raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {X.shape}")
     if X.format not in ("csr", "csc"):
         X = X.tocsr()
+    check_sparse_structure(X, name)
     if X.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} has dtype {X.dtype}; gbmo takes numeric (int, float, bool) data only"
@@ -400,6 +401,35 @@ def check_sparse_features(X, name="X", allow_no_rows=False):
         X = X.copy()
         X.sum_duplicates()
     return X
+
+
+def check_sparse_structure(X, name):
+    """Refuses a CSR / CSC matrix whose indptr or indices point outside it:
+    scipy's constructor takes them unchecked (its check_format(full_check=True)
+    would not be asked), and the kernels read where they point (a column
+    index past the last column crashed the interpreter in training)."""
+    major, minor = X.shape if X.format == "csr" else X.shape[::-1]
+    lines, across = ("row", "column") if X.format == "csr" else ("column", "row")
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    stored = min(len(indices), len(X.data))
+    where = f"{name} is a malformed scipy sparse {X.format.upper()} matrix: "
+    if len(indptr) != major + 1 or indptr[0] != 0:
+        raise ValueError(where + f"its indptr must hold {major + 1} offsets from 0, one a "
+                         f"{lines} and the end; it holds {len(indptr)} from {indptr[:1].tolist()}")
+    steps = np.diff(indptr)
+    if np.any(steps < 0):
+        line = int(np.flatnonzero(steps < 0)[0])
+        raise ValueError(where + f"its indptr decreases at {lines} {line} ({indptr[line]} then "
+                         f"{indptr[line + 1]}); allowed: offsets that never decrease")
+    if indptr[-1] > stored:
+        raise ValueError(where + f"its indptr ends at {indptr[-1]}, past its {stored} stored "
+                         "entries")
+    used = indices[:indptr[-1]]
+    outside = (used < 0) | (used >= minor)
+    if np.any(outside):
+        entry = int(np.flatnonzero(outside)[0])
+        raise ValueError(where + f"its entry {entry} has {across} index {used[entry]}; allowed: "
+                         f"0 .. {minor - 1}")
 
 
 def check_features(X, name="X", allow_no_rows=False):

@@ -595,3 +595,37 @@ def test_import_gbmo_leaves_scipy_sparse_unloaded_and_still_takes_sparse_X(tmp_p
                             cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def _malformed(X, part, position, value):
+    """A copy of CSR / CSC X with one entry of indices or indptr changed, as
+    scipy's constructor takes it unchecked."""
+    indices, indptr = X.indices.copy(), X.indptr.copy()
+    {"indices": indices, "indptr": indptr}[part][position] = value
+    return type(X)((X.data, indices, indptr), shape=X.shape)
+
+
+@pytest.mark.parametrize("kind, part, position, value, message", [
+    ("csr", "indices", 3, 7, r"CSR matrix: its entry 3 has column index 7; allowed: 0 \.\. 4"),
+    ("csr", "indices", 0, -1, r"CSR matrix: its entry 0 has column index -1; allowed: 0 \.\. 4"),
+    ("csr", "indptr", 5, 10**6, r"CSR matrix: its indptr decreases at row 5 \(1000000 then "),
+    ("csc", "indices", 0, 210, r"CSC matrix: its entry 0 has row index 210; allowed: 0 \.\. 199"),
+])
+def test_a_malformed_sparse_x_is_refused_before_the_kernels_read_it(kind, part, position, value,
+                                                                    message):
+    """Found by an audit: a column index past the last column crashed the
+    interpreter in training (free(): invalid next size), a broken indptr in
+    predict, and predict read other out-of-range indices silently."""
+    rng = np.random.default_rng(0)
+    dense = rng.normal(size=(200, 5))
+    y = dense[:, 0]
+    bad = _malformed(getattr(sp, f"{kind}_matrix")(dense), part, position, value)
+    with pytest.raises(ValueError, match="X is a malformed scipy sparse " + message):
+        gbmo.train({"verbosity": -1}, gbmo.Dataset(bad, y), 2)
+    model = gbmo.train({"verbosity": -1}, gbmo.Dataset(dense, y), 2)
+    with pytest.raises(ValueError, match="X is a malformed scipy sparse " + message):
+        model.predict(bad)
+    labels = _malformed(sp.csr_matrix((dense > 0).astype(float)), "indices", 1, 9)
+    with pytest.raises(ValueError, match=r"Y is a malformed scipy sparse CSR matrix: its entry 1 "
+                                         r"has column index 9"):
+        gbmo.Dataset(dense, labels)
