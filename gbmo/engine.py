@@ -472,6 +472,37 @@ def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
         raise ValueError(f"{len(valid_names)} valid_names for {len(valid_sets)} valid_sets")
 
 
+def _physical_memory():
+    """The machine's memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_memory(train_set, n_outputs, params, ensembler, loss, y):
+    """Refuses, before any work, a run whose raw scores, gradients and one
+    node's histograms (of every output, without an ensembler in one tree a
+    round) alone exceed the machine's memory: a num_class of 2**31 - 1, or
+    one mistyped class index (which counts the classes), had the system
+    kill the process."""
+    histogram_width = (n_outputs if ensembler is None and params["tree_mode"] == "multi_output"
+                       else 1)
+    needed = (train_set.n_rows * n_outputs * (8 + 4)
+              + train_set.n_features * (params["max_bins"] + 1) * histogram_width * 8)
+    memory = _physical_memory()
+    if memory is None or needed <= memory:
+        return
+    where = ""
+    if isinstance(loss, ClassIndexTarget) and loss.num_class is None:
+        row = int(np.argmax(y))
+        where = (f" (num_class counted from the largest class index, {y[row]} at row {row}: "
+                 "give num_class, or check that label)")
+    raise MemoryError(f"training {n_outputs:,} outputs{where} needs at least "
+                      f"{needed / 2**30:,.1f} GiB for its scores, gradients and histograms, "
+                      f"more than this machine's {memory / 2**30:,.1f} GiB")
+
+
 def metric_names(metric, loss):
     """The metrics a run evaluates: params' metric as a list, or the loss's
     default ones when it is None."""
@@ -516,6 +547,7 @@ class _Trainer:
         self.y = y = read_only(handed_as_target(loss, train_set.Y).prepare_target(train_set.Y))
         self.handed = HandedArrays(y, train_set.weight)
         n_outputs = loss.n_outputs(y)
+        _check_memory(train_set, n_outputs, params, self.ensembler, loss, y)
         check_output_bounds(params, n_outputs, self.ensembler)
         # the model's classes from now on, saved with it
         self.loss = loss = with_class_count(loss, n_outputs)

@@ -147,6 +147,10 @@ def _masked_hessian(y, weight):
     return (~np.isnan(y) * column).astype(G_H_DTYPE)
 
 
+# the largest class index: num_class is an int32 parameter (params.PARAMS)
+MAX_CLASS_INDEX = 2**31 - 2
+
+
 class ClassIndexTarget:
     """Targets as class indices 0 .. num_class - 1 (any count when num_class
     is None), for the multi-class losses; d = num_class, else max label + 1,
@@ -169,6 +173,12 @@ class ClassIndexTarget:
                 f"objective '{self.name}' takes integer class indices 0 .. num_class - 1; "
                 "encode string or float labels first (e.g. numpy.unique(y, return_inverse=True))"
             )
+        if y.size and y.dtype.kind in "iuf" and y.max() > MAX_CLASS_INDEX:
+            # before the cast, which wraps 2**63 and beyond to negative numbers
+            row = int(np.argmax(y))
+            raise ValueError(f"class index {y[row].item()!r} at row {row} is out of range; "
+                             f"allowed: 0 .. {MAX_CLASS_INDEX} (num_class at most "
+                             f"{MAX_CLASS_INDEX + 1})")
         y = y.astype(np.int64)
         if y.size and y.min() < 0:
             raise ValueError(f"class indices must be >= 0, got {y.min()}")

@@ -668,3 +668,32 @@ def test_num_class_1_is_refused_for_objectives_of_classes(objective):
     with pytest.raises(ValueError, match=rf"num_class=1: objective '{objective}' takes class "
                                          "indices and needs at least 2 classes"):
         gbmo.train({"objective": objective, "num_class": 1}, gbmo.Dataset(X, (y > 0) * 1), 1)
+
+
+@pytest.mark.parametrize("label, shown", [(np.uint64(2**63), "9223372036854775808"),
+                                          (1e20, r"1e\+20"), (np.int64(3 * 10**9), "3000000000")])
+def test_a_class_index_beyond_num_class_s_range_is_named_as_given(label, shown):
+    """Found by an audit: 2**63 and beyond were cast to int64 first and
+    reported as negative indices ("got -9223372036854775808")."""
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    y = np.zeros(50, dtype=np.asarray(label).dtype)
+    y[7] = label
+    with pytest.raises(ValueError, match=rf"class index {shown} at row 7 is out of range; "
+                                         r"allowed: 0 \.\. 2147483646"):
+        gbmo.train({"verbosity": -1, "objective": "softmax"}, gbmo.Dataset(X, y), 1)
+
+
+def test_a_run_beyond_the_machine_s_memory_is_refused_before_any_work():
+    """Found by an audit: num_class=2**31 - 1, or one mistyped class index
+    (which counts the classes), had the system kill the process for its
+    memory; the refusal names the label that counted them."""
+    X = np.random.default_rng(0).normal(size=(100, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(MemoryError, match=r"training 2,147,483,647 outputs needs at least "
+                                          r"[\d,.]+ GiB .* more than this machine's"):
+        gbmo.train({"verbosity": -1, "objective": "softmax", "num_class": 2**31 - 1},
+                   gbmo.Dataset(X, y), 1)
+    y[17] = 10**9
+    with pytest.raises(MemoryError, match=r"1,000,000,001 outputs \(num_class counted from the "
+                                          r"largest class index, 1000000000 at row 17"):
+        gbmo.train({"verbosity": -1, "objective": "softmax"}, gbmo.Dataset(X, y), 1)
