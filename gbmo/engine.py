@@ -472,6 +472,10 @@ def _check_arguments(train_set, num_boost_round, valid_sets, valid_names):
         raise ValueError(f"{len(valid_names)} valid_names for {len(valid_sets)} valid_sets")
 
 
+def _fields_of(dataset):
+    return dataset.Y, dataset.weight, dataset.init_score
+
+
 def _physical_memory():
     """The machine's memory in bytes, or None where the system does not say."""
     try:
@@ -536,6 +540,9 @@ class _Trainer:
         self.ensembler, self.ensembler_name = _make_ensembler(params)
         self.split_lambda_l2 = _split_lambda_l2(self.ensembler)
         self.metric_names = metric_names(params["metric"], loss)
+        # the Datasets as given, whose label, weight and init_score the run
+        # takes once: set again, they are refused rather than left unread
+        self._held = [(train_set, _fields_of(train_set), "the training set")]
         if init_model is not None:
             # the model's trees read codes into the categories it was trained on
             recoded = {id(d): d.in_categories(init_model.pandas_categories)
@@ -668,6 +675,7 @@ class _Trainer:
             check_metric_fits(metric, valid_y, n_outputs, self.quantile_levels)
         eval_set = _EvalSet(name, valid, valid_y, _starting_raw(
             valid, init_score, n_outputs, init_model, f"validation set {name!r}"), params, given)
+        self._held.append((given, _fields_of(given), f"validation set {name!r}"))
         if self.forest:
             eval_set.start = eval_set.raw.copy()
         trees = self.booster.trees[self.first_new_tree:]  # added after some rounds
@@ -686,6 +694,7 @@ class _Trainer:
         objective (a function, as Booster.update's fobj) gives this round's
         gradients instead of the run's loss, whose transform still scores it
         and whose leaves are not renewed then, as in LightGBM."""
+        self.check_fields_kept()
         self.params["n_threads"] = self.loss.n_threads = self.threads.round_threads()
         self.round_objective = None if objective is None else self._round_objective(objective)
         try:
@@ -694,6 +703,20 @@ class _Trainer:
             self.round_objective = None
         self.threads.round_done()
         return results
+
+    def check_fields_kept(self):
+        """Refuses to go on when a Dataset's label, weight or init_score was
+        set again after the run took them: the run would keep the old ones
+        silently (an audit relabelled a Booster's train_set between two
+        update() calls, and the next round fit the old labels)."""
+        for dataset, fields, name in self._held:
+            for field, taken, now in zip(("label", "weight", "init_score"), fields,
+                                         _fields_of(dataset)):
+                if now is not taken:
+                    raise ValueError(f"{name}'s {field} was set after this run started, which "
+                                     f"took its {field} once: to train or evaluate with the new "
+                                     "one, start another run on the Dataset (gbmo.train, or "
+                                     "Booster(params, train_set))")
 
     def _round_objective(self, function):
         """Booster.update's fobj as a loss, kept while the same function
@@ -1036,6 +1059,7 @@ class _Trainer:
         """[(data name, metric, value, higher is better, per-output values or
         None)] of eval_set's raw scores now: every metric of the run, then
         every function of fevals."""
+        self.check_fields_kept()
         prediction = check_transformed(
             self.loss.transform(self.handed.raw_for(self.loss, eval_set.raw, eval_set.name)),
             eval_set.raw.shape, f"objective {self.loss.name!r}")

@@ -256,3 +256,30 @@ def test_rollback_takes_back_every_tree_of_a_single_output_round():
     assert len(booster.trees) == 4  # two outputs, two rounds
     np.testing.assert_array_equal(booster.predict(X),
                                   gbmo.train(params, train_set, 2).predict(X))
+
+
+@pytest.mark.parametrize("which", ["train", "valid"])
+@pytest.mark.parametrize("setter, value", [("set_label", lambda y: y * 100),
+                                           ("set_weight", lambda y: np.ones(len(y))),
+                                           ("set_init_score", lambda y: np.ones(len(y)))])
+def test_a_dataset_field_set_again_during_a_run_is_refused(which, setter, value):
+    """Found by an audit: relabelling a Booster's train_set between update()
+    calls left the run on the old labels, and eval_train scored against
+    them, without a word."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0]
+    train = gbmo.Dataset(X[:200], y[:200])
+    valid = train.create_valid(X[200:], y[200:])
+    booster = gbmo.Booster({"verbosity": -1}, train)
+    booster.add_valid(valid, "valid")
+    booster.update()
+    dataset, name = (train, "the training set") if which == "train" else (valid, "validation "
+                                                                                  "set 'valid'")
+    getattr(dataset, setter)(value(dataset.get_label()))
+    field = setter[len("set_"):]
+    message = f"{name}'s {field} was set after this run started"
+    with pytest.raises(ValueError, match=message):
+        booster.update()
+    with pytest.raises(ValueError, match=message):
+        booster.eval_valid()
