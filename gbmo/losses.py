@@ -128,6 +128,27 @@ def _require_finite(y, loss_name, allow_missing=False):
                              "observed target (every value is NaN)")
 
 
+def _require_spread(y, loss_name):
+    """Refuses an output whose targets differ, but by less than 1 /
+    MAX_GRADIENT_INPUT: the float32 gradients y - raw underflow there, and
+    the model came out one constant without a word (the large side is
+    refused by _require_finite)."""
+    columns = y.reshape(len(y), -1)
+    if not columns.size:
+        return
+    observed = ~np.all(np.isnan(columns), axis=0)
+    spread = np.full(columns.shape[1], np.inf)
+    spread[observed] = (np.nanmax(columns[:, observed], axis=0)
+                        - np.nanmin(columns[:, observed], axis=0))
+    tiny = np.flatnonzero((spread > 0) & (spread < 1.0 / MAX_GRADIENT_INPUT))
+    if tiny.size:
+        j = int(tiny[0])
+        raise ValueError(f"the target's values of output {j} differ by at most {spread[j]:.3g}; "
+                         f"objective '{loss_name}' takes a spread of at least "
+                         f"{1.0 / MAX_GRADIENT_INPUT:g} (gradients are float32, and below it "
+                         "they vanish): rescale it")
+
+
 def _observed_mean(y, weight):
     """Per-output weighted mean over the observed (non-NaN) targets."""
     observed = ~np.isnan(y)
@@ -216,6 +237,7 @@ class SquaredError(Loss):
     def prepare_target(self, y):
         y = np.asarray(y, dtype=np.float64)
         _require_finite(y, self.name, allow_missing=True)
+        _require_spread(y, self.name)
         return np.ascontiguousarray(y.reshape(-1, 1) if y.ndim == 1 else y)
 
     def n_outputs(self, y):

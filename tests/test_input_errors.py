@@ -697,3 +697,16 @@ def test_a_run_beyond_the_machine_s_memory_is_refused_before_any_work():
     with pytest.raises(MemoryError, match=r"1,000,000,001 outputs \(num_class counted from the "
                                           r"largest class index, 1000000000 at row 17"):
         gbmo.train({"verbosity": -1, "objective": "softmax"}, gbmo.Dataset(X, y), 1)
+
+
+def test_a_target_of_a_spread_float32_gradients_lose_is_refused():
+    """Found by an audit: y = x * 1e-46 trained one constant without a word,
+    where |y| > 1e30 is refused; a constant target still trains."""
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    Y = np.column_stack([X[:, 0], X[:, 1] * 1e-40])
+    with pytest.raises(ValueError, match=r"the target's values of output 1 differ by at most "
+                                         r"[\d.e-]+; objective 'mse' takes a spread of at least "
+                                         r"1e-30 \(gradients are float32"):
+        gbmo.train({"verbosity": -1}, gbmo.Dataset(X, Y), 1)
+    constant = gbmo.train({"verbosity": -1}, gbmo.Dataset(X, np.full(200, 1e-40)), 2)
+    np.testing.assert_allclose(constant.predict(X), 1e-40)
