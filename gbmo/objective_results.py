@@ -120,7 +120,7 @@ def loss_gradients(loss, y, raw, weight):
     if isinstance(result, ObjectiveResult):
         return check_objective_result(result, *raw.shape, who)
     try:
-        return check_gradient_pair(result, *raw.shape, who)
+        pair = check_gradient_pair(result, *raw.shape, who)
     except NonFiniteGradients:
         if not is_builtin(loss):
             raise
@@ -131,6 +131,26 @@ def loss_gradients(loss, y, raw, weight):
         raise ValueError(f"{who}: this round's gradients or hessians overflowed float32 (inf "
                          f"or NaN): the weights times the targets are too large{largest}; "
                          "rescale the weights or the target") from None
+    if not is_builtin(loss):
+        _check_hessians(pair[1], who)
+    return pair
+
+
+def _check_hessians(hess, who):
+    """Refuses hessians a Newton step cannot take: a negative one (a sign
+    slipped: every tree came out one constant) or all of them 0 (the leaf
+    values -G / lambda_l2 ran off to 1e31 in 20 rounds), found by an audit
+    of custom objectives. gbmo's own losses are left unchecked: theirs are
+    >= 0 by construction."""
+    if hess.size and hess.min() < 0:
+        raise ValueError(f"{who} returned {int(np.count_nonzero(hess < 0)):,} negative "
+                         f"hessians (the least {float(hess.min()):.3g}); a leaf's Newton step "
+                         "-G / (H + lambda_l2) needs hessians >= 0: return the loss's second "
+                         "derivative, or clip it (np.maximum(hess, 1e-6))")
+    if hess.size and not hess.any():
+        raise ValueError(f"{who} returned hessians that are all 0; a leaf's Newton step "
+                         "-G / (H + lambda_l2) needs some > 0: return the loss's second "
+                         "derivative, or ones for plain gradient steps")
 
 
 def _described(result):

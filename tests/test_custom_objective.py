@@ -277,3 +277,22 @@ def test_a_custom_objective_subclass_of_its_own_parameters_saves_them():
     assert loaded.params["objective"] == "custom"
     assert loaded.params["objective_params"] == {"scale": 2.0}
     np.testing.assert_array_equal(loaded.predict(X), booster.predict(X))
+
+
+@pytest.mark.parametrize("hessian, message", [
+    (lambda raw: -np.ones_like(raw), r"returned 300 negative hessians \(the least -1\); a leaf's "
+                                     r"Newton step -G / \(H \+ lambda_l2\) needs hessians >= 0"),
+    (lambda raw: np.where(np.arange(len(raw)) == 5, -0.5, 1.0),
+     r"returned 1 negative hessians \(the least -0.5\)"),
+    (np.zeros_like, r"returned hessians that are all 0"),
+])
+def test_hessians_a_newton_step_cannot_take_are_refused(hessian, message):
+    """Found by an audit: hess = -1 (a sign slip) trained 20 trees of one
+    constant each, hess = 0 leaf values that ran off to 1e31, silently."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match=message):
+        gbmo.train({"verbosity": -1, "objective": lambda y_true, raw: (raw - y_true,
+                                                                        hessian(raw))},
+                   gbmo.Dataset(X, y), 2)
