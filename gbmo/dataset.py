@@ -108,11 +108,8 @@ class Dataset:
         # codes given as numbers to a validation set are codes into the reference's categories
         self.pandas_categories = dataframe_categories(X) or (
             dict(reference.pandas_categories) if reference is not None else {})
+        # one row may validate, with or without reference=: training refuses it
         self.X, names = check_features(X)
-        if self.X.shape[0] < 2 and reference is None:
-            raise ValueError(
-                f"X has {self.X.shape[0]} row; training needs at least 2 rows"
-            )
         self.set_label(Y)
         self.set_weight(weight)
         self.set_init_score(init_score)

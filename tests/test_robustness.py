@@ -64,9 +64,21 @@ def _train_capturing(X, y, params, rounds):
 # ==========================================================================
 # Part 2: edge cases
 # ==========================================================================
-def test_one_row_is_rejected_by_dataset():
-    with pytest.raises(ValueError, match="at least 2 rows"):
-        gbmo.Dataset(np.array([[1.0, 2.0]]), np.array([3.0]))
+def test_one_row_does_not_train_but_validates():
+    """A Dataset of one row trains nothing; as a validation set it works with
+    or without reference= (an audit found it refused without one, where the
+    README says such a set takes the training set's bin edges)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match="the training set has 1 row; training needs at least 2"):
+        gbmo.train({"verbosity": -1}, gbmo.Dataset(X[:1], y[:1]), 1)
+    train = gbmo.Dataset(X, y)
+    alone = gbmo.train({"verbosity": -1}, train, 3, valid_sets=[gbmo.Dataset(X[:1], y[:1])])
+    referenced = gbmo.train({"verbosity": -1}, train, 3, valid_sets=[train.create_valid(X[:1],
+                                                                                        y[:1])])
+    assert alone.evals_result == referenced.evals_result
+    assert len(alone.evals_result["valid_0"]["rmse"]) == 3
 
 
 def test_two_rows():
