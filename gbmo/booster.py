@@ -1322,7 +1322,12 @@ class Booster(JSONModel, TrainingRun):
                 data["objective"] if sparse_loss is None else sparse_loss.predicted_by,
                 data.get("num_class"), params.get("objective_params"),
                 data.get("objective_distribution")), n_outputs)
-            init_score = np.asarray(data["init_score"], dtype=np.float64)
+            given = data["init_score"]
+            # numbers only: numpy reads "0.5" and true as numbers (a file edited by hand)
+            if not isinstance(given, list) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
+                given = None
+            init_score = np.asarray(given, dtype=np.float64)
             if init_score.shape != (n_outputs,) or not np.all(np.isfinite(init_score)):
                 raise ModelFormatError(f"model field 'init_score' must be {n_outputs} finite "
                                        f"numbers, one per output (n_outputs = {n_outputs})")

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from .validation import (check_column_order, column_names, is_category_dtype, is_dataframe,
-                         is_scipy_sparse, user_stacklevel)
+                         is_scipy_sparse, shortened, user_stacklevel)
 
 # Categories are recorded as float64 in model files; every integer of this
 # size and below is exact there.
@@ -236,6 +236,9 @@ class CategoryOrder:
     @classmethod
     def from_dict(cls, data, n_features):
         """A CategoryOrder from to_dict's form; ValueError when it is malformed."""
+        if not isinstance(data, dict) or not {"features", "categories", "ranks"} <= set(data):
+            raise ValueError(f"'categorical' must be an object of 'features', 'categories' and "
+                             f"'ranks' (lists), got {shortened(repr(data), 80)}")
         features, categories, ranks = data["features"], data["categories"], data["ranks"]
         if not (isinstance(features, list) and isinstance(categories, list)
                 and isinstance(ranks, list) and len(features) == len(categories) == len(ranks)):

@@ -378,6 +378,24 @@ def test_wrong_init_score_length(trained):
     assert "init_score" in _load_error(data)
 
 
+@pytest.mark.parametrize("value", [["0.5", 0.1], [True, 0.1], 0.5])
+def test_init_score_of_text_or_true_is_refused(trained, value):
+    """Found by an audit: numpy read "0.5" and true as numbers, and the
+    edited file loaded."""
+    data = _model(trained)
+    data["init_score"] = value[:len(data["init_score"])] if isinstance(value, list) else value
+    assert "model field 'init_score' must be" in _load_error(data)
+
+
+@pytest.mark.parametrize("value", [7, [9], {"features": [0]}])
+def test_a_malformed_categorical_field_is_named(trained, value):
+    """Found by an audit: "'int' object is not subscriptable"."""
+    data = _model(trained)
+    data["categorical"] = value
+    assert ("'categorical' must be an object of 'features', 'categories' and 'ranks'"
+            in _load_error(data))
+
+
 def test_unknown_objective_in_file(trained):
     data = _model(trained)
     data["objective"] = "os.system"
