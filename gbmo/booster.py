@@ -528,6 +528,8 @@ class Booster(JSONModel, TrainingRun):
         if train_set is not None and (model_file is not None or model_str is not None):
             raise ValueError("Booster takes a train_set to train on, or a model_file or "
                              "model_str to load, not both")
+        if model_file is not None and model_str is not None:
+            raise ValueError("Booster takes a model_file or a model_str to load, not both")
         self.trees = []
         self.best_iteration = 0  # as LightGBM's: 0 when early stopping found no best round
         self.best_score = {}  # {data name: {metric: value}} at the best round, as LightGBM's

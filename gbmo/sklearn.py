@@ -1517,6 +1517,14 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
+        if y.ndim == 1 and y.dtype.kind == "O":
+            # before np.unique, whose sort fails on a None among strings
+            missing = [i for i, label in enumerate(y.tolist()) if label is None or (
+                isinstance(label, float) and math.isnan(label))]
+            if missing:
+                raise ValueError(f"y holds a missing label (None or NaN) at {len(missing)} "
+                                 f"row(s), the first row {missing[0]}; a classifier needs a "
+                                 "label in every row: drop those rows")
         self._multilabel = y.ndim == 2
         if self._multilabel and y.dtype.kind not in "biuf":  # strings: no 0 for a NaN below
             _refuse_multi_label_kind(f"{y.dtype} labels")

@@ -146,6 +146,14 @@ def _load_error(data):
     return str(info.value)
 
 
+def test_a_model_file_and_a_model_str_at_once_are_refused(trained, tmp_path):
+    """Found by an audit: the file was loaded and model_str ignored."""
+    path = tmp_path / "model.json"
+    trained.save_model(path)
+    with pytest.raises(ValueError, match="a model_file or a model_str to load, not both"):
+        gbmo.Booster(model_file=path, model_str=trained.model_to_string())
+
+
 def test_truncated_file(trained):
     text = trained[0].model_to_string()
     assert "not valid JSON" in _load_error(text[: len(text) // 2])

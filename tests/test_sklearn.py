@@ -2057,3 +2057,14 @@ def test_warm_start_refusals_name_what_is_allowed():
     with pytest.raises(ValueError, match="parameter 'warm_start' must be True or False, got "
                                          "'yes'"):
         GBMORegressor(warm_start="yes").fit(X, X[:, 0])
+
+
+def test_a_missing_label_among_text_labels_is_named():
+    """Found by an audit: None among string labels raised numpy's sort
+    error ("'<' not supported between instances of 'NoneType' and 'str'")."""
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = np.array(["a", "b"] * 100, dtype=object)
+    y[[3, 8]] = None
+    with pytest.raises(ValueError, match=r"y holds a missing label \(None or NaN\) at 2 row\(s\), "
+                                         r"the first row 3; a classifier needs a label"):
+        GBMOClassifier(n_estimators=2).fit(X, y)
