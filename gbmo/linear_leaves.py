@@ -27,6 +27,11 @@ from .parallel import WORK_PER_ELEMENT, threads_for
 # on a leaf's rows over its mean square that gives it a slope (see _solved)
 SINGULAR = 1e-12
 CONSTANT = 1e-10
+# the least spread (sum of hessian-weighted squares about the mean) of a
+# feature on a leaf's rows that gives it a slope: below it the unit-diagonal
+# scaling (1 / sqrt of it, times another feature's) overflows, and a feature
+# of values near 1e-160 took every other feature's slope with it
+SMALLEST_SPREAD = 1e-300
 
 
 @dataclass
@@ -210,8 +215,9 @@ def _solved(upper, Zg, linear_lambda):
                - cross[..., :, None] * cross[..., None, :] / weighted[..., None, None])
     # a feature whose spread about its mean is within the sums' rounding of
     # its mean square is constant on the leaf's rows: no slope
-    constant = (np.diagonal(centred, axis1=-2, axis2=-1)
-                <= CONSTANT * np.diagonal(matrices[..., :p, :p], axis1=-2, axis2=-1))
+    spread = np.diagonal(centred, axis1=-2, axis2=-1)
+    constant = ((spread <= CONSTANT * np.diagonal(matrices[..., :p, :p], axis1=-2, axis2=-1))
+                | (spread < SMALLEST_SPREAD))
     centred[constant[..., :, None] | constant[..., None, :]] = 0.0
     centred[..., np.arange(p), np.arange(p)] += linear_lambda
     diagonal = np.diagonal(centred, axis1=-2, axis2=-1)

@@ -4,6 +4,7 @@ linear target, the training scores against predict in every mode that takes
 linear leaves, files, and the refusals."""
 import json
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -718,3 +719,24 @@ def test_the_estimators_take_linear_tree():
                                linear_lambda=0.1).fit(X, Y)
     assert model.booster_.trees[-1].linear_leaves is not None
     assert model.score(X, Y) > 0.95
+
+
+def test_a_feature_too_small_to_scale_loses_its_slope_alone():
+    """Found by an audit: a feature of values near 1e-160 overflowed the
+    unit-diagonal scaling of every leaf it was on, and those leaves lost the
+    other features' slopes too (numpy's overflow warnings leaking out)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = 2 * X[:, 0] + X[:, 1] + 0.1 * rng.normal(size=400)
+    tiny = np.column_stack([X[:, 0] * 1e-160, X[:, 1:]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = gbmo.train({"verbosity": -1, "linear_tree": True}, gbmo.Dataset(tiny, y), 10)
+    sloped = [tree.linear_leaves for tree in model.trees if tree.linear_leaves is not None]
+    features = np.concatenate([leaves.features for leaves in sloped])
+    coefficients = np.concatenate([leaves.coefficients[:, 0] for leaves in sloped])
+    assert np.all(coefficients[features == 0] == 0.0)
+    assert np.any(coefficients[features > 0] != 0.0)
+    constant = gbmo.train({"verbosity": -1}, gbmo.Dataset(tiny, y), 10)
+    rmse = [np.sqrt(np.mean((m.predict(tiny) - y) ** 2)) for m in (model, constant)]
+    assert rmse[0] < rmse[1] - 0.03
