@@ -483,6 +483,10 @@ def _count_field(data, name):
     value = data[name]
     if isinstance(value, bool) or not isinstance(value, int):
         raise ModelFormatError(f"model field {name!r} must be an integer, got {value!r}")
+    # features and outputs are counted in int32 (node_feature, leaf_outputs)
+    if not 1 <= value <= 2**31 - 1:
+        raise ModelFormatError(f"model field {name!r} = {value} is out of range; allowed: 1 .. "
+                               f"{2**31 - 1}")
     return value
 
 

@@ -148,10 +148,11 @@ def _load_error(data):
 
 def test_a_model_file_and_a_model_str_at_once_are_refused(trained, tmp_path):
     """Found by an audit: the file was loaded and model_str ignored."""
+    booster, _ = trained
     path = tmp_path / "model.json"
-    trained.save_model(path)
+    booster.save_model(path)
     with pytest.raises(ValueError, match="a model_file or a model_str to load, not both"):
-        gbmo.Booster(model_file=path, model_str=trained.model_to_string())
+        gbmo.Booster(model_file=path, model_str=booster.model_to_string())
 
 
 def test_truncated_file(trained):
@@ -402,6 +403,16 @@ def test_a_malformed_categorical_field_is_named(trained, value):
     data["categorical"] = value
     assert ("'categorical' must be an object of 'features', 'categories' and 'ranks'"
             in _load_error(data))
+
+
+@pytest.mark.parametrize("field", ["n_features", "n_outputs", "trees_per_round"])
+@pytest.mark.parametrize("value", [0, 10**12])
+def test_a_count_beyond_int32_or_below_one_is_refused(trained, field, value):
+    """Found by an audit: n_features = 10**12 loaded, and failed at predict."""
+    data = _model(trained)
+    data[field] = value
+    assert f"model field {field!r} = {value} is out of range; allowed: 1 .. 2147483647" \
+        in _load_error(data)
 
 
 def test_unknown_objective_in_file(trained):
