@@ -75,7 +75,7 @@ def check_sparse_labels(Y, n_rows, name="Y"):
         raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows}")
     if Y.shape[1] == 0:
         raise ValueError(f"{name} has no labels: shape {Y.shape}")
-    if Y.format in ("csr", "csc"):
+    if getattr(Y, "format", None) in ("csr", "csc"):  # a refit may hand a dense Y
         check_sparse_structure(Y, name)
     Y = _scipy_sparse().csr_matrix(Y, dtype=np.float64, copy=True)
     Y.sum_duplicates()
