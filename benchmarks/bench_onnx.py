@@ -12,18 +12,14 @@ time over gbmo's, and the largest difference of the predictions (onnxruntime's
 output is float32).
 """
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-
-def best_time(function, repeats=5):
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_predict import best_time  # noqa: E402
 
 
 def median_call(function, calls=200):
