@@ -237,21 +237,35 @@ class _CategorySets:
 
 
 def export(booster, path=None, num_iteration=None, start_iteration=0, raw_score=False,
-           probabilities=False):
+           probabilities=False, classes=None):
     """Booster.to_onnx's graph (an onnx ModelProto), also written to path
     when given. probabilities: predict_proba's output, named so, for a
-    classifier: two columns (1 - p, p) where the booster predicts p alone."""
+    classifier: two columns (1 - p, p) where the booster predicts p alone.
+    classes (a classifier's classes_, each probability's): a first output
+    "label", the class of each row's largest probability."""
     if path is not None:
         checked_path(path, "path")
-    model = _graph(booster, num_iteration, start_iteration, raw_score,
-                   probabilities and not raw_score)
+    probabilities = probabilities and not raw_score
+    model = _graph(booster, num_iteration, start_iteration, raw_score, probabilities,
+                   None if classes is None or not probabilities else _tensor_values(classes))
     if path is not None:
         with open(path, "wb") as file:
             file.write(model.SerializeToString())
     return model
 
 
-def _graph(booster, num_iteration, start_iteration, raw_score, probabilities):
+def _tensor_values(classes):
+    """classes as an array ONNX holds: text as str objects (a STRING
+    tensor), integers as int64, other numbers as float64, bools as bool."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "USO":
+        return np.array([str(label) for label in classes.tolist()], dtype=object)
+    if classes.dtype.kind in "iu":
+        return classes.astype(np.int64)
+    return classes.astype(bool if classes.dtype.kind == "b" else np.float64)
+
+
+def _graph(booster, num_iteration, start_iteration, raw_score, probabilities, classes):
     first, stop = booster._tree_range(start_iteration, num_iteration)
     trees = booster.trees[first:stop]
     if any(tree.linear_leaves is not None for tree in trees):
@@ -297,15 +311,23 @@ def _graph(booster, num_iteration, start_iteration, raw_score, probabilities):
     elif one_column:  # predict's (n,)
         out = graph.add("Squeeze", [out, graph.constant("axis", np.array([1], dtype=np.int64))],
                         "prediction")
-    graph.nodes[-1].output[0] = ("raw_scores" if raw_score else
-                                 "probabilities" if probabilities else "predictions")
-    shape = [None] if one_column else [None, d]
+    outputs = []
+    if classes is not None:  # predict's labels: the class of the largest probability
+        chosen = graph.add("ArgMax", [out], "class", axis=1, keepdims=0)
+        labels = graph.constant("classes", classes)
+        outputs.append(("label", graph.add("Gather", [labels, chosen], "label", axis=0),
+                        helper.np_dtype_to_tensor_dtype(classes.dtype), [None]))
+    outputs.append(("raw_scores" if raw_score else
+                    "probabilities" if probabilities else "predictions", out,
+                    onnx.TensorProto.FLOAT, [None] if one_column else [None, d]))
+    for name, tensor, _, _ in outputs:  # the graph's outputs under their own names
+        graph.nodes.append(helper.make_node("Identity", [tensor], [name]))
     return helper.make_model(
         helper.make_graph(graph.nodes, "gbmo",
                           [helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE,
                                                          [None, booster.n_features])],
-                          [helper.make_tensor_value_info(graph.nodes[-1].output[0],
-                                                         onnx.TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info(name, kind, shape)
+                           for name, _, kind, shape in outputs],
                           initializer=graph.constants),
         opset_imports=[helper.make_opsetid("", DEFAULT_OPSET),
                        helper.make_opsetid("ai.onnx.ml", ML_OPSET)],

@@ -1182,17 +1182,23 @@ class _GBMOModel(BaseEstimator):
 
     def to_onnx(self, path=None, num_iteration=None, start_iteration=0, raw_score=False):
         """The fitted model as an ONNX graph (see Booster.to_onnx), also
-        written to path when given: its output is predict's for a regressor,
-        predict_proba's for a classifier ("probabilities"; the labels are
-        classes_ at its argmax), the booster's raw scores with raw_score."""
+        written to path when given: its output is predict's for a regressor;
+        for a classifier of one label a row, "label" (predict's) and
+        "probabilities" (predict_proba's), for a multi-label one
+        "probabilities" alone; the booster's raw scores with raw_score."""
         from .onnx_export import export
 
         check_is_fitted(self)
         return export(self.booster_, path, num_iteration, start_iteration, raw_score,
-                      probabilities=self._predicts_probabilities())
+                      probabilities=self._predicts_probabilities(),
+                      classes=self._labelled_classes())
 
     def _predicts_probabilities(self):
         return False
+
+    def _labelled_classes(self):
+        """The classes an ONNX graph's labels are drawn from (None: no labels)."""
+        return None
 
     def _staged(self, X, raw_score=False):
         X = self._check_predict_X(X)
@@ -1613,6 +1619,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
 
     def _predicts_probabilities(self):
         return not isinstance(self.booster_.loss, CustomObjective)
+
+    def _labelled_classes(self):
+        single_label = not (self._multilabel or getattr(self, "_sparse_labels", False))
+        return self.classes_ if single_label and self._predicts_probabilities() else None
 
     def _custom_objective(self):
         """A function as the objective gives raw scores, which are no

@@ -250,10 +250,11 @@ def test_without_onnx_the_export_names_the_package(monkeypatch):
 
 
 @pytest.mark.parametrize("labels", [
-    np.array(["no", "yes"]), np.array(["a", "b", "c"]), None])
+    np.array(["no", "yes"]), np.array(["a", "b", "c"]), np.array([3, 7, 9]),
+    np.array([False, True]), None])
 def test_estimators_export_predict_and_predict_proba(labels):
-    """A classifier's graph gives predict_proba (two columns for two
-    classes), a regressor's predict; labels are classes_ at the argmax."""
+    """A classifier's graph gives predict's labels and predict_proba (two
+    columns for two classes), a regressor's predict."""
     rng = np.random.default_rng(9)
     X = _data(rng, 1500)
     X_test = _test_rows(rng)
@@ -265,16 +266,27 @@ def test_estimators_export_predict_and_predict_proba(labels):
     y = labels[((_targets(X)[:, :2] > 0) @ [1, 1]) % len(labels)]
     model = gbmo.GBMOClassifier(n_estimators=10, verbosity=-1).fit(X, y)
     onnx_model = model.to_onnx()
-    assert [output.name for output in onnx_model.graph.output] == ["probabilities"]
-    probabilities = _run(onnx_model, X_test)
+    assert [output.name for output in onnx_model.graph.output] == ["label", "probabilities"]
+    session = onnxruntime.InferenceSession(onnx_model.SerializeToString())
+    predicted, probabilities = session.run(None, {"X": X_test})
     np.testing.assert_allclose(probabilities, model.predict_proba(X_test), rtol=1e-6, atol=1e-6)
     top_two = np.sort(probabilities, axis=1)[:, -2:]
     clear = top_two[:, 1] - top_two[:, 0] > 1e-5  # float32 may break a near tie
     assert clear.mean() > 0.9
-    np.testing.assert_array_equal(model.classes_[np.argmax(probabilities, axis=1)][clear],
-                                  model.predict(X_test)[clear])
+    np.testing.assert_array_equal(predicted[clear], model.predict(X_test)[clear])
     np.testing.assert_allclose(_run(model.to_onnx(raw_score=True), X_test),
                                model.predict(X_test, raw_score=True), rtol=1e-6, atol=1e-6)
+
+
+def test_a_multi_label_classifier_exports_its_probabilities_alone():
+    rng = np.random.default_rng(10)
+    X = _data(rng, 1000)
+    model = gbmo.GBMOClassifier(n_estimators=5, verbosity=-1).fit(X, (_targets(X) > 0) * 1)
+    onnx_model = model.to_onnx()
+    assert [output.name for output in onnx_model.graph.output] == ["probabilities"]
+    X_test = _test_rows(rng)
+    np.testing.assert_allclose(_run(onnx_model, X_test), model.predict_proba(X_test), rtol=1e-6,
+                               atol=1e-6)
 
 
 def test_an_unfitted_estimator_is_refused():
