@@ -132,13 +132,16 @@ class _Ensemble:
                    "falsenodeids", "missing_value_tracks_true")
     TARGET_FIELDS = ("treeids", "nodeids", "ids", "weights")
 
-    def __init__(self):
+    def __init__(self, marker_target=None):
+        """marker_target: a target past the outputs that every leaf gives a
+        weight of its own first (see _needs_markers), or None."""
         self._nodes, self._targets = [], []
+        self.marker_target, self._marked = marker_target, 0
 
     def add_leaf(self, tree_id, outputs, values):
         """A tree of one leaf."""
         self._nodes.append(self._node_arrays(tree_id, [0], [0], ["LEAF"], [0.0], [0], [0], [0]))
-        self._add_targets(tree_id, np.zeros(len(outputs), dtype=np.int64), outputs, values)
+        self._add_targets(tree_id, np.zeros(1, dtype=np.int64), [outputs], [values])
 
     def add_tree(self, tree_id, tree, category_sets, n_outputs, share):
         """tree as nodes of tree_id: gbmo's node numbers, then one more node
@@ -163,11 +166,22 @@ class _Ensemble:
         self._nodes.append(self._node_arrays(tree_id, *fields))
         leaves = nodes[~split]
         rows = tree.node_value[leaves]
-        width = tree.leaf_values.shape[1]
-        outputs = (np.tile(np.arange(n_outputs), len(leaves)) if tree.leaf_outputs is None
-                   else tree.leaf_outputs[rows].ravel())
-        self._add_targets(tree_id, np.repeat(leaves, width), outputs,
-                          share * tree.leaf_values[rows].ravel())
+        outputs = (np.tile(np.arange(n_outputs), (len(leaves), 1)) if tree.leaf_outputs is None
+                   else tree.leaf_outputs[rows])
+        self._add_targets(tree_id, leaves, outputs, share * tree.leaf_values[rows])
+
+    def _add_targets(self, tree_id, leaves, outputs, values):
+        """Each leaf's weights, values[l] for the outputs outputs[l] (a row
+        each), after its marker's when there is a marker target."""
+        outputs, values = np.reshape(outputs, (len(leaves), -1)), np.reshape(values,
+                                                                             (len(leaves), -1))
+        if self.marker_target is not None:
+            markers = self._marked + 1 + np.arange(len(leaves), dtype=np.float64)
+            self._marked += len(leaves)
+            outputs = np.column_stack([np.full(len(leaves), self.marker_target), outputs])
+            values = np.column_stack([markers, values])
+        self._targets.append([np.full(outputs.size, tree_id), np.repeat(leaves, outputs.shape[1]),
+                              outputs.ravel(), values.ravel().astype(np.float64)])
 
     @staticmethod
     def _categorical(node, tree, category_sets, fields):
@@ -201,9 +215,6 @@ class _Ensemble:
     def _node_arrays(tree_id, *fields):
         return [np.full(len(fields[0]), tree_id), *map(np.asarray, fields)]
 
-    def _add_targets(self, tree_id, nodes, outputs, values):
-        self._targets.append([np.full(len(nodes), tree_id), np.asarray(nodes),
-                              np.asarray(outputs), np.asarray(values, dtype=np.float64)])
 
     def attributes(self):
         """The operator's node and target attributes, as lists."""
@@ -211,6 +222,19 @@ class _Ensemble:
             return {name: np.concatenate(column).tolist()
                     for name, column in zip(names, zip(*parts))}
         return joined(self._nodes, self.NODE_FIELDS), joined(self._targets, self.TARGET_FIELDS)
+
+
+def _needs_markers(trees, category_sets, n_outputs):
+    """Whether leaves need a marker weight each: with several outputs and a
+    categorical split's chain of equality tests. onnxruntime (1.32 at least)
+    takes two leaves of one feature's chains for one when their first
+    weights are equal (found by the fuzz: leaves of weights (0, 0, 0, 0) and
+    (0, 0.004, -0.006, 0.006), and rows that reached the second were given
+    the first's), which a weight of its own first in every leaf prevents;
+    one output's equal leaves are alike anyway."""
+    return n_outputs > 1 and any(
+        category_sets.categorical(feature)
+        for tree in trees for feature in tree.node_feature[tree.node_left >= 0].tolist())
 
 
 class _CategorySets:
@@ -277,18 +301,19 @@ def _graph(booster, num_iteration, start_iteration, raw_score, probabilities, cl
     onnx = _onnx()
     helper, graph = onnx.helper, _Graph(onnx)
     X = _read_as_model(graph, "X", booster)
-    ensemble = _Ensemble()
+    sets = _CategorySets(booster)
+    marked = _needs_markers(trees, sets, d)
+    ensemble = _Ensemble(marker_target=d if marked else None)
     # the start score is a first tree of one leaf, not the operator's
     # base_values: onnxruntime adds those only to the outputs that some
     # tree's leaf gave a value (sparse leaves give a few)
     ensemble.add_leaf(0, np.arange(d), booster.init_score)
     share = booster._tree_share(first, stop)
-    sets = _CategorySets(booster)
     for tree_id, tree in enumerate(trees, start=1):
         ensemble.add_tree(tree_id, tree, sets, d, share)
     nodes, targets = ensemble.attributes()
     raw = graph.add(
-        "TreeEnsembleRegressor", [X], "raw_scores", domain="ai.onnx.ml", n_targets=d,
+        "TreeEnsembleRegressor", [X], "raw_scores", domain="ai.onnx.ml", n_targets=d + marked,
         aggregate_function="SUM", post_transform="NONE",
         nodes_treeids=nodes["treeids"], nodes_nodeids=nodes["nodeids"],
         nodes_featureids=nodes["featureids"], nodes_modes=nodes["modes"],
@@ -301,6 +326,10 @@ def _graph(booster, num_iteration, start_iteration, raw_score, probabilities, cl
         target_weights_as_tensor=helper.make_tensor("target_weights", onnx.TensorProto.DOUBLE,
                                                     [len(targets["weights"])],
                                                     targets["weights"]))
+    if marked:  # the markers' column goes
+        raw = graph.add("Slice", [raw, *(graph.constant(name, np.array([value], dtype=np.int64))
+                                         for name, value in (("start", 0), ("end", d),
+                                                             ("axis", 1)))], "raw_scores")
     out = raw if transforms is None else _transformed(graph, raw, transforms, d)
     one_column = booster.one_dimensional_target
     if one_column and probabilities:  # predict_proba's (1 - p, p)

@@ -292,3 +292,49 @@ def test_a_multi_label_classifier_exports_its_probabilities_alone():
 def test_an_unfitted_estimator_is_refused():
     with pytest.raises(NotFittedError):
         gbmo.GBMORegressor().to_onnx()
+
+
+# the fuzz's case (tests/test_fuzz.py, seed 331): 20 rows, a categorical
+# feature of 6 categories, 4 outputs, symmetric trees
+_FUZZ_CATEGORIES = [-1, np.nan, np.nan, 7, 5, 1, 4, -2, np.nan, np.nan, np.nan, 5, 1, np.nan,
+                    np.nan, -1, 7, 3, 4, 6]
+_FUZZ_TARGETS = np.array([
+    [-1.16997316, 1.48426327, -0.53292197, 0.70462331],
+    [-0.08021689, -1.36529911, 0.03543625, -1.50949727],
+    [0.63945730, 0.52995152, 1.15723967, -0.17957641],
+    [1.83158799, -1.15856515, -0.29817682, -0.86453384],
+    [-1.57942900, -0.08544536, 1.47408218, -0.08058335],
+    [0.49618341, -1.54841036, 2.10850172, -0.45368254],
+    [0.71897672, 1.78238636, 0.56158566, 0.15621014],
+    [0.76700986, -0.53592167, -0.78220167, -1.03986623],
+    [0.37313605, -0.28710767, 1.54739580, -0.45768937],
+    [0.30692486, 1.09640428, 1.07243980, -0.38387382],
+    [1.56767020, -1.81023333, 0.93962960, -0.22925831],
+    [-0.41030393, -0.55167234, 0.36451231, 0.16866038],
+    [1.10918863, -0.14425135, -0.85488114, 1.01484456],
+    [1.01092767, 1.55986913, -0.99737141, -1.05694091],
+    [0.98146988, -1.16426393, -0.05926654, 0.01495960],
+    [0.85396998, -0.47423847, -1.28814227, -1.31237146],
+    [-1.06086133, 0.76297095, 0.68318163, 0.08086218],
+    [-1.53387341, -0.24804435, -0.48025719, 0.02064909],
+    [0.30595508, -0.64914231, -1.97429079, 0.92858704],
+    [0.32767547, 0.52624629, -0.42051921, -2.02756388]])
+
+
+def test_leaves_of_equal_first_weights_in_categorical_chains_keep_their_own_values():
+    """Found by the fuzz: onnxruntime (1.32) took two leaves reached through
+    one feature's chains of equality tests for one when their first weights
+    were equal ((0, 0, 0, 0) and (0, 0.004, -0.006, 0.006) here), and gave
+    rows of the second the first's values. Every leaf's first weight is now
+    a marker of its own, in a column the graph drops (without it, this test
+    fails)."""
+    X = np.column_stack([np.full(20, np.nan), _FUZZ_CATEGORIES])
+    params = {"verbosity": -1, "n_threads": 1, "max_leaves": 16, "min_samples_leaf": 1,
+              "max_bins": 3, "lambda_l2": 0.0, "lambda_l1": 0.5, "learning_rate": 0.01,
+              "min_child_weight": 0.0, "growth": "symmetric", "subsample": 0.5,
+              "subsample_freq": 1, "ensembler": "sketch_topk", "ensembler_params": {"k": 3},
+              "cat_smooth": 0.0, "cat_l2": 0.0, "min_data_per_group": 0,
+              "max_cat_threshold": 1, "max_cat_to_onehot": 0}
+    booster = gbmo.train(params, gbmo.Dataset(X, _FUZZ_TARGETS, categorical_feature=[1]), 1)
+    rows = np.column_stack([np.full(9, np.nan), [-1, 1, 3, 4, 5, 6, 7, 9, np.nan]])
+    _assert_like_predict(booster, rows, raw_score=True)
