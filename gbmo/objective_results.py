@@ -118,7 +118,11 @@ def loss_gradients(loss, y, raw, weight):
     who = f"objective {getattr(loss, 'name', None) or type(loss).__name__!r}"
     result = loss.gradients(y, raw, weight)
     if isinstance(result, ObjectiveResult):
-        return check_objective_result(result, *raw.shape, who)
+        checked = check_objective_result(result, *raw.shape, who)
+        if not is_builtin(loss):
+            _check_hessians(checked.split_grad, checked.split_hess, who)
+            _check_hessians(checked.update_grad, checked.update_hess, who)
+        return checked
     try:
         pair = check_gradient_pair(result, *raw.shape, who)
     except NonFiniteGradients:
@@ -132,25 +136,27 @@ def loss_gradients(loss, y, raw, weight):
                          f"or NaN): the weights times the targets are too large{largest}; "
                          "rescale the weights or the target") from None
     if not is_builtin(loss):
-        _check_hessians(pair[1], who)
+        _check_hessians(*pair, who)
     return pair
 
 
-def _check_hessians(hess, who):
+def _check_hessians(grad, hess, who):
     """Refuses hessians a Newton step cannot take: a negative one (a sign
-    slipped: every tree came out one constant) or all of them 0 (the leaf
-    values -G / lambda_l2 ran off to 1e31 in 20 rounds), found by an audit
-    of custom objectives. gbmo's own losses are left unchecked: theirs are
-    >= 0 by construction."""
+    slipped: every tree came out one constant) or all of them 0 under a
+    gradient that is not (the leaf values -G / lambda_l2 ran off to 1e31 in
+    20 rounds), found by an audit of custom objectives; both 0 is a loss at
+    its minimum (a hinge whose margins are all met). gbmo's own losses are
+    left unchecked: theirs are >= 0 by construction."""
     if hess.size and hess.min() < 0:
         raise ValueError(f"{who} returned {int(np.count_nonzero(hess < 0)):,} negative "
                          f"hessians (the least {float(hess.min()):.3g}); a leaf's Newton step "
                          "-G / (H + lambda_l2) needs hessians >= 0: return the loss's second "
                          "derivative, or clip it (np.maximum(hess, 1e-6))")
-    if hess.size and not hess.any():
-        raise ValueError(f"{who} returned hessians that are all 0; a leaf's Newton step "
-                         "-G / (H + lambda_l2) needs some > 0: return the loss's second "
-                         "derivative, or ones for plain gradient steps")
+    if hess.size and not hess.any() and grad.any():
+        raise ValueError(f"{who} returned hessians that are all 0 under gradients that are "
+                         "not; a leaf's Newton step -G / (H + lambda_l2) needs some > 0: "
+                         "return the loss's second derivative, or ones for plain gradient "
+                         "steps")
 
 
 def _described(result):

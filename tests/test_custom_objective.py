@@ -284,7 +284,7 @@ def test_a_custom_objective_subclass_of_its_own_parameters_saves_them():
                                      r"Newton step -G / \(H \+ lambda_l2\) needs hessians >= 0"),
     (lambda raw: np.where(np.arange(len(raw)) == 5, -0.5, 1.0),
      r"returned 1 negative hessians \(the least -0.5\)"),
-    (np.zeros_like, r"returned hessians that are all 0"),
+    (np.zeros_like, r"returned hessians that are all 0 under gradients that are not"),
 ])
 def test_hessians_a_newton_step_cannot_take_are_refused(hessian, message):
     """Found by an audit: hess = -1 (a sign slip) trained 20 trees of one
@@ -296,3 +296,33 @@ def test_hessians_a_newton_step_cannot_take_are_refused(hessian, message):
         gbmo.train({"verbosity": -1, "objective": lambda y_true, raw: (raw - y_true,
                                                                         hessian(raw))},
                    gbmo.Dataset(X, y), 2)
+
+
+def test_hessians_of_an_objective_result_are_checked_too():
+    """Found by a review: an ObjectiveResult's hessians skipped the check,
+    and update_hess = 0 under gradients predicted 9e30."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0]
+
+    def objective(y_true, raw):
+        grad = raw - y_true
+        return gbmo.ObjectiveResult(grad, np.ones_like(grad), grad, np.zeros_like(grad))
+    with pytest.raises(ValueError, match="returned hessians that are all 0 under gradients"):
+        gbmo.train({"verbosity": -1, "objective": objective}, gbmo.Dataset(X, y), 2)
+
+
+def test_a_loss_at_its_minimum_with_no_gradient_and_no_hessian_trains_on():
+    """Found by a review: a custom squared hinge returns gradients and
+    hessians all 0 once every margin is met, which the check refused."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+
+    def squared_hinge(y_true, raw):
+        active = 1.0 - y_true * raw > 0
+        return np.where(active, -2.0 * y_true * (1.0 - y_true * raw), 0.0), np.where(active, 2.0,
+                                                                                      0.0)
+    booster = gbmo.train({"verbosity": -1, "objective": squared_hinge, "learning_rate": 1.0},
+                         gbmo.Dataset(X, y), 60)
+    assert np.mean(np.sign(booster.predict(X)) == y) > 0.99
