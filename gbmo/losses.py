@@ -128,11 +128,15 @@ def _require_finite(y, loss_name, allow_missing=False):
                              "observed target (every value is NaN)")
 
 
+# the least spread of an output's targets: float32's smallest normal number,
+# below which the float32 gradients y - raw lose their digits (at 1e-46 they
+# were all 0, and the model one constant without a word)
+MIN_TARGET_SPREAD = float(np.finfo(np.float32).tiny)
+
+
 def _require_spread(y, loss_name):
-    """Refuses an output whose targets differ, but by less than 1 /
-    MAX_GRADIENT_INPUT: the float32 gradients y - raw underflow there, and
-    the model came out one constant without a word (the large side is
-    refused by _require_finite)."""
+    """Refuses an output whose targets differ, but by less than
+    MIN_TARGET_SPREAD (the large side is refused by _require_finite)."""
     columns = y.reshape(len(y), -1)
     if not columns.size:
         return
@@ -140,13 +144,13 @@ def _require_spread(y, loss_name):
     spread = np.full(columns.shape[1], np.inf)
     spread[observed] = (np.nanmax(columns[:, observed], axis=0)
                         - np.nanmin(columns[:, observed], axis=0))
-    tiny = np.flatnonzero((spread > 0) & (spread < 1.0 / MAX_GRADIENT_INPUT))
+    tiny = np.flatnonzero((spread > 0) & (spread < MIN_TARGET_SPREAD))
     if tiny.size:
         j = int(tiny[0])
         raise ValueError(f"the target's values of output {j} differ by at most {spread[j]:.3g}; "
                          f"objective '{loss_name}' takes a spread of at least "
-                         f"{1.0 / MAX_GRADIENT_INPUT:g} (gradients are float32, and below it "
-                         "they vanish): rescale it")
+                         f"{MIN_TARGET_SPREAD:.3g} (gradients are float32, whose smallest "
+                         "normal number it is): rescale it")
 
 
 def _observed_mean(y, weight):

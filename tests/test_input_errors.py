@@ -700,12 +700,16 @@ def test_a_run_beyond_the_machine_s_memory_is_refused_before_any_work():
 
 def test_a_target_of_a_spread_float32_gradients_lose_is_refused():
     """Found by an audit: y = x * 1e-46 trained one constant without a word,
-    where |y| > 1e30 is refused; a constant target still trains."""
+    where |y| > 1e30 is refused; a spread above float32's smallest normal
+    number (1e-36, a cross-section in cm^2) trains, and a constant target."""
     X = np.random.default_rng(0).normal(size=(200, 3))
     Y = np.column_stack([X[:, 0], X[:, 1] * 1e-40])
     with pytest.raises(ValueError, match=r"the target's values of output 1 differ by at most "
                                          r"[\d.e-]+; objective 'mse' takes a spread of at least "
-                                         r"1e-30 \(gradients are float32"):
+                                         r"1.18e-38 \(gradients are float32"):
         gbmo.train({"verbosity": -1}, gbmo.Dataset(X, Y), 1)
+    small = X[:, 1] * 1e-36
+    model = gbmo.train({"verbosity": -1, "learning_rate": 0.5}, gbmo.Dataset(X, small), 30)
+    assert np.corrcoef(model.predict(X), small)[0, 1] > 0.9
     constant = gbmo.train({"verbosity": -1}, gbmo.Dataset(X, np.full(200, 1e-40)), 2)
     np.testing.assert_allclose(constant.predict(X), 1e-40)
