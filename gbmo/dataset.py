@@ -150,7 +150,8 @@ class Dataset:
         if "X" in state:  # pickled by a gbmo of before lazy subsets: X itself
             state = {**state, "_X": state["X"], "_rows_of": None, "_own_categories": False}
             del state["X"]
-        self.__dict__.update(state)
+        # pickled before a validation target's names were kept: none known
+        self.__dict__.update({"label_names": None, **state})
 
     @property
     def is_sparse(self):

@@ -1608,3 +1608,19 @@ def test_a_dataset_pickled_before_lazy_subsets_loads():
                                   gbmo.train({"verbosity": 0}, data, 3).predict(X))
     part = pickle.loads(pickle.dumps(data.subset(np.arange(10))))
     np.testing.assert_array_equal(part.get_data(), X[:10])
+
+
+def test_a_dataset_pickled_before_target_names_validates():
+    """Found by a review: a Dataset pickled by the gbmo before label_names
+    broke as a validation set (AttributeError)."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(100, 3))
+    train, valid = gbmo.Dataset(X[:80], X[:80, 0]), gbmo.Dataset(X[80:], X[80:, 0])
+    for data in (train, valid):
+        state = dict(data.__dict__)
+        del state["label_names"]
+        data.__dict__.clear()
+        data.__setstate__(state)
+        assert data.label_names is None
+    booster = gbmo.train({"verbosity": -1}, train, 3, valid_sets=[valid])
+    assert len(booster.evals_result["valid_0"]["rmse"]) == 3
