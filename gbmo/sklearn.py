@@ -136,6 +136,21 @@ _LEAST_TRAINING_ROWS = 2  # as gbmo.Dataset takes a training set
 _PICKLE_VERSION = 2
 
 
+def _refuse_missing_labels(y):
+    """Names the rows of a classifier's labels that are None, pd.NA or NaN
+    among text: scikit-learn's checks fail on them with "boolean value of NA
+    is ambiguous" or numpy's sort's "'<' not supported"."""
+    if y.dtype.kind != "O":
+        return
+    missing = [i for i, label in enumerate(np.ravel(y).tolist()) if label is None
+               or type(label).__name__ == "NAType"
+               or (isinstance(label, float) and math.isnan(label))]
+    if missing:
+        raise ValueError(f"y holds a missing label (None, pd.NA or NaN) at {len(missing)} "
+                         f"row(s), the first row {missing[0]}; a classifier needs a label in "
+                         "every row: drop those rows")
+
+
 def _numeric_X(X, pandas_categories, n_features, feature_names=None, name="X"):
     """X with a DataFrame's category columns as their codes in the training's
     categories (pandas_categories of n_features columns named feature_names, see
@@ -1399,6 +1414,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
             return super()._validate_X_y(X, y)
         X, y = self._validate_X_and_missing_labels(X, y, None)
         if y.ndim != 2 or y.shape[1] == 1:
+            _refuse_missing_labels(y)
             assert_all_finite(y, input_name="y")
         return X, y
 
@@ -1523,14 +1539,6 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
-        if y.ndim == 1 and y.dtype.kind == "O":
-            # before np.unique, whose sort fails on a None among strings
-            missing = [i for i, label in enumerate(y.tolist()) if label is None or (
-                isinstance(label, float) and math.isnan(label))]
-            if missing:
-                raise ValueError(f"y holds a missing label (None or NaN) at {len(missing)} "
-                                 f"row(s), the first row {missing[0]}; a classifier needs a "
-                                 "label in every row: drop those rows")
         self._multilabel = y.ndim == 2
         if self._multilabel and y.dtype.kind not in "biuf":  # strings: no 0 for a NaN below
             _refuse_multi_label_kind(f"{y.dtype} labels")

@@ -2059,12 +2059,15 @@ def test_warm_start_refusals_name_what_is_allowed():
         GBMORegressor(warm_start="yes").fit(X, X[:, 0])
 
 
-def test_a_missing_label_among_text_labels_is_named():
+@pytest.mark.parametrize("kind", ["None", "pd.NA object", "pd.NA string"])
+def test_a_missing_label_among_text_labels_is_named(kind):
     """Found by an audit: None among string labels raised numpy's sort
-    error ("'<' not supported between instances of 'NoneType' and 'str'")."""
+    error ("'<' not supported between instances of 'NoneType' and 'str'"),
+    pd.NA scikit-learn's "boolean value of NA is ambiguous" (a review)."""
+    pd = pytest.importorskip("pandas")
     X = np.random.default_rng(0).normal(size=(200, 3))
-    y = np.array(["a", "b"] * 100, dtype=object)
-    y[[3, 8]] = None
-    with pytest.raises(ValueError, match=r"y holds a missing label \(None or NaN\) at 2 row\(s\), "
-                                         r"the first row 3; a classifier needs a label"):
+    y = pd.Series(["a", "b"] * 100, dtype="string" if kind == "pd.NA string" else object)
+    y[[3, 8]] = None if kind == "None" else pd.NA
+    with pytest.raises(ValueError, match=r"y holds a missing label \(None, pd.NA or NaN\) at 2 "
+                                         r"row\(s\), the first row 3; a classifier needs a label"):
         GBMOClassifier(n_estimators=2).fit(X, y)
