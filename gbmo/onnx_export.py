@@ -16,6 +16,8 @@ trees.
 
 onnx (the package) is needed to export, not to train or predict.
 """
+import json
+
 import numpy as np
 
 from ._version import __version__
@@ -75,8 +77,8 @@ def _transforms_by_columns(loss, n_outputs):
             raise ValueError(
                 f"objective {part.name!r} does not say how its predictions transform the raw "
                 f"scores in ONNX (its {TRANSFORM_ATTRIBUTE} is {transform!r}; allowed: "
-                f"{', '.join(TRANSFORMS)}): export the raw scores, to_onnx(raw_score=True), "
-                "and apply the transform after the runtime")
+                f"{', '.join(TRANSFORMS)}): export the raw scores (to_onnx(raw_score=True), "
+                "gbmo onnx --raw) and apply the transform after the runtime")
         transforms.append((transform, columns))
     return transforms
 
@@ -350,7 +352,7 @@ def _graph(booster, num_iteration, start_iteration, raw_score, probabilities, cl
                     onnx.TensorProto.FLOAT, [None] if one_column else [None, d]))
     for name, tensor, _, _ in outputs:  # the graph's outputs under their own names
         graph.nodes.append(helper.make_node("Identity", [tensor], [name]))
-    return helper.make_model(
+    model = helper.make_model(
         helper.make_graph(graph.nodes, "gbmo",
                           [helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE,
                                                          [None, booster.n_features])],
@@ -360,6 +362,25 @@ def _graph(booster, num_iteration, start_iteration, raw_score, probabilities, cl
         opset_imports=[helper.make_opsetid("", DEFAULT_OPSET),
                        helper.make_opsetid("ai.onnx.ml", ML_OPSET)],
         producer_name="gbmo", producer_version=__version__, ir_version=IR_VERSION)
+    helper.set_model_props(model, _metadata(booster))
+    return model
+
+
+def _metadata(booster):
+    """What a server needs to make X, as the model's metadata_props (JSON
+    text): the feature names in X's order, and each categorical feature's
+    categories in their codes' order (a pandas column's, else its integer
+    codes), whose codes X holds."""
+    categories = {}
+    if booster.category_order is not None:
+        for feature, codes in zip(booster.category_order.features,
+                                  booster.category_order.categories):
+            named = booster.pandas_categories.get(feature)
+            categories[booster.feature_name()[feature]] = (
+                [str(name) for name in named] if named is not None
+                else [int(code) for code in np.asarray(codes).tolist()])
+    return {"feature_names": json.dumps(booster.feature_name()),
+            "categories": json.dumps(categories)}
 
 
 def _transformed(graph, raw, transforms, d):

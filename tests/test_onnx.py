@@ -3,6 +3,7 @@ predict does (to float32's precision, the ONNX operator's output type) for
 every tree shape, objective and way of reading X; rows on a split's
 threshold take the same side (the thresholds stay doubles); what it cannot
 export is refused by name."""
+import json
 import sys
 
 import numpy as np
@@ -184,7 +185,11 @@ def test_a_loaded_model_and_a_pandas_category_column(tmp_path):
     booster = gbmo.train({**FAST, "zero_as_missing": True}, gbmo.Dataset(frame, _targets(X)), 10)
     loaded = gbmo.Booster(model_str=booster.model_to_string())
     path = tmp_path / "model.onnx"
-    loaded.to_onnx(path)
+    graph = loaded.to_onnx(path)
+    # what a server needs to make X: its columns' names, the codes' categories
+    metadata = {prop.key: json.loads(prop.value) for prop in graph.metadata_props}
+    assert metadata == {"feature_names": list(frame.columns),
+                        "categories": {"shop": [f"shop{i}" for i in range(12)]}}
     session = onnxruntime.InferenceSession(str(path))
     test = frame.iloc[:300]
     codes = np.column_stack([test.iloc[:, :CATEGORICAL].to_numpy(),
