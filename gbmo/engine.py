@@ -487,13 +487,14 @@ def _physical_memory():
 def _check_memory(train_set, n_outputs, params, ensembler, loss, y):
     """Refuses, before any work, a run whose raw scores, gradients and one
     node's histograms (of every output, without an ensembler in one tree a
-    round) alone exceed the machine's memory: a num_class of 2**31 - 1, or
-    one mistyped class index (which counts the classes), had the system
-    kill the process."""
+    round; each feature's two bins and its missing one at least, as
+    binary columns have, before binning says more) alone exceed the
+    machine's memory: a num_class of 2**31 - 1, or one mistyped class index
+    (which counts the classes), had the system kill the process."""
     histogram_width = (n_outputs if ensembler is None and params["tree_mode"] == "multi_output"
                        else 1)
     needed = (train_set.n_rows * n_outputs * (8 + 4)
-              + train_set.n_features * (params["max_bins"] + 1) * histogram_width * 8)
+              + train_set.n_features * 3 * histogram_width * 8)
     memory = _physical_memory()
     if memory is None or needed <= memory:
         return

@@ -713,3 +713,16 @@ def test_a_target_of_a_spread_float32_gradients_lose_is_refused():
     assert np.corrcoef(model.predict(X), small)[0, 1] > 0.9
     constant = gbmo.train({"verbosity": -1}, gbmo.Dataset(X, np.full(200, 1e-40)), 2)
     np.testing.assert_allclose(constant.predict(X), 1e-40)
+
+
+def test_the_memory_check_counts_no_more_bins_than_a_binary_column_has():
+    """Wide sparse one-hot data (200,000 columns of 2 values) x 100 outputs
+    needs histograms of 3 rows a feature, not max_bins': counted at 255
+    bins the check refused it (41 GB) before binning could say."""
+    from types import SimpleNamespace
+
+    from gbmo.engine import _check_memory
+
+    wide = SimpleNamespace(n_rows=200, n_features=200_000)
+    _check_memory(wide, 100, {"tree_mode": "multi_output", "max_bins": 255}, None,
+                  gbmo.losses.SquaredError(), np.zeros((200, 100)))
