@@ -120,8 +120,8 @@ def loss_gradients(loss, y, raw, weight):
     if isinstance(result, ObjectiveResult):
         checked = check_objective_result(result, *raw.shape, who)
         if not is_builtin(loss):
-            _check_hessians(checked.split_grad, checked.split_hess, who)
-            _check_hessians(checked.update_grad, checked.update_hess, who)
+            _check_hessians(checked.split_grad, checked.split_hess, who, "split_hess")
+            _check_hessians(checked.update_grad, checked.update_hess, who, "update_hess")
         return checked
     try:
         pair = check_gradient_pair(result, *raw.shape, who)
@@ -140,23 +140,29 @@ def loss_gradients(loss, y, raw, weight):
     return pair
 
 
-def _check_hessians(grad, hess, who):
-    """Refuses hessians a Newton step cannot take: a negative one (a sign
-    slipped: every tree came out one constant) or all of them 0 under a
-    gradient that is not (the leaf values -G / lambda_l2 ran off to 1e31 in
-    20 rounds), found by an audit of custom objectives; both 0 is a loss at
-    its minimum (a hinge whose margins are all met). gbmo's own losses are
-    left unchecked: theirs are >= 0 by construction."""
+def _check_hessians(grad, hess, who, label="hessians"):
+    """Refuses hessians (n, d) or (n, 1), float32, a Newton step cannot take:
+    a negative one (a sign slipped: every tree came out one constant), or
+    an output's all 0 under gradients that are not (its leaf values
+    -G / lambda_l2 ran off to 1e31 in 20 rounds), found by an audit of
+    custom objectives and a review; both 0 is a loss at its minimum (a
+    hinge whose margins are all met). gbmo's own losses are left unchecked:
+    theirs are >= 0 by construction."""
     if hess.size and hess.min() < 0:
-        raise ValueError(f"{who} returned {int(np.count_nonzero(hess < 0)):,} negative "
-                         f"hessians (the least {float(hess.min()):.3g}); a leaf's Newton step "
-                         "-G / (H + lambda_l2) needs hessians >= 0: return the loss's second "
-                         "derivative, or clip it (np.maximum(hess, 1e-6))")
-    if hess.size and not hess.any() and grad.any():
-        raise ValueError(f"{who} returned hessians that are all 0 under gradients that are "
-                         "not; a leaf's Newton step -G / (H + lambda_l2) needs some > 0: "
-                         "return the loss's second derivative, or ones for plain gradient "
-                         "steps")
+        raise ValueError(f"{who} returned {label} with {int(np.count_nonzero(hess < 0)):,} "
+                         f"negative values (the least {float(hess.min()):.3g}); a leaf's "
+                         "Newton step -G / (H + lambda_l2) needs hessians >= 0: return the "
+                         "loss's second derivative, or clip it (np.maximum(hess, 1e-6))")
+    if not hess.size:
+        return
+    zero = ~hess.any(axis=0)  # a column of one hessian for every output stands for all
+    stalled = np.flatnonzero(zero & grad.any(axis=0)) if zero.size > 1 else (
+        np.flatnonzero(grad.any(axis=0)) if zero[0] else [])
+    if len(stalled):
+        raise ValueError(f"{who} returned {label} that are all 0 (as float32) for output "
+                         f"{int(stalled[0])}, whose gradients are not; a leaf's Newton step "
+                         "-G / (H + lambda_l2) needs some > 0: return the loss's second "
+                         "derivative, or ones for plain gradient steps")
 
 
 def _described(result):

@@ -280,11 +280,13 @@ def test_a_custom_objective_subclass_of_its_own_parameters_saves_them():
 
 
 @pytest.mark.parametrize("hessian, message", [
-    (lambda raw: -np.ones_like(raw), r"returned 300 negative hessians \(the least -1\); a leaf's "
-                                     r"Newton step -G / \(H \+ lambda_l2\) needs hessians >= 0"),
+    (lambda raw: -np.ones_like(raw), r"returned hessians with 300 negative values \(the least "
+                                     r"-1\); a leaf's Newton step -G / \(H \+ lambda_l2\) needs "
+                                     r"hessians >= 0"),
     (lambda raw: np.where(np.arange(len(raw)) == 5, -0.5, 1.0),
-     r"returned 1 negative hessians \(the least -0.5\)"),
-    (np.zeros_like, r"returned hessians that are all 0 under gradients that are not"),
+     r"returned hessians with 1 negative values \(the least -0.5\)"),
+    (np.zeros_like, r"returned hessians that are all 0 \(as float32\) for output 0, whose "
+                    r"gradients are not"),
 ])
 def test_hessians_a_newton_step_cannot_take_are_refused(hessian, message):
     """Found by an audit: hess = -1 (a sign slip) trained 20 trees of one
@@ -308,8 +310,23 @@ def test_hessians_of_an_objective_result_are_checked_too():
     def objective(y_true, raw):
         grad = raw - y_true
         return gbmo.ObjectiveResult(grad, np.ones_like(grad), grad, np.zeros_like(grad))
-    with pytest.raises(ValueError, match="returned hessians that are all 0 under gradients"):
+    with pytest.raises(ValueError, match="returned update_hess that are all 0 .as float32. for "
+                                         "output 0, whose gradients are not"):
         gbmo.train({"verbosity": -1, "objective": objective}, gbmo.Dataset(X, y), 2)
+
+
+def test_one_output_s_hessians_all_0_under_its_gradients_are_refused():
+    """Found by a review: the check looked at every output at once, and an
+    output of hessians 0 under gradients ran off to 1e24 beside one of 1."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    Y = np.column_stack([X[:, 0], -X[:, 0]])
+
+    def objective(y_true, raw):
+        return raw - y_true, np.column_stack([np.ones(len(raw)), np.zeros(len(raw))])
+    with pytest.raises(ValueError, match="returned hessians that are all 0 .as float32. for "
+                                         "output 1, whose gradients are not"):
+        gbmo.train({"verbosity": -1, "objective": objective}, gbmo.Dataset(X, Y), 2)
 
 
 def test_a_loss_at_its_minimum_with_no_gradient_and_no_hessian_trains_on():
