@@ -1158,8 +1158,9 @@ class Booster(JSONModel, TrainingRun):
     def to_onnx(self, path=None, num_iteration=None, start_iteration=0, raw_score=False):
         """The model as an ONNX graph (an onnx.ModelProto; also written to path
         when given), for ONNX runtimes where gbmo is not installed: input "X",
-        (n, n_features) float64, as predict takes a numpy X (category
-        columns as their integer codes); output "predictions" (or
+        (n, n_features) float64, as predict takes a numpy X (a category
+        column as its codes in the training's categories, which the graph's
+        metadata_props list); output "predictions" (or
         "raw_scores" with raw_score=True), float32, predict's shape and
         values to float32's precision. The rounds are predict's
         (num_iteration, start_iteration). Needs the onnx package; refuses

@@ -6,13 +6,15 @@ The trees become one ONNX-ML TreeEnsembleRegressor (opset 3), whose leaves
 hold a weight per target: a vector leaf stays one leaf, so the runtime walks
 one tree a round for every output, as gbmo does. Its thresholds are doubles
 and its input X is double, so every row reaches the leaf it reaches in
-gbmo; the operator's output is float32, so the predictions agree with
-predict's to float32's precision (about 6e-8 relative). A categorical split
-becomes a chain of equality tests, its missing side taking what fails
-them all (missing values, negative and unseen categories, as in gbmo). The
-objective's transform follows as ONNX operators, and LightGBM's
+gbmo; the operator's output is float32, so raw scores agree with
+predict's to float32's precision (about 6e-8 relative; after exp or the
+logistic function, about that times |raw|). A categorical split becomes a
+chain of equality tests, its missing side taking what fails them all
+(missing values, negative and unseen categories, as in gbmo); with several
+outputs, each leaf's first weight is a marker of its own (_needs_markers).
+The objective's transform follows as ONNX operators, and LightGBM's
 use_missing=False and zero_as_missing=True as a rewrite of X before the
-trees.
+trees; the model's metadata says how to make X (_metadata).
 
 onnx (the package) is needed to export, not to train or predict.
 """
@@ -216,7 +218,6 @@ class _Ensemble:
     def _node_arrays(tree_id, *fields):
         return [np.full(len(fields[0]), tree_id), *map(np.asarray, fields)]
 
-
     def attributes(self):
         """The operator's node and target attributes, as lists."""
         def joined(parts, names):
@@ -281,12 +282,13 @@ def export(booster, path=None, num_iteration=None, start_iteration=0, raw_score=
 
 def _tensor_values(classes):
     """classes as an array ONNX holds: text as str objects (a STRING
-    tensor), integers as int64, other numbers as float64, bools as bool."""
+    tensor), integers as int64 (unsigned ones as uint64: 2**63 and beyond
+    wrapped in int64), other numbers as float64, bools as bool."""
     classes = np.asarray(classes)
     if classes.dtype.kind in "USO":
         return np.array([str(label) for label in classes.tolist()], dtype=object)
     if classes.dtype.kind in "iu":
-        return classes.astype(np.int64)
+        return classes.astype(np.uint64 if classes.dtype.kind == "u" else np.int64)
     return classes.astype(bool if classes.dtype.kind == "b" else np.float64)
 
 
@@ -368,19 +370,29 @@ def _graph(booster, num_iteration, start_iteration, raw_score, probabilities, cl
 
 def _metadata(booster):
     """What a server needs to make X, as the model's metadata_props (JSON
-    text): the feature names in X's order, and each categorical feature's
-    categories in their codes' order (a pandas column's, else its integer
-    codes), whose codes X holds."""
-    categories = {}
+    text): feature_names in X's order; category_names, of each feature
+    trained as a pandas category column, its categories, of which X holds a
+    category's position in the list; category_codes, of each other
+    categorical feature, the codes the model knows, which X holds
+    themselves (others take the missing side)."""
+    names, codes = {}, {}
     if booster.category_order is not None:
-        for feature, codes in zip(booster.category_order.features,
+        for feature, known in zip(booster.category_order.features,
                                   booster.category_order.categories):
-            named = booster.pandas_categories.get(feature)
-            categories[booster.feature_name()[feature]] = (
-                [str(name) for name in named] if named is not None
-                else [int(code) for code in np.asarray(codes).tolist()])
+            name = booster.feature_name()[feature]
+            if feature in booster.pandas_categories:
+                names[name] = [_json_value(c) for c in booster.pandas_categories[feature]]
+            else:
+                codes[name] = [int(code) for code in np.asarray(known).tolist()]
     return {"feature_names": json.dumps(booster.feature_name()),
-            "categories": json.dumps(categories)}
+            "category_names": json.dumps(names), "category_codes": json.dumps(codes)}
+
+
+def _json_value(value):
+    """value as JSON holds it: a number or text as it is, anything else as text."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) \
+        else str(value)
 
 
 def _transformed(graph, raw, transforms, d):

@@ -136,17 +136,17 @@ _LEAST_TRAINING_ROWS = 2  # as gbmo.Dataset takes a training set
 _PICKLE_VERSION = 2
 
 
-def _refuse_missing_labels(y):
-    """Names the rows of a classifier's labels that are None, pd.NA or NaN
-    among text: scikit-learn's checks fail on them with "boolean value of NA
-    is ambiguous" or numpy's sort's "'<' not supported"."""
+def _refuse_missing_labels(y, name="y"):
+    """Names the rows of a classifier's labels (name: which) that are None,
+    pd.NA or NaN among text: scikit-learn's checks fail on them with
+    "boolean value of NA is ambiguous" or numpy's sort's "'<' not supported"."""
     if y.dtype.kind != "O":
         return
     missing = [i for i, label in enumerate(np.ravel(y).tolist()) if label is None
                or type(label).__name__ == "NAType"
                or (isinstance(label, float) and math.isnan(label))]
     if missing:
-        raise ValueError(f"y holds a missing label (None, pd.NA or NaN) at {len(missing)} "
+        raise ValueError(f"{name} holds a missing label (None, pd.NA or NaN) at {len(missing)} "
                          f"row(s), the first row {missing[0]}; a classifier needs a label in "
                          "every row: drop those rows")
 
@@ -1612,6 +1612,7 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         y = column_or_1d(np.asarray(y))
         if y.shape != (n_rows,):
             raise ValueError(f"eval_set y must have shape ({n_rows},), got {y.shape}")
+        _refuse_missing_labels(y, "eval_set y")
         unseen = ~np.isin(y, self.classes_)
         if unseen.any():
             raise ValueError(f"eval_set y has labels not seen in training: {np.unique(y[unseen])}")
@@ -1626,7 +1627,10 @@ class GBMOClassifier(ClassifierMixin, _GBMOModel):
         return raw
 
     def _predicts_probabilities(self):
-        return not isinstance(self.booster_.loss, CustomObjective)
+        # a function's raw scores, or a sparse y's squared hinge's margins, are none
+        sparse_loss = self.booster_.sparse_loss
+        return not (isinstance(self.booster_.loss, CustomObjective) or (
+            sparse_loss is not None and sparse_loss.name == "squared_hinge"))
 
     def _labelled_classes(self):
         single_label = not (self._multilabel or getattr(self, "_sparse_labels", False))

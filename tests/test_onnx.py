@@ -150,6 +150,15 @@ def test_a_row_on_a_threshold_takes_predict_s_side():
     np.testing.assert_allclose(_run(booster.to_onnx(), rows), predicted, rtol=1e-6, atol=1e-6)
 
 
+def test_metadata_names_the_codes_of_an_integer_coded_feature():
+    """X holds an integer-coded feature's codes themselves (a pandas
+    column's: a category's position in category_names)."""
+    booster = _train({}, _targets)
+    metadata = {prop.key: json.loads(prop.value) for prop in booster.to_onnx().metadata_props}
+    assert metadata == {"feature_names": [f"f{i}" for i in range(6)], "category_names": {},
+                        "category_codes": {"f5": list(range(12))}}
+
+
 def test_rounds_are_predict_s():
     booster = _train({"objective": "mse"}, _targets, rounds=10)
     X = _test_rows(np.random.default_rng(4))
@@ -188,8 +197,8 @@ def test_a_loaded_model_and_a_pandas_category_column(tmp_path):
     graph = loaded.to_onnx(path)
     # what a server needs to make X: its columns' names, the codes' categories
     metadata = {prop.key: json.loads(prop.value) for prop in graph.metadata_props}
-    assert metadata == {"feature_names": list(frame.columns),
-                        "categories": {"shop": [f"shop{i}" for i in range(12)]}}
+    assert metadata == {"feature_names": list(frame.columns), "category_codes": {},
+                        "category_names": {"shop": [f"shop{i}" for i in range(12)]}}
     session = onnxruntime.InferenceSession(str(path))
     test = frame.iloc[:300]
     codes = np.column_stack([test.iloc[:, :CATEGORICAL].to_numpy(),
@@ -256,7 +265,7 @@ def test_without_onnx_the_export_names_the_package(monkeypatch):
 
 @pytest.mark.parametrize("labels", [
     np.array(["no", "yes"]), np.array(["a", "b", "c"]), np.array([3, 7, 9]),
-    np.array([False, True]), None])
+    np.array([2**63 + 5, 2**63 + 9], dtype=np.uint64), np.array([False, True]), None])
 def test_estimators_export_predict_and_predict_proba(labels):
     """A classifier's graph gives predict's labels and predict_proba (two
     columns for two classes), a regressor's predict."""
@@ -357,3 +366,18 @@ def test_confident_probabilities_keep_their_relative_precision():
     assert booster.predict(X, raw_score=True).min() < -12
     # float32 raw scores: a relative 6e-8 of a raw score, times |raw| after exp
     np.testing.assert_allclose(_run(booster.to_onnx(), X), predicted, rtol=2e-6, atol=0)
+
+
+def test_a_sparse_label_classifier_of_margins_names_them_predictions():
+    """Found by a review: a squared hinge's margins were named
+    "probabilities", which predict_proba refuses to call them."""
+    rng = np.random.default_rng(13)
+    X = _data(rng, 600)
+    labels = scipy.sparse.csr_matrix(np.column_stack([_targets(X) > 0.5] * 2))
+    model = gbmo.GBMOClassifier(n_estimators=5, objective="squared_hinge", top_k=2,
+                                verbosity=-1).fit(X[:, :CATEGORICAL], labels)
+    graph = model.to_onnx()
+    assert [output.name for output in graph.graph.output] == ["predictions"]
+    X_test = _test_rows(rng)[:, :CATEGORICAL]
+    np.testing.assert_allclose(_run(graph, X_test), model.booster_.predict(X_test), rtol=1e-6,
+                               atol=1e-6)

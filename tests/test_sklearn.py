@@ -2071,3 +2071,6 @@ def test_a_missing_label_among_text_labels_is_named(kind):
     with pytest.raises(ValueError, match=r"y holds a missing label \(None, pd.NA or NaN\) at 2 "
                                          r"row\(s\), the first row 3; a classifier needs a label"):
         GBMOClassifier(n_estimators=2).fit(X, y)
+    labels = pd.Series(["a", "b"] * 100)
+    with pytest.raises(ValueError, match=r"eval_set y holds a missing label .* the first row 3"):
+        GBMOClassifier(n_estimators=2).fit(X, labels, eval_set=[(X, y)])
