@@ -27,14 +27,14 @@ from .booster import checked_path
 from .losses import MultiTaskLoss
 from .missing_values import ZERO_THRESHOLD, reading
 
-# TreeEnsembleRegressor 3 (ONNX-ML) takes double thresholds, leaf weights and
-# base values as tensors; opset 17 of the default domain and IR version 8 are
-# read by every onnxruntime since 1.12 (2022)
+# TreeEnsembleRegressor 3 (ONNX-ML) takes double thresholds and leaf weights
+# as tensors; opset 17 of the default domain and IR version 8 are read by
+# every onnxruntime since 1.12 (2022)
 ML_OPSET = 3
 DEFAULT_OPSET = 17
 IR_VERSION = 8
 # how a loss says which transform its predictions take (gbmo.registry's
-# contract), and the ONNX operator of each
+# contract), and the transforms _apply writes
 TRANSFORM_ATTRIBUTE = "onnx_transform"
 TRANSFORMS = ("identity", "sigmoid", "softmax", "exp")
 
