@@ -470,11 +470,16 @@ def _check_contributions(booster, X, raw, n_outputs, shape):
 
 def _check_onnx(booster, X, raw):
     """The exported graph's raw scores are predict's, to float32's precision
-    (the ONNX operator's output type; tests/test_onnx.py checks the rest)."""
+    (the ONNX operator's output type; tests/test_onnx.py checks the rest):
+    beyond float32's range, infinite of their sign."""
     dense = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     session = onnxruntime.InferenceSession(booster.to_onnx(raw_score=True).SerializeToString())
-    np.testing.assert_allclose(session.run(None, {"X": dense})[0], raw, rtol=1e-6,
-                               atol=1e-6 * max(1.0, float(np.abs(raw).max())),
+    exported = session.run(None, {"X": dense})[0].astype(np.float64)
+    beyond = np.abs(raw) > np.finfo(np.float32).max
+    np.testing.assert_array_equal(exported[beyond], np.copysign(np.inf, raw[beyond]))
+    within = raw[~beyond]
+    np.testing.assert_allclose(exported[~beyond], within, rtol=1e-6,
+                               atol=1e-6 * max(1.0, float(np.abs(within).max(initial=0.0))),
                                err_msg="the ONNX graph's raw scores differ from predict's")
 
 
