@@ -2,6 +2,7 @@
 against gbmo's own predict, in one process.
 
     python benchmarks/bench_onnx.py [--outputs 1 10] [--rounds 200] [--rows 100000] [--threads 2]
+                                    [--categories 0]
 
 For each output count, gbmo trains --rounds rounds of 31-leaf trees on
 20,000 x 20 Gaussian rows (Y = tanh(X W / 3) + noise, as bench_predict.py),
@@ -9,7 +10,9 @@ exports the model (seconds, file size), then predicts --rows new rows and one
 row at a time (a served request, median of 200) with gbmo and with
 onnxruntime on --threads threads, best of 5. Prints seconds and onnxruntime's
 time over gbmo's, and the largest difference of the predictions (onnxruntime's
-output is float32).
+output is float32). --categories C > 0 makes the last 2 features categorical
+with C categories each, which y depends on (their splits become chains of
+equality tests, and several outputs' leaves take markers).
 """
 import argparse
 import sys
@@ -41,17 +44,28 @@ def main():
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--categories", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     print(f"{args.rounds} rounds of 31 leaves, {args.rows} rows to predict, "
           f"{args.threads} threads, onnxruntime {onnxruntime.__version__}")
     print(f"{'outputs':>7} {'export s':>9} {'MB':>6} {'gbmo s':>8} {'onnx s':>8} {'onnx/gbmo':>9}"
           f" {'1 row gbmo us':>13} {'1 row onnx us':>13} {'onnx/gbmo':>9} {'max |diff|':>10}")
+    categorical = [18, 19] if args.categories else []
+
+    def rows(n):
+        X = rng.normal(size=(n, 20))
+        if categorical:
+            X[:, categorical] = rng.integers(0, args.categories, size=(n, 2))
+        return X
     for d in args.outputs:
-        X = rng.normal(size=(20_000, 20))
+        X = rows(20_000)
         Y = np.tanh(X @ rng.normal(size=(20, d)) / 3) + 0.1 * rng.normal(size=(20_000, d))
+        if categorical:  # each category its own effect
+            Y += rng.normal(size=(args.categories, d))[X[:, 18].astype(int)]
         booster = gbmo.train({"max_leaves": 31, "learning_rate": 0.1, "verbosity": -1,
-                              "n_threads": args.threads}, gbmo.Dataset(X, Y), args.rounds)
+                              "n_threads": args.threads},
+                             gbmo.Dataset(X, Y, categorical_feature=categorical), args.rounds)
         start = time.perf_counter()
         model = booster.to_onnx()
         export = time.perf_counter() - start
@@ -59,7 +73,7 @@ def main():
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = args.threads
         session = onnxruntime.InferenceSession(text, options)
-        X_new = rng.normal(size=(args.rows, 20))
+        X_new = rows(args.rows)
         ours = best_time(lambda: booster.predict(X_new, n_threads=args.threads))
         theirs = best_time(lambda: session.run(None, {"X": X_new}))
         row = X_new[:1]
