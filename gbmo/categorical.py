@@ -23,6 +23,7 @@ category column, whose codes are used). Negative values and NaN are missing;
 a category the training data did not have is missing too.
 """
 
+import math
 import numbers
 import warnings
 
@@ -140,6 +141,8 @@ def _principal_direction(values, weights):
 # a category, plus as many, is ranked through a table indexed by category: a
 # binary search of each value took 12 ms a column of 200,000 rows.
 _RANK_TABLE_SLOTS = 16
+# At most this many rows, encode ranks value by value (CategoryOrder._few_ranks)
+_FEW_ROWS = 8
 
 
 def _ranks_by_table(values, categories, ranks):
@@ -161,6 +164,7 @@ class CategoryOrder:
         self.features = [int(f) for f in features]
         self.categories = [np.asarray(c, dtype=np.float64) for c in categories]
         self.ranks = [np.asarray(r, dtype=np.float64) for r in ranks]
+        self._rank_of = None  # each feature's {category: rank}, on first need
 
     def same_as(self, other):
         """Whether other (a CategoryOrder or None) ranks the same categories
@@ -210,7 +214,12 @@ class CategoryOrder:
         refuse_sparse(X, self.features)
         out = X if in_place else np.array(
             X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
-        for f, categories, ranks in zip(self.features, self.categories, self.ranks):
+        for position, (f, categories, ranks) in enumerate(zip(self.features, self.categories,
+                                                              self.ranks)):
+            few = self._few_ranks(position, X[:, f]) if X.shape[0] <= _FEW_ROWS else None
+            if few is not None:
+                out[:, f] = few
+                continue
             values = category_values(X[:, f], f, any_integer=True)
             if not len(categories):  # training saw none: every value is missing
                 out[:, f] = np.nan
@@ -221,6 +230,25 @@ class CategoryOrder:
                 known = categories[position] == values  # False for NaN
                 out[:, f] = np.where(known, ranks[position], np.nan)
         return out
+
+    def _few_ranks(self, position, column):
+        """The ranks of a few rows' values of the feature at position, read
+        value by value from a dict: a request's numpy calls of the general
+        path took half of a one-row prediction with two category columns
+        (60 us against 23). None when a value is infinite or no integer,
+        which the general path refuses by name."""
+        if getattr(self, "_rank_of", None) is None:  # also a pickle of before
+            self._rank_of = [dict(zip(c.tolist(), r.tolist()))
+                             for c, r in zip(self.categories, self.ranks)]
+        rank_of, ranks = self._rank_of[position], []
+        for value in column.tolist():
+            if value != value:  # NaN: missing
+                ranks.append(math.nan)
+            elif math.isinf(value) or not float(value).is_integer():
+                return None
+            else:  # a negative value is missing, an unseen one too
+                ranks.append(rank_of.get(value, math.nan) if value >= 0 else math.nan)
+        return ranks
 
     def encode_columns(self, columns):
         """encode of columns (n, len(features)), its features' columns alone

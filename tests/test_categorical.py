@@ -1198,3 +1198,31 @@ def test_bins_follow_the_edges_their_reference_chain_has_now():
     assert used.evals_result["valid_0"]["rmse"][-1] == pytest.approx(
         np.sqrt(np.mean((used.predict(X[300:]) - y[300:]) ** 2)), rel=1e-12)
     np.testing.assert_array_equal(used.predict(X), fresh.predict(X))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_few_rows_rank_as_many_rows_do(dtype):
+    """A request's few rows are ranked value by value (a dict, not a dozen
+    numpy calls: a one-row prediction with two category columns took 60 us,
+    now about 40): the same ranks as the general path, which a row among
+    many takes, for known, unseen, huge, negative and missing values, in a
+    feature ranked by table and one by search; the same refusals."""
+    from gbmo.categorical import _FEW_ROWS
+
+    order = CategoryOrder([0, 2], [np.array([0.0, 3.0, 7.0, 100.0]), np.array([5.0, 10**9])],
+                          [np.array([2.0, 0.0, 3.0, 1.0]), np.array([1.0, 0.0])])
+    values = [0, 3, 7, 100, 4, 10**9, 2**40, -1, -0.0, np.nan, 5]
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        rows = rng.choice(values, size=(rng.integers(1, _FEW_ROWS + 1), 3)).astype(dtype)
+        many = np.concatenate([rows, np.zeros((_FEW_ROWS, 3), dtype=dtype)])
+        np.testing.assert_array_equal(order.encode(rows), order.encode(many)[:len(rows)])
+    for bad in (2.5, -0.5, np.inf, -np.inf):
+        rows = np.array([[bad, 0.0, 5.0]], dtype=dtype)
+        many = np.concatenate([rows, np.zeros((_FEW_ROWS, 3), dtype=dtype)])
+        with pytest.raises(ValueError) as few_error:
+            order.encode(rows)
+        with pytest.raises(ValueError) as many_error:
+            order.encode(many)
+        assert str(few_error.value) == str(many_error.value)
+        assert "categories must be integers" in str(few_error.value)
