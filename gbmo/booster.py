@@ -904,10 +904,10 @@ class Booster(JSONModel, TrainingRun):
             raise ValueError("per-output importance is not available: the model was trained "
                              "with an ensembler (splits chosen on split columns, not outputs) "
                              "or on a sparse Y (the sparse-output path does not record it), "
-                             "had a round taken back (rollback_one_iter), was saved as a part "
-                             "of its rounds (num_iteration or start_iteration given to "
-                             "save_model, model_to_string or dump_model), or was saved by a "
-                             "gbmo that did not record it")
+                             "had a round taken back (rollback_one_iter), is a part of its "
+                             "rounds (booster[a:b], or num_iteration or start_iteration given "
+                             "to save_model, model_to_string or dump_model) or was trained on "
+                             "from one, or was saved by a gbmo that did not record it")
         if iteration is not None and iteration < self.current_iteration():
             raise ValueError("per-output importance covers every tree; iteration must be None")
         gain, splits = self.output_importance.dense()

@@ -124,7 +124,7 @@ class _Table:
                     out[r, c] = np.nan
                     continue
                 try:
-                    out[r, c] = float(cell)
+                    out[r, c] = _float_cell(cell)
                 except ValueError:
                     name = self.header[col]
                     raise CLIError(
@@ -182,7 +182,10 @@ def _delimiter(text):
     return text
 
 
-def _read_csv(path, delimiter):
+def _read_csv(path, delimiter, used=None):
+    """path's table; a name twice in its header is refused when it is one
+    of the used names (None: every column is used; predict reads the
+    model's features alone, and a file's other columns may repeat)."""
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.reader(f, delimiter=delimiter)
@@ -215,7 +218,7 @@ def _read_csv(path, delimiter):
         raise CLIError(f"{path}: the file is empty; a header row is needed")
     seen = set()
     for name in header:
-        if name in seen:
+        if name in seen and (used is None or name in used):
             raise CLIError(f"{path}: the column name {name!r} appears twice in the header")
         seen.add(name)
     if not rows:
@@ -268,8 +271,19 @@ def _parse_value(text):
     return None if number in ("None", "none", "null") else number
 
 
+def _float_cell(cell):
+    """A cell's number, as pandas' read_csv reads one: float() also takes
+    digit groups ("1_000") and other scripts' digits, which would train a
+    mistyped cell as a number silently (ValueError, as for other text)."""
+    if "_" in cell or not cell.isascii():
+        raise ValueError(f"not a number: {cell!r}")
+    return float(cell)
+
+
 def _number(text):
-    """text as an int or a float, or else itself."""
+    """text as an int or a float (as _float_cell reads one), or else itself."""
+    if "_" in text or not text.isascii():
+        return text
     for kind in (int, float):
         try:
             return kind(text)
@@ -472,8 +486,8 @@ def _cmd_predict(args):
     delimiter = _delimiter(args.delimiter)
     booster = _load_model(args.model)
 
-    table = _read_csv(args.data, delimiter)
     names = booster.feature_names
+    table = _read_csv(args.data, delimiter, used=set(names) if names else None)
     if names:
         absent = table.missing(names)
         if absent:

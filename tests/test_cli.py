@@ -799,3 +799,38 @@ def test_onnx_writes_the_model_s_graph(regression_csv, tmp_path, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "onnx", None)
     assert "to_onnx needs the onnx package" in run_error(
         ["onnx", "--model", model, "--output", graph], capsys)
+
+
+@pytest.mark.parametrize("cell", ["1_000", "١٢"])
+def test_a_cell_that_pandas_reads_as_text_is_not_a_number(cell, tmp_path, capsys):
+    """Found by an audit: float() took digit groups and other scripts'
+    digits, so a mistyped cell trained as a number, where pandas' read_csv
+    reads it as text."""
+    rows = [[float(i), float(i % 3)] for i in range(20)]
+    rows[4][0] = cell
+    path = write_csv(tmp_path / "cells.csv", ["x", "y"], rows)
+    message = run_error(["train", "--data", path, "--target", "y", "--output",
+                         str(tmp_path / "m.json")], capsys)
+    assert f"column 'x': {cell!r} is not a number" in message
+
+
+def test_predict_takes_a_file_whose_unused_columns_repeat_a_name(regression_csv, tmp_path,
+                                                                 capsys):
+    """Found by an audit: predict picks the model's columns by name, yet
+    refused a file whose id columns shared a name; a used name twice is
+    still refused."""
+    path, X, _ = regression_csv
+    model = str(tmp_path / "model.json")
+    assert main(["train", "--data", path, "--target", "y1,y2", "--output", model,
+                 "--rounds", "3", "--param", "min_samples_leaf=3"]) == 0
+    rows = [[i, i] + ["" if np.isnan(v) else float(v) for v in x] for i, x in enumerate(X)]
+    repeated = write_csv(tmp_path / "ids.csv", ["id", "id", "a", "b", "c"], rows)
+    out = str(tmp_path / "pred.csv")
+    assert main(["predict", "--model", model, "--data", repeated, "--output", out]) == 0
+    np.testing.assert_array_equal(read_predictions(out)[1],
+                                  gbmo.Booster(model_file=model).predict(X))
+    used_twice = write_csv(tmp_path / "aa.csv", ["a", "a", "b", "c"], [row[1:] for row in rows])
+    capsys.readouterr()
+    assert run_error(["predict", "--model", model, "--data", used_twice, "--output", out],
+                     capsys) == (f"gbmo: error: {used_twice}: the column name 'a' appears twice "
+                                 "in the header")

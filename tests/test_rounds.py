@@ -113,6 +113,15 @@ def test_a_saved_part_leaves_out_the_importance_of_every_tree():
         part.feature_importance("gain", per_output=True)
     np.testing.assert_array_equal(part.feature_importance("gain"),
                                   booster.feature_importance("gain", iteration=4))
+    # a slice, and a model trained on from one, say so (an audit found the
+    # refusal listing every cause but these)
+    sliced = booster[1:3]
+    X = _regression()[1]
+    for model in (sliced, gbmo.train({"verbosity": -1}, gbmo.Dataset(X, booster.predict(X)), 1,
+                                     init_model=sliced)):
+        with pytest.raises(ValueError, match=r"is a part of its rounds \(booster\[a:b\], .* or "
+                                             r"was trained on from one"):
+            model.feature_importance("gain", per_output=True)
 
 
 def test_the_estimators_take_start_iteration():
