@@ -200,8 +200,10 @@ def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_d
             unscored.clear()
         results = env.evaluation_result_list
         if not results:
-            raise ValueError("early stopping needs at least one validation set (valid_sets) and "
-                             "a metric (metric='None' leaves only feval's)")
+            raise ValueError("early stopping has no score to watch: it needs a validation set "
+                             "(train's valid_sets; cv's folds are its own) and a metric, and "
+                             "none was evaluated (an objective function has no default metric: "
+                             "give metric= or feval=; metric='None' leaves only feval's)")
         watched = [r for r in results if r[0] != env.training_set_name]
         if not watched:
             if env.iteration == env.begin_iteration:

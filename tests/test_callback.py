@@ -277,7 +277,7 @@ def test_first_metric_only_in_params_watches_the_first_metric():
                                    r"early_stopping_round in params, .* give it there: "
                                    r"early_stopping\(rounds, first_metric_only=True\)"),
     ({"early_stopping_min_delta": 0.1}, r"early_stopping_min_delta=0.1 in params acts only"),
-    ({"early_stopping_round": 3}, "needs at least one validation set"),
+    ({"early_stopping_round": 3}, "no score to watch: it needs a validation set"),
 ])
 def test_bad_training_controls_are_refused(params, message):
     train, _, _, _ = _noisy_regression()
@@ -781,3 +781,17 @@ def test_an_early_stopping_that_hands_back_its_best_model_is_refused_by_name():
                                          "a model cut at its best round, which gbmo does not "
                                          "take; give save_best=False, or gbmo.early_stopping"):
         gbmo.train(PARAMS, _noisy_regression()[0], 5, callbacks=[SaveBest()])
+
+
+def test_early_stopping_with_nothing_evaluated_says_what_to_give():
+    """Found by an audit: cv with an objective function (no default metric)
+    was told to give valid_sets, which cv does not take."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match=r"early stopping has no score to watch: .*an objective "
+                                         r"function has no default metric: give metric= or "
+                                         r"feval="):
+        gbmo.cv({"verbosity": -1, "objective": lambda y_true, raw: (raw - y_true,
+                                                                     np.ones_like(raw))},
+                gbmo.Dataset(X, y), 5, nfold=2, callbacks=[gbmo.early_stopping(2)])
