@@ -99,8 +99,8 @@ def test_per_output_importance_round_trips_and_its_limits(tmp_path):
     part = gbmo.Booster(model_str=booster.model_to_string(num_iteration=2))
     np.testing.assert_array_equal(part.feature_importance("split"),
                                   booster.feature_importance("split", iteration=2))
-    with pytest.raises(ValueError, match=r"saved as a part of its rounds \(num_iteration or "
-                                         "start_iteration"):
+    with pytest.raises(ValueError, match=r"is a part of its rounds \(booster\[a:b\], or "
+                                         "num_iteration or start_iteration"):
         part.feature_importance("gain", per_output=True)
 
 
