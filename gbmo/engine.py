@@ -1060,7 +1060,6 @@ class _Trainer:
         """[(data name, metric, value, higher is better, per-output values or
         None)] of eval_set's raw scores now: every metric of the run, then
         every function of fevals."""
-        self.check_fields_kept()
         prediction = check_transformed(
             self.loss.transform(self.handed.raw_for(self.loss, eval_set.raw, eval_set.name)),
             eval_set.raw.shape, f"objective {self.loss.name!r}")

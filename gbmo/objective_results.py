@@ -148,17 +148,17 @@ def _check_hessians(grad, hess, who, label="hessians"):
     custom objectives and a review; both 0 is a loss at its minimum (a
     hinge whose margins are all met). gbmo's own losses are left unchecked:
     theirs are >= 0 by construction."""
-    if hess.size and hess.min() < 0:
+    if not hess.size:
+        return
+    if hess.min() < 0:
         raise ValueError(f"{who} returned {label} with {int(np.count_nonzero(hess < 0)):,} "
                          f"negative values (the least {float(hess.min()):.3g}); a leaf's "
                          "Newton step -G / (H + lambda_l2) needs hessians >= 0: return the "
                          "loss's second derivative, or clip it (np.maximum(hess, 1e-6))")
-    if not hess.size:
-        return
-    zero = ~hess.any(axis=0)  # a column of one hessian for every output stands for all
-    stalled = np.flatnonzero(zero & grad.any(axis=0)) if zero.size > 1 else (
-        np.flatnonzero(grad.any(axis=0)) if zero[0] else [])
-    if len(stalled):
+    # a column of one hessian for every output stands for all of them
+    zero = np.broadcast_to(~hess.any(axis=0), grad.shape[1:])
+    stalled = np.flatnonzero(zero & grad.any(axis=0))
+    if stalled.size:
         raise ValueError(f"{who} returned {label} that are all 0 (as float32) for output "
                          f"{int(stalled[0])}, whose gradients are not; a leaf's Newton step "
                          "-G / (H + lambda_l2) needs some > 0: return the loss's second "

@@ -173,4 +173,5 @@ class TrainingRun:
     def _scores(trainer, eval_set, feval):
         from .custom_metric import check_fevals
 
+        trainer.check_fields_kept()  # a round checks them as it starts
         return [score[:4] for score in trainer.scores(eval_set, check_fevals(feval))]
